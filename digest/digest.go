@@ -1,0 +1,91 @@
+// Package digest names prompt content by BLAKE3, written "blake3:<hex>".
+//
+// Of hashes text after redaction, so a digest never confirms a guessed
+// secret; Bytes hashes bytes as they are, for content hashes of encodings
+// that were redacted already. Both return a Digest, a comparable array that
+// is formatted only when it is printed.
+package digest
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"unsafe"
+
+	"github.com/promptloom/promptloom/redact"
+	"lukechampine.com/blake3"
+)
+
+// Prefix starts every digest's text form.
+const Prefix = "blake3:"
+
+// Digest is a BLAKE3-256 sum.
+type Digest [32]byte
+
+// ErrMalformed is returned by Parse for text that is not blake3:<64 hex>.
+var ErrMalformed = errors.New("malformed digest")
+
+// Of returns the digest of s after redaction.
+func Of(s string) Digest {
+	return String(redact.String(s))
+}
+
+// String returns the digest of s as it is, without redaction. Use it only on
+// text that was redacted already.
+func String(s string) Digest {
+	return blake3.Sum256(unsafe.Slice(unsafe.StringData(s), len(s)))
+}
+
+// Bytes returns the digest of b as it is, without redaction.
+func Bytes(b []byte) Digest {
+	return blake3.Sum256(b)
+}
+
+// Empty is the digest of the empty string: the whole-prompt digest of a
+// prompt with no fragment.
+var Empty = String("")
+
+// String formats d as blake3:<lowercase hex>.
+func (d Digest) String() string {
+	var buf [len(Prefix) + 64]byte
+	copy(buf[:], Prefix)
+	hex.Encode(buf[len(Prefix):], d[:])
+	return string(buf[:])
+}
+
+// Is reports whether s is d's text form, without allocating.
+func (d Digest) Is(s string) bool {
+	var buf [len(Prefix) + 64]byte
+	copy(buf[:], Prefix)
+	hex.Encode(buf[len(Prefix):], d[:])
+	return string(buf[:]) == s
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (d Digest) MarshalText() ([]byte, error) {
+	return []byte(d.String()), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (d *Digest) UnmarshalText(text []byte) error {
+	p, err := Parse(string(text))
+	if err != nil {
+		return err
+	}
+	*d = p
+	return nil
+}
+
+// Parse reads blake3:<64 lowercase hex digits>.
+func Parse(s string) (Digest, error) {
+	var d Digest
+	h, ok := strings.CutPrefix(s, Prefix)
+	if !ok || len(h) != 64 || strings.ToLower(h) != h {
+		return d, fmt.Errorf("%w: %q", ErrMalformed, s)
+	}
+	if _, err := hex.Decode(d[:], []byte(h)); err != nil {
+		return d, fmt.Errorf("%w: %q", ErrMalformed, s)
+	}
+	return d, nil
+}

@@ -1,0 +1,56 @@
+package digest
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	zeebo "github.com/zeebo/blake3"
+)
+
+// independent hashes with a second BLAKE3 implementation, so a bug shared by
+// this package and lukechampine.com/blake3 cannot hide.
+func independent(s string) string {
+	sum := zeebo.Sum256([]byte(s))
+	const hexd = "0123456789abcdef"
+	var b strings.Builder
+	b.WriteString("blake3:")
+	for _, c := range sum {
+		b.WriteByte(hexd[c>>4])
+		b.WriteByte(hexd[c&15])
+	}
+	return b.String()
+}
+
+func TestOfMatchesIndependentBLAKE3(t *testing.T) {
+	for _, s := range []string{"", "base", "naïve 日本語", strings.Repeat("x", 5000)} {
+		if got, want := Of(s).String(), independent(s); got != want {
+			t.Errorf("Of(%q) = %s, want %s", s, got, want)
+		}
+	}
+	// The conformance vectors give this as the digest of an absent prompt.
+	if got := Empty.String(); got != "blake3:af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262" {
+		t.Errorf("Empty = %s", got)
+	}
+}
+
+func TestOfRedactsFirst(t *testing.T) {
+	secret := "push with ghp_" + strings.Repeat("a", 36)
+	if got, want := Of(secret).String(), independent("push with <redacted:github_token:40>"); got != want {
+		t.Errorf("Of(secret) = %s, want the digest of the redacted text %s", got, want)
+	}
+}
+
+func TestParse(t *testing.T) {
+	d := Of("base")
+	back, err := Parse(d.String())
+	if err != nil || back != d {
+		t.Fatalf("Parse(%s) = %v, %v", d, back, err)
+	}
+	for _, bad := range []string{"", "blake3:", "sha256:" + strings.Repeat("0", 64),
+		"blake3:" + strings.Repeat("A", 64), "blake3:" + strings.Repeat("g", 64)} {
+		if _, err := Parse(bad); !errors.Is(err, ErrMalformed) {
+			t.Errorf("Parse(%q) error = %v, want ErrMalformed", bad, err)
+		}
+	}
+}

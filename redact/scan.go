@@ -1,0 +1,218 @@
+package redact
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// The scanner finds every position at which a catalog pattern could start a
+// match, in one pass over the text, without running a regular expression.
+// Every pattern begins with a literal (eyJ, ghp_, xoxb-, AKIA, Bearer, a
+// sensitive keyword followed by : or =, ...), and each literal holds a byte
+// that is rare in prose: '_', '-', 'J', 'A', 'b'/'B', ':' or '='. The scan
+// stops only at those bytes and checks the literal around them. A position is
+// reported when it passes the literal check and the pattern's leading \b; the
+// pattern itself then runs anchored there. The candidate set must contain
+// every real match start (a superset is fine): TestScannerFindsEveryMatch
+// and FuzzRedact compare the result with the catalog's own regexps.
+
+// anchorByte marks the bytes at which the scanner stops.
+var anchorByte = func() (t [256]bool) {
+	for _, c := range []byte("_-JAbB:=") {
+		t[c] = true
+	}
+	return t
+}()
+
+// candidates holds, per pattern, the ascending positions where it may match.
+type candidates struct {
+	starts [numPatterns][]int
+	first  int // patterns before first are not wanted
+	n      int
+}
+
+func (c *candidates) add(p, pos int) {
+	if p < c.first {
+		return
+	}
+	c.starts[p] = append(c.starts[p], pos)
+	c.n++
+}
+
+// scan returns the candidate starts in s for patterns first.. of the catalog.
+func scan(s string, first int) candidates {
+	c := candidates{first: first}
+	for i := 0; i < len(s); i++ {
+		if !anchorByte[s[i]] {
+			continue
+		}
+		switch s[i] {
+		case '_':
+			scanUnderscore(&c, s, i)
+		case '-':
+			scanDash(&c, s, i)
+		case 'J':
+			if i >= 2 && s[i-2] == 'e' && s[i-1] == 'y' {
+				c.addBounded(pJWT, s, i-2)
+			}
+		case 'A':
+			if strings.HasPrefix(s[i:], "AIza") {
+				c.addBounded(pGoogle, s, i)
+			} else if hasAWSPrefix(s[i:]) {
+				c.addBounded(pAWS, s, i)
+			}
+		case 'b', 'B':
+			if len(s)-i >= 6 && strings.EqualFold(s[i:i+6], "bearer") {
+				c.addBounded(pBearer, s, i)
+			}
+		case ':', '=':
+			scanAssignment(&c, s, i)
+		}
+	}
+	return c
+}
+
+func (c *candidates) addBounded(p int, s string, pos int) {
+	if atBoundary(s, pos) {
+		c.add(p, pos)
+	}
+}
+
+func scanUnderscore(c *candidates, s string, i int) {
+	before := s[:i]
+	if i >= 3 && before[i-3] == 'g' && before[i-2] == 'h' && strings.IndexByte("pousr", before[i-1]) >= 0 {
+		c.addBounded(pGitHubToken, s, i-3)
+	}
+	if strings.HasSuffix(before, "github") && strings.HasPrefix(s[i:], "_pat_") {
+		c.addBounded(pGitHubPAT, s, i-6)
+	}
+	if strings.HasSuffix(before, "hf") {
+		c.addBounded(pHuggingFace, s, i-2)
+	}
+	if strings.HasSuffix(before, "tgp") && strings.HasPrefix(s[i:], "_v1_") {
+		c.addBounded(pTogether, s, i-3)
+	}
+	if strings.HasSuffix(before, "npm") {
+		c.addBounded(pNPM, s, i-3)
+	}
+	if strings.HasSuffix(before, "rk") || strings.HasSuffix(before, "sk") {
+		c.addBounded(pStripe, s, i-2)
+	}
+}
+
+func scanDash(c *candidates, s string, i int) {
+	before := s[:i]
+	if strings.HasPrefix(s[i:], "-----BEGIN ") {
+		c.add(pPrivateKey, i) // this pattern has no leading \b
+	}
+	if i >= 4 && strings.HasSuffix(before[:i-1], "xox") && strings.IndexByte("abprs", before[i-1]) >= 0 {
+		c.addBounded(pSlack, s, i-4)
+	}
+	if strings.HasSuffix(before, "glpat") {
+		c.addBounded(pGitLab, s, i-5)
+	}
+	if strings.HasSuffix(before, "csk") {
+		c.addBounded(pCerebras, s, i-3)
+	}
+	if strings.HasSuffix(before, "sk") {
+		c.addBounded(pOpenAI, s, i-2)
+	}
+}
+
+var awsPrefixes = [...]string{"AKIA", "ASIA", "AGPA", "AIDA", "ANPA", "AROA", "AIPA"}
+
+func hasAWSPrefix(s string) bool {
+	if len(s) < 4 {
+		return false
+	}
+	for _, p := range awsPrefixes {
+		if s[:4] == p {
+			return true
+		}
+	}
+	return false
+}
+
+// assignmentKeywords spells out the keyword alternation of
+// sensitive_assignment, each [_-]? expanded.
+var assignmentKeywords = func() []string {
+	var out []string
+	for _, k := range []string{"api%key", "access%token", "refresh%token", "id%token", "client%secret"} {
+		for _, sep := range []string{"", "_", "-"} {
+			out = append(out, strings.Replace(k, "%", sep, 1))
+		}
+	}
+	return append(out, "password", "passwd", "secret", "token")
+}()
+
+// scanAssignment handles a ':' or '=' at i: it skips back over \s* and
+// reports the start of every keyword that ends there. Keywords are matched
+// case-insensitively with Unicode simple folding, as (?i) does in RE2, so
+// that the Kelvin sign matches k and the long s matches s.
+func scanAssignment(c *candidates, s string, i int) {
+	j := i
+	for j > 0 && isRESpace(s[j-1]) {
+		j--
+	}
+	if j == 0 {
+		return
+	}
+	switch s[j-1] | 0x20 { // every keyword ends in y, n, t or d (ASCII-only folds)
+	case 'y', 'n', 't', 'd':
+	default:
+		return
+	}
+	for _, kw := range assignmentKeywords {
+		if start, ok := foldSuffix(s[:j], kw); ok {
+			c.addBounded(pSensitive, s, start)
+		}
+	}
+}
+
+// foldSuffix reports whether s ends with kw under simple case folding, and
+// where that suffix starts.
+func foldSuffix(s, kw string) (int, bool) {
+	end := len(s)
+	for k := len(kw) - 1; k >= 0; k-- {
+		if end == 0 {
+			return 0, false
+		}
+		r, size := utf8.DecodeLastRuneInString(s[:end])
+		if !foldEqual(r, rune(kw[k])) {
+			return 0, false
+		}
+		end -= size
+	}
+	return end, true
+}
+
+// foldEqual reports whether r equals the ASCII rune p under simple folding.
+func foldEqual(r, p rune) bool {
+	if r == p {
+		return true
+	}
+	for f := unicode.SimpleFold(p); f != p; f = unicode.SimpleFold(f) {
+		if f == r {
+			return true
+		}
+	}
+	return false
+}
+
+// isRESpace is RE2's \s: ASCII white space without \v.
+func isRESpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}
+
+// atBoundary is RE2's ASCII \b at pos: a word byte on exactly one side.
+// Bytes of multi-byte runes are never word bytes, as in RE2.
+func atBoundary(s string, pos int) bool {
+	before := pos > 0 && isWordByte(s[pos-1])
+	after := pos < len(s) && isWordByte(s[pos])
+	return before != after
+}
