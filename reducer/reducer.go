@@ -1,0 +1,170 @@
+// Package reducer turns an ordered list of fragments into the system prompt
+// and one row per fragment that says what became of it.
+//
+// Reduce is the only way a system string is built. It is deterministic and
+// pure: the same fragments and active set always give the same bytes and the
+// same rows, and it is safe to call from many goroutines. Included "before"
+// fragments come first in declaration order, then included "after" ones,
+// joined by exactly "\n\n"; rows come in that wire order, excluded rows at
+// their declaration place within their bucket.
+//
+// Reduce copies each included body into the prompt once and hashes each body
+// once; the whole-prompt digest reuses the bodies' redaction (see
+// redact.Joined), so on text with no secret the work is one scan and one
+// hash per byte, plus one hash of the whole.
+package reducer
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/fragment"
+	"github.com/promptloom/promptloom/gating"
+	"github.com/promptloom/promptloom/redact"
+)
+
+// Separator joins included fragments.
+const Separator = "\n\n"
+
+// Root names what produced the prompt.
+type Root string
+
+// The roots. Transformed is set by a manifest's egress projection, never by
+// Reduce.
+const (
+	Composed    Root = "composed"
+	Replacement Root = "replacement"
+	Transformed Root = "transformed"
+)
+
+// Reasons the reducer gives itself (gating gives the others).
+const (
+	ReasonEmptyBody   = "empty body"
+	ReasonReplacement = "exclusive replacement root"
+)
+
+// ErrReplacementNotAlone is returned when a replacement root (a Verbatim
+// fragment) is reduced together with any other fragment.
+var ErrReplacementNotAlone = errors.New("replacement root must be the only fragment")
+
+// Row is what became of one fragment.
+type Row struct {
+	// Fragment is the fragment the row is about (it points into the slice
+	// given to Reduce).
+	Fragment *fragment.Fragment
+	Included bool
+	Reason   string
+	// Body is the trimmed body (the verbatim one for a replacement root),
+	// a substring of the fragment's body: nothing is copied.
+	Body string
+	// Bytes is len(Body) when included, 0 when not.
+	Bytes int
+	// Offset is where Body starts in the system prompt; -1 when excluded.
+	Offset int
+	// Digest is the BLAKE3 digest of the redacted Body, excluded rows too.
+	Digest digest.Digest
+}
+
+// Reduction is the system prompt and the account of every fragment.
+type Reduction struct {
+	// System is the prompt. Present is false when no fragment was included:
+	// the prompt is then absent (JSON null), not empty.
+	System  string
+	Present bool
+	Root    Root
+	Rows    []Row
+	// WholeDigest is the digest of the redacted System ("" when absent).
+	WholeDigest digest.Digest
+}
+
+// Included counts the included rows.
+func (r *Reduction) Included() int {
+	n := 0
+	for i := range r.Rows {
+		if r.Rows[i].Included {
+			n++
+		}
+	}
+	return n
+}
+
+// Reduce builds the system prompt from frags, gated by active.
+func Reduce(frags []fragment.Fragment, active gating.Active) (*Reduction, error) {
+	for i := range frags {
+		if frags[i].Verbatim {
+			if len(frags) != 1 {
+				return nil, fmt.Errorf("%w: %q stands beside %d other fragment(s)",
+					ErrReplacementNotAlone, frags[i].ID, len(frags)-1)
+			}
+			return replace(&frags[i]), nil
+		}
+	}
+
+	r := &Reduction{Root: Composed, Rows: make([]Row, 0, len(frags))}
+	total, included := 0, 0
+	for _, bucket := range [...]fragment.Bucket{fragment.Before, fragment.After} {
+		for i := range frags {
+			f := &frags[i]
+			if f.Bucket != bucket {
+				continue
+			}
+			row := Row{Fragment: f, Body: strings.TrimSpace(f.Body), Offset: -1}
+			if row.Body == "" {
+				row.Reason = ReasonEmptyBody
+			} else {
+				d := gating.Decide(f, active)
+				row.Included, row.Reason = d.Included, d.Reason
+			}
+			if row.Included {
+				row.Bytes = len(row.Body)
+				total += row.Bytes
+				included++
+			}
+			r.Rows = append(r.Rows, row)
+		}
+	}
+	if included == 0 {
+		for i := range r.Rows {
+			r.Rows[i].Digest = digest.Of(r.Rows[i].Body)
+		}
+		r.WholeDigest = digest.Empty
+		return r, nil
+	}
+
+	var b strings.Builder
+	b.Grow(total + (included-1)*len(Separator))
+	pieces := make([]redact.Text, 0, included)
+	for i := range r.Rows {
+		row := &r.Rows[i]
+		p := redact.Piece(row.Body)
+		row.Digest = digest.String(p.Redacted)
+		if !row.Included {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString(Separator)
+		}
+		row.Offset = b.Len()
+		b.WriteString(row.Body)
+		pieces = append(pieces, p)
+	}
+	r.System, r.Present = b.String(), true
+	r.WholeDigest = digest.String(redact.Joined(pieces, Separator, r.System))
+	return r, nil
+}
+
+func replace(f *fragment.Fragment) *Reduction {
+	d := digest.Of(f.Body)
+	return &Reduction{
+		System:  f.Body,
+		Present: true,
+		Root:    Replacement,
+		Rows: []Row{{
+			Fragment: f, Included: true, Reason: ReasonReplacement,
+			Body: f.Body, Bytes: len(f.Body), Offset: 0, Digest: d,
+		}},
+		WholeDigest: d,
+	}
+}

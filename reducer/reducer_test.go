@@ -1,0 +1,102 @@
+package reducer
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/fragment"
+	"github.com/promptloom/promptloom/gating"
+)
+
+func frag(id string, bucket fragment.Bucket, body string) fragment.Fragment {
+	return fragment.Fragment{ID: id, Source: id, Bucket: bucket, Body: body}
+}
+
+type row struct {
+	ID       string
+	Included bool
+	Reason   string
+	Bytes    int
+	Offset   int
+}
+
+func rows(r *Reduction) []row {
+	var out []row
+	for _, x := range r.Rows {
+		out = append(out, row{x.Fragment.ID, x.Included, x.Reason, x.Bytes, x.Offset})
+	}
+	return out
+}
+
+func TestWireOrderAndOffsets(t *testing.T) {
+	gated := frag("gated", fragment.After, "needs git")
+	gated.RequiresCaps = []string{"vcs.git"}
+	frags := []fragment.Fragment{
+		frag("parts", fragment.Before, "parts"),
+		frag("appendix", fragment.After, "  appendix\n"),
+		gated,
+		frag("blank", fragment.Before, "\u00a0\t"),
+		frag("base", fragment.Before, "base"),
+	}
+	r, err := Reduce(frags, gating.Active{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "parts\n\nbase\n\nappendix"; r.System != want || !r.Present || r.Root != Composed {
+		t.Errorf("system = %q (present %v, root %s), want %q", r.System, r.Present, r.Root, want)
+	}
+	want := []row{
+		{"parts", true, "unconditional", 5, 0},
+		{"blank", false, "empty body", 0, -1},
+		{"base", true, "unconditional", 4, 7},
+		{"appendix", true, "unconditional", 8, 13},
+		{"gated", false, "requires capability `vcs.git` (not set)", 0, -1},
+	}
+	if diff := cmp.Diff(want, rows(r)); diff != "" {
+		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+	if r.Rows[4].Digest != digest.Of("needs git") {
+		t.Error("an excluded row has no digest of its body")
+	}
+	if r.WholeDigest != digest.Of(r.System) {
+		t.Error("whole digest is not the digest of the system prompt")
+	}
+}
+
+func TestNothingIncludedIsAbsent(t *testing.T) {
+	r, err := Reduce([]fragment.Fragment{frag("a", fragment.Before, " ")}, gating.Active{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Present || r.System != "" || r.WholeDigest != digest.Empty || r.Included() != 0 {
+		t.Errorf("reduction of nothing: %+v", r)
+	}
+}
+
+func TestReplacementRoot(t *testing.T) {
+	r, err := Reduce([]fragment.Fragment{fragment.Replacement("  kept \n")}, gating.Active{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.System != "  kept \n" || r.Root != Replacement || r.Rows[0].Reason != ReasonReplacement || r.Rows[0].Bytes != 8 {
+		t.Errorf("replacement: %+v", r)
+	}
+	_, err = Reduce([]fragment.Fragment{fragment.Replacement("x"), frag("b", fragment.Before, "b")}, gating.Active{})
+	if !errors.Is(err, ErrReplacementNotAlone) {
+		t.Errorf("replacement beside another fragment: %v", err)
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	frags := []fragment.Fragment{frag("a", fragment.After, "x"), frag("b", fragment.Before, "y"), fragment.ToolGuidance("t", "z")}
+	active := gating.NewActive([]string{"t"}, nil)
+	first, _ := Reduce(frags, active)
+	for range 20 {
+		again, _ := Reduce(frags, active)
+		if again.System != first.System || again.WholeDigest != first.WholeDigest {
+			t.Fatal("two reductions of the same input differ")
+		}
+	}
+}
