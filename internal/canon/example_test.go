@@ -1,0 +1,13 @@
+package canon_test
+
+import (
+	"fmt"
+
+	"github.com/promptloom/promptloom/internal/canon"
+)
+
+func ExampleEncode() {
+	out, _ := canon.Encode([]byte(`{ "b": [1.0, "x<y"], "a": null }`))
+	fmt.Println(string(out))
+	// Output: {"a":null,"b":[1,"x<y"]}
+}

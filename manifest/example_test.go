@@ -1,0 +1,25 @@
+package manifest_test
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/promptloom/promptloom/fragment"
+	"github.com/promptloom/promptloom/gating"
+	"github.com/promptloom/promptloom/manifest"
+	"github.com/promptloom/promptloom/reducer"
+)
+
+func ExampleValidate() {
+	r, _ := reducer.Reduce([]fragment.Fragment{fragment.Primary("You are careful.")}, gating.Active{})
+	m := manifest.New(r, "agent.main")
+	fmt.Println(manifest.Validate(m, r.System))
+
+	// One byte changed on the way to the provider is caught.
+	err := manifest.Validate(m, "You are Careful.")
+	var bad *manifest.SegmentDigestError
+	fmt.Println(errors.Is(err, manifest.ErrInvalid), errors.As(err, &bad), bad.ID)
+	// Output:
+	// <nil>
+	// true true primary
+}

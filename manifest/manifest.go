@@ -1,0 +1,162 @@
+// Package manifest is the bill of materials of one system prompt: the
+// harn.llm.context_manifest.v1 value that accounts for every byte.
+//
+// New builds a manifest from a reduction; Validate checks one against the
+// exact bytes about to be sent and fails closed, with one error type per
+// rule; Canonical and ContentHash give it a name any language can recompute;
+// Read takes manifests written by other tools, tolerantly.
+package manifest
+
+import (
+	"encoding/json"
+
+	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/fragment"
+	"github.com/promptloom/promptloom/internal/canon"
+	"github.com/promptloom/promptloom/reducer"
+)
+
+// Constant fields of every manifest.
+const (
+	Schema             = "harn.llm.context_manifest.v1"
+	Scope              = "system_prompt"
+	Messages           = "served_context_digest_only"
+	BoundaryPreEgress  = "observed_llm_call_pre_egress"
+	BoundaryEgress     = "llm_request_payload_egress"
+	JoinSeparator      = reducer.Separator
+	joinSeparatorBytes = len(JoinSeparator)
+)
+
+// Manifest is one harn.llm.context_manifest.v1 value.
+type Manifest struct {
+	Schema             string          `json:"schema"`
+	Scope              string          `json:"scope"`
+	Boundary           string          `json:"boundary"`
+	Messages           string          `json:"messages"`
+	CallRole           string          `json:"call_role"`
+	ActorChain         json.RawMessage `json:"actor_chain"`
+	Root               string          `json:"root"`
+	Segments           []Segment       `json:"segments"`
+	WholePromptDigest  string          `json:"whole_prompt_digest"`
+	SystemPromptBytes  int             `json:"system_prompt_bytes"`
+	JoinSeparator      string          `json:"join_separator"`
+	JoinSeparatorBytes int             `json:"join_separator_bytes"`
+	JoinSeparatorCount int             `json:"join_separator_count"`
+	EgressDelta        *EgressDelta    `json:"egress_delta,omitempty"`
+
+	// promptloom's own, set when a budget was applied.
+	TokenEncoding      string `json:"token_encoding,omitempty"`
+	SystemPromptTokens *int   `json:"system_prompt_tokens,omitempty"`
+	BudgetTotal        *int   `json:"budget_total,omitempty"`
+}
+
+// Segment is one fragment's row.
+type Segment struct {
+	ID       string `json:"id"`
+	Producer string `json:"producer"`
+	Bucket   string `json:"bucket"`
+	Included bool   `json:"included"`
+	Reason   string `json:"reason"`
+	Bytes    int    `json:"bytes"`
+	Digest   string `json:"digest"`
+
+	// promptloom's own: how the fragment ranks under a budget and what it
+	// was built from. Register and Rank are written when either differs from
+	// binding/0 or the fragment cites sources.
+	Register string   `json:"register,omitempty"`
+	Rank     *int     `json:"rank,omitempty"`
+	Sources  []string `json:"sources,omitempty"`
+	Tokens   *int     `json:"tokens,omitempty"`
+}
+
+// EgressDelta records how the bytes sent differ from the assembled prompt.
+type EgressDelta struct {
+	Producer                 string `json:"producer"`
+	InputSystemPromptDigest  string `json:"input_system_prompt_digest"`
+	InputSystemPromptBytes   int    `json:"input_system_prompt_bytes"`
+	OutputSystemPromptDigest string `json:"output_system_prompt_digest"`
+	OutputSystemPromptBytes  int    `json:"output_system_prompt_bytes"`
+	BytesAdded               int    `json:"bytes_added"`
+	BytesRemoved             int    `json:"bytes_removed"`
+}
+
+var nullJSON = json.RawMessage("null")
+
+// New returns the manifest of a reduction, attributed to callRole.
+func New(r *reducer.Reduction, callRole string) *Manifest {
+	m := &Manifest{
+		Schema:             Schema,
+		Scope:              Scope,
+		Boundary:           BoundaryPreEgress,
+		Messages:           Messages,
+		CallRole:           callRole,
+		ActorChain:         nullJSON,
+		Root:               string(r.Root),
+		Segments:           make([]Segment, len(r.Rows)),
+		WholePromptDigest:  r.WholeDigest.String(),
+		SystemPromptBytes:  len(r.System),
+		JoinSeparator:      JoinSeparator,
+		JoinSeparatorBytes: joinSeparatorBytes,
+	}
+	included := 0
+	for i := range r.Rows {
+		row := &r.Rows[i]
+		f := row.Fragment
+		s := &m.Segments[i]
+		*s = Segment{
+			ID:       f.ID,
+			Producer: f.ProducerOrSource(),
+			Bucket:   f.Bucket.String(),
+			Included: row.Included,
+			Reason:   row.Reason,
+			Bytes:    row.Bytes,
+			Digest:   row.Digest.String(),
+			Sources:  f.Sources,
+		}
+		if f.Register != fragment.Binding || f.Rank != 0 || len(f.Sources) > 0 {
+			s.Register = f.Register.String()
+			s.Rank = &f.Rank
+		}
+		if row.Included {
+			included++
+		}
+	}
+	if included > 0 {
+		m.JoinSeparatorCount = included - 1
+	}
+	return m
+}
+
+// Canonical returns the manifest's canonical JSON encoding (sorted keys, no
+// insignificant white space, only the escapes JSON requires). It fails only
+// when ActorChain was set to something that is not JSON.
+func (m *Manifest) Canonical() ([]byte, error) {
+	return canon.Marshal(m)
+}
+
+// ContentHash is the BLAKE3 digest of the canonical encoding.
+func (m *Manifest) ContentHash() (string, error) {
+	b, err := m.Canonical()
+	if err != nil {
+		return "", err
+	}
+	return HashBytes(b), nil
+}
+
+// HashBytes is the content hash of a manifest's exact bytes, as retained in a
+// transcript: BLAKE3 over those bytes, unredacted (a manifest holds digests,
+// never prompt text).
+func HashBytes(raw []byte) string {
+	return digest.Bytes(raw).String()
+}
+
+// IncludedCount counts the included segments.
+func (m *Manifest) IncludedCount() int {
+	n := 0
+	for i := range m.Segments {
+		if m.Segments[i].Included {
+			n++
+		}
+	}
+	return n
+}

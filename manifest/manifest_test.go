@@ -1,0 +1,219 @@
+package manifest
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/fragment"
+	"github.com/promptloom/promptloom/gating"
+	"github.com/promptloom/promptloom/reducer"
+)
+
+func build(t *testing.T, frags ...fragment.Fragment) (*Manifest, string) {
+	t.Helper()
+	r, err := reducer.Reduce(frags, gating.NewActive([]string{"todo"}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(r, "agent.main")
+	if err := Validate(m, r.System); err != nil {
+		t.Fatalf("fresh manifest does not validate: %v", err)
+	}
+	return m, r.System
+}
+
+func frag(id string, bucket fragment.Bucket, body string) fragment.Fragment {
+	return fragment.Fragment{ID: id, Source: id, Bucket: bucket, Body: body}
+}
+
+// sample has an included, an excluded (gated) and an after fragment.
+func sample(t *testing.T) (*Manifest, string) {
+	gated := frag("gated", fragment.Before, "needs shell")
+	gated.RequiresTools = []string{"shell"}
+	return build(t,
+		frag("first", fragment.Before, "alpha"),
+		gated,
+		frag("second", fragment.After, "omega"),
+		fragment.ToolGuidance("todo", "keep the list current"),
+	)
+}
+
+func TestNewFields(t *testing.T) {
+	m, system := sample(t)
+	if system != "alpha\n\nkeep the list current\n\nomega" {
+		t.Fatalf("system = %q", system)
+	}
+	if m.Schema != Schema || m.Scope != "system_prompt" || m.Boundary != BoundaryPreEgress ||
+		m.Messages != "served_context_digest_only" || m.Root != "composed" ||
+		m.JoinSeparator != "\n\n" || m.JoinSeparatorBytes != 2 || m.JoinSeparatorCount != 2 ||
+		m.SystemPromptBytes != len(system) || string(m.ActorChain) != "null" {
+		t.Errorf("constant fields wrong: %+v", m)
+	}
+	if m.WholePromptDigest != digest.Of(system).String() {
+		t.Errorf("whole_prompt_digest = %s", m.WholePromptDigest)
+	}
+}
+
+// Every rule of DESIGN.md, broken once, gives its own error type.
+func TestValidateRules(t *testing.T) {
+	tests := []struct {
+		name   string
+		edit   func(m *Manifest, system *string)
+		target any
+	}{
+		{"empty call role", func(m *Manifest, _ *string) { m.CallRole = " " }, new(*CallRoleError)},
+		{"served byte changed", func(_ *Manifest, s *string) { *s = "alphA" + (*s)[5:] }, new(*SegmentDigestError)},
+		{"separator changed", func(_ *Manifest, s *string) { *s = "alpha\n " + (*s)[7:] }, new(*SeparatorError)},
+		{"byte removed", func(_ *Manifest, s *string) { *s = (*s)[1:] }, new(*SystemBytesError)},
+		{"digest edited", func(m *Manifest, _ *string) { m.Segments[0].Digest = digest.Of("wrong").String() }, new(*SegmentDigestError)},
+		{"segment bytes edited", func(m *Manifest, _ *string) { m.Segments[0].Bytes++ }, new(*ByteCountError)},
+		{"system bytes edited", func(m *Manifest, _ *string) { m.SystemPromptBytes++ }, new(*SystemBytesError)},
+		{"whole digest edited", func(m *Manifest, _ *string) { m.WholePromptDigest = digest.Of("x").String() }, new(*WholeDigestError)},
+		{"duplicate included row", func(m *Manifest, _ *string) {
+			m.Segments = append(m.Segments, m.Segments[0])
+		}, new(*DuplicateSegmentError)},
+		{"replacement root with an extra row", func(m *Manifest, _ *string) { m.Root = "replacement" }, new(*ReplacementRootError)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, system := sample(t)
+			tt.edit(m, &system)
+			err := Validate(m, system)
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("Validate = %v, want ErrInvalid", err)
+			}
+			if !errors.As(err, tt.target) {
+				t.Errorf("Validate = %T (%v), want %T", err, err, tt.target)
+			}
+		})
+	}
+}
+
+func TestValidateRejectsEverySingleByteChange(t *testing.T) {
+	m, system := sample(t)
+	for i := range len(system) {
+		b := []byte(system)
+		b[i] ^= 0x01
+		if err := Validate(m, string(b)); err == nil {
+			t.Errorf("flipping byte %d went unnoticed", i)
+		}
+	}
+}
+
+func TestReplacementRootValidates(t *testing.T) {
+	m, system := build(t, fragment.Replacement("  exact bytes \n"))
+	if system != "  exact bytes \n" || m.Root != "replacement" || len(m.Segments) != 1 {
+		t.Fatalf("replacement: system %q, root %s, %d segments", system, m.Root, len(m.Segments))
+	}
+	leak := frag("leak", fragment.Before, "leak")
+	m.Segments = append(m.Segments, Segment{ID: leak.ID, Producer: "test", Bucket: "before", Included: true,
+		Reason: "deliberate leak", Bytes: 4, Digest: digest.Of("leak").String()})
+	var rr *ReplacementRootError
+	if err := Validate(m, system+"\n\nleak"); !errors.As(err, &rr) {
+		t.Errorf("Validate = %v, want ReplacementRootError", err)
+	}
+}
+
+func TestAbsentPromptValidates(t *testing.T) {
+	m, system := build(t, frag("blank", fragment.Before, "  \n"))
+	if system != "" || m.WholePromptDigest != digest.Empty.String() || m.Segments[0].Reason != "empty body" {
+		t.Fatalf("absent prompt: %q %s %+v", system, m.WholePromptDigest, m.Segments)
+	}
+	if err := Validate(m, "x"); err == nil {
+		t.Error("an absent prompt's manifest validated a one-byte prompt")
+	}
+}
+
+func TestSecretIsRedactedBeforeHashing(t *testing.T) {
+	token := "ghp_" + strings.Repeat("Z9y8", 9)
+	body := "Push with " + token + " when asked."
+	m, system := build(t, frag("creds", fragment.Before, body))
+	seg := m.Segments[0]
+	if seg.Bytes != len(body) {
+		t.Errorf("bytes = %d, want the raw length %d", seg.Bytes, len(body))
+	}
+	if want := digest.String("Push with <redacted:github_token:40> when asked.").String(); seg.Digest != want {
+		t.Errorf("digest = %s, want the redacted text's %s", seg.Digest, want)
+	}
+	if seg.Digest == digest.String(body).String() {
+		t.Error("digest is of the raw text")
+	}
+	canonical, err := m.Canonical()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(canonical), token) || strings.Contains(string(canonical), "Z9y8") {
+		t.Error("the secret appears in the manifest")
+	}
+	if err := Validate(m, system); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestCanonicalAndReadRoundTrip(t *testing.T) {
+	m, system := sample(t)
+	m.ActorChain = json.RawMessage(`[{"role":"planner","b":1,"a":2}]`)
+	c1, err := m.Canonical()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Read(c1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, err := back.Canonical()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(c1) != string(c2) {
+		t.Errorf("read then re-encode changed the manifest:\n%s\n%s", c1, c2)
+	}
+	if err := Validate(back, system); err != nil {
+		t.Error(err)
+	}
+	h1, _ := m.ContentHash()
+	if h1 != HashBytes(c1) || !strings.HasPrefix(h1, "blake3:") {
+		t.Errorf("ContentHash = %s, HashBytes = %s", h1, HashBytes(c1))
+	}
+}
+
+func TestReadIsTolerant(t *testing.T) {
+	// A manifest as another tool writes it: egress boundary, segment
+	// producer under "source", unknown fields everywhere.
+	in := `{"schema":"harn.llm.context_manifest.v1","boundary":"llm_request_payload_egress",
+	  "call_role":"r","root":"composed","extra":{"x":1},
+	  "segments":[{"id":"a","source":"host","bucket":"before","included":true,"reason":"unconditional",
+	    "bytes":4,"digest":"` + digest.Of("base").String() + `","future":true}],
+	  "whole_prompt_digest":"` + digest.Of("base").String() + `","system_prompt_bytes":4}`
+	m, err := Read([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Segments[0].Producer != "host" || m.Boundary != BoundaryEgress {
+		t.Errorf("read %+v", m)
+	}
+	if err := Validate(m, "base"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestReadRejects(t *testing.T) {
+	tests := []struct{ name, in, field string }{
+		{"not json", `{`, ""},
+		{"wrong schema", `{"schema":"v2","segments":[],"whole_prompt_digest":"d","system_prompt_bytes":0}`, "schema"},
+		{"unknown boundary", `{"schema":"harn.llm.context_manifest.v1","boundary":"b","segments":[],"whole_prompt_digest":"d","system_prompt_bytes":0}`, "boundary"},
+		{"no segments", `{"schema":"harn.llm.context_manifest.v1","whole_prompt_digest":"d","system_prompt_bytes":0}`, "segments"},
+		{"negative bytes", `{"schema":"harn.llm.context_manifest.v1","segments":[{"id":"a","included":true,"bytes":-1,"digest":"d"}],"whole_prompt_digest":"d","system_prompt_bytes":0}`, "segments[0].bytes"},
+		{"segment without id", `{"schema":"harn.llm.context_manifest.v1","segments":[{"included":true,"bytes":1,"digest":"d"}],"whole_prompt_digest":"d","system_prompt_bytes":0}`, "segments[0].id"},
+	}
+	for _, tt := range tests {
+		_, err := Read([]byte(tt.in))
+		var re *ReadError
+		if !errors.As(err, &re) || !errors.Is(err, ErrUnreadable) || re.Field != tt.field {
+			t.Errorf("%s: Read error = %v, want a ReadError on %q", tt.name, err, tt.field)
+		}
+	}
+}

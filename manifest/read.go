@@ -1,0 +1,221 @@
+package manifest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/promptloom/promptloom/reducer"
+	"github.com/tidwall/gjson"
+)
+
+// ErrUnreadable matches every error of Read.
+var ErrUnreadable = errors.New("unreadable manifest")
+
+// ReadError says which field of a manifest could not be read.
+type ReadError struct {
+	Field  string
+	Detail string
+}
+
+func (e *ReadError) Error() string {
+	if e.Field == "" {
+		return "manifest: " + e.Detail
+	}
+	return "manifest: " + e.Field + ": " + e.Detail
+}
+
+// Is makes ReadError match ErrUnreadable.
+func (e *ReadError) Is(t error) bool { return t == ErrUnreadable }
+
+// Read reads a manifest written by promptloom or by another tool. It is
+// tolerant where tolerance cannot hide a wrong prompt: unknown fields are
+// ignored, either boundary (llm_request_payload_egress or the older
+// observed_llm_call_pre_egress) is accepted, a segment may name its producer
+// "source". It is strict where a field is needed to check the bytes: the
+// schema, every segment's id, included, bytes and digest, the whole-prompt
+// digest and byte count.
+func Read(data []byte) (*Manifest, error) {
+	if !json.Valid(data) {
+		return nil, &ReadError{Detail: "not valid JSON"}
+	}
+	v := gjson.ParseBytes(data)
+	if !v.IsObject() {
+		return nil, &ReadError{Detail: "not a JSON object"}
+	}
+	r := reader{v: v}
+	m := &Manifest{
+		Schema:             r.str("schema", true, ""),
+		Scope:              r.str("scope", false, Scope),
+		Boundary:           r.str("boundary", false, BoundaryPreEgress),
+		Messages:           r.str("messages", false, Messages),
+		CallRole:           r.str("call_role", false, ""),
+		ActorChain:         nullJSON,
+		Root:               r.str("root", false, string(reducer.Composed)),
+		WholePromptDigest:  r.str("whole_prompt_digest", true, ""),
+		SystemPromptBytes:  r.count("system_prompt_bytes", true),
+		JoinSeparator:      r.str("join_separator", false, JoinSeparator),
+		JoinSeparatorBytes: r.count("join_separator_bytes", false),
+		JoinSeparatorCount: r.count("join_separator_count", false),
+		TokenEncoding:      r.str("token_encoding", false, ""),
+		SystemPromptTokens: r.optCount("system_prompt_tokens"),
+		BudgetTotal:        r.optCount("budget_total"),
+	}
+	if ac := v.Get("actor_chain"); ac.Exists() {
+		m.ActorChain = json.RawMessage(ac.Raw)
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	switch {
+	case m.Schema != Schema:
+		return nil, &ReadError{Field: "schema", Detail: fmt.Sprintf("is %q, want %q", m.Schema, Schema)}
+	case m.Boundary != BoundaryPreEgress && m.Boundary != BoundaryEgress:
+		return nil, &ReadError{Field: "boundary", Detail: fmt.Sprintf("unknown boundary %q", m.Boundary)}
+	case m.JoinSeparator != JoinSeparator:
+		return nil, &ReadError{Field: "join_separator", Detail: fmt.Sprintf("is %q; only %q is defined", m.JoinSeparator, JoinSeparator)}
+	}
+	switch reducer.Root(m.Root) {
+	case reducer.Composed, reducer.Replacement, reducer.Transformed:
+	default:
+		return nil, &ReadError{Field: "root", Detail: fmt.Sprintf("unknown root %q", m.Root)}
+	}
+	segs := v.Get("segments")
+	if !segs.IsArray() {
+		return nil, &ReadError{Field: "segments", Detail: "missing or not a list"}
+	}
+	i := 0
+	segs.ForEach(func(_, s gjson.Result) bool {
+		seg, err := readSegment(s, i)
+		if err != nil {
+			r.err = err
+			return false
+		}
+		m.Segments = append(m.Segments, seg)
+		i++
+		return true
+	})
+	if r.err != nil {
+		return nil, r.err
+	}
+	if m.Segments == nil {
+		m.Segments = []Segment{}
+	}
+	if d := v.Get("egress_delta"); d.Exists() && d.Type != gjson.Null {
+		if err := json.Unmarshal([]byte(d.Raw), &m.EgressDelta); err != nil {
+			return nil, &ReadError{Field: "egress_delta", Detail: err.Error()}
+		}
+	}
+	return m, nil
+}
+
+func readSegment(s gjson.Result, i int) (Segment, error) {
+	r := reader{v: s, prefix: fmt.Sprintf("segments[%d].", i)}
+	if !s.IsObject() {
+		return Segment{}, &ReadError{Field: fmt.Sprintf("segments[%d]", i), Detail: "not an object"}
+	}
+	seg := Segment{
+		ID:       r.str("id", true, ""),
+		Producer: r.str("producer", false, ""),
+		Bucket:   r.str("bucket", false, ""),
+		Included: r.boolean("included"),
+		Reason:   r.str("reason", false, ""),
+		Bytes:    r.count("bytes", true),
+		Digest:   r.str("digest", true, ""),
+		Register: r.str("register", false, ""),
+		Rank:     r.optInt("rank"),
+		Tokens:   r.optCount("tokens"),
+	}
+	if seg.Producer == "" {
+		seg.Producer = r.str("source", false, "")
+	}
+	if src := s.Get("sources"); src.Exists() && src.Type != gjson.Null {
+		if !src.IsArray() {
+			return seg, &ReadError{Field: r.prefix + "sources", Detail: "not a list"}
+		}
+		src.ForEach(func(_, c gjson.Result) bool {
+			seg.Sources = append(seg.Sources, c.String())
+			return true
+		})
+	}
+	return seg, r.err
+}
+
+// reader reads fields of one object, keeping the first error.
+type reader struct {
+	v      gjson.Result
+	prefix string
+	err    error
+}
+
+func (r *reader) fail(key, detail string) {
+	if r.err == nil {
+		r.err = &ReadError{Field: r.prefix + key, Detail: detail}
+	}
+}
+
+func (r *reader) str(key string, required bool, def string) string {
+	f := r.v.Get(gjson.Escape(key))
+	switch {
+	case !f.Exists() || f.Type == gjson.Null:
+		if required {
+			r.fail(key, "missing")
+		}
+		return def
+	case f.Type != gjson.String:
+		r.fail(key, "not a string")
+		return def
+	}
+	return f.String()
+}
+
+func (r *reader) boolean(key string) bool {
+	f := r.v.Get(key)
+	if f.Type != gjson.True && f.Type != gjson.False {
+		r.fail(key, "missing or not true/false")
+	}
+	return f.Bool()
+}
+
+func (r *reader) integer(key string, required bool) (int, bool) {
+	f := r.v.Get(key)
+	if !f.Exists() || f.Type == gjson.Null {
+		if required {
+			r.fail(key, "missing")
+		}
+		return 0, false
+	}
+	if f.Type != gjson.Number || float64(f.Int()) != f.Num {
+		r.fail(key, "not an integer")
+		return 0, false
+	}
+	return int(f.Int()), true
+}
+
+func (r *reader) count(key string, required bool) int {
+	n, _ := r.integer(key, required)
+	if n < 0 {
+		r.fail(key, "negative")
+		return 0
+	}
+	return n
+}
+
+func (r *reader) optCount(key string) *int {
+	n, ok := r.integer(key, false)
+	if !ok {
+		return nil
+	}
+	if n < 0 {
+		r.fail(key, "negative")
+	}
+	return &n
+}
+
+func (r *reader) optInt(key string) *int {
+	n, ok := r.integer(key, false)
+	if !ok {
+		return nil
+	}
+	return &n
+}
