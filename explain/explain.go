@@ -1,0 +1,136 @@
+// Package explain answers "why is this sentence in the prompt?": it runs
+// Harn-shaped options through the reducer and returns the system prompt with
+// one row per fragment (included or not, why, where, how many bytes, which
+// digest), plus the manifest that proves it.
+//
+// Explain is prompt_explain: options JSON in, explanation out. Every
+// explanation's manifest is validated against its own prompt before it is
+// returned, so a contradictory set of fragments is an error here rather than
+// a manifest that fails later at the provider boundary.
+package explain
+
+import (
+	"fmt"
+
+	"github.com/promptloom/promptloom/gating"
+	"github.com/promptloom/promptloom/manifest"
+	"github.com/promptloom/promptloom/options"
+	"github.com/promptloom/promptloom/reducer"
+)
+
+// Explanation is the system prompt and the account of every fragment. Its
+// JSON form is what `promptloom explain --format json` prints.
+type Explanation struct {
+	// System is the prompt; nil when no fragment was included (JSON null).
+	System            *string `json:"system"`
+	Root              string  `json:"root"`
+	CallRole          string  `json:"call_role"`
+	Fragments         []Row   `json:"fragments"`
+	WholePromptDigest string  `json:"whole_prompt_digest"`
+	SystemPromptBytes int     `json:"system_prompt_bytes"`
+	Included          int     `json:"included"`
+	Excluded          int     `json:"excluded"`
+	// Lint holds the warnings of Lint when the caller asked for them.
+	Lint []Warning `json:"lint,omitempty"`
+
+	// Manifest is the prompt's context manifest; Reduction the reducer's
+	// output it was built from.
+	Manifest  *manifest.Manifest `json:"-"`
+	Reduction *reducer.Reduction `json:"-"`
+}
+
+// Row is one fragment's line of the explanation.
+type Row struct {
+	ID       string `json:"id"`
+	Source   string `json:"source"`
+	Producer string `json:"producer"`
+	Bucket   string `json:"bucket"`
+	Included bool   `json:"included"`
+	Reason   string `json:"reason"`
+	Bytes    int    `json:"bytes"`
+	// Offset is where the fragment starts in the system prompt; only
+	// included rows have one.
+	Offset *int   `json:"offset,omitempty"`
+	Digest string `json:"digest"`
+
+	Register string   `json:"register,omitempty"`
+	Rank     *int     `json:"rank,omitempty"`
+	Sources  []string `json:"sources,omitempty"`
+	Tokens   *int     `json:"tokens,omitempty"`
+}
+
+// Text returns the system prompt, "" when absent.
+func (e *Explanation) Text() string {
+	if e.System == nil {
+		return ""
+	}
+	return *e.System
+}
+
+// Explain parses Harn-shaped options and explains the prompt they produce.
+func Explain(optionsJSON []byte, opts ...options.ParseOption) (*Explanation, error) {
+	o, err := options.Parse(optionsJSON, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return FromOptions(o)
+}
+
+// FromOptions explains the prompt of parsed options.
+func FromOptions(o *options.Options) (*Explanation, error) {
+	frags := o.Fragments()
+	active := gating.NewActive(o.ActiveTools(), o.AllCapabilities())
+	r, err := reducer.Reduce(frags, active)
+	if err != nil {
+		return nil, err
+	}
+	m := manifest.New(r, o.CallRole)
+	if o.ActorChain != nil {
+		m.ActorChain = o.ActorChain
+	}
+	return New(r, m)
+}
+
+// New explains a reduction whose manifest is m. It fails when m does not
+// hold for the reduction's own prompt.
+func New(r *reducer.Reduction, m *manifest.Manifest) (*Explanation, error) {
+	if err := manifest.Validate(m, r.System); err != nil {
+		return nil, fmt.Errorf("explain: the fragments make a manifest that does not hold: %w", err)
+	}
+	e := &Explanation{
+		Root:              m.Root,
+		CallRole:          m.CallRole,
+		Fragments:         make([]Row, len(r.Rows)),
+		WholePromptDigest: m.WholePromptDigest,
+		SystemPromptBytes: m.SystemPromptBytes,
+		Manifest:          m,
+		Reduction:         r,
+	}
+	if r.Present {
+		e.System = &r.System
+	}
+	for i := range r.Rows {
+		row, seg := &r.Rows[i], &m.Segments[i]
+		e.Fragments[i] = Row{
+			ID:       seg.ID,
+			Source:   row.Fragment.Source,
+			Producer: seg.Producer,
+			Bucket:   seg.Bucket,
+			Included: seg.Included,
+			Reason:   seg.Reason,
+			Bytes:    seg.Bytes,
+			Digest:   seg.Digest,
+			Register: seg.Register,
+			Rank:     seg.Rank,
+			Sources:  seg.Sources,
+			Tokens:   seg.Tokens,
+		}
+		if row.Included {
+			e.Fragments[i].Offset = &row.Offset
+			e.Included++
+		} else {
+			e.Excluded++
+		}
+	}
+	return e, nil
+}

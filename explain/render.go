@@ -1,0 +1,73 @@
+package explain
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteJSON writes the explanation as indented JSON, without HTML escaping
+// (prompts are full of < and &).
+func (e *Explanation) WriteJSON(w io.Writer) error {
+	return writeJSON(w, e)
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// WriteText writes the system prompt, fenced, and a table of the rows.
+func (e *Explanation) WriteText(w io.Writer) error {
+	var b strings.Builder
+	if e.System == nil {
+		fmt.Fprintf(&b, "system prompt: absent (no fragment included), root %s, call role %s\n", e.Root, e.CallRole)
+	} else {
+		fmt.Fprintf(&b, "system prompt: %d bytes, %s, root %s, call role %s\n",
+			e.SystemPromptBytes, e.WholePromptDigest, e.Root, e.CallRole)
+		const fence = "────────────────────────────────────────"
+		b.WriteString(fence + "\n")
+		b.WriteString(*e.System)
+		b.WriteString("\n" + fence + "\n")
+	}
+	fmt.Fprintf(&b, "%d included, %d excluded\n", e.Included, e.Excluded)
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return err
+	}
+	if len(e.Fragments) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	withTokens := e.Fragments[0].Tokens != nil
+	head := "#\tID\tSOURCE\tBUCKET\tIN\tOFFSET\tBYTES\t"
+	if withTokens {
+		head += "TOKENS\t"
+	}
+	fmt.Fprintln(tw, head+"DIGEST\tREASON")
+	for i, r := range e.Fragments {
+		in, off := "no", "-"
+		if r.Included {
+			in, off = "yes", strconv.Itoa(*r.Offset)
+		}
+		line := fmt.Sprintf("%d\t%s\t%s\t%s\t%s\t%s\t%d\t", i+1, r.ID, r.Source, r.Bucket, in, off, r.Bytes)
+		if withTokens {
+			line += strconv.Itoa(*r.Tokens) + "\t"
+		}
+		fmt.Fprintln(tw, line+shortDigest(r.Digest)+"\t"+r.Reason)
+	}
+	return tw.Flush()
+}
+
+// shortDigest keeps the first 12 hex digits: enough to tell rows apart at a
+// glance; the JSON form has the whole digest.
+func shortDigest(d string) string {
+	if len(d) > len("blake3:")+12 {
+		return d[:len("blake3:")+12]
+	}
+	return d
+}
