@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/promptloom/promptloom/explain"
+	"github.com/promptloom/promptloom/options"
 )
 
 func ExampleExplain() {
@@ -25,3 +26,14 @@ func ExampleExplain() {
 	// system[1] true unconditional
 }
 
+func ExampleDiff() {
+	o, _ := options.Parse([]byte(`{"system": "You are careful.", "tools": [{"name": "todo", "guidance": "Keep the list current."}]}`))
+	with, _ := explain.FromOptions(o)
+	_ = o.WithoutTool("todo")
+	without, _ := explain.FromOptions(o)
+
+	d := explain.Diff(with, without, "with", "without")
+	fmt.Println(d.CommonPrefixBytes, *d.FirstChangedFragment, d.Summary())
+	// Output:
+	// 16 tool:todo.guidance 1 same, 1 excluded
+}

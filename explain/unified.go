@@ -1,0 +1,170 @@
+package explain
+
+import (
+	"fmt"
+	"strings"
+
+	dmp "github.com/sergi/go-diff/diffmatchpatch"
+)
+
+// Line is one line of a hunk: Op is ' ' (both), '-' (A only) or '+' (B
+// only). A changed line paired with its counterpart on the other side has
+// Spans: the characters that stayed (' ') and those that changed ('-' or
+// '+').
+type Line struct {
+	Op    byte
+	Text  string
+	Spans []Span
+}
+
+// Span is a run of characters inside a changed line.
+type Span struct {
+	Op   byte
+	Text string
+}
+
+// Hunk is one region of change with its context, as in a unified diff.
+// Starts are 1-based line numbers.
+type Hunk struct {
+	AStart, ALines, BStart, BLines int
+	Lines                          []Line
+}
+
+// lineHunks diffs two prompts line by line (go-diff's line mode), then
+// character by character inside each pair of changed lines. The final line
+// of each side is compared as if it ended with a newline: prompts are
+// trimmed, and a missing newline is not a change worth a line of noise.
+func lineHunks(a, b string, context int) []Hunk {
+	d := dmp.New()
+	d.DiffTimeout = 0 // no deadline: the same inputs must give the same diff
+	ar, br, lines := d.DiffLinesToRunes(withNewline(a), withNewline(b))
+	diffs := d.DiffCharsToLines(d.DiffMainRunes(ar, br, false), lines)
+
+	var all []Line
+	for _, df := range diffs {
+		op := byte(' ')
+		switch df.Type {
+		case dmp.DiffDelete:
+			op = '-'
+		case dmp.DiffInsert:
+			op = '+'
+		}
+		for _, l := range strings.SplitAfter(df.Text, "\n") {
+			if l != "" {
+				all = append(all, Line{Op: op, Text: strings.TrimSuffix(l, "\n")})
+			}
+		}
+	}
+	return group(all, context, d)
+}
+
+func withNewline(s string) string {
+	if s == "" || strings.HasSuffix(s, "\n") {
+		return s
+	}
+	return s + "\n"
+}
+
+// group cuts the line ops into hunks: each change with up to context
+// unchanged lines around it, hunks whose context would touch merged.
+func group(all []Line, context int, d *dmp.DiffMatchPatch) []Hunk {
+	// aBefore[i], bBefore[i]: lines of A and of B before all[i].
+	aBefore := make([]int, len(all)+1)
+	bBefore := make([]int, len(all)+1)
+	for i, l := range all {
+		aBefore[i+1], bBefore[i+1] = aBefore[i], bBefore[i]
+		if l.Op != '+' {
+			aBefore[i+1]++
+		}
+		if l.Op != '-' {
+			bBefore[i+1]++
+		}
+	}
+	var hunks []Hunk
+	for i := 0; i < len(all); i++ {
+		if all[i].Op == ' ' {
+			continue
+		}
+		start, end := max(0, i-context), min(len(all), i+context+1)
+		// take in the next change while at most 2*context unchanged lines
+		// stand between, as diff(1) does
+		for j := i + 1; j < min(len(all), end+context+1); j++ {
+			if all[j].Op != ' ' {
+				end = min(len(all), j+context+1)
+			}
+		}
+		lines := append([]Line(nil), all[start:end]...)
+		pairChanges(lines, d)
+		hunks = append(hunks, Hunk{
+			AStart: aBefore[start] + 1, ALines: aBefore[end] - aBefore[start],
+			BStart: bBefore[start] + 1, BLines: bBefore[end] - bBefore[start],
+			Lines: lines,
+		})
+		i = end - 1
+	}
+	return hunks
+}
+
+// pairChanges pairs the k-th removed line of each run of removals with the
+// k-th added line that follows, and marks the characters that differ.
+func pairChanges(lines []Line, d *dmp.DiffMatchPatch) {
+	for i := 0; i < len(lines); {
+		if lines[i].Op != '-' {
+			i++
+			continue
+		}
+		del := i
+		for i < len(lines) && lines[i].Op == '-' {
+			i++
+		}
+		ins := i
+		for i < len(lines) && lines[i].Op == '+' {
+			i++
+		}
+		for k := 0; del+k < ins && ins+k < i; k++ {
+			da, db := &lines[del+k], &lines[ins+k]
+			diffs := d.DiffCleanupSemantic(d.DiffMain(da.Text, db.Text, false))
+			for _, x := range diffs {
+				switch x.Type {
+				case dmp.DiffEqual:
+					da.Spans = append(da.Spans, Span{' ', x.Text})
+					db.Spans = append(db.Spans, Span{' ', x.Text})
+				case dmp.DiffDelete:
+					da.Spans = append(da.Spans, Span{'-', x.Text})
+				case dmp.DiffInsert:
+					db.Spans = append(db.Spans, Span{'+', x.Text})
+				}
+			}
+		}
+	}
+}
+
+// renderUnified writes hunks in the unified diff format.
+func renderUnified(hunks []Hunk, aName, bName string) string {
+	if len(hunks) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "--- %s\n+++ %s\n", aName, bName)
+	for _, h := range hunks {
+		fmt.Fprintf(&b, "@@ -%s +%s @@\n", rangeOf(h.AStart, h.ALines), rangeOf(h.BStart, h.BLines))
+		for _, l := range h.Lines {
+			b.WriteByte(l.Op)
+			b.WriteString(l.Text)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// rangeOf formats a hunk range as diff(1) does: "start,count", with an empty
+// range written as the line before it.
+func rangeOf(start, count int) string {
+	if count == 0 {
+		return fmt.Sprintf("%d,0", start-1)
+	}
+	if count == 1 {
+		return fmt.Sprintf("%d", start)
+	}
+	return fmt.Sprintf("%d,%d", start, count)
+}
