@@ -1,0 +1,101 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/promptloom/promptloom/internal/cli"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"promptloom": func() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+	})
+}
+
+// TestScripts runs the CLI's txtar scripts in testdata/script. Set
+// UPDATE_GOLDEN=1 to rewrite the golden files they compare against (then
+// read the diff before committing it).
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:           "testdata/script",
+		UpdateScripts: os.Getenv("UPDATE_GOLDEN") != "",
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"flipbyte": flipByte,
+			"tamper":   tamper,
+			"exitcode": exitCode,
+		},
+	})
+}
+
+// flipByte FILE OFFSET flips the lowest bit of one byte of a file.
+func flipByte(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: flipbyte FILE OFFSET")
+	}
+	name := ts.MkAbs(args[0])
+	data, err := os.ReadFile(name)
+	ts.Check(err)
+	off, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	if off < 0 || off >= len(data) {
+		ts.Fatalf("offset %d outside %s (%d bytes)", off, args[0], len(data))
+	}
+	data[off] ^= 1
+	ts.Check(os.WriteFile(name, data, 0o644))
+}
+
+// tamper FILE digest|bytes|duplicate edits the first segment of a manifest:
+// a wrong digest, one byte more, or a second copy of it.
+func tamper(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: tamper FILE digest|bytes|duplicate")
+	}
+	name := ts.MkAbs(args[0])
+	data, err := os.ReadFile(name)
+	ts.Check(err)
+	var m map[string]any
+	ts.Check(json.Unmarshal(data, &m))
+	segs := m["segments"].([]any)
+	first := segs[0].(map[string]any)
+	switch args[1] {
+	case "digest":
+		first["digest"] = "blake3:" + strings.Repeat("0", 64)
+	case "bytes":
+		first["bytes"] = first["bytes"].(float64) + 1
+	case "duplicate":
+		m["segments"] = append(segs, first)
+	default:
+		ts.Fatalf("unknown tampering %q", args[1])
+	}
+	data, err = json.Marshal(m)
+	ts.Check(err)
+	ts.Check(os.WriteFile(name, data, 0o644))
+}
+
+// exitcode N CMD ARGS... runs a command and checks its exit code exactly (the
+// builtin ! exec only tells zero from non-zero, and diff's 1 is not its 2).
+func exitCode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exitcode N CMD [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("%s: %v", args[1], err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
+}

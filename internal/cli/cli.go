@@ -1,0 +1,129 @@
+// Package cli is the promptloom command line: a thin layer that reads
+// files, calls the library and prints. Each subcommand lives in its own
+// file; none of them holds logic the library lacks.
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// Exit codes, as diff(1) uses them: 0 for yes/same, 1 for no/different, 2
+// for trouble (bad input, unreadable file).
+const (
+	ExitOK      = 0
+	ExitFail    = 1
+	ExitBadArgs = 2
+)
+
+// env is what a command may touch: its streams and the file system through
+// the working directory.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+type command struct {
+	usage string
+	run   func(e *env, args []string) int
+}
+
+var commands = map[string]command{}
+
+func register(name, usage string, run func(e *env, args []string) int) {
+	commands[name] = command{usage: usage, run: run}
+}
+
+// Main runs the command line and returns the exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(stdout)
+		if len(args) == 0 {
+			return ExitBadArgs
+		}
+		return ExitOK
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		return e.fail("unknown command %q (try: promptloom help)", args[0])
+	}
+	return c.run(e, args[1:])
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "promptloom: build, explain, diff and verify LLM system prompts.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "usage:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  promptloom %s\n", commands[n].usage)
+	}
+}
+
+// fail prints one line to stderr and returns ExitBadArgs.
+func (e *env) fail(format string, args ...any) int {
+	msg := fmt.Sprintf(format, args...)
+	fmt.Fprintln(e.stderr, "promptloom: "+strings.ReplaceAll(msg, "\n", " "))
+	return ExitBadArgs
+}
+
+// read returns the contents of a file, or of stdin for "-".
+func (e *env) read(name string) ([]byte, error) {
+	if name == "-" {
+		return io.ReadAll(e.stdin)
+	}
+	return os.ReadFile(name)
+}
+
+// parseInterleaved parses flags that may stand before, between or after the
+// positional arguments (promptloom diff a.json --without-tool todo).
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// newFlags returns a flag set that reports errors through e and not os.Exit.
+func newFlags(e *env, name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+// flagError turns a flag parse error into the one-line failure.
+func (e *env) flagError(name string, err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintf(e.stdout, "usage: promptloom %s\n", commands[name].usage)
+		return ExitOK
+	}
+	return e.fail("%s: %v (usage: promptloom %s)", name, err, commands[name].usage)
+}
+
+// oneOf checks a flag's value against its choices.
+func oneOf(flagName, value string, choices ...string) error {
+	for _, c := range choices {
+		if value == c {
+			return nil
+		}
+	}
+	return fmt.Errorf("--%s must be one of %s, got %q", flagName, strings.Join(choices, ", "), value)
+}

@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/promptloom/promptloom/explain"
+	"github.com/promptloom/promptloom/manifest"
+)
+
+func init() {
+	register("explain", "explain [--format text|json|html|raw] [--lint] [FILE|-]", runExplain)
+	register("manifest", "manifest [--hash] [FILE|-]", runManifest)
+}
+
+// explainFile reads options from a file (or stdin) and explains them.
+func (e *env) explainFile(name string) (*explain.Explanation, error) {
+	data, err := e.read(name)
+	if err != nil {
+		return nil, err
+	}
+	return explain.Explain(data)
+}
+
+// onePath returns the single optional positional argument, "-" by default.
+func onePath(pos []string) (string, bool) {
+	switch len(pos) {
+	case 0:
+		return "-", true
+	case 1:
+		return pos[0], true
+	}
+	return "", false
+}
+
+func runExplain(e *env, args []string) int {
+	fs := newFlags(e, "explain")
+	format := fs.String("format", "text", "text, json, html, or raw (the prompt's exact bytes)")
+	lint := fs.Bool("lint", false, "warn about gated fragments that split the prompt cache")
+	pos, err := parseInterleaved(fs, args)
+	if err == nil {
+		err = oneOf("format", *format, "text", "json", "html", "raw")
+	}
+	if err != nil {
+		return e.flagError("explain", err)
+	}
+	path, ok := onePath(pos)
+	if !ok {
+		return e.fail("explain: takes one options file, got %d", len(pos))
+	}
+	x, err := e.explainFile(path)
+	if err != nil {
+		return e.fail("%v", err)
+	}
+	if *lint {
+		x.Lint = explain.Lint(x)
+		for _, w := range x.Lint {
+			fmt.Fprintln(e.stderr, "promptloom: lint: "+w.Message)
+		}
+	}
+	switch *format {
+	case "json":
+		err = x.WriteJSON(e.stdout)
+	case "html":
+		err = x.WriteHTML(e.stdout, path)
+	case "raw":
+		_, err = io.WriteString(e.stdout, x.Text())
+	default:
+		err = x.WriteText(e.stdout)
+	}
+	if err != nil {
+		return e.fail("explain: %v", err)
+	}
+	return ExitOK
+}
+
+func runManifest(e *env, args []string) int {
+	fs := newFlags(e, "manifest")
+	hash := fs.Bool("hash", false, "print the content hash alone")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return e.flagError("manifest", err)
+	}
+	path, ok := onePath(pos)
+	if !ok {
+		return e.fail("manifest: takes one options file, got %d", len(pos))
+	}
+	x, err := e.explainFile(path)
+	if err != nil {
+		return e.fail("%v", err)
+	}
+	return e.printManifest(x.Manifest, *hash)
+}
+
+func (e *env) printManifest(m *manifest.Manifest, hashOnly bool) int {
+	b, err := m.Canonical()
+	if err != nil {
+		return e.fail("manifest: %v", err)
+	}
+	if hashOnly {
+		b = []byte(manifest.HashBytes(b))
+	}
+	e.stdout.Write(append(b, '\n'))
+	return ExitOK
+}

@@ -1,0 +1,49 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/promptloom/promptloom/manifest"
+)
+
+func init() {
+	register("verify", "verify MANIFEST SYSTEM_FILE", runVerify)
+}
+
+// runVerify checks a manifest against the exact bytes of a served prompt:
+// exit 0 when it holds, 1 with the broken rule named when it does not.
+func runVerify(e *env, args []string) int {
+	fs := newFlags(e, "verify")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return e.flagError("verify", err)
+	}
+	if len(pos) != 2 {
+		return e.fail("verify: takes MANIFEST and SYSTEM_FILE, got %d argument(s)", len(pos))
+	}
+	raw, err := e.read(pos[0])
+	if err != nil {
+		return e.fail("verify: %v", err)
+	}
+	m, err := manifest.Read(raw)
+	if err != nil {
+		return e.fail("verify: %s: %v", pos[0], err)
+	}
+	system, err := e.read(pos[1])
+	if err != nil {
+		return e.fail("verify: %v", err)
+	}
+	if err := manifest.Validate(m, string(system)); err != nil {
+		var rule manifest.Rule
+		name := "unknown"
+		if errors.As(err, &rule) {
+			name = rule.Rule()
+		}
+		fmt.Fprintf(e.stdout, "FAIL %s: %v\n", name, err)
+		return ExitFail
+	}
+	fmt.Fprintf(e.stdout, "ok: manifest %s holds for %d bytes (%d segments, %d included)\n",
+		manifest.HashBytes(raw), len(system), len(m.Segments), m.IncludedCount())
+	return ExitOK
+}
