@@ -8,8 +8,11 @@ package explain
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -103,8 +106,10 @@ func reference(optionsJSON []byte) refResult {
 		panic(err)
 	}
 	res := refResult{Root: "composed", CallRole: "unattributed"}
-	if r, ok := o["call_role"].(string); ok && strings.TrimSpace(r) != "" {
-		res.CallRole = r
+	for _, k := range []string{"mock_scope", "call_role"} {
+		if r, ok := o[k].(string); ok && strings.TrimSpace(r) != "" {
+			res.CallRole = r
+		}
 	}
 
 	if sys, ok := o["system"].(map[string]any); ok { // the replacement root
@@ -413,6 +418,52 @@ func TestAgreesWithReference(t *testing.T) {
 		}
 		if diff := cmp.Diff(reference(data), fromExplanation(e)); diff != "" {
 			t.Fatalf("case %d: options %s\n(-reference +promptloom):\n%s", i, data, diff)
+		}
+	}
+}
+
+var updateVectors = flag.Bool("update-vectors", false,
+	"rewrite testdata/vectors/*.json from the options in testdata/vectors/src, with the reference implementation")
+
+// TestWriteVectors makes the project's own vectors: options written by hand
+// in testdata/vectors/src, expectations computed by the independent
+// reference implementation (never by promptloom itself), then reviewed.
+func TestWriteVectors(t *testing.T) {
+	if !*updateVectors {
+		t.Skip("run with -update-vectors to regenerate testdata/vectors")
+	}
+	srcs, err := filepath.Glob("../testdata/vectors/src/*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range srcs {
+		raw, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := reference(raw)
+		rows := []map[string]any{}
+		for _, r := range ref.Rows {
+			rows = append(rows, map[string]any{"id": r.ID, "source": r.Source, "bucket": r.Bucket,
+				"included": r.Included, "reason": r.Reason, "bytes": r.Bytes, "digest": r.Digest})
+		}
+		var system any
+		if ref.System != nil {
+			system = *ref.System
+		}
+		v := map[string]any{
+			"options": json.RawMessage(raw),
+			"expect": map[string]any{"system": system, "root": ref.Root, "call_role": ref.CallRole,
+				"fragments": rows, "whole_prompt_digest": ref.Whole, "system_prompt_bytes": ref.Bytes,
+				"included": ref.Inc, "excluded": ref.Exc},
+		}
+		out, err := json.MarshalIndent(v, "", " ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join("../testdata/vectors", filepath.Base(src))
+		if err := os.WriteFile(dst, append(out, '\n'), 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
