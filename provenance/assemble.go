@@ -1,0 +1,209 @@
+package provenance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/promptloom/promptloom/fragment"
+	"github.com/promptloom/promptloom/gating"
+	"github.com/promptloom/promptloom/manifest"
+	"github.com/promptloom/promptloom/reducer"
+)
+
+// Part is one piece of a role's context, as an assembler writes it: text in
+// a register, with a rank for shedding and the sources it was built from.
+type Part struct {
+	// Slot names the part; it becomes the fragment id.
+	Slot     string
+	Register fragment.Register
+	Rank     int
+	Text     string
+	Cites    []Source
+}
+
+// Assembler builds a role's parts, reading only through the grant it is
+// given.
+type Assembler[G any] func(ctx context.Context, grant G) ([]Part, error)
+
+// Renderer turns parts into fragments.
+type Renderer func(role string, parts []Part) []fragment.Fragment
+
+// The misuses Assemble refuses.
+var (
+	ErrNotASlice       = errors.New("grant field is not a slice")
+	ErrMixedPositions  = errors.New("grant slices are at different positions")
+	ErrGrantReused     = errors.New("grant has already handed something out")
+	ErrUncitedSource   = errors.New("part cites a source no slice handed out")
+	ErrMislabelledPart = errors.New("mislabelled part")
+	ErrDuplicateSlot   = errors.New("two parts share a slot")
+)
+
+// AssembleOption configures Assemble.
+type AssembleOption func(*assembleConfig)
+
+type assembleConfig struct {
+	render Renderer
+}
+
+// WithRenderer replaces RenderLabelled.
+func WithRenderer(r Renderer) AssembleOption { return func(c *assembleConfig) { c.render = r } }
+
+// Context is one role's context for one call: the parts, what the grant
+// handed out, and the prompt they reduce to with its manifest.
+type Context struct {
+	Role      string
+	Upto      int64
+	Parts     []Part
+	Read      []Source
+	Fragments []fragment.Fragment
+	Reduction *reducer.Reduction
+	Manifest  *manifest.Manifest
+}
+
+// Assemble builds role's context from grant, a struct whose every field is a
+// Slice: nothing else can be read. It refuses a grant whose slices stand at
+// different positions, a grant that was used before, and a fold that is not
+// at the grant's position; after the assembler ran, it refuses a part that
+// cites what no slice handed out, chronicle prose in a part not labelled
+// generated, and chronicle prose read but cited by no generated part. The
+// parts are then rendered to fragments (id = slot, producer = role) and
+// reduced; the manifest's segments carry each part's register, rank and
+// sources.
+func Assemble[G any](ctx context.Context, role string, asm Assembler[G], grant G, opts ...AssembleOption) (*Context, error) {
+	cfg := assembleConfig{render: RenderLabelled}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	slices, err := grantSlices(grant)
+	if err != nil {
+		return nil, err
+	}
+	upto, err := checkGrant(ctx, slices)
+	if err != nil {
+		return nil, err
+	}
+	parts, err := asm(ctx, grant)
+	if err != nil {
+		return nil, fmt.Errorf("assembler for %s: %w", role, err)
+	}
+	read := handedOut(slices)
+	if err := checkParts(parts, read); err != nil {
+		return nil, err
+	}
+	frags := cfg.render(role, parts)
+	r, err := reducer.Reduce(frags, gating.Active{})
+	if err != nil {
+		return nil, err
+	}
+	m := manifest.New(r, role)
+	if err := manifest.Validate(m, r.System); err != nil {
+		return nil, fmt.Errorf("context of %s: %w", role, err)
+	}
+	return &Context{Role: role, Upto: upto, Parts: parts, Read: read, Fragments: frags, Reduction: r, Manifest: m}, nil
+}
+
+var sliceType = reflect.TypeFor[Slice]()
+
+// grantSlices returns the slices of a grant struct, refusing any field that
+// is not a (non-nil) Slice: a grant holding a store would let the assembler
+// read around it.
+func grantSlices(grant any) ([]Slice, error) {
+	v := reflect.ValueOf(grant)
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return nil, fmt.Errorf("%w: the grant is a nil pointer", ErrNotASlice)
+		}
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("%w: a grant must be a struct of slices, got %s", ErrNotASlice, v.Type())
+	}
+	var out []Slice
+	for i := range v.NumField() {
+		f, ft := v.Field(i), v.Type().Field(i)
+		if !ft.Type.Implements(sliceType) {
+			return nil, fmt.Errorf("%w: field %s is a %s", ErrNotASlice, ft.Name, ft.Type)
+		}
+		if (f.Kind() == reflect.Pointer || f.Kind() == reflect.Interface) && f.IsNil() {
+			return nil, fmt.Errorf("%w: field %s is nil", ErrNotASlice, ft.Name)
+		}
+		if !ft.IsExported() {
+			return nil, fmt.Errorf("%w: field %s is unexported; the assembler could not read it and Assemble cannot check it", ErrNotASlice, ft.Name)
+		}
+		out = append(out, f.Interface().(Slice))
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: the grant %s has no slice", ErrNotASlice, v.Type())
+	}
+	return out, nil
+}
+
+func checkGrant(ctx context.Context, slices []Slice) (int64, error) {
+	upto := slices[0].Upto()
+	for _, s := range slices[1:] {
+		if s.Upto() != upto {
+			return 0, fmt.Errorf("%w: %d and %d", ErrMixedPositions, upto, s.Upto())
+		}
+	}
+	for _, s := range slices {
+		if h := s.HandedOut(); len(h) > 0 {
+			return 0, fmt.Errorf("%w: a %T handed out %s", ErrGrantReused, s, h[0])
+		}
+	}
+	for _, s := range slices {
+		if f, ok := s.(Fresher); ok {
+			if err := f.Fresh(ctx); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return upto, nil
+}
+
+func handedOut(slices []Slice) []Source {
+	var out []Source
+	seen := map[Source]bool{}
+	for _, s := range slices {
+		for _, src := range s.HandedOut() {
+			if !seen[src] {
+				seen[src] = true
+				out = append(out, src)
+			}
+		}
+	}
+	return out
+}
+
+func checkParts(parts []Part, read []Source) error {
+	handed := map[Source]bool{}
+	for _, s := range read {
+		handed[s] = true
+	}
+	citedByGenerated := map[Source]bool{}
+	slots := map[string]bool{}
+	for _, p := range parts {
+		if slots[p.Slot] {
+			return fmt.Errorf("%w: %q", ErrDuplicateSlot, p.Slot)
+		}
+		slots[p.Slot] = true
+		for _, c := range p.Cites {
+			if !handed[c] {
+				return fmt.Errorf("%w: part %q cites %s", ErrUncitedSource, p.Slot, c)
+			}
+			if c.Kind == KindSection {
+				if p.Register != fragment.Generated {
+					return fmt.Errorf("%w: part %q cites chronicle %s but is %s, not generated", ErrMislabelledPart, p.Slot, c, p.Register)
+				}
+				citedByGenerated[c] = true
+			}
+		}
+	}
+	for _, s := range read {
+		if s.Kind == KindSection && !citedByGenerated[s] {
+			return fmt.Errorf("%w: chronicle %s was read but no generated part cites it", ErrMislabelledPart, s)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,141 @@
+package provenance
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/promptloom/promptloom/provenance/eventlog"
+)
+
+// KindSectionClosed is the event kind that records a closed chronicle
+// section.
+const KindSectionClosed = "chronicle.section"
+
+// Section summarises a closed range of the log. The summary is prose written
+// by a caller-supplied summariser (usually a model): generated, advisory,
+// never canon.
+type Section struct {
+	ID   string `json:"id"`
+	From int64  `json:"from"`
+	To   int64  `json:"to"`
+	Text string `json:"text"`
+	// Summarised lists the events the summariser was shown: only those the
+	// section's audience may see.
+	Summarised []int64 `json:"summarised"`
+	// Seq is the position of the section's own event; Audience who may
+	// read it.
+	Seq      int64    `json:"seq"`
+	Audience []string `json:"audience,omitempty"`
+}
+
+// Chronicle folds section events into the list of sections.
+type Chronicle struct {
+	upto     int64
+	sections []Section
+}
+
+// NewChronicle returns an empty Chronicle fold.
+func NewChronicle() *Chronicle { return &Chronicle{} }
+
+// Name implements Fold.
+func (c *Chronicle) Name() string { return "chronicle" }
+
+// Claims implements Fold.
+func (c *Chronicle) Claims(kind string) bool { return kind == KindSectionClosed }
+
+// Apply implements Fold.
+func (c *Chronicle) Apply(e eventlog.Event) error {
+	var s Section
+	if err := e.Decode(&s); err != nil {
+		return err
+	}
+	s.Seq, s.Audience = e.Seq, e.Audience
+	c.sections = append(c.sections, s)
+	c.upto = max(c.upto, e.Seq)
+	return nil
+}
+
+// Upto implements Fold.
+func (c *Chronicle) Upto() int64 { return c.upto }
+
+// Advance implements Fold.
+func (c *Chronicle) Advance(upto int64) { c.upto = max(c.upto, upto) }
+
+// Reset implements Fold.
+func (c *Chronicle) Reset() { c.upto, c.sections = 0, nil }
+
+// Snapshot implements Fold.
+func (c *Chronicle) Snapshot() ([]byte, error) { return json.Marshal(orNone(c.sections)) }
+
+// Restore implements Fold.
+func (c *Chronicle) Restore(upto int64, state []byte) error {
+	c.Reset()
+	if err := json.Unmarshal(state, &c.sections); err != nil {
+		return err
+	}
+	c.upto = upto
+	return nil
+}
+
+// Sections returns every section, in log order.
+func (c *Chronicle) Sections() []Section { return slices.Clone(c.sections) }
+
+func orNone[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// Summariser writes the prose of a section from the events it may see.
+type Summariser func(ctx context.Context, events []eventlog.Event) (string, error)
+
+// CloseSection summarises the events in [from, to] that audience may see
+// (an empty audience is everyone, so only public events are shown) and
+// records the summary in the log as a section event with that audience. The
+// text is in the log, so a rebuilt Chronicle has it without asking the
+// summariser again.
+func CloseSection(ctx context.Context, store eventlog.Store, id string, from, to int64, audience []string, summarise Summariser) (Section, error) {
+	var shown []eventlog.Event
+	err := store.Scan(ctx, from, to, func(env eventlog.Envelope) error {
+		if env.Kind == KindSectionClosed || !visibleToAll(env, audience) {
+			return nil
+		}
+		e, err := store.Get(ctx, env.Seq)
+		shown = append(shown, e)
+		return err
+	})
+	if err != nil {
+		return Section{}, err
+	}
+	text, err := summarise(ctx, shown)
+	if err != nil {
+		return Section{}, fmt.Errorf("section %s: summariser: %w", id, err)
+	}
+	s := Section{ID: id, From: from, To: to, Text: text, Summarised: []int64{}}
+	for _, e := range shown {
+		s.Summarised = append(s.Summarised, e.Seq)
+	}
+	envs, err := store.Append(ctx, eventlog.Draft{Kind: KindSectionClosed, Actor: "chronicle", Audience: audience, Payload: s})
+	if err != nil {
+		return Section{}, err
+	}
+	s.Seq, s.Audience = envs[0].Seq, envs[0].Audience
+	return s, nil
+}
+
+// visibleToAll reports whether every role of audience may see the event; for
+// an empty (public) audience, whether the event is public.
+func visibleToAll(env eventlog.Envelope, audience []string) bool {
+	if len(audience) == 0 {
+		return env.Public()
+	}
+	for _, r := range audience {
+		if !env.VisibleTo(r) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,152 @@
+// Package eventlog is the append-only log everything else in provenance is
+// folded from: the one thing that is not derived.
+//
+// An event is an Envelope (position, kind, actor, audience, time), readable
+// without touching the payload, and a JSON payload. A Store appends batches
+// atomically and reads envelopes and payloads separately, so a reader can
+// decide from the envelope alone whether an event is for it, and never
+// decode one that is not. Stores also keep projections' snapshots beside
+// their cursors (see provenance.Projector). Two stores are provided: Memory,
+// and SQLite (modernc.org/sqlite, no cgo, WAL, one transaction per batch).
+package eventlog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Envelope is what can be known of an event without decoding it.
+type Envelope struct {
+	// Seq is the event's position in the log, from 1.
+	Seq  int64  `json:"seq"`
+	Kind string `json:"kind"`
+	// Actor is who caused the event ("uk", "eu", "chronicle", ...).
+	Actor string `json:"actor,omitempty"`
+	// Audience lists the roles the event is visible to; empty means every
+	// role.
+	Audience []string `json:"audience,omitempty"`
+	// At is when the event was appended.
+	At time.Time `json:"at"`
+}
+
+// Public reports whether every role may see the event.
+func (e Envelope) Public() bool { return len(e.Audience) == 0 }
+
+// VisibleTo reports whether role may see the event.
+func (e Envelope) VisibleTo(role string) bool {
+	return e.Public() || slices.Contains(e.Audience, role)
+}
+
+// Event is an envelope and its payload (JSON).
+type Event struct {
+	Envelope
+	Payload json.RawMessage `json:"payload"`
+}
+
+// Decode unmarshals the payload into v.
+func (e Event) Decode(v any) error {
+	if err := json.Unmarshal(e.Payload, v); err != nil {
+		return fmt.Errorf("event %d (%s): %w", e.Seq, e.Kind, err)
+	}
+	return nil
+}
+
+// Draft is an event to append: the store assigns Seq and At.
+type Draft struct {
+	Kind     string
+	Actor    string
+	Audience []string
+	// Payload is marshalled to JSON.
+	Payload any
+}
+
+// Projection is a fold's saved state and the position it has read up to.
+type Projection struct {
+	Upto  int64
+	State []byte
+}
+
+// Store is an append-only event log. Implementations are safe for
+// concurrent use.
+type Store interface {
+	// Append adds the drafts as one atomic batch and returns their
+	// envelopes: either all of them are in the log or none is.
+	Append(ctx context.Context, drafts ...Draft) ([]Envelope, error)
+	// Head is the position of the last event, 0 for an empty log.
+	Head(ctx context.Context) (int64, error)
+	// Scan calls fn with the envelope of every event whose position is in
+	// [from, upto], in order, without reading payloads.
+	Scan(ctx context.Context, from, upto int64, fn func(Envelope) error) error
+	// Get returns one event with its payload.
+	Get(ctx context.Context, seq int64) (Event, error)
+
+	// LoadProjection returns a projection's saved state, if any.
+	LoadProjection(ctx context.Context, name string) (Projection, bool, error)
+	// SaveProjection replaces a projection's state and position together.
+	SaveProjection(ctx context.Context, name string, p Projection) error
+	// DropProjection forgets a projection.
+	DropProjection(ctx context.Context, name string) error
+
+	Close() error
+}
+
+// Errors of the stores.
+var (
+	ErrNoEvent    = errors.New("no such event")
+	ErrEmptyKind  = errors.New("event kind is empty")
+	ErrClosed     = errors.New("event log is closed")
+	errBadPayload = errors.New("payload does not marshal to JSON")
+)
+
+// Option configures a store.
+type Option func(*config)
+
+type config struct{ clock func() time.Time }
+
+// WithClock sets the clock that stamps events; tests and demos use a fixed
+// one so that their output is stable.
+func WithClock(clock func() time.Time) Option { return func(c *config) { c.clock = clock } }
+
+func newConfig(opts []Option) config {
+	c := config{clock: func() time.Time { return time.Now().UTC() }}
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// marshal checks and encodes drafts before anything is written.
+func marshal(drafts []Draft) ([][]byte, error) {
+	out := make([][]byte, len(drafts))
+	for i, d := range drafts {
+		if d.Kind == "" {
+			return nil, fmt.Errorf("draft %d: %w", i, ErrEmptyKind)
+		}
+		var err error
+		if raw, ok := d.Payload.(json.RawMessage); ok {
+			if !json.Valid(raw) {
+				return nil, fmt.Errorf("draft %d (%s): %w", i, d.Kind, errBadPayload)
+			}
+			out[i] = raw
+			continue
+		}
+		if out[i], err = json.Marshal(d.Payload); err != nil {
+			return nil, fmt.Errorf("draft %d (%s): %w: %v", i, d.Kind, errBadPayload, err)
+		}
+	}
+	return out, nil
+}
+
+// FixedClock returns a clock that starts at start and ticks one second per
+// call: deterministic timestamps for demos and golden tests.
+func FixedClock(start time.Time) func() time.Time {
+	t := start.Add(-time.Second)
+	return func() time.Time {
+		t = t.Add(time.Second)
+		return t
+	}
+}

@@ -1,0 +1,117 @@
+package eventlog
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+)
+
+// Memory is an in-memory Store, for tests and short-lived runs.
+type Memory struct {
+	mu          sync.RWMutex
+	cfg         config
+	events      []Event
+	projections map[string]Projection
+	closed      bool
+}
+
+// NewMemory returns an empty in-memory log.
+func NewMemory(opts ...Option) *Memory {
+	return &Memory{cfg: newConfig(opts), projections: map[string]Projection{}}
+}
+
+// Append implements Store.
+func (m *Memory) Append(ctx context.Context, drafts ...Draft) ([]Envelope, error) {
+	payloads, err := marshal(drafts)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]Envelope, len(drafts))
+	for i, d := range drafts {
+		env := Envelope{
+			Seq:      int64(len(m.events) + 1),
+			Kind:     d.Kind,
+			Actor:    d.Actor,
+			Audience: slices.Clone(d.Audience),
+			At:       m.cfg.clock(),
+		}
+		m.events = append(m.events, Event{Envelope: env, Payload: slices.Clone(payloads[i])})
+		out[i] = env
+	}
+	return out, nil
+}
+
+// Head implements Store.
+func (m *Memory) Head(ctx context.Context) (int64, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return int64(len(m.events)), nil
+}
+
+// Scan implements Store.
+func (m *Memory) Scan(ctx context.Context, from, upto int64, fn func(Envelope) error) error {
+	m.mu.RLock()
+	from, upto = max(from, 1), min(upto, int64(len(m.events)))
+	envs := make([]Envelope, 0, max(0, upto-from+1))
+	for seq := from; seq <= upto; seq++ {
+		envs = append(envs, m.events[seq-1].Envelope)
+	}
+	m.mu.RUnlock()
+	for _, e := range envs {
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Get implements Store.
+func (m *Memory) Get(ctx context.Context, seq int64) (Event, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if seq < 1 || seq > int64(len(m.events)) {
+		return Event{}, fmt.Errorf("%w: %d", ErrNoEvent, seq)
+	}
+	return m.events[seq-1], nil
+}
+
+// LoadProjection implements Store.
+func (m *Memory) LoadProjection(ctx context.Context, name string) (Projection, bool, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	p, ok := m.projections[name]
+	return p, ok, nil
+}
+
+// SaveProjection implements Store.
+func (m *Memory) SaveProjection(ctx context.Context, name string, p Projection) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.projections[name] = Projection{Upto: p.Upto, State: slices.Clone(p.State)}
+	return nil
+}
+
+// DropProjection implements Store.
+func (m *Memory) DropProjection(ctx context.Context, name string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.projections, name)
+	return nil
+}
+
+// Close implements Store.
+func (m *Memory) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.closed = true
+	return nil
+}

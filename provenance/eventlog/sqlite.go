@@ -1,0 +1,214 @@
+package eventlog
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	_ "modernc.org/sqlite" // the pure-Go SQLite driver: no cgo
+)
+
+// SQLite is a Store in one SQLite file, through modernc.org/sqlite (pure
+// Go). The file is in WAL mode with full synchronous commits: an Append that
+// returned is on disk, and a batch is one transaction, so a crash leaves
+// whole batches only. Projections live in the same file, each state written
+// in the same statement as its position.
+type SQLite struct {
+	db  *sql.DB
+	cfg config
+}
+
+const schema = `
+CREATE TABLE IF NOT EXISTS events (
+	seq      INTEGER PRIMARY KEY,
+	kind     TEXT NOT NULL,
+	actor    TEXT NOT NULL,
+	audience TEXT NOT NULL,
+	at       TEXT NOT NULL,
+	payload  BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS projections (
+	name  TEXT PRIMARY KEY,
+	upto  INTEGER NOT NULL,
+	state BLOB NOT NULL
+);`
+
+// OpenSQLite opens (creating if need be) the log in the file at path.
+func OpenSQLite(path string, opts ...Option) (*SQLite, error) {
+	q := url.Values{}
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(FULL)")
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("eventlog: open %s: %w", path, err)
+	}
+	// One connection: appends are serialised, and every reader sees every
+	// committed batch.
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec(schema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("eventlog: open %s: %w", path, err)
+	}
+	return &SQLite{db: db, cfg: newConfig(opts)}, nil
+}
+
+// Append implements Store: the batch is one transaction.
+func (s *SQLite) Append(ctx context.Context, drafts ...Draft) ([]Envelope, error) {
+	payloads, err := marshal(drafts)
+	if err != nil {
+		return nil, err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	defer tx.Rollback()
+	var head int64
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM events`).Scan(&head); err != nil {
+		return nil, s.wrap(err)
+	}
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO events (seq, kind, actor, audience, at, payload) VALUES (?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	defer stmt.Close()
+	out := make([]Envelope, len(drafts))
+	for i, d := range drafts {
+		env := Envelope{Seq: head + int64(i) + 1, Kind: d.Kind, Actor: d.Actor, Audience: d.Audience, At: s.cfg.clock()}
+		aud, _ := json.Marshal(orEmpty(d.Audience))
+		if _, err := stmt.ExecContext(ctx, env.Seq, env.Kind, env.Actor, string(aud),
+			env.At.Format(time.RFC3339Nano), payloads[i]); err != nil {
+			return nil, s.wrap(err)
+		}
+		out[i] = env
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, s.wrap(err)
+	}
+	return out, nil
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// Head implements Store.
+func (s *SQLite) Head(ctx context.Context) (int64, error) {
+	var head int64
+	err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM events`).Scan(&head)
+	return head, s.wrap(err)
+}
+
+// Scan implements Store. Payloads are not read.
+func (s *SQLite) Scan(ctx context.Context, from, upto int64, fn func(Envelope) error) error {
+	rows, err := s.db.QueryContext(ctx,
+		`SELECT seq, kind, actor, audience, at FROM events WHERE seq >= ? AND seq <= ? ORDER BY seq`, from, upto)
+	if err != nil {
+		return s.wrap(err)
+	}
+	// Collect first: fn may call back into the store, and the store has a
+	// single connection.
+	var envs []Envelope
+	for rows.Next() {
+		env, err := scanEnvelope(rows)
+		if err != nil {
+			rows.Close()
+			return err
+		}
+		envs = append(envs, env)
+	}
+	if err := rows.Close(); err != nil {
+		return s.wrap(err)
+	}
+	if err := rows.Err(); err != nil {
+		return s.wrap(err)
+	}
+	for _, e := range envs {
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanEnvelope(r scanner, extra ...any) (Envelope, error) {
+	var env Envelope
+	var aud, at string
+	dest := append([]any{&env.Seq, &env.Kind, &env.Actor, &aud, &at}, extra...)
+	if err := r.Scan(dest...); err != nil {
+		return env, err
+	}
+	if err := json.Unmarshal([]byte(aud), &env.Audience); err != nil {
+		return env, fmt.Errorf("eventlog: event %d: audience: %w", env.Seq, err)
+	}
+	if len(env.Audience) == 0 {
+		env.Audience = nil
+	}
+	var err error
+	if env.At, err = time.Parse(time.RFC3339Nano, at); err != nil {
+		return env, fmt.Errorf("eventlog: event %d: time: %w", env.Seq, err)
+	}
+	return env, nil
+}
+
+// Get implements Store.
+func (s *SQLite) Get(ctx context.Context, seq int64) (Event, error) {
+	var payload []byte
+	row := s.db.QueryRowContext(ctx, `SELECT seq, kind, actor, audience, at, payload FROM events WHERE seq = ?`, seq)
+	env, err := scanEnvelope(row, &payload)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Event{}, fmt.Errorf("%w: %d", ErrNoEvent, seq)
+	}
+	if err != nil {
+		return Event{}, s.wrap(err)
+	}
+	return Event{Envelope: env, Payload: payload}, nil
+}
+
+// LoadProjection implements Store.
+func (s *SQLite) LoadProjection(ctx context.Context, name string) (Projection, bool, error) {
+	var p Projection
+	err := s.db.QueryRowContext(ctx, `SELECT upto, state FROM projections WHERE name = ?`, name).Scan(&p.Upto, &p.State)
+	if errors.Is(err, sql.ErrNoRows) {
+		return p, false, nil
+	}
+	return p, err == nil, s.wrap(err)
+}
+
+// SaveProjection implements Store: state and position in one statement.
+func (s *SQLite) SaveProjection(ctx context.Context, name string, p Projection) error {
+	_, err := s.db.ExecContext(ctx,
+		`INSERT INTO projections (name, upto, state) VALUES (?, ?, ?)
+		 ON CONFLICT(name) DO UPDATE SET upto = excluded.upto, state = excluded.state`, name, p.Upto, p.State)
+	return s.wrap(err)
+}
+
+// DropProjection implements Store.
+func (s *SQLite) DropProjection(ctx context.Context, name string) error {
+	_, err := s.db.ExecContext(ctx, `DELETE FROM projections WHERE name = ?`, name)
+	return s.wrap(err)
+}
+
+// Close implements Store.
+func (s *SQLite) Close() error { return s.db.Close() }
+
+func (s *SQLite) wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, sql.ErrConnDone) || err.Error() == "sql: database is closed" {
+		return fmt.Errorf("%w: %v", ErrClosed, err)
+	}
+	return fmt.Errorf("eventlog: %w", err)
+}

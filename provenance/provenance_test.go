@@ -1,0 +1,278 @@
+package provenance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/promptloom/promptloom/fragment"
+	"github.com/promptloom/promptloom/provenance/eventlog"
+)
+
+var ctx = context.Background()
+
+// countingStore counts payload reads, to prove what a slice never decoded.
+type countingStore struct {
+	eventlog.Store
+	gets atomic.Int64
+	got  []int64
+}
+
+func (c *countingStore) Get(ctx context.Context, seq int64) (eventlog.Event, error) {
+	c.gets.Add(1)
+	c.got = append(c.got, seq)
+	return c.Store.Get(ctx, seq)
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+func publicOr(role string) func(eventlog.Envelope) bool {
+	return func(e eventlog.Envelope) bool { return e.VisibleTo(role) }
+}
+
+// fixture is a small negotiation log: public offers, a remark only the EU
+// hears, beliefs of both sides and a closed section.
+type fixture struct {
+	store     *countingStore
+	beliefs   *Beliefs
+	chronicle *Chronicle
+	proj      *Projector
+	head      int64
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	store := &countingStore{Store: eventlog.NewMemory(eventlog.WithClock(eventlog.FixedClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))))}
+	f := &fixture{store: store, beliefs: NewBeliefs(), chronicle: NewChronicle()}
+	f.proj = NewProjector(store, f.beliefs, f.chronicle)
+	must(store.Append(ctx,
+		eventlog.Draft{Kind: "offer", Actor: "uk", Payload: map[string]string{"text": "UK offers 60%"}},
+		eventlog.Draft{Kind: "remark", Actor: "uk", Audience: []string{"eu"}, Payload: map[string]string{"text": "we could live with 50%"}},
+		eventlog.Draft{Kind: "offer", Actor: "eu", Payload: map[string]string{"text": "EU offers 40%"}},
+		eventlog.Draft{Kind: KindBeliefHeld, Actor: "uk", Audience: []string{"uk"}, Payload: BeliefPayload{Scope: "uk", ID: "uk-floor", Text: "our floor is 55%"}},
+		eventlog.Draft{Kind: KindBeliefHeld, Actor: "eu", Audience: []string{"eu"}, Payload: BeliefPayload{Scope: "eu", ID: "eu-read", Text: "the UK will settle near 50%"}},
+	))
+	must(CloseSection(ctx, store, "round-1", 1, 5, nil, func(_ context.Context, evs []eventlog.Event) (string, error) {
+		var kinds []string
+		for _, e := range evs {
+			kinds = append(kinds, fmt.Sprintf("%d:%s", e.Seq, e.Kind))
+		}
+		return "Round 1 saw " + strings.Join(kinds, ", "), nil
+	}))
+	if err := f.proj.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.proj.CatchUp(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.head = must(store.Head(ctx))
+	store.gets.Store(0)
+	store.got = nil
+	return f
+}
+
+// Grant is the grant of the tests: one slice of each kind.
+type Grant struct {
+	Log       *LogSlice
+	Beliefs   *BeliefSlice
+	Chronicle *ChronicleSlice
+	Brief     *Given[string]
+}
+
+func (f *fixture) grant(role string, upto int64) Grant {
+	return Grant{
+		Log:       NewLogSlice(f.store, upto, publicOr(role)),
+		Beliefs:   NewBeliefSlice(f.store, f.beliefs, upto, func(scope string) bool { return scope == role }),
+		Chronicle: NewChronicleSlice(f.store, f.chronicle, upto, publicOr(role)),
+		Brief:     NewGiven("brief", upto, "You negotiate for "+role+"."),
+	}
+}
+
+// assembler reads everything its grant offers and cites it honestly.
+func assembler(role string) Assembler[Grant] {
+	return func(ctx context.Context, g Grant) ([]Part, error) {
+		parts := []Part{{Slot: "brief", Register: fragment.Binding, Text: g.Brief.Value(), Cites: []Source{GivenSource("brief")}}}
+		evs, err := g.Log.Events(ctx, "offer", "remark")
+		if err != nil {
+			return nil, err
+		}
+		var lines []string
+		var cites []Source
+		for _, e := range evs {
+			var p map[string]string
+			e.Decode(&p)
+			lines = append(lines, e.Actor+": "+p["text"])
+			cites = append(cites, EventSource(e.Seq))
+		}
+		parts = append(parts, Part{Slot: "record", Register: fragment.Considered, Rank: 2, Text: strings.Join(lines, "\n"), Cites: cites})
+		held, err := g.Beliefs.Beliefs(role)
+		if err != nil {
+			return nil, err
+		}
+		for _, b := range held {
+			parts = append(parts, Part{Slot: "belief:" + b.ID, Register: fragment.Considered, Rank: 1, Text: b.Text, Cites: []Source{BeliefSource(b.ID)}})
+		}
+		for _, s := range g.Chronicle.Sections() {
+			parts = append(parts, Part{Slot: "summary:" + s.ID, Register: fragment.Generated, Text: s.Text, Cites: []Source{SectionSource(s.ID)}})
+		}
+		parts = append(parts, Part{Slot: "style", Register: fragment.Craft, Text: "Be brief and courteous."})
+		return parts, nil
+	}
+}
+
+func TestAssembleDescribesAndCites(t *testing.T) {
+	f := newFixture(t)
+	c, err := Assemble(ctx, "uk", assembler("uk"), f.grant("uk", f.head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := c.Describe()
+	wantRead := []string{"event:1", "event:3", "belief:uk-floor", "section:round-1", "given:brief"}
+	if diff := cmp.Diff(wantRead, d.Read); diff != "" {
+		t.Errorf("read (-want +got):\n%s", diff)
+	}
+	// The EU-only remark was never fetched for the UK, let alone decoded.
+	for _, seq := range f.store.got {
+		if seq == 2 {
+			t.Error("the UK's log slice fetched the EU-only remark")
+		}
+	}
+	var slots []string
+	for _, s := range c.Manifest.Segments {
+		slots = append(slots, s.ID+"|"+s.Register+"|"+strings.Join(s.Sources, ","))
+	}
+	want := []string{
+		"heading:binding|binding|", "brief|binding|given:brief",
+		"heading:considered|considered|", "record|considered|event:1,event:3", "belief:uk-floor|considered|belief:uk-floor",
+		"heading:craft|craft|", "style|craft|",
+		"heading:generated|generated|", "summary:round-1|generated|section:round-1",
+	}
+	if diff := cmp.Diff(want, slots); diff != "" {
+		t.Errorf("manifest segments (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(d.Prompt, "advisory, not canon") {
+		t.Error("the generated heading does not say the prose is advisory")
+	}
+	if strings.Contains(d.Prompt, "50%") && !strings.Contains(d.Prompt, "Round 1") {
+		t.Error("the UK prompt holds the EU-only remark")
+	}
+	// The public section summarised public events only.
+	if strings.Contains(d.Prompt, "2:remark") {
+		t.Error("the chronicle summarised the private remark into a public section")
+	}
+}
+
+func TestErrors(t *testing.T) {
+	f := newFixture(t)
+	uk := assembler("uk")
+	type StoreGrant struct {
+		Log   *LogSlice
+		Store eventlog.Store
+	}
+	tests := []struct {
+		name string
+		run  func() error
+		want error
+	}{
+		{"belief scope outside the grant", func() error {
+			_, err := f.grant("uk", f.head).Beliefs.Beliefs("eu")
+			return err
+		}, ErrNotGranted},
+		{"grant holding a store", func() error {
+			_, err := Assemble(ctx, "uk", func(context.Context, StoreGrant) ([]Part, error) { return nil, nil },
+				StoreGrant{Log: NewLogSlice(f.store, f.head, publicOr("uk")), Store: f.store})
+			return err
+		}, ErrNotASlice},
+		{"slices at different positions", func() error {
+			g := f.grant("uk", f.head)
+			g.Brief = NewGiven("brief", f.head-1, "x")
+			_, err := Assemble(ctx, "uk", uk, g)
+			return err
+		}, ErrMixedPositions},
+		{"grant used twice", func() error {
+			g := f.grant("uk", f.head)
+			if _, err := Assemble(ctx, "uk", uk, g); err != nil {
+				return err
+			}
+			_, err := Assemble(ctx, "uk", uk, g)
+			return err
+		}, ErrGrantReused},
+		{"belief fold behind the slice", func() error {
+			must(f.store.Append(ctx, eventlog.Draft{Kind: KindBeliefHeld, Payload: BeliefPayload{Scope: "uk", Text: "new"}}))
+			head := must(f.store.Head(ctx))
+			_, err := Assemble(ctx, "uk", uk, f.grant("uk", head))
+			return err
+		}, ErrStaleRead},
+		{"belief fold ahead of the slice", func() error {
+			_, err := Assemble(ctx, "uk", uk, f.grant("uk", 3)) // the fold holds beliefs from events 4 and 5
+			return err
+		}, ErrStaleRead},
+		{"part citing what was not handed out", func() error {
+			_, err := Assemble(ctx, "uk", func(ctx context.Context, g Grant) ([]Part, error) {
+				return []Part{{Slot: "leak", Text: "we could live with 50%", Cites: []Source{EventSource(2)}}}, nil
+			}, f.grant("uk", f.head))
+			return err
+		}, ErrUncitedSource},
+		{"chronicle prose not labelled generated", func() error {
+			_, err := Assemble(ctx, "uk", func(ctx context.Context, g Grant) ([]Part, error) {
+				s := g.Chronicle.Sections()[0]
+				return []Part{{Slot: "summary", Register: fragment.Considered, Text: s.Text, Cites: []Source{SectionSource(s.ID)}}}, nil
+			}, f.grant("uk", f.head))
+			return err
+		}, ErrMislabelledPart},
+		{"chronicle prose read but cited by nothing", func() error {
+			_, err := Assemble(ctx, "uk", func(ctx context.Context, g Grant) ([]Part, error) {
+				s := g.Chronicle.Sections()[0]
+				return []Part{{Slot: "laundered", Register: fragment.Binding, Text: s.Text}}, nil
+			}, f.grant("uk", f.head))
+			return err
+		}, ErrMislabelledPart},
+		{"two parts in one slot", func() error {
+			_, err := Assemble(ctx, "uk", func(ctx context.Context, g Grant) ([]Part, error) {
+				return []Part{{Slot: "a", Text: "x"}, {Slot: "a", Text: "y"}}, nil
+			}, f.grant("uk", f.head))
+			return err
+		}, ErrDuplicateSlot},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.run(); !errors.Is(err, tt.want) {
+				t.Errorf("got %v, want %v", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestEventsSliceAndGivenCite(t *testing.T) {
+	f := newFixture(t)
+	var round []eventlog.Event
+	for seq := int64(1); seq <= 3; seq++ {
+		round = append(round, must(f.store.Get(ctx, seq)))
+	}
+	s := NewEventsSlice(2, round, publicOr("uk"))
+	got := s.Events()
+	if len(got) != 1 || got[0].Seq != 1 {
+		t.Errorf("events at 2 for the UK: %+v (want only event 1: 2 is the EU's, 3 is after the position)", got)
+	}
+	g := NewGiven("task", 2, "settle", 1)
+	g.Value()
+	if diff := cmp.Diff([]Source{GivenSource("task"), EventSource(1)}, g.HandedOut()); diff != "" {
+		t.Errorf("given handed out:\n%s", diff)
+	}
+	if _, err := ParseSource("belief:b1"); err != nil {
+		t.Error(err)
+	}
+	if _, err := ParseSource("vibe:1"); err == nil {
+		t.Error("ParseSource accepted an unknown kind")
+	}
+}
