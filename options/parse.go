@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/promptloom/promptloom/fragment"
+	"github.com/promptloom/promptloom/internal/canon"
 	"github.com/tidwall/gjson"
 )
 
@@ -69,9 +70,15 @@ func Parse(data []byte, opts ...ParseOption) (*Options, error) {
 			mockScope = v
 			return nil
 		case "actor_chain":
-			if v.Type != gjson.Null {
-				o.ActorChain = json.RawMessage(v.Raw)
+			if v.Type == gjson.Null {
+				return nil
 			}
+			// It is copied into the manifest, whose content hash is taken
+			// over a canonical encoding: it must have one.
+			if _, err := canon.Encode([]byte(v.Raw)); err != nil {
+				return errorf(ErrValue, "actor_chain", v.Index, "cannot be written canonically: %v", err)
+			}
+			o.ActorChain = json.RawMessage(v.Raw)
 			return nil
 		}
 		return nil // other keys belong to the call, not to the prompt

@@ -1,0 +1,29 @@
+package options
+
+import (
+	"testing"
+)
+
+// FuzzParse: bad input gives an error, never a panic; what parses builds its
+// fragments.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{`{}`, `{"system":"x"}`, `{"system":[{"text":"x"}]}`,
+		`{"system":{"mode":"replace","content":" x "}}`, `{"_system_fragments":[{"body":"b","bucket":"after"}]}`,
+		`{"tools":{"tools":[{"name":"t","guidance":"g","active":false}]},"capabilities":{"a":true}}`,
+		`{"context_profile":{"caps":["c"],"prompt_fragments":[{"content":"p","requires_caps":["c"]}]}}`,
+		`{"call_role":"a","mock_scope":"b"}`, `[`, "{\"system\":\"\xff\"}"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		o, err := Parse(data)
+		if err != nil {
+			if _, ok := err.(*Error); !ok {
+				t.Fatalf("error %T is not an *Error: %v", err, err)
+			}
+			return
+		}
+		_ = o.Fragments()
+		_ = o.ActiveTools()
+		_ = o.AllCapabilities()
+	})
+}
