@@ -1,0 +1,266 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/promptloom/promptloom/fragment"
+	"github.com/promptloom/promptloom/provenance"
+	"github.com/promptloom/promptloom/provenance/eventlog"
+)
+
+// The negotiation: the UK and the EU settle a fisheries quota over three
+// rounds, every offer an event in one log. The EU overhears a side remark
+// that only it may see; a chronicle summarises each closed round. Each
+// party's context is assembled through a grant of slices, so the remark can
+// reach the EU's prompt and never the UK's, and every fragment names the
+// events it came from.
+
+// Parties, in speaking order.
+var Parties = []string{"uk", "eu"}
+
+// Rounds is how many rounds the negotiation runs.
+const Rounds = 3
+
+// Event kinds of the negotiation.
+const (
+	KindRoundOpen = "round.open"
+	KindOffer     = "offer"
+	KindRemark    = "remark"
+)
+
+// Model answers a party's call: the prompt it was shown in, its reply out.
+type Model interface {
+	Reply(ctx context.Context, call CallInfo) (string, error)
+}
+
+// CallInfo is what a model is asked: who calls, in which round, with which
+// prompt and manifest.
+type CallInfo struct {
+	Role   string
+	Round  int
+	Seq    int64
+	System string
+	// ManifestHash is the content hash of the call's context manifest.
+	ManifestHash string
+}
+
+// Call is one party's turn: its context and the reply.
+type Call struct {
+	Role    string
+	Round   int
+	Seq     int64
+	Context *provenance.Context
+	Reply   string
+}
+
+// Negotiation is the whole run.
+type Negotiation struct {
+	Calls []Call
+	Store eventlog.Store
+}
+
+// NegotiationClock stamps the demo's events: a fixed start, one second per
+// event, so runs are byte-identical.
+func NegotiationClock() func() time.Time {
+	return eventlog.FixedClock(time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC))
+}
+
+// Grant is what a party may read for one call: the log as it may see it,
+// its own beliefs, the public chronicle, and its brief.
+type Grant struct {
+	Log       *provenance.LogSlice
+	Beliefs   *provenance.BeliefSlice
+	Chronicle *provenance.ChronicleSlice
+	Brief     *provenance.Given[string]
+}
+
+// RunNegotiation runs the three rounds over store (which must be empty),
+// asking model for every reply.
+func RunNegotiation(ctx context.Context, store eventlog.Store, model Model) (*Negotiation, error) {
+	if head, err := store.Head(ctx); err != nil {
+		return nil, err
+	} else if head != 0 {
+		return nil, fmt.Errorf("the negotiation needs an empty log; this one holds %d events", head)
+	}
+	beliefs, chronicle := provenance.NewBeliefs(), provenance.NewChronicle()
+	proj := provenance.NewProjector(store, beliefs, chronicle)
+	n := &Negotiation{Store: store}
+	for round := 1; round <= Rounds; round++ {
+		open, err := store.Append(ctx, eventlog.Draft{Kind: KindRoundOpen, Actor: "chair", Payload: map[string]int{"round": round}})
+		if err != nil {
+			return nil, err
+		}
+		for _, party := range Parties {
+			if err := proj.CatchUp(ctx); err != nil {
+				return nil, err
+			}
+			call, err := takeTurn(ctx, store, beliefs, chronicle, model, party, round)
+			if err != nil {
+				return nil, fmt.Errorf("round %d, %s: %w", round, party, err)
+			}
+			n.Calls = append(n.Calls, call)
+			if round == 1 && party == "uk" {
+				// Said across the table, heard only by the EU delegation.
+				if _, err := store.Append(ctx, eventlog.Draft{Kind: KindRemark, Actor: "uk", Audience: []string{"eu"},
+					Payload: map[string]string{"text": "(aside) London could live with 50% if this closes by Friday."}}); err != nil {
+					return nil, err
+				}
+			}
+		}
+		head, err := store.Head(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := provenance.CloseSection(ctx, store, fmt.Sprintf("round-%d", round), open[0].Seq, head, nil, summarise(round)); err != nil {
+			return nil, err
+		}
+	}
+	return n, proj.CatchUp(ctx)
+}
+
+func takeTurn(ctx context.Context, store eventlog.Store, beliefs *provenance.Beliefs, chronicle *provenance.Chronicle,
+	model Model, party string, round int) (Call, error) {
+	head, err := store.Head(ctx)
+	if err != nil {
+		return Call{}, err
+	}
+	grant := Grant{
+		Log:       provenance.NewLogSlice(store, head, func(e eventlog.Envelope) bool { return e.VisibleTo(party) }),
+		Beliefs:   provenance.NewBeliefSlice(store, beliefs, head, func(scope string) bool { return scope == party }),
+		Chronicle: provenance.NewChronicleSlice(store, chronicle, head, func(e eventlog.Envelope) bool { return e.VisibleTo(party) }),
+		Brief:     provenance.NewGiven("brief", head, briefs[party]),
+	}
+	c, err := provenance.Assemble(ctx, party, assembleParty(party, round), grant)
+	if err != nil {
+		return Call{}, err
+	}
+	hash, err := c.Manifest.ContentHash()
+	if err != nil {
+		return Call{}, err
+	}
+	reply, err := model.Reply(ctx, CallInfo{Role: party, Round: round, Seq: head, System: c.Reduction.System, ManifestHash: hash})
+	if err != nil {
+		return Call{}, err
+	}
+	_, err = store.Append(ctx,
+		eventlog.Draft{Kind: KindOffer, Actor: party, Payload: map[string]any{"round": round, "text": reply}},
+		eventlog.Draft{Kind: provenance.KindBeliefHeld, Actor: party, Audience: []string{party},
+			Payload: provenance.BeliefPayload{Scope: party, ID: fmt.Sprintf("%s-after-%d", party, round), Text: afterthoughts[party][round-1]}},
+	)
+	return Call{Role: party, Round: round, Seq: head, Context: c, Reply: reply}, err
+}
+
+var briefs = map[string]string{
+	"uk": "You negotiate for the United Kingdom on the North Sea mackerel quota for UK waters. Secure the largest share you can; never go below 50%. Make one offer per turn.",
+	"eu": "You negotiate for the European Union on the North Sea mackerel quota for UK waters. Keep access for EU vessels; settle at no more than 55% for the UK. Make one offer per turn.",
+}
+
+// afterthoughts are the beliefs each party holds after its turn in each round.
+var afterthoughts = map[string][]string{
+	"uk": {"The EU will want historic access kept.", "The EU moves about 8 points a round.", "A deal near 52% is within reach."},
+	"eu": {"The UK opened high; its floor is lower than it says.", "The UK values a review clause.", "The UK will take 52% with a review."},
+}
+
+// assembleParty writes a party's parts: the brief (binding), the offers and
+// remarks it may see (considered), its beliefs (considered), the chronicle
+// (generated), and a style note (craft).
+func assembleParty(party string, round int) provenance.Assembler[Grant] {
+	return func(ctx context.Context, g Grant) ([]provenance.Part, error) {
+		parts := []provenance.Part{{
+			Slot: "brief", Register: fragment.Binding,
+			Text: g.Brief.Value(), Cites: []provenance.Source{provenance.GivenSource("brief")},
+		}}
+		evs, err := g.Log.Events(ctx, KindOffer, KindRemark)
+		if err != nil {
+			return nil, err
+		}
+		var lines []string
+		var cites []provenance.Source
+		for _, e := range evs {
+			var p struct {
+				Round int    `json:"round"`
+				Text  string `json:"text"`
+			}
+			if err := e.Decode(&p); err != nil {
+				return nil, err
+			}
+			if e.Kind == KindRemark {
+				lines = append(lines, fmt.Sprintf("- overheard from %s: %s", strings.ToUpper(e.Actor), p.Text))
+			} else {
+				lines = append(lines, fmt.Sprintf("- round %d, %s: %s", p.Round, strings.ToUpper(e.Actor), p.Text))
+			}
+			cites = append(cites, provenance.EventSource(e.Seq))
+		}
+		if len(lines) > 0 {
+			parts = append(parts, provenance.Part{Slot: "record", Register: fragment.Considered, Rank: 2,
+				Text: "What has been said:\n" + strings.Join(lines, "\n"), Cites: cites})
+		}
+		held, err := g.Beliefs.Beliefs(party)
+		if err != nil {
+			return nil, err
+		}
+		for _, b := range held {
+			parts = append(parts, provenance.Part{Slot: "belief:" + b.ID, Register: fragment.Considered, Rank: 1,
+				Text: "You believe: " + b.Text, Cites: []provenance.Source{provenance.BeliefSource(b.ID)}})
+		}
+		for _, s := range g.Chronicle.Sections() {
+			parts = append(parts, provenance.Part{Slot: "chronicle:" + s.ID, Register: fragment.Generated,
+				Text: s.Text, Cites: []provenance.Source{provenance.SectionSource(s.ID)}})
+		}
+		parts = append(parts, provenance.Part{Slot: "style", Register: fragment.Craft,
+			Text: fmt.Sprintf("This is round %d of %d. Answer in one or two sentences and name a percentage.", round, Rounds)})
+		return parts, nil
+	}
+}
+
+// summarise is the chronicle's summariser: it lists the public offers of
+// the round (a real run would ask a model; the demo's is scripted so that
+// runs are identical).
+func summarise(round int) provenance.Summariser {
+	return func(_ context.Context, evs []eventlog.Event) (string, error) {
+		var offers []string
+		for _, e := range evs {
+			if e.Kind != KindOffer {
+				continue
+			}
+			var p struct {
+				Text string `json:"text"`
+			}
+			if err := e.Decode(&p); err != nil {
+				return "", err
+			}
+			offers = append(offers, strings.ToUpper(e.Actor)+" said: "+p.Text)
+		}
+		return fmt.Sprintf("Round %d summary: %s", round, strings.Join(offers, " ")), nil
+	}
+}
+
+// ScriptedModel is the demo's model: deterministic replies by party and
+// round. The EU's second reply leans on what it overheard, if its prompt
+// holds it.
+type ScriptedModel struct {
+	// Calls counts the replies given.
+	Calls int
+}
+
+var scripted = map[string][]string{
+	"uk": {"The UK proposes 60% of the quota for UK waters.", "The UK can accept 55% with a review after five years.", "The UK agrees to 52% with a five-year review."},
+	"eu": {"The EU proposes 40% for UK waters, with historic access kept.", "The EU offers 48% and continued access for EU vessels.", "The EU agrees to 52% with a five-year review."},
+}
+
+// Reply implements Model.
+func (m *ScriptedModel) Reply(_ context.Context, call CallInfo) (string, error) {
+	m.Calls++
+	lines := scripted[call.Role]
+	if lines == nil || call.Round < 1 || call.Round > len(lines) {
+		return "", fmt.Errorf("no scripted reply for %s in round %d", call.Role, call.Round)
+	}
+	reply := lines[call.Round-1]
+	if call.Role == "eu" && call.Round == 2 && strings.Contains(call.System, "could live with 50%") {
+		reply += " We have reason to think 50% would close it."
+	}
+	return reply, nil
+}
