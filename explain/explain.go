@@ -12,6 +12,7 @@ package explain
 import (
 	"fmt"
 
+	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/gating"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/options"
@@ -30,6 +31,8 @@ type Explanation struct {
 	SystemPromptBytes int     `json:"system_prompt_bytes"`
 	Included          int     `json:"included"`
 	Excluded          int     `json:"excluded"`
+	// Budget says what a budget did, when one was applied.
+	Budget *reducer.Fit `json:"budget,omitempty"`
 	// Lint holds the warnings of Lint when the caller asked for them.
 	Lint []Warning `json:"lint,omitempty"`
 
@@ -67,20 +70,48 @@ func (e *Explanation) Text() string {
 	return *e.System
 }
 
+// Option configures Explain and FromOptions.
+type Option func(*config)
+
+type config struct {
+	parse  []options.ParseOption
+	budget *budget.Budget
+}
+
+// WithBudget holds the prompt to a budget (see reducer.WithBudget).
+func WithBudget(b *budget.Budget) Option { return func(c *config) { c.budget = b } }
+
+// WithParseOptions passes options to options.Parse (a size limit).
+func WithParseOptions(po ...options.ParseOption) Option {
+	return func(c *config) { c.parse = append(c.parse, po...) }
+}
+
 // Explain parses Harn-shaped options and explains the prompt they produce.
-func Explain(optionsJSON []byte, opts ...options.ParseOption) (*Explanation, error) {
-	o, err := options.Parse(optionsJSON, opts...)
+func Explain(optionsJSON []byte, opts ...Option) (*Explanation, error) {
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	o, err := options.Parse(optionsJSON, cfg.parse...)
 	if err != nil {
 		return nil, err
 	}
-	return FromOptions(o)
+	return FromOptions(o, opts...)
 }
 
 // FromOptions explains the prompt of parsed options.
-func FromOptions(o *options.Options) (*Explanation, error) {
+func FromOptions(o *options.Options, opts ...Option) (*Explanation, error) {
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	var ropts []reducer.Option
+	if cfg.budget != nil {
+		ropts = append(ropts, reducer.WithBudget(cfg.budget))
+	}
 	frags := o.Fragments()
 	active := gating.NewActive(o.ActiveTools(), o.AllCapabilities())
-	r, err := reducer.Reduce(frags, active)
+	r, err := reducer.Reduce(frags, active, ropts...)
 	if err != nil {
 		return nil, err
 	}
@@ -105,6 +136,7 @@ func New(r *reducer.Reduction, m *manifest.Manifest) (*Explanation, error) {
 		SystemPromptBytes: m.SystemPromptBytes,
 		Manifest:          m,
 		Reduction:         r,
+		Budget:            r.Fit,
 	}
 	if r.Present {
 		e.System = &r.System

@@ -36,6 +36,9 @@ func (e *Explanation) WriteText(w io.Writer) error {
 		b.WriteString("\n" + fence + "\n")
 	}
 	fmt.Fprintf(&b, "%d included, %d excluded\n", e.Included, e.Excluded)
+	if f := e.Budget; f != nil {
+		fmt.Fprintf(&b, "budget: %d of %d (%s); %d fragment(s) shed\n", f.Tokens, f.Total, f.Encoding, f.Shed)
+	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}

@@ -44,7 +44,9 @@ type Manifest struct {
 	JoinSeparatorCount int             `json:"join_separator_count"`
 	EgressDelta        *EgressDelta    `json:"egress_delta,omitempty"`
 
-	// promptloom's own, set when a budget was applied.
+	// promptloom's own, set when a budget was applied: the counter's
+	// encoding, the exact count of the whole prompt, and the total it was
+	// held to.
 	TokenEncoding      string `json:"token_encoding,omitempty"`
 	SystemPromptTokens *int   `json:"system_prompt_tokens,omitempty"`
 	BudgetTotal        *int   `json:"budget_total,omitempty"`
@@ -66,7 +68,9 @@ type Segment struct {
 	Register string   `json:"register,omitempty"`
 	Rank     *int     `json:"rank,omitempty"`
 	Sources  []string `json:"sources,omitempty"`
-	Tokens   *int     `json:"tokens,omitempty"`
+	// Tokens is the fragment's own count under a budget: set on every row
+	// then, 0 for rows never counted (gated out, empty).
+	Tokens *int `json:"tokens,omitempty"`
 }
 
 // EgressDelta records how the bytes sent differ from the assembled prompt.
@@ -123,6 +127,13 @@ func New(r *reducer.Reduction, callRole string) *Manifest {
 	}
 	if included > 0 {
 		m.JoinSeparatorCount = included - 1
+	}
+	if f := r.Fit; f != nil {
+		m.TokenEncoding = f.Encoding
+		m.SystemPromptTokens, m.BudgetTotal = &f.Tokens, &f.Total
+		for i := range r.Rows {
+			m.Segments[i].Tokens = &r.Rows[i].Tokens
+		}
 	}
 	return m
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/fragment"
 	"github.com/promptloom/promptloom/gating"
 	"github.com/promptloom/promptloom/manifest"
@@ -45,10 +46,15 @@ type AssembleOption func(*assembleConfig)
 
 type assembleConfig struct {
 	render Renderer
+	budget *budget.Budget
 }
 
 // WithRenderer replaces RenderLabelled.
 func WithRenderer(r Renderer) AssembleOption { return func(c *assembleConfig) { c.render = r } }
+
+// WithBudget holds the context's prompt to a budget: parts are shed by
+// register and rank, never a binding one (see reducer.WithBudget).
+func WithBudget(b *budget.Budget) AssembleOption { return func(c *assembleConfig) { c.budget = b } }
 
 // Context is one role's context for one call: the parts, what the grant
 // handed out, and the prompt they reduce to with its manifest.
@@ -93,9 +99,13 @@ func Assemble[G any](ctx context.Context, role string, asm Assembler[G], grant G
 		return nil, err
 	}
 	frags := cfg.render(role, parts)
-	r, err := reducer.Reduce(frags, gating.Active{})
+	var ropts []reducer.Option
+	if cfg.budget != nil {
+		ropts = append(ropts, reducer.WithBudget(cfg.budget))
+	}
+	r, err := reducer.Reduce(frags, gating.Active{}, ropts...)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("context of %s: %w", role, err)
 	}
 	m := manifest.New(r, role)
 	if err := manifest.Validate(m, r.System); err != nil {

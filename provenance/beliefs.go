@@ -45,7 +45,9 @@ func NewBeliefs() *Beliefs { return &Beliefs{scopes: map[string][]Belief{}} }
 func (b *Beliefs) Name() string { return "beliefs" }
 
 // Claims implements Fold.
-func (b *Beliefs) Claims(kind string) bool { return kind == KindBeliefHeld || kind == KindBeliefDropped }
+func (b *Beliefs) Claims(kind string) bool {
+	return kind == KindBeliefHeld || kind == KindBeliefDropped
+}
 
 // Apply implements Fold.
 func (b *Beliefs) Apply(e eventlog.Event) error {

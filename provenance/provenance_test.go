@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/fragment"
 	"github.com/promptloom/promptloom/provenance/eventlog"
 )
@@ -274,5 +275,35 @@ func TestEventsSliceAndGivenCite(t *testing.T) {
 	}
 	if _, err := ParseSource("vibe:1"); err == nil {
 		t.Error("ParseSource accepted an unknown kind")
+	}
+}
+
+func TestAssembleUnderBudgetShedsParts(t *testing.T) {
+	f := newFixture(t)
+	full, err := Assemble(ctx, "uk", assembler("uk"), f.grant("uk", f.head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := budget.New(budget.Bytes(), len(full.Reduction.System)-1)
+	c, err := Assemble(ctx, "uk", assembler("uk"), f.grant("uk", f.head), WithBudget(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := c.Describe()
+	// considered goes first: of the two considered parts, the lower rank.
+	if diff := cmp.Diff([]string{"belief:uk-floor"}, d.Shed); diff != "" {
+		t.Errorf("shed (-want +got):\n%s", diff)
+	}
+	for _, s := range c.Manifest.Segments {
+		if s.Register == "binding" && !s.Included {
+			t.Errorf("binding %s was shed", s.ID)
+		}
+		if s.Tokens == nil {
+			t.Errorf("%s has no tokens under a budget", s.ID)
+		}
+	}
+	tiny, _ := budget.New(budget.Bytes(), 5)
+	if _, err := Assemble(ctx, "uk", assembler("uk"), f.grant("uk", f.head), WithBudget(tiny)); !errors.Is(err, budget.ErrBudgetExceeded) {
+		t.Errorf("a budget the rules alone exceed: %v", err)
 	}
 }

@@ -18,9 +18,9 @@ import (
 // and FuzzRedact compare the result with the catalog's own regexps.
 
 // anchorByte marks the bytes at which the scanner stops.
-var anchorByte = func() (t [256]bool) {
+var anchorByte = func() (t [256]uint8) {
 	for _, c := range []byte("_-JAbB:=") {
-		t[c] = true
+		t[c] = 1
 	}
 	return t
 }()
@@ -44,7 +44,20 @@ func (c *candidates) add(p, pos int) {
 func scan(s string, first int) candidates {
 	c := candidates{first: first}
 	for i := 0; i < len(s); i++ {
-		if !anchorByte[s[i]] {
+		// Skip eight bytes at a time while none of them is an anchor: prose
+		// has an anchor every few dozen bytes at most.
+		for i+8 <= len(s) {
+			w := s[i : i+8]
+			if anchorByte[w[0]]|anchorByte[w[1]]|anchorByte[w[2]]|anchorByte[w[3]]|
+				anchorByte[w[4]]|anchorByte[w[5]]|anchorByte[w[6]]|anchorByte[w[7]] != 0 {
+				break
+			}
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
+		if anchorByte[s[i]] == 0 {
 			continue
 		}
 		switch s[i] {
@@ -63,7 +76,8 @@ func scan(s string, first int) candidates {
 				c.addBounded(pAWS, s, i)
 			}
 		case 'b', 'B':
-			if len(s)-i >= 6 && strings.EqualFold(s[i:i+6], "bearer") {
+			// The word is common; the pattern needs white space after it.
+			if len(s)-i > 6 && asciiFoldPrefix(s[i+1:], "earer") && isRESpace(s[i+6]) {
 				c.addBounded(pBearer, s, i)
 			}
 		case ':', '=':
@@ -158,16 +172,74 @@ func scanAssignment(c *candidates, s string, i int) {
 	if j == 0 {
 		return
 	}
-	switch s[j-1] | 0x20 { // every keyword ends in y, n, t or d (ASCII-only folds)
-	case 'y', 'n', 't', 'd':
-	default:
+	last := s[j-1] | 0x20 // every keyword ends in y, n, t or d, whose folds are ASCII
+	if last != 'y' && last != 'n' && last != 't' && last != 'd' {
 		return
 	}
+	// A folded letter (the Kelvin sign, the long s) is longer than its
+	// ASCII twin, so only all-ASCII text can be compared byte by byte.
+	reach := s[max(0, j-3*maxKeywordLen):j]
+	ascii := true
+	for k := 0; k < len(reach); k++ {
+		if reach[k] >= 0x80 {
+			ascii = false
+			break
+		}
+	}
 	for _, kw := range assignmentKeywords {
-		if start, ok := foldSuffix(s[:j], kw); ok {
+		if kw[len(kw)-1] != last {
+			continue
+		}
+		start, ok := 0, false
+		if ascii {
+			start, ok = asciiSuffix(s[:j], kw)
+		} else {
+			start, ok = foldSuffix(s[:j], kw)
+		}
+		if ok {
 			c.addBounded(pSensitive, s, start)
 		}
 	}
+}
+
+var maxKeywordLen = func() (n int) {
+	for _, kw := range assignmentKeywords {
+		n = max(n, len(kw))
+	}
+	return n
+}()
+
+// asciiSuffix reports whether the ASCII text s ends with the keyword kw in
+// either case, and where it starts.
+func asciiSuffix(s, kw string) (int, bool) {
+	if len(s) < len(kw) {
+		return 0, false
+	}
+	tail := s[len(s)-len(kw):]
+	for k := 0; k < len(kw); k++ {
+		c := tail[k]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != kw[k] {
+			return 0, false
+		}
+	}
+	return len(s) - len(kw), true
+}
+
+// asciiFoldPrefix reports whether s starts with lower (ASCII lowercase
+// letters) in either case.
+func asciiFoldPrefix(s, lower string) bool {
+	if len(s) < len(lower) {
+		return false
+	}
+	for i := range len(lower) {
+		if s[i]|0x20 != lower[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // foldSuffix reports whether s ends with kw under simple case folding, and

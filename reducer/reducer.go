@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/fragment"
 	"github.com/promptloom/promptloom/gating"
@@ -65,6 +66,20 @@ type Row struct {
 	Offset int
 	// Digest is the BLAKE3 digest of the redacted Body, excluded rows too.
 	Digest digest.Digest
+	// Tokens is the count of Body on its own, under a budget, for rows that
+	// were counted (included and shed ones); 0 otherwise.
+	Tokens int
+}
+
+// Fit is what a budget did to a reduction.
+type Fit struct {
+	Encoding string `json:"encoding"`
+	Total    int    `json:"total"`
+	// Tokens is the exact count of the whole prompt (tokens merge across
+	// joins, so it is not the sum of the rows' counts).
+	Tokens int `json:"tokens"`
+	// Shed counts the fragments shed.
+	Shed int `json:"shed"`
 }
 
 // Reduction is the system prompt and the account of every fragment.
@@ -77,7 +92,21 @@ type Reduction struct {
 	Rows    []Row
 	// WholeDigest is the digest of the redacted System ("" when absent).
 	WholeDigest digest.Digest
+	// Fit is set when a budget was applied.
+	Fit *Fit
 }
+
+// Option configures Reduce.
+type Option func(*config)
+
+type config struct{ budget *budget.Budget }
+
+// WithBudget holds the prompt to a budget: included fragments are counted,
+// and while the whole prompt is over the total, fragments are shed in the
+// budget's order (never a binding one). Shed rows stay, excluded, with the
+// reason "shed by budget: REGISTER rank N". A prompt that does not fit with
+// everything sheddable shed is an error wrapping budget.ErrBudgetExceeded.
+func WithBudget(b *budget.Budget) Option { return func(c *config) { c.budget = b } }
 
 // Included counts the included rows.
 func (r *Reduction) Included() int {
@@ -91,14 +120,23 @@ func (r *Reduction) Included() int {
 }
 
 // Reduce builds the system prompt from frags, gated by active.
-func Reduce(frags []fragment.Fragment, active gating.Active) (*Reduction, error) {
+func Reduce(frags []fragment.Fragment, active gating.Active, opts ...Option) (*Reduction, error) {
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.budget != nil {
+		if err := cfg.budget.Check(); err != nil {
+			return nil, err
+		}
+	}
 	for i := range frags {
 		if frags[i].Verbatim {
 			if len(frags) != 1 {
 				return nil, fmt.Errorf("%w: %q stands beside %d other fragment(s)",
 					ErrReplacementNotAlone, frags[i].ID, len(frags)-1)
 			}
-			return replace(&frags[i]), nil
+			return replace(&frags[i], cfg.budget)
 		}
 	}
 
@@ -125,21 +163,30 @@ func Reduce(frags []fragment.Fragment, active gating.Active) (*Reduction, error)
 			r.Rows = append(r.Rows, row)
 		}
 	}
-	if included == 0 {
-		for i := range r.Rows {
-			r.Rows[i].Digest = digest.Of(r.Rows[i].Body)
+	pieces := make([]redact.Text, 0, included)
+	for i := range r.Rows {
+		row := &r.Rows[i]
+		p := redact.Piece(row.Body)
+		row.Digest = digest.String(p.Redacted)
+		if row.Included {
+			pieces = append(pieces, p)
 		}
+	}
+	if cfg.budget != nil && included > 0 {
+		var err error
+		if pieces, total, included, err = fit(r, pieces, cfg.budget); err != nil {
+			return nil, err
+		}
+	}
+	if included == 0 {
 		r.WholeDigest = digest.Empty
 		return r, nil
 	}
 
 	var b strings.Builder
 	b.Grow(total + (included-1)*len(Separator))
-	pieces := make([]redact.Text, 0, included)
 	for i := range r.Rows {
 		row := &r.Rows[i]
-		p := redact.Piece(row.Body)
-		row.Digest = digest.String(p.Redacted)
 		if !row.Included {
 			continue
 		}
@@ -148,16 +195,15 @@ func Reduce(frags []fragment.Fragment, active gating.Active) (*Reduction, error)
 		}
 		row.Offset = b.Len()
 		b.WriteString(row.Body)
-		pieces = append(pieces, p)
 	}
 	r.System, r.Present = b.String(), true
 	r.WholeDigest = digest.String(redact.Joined(pieces, Separator, r.System))
 	return r, nil
 }
 
-func replace(f *fragment.Fragment) *Reduction {
+func replace(f *fragment.Fragment, b *budget.Budget) (*Reduction, error) {
 	d := digest.Of(f.Body)
-	return &Reduction{
+	r := &Reduction{
 		System:  f.Body,
 		Present: true,
 		Root:    Replacement,
@@ -167,4 +213,15 @@ func replace(f *fragment.Fragment) *Reduction {
 		}},
 		WholeDigest: d,
 	}
+	if b != nil {
+		// A replacement root is binding by construction: it is the whole
+		// prompt, or there is none.
+		n := b.Counter.Count(f.Body)
+		r.Rows[0].Tokens = n
+		r.Fit = &Fit{Encoding: b.Counter.Encoding(), Total: b.Total, Tokens: n}
+		if n > b.Total {
+			return nil, &budget.ExceededError{Encoding: b.Counter.Encoding(), Total: b.Total, Count: n}
+		}
+	}
+	return r, nil
 }

@@ -8,7 +8,7 @@ import (
 )
 
 func init() {
-	register("diff", "diff [--format text|json|html] A [B] [--without-tool N] [--with-tool N] [--with-cap N] [--without-cap N]", runDiff)
+	register("diff", "diff [--format text|json|html] A [B] [--without-tool N] [--with-tool N] [--with-cap N] [--without-cap N] [--budget N] [--counter NAME]", runDiff)
 }
 
 // change is one flag-derived edit of B, in the order given.
@@ -26,9 +26,14 @@ func runDiff(e *env, args []string) int {
 			return nil
 		})
 	}
+	budgetOpts := budgetFlags(fs)
 	pos, err := parseInterleaved(fs, args)
 	if err == nil {
 		err = oneOf("format", *format, "text", "json", "html")
+	}
+	var opts []explain.Option
+	if err == nil {
+		opts, err = budgetOpts()
 	}
 	if err != nil {
 		return e.flagError("diff", err)
@@ -59,11 +64,11 @@ func runDiff(e *env, args []string) int {
 		bName += " (" + strings.Join(described, ", ") + ")"
 	}
 
-	a, err := explain.FromOptions(oa)
+	a, err := explain.FromOptions(oa, opts...)
 	if err != nil {
 		return e.fail("%s: %v", pos[0], err)
 	}
-	b, err := explain.FromOptions(ob)
+	b, err := explain.FromOptions(ob, opts...)
 	if err != nil {
 		return e.fail("%s: %v", bName, err)
 	}

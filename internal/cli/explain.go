@@ -9,17 +9,17 @@ import (
 )
 
 func init() {
-	register("explain", "explain [--format text|json|html|raw] [--lint] [FILE|-]", runExplain)
-	register("manifest", "manifest [--hash] [FILE|-]", runManifest)
+	register("explain", "explain [--format text|json|html|raw] [--lint] [--budget N] [--counter NAME] [FILE|-]", runExplain)
+	register("manifest", "manifest [--hash] [--budget N] [--counter NAME] [FILE|-]", runManifest)
 }
 
 // explainFile reads options from a file (or stdin) and explains them.
-func (e *env) explainFile(name string) (*explain.Explanation, error) {
+func (e *env) explainFile(name string, opts []explain.Option) (*explain.Explanation, error) {
 	data, err := e.read(name)
 	if err != nil {
 		return nil, err
 	}
-	return explain.Explain(data)
+	return explain.Explain(data, opts...)
 }
 
 // onePath returns the single optional positional argument, "-" by default.
@@ -37,9 +37,14 @@ func runExplain(e *env, args []string) int {
 	fs := newFlags(e, "explain")
 	format := fs.String("format", "text", "text, json, html, or raw (the prompt's exact bytes)")
 	lint := fs.Bool("lint", false, "warn about gated fragments that split the prompt cache")
+	budgetOpts := budgetFlags(fs)
 	pos, err := parseInterleaved(fs, args)
 	if err == nil {
 		err = oneOf("format", *format, "text", "json", "html", "raw")
+	}
+	var opts []explain.Option
+	if err == nil {
+		opts, err = budgetOpts()
 	}
 	if err != nil {
 		return e.flagError("explain", err)
@@ -48,7 +53,7 @@ func runExplain(e *env, args []string) int {
 	if !ok {
 		return e.fail("explain: takes one options file, got %d", len(pos))
 	}
-	x, err := e.explainFile(path)
+	x, err := e.explainFile(path, opts)
 	if err != nil {
 		return e.fail("%v", err)
 	}
@@ -77,7 +82,12 @@ func runExplain(e *env, args []string) int {
 func runManifest(e *env, args []string) int {
 	fs := newFlags(e, "manifest")
 	hash := fs.Bool("hash", false, "print the content hash alone")
+	budgetOpts := budgetFlags(fs)
 	pos, err := parseInterleaved(fs, args)
+	var opts []explain.Option
+	if err == nil {
+		opts, err = budgetOpts()
+	}
 	if err != nil {
 		return e.flagError("manifest", err)
 	}
@@ -85,7 +95,7 @@ func runManifest(e *env, args []string) int {
 	if !ok {
 		return e.fail("manifest: takes one options file, got %d", len(pos))
 	}
-	x, err := e.explainFile(path)
+	x, err := e.explainFile(path, opts)
 	if err != nil {
 		return e.fail("%v", err)
 	}

@@ -1,0 +1,177 @@
+package budget
+
+import (
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/fragment"
+	"github.com/tiktoken-go/tokenizer"
+)
+
+var words = []string{
+	"the", "tool", "Keep", "list", "current", "it's", "don't", "we'll", "HTTPServer", "naïve", "日本語",
+	"emoji🎉", "123", "45678", "3.14", "a", "I", "x", ".", ",", "!", "?", ":", "`code`", "\"q\"", "(p)",
+	"--", "##", "\n", "\n\n", "\t", "  ", "'s", "'", "é", "Ünïcode", "rm -rf", "line\r\n", "under_score",
+	"CamelCase", "UPPER", "https://example.com/x", "<tag>", "&", "…", "—", "é", "ß", "ﬁ",
+}
+
+func randomText(r *rand.Rand) string {
+	var b strings.Builder
+	for n := 1 + r.IntN(20); n > 0; n-- {
+		b.WriteString(words[r.IntN(len(words))])
+		switch r.IntN(4) {
+		case 0, 1:
+			b.WriteByte(' ')
+		case 2:
+			if r.IntN(3) == 0 {
+				b.WriteString("\n")
+			}
+		}
+	}
+	return strings.TrimSpace(b.String())
+}
+
+func counters(t *testing.T) []Counter {
+	var out []Counter
+	for _, name := range []string{EncodingBytes, EncodingO200k, EncodingCl100k} {
+		c, err := NewCounter(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// TestTallyMatchesTokenizer: the count a Tally holds is the tokenizer's own
+// count of the whole prompt, before and after every removal, over random
+// fragments and joins.
+func TestTallyMatchesTokenizer(t *testing.T) {
+	for _, c := range counters(t) {
+		t.Run(c.Encoding(), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(11, 12))
+			b := &Budget{Counter: c, Cache: NewCache(1 << 12)}
+			for trial := range 150 {
+				var texts []string
+				var pieces []Piece
+				for n := 1 + r.IntN(12); n > 0; n-- {
+					s := randomText(r)
+					if s == "" {
+						continue
+					}
+					texts = append(texts, s)
+					pieces = append(pieces, Piece{Text: s, Key: digest.String(s)})
+				}
+				tally := b.NewTally(pieces, "\n\n")
+				alive := make([]bool, len(texts))
+				for i := range alive {
+					alive[i] = true
+				}
+				check := func(step string) {
+					var kept []string
+					for i, a := range alive {
+						if a {
+							kept = append(kept, texts[i])
+						}
+					}
+					whole := strings.Join(kept, "\n\n")
+					if want := c.Count(whole); tally.Count() != want {
+						t.Fatalf("trial %d, %s: tally %d, tokenizer %d for %q", trial, step, tally.Count(), want, whole)
+					}
+				}
+				check("start")
+				for _, i := range r.Perm(len(texts)) {
+					tally.Remove(i)
+					alive[i] = false
+					check("after removing " + texts[i])
+				}
+			}
+		})
+	}
+}
+
+// The counters agree with tiktoken-go's own count.
+func TestCountersMatchTiktoken(t *testing.T) {
+	text := "Keep the todo list current: add a task before you start it.\n\n日本語 🎉 it's 12345"
+	for _, enc := range []string{EncodingO200k, EncodingCl100k} {
+		c, _ := NewCounter(enc)
+		codec, err := tokenizer.Get(tokenizer.Encoding(enc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := codec.Count(text)
+		if got := c.Count(text); got != want || got == 0 {
+			t.Errorf("%s: %d, tiktoken %d", enc, got, want)
+		}
+	}
+	if _, err := NewCounter("p50k"); err == nil {
+		t.Error("NewCounter accepted an unknown encoding")
+	}
+}
+
+func TestShedSequence(t *testing.T) {
+	b, err := New(Bytes(), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cands := []Candidate{
+		{0, fragment.Binding, 0},
+		{1, fragment.Craft, 0},
+		{2, fragment.Considered, 5},
+		{3, fragment.Generated, 1},
+		{4, fragment.Considered, 1},
+		{5, fragment.Considered, 1},
+		{6, fragment.Generated, 0},
+	}
+	var got []int
+	for _, c := range b.ShedSequence(cands) {
+		got = append(got, c.Index)
+	}
+	// considered (rank 1: later first, then rank 5), generated (rank 0, 1), craft; never binding
+	if diff := cmp.Diff([]int{5, 4, 2, 6, 3, 1}, got); diff != "" {
+		t.Errorf("shed sequence (-want +got):\n%s", diff)
+	}
+}
+
+func TestBudgetChecks(t *testing.T) {
+	tests := []struct {
+		name string
+		b    Budget
+	}{
+		{"binding in the order", Budget{Counter: Bytes(), Total: 5, ShedOrder: []fragment.Register{fragment.Craft, fragment.Binding}}},
+		{"register twice", Budget{Counter: Bytes(), Total: 5, ShedOrder: []fragment.Register{fragment.Craft, fragment.Craft}}},
+		{"no counter", Budget{Total: 5}},
+		{"negative total", Budget{Counter: Bytes(), Total: -1}},
+	}
+	for _, tt := range tests {
+		if err := tt.b.Check(); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: Check = %v", tt.name, err)
+		}
+	}
+	if _, err := New(Bytes(), 5, fragment.Binding); !errors.Is(err, ErrInvalid) {
+		t.Errorf("New with binding = %v", err)
+	}
+}
+
+func TestCacheIsBounded(t *testing.T) {
+	c := NewCache(3)
+	b := &Budget{Counter: Bytes(), Cache: c}
+	count := func(s string) int { return b.count(cacheKey{kind: textKey, text: s}, func() string { return s }) }
+	for _, s := range []string{"a", "bb", "ccc", "dddd", "a"} {
+		if n := count(s); n != len(s) {
+			t.Errorf("count(%q) = %d", s, n)
+		}
+	}
+	hits, misses, entries := c.Stats()
+	if entries != 3 || misses != 5 || hits != 0 {
+		t.Errorf("stats: %d hits, %d misses, %d entries (a was evicted before its second use)", hits, misses, entries)
+	}
+	count("dddd")
+	if hits, _, _ := c.Stats(); hits != 1 {
+		t.Errorf("a recent entry was not a hit")
+	}
+}

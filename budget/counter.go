@@ -1,0 +1,91 @@
+// Package budget counts prompts in bytes or in real tokens, offline, and
+// decides what to shed when a prompt is over its budget: by register
+// (never binding), then rank, then later-first.
+//
+// Counting is done once per distinct text: a bounded cache keyed by content
+// digest remembers counts across calls, and a Tally keeps the exact count of
+// a whole prompt as fragments leave it, recounting only a few words around
+// each join (see Tally).
+package budget
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/tiktoken-go/tokenizer"
+)
+
+// Counter counts a text. Implementations are safe for concurrent use.
+type Counter interface {
+	// Encoding names what is counted: "bytes", "o200k_base", "cl100k_base".
+	Encoding() string
+	// Count returns the size of s.
+	Count(s string) int
+}
+
+// The encodings NewCounter knows.
+const (
+	EncodingBytes  = "bytes"
+	EncodingO200k  = "o200k_base"
+	EncodingCl100k = "cl100k_base"
+)
+
+// Bytes counts bytes.
+func Bytes() Counter { return bytesCounter{} }
+
+type bytesCounter struct{}
+
+func (bytesCounter) Encoding() string   { return EncodingBytes }
+func (bytesCounter) Count(s string) int { return len(s) }
+
+// NewCounter returns the counter of an encoding: bytes, o200k_base or
+// cl100k_base. Token vocabularies are compiled into the binary: nothing is
+// downloaded.
+func NewCounter(encoding string) (Counter, error) {
+	switch encoding {
+	case EncodingBytes:
+		return Bytes(), nil
+	case EncodingO200k, EncodingCl100k:
+		return tokenCounter(encoding)
+	}
+	return nil, fmt.Errorf("unknown counter %q (want bytes, o200k_base or cl100k_base)", encoding)
+}
+
+// A tokenizer codec is expensive to build (its vocabulary is a large map);
+// one per encoding is shared, and it is safe for concurrent use.
+var (
+	codecsMu sync.Mutex
+	codecs   = map[string]Counter{}
+)
+
+func tokenCounter(encoding string) (Counter, error) {
+	codecsMu.Lock()
+	defer codecsMu.Unlock()
+	if c, ok := codecs[encoding]; ok {
+		return c, nil
+	}
+	codec, err := tokenizer.Get(tokenizer.Encoding(encoding))
+	if err != nil {
+		return nil, fmt.Errorf("counter %s: %w", encoding, err)
+	}
+	c := tokens{encoding: encoding, codec: codec}
+	codecs[encoding] = c
+	return c, nil
+}
+
+type tokens struct {
+	encoding string
+	codec    tokenizer.Codec
+}
+
+func (t tokens) Encoding() string { return t.encoding }
+
+func (t tokens) Count(s string) int {
+	n, err := t.codec.Count(s)
+	if err != nil {
+		// Only the strict error mode fails, and it is not set: the input is
+		// valid UTF-8 (options are checked) and is counted as it is.
+		panic("budget: tokenizer: " + err.Error())
+	}
+	return n
+}
