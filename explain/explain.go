@@ -10,13 +10,14 @@
 package explain
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/promptloom/promptloom/budget"
-	"github.com/promptloom/promptloom/gating"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/options"
 	"github.com/promptloom/promptloom/reducer"
+	"github.com/promptloom/promptloom/stage"
 )
 
 // Explanation is the system prompt and the account of every fragment. Its
@@ -35,6 +36,11 @@ type Explanation struct {
 	Budget *reducer.Fit `json:"budget,omitempty"`
 	// Lint holds the warnings of Lint when the caller asked for them.
 	Lint []Warning `json:"lint,omitempty"`
+	// Reminders is the trailing user message the reminders render to, with
+	// a provenance row each; the system string does not hold them.
+	Reminders *RenderedReminders `json:"reminders,omitempty"`
+	// Traces records every stage of the run, in order.
+	Traces []stage.Trace `json:"traces,omitempty"`
 
 	// Manifest is the prompt's context manifest; Reduction the reducer's
 	// output it was built from.
@@ -74,8 +80,25 @@ func (e *Explanation) Text() string {
 type Option func(*config)
 
 type config struct {
-	parse  []options.ParseOption
-	budget *budget.Budget
+	parse   []options.ParseOption
+	budget  *budget.Budget
+	project string
+	envHas  func(string) bool
+	stages  []stage.Stage
+}
+
+// WithProject adds the project profile of dir: its signals become
+// capabilities, and its capability-gated fragments join the profile's.
+// envHas reports whether a credential variable is set (nil: the process
+// environment); only names are ever looked at.
+func WithProject(dir string, envHas func(name string) bool) Option {
+	return func(c *config) { c.project, c.envHas = dir, envHas }
+}
+
+// WithStages adds the caller's stages to the pipeline; they may not replace
+// a core stage or take a kernel id.
+func WithStages(s ...stage.Stage) Option {
+	return func(c *config) { c.stages = append(c.stages, s...) }
 }
 
 // WithBudget holds the prompt to a budget (see reducer.WithBudget).
@@ -109,9 +132,15 @@ func FromOptions(o *options.Options, opts ...Option) (*Explanation, error) {
 	if cfg.budget != nil {
 		ropts = append(ropts, reducer.WithBudget(cfg.budget))
 	}
-	frags := o.Fragments()
-	active := gating.NewActive(o.ActiveTools(), o.AllCapabilities())
-	r, err := reducer.Reduce(frags, active, ropts...)
+	plan, err := corePlan(o, cfg)
+	if err != nil {
+		return nil, err
+	}
+	run, err := plan.Run(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	r, err := reducer.Reduce(run.Fragments, activeSet(run.Snapshot), ropts...)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +148,13 @@ func FromOptions(o *options.Options, opts ...Option) (*Explanation, error) {
 	if o.ActorChain != nil {
 		m.ActorChain = o.ActorChain
 	}
-	return New(r, m)
+	e, err := New(r, m)
+	if err != nil {
+		return nil, err
+	}
+	e.Traces = run.Traces
+	e.Reminders, _ = stage.Lookup[*RenderedReminders](run.Snapshot, ResolvedReminders)
+	return e, nil
 }
 
 // New explains a reduction whose manifest is m. It fails when m does not

@@ -74,3 +74,13 @@ func shortDigest(d string) string {
 	}
 	return d
 }
+
+// WriteTraces writes one line per stage of the run.
+func (e *Explanation) WriteTraces(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "STAGE\tCAPABILITY\tKIND\tSTATUS\tREASON")
+	for _, t := range e.Traces {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.StageID, t.Capability, t.Kind, t.Status, t.Reason)
+	}
+	return tw.Flush()
+}

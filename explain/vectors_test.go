@@ -66,17 +66,17 @@ func TestVectors(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Explain: %v", err)
 			}
-			if diff := cmp.Diff(v.Expect, project(t, e, v.Expect)); diff != "" {
+			if diff := cmp.Diff(v.Expect, projectKeys(t, e, v.Expect)); diff != "" {
 				t.Errorf("explanation differs from the vector (-want +got):\n%s", diff)
 			}
 		})
 	}
 }
 
-// project returns e's JSON form cut down to the keys the vector names, so
+// projectKeys returns e's JSON form cut down to the keys the vector names, so
 // that extra keys (offset, producer, ...) are allowed, as the conformance
 // README says.
-func project(t *testing.T, e *Explanation, want map[string]any) map[string]any {
+func projectKeys(t *testing.T, e *Explanation, want map[string]any) map[string]any {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := e.WriteJSON(&buf); err != nil {

@@ -46,6 +46,10 @@ type Options struct {
 	Tools        []Tool
 	Capabilities []string
 
+	// Reminders is the reminders option: directives injected in order,
+	// rendered outside the system string.
+	Reminders []Reminder
+
 	// CallRole is call_role or mock_scope; "unattributed" when neither is set.
 	CallRole string
 	// ActorChain is actor_chain as given (JSON), or nil.
@@ -88,6 +92,17 @@ type ProfilePart struct {
 	Body          string
 	RequiresTools []string
 	RequiresCaps  []string
+}
+
+// Reminder is one item of the reminders option.
+type Reminder struct {
+	Index             int
+	Body              string
+	Tags              []string
+	DedupeKey         string
+	TTLTurns          int
+	PreserveOnCompact bool
+	Authority         string
 }
 
 // Tool is one declared tool. A tool is active unless Active is false; an
@@ -260,5 +275,6 @@ func (o *Options) Clone() *Options {
 	c.ProfileCaps = slices.Clone(o.ProfileCaps)
 	c.Tools = slices.Clone(o.Tools)
 	c.Capabilities = slices.Clone(o.Capabilities)
+	c.Reminders = slices.Clone(o.Reminders)
 	return &c
 }

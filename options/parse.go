@@ -63,6 +63,8 @@ func Parse(data []byte, opts ...ParseOption) (*Options, error) {
 			caps, err := parseCaps(v, "capabilities")
 			o.Capabilities = caps
 			return err
+		case "reminders":
+			return o.parseReminders(v)
 		case "call_role":
 			callRole = v
 			return nil
@@ -345,6 +347,66 @@ func parseProfilePart(v gjson.Result, i int) (ProfilePart, error) {
 	}
 	p.Body, err = body.get(path, v.Index)
 	return p, err
+}
+
+func (o *Options) parseReminders(v gjson.Result) error {
+	if v.Type == gjson.Null {
+		return nil
+	}
+	if !v.IsArray() {
+		return errorf(ErrType, "reminders", v.Index, "must be a list, got %s", kind(v))
+	}
+	i := 0
+	var err error
+	v.ForEach(func(_, item gjson.Result) bool {
+		var r Reminder
+		r, err = parseReminder(item, i)
+		o.Reminders = append(o.Reminders, r)
+		i++
+		return err == nil
+	})
+	return err
+}
+
+func parseReminder(v gjson.Result, i int) (Reminder, error) {
+	path := index("reminders", i)
+	r := Reminder{Index: i}
+	if !v.IsObject() {
+		return r, errorf(ErrType, path, v.Index, "must be an object {body, ...}, got %s", kind(v))
+	}
+	hasBody := false
+	err := eachKey(v, path, func(key string, val gjson.Result) error {
+		var err error
+		f := field(path, key)
+		switch key {
+		case "body":
+			hasBody = true
+			r.Body, err = reqString(val, f)
+		case "tags":
+			r.Tags, err = stringList(val, f)
+		case "dedupe_key":
+			r.DedupeKey, err = optString(val, f)
+		case "ttl_turns":
+			r.TTLTurns, err = parseRank(val, f)
+			if err == nil && r.TTLTurns < 0 {
+				err = errorf(ErrValue, f, val.Index, "must not be negative, got %d", r.TTLTurns)
+			}
+		case "preserve_on_compact":
+			r.PreserveOnCompact, err = optBool(val, f, false)
+		case "authority":
+			r.Authority, err = optString(val, f)
+			if err == nil && r.Authority != "" && r.Authority != "contract" && r.Authority != "corrective" && r.Authority != "advisory" {
+				err = errorf(ErrValue, f, val.Index, "must be contract, corrective or advisory, got %q", r.Authority)
+			}
+		default:
+			return unknownKey(path, key, val.Index, bodyHints)
+		}
+		return err
+	})
+	if err == nil && (!hasBody || isBlank(r.Body)) {
+		err = errorf(ErrMissing, path, v.Index, "a reminder needs a non-blank \"body\"")
+	}
+	return r, err
 }
 
 func (o *Options) parseTools(v gjson.Result) error {

@@ -11,6 +11,7 @@ import (
 	"github.com/promptloom/promptloom/gating"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/reducer"
+	"github.com/promptloom/promptloom/stage"
 )
 
 // Part is one piece of a role's context, as an assembler writes it: text in
@@ -66,6 +67,8 @@ type Context struct {
 	Fragments []fragment.Fragment
 	Reduction *reducer.Reduction
 	Manifest  *manifest.Manifest
+	// Traces records the stages of the assembly.
+	Traces []stage.Trace
 }
 
 // Assemble builds role's context from grant, a struct whose every field is a
@@ -76,12 +79,64 @@ type Context struct {
 // generated, and chronicle prose read but cited by no generated part. The
 // parts are then rendered to fragments (id = slot, producer = role) and
 // reduced; the manifest's segments carry each part's register, rank and
-// sources.
+// sources. The assembly runs as stages (provenance.grant, provenance.render,
+// kernel.prompt), so the context carries their traces; a refusal is a
+// *stage.Error naming provenance.grant, matchable with errors.Is.
 func Assemble[G any](ctx context.Context, role string, asm Assembler[G], grant G, opts ...AssembleOption) (*Context, error) {
 	cfg := assembleConfig{render: RenderLabelled}
 	for _, o := range opts {
 		o(&cfg)
 	}
+	plan, err := stage.NewPlan(
+		stage.Stage{ID: "provenance.grant", Capability: "provenance", Kind: stage.Resolution,
+			Handler: func(ctx context.Context, _ stage.Input) (any, error) {
+				a, err := assemble(ctx, role, asm, grant)
+				if err != nil {
+					return nil, err
+				}
+				return &stage.Resolved{Name: "assembled", Value: a,
+					Reason: fmt.Sprintf("%d part(s) citing what %d source(s) handed out", len(a.parts), len(a.read))}, nil
+			}},
+		stage.Stage{ID: "provenance.render", Capability: "provenance", Kind: stage.Compilation,
+			Handler: func(_ context.Context, in stage.Input) (any, error) {
+				a, _ := stage.Lookup[*assembled](in.Snapshot, "assembled")
+				return append(in.Fragments, cfg.render(role, a.parts)...), nil
+			}},
+		stage.KernelPrompt(),
+	)
+	if err != nil {
+		return nil, err
+	}
+	run, err := plan.Run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a, _ := stage.Lookup[*assembled](run.Snapshot, "assembled")
+	var ropts []reducer.Option
+	if cfg.budget != nil {
+		ropts = append(ropts, reducer.WithBudget(cfg.budget))
+	}
+	r, err := reducer.Reduce(run.Fragments, gating.Active{}, ropts...)
+	if err != nil {
+		return nil, fmt.Errorf("context of %s: %w", role, err)
+	}
+	m := manifest.New(r, role)
+	if err := manifest.Validate(m, r.System); err != nil {
+		return nil, fmt.Errorf("context of %s: %w", role, err)
+	}
+	return &Context{Role: role, Upto: a.upto, Parts: a.parts, Read: a.read, Fragments: run.Fragments,
+		Reduction: r, Manifest: m, Traces: run.Traces}, nil
+}
+
+// assembled is what the grant stage resolves: the parts, checked, and what
+// the grant handed out to build them.
+type assembled struct {
+	upto  int64
+	parts []Part
+	read  []Source
+}
+
+func assemble[G any](ctx context.Context, role string, asm Assembler[G], grant G) (*assembled, error) {
 	slices, err := grantSlices(grant)
 	if err != nil {
 		return nil, err
@@ -98,20 +153,7 @@ func Assemble[G any](ctx context.Context, role string, asm Assembler[G], grant G
 	if err := checkParts(parts, read); err != nil {
 		return nil, err
 	}
-	frags := cfg.render(role, parts)
-	var ropts []reducer.Option
-	if cfg.budget != nil {
-		ropts = append(ropts, reducer.WithBudget(cfg.budget))
-	}
-	r, err := reducer.Reduce(frags, gating.Active{}, ropts...)
-	if err != nil {
-		return nil, fmt.Errorf("context of %s: %w", role, err)
-	}
-	m := manifest.New(r, role)
-	if err := manifest.Validate(m, r.System); err != nil {
-		return nil, fmt.Errorf("context of %s: %w", role, err)
-	}
-	return &Context{Role: role, Upto: upto, Parts: parts, Read: read, Fragments: frags, Reduction: r, Manifest: m}, nil
+	return &assembled{upto: upto, parts: parts, read: read}, nil
 }
 
 var sliceType = reflect.TypeFor[Slice]()

@@ -3,6 +3,8 @@ package provenance
 import (
 	"slices"
 	"strings"
+
+	"github.com/promptloom/promptloom/stage"
 )
 
 // Description is a context as plain data, for golden tests and reports:
@@ -19,6 +21,8 @@ type Description struct {
 	Read []string `json:"read"`
 	// Prompt is the system prompt the context reduced to.
 	Prompt string `json:"prompt"`
+	// Traces are the stages of the assembly.
+	Traces []stage.Trace `json:"traces"`
 }
 
 // DescribedPart is one part of a Description.
@@ -36,7 +40,7 @@ type DescribedPart struct {
 // Describe returns the context as plain data.
 func (c *Context) Describe() Description {
 	d := Description{Role: c.Role, Upto: c.Upto, Parts: []DescribedPart{}, Shed: []string{},
-		Read: sourceStrings(c.Read), Prompt: c.Reduction.System}
+		Read: sourceStrings(c.Read), Prompt: c.Reduction.System, Traces: c.Traces}
 	rows := map[string]int{}
 	for i, r := range c.Reduction.Rows {
 		rows[r.Fragment.ID] = i

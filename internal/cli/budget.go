@@ -9,15 +9,22 @@ import (
 	"github.com/promptloom/promptloom/explain"
 )
 
-// budgetFlags adds --budget and --counter to a command. The returned
-// function gives the explain options they ask for: with --budget, hold the
-// prompt to N; with --counter alone, count without a limit.
-func budgetFlags(fs *flag.FlagSet) func() ([]explain.Option, error) {
+// pipelineFlags adds the flags that shape a prompt's pipeline to a command
+// (explain, manifest, diff): --project DIR, --budget N and --counter NAME.
+// The returned function gives the explain options they ask for: with
+// --budget, hold the prompt to N; with --counter alone, count without a
+// limit.
+func pipelineFlags(fs *flag.FlagSet) func() ([]explain.Option, error) {
+	projectDir := fs.String("project", "", "add the project profile of DIR: its signals become capabilities and gated fragments")
 	total := fs.Int("budget", -1, "hold the prompt to N bytes or tokens, shedding by register and rank")
 	counter := fs.String("counter", "", "what --budget counts: bytes, o200k_base (the default) or cl100k_base")
 	return func() ([]explain.Option, error) {
+		var opts []explain.Option
+		if *projectDir != "" {
+			opts = append(opts, explain.WithProject(*projectDir, nil))
+		}
 		if *total < 0 && *counter == "" {
-			return nil, nil
+			return opts, nil
 		}
 		name := *counter
 		if name == "" {
@@ -35,6 +42,6 @@ func budgetFlags(fs *flag.FlagSet) func() ([]explain.Option, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []explain.Option{explain.WithBudget(b)}, nil
+		return append(opts, explain.WithBudget(b)), nil
 	}
 }

@@ -8,7 +8,7 @@ import (
 )
 
 func init() {
-	register("diff", "diff [--format text|json|html] A [B] [--without-tool N] [--with-tool N] [--with-cap N] [--without-cap N] [--budget N] [--counter NAME]", runDiff)
+	register("diff", "diff [--format text|json|html] A [B] [--without-tool N] [--with-tool N] [--with-cap N] [--without-cap N] [--project DIR] [--budget N] [--counter NAME]", runDiff)
 }
 
 // change is one flag-derived edit of B, in the order given.
@@ -26,14 +26,14 @@ func runDiff(e *env, args []string) int {
 			return nil
 		})
 	}
-	budgetOpts := budgetFlags(fs)
+	pipelineOpts := pipelineFlags(fs)
 	pos, err := parseInterleaved(fs, args)
 	if err == nil {
 		err = oneOf("format", *format, "text", "json", "html")
 	}
 	var opts []explain.Option
 	if err == nil {
-		opts, err = budgetOpts()
+		opts, err = pipelineOpts()
 	}
 	if err != nil {
 		return e.flagError("diff", err)

@@ -9,8 +9,8 @@ import (
 )
 
 func init() {
-	register("explain", "explain [--format text|json|html|raw] [--lint] [--budget N] [--counter NAME] [FILE|-]", runExplain)
-	register("manifest", "manifest [--hash] [--budget N] [--counter NAME] [FILE|-]", runManifest)
+	register("explain", "explain [--format text|json|html|raw] [--lint] [--traces] [--project DIR] [--budget N] [--counter NAME] [FILE|-]", runExplain)
+	register("manifest", "manifest [--hash] [--project DIR] [--budget N] [--counter NAME] [FILE|-]", runManifest)
 }
 
 // explainFile reads options from a file (or stdin) and explains them.
@@ -37,14 +37,15 @@ func runExplain(e *env, args []string) int {
 	fs := newFlags(e, "explain")
 	format := fs.String("format", "text", "text, json, html, or raw (the prompt's exact bytes)")
 	lint := fs.Bool("lint", false, "warn about gated fragments that split the prompt cache")
-	budgetOpts := budgetFlags(fs)
+	traces := fs.Bool("traces", false, "with --format text, list every stage of the run")
+	pipelineOpts := pipelineFlags(fs)
 	pos, err := parseInterleaved(fs, args)
 	if err == nil {
 		err = oneOf("format", *format, "text", "json", "html", "raw")
 	}
 	var opts []explain.Option
 	if err == nil {
-		opts, err = budgetOpts()
+		opts, err = pipelineOpts()
 	}
 	if err != nil {
 		return e.flagError("explain", err)
@@ -72,6 +73,9 @@ func runExplain(e *env, args []string) int {
 		_, err = io.WriteString(e.stdout, x.Text())
 	default:
 		err = x.WriteText(e.stdout)
+		if err == nil && *traces {
+			err = x.WriteTraces(e.stdout)
+		}
 	}
 	if err != nil {
 		return e.fail("explain: %v", err)
@@ -82,11 +86,11 @@ func runExplain(e *env, args []string) int {
 func runManifest(e *env, args []string) int {
 	fs := newFlags(e, "manifest")
 	hash := fs.Bool("hash", false, "print the content hash alone")
-	budgetOpts := budgetFlags(fs)
+	pipelineOpts := pipelineFlags(fs)
 	pos, err := parseInterleaved(fs, args)
 	var opts []explain.Option
 	if err == nil {
-		opts, err = budgetOpts()
+		opts, err = pipelineOpts()
 	}
 	if err != nil {
 		return e.flagError("manifest", err)

@@ -1,0 +1,328 @@
+// Package project reads a project directory's signals into capabilities and
+// capability-gated profile fragments: the context profile a harness would
+// otherwise write by hand.
+//
+// It looks at go.mod, Cargo.toml, package.json (and tsconfig.json),
+// pyproject.toml, the git remotes in .git/config, and the names of
+// credential variables in the environment. Only names: the value of a
+// credential is never read into anything promptloom keeps, and a remote URL
+// is reduced to its host and owner/repo, so a token in it goes nowhere.
+package project
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/promptloom/promptloom/fragment"
+	"github.com/promptloom/promptloom/stage"
+	"github.com/tidwall/gjson"
+)
+
+// Profile is what a project's signals say.
+type Profile struct {
+	// Caps are the capabilities the signals set, sorted.
+	Caps []string `json:"caps"`
+	// Signals say which file or variable set each capability.
+	Signals []Signal `json:"signals"`
+	// Fragments are the profile's prompt fragments, each gated on the
+	// capability it describes.
+	Fragments []fragment.Fragment `json:"-"`
+}
+
+// Signal is one capability and where it came from.
+type Signal struct {
+	Cap  string `json:"cap"`
+	From string `json:"from"`
+}
+
+// ErrNotADirectory is returned for a project path that is not a directory.
+var ErrNotADirectory = errors.New("project path is not a directory")
+
+// maxFileBytes bounds what is read of each signal file.
+const maxFileBytes = 1 << 20
+
+// credentials maps environment variable names to capabilities. Only the
+// presence of the name is looked at.
+var credentials = []struct{ env, cap, what string }{
+	{"GITHUB_TOKEN", "credential.github", "a GitHub token"},
+	{"GH_TOKEN", "credential.github", "a GitHub token"},
+	{"GITLAB_TOKEN", "credential.gitlab", "a GitLab token"},
+	{"OPENAI_API_KEY", "credential.openai", "an OpenAI API key"},
+	{"ANTHROPIC_API_KEY", "credential.anthropic", "an Anthropic API key"},
+	{"AWS_ACCESS_KEY_ID", "credential.aws", "AWS credentials"},
+	{"NPM_TOKEN", "credential.npm", "an npm token"},
+	{"HF_TOKEN", "credential.huggingface", "a Hugging Face token"},
+}
+
+// EnvHas reports whether an environment variable is set. Its value is
+// looked up by the runtime and dropped here: it never leaves this function.
+func EnvHas(name string) bool {
+	_, ok := os.LookupEnv(name)
+	return ok
+}
+
+// Detect reads dir's signals. has reports whether an environment variable
+// is set (EnvHas, or a fake in tests).
+func Detect(dir string, has func(name string) bool) (*Profile, error) {
+	info, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("project: %w", err)
+	}
+	if !info.IsDir() {
+		return nil, fmt.Errorf("project: %w: %s", ErrNotADirectory, dir)
+	}
+	p := &Profile{}
+	d := detector{dir: dir, p: p}
+	d.goModule()
+	d.rustCrate()
+	d.nodePackage()
+	d.pythonProject()
+	d.git()
+	seen := map[string]bool{}
+	for _, c := range credentials {
+		if has(c.env) && !seen[c.env] {
+			seen[c.env] = true
+			d.add(c.cap, "$"+c.env, "cred:"+c.env,
+				fmt.Sprintf("%s is available to tools as $%s: use it through the tools that need it (gh, git, the SDK), never print, echo or log it.",
+					capitalize(c.what), c.env))
+		}
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	slices.Sort(p.Caps)
+	p.Caps = slices.Compact(p.Caps)
+	return p, nil
+}
+
+type detector struct {
+	dir string
+	p   *Profile
+	err error
+}
+
+// add records a capability, where it came from, and a fragment gated on it.
+func (d *detector) add(cap, from, id, body string) {
+	d.p.Caps = append(d.p.Caps, cap)
+	d.p.Signals = append(d.p.Signals, Signal{Cap: cap, From: from})
+	if body != "" {
+		d.p.Fragments = append(d.p.Fragments, fragment.Fragment{
+			ID: "profile:" + id, Source: "project", Body: body, RequiresCaps: []string{cap},
+		})
+	}
+}
+
+// read returns a file's first maxFileBytes, or nil when it does not exist.
+func (d *detector) read(name string) []byte {
+	f, err := os.Open(filepath.Join(d.dir, name))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		if d.err == nil {
+			d.err = fmt.Errorf("project: %w", err)
+		}
+		return nil
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxFileBytes))
+	if err != nil && d.err == nil {
+		d.err = fmt.Errorf("project: %s: %w", name, err)
+	}
+	if b == nil {
+		b = []byte{}
+	}
+	return b
+}
+
+// safeName keeps a name taken from a file only if it looks like one: a
+// module path or package name, nothing that could smuggle text into the
+// prompt.
+var safeName = regexp.MustCompile(`^[A-Za-z0-9@][A-Za-z0-9._/@+-]{0,199}$`)
+
+// quoted is " (`name`)" for a safe name, "" for any other.
+func quoted(name string) string {
+	if safeName.MatchString(name) {
+		return " (`" + name + "`)"
+	}
+	return ""
+}
+
+func (d *detector) goModule() {
+	b := d.read("go.mod")
+	if b == nil {
+		return
+	}
+	module := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "module" {
+			module = strings.Trim(f[1], `"`)
+			break
+		}
+	}
+	d.add("language.go", "go.mod", "go", "This project is a Go module"+quoted(module)+
+		": build with `go build ./...` and run `go test ./...` before you report success.")
+}
+
+func (d *detector) rustCrate() {
+	b := d.read("Cargo.toml")
+	if b == nil {
+		return
+	}
+	name := tomlValue(b, "package", "name")
+	d.add("language.rust", "Cargo.toml", "rust", "This project is a Rust crate"+quoted(name)+
+		": build with `cargo build` and run `cargo test` before you report success.")
+}
+
+func (d *detector) nodePackage() {
+	b := d.read("package.json")
+	if b == nil {
+		return
+	}
+	pkg := gjson.ParseBytes(b)
+	name := pkg.Get("name").String()
+	ts := d.read("tsconfig.json") != nil || pkg.Get("dependencies.typescript").Exists() ||
+		pkg.Get("devDependencies.typescript").Exists()
+	if ts {
+		d.add("language.typescript", "package.json", "typescript", "This project is a TypeScript package"+quoted(name)+
+			": type-check with `npx tsc --noEmit` and run `npm test` before you report success.")
+		return
+	}
+	d.add("language.javascript", "package.json", "javascript", "This project is a JavaScript package"+quoted(name)+
+		": run `npm test` before you report success.")
+}
+
+func (d *detector) pythonProject() {
+	b := d.read("pyproject.toml")
+	if b == nil {
+		return
+	}
+	name := tomlValue(b, "project", "name")
+	if name == "" {
+		name = tomlValue(b, "tool.poetry", "name")
+	}
+	d.add("language.python", "pyproject.toml", "python", "This project is a Python project"+quoted(name)+
+		": run its tests with `python -m pytest` before you report success.")
+}
+
+// git reads .git/config: a repository, and the forge of its remotes. Only
+// the host and owner/repo of a remote URL are kept.
+func (d *detector) git() {
+	b := d.read(filepath.Join(".git", "config"))
+	if b == nil {
+		return
+	}
+	d.add("vcs.git", ".git", "git", "The project is a git repository: commit with a one-line summary and a body that says why.")
+	forges := map[string]bool{}
+	for _, url := range gitRemoteURLs(b) {
+		host, repo := remoteHostRepo(url)
+		var cap, id, forge string
+		switch host {
+		case "github.com":
+			cap, id, forge = "forge.github", "github", "GitHub"
+		case "gitlab.com":
+			cap, id, forge = "forge.gitlab", "gitlab", "GitLab"
+		default:
+			continue
+		}
+		if forges[cap] {
+			continue
+		}
+		forges[cap] = true
+		d.add(cap, ".git/config", id, "Its remote is on "+forge+quoted(repo)+": refer to issues and pull requests by number.")
+	}
+}
+
+// gitRemoteURLs returns the url values of [remote ...] sections.
+func gitRemoteURLs(config []byte) []string {
+	var out []string
+	inRemote := false
+	sc := bufio.NewScanner(bytes.NewReader(config))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, "[") {
+			inRemote = strings.HasPrefix(line, "[remote ")
+			continue
+		}
+		if k, v, ok := strings.Cut(line, "="); inRemote && ok && strings.TrimSpace(k) == "url" {
+			out = append(out, strings.TrimSpace(v))
+		}
+	}
+	return out
+}
+
+// remoteHostRepo reduces a remote URL to its host and owner/repo, dropping
+// any userinfo (a token in https://user:token@host/... goes nowhere).
+func remoteHostRepo(url string) (host, repo string) {
+	rest := url
+	if _, after, ok := strings.Cut(url, "://"); ok {
+		rest = after
+		if at := strings.LastIndex(strings.SplitN(rest, "/", 2)[0], "@"); at >= 0 {
+			rest = rest[at+1:]
+		}
+		host, repo, _ = strings.Cut(rest, "/")
+	} else if at := strings.Index(rest, "@"); at >= 0 { // git@github.com:owner/repo.git
+		host, repo, _ = strings.Cut(rest[at+1:], ":")
+	}
+	host = strings.ToLower(strings.Split(host, ":")[0])
+	return host, strings.TrimSuffix(strings.Trim(repo, "/"), ".git")
+}
+
+// tomlValue finds key = "value" in [section] of a TOML file (enough for a
+// package name; no TOML library is needed for one string).
+func tomlValue(b []byte, section, key string) string {
+	in := false
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") {
+			in = line == "["+section+"]"
+			continue
+		}
+		if k, v, ok := strings.Cut(line, "="); in && ok && strings.TrimSpace(k) == key {
+			return strings.Trim(strings.TrimSpace(v), `"'`)
+		}
+	}
+	return ""
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// Resolution returns the resolution stage that detects dir's profile and
+// resolves it as "project".
+func Resolution(dir string, has func(string) bool) stage.Stage {
+	return stage.Stage{ID: "project.detect", Capability: "project", Kind: stage.Resolution,
+		Handler: func(context.Context, stage.Input) (any, error) {
+			p, err := Detect(dir, has)
+			if err != nil {
+				return nil, err
+			}
+			return &stage.Resolved{Name: "project", Value: p, Reason: "caps " + strings.Join(p.Caps, ", ")}, nil
+		}}
+}
+
+// Compilation returns the compilation stage that appends the resolved
+// profile's fragments.
+func Compilation() stage.Stage {
+	return stage.Stage{ID: "project.profile", Capability: "project", Kind: stage.Compilation,
+		Handler: func(_ context.Context, in stage.Input) (any, error) {
+			p, ok := stage.Lookup[*Profile](in.Snapshot, "project")
+			if !ok || len(p.Fragments) == 0 {
+				return nil, nil
+			}
+			return append(in.Fragments, p.Fragments...), nil
+		}}
+}
