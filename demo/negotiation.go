@@ -2,11 +2,14 @@ package demo
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/fragment"
+	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/provenance"
 	"github.com/promptloom/promptloom/provenance/eventlog"
 )
@@ -31,20 +34,18 @@ const (
 	KindRemark    = "remark"
 )
 
-// Model answers a party's call: the prompt it was shown in, its reply out.
-type Model interface {
-	Reply(ctx context.Context, call CallInfo) (string, error)
-}
+// Budget is what each party's prompt is held to, in bytes: the later
+// rounds must shed, by register and rank, which is what makes an
+// assembler's ranks part of what a replay checks.
+const Budget = 1100
 
-// CallInfo is what a model is asked: who calls, in which round, with which
-// prompt and manifest.
-type CallInfo struct {
-	Role   string
-	Round  int
-	Seq    int64
-	System string
-	// ManifestHash is the content hash of the call's context manifest.
-	ManifestHash string
+// Settings vary a run.
+type Settings struct {
+	// Journal, when set, records every call (it validates each manifest
+	// against the bytes sent first).
+	Journal *journal.Journal
+	// Ranks overrides the rank of the parts in the named slots.
+	Ranks map[string]int
 }
 
 // Call is one party's turn: its context and the reply.
@@ -79,7 +80,7 @@ type Grant struct {
 
 // RunNegotiation runs the three rounds over store (which must be empty),
 // asking model for every reply.
-func RunNegotiation(ctx context.Context, store eventlog.Store, model Model) (*Negotiation, error) {
+func RunNegotiation(ctx context.Context, store eventlog.Store, model journal.Model, set Settings) (*Negotiation, error) {
 	if head, err := store.Head(ctx); err != nil {
 		return nil, err
 	} else if head != 0 {
@@ -97,9 +98,9 @@ func RunNegotiation(ctx context.Context, store eventlog.Store, model Model) (*Ne
 			if err := proj.CatchUp(ctx); err != nil {
 				return nil, err
 			}
-			call, err := takeTurn(ctx, store, beliefs, chronicle, model, party, round)
+			call, err := takeTurn(ctx, store, beliefs, chronicle, model, set, party, round)
 			if err != nil {
-				return nil, fmt.Errorf("round %d, %s: %w", round, party, err)
+				return nil, err // journal and pin errors name the call
 			}
 			n.Calls = append(n.Calls, call)
 			if round == 1 && party == "uk" {
@@ -122,7 +123,7 @@ func RunNegotiation(ctx context.Context, store eventlog.Store, model Model) (*Ne
 }
 
 func takeTurn(ctx context.Context, store eventlog.Store, beliefs *provenance.Beliefs, chronicle *provenance.Chronicle,
-	model Model, party string, round int) (Call, error) {
+	model journal.Model, set Settings, party string, round int) (Call, error) {
 	head, err := store.Head(ctx)
 	if err != nil {
 		return Call{}, err
@@ -133,18 +134,28 @@ func takeTurn(ctx context.Context, store eventlog.Store, beliefs *provenance.Bel
 		Chronicle: provenance.NewChronicleSlice(store, chronicle, head, func(e eventlog.Envelope) bool { return e.VisibleTo(party) }),
 		Brief:     provenance.NewGiven("brief", head, briefs[party]),
 	}
-	c, err := provenance.Assemble(ctx, party, assembleParty(party, round), grant)
+	b, err := budget.New(budget.Bytes(), Budget)
 	if err != nil {
 		return Call{}, err
 	}
-	hash, err := c.Manifest.ContentHash()
+	c, err := provenance.Assemble(ctx, party, assembleParty(party, round, set.Ranks), grant, provenance.WithBudget(b))
 	if err != nil {
 		return Call{}, err
 	}
-	reply, err := model.Reply(ctx, CallInfo{Role: party, Round: round, Seq: head, System: c.Reduction.System, ManifestHash: hash})
+	messages, _ := json.Marshal([]map[string]string{{"role": "user",
+		"content": fmt.Sprintf("Round %d of %d: your offer, %s?", round, Rounds, strings.ToUpper(party))}})
+	req := journal.Request{Call: fmt.Sprintf("round-%d/%s", round, party), System: c.Reduction.System,
+		Manifest: c.Manifest, Messages: messages}
+	var resp journal.Response
+	if set.Journal != nil {
+		resp, err = set.Journal.Call(ctx, model, req)
+	} else {
+		resp, err = model.Complete(ctx, req)
+	}
 	if err != nil {
 		return Call{}, err
 	}
+	reply := resp.Text
 	_, err = store.Append(ctx,
 		eventlog.Draft{Kind: KindOffer, Actor: party, Payload: map[string]any{"round": round, "text": reply}},
 		eventlog.Draft{Kind: provenance.KindBeliefHeld, Actor: party, Audience: []string{party},
@@ -167,53 +178,63 @@ var afterthoughts = map[string][]string{
 // assembleParty writes a party's parts: the brief (binding), the offers and
 // remarks it may see (considered), its beliefs (considered), the chronicle
 // (generated), and a style note (craft).
-func assembleParty(party string, round int) provenance.Assembler[Grant] {
+func assembleParty(party string, round int, ranks map[string]int) provenance.Assembler[Grant] {
 	return func(ctx context.Context, g Grant) ([]provenance.Part, error) {
-		parts := []provenance.Part{{
-			Slot: "brief", Register: fragment.Binding,
-			Text: g.Brief.Value(), Cites: []provenance.Source{provenance.GivenSource("brief")},
-		}}
-		evs, err := g.Log.Events(ctx, KindOffer, KindRemark)
-		if err != nil {
-			return nil, err
-		}
-		var lines []string
-		var cites []provenance.Source
-		for _, e := range evs {
-			var p struct {
-				Round int    `json:"round"`
-				Text  string `json:"text"`
+		parts, err := partsOf(ctx, g, party, round)
+		for i := range parts {
+			if r, ok := ranks[parts[i].Slot]; ok {
+				parts[i].Rank = r
 			}
-			if err := e.Decode(&p); err != nil {
-				return nil, err
-			}
-			if e.Kind == KindRemark {
-				lines = append(lines, fmt.Sprintf("- overheard from %s: %s", strings.ToUpper(e.Actor), p.Text))
-			} else {
-				lines = append(lines, fmt.Sprintf("- round %d, %s: %s", p.Round, strings.ToUpper(e.Actor), p.Text))
-			}
-			cites = append(cites, provenance.EventSource(e.Seq))
 		}
-		if len(lines) > 0 {
-			parts = append(parts, provenance.Part{Slot: "record", Register: fragment.Considered, Rank: 2,
-				Text: "What has been said:\n" + strings.Join(lines, "\n"), Cites: cites})
-		}
-		held, err := g.Beliefs.Beliefs(party)
-		if err != nil {
-			return nil, err
-		}
-		for _, b := range held {
-			parts = append(parts, provenance.Part{Slot: "belief:" + b.ID, Register: fragment.Considered, Rank: 1,
-				Text: "You believe: " + b.Text, Cites: []provenance.Source{provenance.BeliefSource(b.ID)}})
-		}
-		for _, s := range g.Chronicle.Sections() {
-			parts = append(parts, provenance.Part{Slot: "chronicle:" + s.ID, Register: fragment.Generated,
-				Text: s.Text, Cites: []provenance.Source{provenance.SectionSource(s.ID)}})
-		}
-		parts = append(parts, provenance.Part{Slot: "style", Register: fragment.Craft,
-			Text: fmt.Sprintf("This is round %d of %d. Answer in one or two sentences and name a percentage.", round, Rounds)})
-		return parts, nil
+		return parts, err
 	}
+}
+
+func partsOf(ctx context.Context, g Grant, party string, round int) ([]provenance.Part, error) {
+	parts := []provenance.Part{{
+		Slot: "brief", Register: fragment.Binding,
+		Text: g.Brief.Value(), Cites: []provenance.Source{provenance.GivenSource("brief")},
+	}}
+	evs, err := g.Log.Events(ctx, KindOffer, KindRemark)
+	if err != nil {
+		return nil, err
+	}
+	var lines []string
+	var cites []provenance.Source
+	for _, e := range evs {
+		var p struct {
+			Round int    `json:"round"`
+			Text  string `json:"text"`
+		}
+		if err := e.Decode(&p); err != nil {
+			return nil, err
+		}
+		if e.Kind == KindRemark {
+			lines = append(lines, fmt.Sprintf("- overheard from %s: %s", strings.ToUpper(e.Actor), p.Text))
+		} else {
+			lines = append(lines, fmt.Sprintf("- round %d, %s: %s", p.Round, strings.ToUpper(e.Actor), p.Text))
+		}
+		cites = append(cites, provenance.EventSource(e.Seq))
+	}
+	if len(lines) > 0 {
+		parts = append(parts, provenance.Part{Slot: "record", Register: fragment.Considered, Rank: 2,
+			Text: "What has been said:\n" + strings.Join(lines, "\n"), Cites: cites})
+	}
+	held, err := g.Beliefs.Beliefs(party)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range held {
+		parts = append(parts, provenance.Part{Slot: "belief:" + b.ID, Register: fragment.Considered, Rank: 1,
+			Text: "You believe: " + b.Text, Cites: []provenance.Source{provenance.BeliefSource(b.ID)}})
+	}
+	for _, s := range g.Chronicle.Sections() {
+		parts = append(parts, provenance.Part{Slot: "chronicle:" + s.ID, Register: fragment.Generated,
+			Text: s.Text, Cites: []provenance.Source{provenance.SectionSource(s.ID)}})
+	}
+	parts = append(parts, provenance.Part{Slot: "style", Register: fragment.Craft,
+		Text: fmt.Sprintf("This is round %d of %d. Answer in one or two sentences and name a percentage.", round, Rounds)})
+	return parts, nil
 }
 
 // summarise is the chronicle's summariser: it lists the public offers of
@@ -238,9 +259,8 @@ func summarise(round int) provenance.Summariser {
 	}
 }
 
-// ScriptedModel is the demo's model: deterministic replies by party and
-// round. The EU's second reply leans on what it overheard, if its prompt
-// holds it.
+// ScriptedModel is the demo's model: deterministic replies by call. The
+// EU's second reply leans on what it overheard, if its prompt holds it.
 type ScriptedModel struct {
 	// Calls counts the replies given.
 	Calls int
@@ -251,16 +271,21 @@ var scripted = map[string][]string{
 	"eu": {"The EU proposes 40% for UK waters, with historic access kept.", "The EU offers 48% and continued access for EU vessels.", "The EU agrees to 52% with a five-year review."},
 }
 
-// Reply implements Model.
-func (m *ScriptedModel) Reply(_ context.Context, call CallInfo) (string, error) {
+// Complete implements journal.Model.
+func (m *ScriptedModel) Complete(_ context.Context, req journal.Request) (journal.Response, error) {
 	m.Calls++
-	lines := scripted[call.Role]
-	if lines == nil || call.Round < 1 || call.Round > len(lines) {
-		return "", fmt.Errorf("no scripted reply for %s in round %d", call.Role, call.Round)
+	var round int
+	var role string
+	if _, err := fmt.Sscanf(req.Call, "round-%d/%s", &round, &role); err != nil {
+		return journal.Response{}, fmt.Errorf("no scripted reply for call %q", req.Call)
 	}
-	reply := lines[call.Round-1]
-	if call.Role == "eu" && call.Round == 2 && strings.Contains(call.System, "could live with 50%") {
+	lines := scripted[role]
+	if lines == nil || round < 1 || round > len(lines) {
+		return journal.Response{}, fmt.Errorf("no scripted reply for %s in round %d", role, round)
+	}
+	reply := lines[round-1]
+	if role == "eu" && round == 2 && strings.Contains(req.System, "could live with 50%") {
 		reply += " We have reason to think 50% would close it."
 	}
-	return reply, nil
+	return journal.Response{Text: reply}, nil
 }

@@ -62,6 +62,7 @@ func (n *Negotiation) WriteText(w io.Writer) error {
 	b.WriteString("promptloom demo negotiation: the UK and the EU settle a fisheries quota over three rounds.\n")
 	b.WriteString("Every offer is an event; each party's prompt is assembled through a grant of slices, so every\n")
 	b.WriteString("fragment names the events it came from, and the remark only the EU overheard never reaches the UK.\n")
+	fmt.Fprintf(&b, "Each prompt is held to %d bytes: the later rounds shed by register and rank, never the brief.\n", Budget)
 	for _, r := range reports {
 		fmt.Fprintf(&b, "\n== round %d, %s, at log position %d: %d-byte prompt, manifest %s\n",
 			r.Round, strings.ToUpper(r.Role), r.Seq, len(r.Context.Prompt), r.ManifestContentHash)
@@ -71,7 +72,11 @@ func (n *Negotiation) WriteText(w io.Writer) error {
 			if len(p.Cites) > 0 {
 				cites = strings.Join(p.Cites, ", ")
 			}
-			fmt.Fprintf(&b, "  %-22s %-10s <- %s\n", p.Slot, p.Register, cites)
+			fate := "in  "
+			if !p.Included {
+				fate = "shed"
+			}
+			fmt.Fprintf(&b, "  %s %-22s %-10s <- %s\n", fate, p.Slot, p.Register, cites)
 		}
 		fmt.Fprintf(&b, "reply: %s\n", r.Reply)
 	}

@@ -15,7 +15,7 @@ import (
 func runNegotiation(t *testing.T, store eventlog.Store) (*Negotiation, []byte) {
 	t.Helper()
 	model := &ScriptedModel{}
-	n, err := RunNegotiation(context.Background(), store, model)
+	n, err := RunNegotiation(context.Background(), store, model, Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestNegotiationOnSQLiteMatchesMemory(t *testing.T) {
 	if diff := cmp.Diff(string(mem), string(lite)); diff != "" {
 		t.Errorf("SQLite run differs from the in-memory run:\n%s", diff)
 	}
-	if _, err := RunNegotiation(context.Background(), store, &ScriptedModel{}); err == nil {
+	if _, err := RunNegotiation(context.Background(), store, &ScriptedModel{}, Settings{}); err == nil {
 		t.Error("a second run over a used log succeeded")
 	}
 }

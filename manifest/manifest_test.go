@@ -217,3 +217,39 @@ func TestReadRejects(t *testing.T) {
 		}
 	}
 }
+
+// An adapter that adds ten bytes: 17 in, 27 out.
+func TestForEgress(t *testing.T) {
+	m, system := build(t, frag("a", fragment.Before, "You are careful.!"))
+	if len(system) != 17 {
+		t.Fatalf("system is %d bytes", len(system))
+	}
+	sent := system + " [adapter]"
+	e, err := m.ForEgress(sent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Root != "transformed" || e.Boundary != BoundaryEgress || e.EgressDelta.BytesAdded != 10 || e.EgressDelta.BytesRemoved != 0 ||
+		e.EgressDelta.InputSystemPromptBytes != 17 || e.EgressDelta.OutputSystemPromptBytes != 27 {
+		t.Errorf("egress: %+v %+v", e, e.EgressDelta)
+	}
+	last := e.Segments[len(e.Segments)-1]
+	if last.ID != "egress:system" || last.Producer != "llm_request_payload" || !last.Included || last.Bytes != 27 ||
+		last.Reason != "provider capability and system-placement normalization" {
+		t.Errorf("egress row %+v", last)
+	}
+	if e.Segments[0].Included || e.Segments[0].Reason != "superseded by system transform" {
+		t.Errorf("assembled row %+v", e.Segments[0])
+	}
+	if err := Validate(e, sent); err != nil {
+		t.Error(err)
+	}
+	if m.Root != "composed" || m.Segments[0].Reason != "unconditional" {
+		t.Error("ForEgress changed the manifest it projects")
+	}
+	// Unchanged bytes: only the boundary moves.
+	same, err := m.ForEgress(system)
+	if err != nil || same.Root != "composed" || same.EgressDelta != nil || same.Boundary != BoundaryEgress {
+		t.Errorf("identity egress: %+v, %v", same, err)
+	}
+}

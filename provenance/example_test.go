@@ -41,7 +41,8 @@ func ExampleAssemble() {
 	for _, s := range c.Manifest.Segments {
 		fmt.Println(s.ID, s.Register, s.Sources)
 	}
+	fmt.Printf("%q\n", c.Reduction.System)
 	// Output:
-	// heading:considered considered []
 	// note-1 considered [event:1]
+	// "## Considered (what you have read; weigh it)\nthe meeting moved to Friday"
 }

@@ -152,11 +152,16 @@ func TestAssembleDescribesAndCites(t *testing.T) {
 	for _, s := range c.Manifest.Segments {
 		slots = append(slots, s.ID+"|"+s.Register+"|"+strings.Join(s.Sources, ","))
 	}
+	// One heading per register, on the register's first part.
+	if strings.Count(d.Prompt, "\n## ") != 3 || !strings.HasPrefix(d.Prompt, "## Rules (binding)\n") {
+		t.Errorf("headings in %q", d.Prompt)
+	}
+	// by register, highest rank first within each
 	want := []string{
-		"heading:binding|binding|", "brief|binding|given:brief",
-		"heading:considered|considered|", "record|considered|event:1,event:3", "belief:uk-floor|considered|belief:uk-floor",
-		"heading:craft|craft|", "style|craft|",
-		"heading:generated|generated|", "summary:round-1|generated|section:round-1",
+		"brief|binding|given:brief",
+		"record|considered|event:1,event:3", "belief:uk-floor|considered|belief:uk-floor",
+		"style|craft|",
+		"summary:round-1|generated|section:round-1",
 	}
 	if diff := cmp.Diff(want, slots); diff != "" {
 		t.Errorf("manifest segments (-want +got):\n%s", diff)

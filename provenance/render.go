@@ -1,7 +1,8 @@
 package provenance
 
 import (
-	"math"
+	"cmp"
+	"slices"
 
 	"github.com/promptloom/promptloom/fragment"
 )
@@ -16,27 +17,30 @@ var headings = map[fragment.Register]string{
 }
 
 // RenderLabelled is the default renderer: parts grouped by register
-// (binding, considered, craft, generated), each group under one heading,
-// each part its own fragment (id = slot, producer = role) carrying its
-// register, rank and sources. A heading shares its group's register and
-// ranks above every part, so under a budget it goes only after its parts.
+// (binding, considered, craft, generated) under one heading each, every
+// part its own fragment (id = slot, producer = role) carrying its register,
+// rank and sources. Within a register, parts go highest rank first (stable),
+// and the heading opens the first part's fragment. A budget sheds lowest rank
+// first and, among equals, later first, so that first part is the last of
+// its register to go: a heading never stands without its parts, and never
+// leaves them behind.
 func RenderLabelled(role string, parts []Part) []fragment.Fragment {
 	var out []fragment.Fragment
 	for _, reg := range fragment.Registers() {
-		first := true
+		var group []Part
 		for _, p := range parts {
-			if p.Register != reg {
-				continue
+			if p.Register == reg {
+				group = append(group, p)
 			}
-			if first {
-				out = append(out, fragment.Fragment{
-					ID: "heading:" + reg.String(), Source: "renderer", Producer: role,
-					Body: headings[reg], Register: reg, Rank: math.MaxInt32,
-				})
-				first = false
+		}
+		slices.SortStableFunc(group, func(a, b Part) int { return cmp.Compare(b.Rank, a.Rank) })
+		for i, p := range group {
+			body := p.Text
+			if i == 0 {
+				body = headings[reg] + "\n" + p.Text
 			}
 			out = append(out, fragment.Fragment{
-				ID: p.Slot, Source: "part", Producer: role, Body: p.Text,
+				ID: p.Slot, Source: "part", Producer: role, Body: body,
 				Register: p.Register, Rank: p.Rank, Sources: sourceStrings(p.Cites),
 			})
 		}

@@ -29,7 +29,7 @@ func Encode(raw []byte) ([]byte, error) {
 	}
 	var b strings.Builder
 	b.Grow(len(raw))
-	if err := write(&b, gjson.ParseBytes(raw)); err != nil {
+	if err := writeWith(&b, gjson.ParseBytes(raw), nil); err != nil {
 		return nil, err
 	}
 	return []byte(b.String()), nil
@@ -44,10 +44,10 @@ func Marshal(v any) ([]byte, error) {
 	return Encode(raw)
 }
 
-func write(b *strings.Builder, v gjson.Result) error {
+func writeWith(b *strings.Builder, v gjson.Result, f func(string) string) error {
 	switch {
 	case v.IsObject():
-		return writeObject(b, v)
+		return writeObject(b, v, f)
 	case v.IsArray():
 		b.WriteByte('[')
 		var err error
@@ -57,7 +57,7 @@ func write(b *strings.Builder, v gjson.Result) error {
 				b.WriteByte(',')
 			}
 			first = false
-			err = write(b, item)
+			err = writeWith(b, item, f)
 			return err == nil
 		})
 		b.WriteByte(']')
@@ -65,7 +65,11 @@ func write(b *strings.Builder, v gjson.Result) error {
 	}
 	switch v.Type {
 	case gjson.String:
-		WriteString(b, v.String())
+		s := v.String()
+		if f != nil {
+			s = f(s)
+		}
+		WriteString(b, s)
 	case gjson.Number:
 		return writeNumber(b, v.Raw)
 	case gjson.True:
@@ -80,7 +84,7 @@ func write(b *strings.Builder, v gjson.Result) error {
 	return nil
 }
 
-func writeObject(b *strings.Builder, v gjson.Result) error {
+func writeObject(b *strings.Builder, v gjson.Result, f func(string) string) error {
 	type member struct {
 		key string
 		val gjson.Result
@@ -101,7 +105,7 @@ func writeObject(b *strings.Builder, v gjson.Result) error {
 		}
 		WriteString(b, m.key)
 		b.WriteByte(':')
-		if err := write(b, m.val); err != nil {
+		if err := writeWith(b, m.val, f); err != nil {
 			return err
 		}
 	}
@@ -183,4 +187,19 @@ func writeNumber(b *strings.Builder, raw string) error {
 		b.WriteString(mant + "e" + sign + exp)
 	}
 	return nil
+}
+
+// EncodeStrings returns the canonical encoding of raw with every string
+// value (not object keys) passed through f first: a content hash of JSON
+// taken after redaction.
+func EncodeStrings(raw []byte, f func(string) string) ([]byte, error) {
+	if !json.Valid(raw) {
+		return nil, ErrInvalid
+	}
+	var b strings.Builder
+	b.Grow(len(raw))
+	if err := writeWith(&b, gjson.ParseBytes(raw), f); err != nil {
+		return nil, err
+	}
+	return []byte(b.String()), nil
 }

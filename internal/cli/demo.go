@@ -2,13 +2,19 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
 
 	"github.com/promptloom/promptloom/demo"
+	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/provenance/eventlog"
 )
 
 func init() {
-	register("demo", "demo prompt-guidance [--format text|json|html] | demo negotiation [--db FILE] [--format text|json]", runDemo)
+	register("demo", "demo prompt-guidance [--format text|json|html] | demo negotiation [--db FILE | --record FILE | --replay FILE] [--rank SLOT=N] [--format text|json]", runDemo)
 }
 
 func runDemo(e *env, args []string) int {
@@ -59,6 +65,18 @@ func runNegotiation(e *env, args []string) int {
 	fs := newFlags(e, "demo")
 	format := fs.String("format", "text", "text or json")
 	db := fs.String("db", "", "keep the event log in this SQLite file (new or empty); in memory when not given")
+	record := fs.String("record", "", "record the run: the log (with pinned answers) in FILE, the transcript in FILE.jsonl")
+	replay := fs.String("replay", "", "rerun a recorded run from FILE and FILE.jsonl with no model call")
+	ranks := map[string]int{}
+	fs.Func("rank", "SLOT=N: give the parts in SLOT rank N (repeatable)", func(v string) error {
+		slot, n, ok := strings.Cut(v, "=")
+		r, err := strconv.Atoi(n)
+		if !ok || slot == "" || err != nil {
+			return fmt.Errorf("want SLOT=N, got %q", v)
+		}
+		ranks[slot] = r
+		return nil
+	})
 	pos, err := parseInterleaved(fs, args)
 	if err == nil {
 		err = oneOf("format", *format, "text", "json")
@@ -69,18 +87,49 @@ func runNegotiation(e *env, args []string) int {
 	if len(pos) > 0 {
 		return e.fail("demo negotiation: takes no arguments, got %q", pos[0])
 	}
+	given := 0
+	for _, f := range []string{*db, *record, *replay} {
+		if f != "" {
+			given++
+		}
+	}
+	if given > 1 {
+		return e.fail("demo negotiation: give at most one of --db, --record, --replay")
+	}
+	ctx := context.Background()
+	set := demo.Settings{Ranks: ranks}
+	if *replay != "" {
+		return e.replayNegotiation(ctx, *replay, set)
+	}
+
 	var store eventlog.Store = eventlog.NewMemory(eventlog.WithClock(demo.NegotiationClock()))
-	if *db != "" {
-		s, err := eventlog.OpenSQLite(*db, eventlog.WithClock(demo.NegotiationClock()))
+	if path := *db + *record; path != "" {
+		s, err := eventlog.OpenSQLite(path, eventlog.WithClock(demo.NegotiationClock()))
 		if err != nil {
 			return e.fail("demo negotiation: %v", err)
 		}
 		store = s
 	}
 	defer store.Close()
-	n, err := demo.RunNegotiation(context.Background(), store, &demo.ScriptedModel{})
-	if err != nil {
-		return e.fail("demo negotiation: %v", err)
+	var n *demo.Negotiation
+	if *record != "" {
+		if _, err := os.Stat(*record + ".jsonl"); err == nil {
+			return e.fail("demo negotiation: %s.jsonl exists; record into a new FILE", *record)
+		}
+		j, err := journal.Open(*record+".jsonl", journal.WithClock(demo.NegotiationClock()))
+		if err != nil {
+			return e.fail("demo negotiation: %v", err)
+		}
+		defer j.Close()
+		n, err = demo.RecordNegotiation(ctx, store, j, set)
+		if err != nil {
+			return e.fail("demo negotiation: %v", err)
+		}
+	} else {
+		n, err = demo.RunNegotiation(ctx, store, &demo.ScriptedModel{}, set)
+		if err != nil {
+			return e.fail("demo negotiation: %v", err)
+		}
 	}
 	if *format == "json" {
 		err = n.WriteJSON(e.stdout)
@@ -89,6 +138,42 @@ func runNegotiation(e *env, args []string) int {
 	}
 	if err != nil {
 		return e.fail("demo negotiation: %v", err)
+	}
+	if *record != "" && *format == "text" {
+		fmt.Fprintf(e.stdout, "\nrecorded %d calls: the log and its pins in %s, the transcript in %s.jsonl\n", len(n.Calls), *record, *record)
+	}
+	return ExitOK
+}
+
+// replayNegotiation reruns a recorded negotiation: exit 0 when every
+// manifest is the recorded one and the model was never called, 1 when a
+// call was not pinned or a manifest differs.
+func (e *env) replayNegotiation(ctx context.Context, path string, set demo.Settings) int {
+	transcript, err := os.ReadFile(path + ".jsonl")
+	if err != nil {
+		return e.fail("demo negotiation: --replay: %v", err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		return e.fail("demo negotiation: --replay: %v", err)
+	}
+	recorded, err := eventlog.OpenSQLite(path)
+	if err != nil {
+		return e.fail("demo negotiation: --replay: %v", err)
+	}
+	defer recorded.Close()
+	r, err := demo.ReplayNegotiation(ctx, recorded, transcript, set)
+	if err != nil && !errors.Is(err, journal.ErrPinMiss) {
+		return e.fail("demo negotiation: --replay: %v", err)
+	}
+	if werr := r.WriteText(e.stdout); werr != nil {
+		return e.fail("demo negotiation: %v", werr)
+	}
+	if err != nil {
+		fmt.Fprintf(e.stdout, "FAIL %v\n", err)
+		return ExitFail
+	}
+	if !r.Identical() {
+		return ExitFail
 	}
 	return ExitOK
 }

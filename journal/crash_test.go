@@ -1,0 +1,80 @@
+package journal
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestCrashChild is the child of TestCrashLeavesWholeCalls: it records
+// calls with large prompts until it is killed.
+func TestCrashChild(t *testing.T) {
+	path := os.Getenv("PROMPTLOOM_CRASH_TRANSCRIPT")
+	if path == "" {
+		t.Skip("the child of TestCrashLeavesWholeCalls")
+	}
+	j, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := strings.Repeat("Keep the todo list current and run the tests. ", 20000) // about 900 KB
+	for i := 0; ; i++ {
+		r := request(t, fmt.Sprintf("c%d", i), fmt.Sprintf(`{"system": [%q, "call %d"]}`, body, i))
+		if _, err := j.Call(ctx, echo, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A process recording calls is killed with SIGKILL mid-run: the transcript
+// holds whole calls only, and every one of them verifies.
+func TestCrashLeavesWholeCalls(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a child process")
+	}
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$")
+	cmd.Env = append(os.Environ(), "PROMPTLOOM_CRASH_TRANSCRIPT="+path)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		data, _ := os.ReadFile(path)
+		if bytes.Count(data, []byte(`"kind":"provider_call_response"`)) >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the child recorded too little in a minute:\n%s", stderr.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) == 0 || data[len(data)-1] != '\n' {
+		t.Fatalf("the transcript ends in a torn line")
+	}
+	rep, err := Verify(bytes.NewReader(data))
+	if err != nil || !rep.OK() || len(rep.Calls) < 3 {
+		var b strings.Builder
+		rep.WriteText(&b)
+		t.Fatalf("after SIGKILL: %v\n%s", err, b.String())
+	}
+	t.Logf("killed after %d whole calls (%d bytes)", len(rep.Calls), len(data))
+}

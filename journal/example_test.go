@@ -1,0 +1,33 @@
+package journal_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	"github.com/promptloom/promptloom/explain"
+	"github.com/promptloom/promptloom/journal"
+)
+
+func ExampleJournal_Call() {
+	e, _ := explain.Explain([]byte(`{"system": ["You are careful."]}`))
+	var transcript bytes.Buffer
+	j := journal.New(&transcript)
+	model := journal.ModelFunc(func(context.Context, journal.Request) (journal.Response, error) {
+		return journal.Response{Text: "ok"}, nil
+	})
+	if _, err := j.Call(context.Background(), model, journal.Request{Call: "c1", System: e.Text(), Manifest: e.Manifest}); err != nil {
+		panic(err)
+	}
+	report, _ := journal.Verify(bytes.NewReader(transcript.Bytes()))
+	fmt.Println(report.OK(), len(report.Calls))
+	written := transcript.Len()
+
+	// A manifest that does not hold for the bytes about to be sent: no call,
+	// no line written.
+	_, err := j.Call(context.Background(), model, journal.Request{Call: "c2", System: e.Text() + "!", Manifest: e.Manifest})
+	fmt.Println(err != nil, transcript.Len() == written)
+	// Output:
+	// true 1
+	// true true
+}

@@ -1,0 +1,261 @@
+package journal
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/promptloom/promptloom/explain"
+	"github.com/promptloom/promptloom/manifest"
+	"github.com/promptloom/promptloom/provenance/eventlog"
+)
+
+var ctx = context.Background()
+
+var clock = eventlog.FixedClock(time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC))
+
+func request(t *testing.T, call, options string) Request {
+	t.Helper()
+	e, err := explain.Explain([]byte(options))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Request{Call: call, System: e.Text(), Manifest: e.Manifest,
+		Messages: json.RawMessage(`[{"role":"user","content":"hello ` + call + `"}]`), Tools: json.RawMessage(`[{"name":"todo"}]`)}
+}
+
+var echo = ModelFunc(func(_ context.Context, req Request) (Response, error) {
+	return Response{Text: "reply to " + req.Call}, nil
+})
+
+// record writes three calls, the second reusing the first one's prompt.
+func record(t *testing.T, j *Journal) {
+	t.Helper()
+	for _, r := range []Request{
+		request(t, "c1", `{"system": ["You are careful.", "Answer in English."]}`),
+		request(t, "c2", `{"system": ["You are careful.", "Answer in English."]}`),
+		request(t, "c3", `{"system": ["You are brief."], "tools": [{"name": "todo", "guidance": "Track it."}]}`),
+	} {
+		if _, err := j.Call(ctx, echo, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func kinds(transcript string) []string {
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(transcript), "\n") {
+		var v struct{ Kind string }
+		json.Unmarshal([]byte(l), &v)
+		out = append(out, v.Kind)
+	}
+	return out
+}
+
+func TestRecordAndVerify(t *testing.T) {
+	var buf bytes.Buffer
+	record(t, New(&buf, WithClock(clock)))
+	got := strings.Join(kinds(buf.String()), " ")
+	want := "system_prompt context_manifest provider_call_request provider_call_response " +
+		"provider_call_request provider_call_response " + // c2: same prompt and manifest, not written again
+		"system_prompt context_manifest provider_call_request provider_call_response"
+	if got != want {
+		t.Errorf("kinds:\n%s\nwant\n%s", got, want)
+	}
+	rep, err := Verify(strings.NewReader(buf.String()))
+	if err != nil || !rep.OK() || len(rep.Calls) != 3 {
+		t.Fatalf("verify: %+v %v", rep, err)
+	}
+}
+
+// Flipping one byte anywhere in a system prompt's content, a manifest, or
+// any hash makes verify fail at the line of a call that relies on it.
+func TestVerifyCatchesEveryFlippedByte(t *testing.T) {
+	var buf bytes.Buffer
+	record(t, New(&buf, WithClock(clock)))
+	lines := strings.SplitAfter(buf.String(), "\n")
+	offset := 0
+	flips := 0
+	for li, line := range lines {
+		for _, field := range []string{`"content":"`, `"manifest":{`, `"content_hash":"`, `"manifest_content_hash":"`,
+			`"system_prompt_content_hash":"`, `"messages_content_hash":"`, `"tools_content_hash":"`, `"messages":[`} {
+			at := strings.Index(line, field)
+			if at < 0 {
+				continue
+			}
+			// flip within the value only: up to the closing quote of a
+			// string, the end of the manifest or of the messages
+			start := at + len(field)
+			end := start + strings.IndexByte(line[start:], '"')
+			switch field {
+			case `"manifest":{`: // the last field: all of it
+				end = len(line) - len("}}\n")
+			case `"messages":[`:
+				end = strings.Index(line[start:], `]`) + start
+			}
+			for i := start; i < end && i < len(line)-2; i += 7 {
+				b := bytes.Clone(buf.Bytes())
+				b[offset+i] ^= 0x01
+				rep, err := Verify(bytes.NewReader(b))
+				if err != nil {
+					t.Fatal(err)
+				}
+				flips++
+				if rep.OK() {
+					t.Fatalf("line %d, %s: flipping byte %d went unnoticed", li+1, field, i)
+				}
+			}
+		}
+		offset += len(line)
+	}
+	if flips < 50 {
+		t.Errorf("only %d flips tried", flips)
+	}
+}
+
+// A change inside a redacted secret is invisible to every digest: that is
+// what redacting before hashing buys (a digest never confirms a guessed
+// secret) and costs. Everything around the secret is still checked.
+func TestChangesInsideASecretAreInvisible(t *testing.T) {
+	var buf bytes.Buffer
+	j := New(&buf, WithClock(clock))
+	if _, err := j.Call(ctx, echo, request(t, "c1", `{"system": "Deploy with password: hunter22 today."}`)); err != nil {
+		t.Fatal(err)
+	}
+	inside := strings.Replace(buf.String(), "hunter22", "hunter23", 1)
+	if rep, _ := Verify(strings.NewReader(inside)); !rep.OK() {
+		t.Errorf("a change inside the secret was seen: %+v", rep)
+	}
+	outside := strings.Replace(buf.String(), "Deploy with", "Deploy wiTh", 1)
+	if rep, _ := Verify(strings.NewReader(outside)); rep.OK() {
+		t.Error("a change outside the secret went unnoticed")
+	}
+}
+
+func TestVerifyIsTolerant(t *testing.T) {
+	var buf bytes.Buffer
+	record(t, New(&buf, WithClock(clock)))
+	var out strings.Builder
+	for _, l := range strings.SplitAfter(buf.String(), "\n") {
+		if strings.HasPrefix(l, "{") {
+			l = `{"future_field":[1,2],` + l[1:]
+		}
+		out.WriteString(l)
+		out.WriteString(`{"seq":99,"kind":"tool_call","at":"x","name":"grep"}` + "\n")
+	}
+	rep, err := Verify(strings.NewReader(out.String()))
+	if err != nil || !rep.OK() || len(rep.Calls) != 3 {
+		t.Fatalf("verify of a transcript with unknown fields and kinds: %+v %v", rep, err)
+	}
+}
+
+// A stale manifest fails the call before anything is written.
+func TestStaleManifestFailsClosed(t *testing.T) {
+	var buf bytes.Buffer
+	j := New(&buf, WithClock(clock))
+	r := request(t, "c1", `{"system": ["You are careful."]}`)
+	r.System += " (edited after assembly)"
+	called := false
+	_, err := j.Call(ctx, ModelFunc(func(context.Context, Request) (Response, error) {
+		called = true
+		return Response{}, nil
+	}), r)
+	if !errors.Is(err, ErrStaleManifest) || !errors.Is(err, manifest.ErrInvalid) {
+		t.Errorf("Call = %v", err)
+	}
+	if buf.Len() != 0 || called {
+		t.Errorf("a failed call wrote %d bytes (model called: %v)", buf.Len(), called)
+	}
+}
+
+// An adapter that adds ten bytes: the manifest is projected, and verifies.
+func TestEgressIsProjected(t *testing.T) {
+	var buf bytes.Buffer
+	j := New(&buf, WithClock(clock))
+	r := request(t, "c1", `{"system": "You are careful.!"}`) // 17 bytes
+	sent := r.System + " [adapter]"                          // 27 bytes
+	r.Sent = &sent
+	if _, err := j.Call(ctx, echo, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"bytes_added":10`) || !strings.Contains(buf.String(), `"id":"egress:system"`) ||
+		!strings.Contains(buf.String(), `"root":"transformed"`) || !strings.Contains(buf.String(), `"content":"You are careful.! [adapter]"`) {
+		t.Errorf("transcript:\n%s", buf.String())
+	}
+	rep, _ := Verify(strings.NewReader(buf.String()))
+	if !rep.OK() {
+		t.Errorf("egress call does not verify: %+v", rep)
+	}
+}
+
+func TestOpenRepairsATornTail(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	j, err := Open(path, WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	record(t, j)
+	j.Close()
+	whole, _ := os.ReadFile(path)
+	os.WriteFile(path, append(whole, []byte(`{"seq":13,"kind":"system_pro`)...), 0o644)
+
+	j, err = Open(path, WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Repaired != len(`{"seq":13,"kind":"system_pro`) || j.seq != 10 {
+		t.Errorf("repaired %d bytes, seq %d", j.Repaired, j.seq)
+	}
+	if _, err := j.Call(ctx, echo, request(t, "c4", `{"system": "four"}`)); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	data, _ := os.ReadFile(path)
+	rep, _ := Verify(bytes.NewReader(data))
+	if !rep.OK() || len(rep.Calls) != 4 {
+		t.Errorf("after repair: %+v", rep)
+	}
+}
+
+func TestPins(t *testing.T) {
+	recorded := eventlog.NewMemory()
+	rec, err := NewPinnedModel(ctx, echo, Record, recorded, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := request(t, "c1", `{"system": ["Rule one.", "Rule two."]}`)
+	resp, err := rec.Complete(ctx, first)
+	if err != nil || resp.Text != "reply to c1" || rec.Calls() != 1 {
+		t.Fatalf("record: %+v %v", resp, err)
+	}
+
+	never := ModelFunc(func(context.Context, Request) (Response, error) {
+		t.Fatal("strict mode called the model")
+		return Response{}, nil
+	})
+	replay, err := NewPinnedModel(ctx, never, Strict, eventlog.NewMemory(), recorded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := replay.Complete(ctx, first); err != nil || resp.Text != "reply to c1" || replay.Calls() != 0 {
+		t.Errorf("strict hit: %+v %v", resp, err)
+	}
+	changed := request(t, "c1", `{"system": ["Rule one.", "Rule 2."]}`)
+	_, err = replay.Complete(ctx, changed)
+	var miss *PinMissError
+	if !errors.Is(err, ErrPinMiss) || !errors.As(err, &miss) || miss.Nearest != "c1" || !miss.SystemChanged ||
+		strings.Join(miss.ChangedIDs(), ",") != "system[1]" || miss.Changed[0].What != "digest" {
+		t.Errorf("strict miss: %v (%+v)", err, miss)
+	}
+	msgs := first
+	msgs.Messages = json.RawMessage(`[{"role":"user","content":"something else"}]`)
+	if _, err := replay.Complete(ctx, msgs); !errors.As(err, &miss) || miss.SystemChanged {
+		t.Errorf("a miss on messages only: %v", err)
+	}
+}

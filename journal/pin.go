@@ -1,0 +1,346 @@
+package journal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/internal/canon"
+	"github.com/promptloom/promptloom/manifest"
+	"github.com/promptloom/promptloom/provenance/eventlog"
+)
+
+// Mode is how a PinnedModel answers.
+type Mode string
+
+// The modes.
+const (
+	// Live passes every call to the model and pins nothing.
+	Live Mode = "live"
+	// Record passes every call to the model and pins each response as an
+	// event in the log.
+	Record Mode = "record"
+	// Strict answers from the pins of a recorded run and never calls the
+	// model; a call that was not pinned is ErrPinMiss.
+	Strict Mode = "strict"
+)
+
+// KindPin is the event kind of a pinned response. Pins are visible to the
+// journal's own role only, so no context assembled from the log reads them.
+const KindPin = "model.pin"
+
+// PinAudience is the audience of pin events.
+var PinAudience = []string{"journal"}
+
+// Pin is a recorded call: its key, what it was shown, and the answer.
+type Pin struct {
+	Key          string       `json:"key"`
+	Call         string       `json:"call"`
+	SystemDigest string       `json:"system_digest"`
+	Segments     []PinSegment `json:"segments"`
+	Response     Response     `json:"response"`
+}
+
+// PinSegment is one manifest row of a pinned call, enough to say which
+// fragment changed, and how, when a later call misses.
+type PinSegment struct {
+	ID       string `json:"id"`
+	Included bool   `json:"included"`
+	Digest   string `json:"digest"`
+	Register string `json:"register,omitempty"`
+	Rank     *int   `json:"rank,omitempty"`
+}
+
+// SegmentsOf returns a manifest's rows as PinSegments.
+func SegmentsOf(m *manifest.Manifest) []PinSegment {
+	if m == nil {
+		return nil
+	}
+	out := make([]PinSegment, len(m.Segments))
+	for i, s := range m.Segments {
+		out[i] = PinSegment{ID: s.ID, Included: s.Included, Digest: s.Digest, Register: s.Register, Rank: s.Rank}
+	}
+	return out
+}
+
+// ErrPinMiss is a strict call with no pin.
+var ErrPinMiss = errors.New("no pinned response for this call")
+
+// PinMissError says which call missed and what changed against the nearest
+// pinned request.
+type PinMissError struct {
+	Call string
+	Key  string
+	// Nearest is the pinned call compared with ("" when there were no pins).
+	Nearest string
+	// SystemChanged is set when the system prompt differs from the
+	// nearest pin's; Changed then lists the fragments that differ from it
+	// (digest, inclusion, register or rank, or added or removed).
+	SystemChanged bool
+	Changed       []FragmentChange
+}
+
+// FragmentChange is one fragment that differs between two calls.
+type FragmentChange struct {
+	ID   string
+	What string // "rank 2 → 0", "shed → included", "digest", "added", "removed", ...
+}
+
+func (c FragmentChange) String() string { return c.ID + " (" + c.What + ")" }
+
+// ChangedIDs lists the ids of the changed fragments.
+func (e *PinMissError) ChangedIDs() []string {
+	out := make([]string, len(e.Changed))
+	for i, c := range e.Changed {
+		out[i] = c.ID
+	}
+	return out
+}
+
+func (e *PinMissError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "call %s: %v (key %s)", e.Call, ErrPinMiss, e.Key)
+	switch {
+	case e.Nearest == "":
+		b.WriteString("; nothing was pinned")
+	case e.SystemChanged && len(e.Changed) > 0:
+		parts := make([]string, len(e.Changed))
+		for i, c := range e.Changed {
+			parts[i] = c.String()
+		}
+		fmt.Fprintf(&b, "; against pinned call %s the system prompt changed: %s", e.Nearest, strings.Join(parts, ", "))
+	case e.SystemChanged:
+		fmt.Fprintf(&b, "; against pinned call %s the system prompt changed", e.Nearest)
+	default:
+		fmt.Fprintf(&b, "; against pinned call %s the system prompt is the same: the messages, tools or parameters changed", e.Nearest)
+	}
+	return b.String()
+}
+
+// Is makes PinMissError match ErrPinMiss.
+func (e *PinMissError) Is(t error) bool { return t == ErrPinMiss }
+
+// RequestKey is the digest of a request's canonical form: the system
+// prompt's digest, the messages, the tools and the parameters. Equal keys
+// are the same call, as far as a model can tell.
+func RequestKey(req Request) (string, error) {
+	system := digest.Of(req.System)
+	if req.Sent != nil {
+		system = digest.Of(*req.Sent)
+	}
+	b, err := canon.Marshal(map[string]any{
+		"system_digest": system.String(),
+		"messages":      orNull(req.Messages),
+		"tools":         orNull(req.Tools),
+		"parameters":    orNull(req.Parameters),
+	})
+	if err != nil {
+		return "", err
+	}
+	return digest.Bytes(b).String(), nil
+}
+
+// PinnedModel keys calls by RequestKey: in Record mode it pins each answer
+// as an event in the log; in Strict mode it answers from pins and never
+// calls Inner (appending the pin it used, so a replayed log matches the
+// recorded one event for event).
+type PinnedModel struct {
+	Inner Model
+	Mode  Mode
+	// Log receives pin events in Record and Strict modes.
+	Log eventlog.Store
+
+	mu    sync.Mutex
+	pins  map[string]Pin
+	order []Pin // pins as recorded, to find the nearest
+	calls int
+}
+
+// NewPinnedModel returns a pinned model. In Strict mode the pins are read
+// from recorded (the log of a recorded run).
+func NewPinnedModel(ctx context.Context, inner Model, mode Mode, log eventlog.Store, recorded eventlog.Store) (*PinnedModel, error) {
+	p := &PinnedModel{Inner: inner, Mode: mode, Log: log, pins: map[string]Pin{}}
+	switch mode {
+	case Live, Record:
+		return p, nil
+	case Strict:
+		if recorded == nil {
+			return nil, errors.New("journal: strict mode needs a recorded log to read pins from")
+		}
+		head, err := recorded.Head(ctx)
+		if err != nil {
+			return nil, err
+		}
+		err = recorded.Scan(ctx, 1, head, func(env eventlog.Envelope) error {
+			if env.Kind != KindPin {
+				return nil
+			}
+			e, err := recorded.Get(ctx, env.Seq)
+			if err != nil {
+				return err
+			}
+			var pin Pin
+			if err := e.Decode(&pin); err != nil {
+				return err
+			}
+			p.pins[pin.Key] = pin
+			p.order = append(p.order, pin)
+			return nil
+		})
+		return p, err
+	}
+	return nil, fmt.Errorf("journal: unknown mode %q", mode)
+}
+
+// Calls counts the calls passed to Inner.
+func (p *PinnedModel) Calls() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.calls
+}
+
+// Complete implements Model.
+func (p *PinnedModel) Complete(ctx context.Context, req Request) (Response, error) {
+	key, err := RequestKey(req)
+	if err != nil {
+		return Response{}, err
+	}
+	pin := Pin{Key: key, Call: req.Call, SystemDigest: systemDigest(req), Segments: SegmentsOf(req.Manifest)}
+	switch p.Mode {
+	case Strict:
+		p.mu.Lock()
+		found, ok := p.pins[key]
+		p.mu.Unlock()
+		if !ok {
+			return Response{}, p.miss(pin)
+		}
+		pin.Response = found.Response
+	default:
+		p.mu.Lock()
+		p.calls++
+		p.mu.Unlock()
+		resp, err := p.Inner.Complete(ctx, req)
+		if err != nil {
+			return Response{}, err
+		}
+		if p.Mode == Live {
+			return resp, nil
+		}
+		pin.Response = resp
+	}
+	if p.Log != nil {
+		if _, err := p.Log.Append(ctx, eventlog.Draft{Kind: KindPin, Actor: "journal", Audience: PinAudience, Payload: pin}); err != nil {
+			return Response{}, err
+		}
+	}
+	return pin.Response, nil
+}
+
+func systemDigest(req Request) string {
+	if req.Sent != nil {
+		return digest.Of(*req.Sent).String()
+	}
+	return digest.Of(req.System).String()
+}
+
+// miss explains a strict call with no pin against the nearest pinned
+// request: the pin of the same call if there is one, else the one sharing
+// the most fragments.
+func (p *PinnedModel) miss(pin Pin) error {
+	e := &PinMissError{Call: pin.Call, Key: pin.Key}
+	var nearest *Pin
+	best := -1
+	for i := range p.order {
+		cand := &p.order[i]
+		score := shared(cand.Segments, pin.Segments)
+		if cand.Call == pin.Call {
+			score += 1 << 20
+		}
+		if score > best {
+			nearest, best = cand, score
+		}
+	}
+	if nearest == nil {
+		return e
+	}
+	e.Nearest = nearest.Call
+	e.SystemChanged = nearest.SystemDigest != pin.SystemDigest
+	if e.SystemChanged {
+		e.Changed = ChangedFragments(nearest.Segments, pin.Segments)
+	}
+	return e
+}
+
+func shared(a, b []PinSegment) int {
+	n := 0
+	for _, x := range a {
+		if slices.ContainsFunc(b, func(y PinSegment) bool { return y.ID == x.ID && y.Digest == x.Digest }) {
+			n++
+		}
+	}
+	return n
+}
+
+// ChangedFragments lists, in the new call's order, the fragments whose
+// digest, inclusion, register or rank differ, then those the old call had
+// and the new one lacks.
+func ChangedFragments(old, cur []PinSegment) []FragmentChange {
+	byID := map[string]PinSegment{}
+	for _, s := range old {
+		byID[s.ID] = s
+	}
+	var out []FragmentChange
+	for _, s := range cur {
+		o, ok := byID[s.ID]
+		delete(byID, s.ID)
+		var what []string
+		switch {
+		case !ok:
+			what = append(what, "added")
+		default:
+			if o.Digest != s.Digest {
+				what = append(what, "digest")
+			}
+			if o.Included != s.Included {
+				what = append(what, inclusion(o.Included)+" → "+inclusion(s.Included))
+			}
+			if o.Register != s.Register {
+				what = append(what, "register "+o.Register+" → "+s.Register)
+			}
+			if !sameRank(o.Rank, s.Rank) {
+				what = append(what, "rank "+rankText(o.Rank)+" → "+rankText(s.Rank))
+			}
+		}
+		if len(what) > 0 {
+			out = append(out, FragmentChange{ID: s.ID, What: strings.Join(what, ", ")})
+		}
+	}
+	for _, s := range old {
+		if _, gone := byID[s.ID]; gone {
+			out = append(out, FragmentChange{ID: s.ID, What: "removed"})
+		}
+	}
+	return out
+}
+
+func inclusion(in bool) string {
+	if in {
+		return "included"
+	}
+	return "excluded"
+}
+
+func sameRank(a, b *int) bool {
+	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
+}
+
+func rankText(r *int) string {
+	if r == nil {
+		return "0"
+	}
+	return fmt.Sprint(*r)
+}

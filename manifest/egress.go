@@ -1,0 +1,59 @@
+package manifest
+
+import (
+	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/reducer"
+)
+
+// Egress names the row and producer of a system transform at the provider
+// boundary.
+const (
+	EgressRowID      = "egress:system"
+	EgressProducer   = "llm_request_payload"
+	EgressReason     = "provider capability and system-placement normalization"
+	ReasonSuperseded = "superseded by system transform"
+)
+
+// ForEgress projects the manifest onto the exact system bytes sent to the
+// provider, which an adapter may have changed (moved system text into a
+// message, added its own). The projection's boundary is
+// llm_request_payload_egress. When the bytes differ from the assembled
+// prompt, every included row becomes excluded ("superseded by system
+// transform"), one included row egress:system accounts for the bytes sent,
+// the root becomes transformed, and egress_delta records both sides. The
+// result is validated against sent; m is not changed.
+func (m *Manifest) ForEgress(sent string) (*Manifest, error) {
+	out := *m
+	out.Segments = append([]Segment(nil), m.Segments...)
+	out.Boundary = BoundaryEgress
+	d := digest.Of(sent)
+	if !d.Is(m.WholePromptDigest) || m.SystemPromptBytes != len(sent) {
+		for i := range out.Segments {
+			if out.Segments[i].Included {
+				out.Segments[i].Included, out.Segments[i].Bytes, out.Segments[i].Reason = false, 0, ReasonSuperseded
+			}
+		}
+		if sent != "" {
+			out.Segments = append(out.Segments, Segment{ID: EgressRowID, Producer: EgressProducer, Bucket: "before",
+				Included: true, Reason: EgressReason, Bytes: len(sent), Digest: d.String()})
+		}
+		out.EgressDelta = &EgressDelta{
+			Producer:                 EgressProducer,
+			InputSystemPromptDigest:  m.WholePromptDigest,
+			InputSystemPromptBytes:   m.SystemPromptBytes,
+			OutputSystemPromptDigest: d.String(),
+			OutputSystemPromptBytes:  len(sent),
+			BytesAdded:               max(0, len(sent)-m.SystemPromptBytes),
+			BytesRemoved:             max(0, m.SystemPromptBytes-len(sent)),
+		}
+		out.Root = string(reducer.Transformed)
+		out.WholePromptDigest, out.SystemPromptBytes = d.String(), len(sent)
+		out.JoinSeparatorCount = 0
+		// a budget's count was of the assembled prompt, not of these bytes
+		out.SystemPromptTokens = nil
+	}
+	if err := Validate(&out, sent); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
