@@ -67,8 +67,15 @@ func SegmentsOf(m *manifest.Manifest) []PinSegment {
 	return out
 }
 
-// ErrPinMiss is a strict call with no pin.
-var ErrPinMiss = errors.New("no pinned response for this call")
+// Errors of pinned models.
+var (
+	// ErrPinMiss is a strict call with no pin.
+	ErrPinMiss = errors.New("no pinned response for this call")
+	// ErrNoRecording is strict mode without a recorded log to read pins from.
+	ErrNoRecording = errors.New("journal: strict mode needs a recorded log to read pins from")
+	// ErrUnknownMode is a mode other than live, record or strict.
+	ErrUnknownMode = errors.New("journal: unknown mode")
+)
 
 // PinMissError says which call missed and what changed against the nearest
 // pinned request.
@@ -169,7 +176,7 @@ func NewPinnedModel(ctx context.Context, inner Model, mode Mode, log eventlog.St
 		return p, nil
 	case Strict:
 		if recorded == nil {
-			return nil, errors.New("journal: strict mode needs a recorded log to read pins from")
+			return nil, ErrNoRecording
 		}
 		head, err := recorded.Head(ctx)
 		if err != nil {
@@ -193,7 +200,7 @@ func NewPinnedModel(ctx context.Context, inner Model, mode Mode, log eventlog.St
 		})
 		return p, err
 	}
-	return nil, fmt.Errorf("journal: unknown mode %q", mode)
+	return nil, fmt.Errorf("%w %q (want live, record or strict)", ErrUnknownMode, mode)
 }
 
 // Calls counts the calls passed to Inner.

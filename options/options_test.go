@@ -52,7 +52,7 @@ func TestParseErrors(t *testing.T) {
 		{"duplicate key", `{"system":[{"content":"x","content":"y"}]}`, ErrDuplicateKey, []string{"system[0].content"}},
 		{"bad register", `{"system":[{"content":"x","register":"law"}]}`, ErrValue, []string{"system[0].register", "law"}},
 		{"fractional rank", `{"system":[{"content":"x","rank":1.5}]}`, ErrType, []string{"system[0].rank"}},
-		{"invalid UTF-8", "{\"system\":\"a\xffb\"}", ErrInvalidUTF8, []string{"byte 12"}},
+		{"invalid UTF-8", "{\"system\":\"a\xffb\"}", ErrInvalidUTF8, []string{"invalid UTF-8 (offset 12)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -90,7 +90,8 @@ func TestParseSizeLimit(t *testing.T) {
 
 func TestParseDeepNesting(t *testing.T) {
 	deep := `{"actor_chain":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `}`
-	if _, err := Parse([]byte(deep)); !errors.Is(err, ErrSyntax) {
+	_, err := Parse([]byte(deep))
+	if !errors.Is(err, ErrSyntax) || !strings.Contains(err.Error(), "exceeded max depth") {
 		t.Errorf("Parse of 100000 nested lists = %v, want a syntax error", err)
 	}
 }

@@ -38,14 +38,14 @@ func Parse(data []byte, opts ...ParseOption) (*Options, error) {
 	}
 	if !utf8.Valid(data) {
 		off := invalidUTF8Offset(data)
-		return nil, errorf(ErrInvalidUTF8, "", off, "invalid UTF-8 at byte %d", off)
+		return nil, errorf(ErrInvalidUTF8, "", off, "invalid UTF-8")
 	}
 	if err := checkSyntax(data); err != nil {
 		return nil, err
 	}
 	root := gjson.ParseBytes(data)
 	if !root.IsObject() {
-		return nil, errorf(ErrType, "", 0, "options must be a JSON object, got %s", kind(root))
+		return nil, errorf(ErrType, "", 0, "must be a JSON object, got %s", kind(root))
 	}
 	o := &Options{CallRole: DefaultCallRole}
 	var callRole, mockScope gjson.Result

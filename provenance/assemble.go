@@ -176,7 +176,7 @@ func grantSlices(grant any) ([]Slice, error) {
 	for i := range v.NumField() {
 		f, ft := v.Field(i), v.Type().Field(i)
 		if !ft.Type.Implements(sliceType) {
-			return nil, fmt.Errorf("%w: field %s is a %s", ErrNotASlice, ft.Name, ft.Type)
+			return nil, fmt.Errorf("%w: field %s is of type %s", ErrNotASlice, ft.Name, ft.Type)
 		}
 		if (f.Kind() == reflect.Pointer || f.Kind() == reflect.Interface) && f.IsNil() {
 			return nil, fmt.Errorf("%w: field %s is nil", ErrNotASlice, ft.Name)

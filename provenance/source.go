@@ -1,6 +1,7 @@
 package provenance
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -38,14 +39,17 @@ func GivenSource(name string) Source { return Source{KindGiven, name} }
 // String returns "kind:id".
 func (s Source) String() string { return s.Kind + ":" + s.ID }
 
+// ErrBadSource is text that is not a source.
+var ErrBadSource = errors.New("not a source")
+
 // ParseSource reads "kind:id".
 func ParseSource(text string) (Source, error) {
 	kind, id, ok := strings.Cut(text, ":")
 	switch {
 	case !ok || id == "":
-		return Source{}, fmt.Errorf("source %q is not kind:id", text)
+		return Source{}, fmt.Errorf("%w: %q is not kind:id", ErrBadSource, text)
 	case kind != KindEvent && kind != KindBelief && kind != KindSection && kind != KindGiven:
-		return Source{}, fmt.Errorf("source %q: unknown kind %q", text, kind)
+		return Source{}, fmt.Errorf("%w: %q has unknown kind %q", ErrBadSource, text, kind)
 	}
 	return Source{kind, id}, nil
 }

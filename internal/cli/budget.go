@@ -7,24 +7,32 @@ import (
 
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/explain"
+	"github.com/promptloom/promptloom/options"
 )
 
+// pipeline is what the shared flags ask of a command's explanations.
+type pipeline struct {
+	explain []explain.Option
+	parse   []options.ParseOption
+}
+
 // pipelineFlags adds the flags that shape a prompt's pipeline to a command
-// (explain, manifest, diff): --project DIR, --budget N and --counter NAME.
-// The returned function gives the explain options they ask for: with
-// --budget, hold the prompt to N; with --counter alone, count without a
-// limit.
-func pipelineFlags(fs *flag.FlagSet) func() ([]explain.Option, error) {
+// (explain, manifest, diff): --project DIR, --budget N, --counter NAME and
+// --max-bytes N. With --budget the prompt is held to N; with --counter
+// alone it is counted without a limit.
+func pipelineFlags(fs *flag.FlagSet) func() (pipeline, error) {
+	maxBytes := fs.Int("max-bytes", options.DefaultMaxBytes, "refuse options files larger than N bytes")
 	projectDir := fs.String("project", "", "add the project profile of DIR: its signals become capabilities and gated fragments")
 	total := fs.Int("budget", -1, "hold the prompt to N bytes or tokens, shedding by register and rank")
 	counter := fs.String("counter", "", "what --budget counts: bytes, o200k_base (the default) or cl100k_base")
-	return func() ([]explain.Option, error) {
-		var opts []explain.Option
+	return func() (pipeline, error) {
+		p := pipeline{parse: []options.ParseOption{options.MaxBytes(*maxBytes)}}
+		p.explain = append(p.explain, explain.WithParseOptions(p.parse...))
 		if *projectDir != "" {
-			opts = append(opts, explain.WithProject(*projectDir, nil))
+			p.explain = append(p.explain, explain.WithProject(*projectDir, nil))
 		}
 		if *total < 0 && *counter == "" {
-			return opts, nil
+			return p, nil
 		}
 		name := *counter
 		if name == "" {
@@ -32,7 +40,7 @@ func pipelineFlags(fs *flag.FlagSet) func() ([]explain.Option, error) {
 		}
 		c, err := budget.NewCounter(name)
 		if err != nil {
-			return nil, fmt.Errorf("--counter: %w", err)
+			return p, fmt.Errorf("--counter: %w", err)
 		}
 		n := *total
 		if n < 0 {
@@ -40,8 +48,9 @@ func pipelineFlags(fs *flag.FlagSet) func() ([]explain.Option, error) {
 		}
 		b, err := budget.New(c, n)
 		if err != nil {
-			return nil, err
+			return p, err
 		}
-		return append(opts, explain.WithBudget(b)), nil
+		p.explain = append(p.explain, explain.WithBudget(b))
+		return p, nil
 	}
 }

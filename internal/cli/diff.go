@@ -8,7 +8,7 @@ import (
 )
 
 func init() {
-	register("diff", "diff [--format text|json|html] A [B] [--without-tool N] [--with-tool N] [--with-cap N] [--without-cap N] [--project DIR] [--budget N] [--counter NAME]", runDiff)
+	register("diff", "diff [--format text|json|html] A [B] [--without-tool N] [--with-tool N] [--with-cap N] [--without-cap N] [--project DIR] [--budget N] [--counter NAME] [--max-bytes N]", runDiff)
 }
 
 // change is one flag-derived edit of B, in the order given.
@@ -31,9 +31,9 @@ func runDiff(e *env, args []string) int {
 	if err == nil {
 		err = oneOf("format", *format, "text", "json", "html")
 	}
-	var opts []explain.Option
+	var pl pipeline
 	if err == nil {
-		opts, err = pipelineOpts()
+		pl, err = pipelineOpts()
 	}
 	if err != nil {
 		return e.flagError("diff", err)
@@ -42,13 +42,13 @@ func runDiff(e *env, args []string) int {
 		return e.fail("diff: give two options files, or one and at least one --with/--without flag")
 	}
 
-	oa, err := e.parseOptions(pos[0])
+	oa, err := e.parseOptions(pos[0], pl.parse)
 	if err != nil {
 		return e.fail("%s: %v", pos[0], err)
 	}
 	ob, bName := oa.Clone(), pos[0]
 	if len(pos) == 2 {
-		if ob, err = e.parseOptions(pos[1]); err != nil {
+		if ob, err = e.parseOptions(pos[1], pl.parse); err != nil {
 			return e.fail("%s: %v", pos[1], err)
 		}
 		bName = pos[1]
@@ -64,11 +64,11 @@ func runDiff(e *env, args []string) int {
 		bName += " (" + strings.Join(described, ", ") + ")"
 	}
 
-	a, err := explain.FromOptions(oa, opts...)
+	a, err := explain.FromOptions(oa, pl.explain...)
 	if err != nil {
 		return e.fail("%s: %v", pos[0], err)
 	}
-	b, err := explain.FromOptions(ob, opts...)
+	b, err := explain.FromOptions(ob, pl.explain...)
 	if err != nil {
 		return e.fail("%s: %v", bName, err)
 	}
@@ -104,10 +104,10 @@ func apply(o *options.Options, c change) error {
 	return nil
 }
 
-func (e *env) parseOptions(name string) (*options.Options, error) {
+func (e *env) parseOptions(name string, po []options.ParseOption) (*options.Options, error) {
 	data, err := e.read(name)
 	if err != nil {
 		return nil, err
 	}
-	return options.Parse(data)
+	return options.Parse(data, po...)
 }

@@ -9,8 +9,8 @@ import (
 )
 
 func init() {
-	register("explain", "explain [--format text|json|html|raw] [--lint] [--traces] [--project DIR] [--budget N] [--counter NAME] [FILE|-]", runExplain)
-	register("manifest", "manifest [--hash] [--project DIR] [--budget N] [--counter NAME] [FILE|-]", runManifest)
+	register("explain", "explain [--format text|json|html|raw] [--lint] [--traces] [--project DIR] [--budget N] [--counter NAME] [--max-bytes N] [FILE|-]", runExplain)
+	register("manifest", "manifest [--hash] [--project DIR] [--budget N] [--counter NAME] [--max-bytes N] [FILE|-]", runManifest)
 }
 
 // explainFile reads options from a file (or stdin) and explains them.
@@ -43,9 +43,9 @@ func runExplain(e *env, args []string) int {
 	if err == nil {
 		err = oneOf("format", *format, "text", "json", "html", "raw")
 	}
-	var opts []explain.Option
+	var pl pipeline
 	if err == nil {
-		opts, err = pipelineOpts()
+		pl, err = pipelineOpts()
 	}
 	if err != nil {
 		return e.flagError("explain", err)
@@ -54,7 +54,7 @@ func runExplain(e *env, args []string) int {
 	if !ok {
 		return e.fail("explain: takes one options file, got %d", len(pos))
 	}
-	x, err := e.explainFile(path, opts)
+	x, err := e.explainFile(path, pl.explain)
 	if err != nil {
 		return e.fail("%v", err)
 	}
@@ -88,9 +88,9 @@ func runManifest(e *env, args []string) int {
 	hash := fs.Bool("hash", false, "print the content hash alone")
 	pipelineOpts := pipelineFlags(fs)
 	pos, err := parseInterleaved(fs, args)
-	var opts []explain.Option
+	var pl pipeline
 	if err == nil {
-		opts, err = pipelineOpts()
+		pl, err = pipelineOpts()
 	}
 	if err != nil {
 		return e.flagError("manifest", err)
@@ -99,7 +99,7 @@ func runManifest(e *env, args []string) int {
 	if !ok {
 		return e.fail("manifest: takes one options file, got %d", len(pos))
 	}
-	x, err := e.explainFile(path, opts)
+	x, err := e.explainFile(path, pl.explain)
 	if err != nil {
 		return e.fail("%v", err)
 	}

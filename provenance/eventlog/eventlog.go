@@ -99,7 +99,7 @@ var (
 	ErrNoEvent    = errors.New("no such event")
 	ErrEmptyKind  = errors.New("event kind is empty")
 	ErrClosed     = errors.New("event log is closed")
-	errBadPayload = errors.New("payload does not marshal to JSON")
+	ErrBadPayload = errors.New("payload does not marshal to JSON")
 )
 
 // Option configures a store.
@@ -129,13 +129,13 @@ func marshal(drafts []Draft) ([][]byte, error) {
 		var err error
 		if raw, ok := d.Payload.(json.RawMessage); ok {
 			if !json.Valid(raw) {
-				return nil, fmt.Errorf("draft %d (%s): %w", i, d.Kind, errBadPayload)
+				return nil, fmt.Errorf("draft %d (%s): %w", i, d.Kind, ErrBadPayload)
 			}
 			out[i] = raw
 			continue
 		}
 		if out[i], err = json.Marshal(d.Payload); err != nil {
-			return nil, fmt.Errorf("draft %d (%s): %w: %v", i, d.Kind, errBadPayload, err)
+			return nil, fmt.Errorf("draft %d (%s): %w: %v", i, d.Kind, ErrBadPayload, err)
 		}
 	}
 	return out, nil

@@ -1,0 +1,32 @@
+# Shortcuts for the commands the docs mention. Nothing here is needed to
+# build or test: `go test ./...` is the test command.
+
+FUZZTIME ?= 10m
+
+.PHONY: test race bench fuzz lint
+
+test:
+	go test ./...
+
+race:
+	go test -race ./...
+
+lint:
+	test -z "$$(gofmt -l . | grep -v '^testdata/')"
+	go vet ./...
+	go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+
+# The benchmarks docs/performance.md quotes.
+bench:
+	go test ./reducer -run '^$$' -bench 'Reduce|Floor|Validate' -benchmem -count 5
+	go test ./reducer -run '^$$' -bench 'Fit' -benchmem -count 5
+	go test ./redact -run '^$$' -bench RedactScan -benchmem -count 5
+	go test ./internal/cli -run '^$$' -bench CLIExplain -benchmem -count 5
+
+# Each fuzz target for FUZZTIME (go test runs one -fuzz target at a time).
+fuzz:
+	go test ./options -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	go test ./manifest -run '^$$' -fuzz '^FuzzReadValidate$$' -fuzztime $(FUZZTIME)
+	go test ./redact -run '^$$' -fuzz '^FuzzRedact$$' -fuzztime $(FUZZTIME)
+	go test ./explain -run '^$$' -fuzz '^FuzzRoundTrip$$' -fuzztime $(FUZZTIME)
+	go test ./journal -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime $(FUZZTIME)

@@ -1,0 +1,284 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/promptloom/promptloom/budget"
+	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/fragment"
+	"github.com/promptloom/promptloom/gating"
+	"github.com/promptloom/promptloom/journal"
+	"github.com/promptloom/promptloom/manifest"
+	"github.com/promptloom/promptloom/project"
+	"github.com/promptloom/promptloom/provenance"
+	"github.com/promptloom/promptloom/provenance/eventlog"
+	"github.com/promptloom/promptloom/reducer"
+	"github.com/promptloom/promptloom/reminder"
+	"github.com/promptloom/promptloom/stage"
+)
+
+// libErrors produces each error the library returns that the command line
+// cannot reach, by the misuse that raises it, with the sentinel it must
+// match. docs/errors.md documents each by name with its exact message.
+var libErrors = map[string]func(t *testing.T) (error, error){
+	"reducer.ErrReplacementNotAlone": func(t *testing.T) (error, error) {
+		_, err := reducer.Reduce([]fragment.Fragment{fragment.Replacement("x"), fragment.Primary("y")}, gating.Active{})
+		return err, reducer.ErrReplacementNotAlone
+	},
+	"budget.ErrInvalid (binding in the shed order)": func(t *testing.T) (error, error) {
+		_, err := budget.New(budget.Bytes(), 100, fragment.Considered, fragment.Binding)
+		return err, budget.ErrInvalid
+	},
+	"budget.ErrInvalid (a register twice)": func(t *testing.T) (error, error) {
+		_, err := budget.New(budget.Bytes(), 100, fragment.Craft, fragment.Craft)
+		return err, budget.ErrInvalid
+	},
+	"budget.ErrInvalid (no counter)": func(t *testing.T) (error, error) {
+		_, err := budget.New(nil, 100)
+		return err, budget.ErrInvalid
+	},
+	"budget.ErrInvalid (a negative total)": func(t *testing.T) (error, error) {
+		_, err := budget.New(budget.Bytes(), -1)
+		return err, budget.ErrInvalid
+	},
+	"stage.ErrReservedStage": func(t *testing.T) (error, error) {
+		p, _ := stage.NewPlan()
+		return p.Add(stage.KernelPrompt()), stage.ErrReservedStage
+	},
+	"stage.ErrDuplicateStage": func(t *testing.T) (error, error) {
+		p, _ := stage.NewPlan(nop("core.system"))
+		return p.Add(nop("core.system")), stage.ErrDuplicateStage
+	},
+	"stage.ErrInvalidStage": func(t *testing.T) (error, error) {
+		p, _ := stage.NewPlan()
+		return p.Add(stage.Stage{ID: "mine", Kind: stage.Compilation}), stage.ErrInvalidStage
+	},
+	"stage.ErrStageFailed": func(t *testing.T) (error, error) {
+		return run(stage.Stage{ID: "mine", Capability: "harness", Kind: stage.Compilation,
+			Handler: func(context.Context, stage.Input) (any, error) { return nil, errors.New("disk full") }}), stage.ErrStageFailed
+	},
+	"stage.ErrMalformed": func(t *testing.T) (error, error) {
+		return run(stage.Stage{ID: "mine", Capability: "harness", Kind: stage.Resolution,
+			Handler: func(context.Context, stage.Input) (any, error) { return "go", nil }}), stage.ErrMalformed
+	},
+	"stage.ErrPanicked": func(t *testing.T) (error, error) {
+		return run(stage.Stage{ID: "mine", Capability: "harness", Kind: stage.Compilation,
+			Handler: func(context.Context, stage.Input) (any, error) { panic("nil map") }}), stage.ErrPanicked
+	},
+	"provenance.ErrNotASlice": func(t *testing.T) (error, error) {
+		type grant struct{ Store eventlog.Store }
+		_, err := provenance.Assemble(context.Background(), "uk", func(context.Context, grant) ([]provenance.Part, error) { return nil, nil },
+			grant{Store: eventlog.NewMemory()})
+		return err, provenance.ErrNotASlice
+	},
+	"provenance.ErrMixedPositions": func(t *testing.T) (error, error) {
+		store := logOf(t, 2)
+		_, err := provenance.Assemble(context.Background(), "uk", noParts, twoSlices{provenance.NewLogSlice(store, 2, all), provenance.NewGiven("brief", 1, "x")})
+		return err, provenance.ErrMixedPositions
+	},
+	"provenance.ErrGrantReused": func(t *testing.T) (error, error) {
+		store := logOf(t, 2)
+		g := twoSlices{provenance.NewLogSlice(store, 2, all), provenance.NewGiven("brief", 2, "x")}
+		g.Log.Events(context.Background())
+		_, err := provenance.Assemble(context.Background(), "uk", noParts, g)
+		return err, provenance.ErrGrantReused
+	},
+	"provenance.ErrStaleRead": func(t *testing.T) (error, error) {
+		store := logOf(t, 1)
+		store.Append(context.Background(), eventlog.Draft{Kind: provenance.KindBeliefHeld, Payload: provenance.BeliefPayload{Scope: "uk", Text: "x"}})
+		beliefs := provenance.NewBeliefs() // never caught up: at 0, behind the slice at 2
+		_, err := provenance.Assemble(context.Background(), "uk", func(context.Context, beliefGrant) ([]provenance.Part, error) { return nil, nil },
+			beliefGrant{provenance.NewBeliefSlice(store, beliefs, 2, func(string) bool { return true })})
+		return err, provenance.ErrStaleRead
+	},
+	"provenance.ErrUncitedSource": func(t *testing.T) (error, error) {
+		store := logOf(t, 2)
+		_, err := provenance.Assemble(context.Background(), "uk", func(context.Context, twoSlices) ([]provenance.Part, error) {
+			return []provenance.Part{{Slot: "leak", Text: "x", Cites: []provenance.Source{provenance.EventSource(2)}}}, nil
+		}, twoSlices{provenance.NewLogSlice(store, 2, all), provenance.NewGiven("brief", 2, "x")})
+		return err, provenance.ErrUncitedSource
+	},
+	"provenance.ErrMislabelledPart": func(t *testing.T) (error, error) {
+		_, err := provenance.Assemble(context.Background(), "uk", func(_ context.Context, g chronicleGrant) ([]provenance.Part, error) {
+			s := g.Chronicle.Sections()[0]
+			return []provenance.Part{{Slot: "summary", Register: fragment.Considered, Text: s.Text,
+				Cites: []provenance.Source{provenance.SectionSource(s.ID)}}}, nil
+		}, chronicleOf(t))
+		return err, provenance.ErrMislabelledPart
+	},
+	"provenance.ErrMislabelledPart (read, not cited)": func(t *testing.T) (error, error) {
+		_, err := provenance.Assemble(context.Background(), "uk", func(_ context.Context, g chronicleGrant) ([]provenance.Part, error) {
+			return []provenance.Part{{Slot: "summary", Text: g.Chronicle.Sections()[0].Text}}, nil
+		}, chronicleOf(t))
+		return err, provenance.ErrMislabelledPart
+	},
+	"provenance.ErrDuplicateSlot": func(t *testing.T) (error, error) {
+		store := logOf(t, 1)
+		_, err := provenance.Assemble(context.Background(), "uk", func(context.Context, twoSlices) ([]provenance.Part, error) {
+			return []provenance.Part{{Slot: "a", Text: "x"}, {Slot: "a", Text: "y"}}, nil
+		}, twoSlices{provenance.NewLogSlice(store, 1, all), provenance.NewGiven("brief", 1, "x")})
+		return err, provenance.ErrDuplicateSlot
+	},
+	"provenance.ErrNotGranted": func(t *testing.T) (error, error) {
+		s := provenance.NewBeliefSlice(eventlog.NewMemory(), provenance.NewBeliefs(), 0, func(scope string) bool { return scope == "uk" })
+		_, err := s.Beliefs("eu")
+		return err, provenance.ErrNotGranted
+	},
+	"provenance.ErrBadSource": func(t *testing.T) (error, error) {
+		_, err := provenance.ParseSource("vibe:1")
+		return err, provenance.ErrBadSource
+	},
+	"eventlog.ErrNoEvent": func(t *testing.T) (error, error) {
+		_, err := eventlog.NewMemory().Get(context.Background(), 7)
+		return err, eventlog.ErrNoEvent
+	},
+	"eventlog.ErrEmptyKind": func(t *testing.T) (error, error) {
+		_, err := eventlog.NewMemory().Append(context.Background(), eventlog.Draft{Payload: 1})
+		return err, eventlog.ErrEmptyKind
+	},
+	"eventlog.ErrBadPayload": func(t *testing.T) (error, error) {
+		_, err := eventlog.NewMemory().Append(context.Background(), eventlog.Draft{Kind: "k", Payload: func() {}})
+		return err, eventlog.ErrBadPayload
+	},
+	"eventlog.ErrClosed": func(t *testing.T) (error, error) {
+		m := eventlog.NewMemory()
+		m.Close()
+		_, err := m.Append(context.Background(), eventlog.Draft{Kind: "k", Payload: 1})
+		return err, eventlog.ErrClosed
+	},
+	"reminder.ErrEmptyBody": func(t *testing.T) (error, error) {
+		var s reminder.Set
+		_, err := s.Inject(reminder.Reminder{Body: " "})
+		return err, reminder.ErrEmptyBody
+	},
+	"reminder.ErrBadAuthority": func(t *testing.T) (error, error) {
+		var s reminder.Set
+		_, err := s.Inject(reminder.Reminder{Body: "b", Authority: "royal"})
+		return err, reminder.ErrBadAuthority
+	},
+	"reminder.ErrBadTTL": func(t *testing.T) (error, error) {
+		var s reminder.Set
+		_, err := s.Inject(reminder.Reminder{Body: "b", TTLTurns: -1})
+		return err, reminder.ErrBadTTL
+	},
+	"journal.ErrStaleManifest": func(t *testing.T) (error, error) {
+		r, _ := reducer.Reduce([]fragment.Fragment{fragment.Primary("You are careful.")}, gating.Active{})
+		_, err := journal.New(nil).Call(context.Background(), nil,
+			journal.Request{Call: "c1", System: "You are careless.", Manifest: manifest.New(r, "agent")})
+		return err, journal.ErrStaleManifest
+	},
+	"journal.ErrNoRecording": func(t *testing.T) (error, error) {
+		_, err := journal.NewPinnedModel(context.Background(), nil, journal.Strict, nil, nil)
+		return err, journal.ErrNoRecording
+	},
+	"journal.ErrUnknownMode": func(t *testing.T) (error, error) {
+		_, err := journal.NewPinnedModel(context.Background(), nil, "eager", nil, nil)
+		return err, journal.ErrUnknownMode
+	},
+	"journal.ErrPinMiss": func(t *testing.T) (error, error) {
+		p, _ := journal.NewPinnedModel(context.Background(), nil, journal.Strict, nil, eventlog.NewMemory())
+		_, err := p.Complete(context.Background(), journal.Request{Call: "c1", System: "hello"})
+		return err, journal.ErrPinMiss
+	},
+	"digest.ErrMalformed": func(t *testing.T) (error, error) {
+		_, err := digest.Parse("sha256:abc")
+		return err, digest.ErrMalformed
+	},
+	"project.ErrNotADirectory": func(t *testing.T) (error, error) {
+		t.Chdir(t.TempDir())
+		os.WriteFile("go.mod", nil, 0o644)
+		_, err := project.Detect("go.mod", func(string) bool { return false })
+		return err, project.ErrNotADirectory
+	},
+}
+
+func nop(id string) stage.Stage {
+	return stage.Stage{ID: id, Capability: "core", Kind: stage.Compilation,
+		Handler: func(context.Context, stage.Input) (any, error) { return nil, nil }}
+}
+
+func run(s stage.Stage) error {
+	p, _ := stage.NewPlan()
+	if err := p.Add(s); err != nil {
+		return err
+	}
+	_, err := p.Run(context.Background())
+	return err
+}
+
+type twoSlices struct {
+	Log   *provenance.LogSlice
+	Brief *provenance.Given[string]
+}
+
+type beliefGrant struct{ Beliefs *provenance.BeliefSlice }
+
+type chronicleGrant struct{ Chronicle *provenance.ChronicleSlice }
+
+func all(eventlog.Envelope) bool { return true }
+
+func noParts(context.Context, twoSlices) ([]provenance.Part, error) { return nil, nil }
+
+func logOf(t *testing.T, n int) eventlog.Store {
+	store := eventlog.NewMemory()
+	for range n {
+		if _, err := store.Append(context.Background(), eventlog.Draft{Kind: "note", Payload: "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return store
+}
+
+func chronicleOf(t *testing.T) chronicleGrant {
+	store := logOf(t, 1)
+	if _, err := provenance.CloseSection(context.Background(), store, "round-1", 1, 1, nil,
+		func(context.Context, []eventlog.Event) (string, error) { return "one note", nil }); err != nil {
+		t.Fatal(err)
+	}
+	ch := provenance.NewChronicle()
+	if err := provenance.NewProjector(store, ch).CatchUp(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return chronicleGrant{provenance.NewChronicleSlice(store, ch, 2, all)}
+}
+
+var liberrorRE = regexp.MustCompile("(?s)```liberror\\n([^\\n]+)\\n(.*?)\\n```")
+
+// TestLibraryErrorsDoc: every library error in docs/errors.md is raised by
+// the misuse above, matches its sentinel, and has exactly the documented
+// message; every misuse above is documented.
+func TestLibraryErrorsDoc(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/errors.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]string{}
+	for _, m := range liberrorRE.FindAllStringSubmatch(string(doc), -1) {
+		documented[m[1]] = m[2]
+	}
+	for name, produce := range libErrors {
+		t.Run(name, func(t *testing.T) {
+			err, target := produce(t)
+			if !errors.Is(err, target) {
+				t.Fatalf("got %v, want %v", err, target)
+			}
+			want, ok := documented[name]
+			if !ok {
+				t.Fatalf("not in docs/errors.md; its message is:\n%s", err)
+			}
+			if err.Error() != want {
+				t.Errorf("message:\n%s\ndocumented:\n%s", err, want)
+			}
+		})
+	}
+	for name := range documented {
+		if _, ok := libErrors[name]; !ok && !strings.HasPrefix(name, "-") {
+			t.Errorf("docs/errors.md documents %q, which no test raises", name)
+		}
+	}
+}

@@ -1,0 +1,122 @@
+package reducer_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/fragment"
+	"github.com/promptloom/promptloom/gating"
+	"github.com/promptloom/promptloom/manifest"
+	"github.com/promptloom/promptloom/reducer"
+)
+
+var words = strings.Fields(`The agent reads the repository before it edits a file and keeps the todo
+list current while it works through the plan, step by step. It runs the tests after each change and
+reports what failed, with the exact command it used, so that a reviewer can repeat it. When something
+is unclear it asks one question rather than guessing, and it never deletes files without asking first.
+Use the read tool for files; use the shell tool for commands: prefer small, reviewable changes.`)
+
+// fragments makes n fragments of about 400 bytes of prompt prose each
+// (about 4 MB at 10,000): mostly unconditional, a tenth gated on a tool
+// that is active, a tenth after the primary block. The prose holds the
+// redaction scanner's anchors (':', ',', 'b', '-') as real prompts do, and
+// no secret.
+func fragments(n int) []fragment.Fragment {
+	r := rand.New(rand.NewPCG(uint64(n), 7))
+	out := make([]fragment.Fragment, n)
+	for i := range out {
+		var b strings.Builder
+		for b.Len() < 400 {
+			if b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(words[r.IntN(len(words))])
+		}
+		f := fragment.Fragment{ID: fmt.Sprintf("part[%d]", i), Source: "bench", Body: b.String()}
+		switch i % 10 {
+		case 3:
+			f.RequiresTools = []string{"read"}
+		case 7:
+			f.Bucket = fragment.After
+		}
+		out[i] = f
+	}
+	return out
+}
+
+var sizes = []int{10, 1000, 10000}
+
+var active = gating.NewActive([]string{"read", "shell"}, nil)
+
+// BenchmarkReduce is reduce + manifest: the system bytes, one row per
+// fragment with its digest, the whole-prompt digest, and the manifest.
+func BenchmarkReduce(b *testing.B) {
+	for _, n := range sizes {
+		frags := fragments(n)
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			b.SetBytes(int64(promptBytes(frags)))
+			b.ReportAllocs()
+			for b.Loop() {
+				r, err := reducer.Reduce(frags, active)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_ = manifest.New(r, "bench")
+			}
+		})
+	}
+}
+
+// BenchmarkValidate is Validate of a fresh manifest against its prompt:
+// every included segment hashed again from its slice, and the whole.
+func BenchmarkValidate(b *testing.B) {
+	for _, n := range sizes {
+		frags := fragments(n)
+		r, _ := reducer.Reduce(frags, active)
+		m := manifest.New(r, "bench")
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			b.SetBytes(int64(len(r.System)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := manifest.Validate(m, r.System); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkFloor is the work no reducer can avoid on the same bytes: BLAKE3
+// of every segment, BLAKE3 of the whole prompt, one copy into the output.
+func BenchmarkFloor(b *testing.B) {
+	for _, n := range sizes {
+		frags := fragments(n)
+		total := promptBytes(frags)
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			b.SetBytes(int64(total))
+			b.ReportAllocs()
+			for b.Loop() {
+				out := make([]byte, 0, total)
+				for i, f := range frags {
+					_ = digest.String(f.Body)
+					if i > 0 {
+						out = append(out, "\n\n"...)
+					}
+					out = append(out, f.Body...)
+				}
+				_ = digest.Bytes(out)
+			}
+		})
+	}
+}
+
+func promptBytes(frags []fragment.Fragment) int {
+	n := 0
+	for _, f := range frags {
+		n += len(f.Body) + 2
+	}
+	return n - 2
+}
