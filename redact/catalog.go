@@ -18,6 +18,9 @@ type entry struct {
 	flags    string
 	boundary bool
 	body     string
+	// unbounded: a match (or a failed attempt) can run to the end of the
+	// text, so anchored runs at many candidates would be quadratic.
+	unbounded bool
 
 	full     *regexp.Regexp // the catalog's pattern, as written in redaction.md
 	anchored *regexp.Regexp // ^flags body: the same pattern, matched only at the start
@@ -27,7 +30,7 @@ type entry struct {
 // every digest: each pattern runs over the output of the one before, and the
 // name lands in the placeholder.
 var catalog = compile([]entry{
-	{name: "jwt", boundary: true, body: `eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\b`},
+	{name: "jwt", boundary: true, unbounded: true, body: `eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\b`},
 	{name: "github_token", boundary: true, body: `gh[pousr]_[A-Za-z0-9]{36,255}\b`},
 	{name: "github_pat_fine", boundary: true, body: `github_pat_[A-Za-z0-9_]{20,255}\b`},
 	{name: "slack_token", boundary: true, body: `xox[abprs]-[A-Za-z0-9-]{10,255}\b`},
@@ -40,9 +43,9 @@ var catalog = compile([]entry{
 	{name: "npm_token", boundary: true, body: `npm_[A-Za-z0-9]{36}\b`},
 	{name: "openai_key", boundary: true, body: `sk-[A-Za-z0-9_-]{20,255}\b`},
 	{name: "stripe_key", boundary: true, body: `(?:rk|sk)_(?:live|test)_[0-9A-Za-z]{16,255}\b`},
-	{name: "private_key_block", flags: `(?s)`, body: `-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?-----END [A-Z0-9 ]*PRIVATE KEY-----`},
-	{name: "bearer_token", flags: `(?i)`, boundary: true, body: `Bearer\s+[A-Za-z0-9._\-+/=]{12,}`},
-	{name: "sensitive_assignment", flags: `(?i)`, boundary: true, body: `(?:api[_-]?key|access[_-]?token|refresh[_-]?token|id[_-]?token|client[_-]?secret|password|passwd|secret|token)\s*[:=]\s*(?:"[A-Za-z0-9._\-+/=]{6,}"|'[A-Za-z0-9._\-+/=]{6,}'|[A-Za-z0-9._\-+/=]*[0-9._\-+/=][A-Za-z0-9._\-+/=]*|secret|hidden|hideme|password|passwd|token)`},
+	{name: "private_key_block", flags: `(?s)`, unbounded: true, body: `-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?-----END [A-Z0-9 ]*PRIVATE KEY-----`},
+	{name: "bearer_token", flags: `(?i)`, boundary: true, unbounded: true, body: `Bearer\s+[A-Za-z0-9._\-+/=]{12,}`},
+	{name: "sensitive_assignment", flags: `(?i)`, boundary: true, unbounded: true, body: `(?:api[_-]?key|access[_-]?token|refresh[_-]?token|id[_-]?token|client[_-]?secret|password|passwd|secret|token)\s*[:=]\s*(?:"[A-Za-z0-9._\-+/=]{6,}"|'[A-Za-z0-9._\-+/=]{6,}'|[A-Za-z0-9._\-+/=]*[0-9._\-+/=][A-Za-z0-9._\-+/=]*|secret|hidden|hideme|password|passwd|token)`},
 })
 
 // Indexes into catalog. The scanner reports candidates per pattern.

@@ -135,14 +135,27 @@ func applyCatalog(s string, c candidates) string {
 	return s
 }
 
+// maxAnchored is how many candidates of an unbounded pattern are tried one
+// by one; past it, the pattern runs once over the whole text instead.
+const maxAnchored = 1
+
 // replaceAt replaces the leftmost-first, non-overlapping matches of pattern p
 // that start at the candidate positions, exactly as ReplaceAllStringFunc of
-// the unanchored pattern would: a match can only start at a candidate.
+// the unanchored pattern would: a match can only start at a candidate. A
+// failed attempt of an unbounded pattern (a BEGIN with no END) can read to
+// the end of the text, so for many candidates of one the unanchored pattern
+// runs instead, in one linear pass.
 func replaceAt(s string, p int, starts []int) (string, bool) {
+	e := &catalog[p]
+	if e.unbounded && len(starts) > maxAnchored {
+		out := e.full.ReplaceAllStringFunc(s, func(m string) string {
+			return "<redacted:" + e.name + ":" + strconv.Itoa(len(m)) + ">"
+		})
+		return out, out != s
+	}
 	if !slices.IsSorted(starts) {
 		slices.Sort(starts)
 	}
-	e := &catalog[p]
 	var b strings.Builder
 	last := 0 // end of the previous match; also how much of s is copied
 	for _, pos := range starts {

@@ -158,3 +158,21 @@ func TestIdempotent(t *testing.T) {
 		}
 	}
 }
+
+// Inputs that made the anchored scan quadratic before unbounded patterns
+// with several candidates fell back to one linear pass (a BEGIN with no
+// END read to the end of the text once per BEGIN). They must redact as the
+// catalog does; a quadratic scan would make this test run for minutes.
+func TestPathologicalInputs(t *testing.T) {
+	for name, s := range map[string]string{
+		"begin-no-end": strings.Repeat("-----BEGIN A PRIVATE KEY-----", 3000),
+		"jwt-run":      strings.Repeat("-eyJ", 20000),
+		"bearer-chain": strings.Repeat("Bearer aaaaaaaaaaaa", 5000),
+		"token-chain":  strings.Repeat("token=", 10000),
+		"colons":       strings.Repeat("api_key :", 10000),
+	} {
+		if got, want := String(s), reference(s); got != want {
+			t.Errorf("%s: String differs from the catalog's regexps", name)
+		}
+	}
+}
