@@ -45,10 +45,7 @@ func (n *Negotiation) WriteJSON(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(map[string]any{"scenario": "negotiation", "calls": reports})
+	return writeJSON(w, map[string]any{"scenario": "negotiation", "calls": reports})
 }
 
 // WriteText writes each call: what the party read, which fragment came from

@@ -113,13 +113,19 @@ func (p *PromptGuidance) WriteJSON(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	return writeJSON(w, r)
 }
 
 // WriteHTML prints the diff page.
 func (p *PromptGuidance) WriteHTML(w io.Writer) error {
 	return p.Delta.WriteHTML(w, withTodo, withoutTodo)
+}
+
+// writeJSON writes v indented, without HTML escaping (prompts are full of <
+// and &).
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

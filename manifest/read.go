@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"unicode/utf8"
 
+	"github.com/promptloom/promptloom/internal/canon"
 	"github.com/promptloom/promptloom/reducer"
 	"github.com/tidwall/gjson"
 )
@@ -13,17 +13,6 @@ import (
 // MaxBytes is the largest manifest Read accepts (a manifest of 10,000
 // segments is about 2 MB).
 var MaxBytes = 64 << 20
-
-func invalidUTF8(b []byte) int {
-	for i := 0; i < len(b); {
-		r, n := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && n == 1 {
-			return i
-		}
-		i += n
-	}
-	return -1
-}
 
 // ErrUnreadable matches every error of Read.
 var ErrUnreadable = errors.New("unreadable manifest")
@@ -55,8 +44,8 @@ func Read(data []byte) (*Manifest, error) {
 	if len(data) > MaxBytes {
 		return nil, &ReadError{Detail: fmt.Sprintf("%d bytes, over the limit of %d", len(data), MaxBytes)}
 	}
-	if !utf8.Valid(data) {
-		return nil, &ReadError{Detail: fmt.Sprintf("invalid UTF-8 at byte %d", invalidUTF8(data))}
+	if off := canon.InvalidUTF8(data); off >= 0 {
+		return nil, &ReadError{Detail: fmt.Sprintf("invalid UTF-8 at byte %d", off)}
 	}
 	if !json.Valid(data) {
 		return nil, &ReadError{Detail: "not valid JSON"}

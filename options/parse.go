@@ -7,7 +7,6 @@ import (
 	"io"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/promptloom/promptloom/fragment"
 	"github.com/promptloom/promptloom/internal/canon"
@@ -36,8 +35,7 @@ func Parse(data []byte, opts ...ParseOption) (*Options, error) {
 	if len(data) > cfg.maxBytes {
 		return nil, errorf(ErrTooLarge, "", -1, "input is %d bytes, over the limit of %d", len(data), cfg.maxBytes)
 	}
-	if !utf8.Valid(data) {
-		off := invalidUTF8Offset(data)
+	if off := canon.InvalidUTF8(data); off >= 0 {
 		return nil, errorf(ErrInvalidUTF8, "", off, "invalid UTF-8")
 	}
 	if err := checkSyntax(data); err != nil {
@@ -661,15 +659,4 @@ func checkSyntax(data []byte) error {
 		return errorf(ErrSyntax, "", int(se.Offset), "malformed JSON: %s", se.Error())
 	}
 	return errorf(ErrSyntax, "", len(data), "malformed JSON: %s", err.Error())
-}
-
-func invalidUTF8Offset(data []byte) int {
-	for i := 0; i < len(data); {
-		r, size := utf8.DecodeRune(data[i:])
-		if r == utf8.RuneError && size == 1 {
-			return i
-		}
-		i += size
-	}
-	return -1
 }

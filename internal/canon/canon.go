@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 )
@@ -24,15 +25,21 @@ var ErrInvalid = errors.New("canon: invalid JSON")
 
 // Encode returns the canonical encoding of raw, a JSON document.
 func Encode(raw []byte) ([]byte, error) {
-	if !json.Valid(raw) {
-		return nil, ErrInvalid
+	return EncodeStrings(raw, nil)
+}
+
+// InvalidUTF8 returns the offset of the first byte of b that is not part of
+// a UTF-8 sequence, or -1: readers of JSON written by others check it first,
+// to name the offset (JSON parsers replace bad bytes silently).
+func InvalidUTF8(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
 	}
-	var b strings.Builder
-	b.Grow(len(raw))
-	if err := writeWith(&b, gjson.ParseBytes(raw), nil); err != nil {
-		return nil, err
-	}
-	return []byte(b.String()), nil
+	return -1
 }
 
 // Marshal encodes v with encoding/json and returns its canonical form.
@@ -190,8 +197,8 @@ func writeNumber(b *strings.Builder, raw string) error {
 }
 
 // EncodeStrings returns the canonical encoding of raw with every string
-// value (not object keys) passed through f first: a content hash of JSON
-// taken after redaction.
+// value (not object keys) passed through f first (nil: unchanged): a content
+// hash of JSON taken after redaction.
 func EncodeStrings(raw []byte, f func(string) string) ([]byte, error) {
 	if !json.Valid(raw) {
 		return nil, ErrInvalid
