@@ -46,20 +46,28 @@ func Bytes(b []byte) Digest {
 // prompt with no fragment.
 var Empty = String("")
 
+// TextLen is the length of a digest's text form.
+const TextLen = len(Prefix) + 64
+
 // String formats d as blake3:<lowercase hex>.
 func (d Digest) String() string {
-	var buf [len(Prefix) + 64]byte
-	copy(buf[:], Prefix)
-	hex.Encode(buf[len(Prefix):], d[:])
-	return string(buf[:])
+	var buf [TextLen]byte
+	return string(d.AppendText(buf[:0]))
+}
+
+// AppendText appends d's text form to b (encoding.TextAppender).
+func (d Digest) AppendText(b []byte) []byte {
+	b = append(b, Prefix...)
+	n := len(b)
+	b = append(b, make([]byte, 64)...)
+	hex.Encode(b[n:], d[:])
+	return b
 }
 
 // Is reports whether s is d's text form, without allocating.
 func (d Digest) Is(s string) bool {
-	var buf [len(Prefix) + 64]byte
-	copy(buf[:], Prefix)
-	hex.Encode(buf[len(Prefix):], d[:])
-	return string(buf[:]) == s
+	var buf [TextLen]byte
+	return string(d.AppendText(buf[:0])) == s
 }
 
 // MarshalText implements encoding.TextMarshaler.

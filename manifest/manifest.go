@@ -9,6 +9,7 @@ package manifest
 
 import (
 	"encoding/json"
+	"unsafe"
 
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/fragment"
@@ -102,11 +103,16 @@ func New(r *reducer.Reduction, callRole string) *Manifest {
 		JoinSeparator:      JoinSeparator,
 		JoinSeparatorBytes: joinSeparatorBytes,
 	}
+	// Every digest's text goes into one buffer, sized up front so it never
+	// moves: one allocation for all of them, not one per row.
+	hexes := make([]byte, 0, len(r.Rows)*digest.TextLen)
 	included := 0
 	for i := range r.Rows {
 		row := &r.Rows[i]
 		f := row.Fragment
 		s := &m.Segments[i]
+		at := len(hexes)
+		hexes = row.Digest.AppendText(hexes)
 		*s = Segment{
 			ID:       f.ID,
 			Producer: f.ProducerOrSource(),
@@ -114,7 +120,7 @@ func New(r *reducer.Reduction, callRole string) *Manifest {
 			Included: row.Included,
 			Reason:   row.Reason,
 			Bytes:    row.Bytes,
-			Digest:   row.Digest.String(),
+			Digest:   unsafe.String(&hexes[at], digest.TextLen),
 			Sources:  f.Sources,
 		}
 		if f.Register != fragment.Binding || f.Rank != 0 || len(f.Sources) > 0 {

@@ -32,14 +32,21 @@ func String(s string) string {
 type Text struct {
 	Raw      string
 	Redacted string
-	// edge is set when a match could reach across the piece's start or end
-	// once it is joined to others, or when the URL rule applied (it applies
-	// to a whole text, never to a piece of a larger one).
-	edge bool
+	// edge is set when a match could reach across the piece's end once it
+	// is joined to others (an open private key block, a trailing Bearer or
+	// "token:"), or when the URL rule applied (it applies to a whole text,
+	// never to a piece of a larger one). tail and head are half of such a
+	// match: a trailing keyword ("password"), and a leading ':' or '=',
+	// which cross only when they meet.
+	edge, tail, head bool
 }
 
 // Changed reports whether redaction changed the text.
 func (t Text) Changed() bool { return t.Redacted != t.Raw }
+
+// Edge reports whether a secret could reach across the text's ends once it
+// is joined to others, alone or with its neighbour (Joined knows which).
+func (t Text) Edge() bool { return t.edge || t.tail || t.head }
 
 // Piece redacts s and records what Joined needs to know about its edges.
 //
@@ -58,7 +65,9 @@ func Piece(s string) Text {
 		}
 		c := scan(cur, 0)
 		if pass == 0 {
-			t.edge = t.edge || len(c.starts[pPrivateKey]) > 0 || crossesEdge(s)
+			t.edge = t.edge || len(c.of(pPrivateKey)) > 0 || endsOpen(s)
+			t.tail = endsWithKeyword(s, len(s))
+			t.head = s != "" && (s[0] == ':' || s[0] == '=')
 		}
 		if c.n > 0 {
 			cur = applyCatalog(cur, c)
@@ -70,18 +79,20 @@ func Piece(s string) Text {
 	}
 }
 
-// crossesEdge reports whether s begins or ends with something a pattern
-// could continue across white space into a neighbouring piece: an
-// assignment's ':' or '=', or the word Bearer. (An unclosed private key
-// block is caught by its candidate; every other pattern stops at white
-// space.)
-func crossesEdge(s string) bool {
+// endsOpen reports whether s ends with the start of a match that white space
+// cannot stop: the word Bearer, or an assignment ("token:") whose value
+// would be the next piece's start. (An unclosed private key block is caught
+// by its candidate; every other pattern stops at white space.)
+func endsOpen(s string) bool {
 	if s == "" {
 		return false
 	}
-	first, last := s[0], s[len(s)-1]
-	if first == ':' || first == '=' || last == ':' || last == '=' {
-		return true
+	if last := s[len(s)-1]; last == ':' || last == '=' {
+		j := len(s) - 1
+		for j > 0 && isRESpace(s[j-1]) {
+			j--
+		}
+		return endsWithKeyword(s, j)
 	}
 	return len(s) >= 6 && strings.EqualFold(s[len(s)-6:], "bearer")
 }
@@ -96,8 +107,8 @@ func Joined(pieces []Text, sep, whole string) string {
 		return pieces[0].Redacted
 	}
 	changed := false
-	for _, p := range pieces {
-		if p.edge {
+	for i, p := range pieces {
+		if p.edge || p.tail && i+1 < len(pieces) && pieces[i+1].head {
 			return String(whole)
 		}
 		changed = changed || p.Changed()
@@ -118,7 +129,7 @@ func Joined(pieces []Text, sep, whole string) string {
 // applyCatalog runs the catalog over s, given the candidates of a scan of s.
 func applyCatalog(s string, c candidates) string {
 	for p := range numPatterns {
-		starts := c.starts[p]
+		starts := c.of(p)
 		if len(starts) == 0 {
 			continue
 		}

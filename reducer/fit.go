@@ -3,25 +3,23 @@ package reducer
 import (
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/digest"
-	"github.com/promptloom/promptloom/redact"
 )
 
 // fit holds a reduction's included rows to a budget: it counts them,
 // sheds in the budget's order until the exact count of the whole prompt is
-// within the total, and returns the pieces, bytes and number of rows still
+// within the total, and returns the bytes and number of rows still
 // included.
-func fit(r *Reduction, pieces []redact.Text, b *budget.Budget) ([]redact.Text, int, int, error) {
-	rows := make([]int, 0, len(pieces)) // row index of each piece
-	tally := make([]budget.Piece, 0, len(pieces))
+func fit(r *Reduction, b *budget.Budget) (int, int, error) {
+	var rows []int // row index of each piece
+	var tally []budget.Piece
 	var cands []budget.Candidate
 	for i := range r.Rows {
 		row := &r.Rows[i]
 		if !row.Included {
 			continue
 		}
-		p := pieces[len(rows)]
 		key := row.Digest // the digest of the redacted text is that of the text when nothing was redacted
-		if p.Changed() {
+		if row.redacted {
 			key = digest.String(row.Body)
 		}
 		cands = append(cands, budget.Candidate{Index: len(rows), Register: row.Fragment.Register, Rank: row.Fragment.Rank})
@@ -43,15 +41,14 @@ func fit(r *Reduction, pieces []redact.Text, b *budget.Budget) ([]redact.Text, i
 	}
 	r.Fit = &Fit{Encoding: b.Counter.Encoding(), Total: b.Total, Tokens: t.Count(), Shed: shed}
 	if t.Count() > b.Total {
-		return nil, 0, 0, &budget.ExceededError{Encoding: b.Counter.Encoding(), Total: b.Total, Count: t.Count(), Shed: shed}
+		return 0, 0, &budget.ExceededError{Encoding: b.Counter.Encoding(), Total: b.Total, Count: t.Count(), Shed: shed}
 	}
-	kept := pieces[:0]
-	total := 0
-	for k, i := range rows {
+	total, kept := 0, 0
+	for _, i := range rows {
 		if r.Rows[i].Included {
-			kept = append(kept, pieces[k])
 			total += r.Rows[i].Bytes
+			kept++
 		}
 	}
-	return kept, total, len(kept), nil
+	return total, kept, nil
 }

@@ -69,6 +69,10 @@ type Row struct {
 	// Tokens is the count of Body on its own, under a budget, for rows that
 	// were counted (included and shed ones); 0 otherwise.
 	Tokens int
+
+	// redacted: redaction changed Body (so Digest is not the digest of Body
+	// as it is); edge: a secret could reach across Body's ends once joined.
+	redacted, edge bool
 }
 
 // Fit is what a budget did to a reduction.
@@ -142,51 +146,57 @@ func Reduce(frags []fragment.Fragment, active gating.Active, opts ...Option) (*R
 
 	r := &Reduction{Root: Composed, Rows: make([]Row, 0, len(frags))}
 	total, included := 0, 0
+	var reasons reasonCache
 	for _, bucket := range [...]fragment.Bucket{fragment.Before, fragment.After} {
 		for i := range frags {
 			f := &frags[i]
 			if f.Bucket != bucket {
 				continue
 			}
-			row := Row{Fragment: f, Body: strings.TrimSpace(f.Body), Offset: -1}
+			r.Rows = r.Rows[:len(r.Rows)+1] // built in place: a row is a hundred bytes
+			row := &r.Rows[len(r.Rows)-1]
+			*row = Row{Fragment: f, Body: strings.TrimSpace(f.Body), Offset: -1}
 			if row.Body == "" {
 				row.Reason = ReasonEmptyBody
 			} else {
-				d := gating.Decide(f, active)
-				row.Included, row.Reason = d.Included, d.Reason
+				row.Included, row.Reason = reasons.decide(f, active)
 			}
 			if row.Included {
 				row.Bytes = len(row.Body)
 				total += row.Bytes
 				included++
 			}
-			r.Rows = append(r.Rows, row)
 		}
 	}
-	pieces := make([]redact.Text, 0, included)
-	for i := range r.Rows {
-		row := &r.Rows[i]
-		p := redact.Piece(row.Body)
-		row.Digest = digest.String(p.Redacted)
-		if row.Included {
-			pieces = append(pieces, p)
-		}
-	}
-	if cfg.budget != nil && included > 0 {
-		var err error
-		if pieces, total, included, err = fit(r, pieces, cfg.budget); err != nil {
-			return nil, err
+	if cfg.budget != nil {
+		// The budget needs every row's digest before it decides which rows
+		// stay, so digests come first and the prompt after.
+		digestRows(r.Rows)
+		if included > 0 {
+			var err error
+			if total, included, err = fit(r, cfg.budget); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if included == 0 {
+		if cfg.budget == nil {
+			digestRows(r.Rows)
+		}
 		r.WholeDigest = digest.Empty
 		return r, nil
 	}
 
+	// One pass over the bodies: redact-scan, hash and copy each while it is
+	// in cache.
 	var b strings.Builder
 	b.Grow(total + (included-1)*len(Separator))
+	plain := true // no included body was redacted or could reach across a join
 	for i := range r.Rows {
 		row := &r.Rows[i]
+		if cfg.budget == nil {
+			digestRow(row)
+		}
 		if !row.Included {
 			continue
 		}
@@ -195,10 +205,64 @@ func Reduce(frags []fragment.Fragment, active gating.Active, opts ...Option) (*R
 		}
 		row.Offset = b.Len()
 		b.WriteString(row.Body)
+		plain = plain && !row.redacted && !row.edge
 	}
 	r.System, r.Present = b.String(), true
+	if plain {
+		// Nothing to redact in any body and nothing across a join: the
+		// redacted prompt is the prompt.
+		r.WholeDigest = digest.String(r.System)
+		return r, nil
+	}
+	pieces := make([]redact.Text, 0, included)
+	for i := range r.Rows {
+		if r.Rows[i].Included {
+			pieces = append(pieces, redact.Piece(r.Rows[i].Body))
+		}
+	}
 	r.WholeDigest = digest.String(redact.Joined(pieces, Separator, r.System))
 	return r, nil
+}
+
+// digestRow sets a row's digest: BLAKE3 of its body after redaction.
+func digestRow(row *Row) {
+	p := redact.Piece(row.Body)
+	row.redacted, row.edge = p.Changed(), p.Edge()
+	row.Digest = digest.String(p.Redacted)
+}
+
+func digestRows(rows []Row) {
+	for i := range rows {
+		digestRow(&rows[i])
+	}
+}
+
+// reasonCache remembers the decision for fragments gated on a single tool or
+// capability: within one reduction it is the same for every fragment so
+// gated, and building its reason string once saves an allocation each.
+type reasonCache struct{ tools, caps map[string]gating.Decision }
+
+func (c *reasonCache) decide(f *fragment.Fragment, active gating.Active) (bool, string) {
+	var m *map[string]gating.Decision
+	var name string
+	switch {
+	case len(f.RequiresTools) == 1 && len(f.RequiresCaps) == 0:
+		m, name = &c.tools, f.RequiresTools[0]
+	case len(f.RequiresCaps) == 1 && len(f.RequiresTools) == 0:
+		m, name = &c.caps, f.RequiresCaps[0]
+	default:
+		d := gating.Decide(f, active)
+		return d.Included, d.Reason
+	}
+	d, ok := (*m)[name]
+	if !ok {
+		d = gating.Decide(f, active)
+		if *m == nil {
+			*m = map[string]gating.Decision{}
+		}
+		(*m)[name] = d
+	}
+	return d.Included, d.Reason
 }
 
 func replace(f *fragment.Fragment, b *budget.Budget) (*Reduction, error) {
