@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"slices"
 	"testing"
 )
 
@@ -13,6 +14,12 @@ func FuzzRedact(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
+		fast, slow := scan(s, 0), scanBytes(s, 0)
+		for p := range numPatterns {
+			if got := slices.Sorted(slices.Values(fast.of(p))); !slices.Equal(got, slow.of(p)) {
+				t.Fatalf("%s: scan %v, scanBytes %v", catalog[p].name, got, slow.of(p))
+			}
+		}
 		got := String(s)
 		if want := reference(s); got != want {
 			t.Fatalf("String(%q) = %q, reference %q", s, got, want)

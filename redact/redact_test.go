@@ -3,6 +3,7 @@ package redact
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -118,13 +119,49 @@ func randomText(r *rand.Rand) string {
 	return b.String()
 }
 
+// sparse wraps s in prose, so that its anchors are few enough for scan to
+// search for them rather than fall back to scanBytes.
+func sparse(r *rand.Rand, s string) string {
+	pad := func() string { return strings.Repeat("the plan is read step after step ", 1+r.IntN(20)) }
+	return pad() + s + pad()
+}
+
 func TestStringAgreesWithReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := range 4000 {
 		s := randomText(r)
+		if i%2 == 1 {
+			s = sparse(r, s)
+		}
 		if got, want := String(s), reference(s); got != want {
 			t.Fatalf("case %d: String(%q)\n got %q\nwant %q", i, s, got, want)
 		}
+	}
+}
+
+// The two scans must find the same candidates (scan in anchor order,
+// scanBytes in text order).
+func TestScansAgree(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	searched := 0
+	for i := range 4000 {
+		s := randomText(r)
+		if i%2 == 1 {
+			s = sparse(r, s)
+		}
+		fast, slow := scan(s, 0), scanBytes(s, 0)
+		if len(fast.of(pBearer)) > 0 && !slices.Equal(fast.of(pBearer), slow.of(pBearer)) {
+			searched++ // 'b' and 'B' were searched for apart
+		}
+		for p := range numPatterns {
+			got := slices.Sorted(slices.Values(fast.of(p)))
+			if want := slow.of(p); !slices.Equal(got, want) {
+				t.Fatalf("case %d, %s: scan %v, scanBytes %v in %q", i, catalog[p].name, got, want, s)
+			}
+		}
+	}
+	if searched == 0 {
+		t.Error("no case took the searching scan with candidates out of text order")
 	}
 }
 

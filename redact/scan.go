@@ -7,20 +7,23 @@ import (
 )
 
 // The scanner finds every position at which a catalog pattern could start a
-// match, in one pass over the text, without running a regular expression.
+// match without running a regular expression.
 // Every pattern begins with a literal (eyJ, ghp_, xoxb-, AKIA, Bearer, a
 // sensitive keyword followed by : or =, ...), and each literal holds a byte
 // that is rare in prose: '_', '-', 'J', 'A', 'b'/'B', ':' or '='. The scan
 // stops only at those bytes and checks the literal around them. A position is
 // reported when it passes the literal check and the pattern's leading \b; the
 // pattern itself then runs anchored there. The candidate set must contain
-// every real match start (a superset is fine): TestScannerFindsEveryMatch
+// every real match start (a superset is fine): TestStringAgreesWithReference
 // and FuzzRedact compare the result with the catalog's own regexps.
 
-// anchorByte marks the bytes at which the scanner stops.
+// anchors are the bytes at which the scanner stops.
+const anchors = "_-JAbB:="
+
+// anchorByte marks the anchors, for the byte-at-a-time scan.
 var anchorByte = func() (t [256]uint8) {
-	for _, c := range []byte("_-JAbB:=") {
-		t[c] = 1
+	for i := range len(anchors) {
+		t[anchors[i]] = 1
 	}
 	return t
 }()
@@ -54,13 +57,38 @@ func (c *candidates) of(p int) []int {
 }
 
 // scan returns the candidate starts in s for patterns first.. of the catalog.
+//
+// It looks for each anchor in turn with strings.IndexByte, which is
+// vectorised: on prose, eight such searches cost about half of one
+// table-driven pass over the bytes. Candidates then come grouped by anchor,
+// not in text order; replaceAt sorts them. In text dense in anchors (a rule
+// of dashes, snake_case code) that would be a call per byte, so past one hit
+// per sixteen bytes the scan starts over, one byte at a time.
 func scan(s string, first int) candidates {
 	c := candidates{first: first}
+	hits := len(s)/16 + len(anchors)
+	for k := range len(anchors) {
+		a := anchors[k]
+		for i := 0; ; {
+			j := strings.IndexByte(s[i:], a)
+			if j < 0 {
+				break
+			}
+			if hits--; hits < 0 {
+				return scanBytes(s, first)
+			}
+			c.at(s, i+j)
+			i += j + 1
+		}
+	}
+	return c
+}
+
+// scanBytes is scan one byte at a time, for text dense in anchors.
+func scanBytes(s string, first int) candidates {
+	c := candidates{first: first}
 	for i := 0; i < len(s); i++ {
-		// Skip eight bytes at a time while none of them is an anchor: prose
-		// has an anchor every few dozen bytes. (A word-at-a-time test of
-		// the same set measured slower on prose: its capitals and full
-		// stops flag most words.)
+		// Skip eight bytes at a time while none of them is an anchor.
 		for i+8 <= len(s) {
 			w := s[i : i+8]
 			if anchorByte[w[0]]|anchorByte[w[1]]|anchorByte[w[2]]|anchorByte[w[3]]|
