@@ -7,9 +7,8 @@ import (
 
 // fit holds a reduction's included rows to a budget: it counts them,
 // sheds in the budget's order until the exact count of the whole prompt is
-// within the total, and returns the bytes and number of rows still
-// included.
-func fit(r *Reduction, b *budget.Budget) (int, int, error) {
+// within the total.
+func fit(r *Reduction, b *budget.Budget) error {
 	var rows []int // row index of each piece
 	var tally []budget.Piece
 	var cands []budget.Candidate
@@ -41,14 +40,7 @@ func fit(r *Reduction, b *budget.Budget) (int, int, error) {
 	}
 	r.Fit = &Fit{Encoding: b.Counter.Encoding(), Total: b.Total, Tokens: t.Count(), Shed: shed}
 	if t.Count() > b.Total {
-		return 0, 0, &budget.ExceededError{Encoding: b.Counter.Encoding(), Total: b.Total, Count: t.Count(), Shed: shed}
+		return &budget.ExceededError{Encoding: b.Counter.Encoding(), Total: b.Total, Count: t.Count(), Shed: shed}
 	}
-	total, kept := 0, 0
-	for _, i := range rows {
-		if r.Rows[i].Included {
-			total += r.Rows[i].Bytes
-			kept++
-		}
-	}
-	return total, kept, nil
+	return nil
 }

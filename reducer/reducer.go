@@ -144,8 +144,11 @@ func Reduce(frags []fragment.Fragment, active gating.Active, opts ...Option) (*R
 		}
 	}
 
+	// First pass: order and gate. Gating does not read bodies, so this
+	// pass touches none: each body is read once, below, while it is
+	// trimmed, scanned, hashed and copied.
 	r := &Reduction{Root: Composed, Rows: make([]Row, 0, len(frags))}
-	total, included := 0, 0
+	capacity := 0
 	var reasons reasonCache
 	for _, bucket := range [...]fragment.Bucket{fragment.Before, fragment.After} {
 		for i := range frags {
@@ -155,47 +158,36 @@ func Reduce(frags []fragment.Fragment, active gating.Active, opts ...Option) (*R
 			}
 			r.Rows = r.Rows[:len(r.Rows)+1] // built in place: a row is a hundred bytes
 			row := &r.Rows[len(r.Rows)-1]
-			*row = Row{Fragment: f, Body: strings.TrimSpace(f.Body), Offset: -1}
-			if row.Body == "" {
-				row.Reason = ReasonEmptyBody
-			} else {
-				row.Included, row.Reason = reasons.decide(f, active)
-			}
+			*row = Row{Fragment: f, Offset: -1}
+			row.Included, row.Reason = reasons.decide(f, active)
 			if row.Included {
-				row.Bytes = len(row.Body)
-				total += row.Bytes
-				included++
+				capacity += len(Separator) + len(f.Body)
 			}
 		}
 	}
 	if cfg.budget != nil {
-		// The budget needs every row's digest before it decides which rows
+		// The budget needs every row settled before it decides which rows
 		// stay, so digests come first and the prompt after.
-		digestRows(r.Rows)
+		included := 0
+		for i := range r.Rows {
+			if settle(&r.Rows[i]) {
+				included++
+			}
+		}
 		if included > 0 {
-			var err error
-			if total, included, err = fit(r, cfg.budget); err != nil {
+			if err := fit(r, cfg.budget); err != nil {
 				return nil, err
 			}
 		}
 	}
-	if included == 0 {
-		if cfg.budget == nil {
-			digestRows(r.Rows)
-		}
-		r.WholeDigest = digest.Empty
-		return r, nil
-	}
 
-	// One pass over the bodies: redact-scan, hash and copy each while it is
-	// in cache.
 	var b strings.Builder
-	b.Grow(total + (included-1)*len(Separator))
+	b.Grow(capacity)
 	plain := true // no included body was redacted or could reach across a join
 	for i := range r.Rows {
 		row := &r.Rows[i]
 		if cfg.budget == nil {
-			digestRow(row)
+			settle(row)
 		}
 		if !row.Included {
 			continue
@@ -207,6 +199,10 @@ func Reduce(frags []fragment.Fragment, active gating.Active, opts ...Option) (*R
 		b.WriteString(row.Body)
 		plain = plain && !row.redacted && !row.edge
 	}
+	if b.Len() == 0 {
+		r.WholeDigest = digest.Empty // nothing included: the prompt is absent
+		return r, nil
+	}
 	r.System, r.Present = b.String(), true
 	if plain {
 		// Nothing to redact in any body and nothing across a join: the
@@ -214,7 +210,7 @@ func Reduce(frags []fragment.Fragment, active gating.Active, opts ...Option) (*R
 		r.WholeDigest = digest.String(r.System)
 		return r, nil
 	}
-	pieces := make([]redact.Text, 0, included)
+	var pieces []redact.Text
 	for i := range r.Rows {
 		if r.Rows[i].Included {
 			pieces = append(pieces, redact.Piece(r.Rows[i].Body))
@@ -224,17 +220,21 @@ func Reduce(frags []fragment.Fragment, active gating.Active, opts ...Option) (*R
 	return r, nil
 }
 
-// digestRow sets a row's digest: BLAKE3 of its body after redaction.
-func digestRow(row *Row) {
+// settle trims a gated row's body, excludes the row if that leaves nothing,
+// and sets its digest: BLAKE3 of the body after redaction. It reports
+// whether the row is still included.
+func settle(row *Row) bool {
+	row.Body = strings.TrimSpace(row.Fragment.Body)
+	if row.Body == "" {
+		row.Included, row.Reason = false, ReasonEmptyBody
+	}
 	p := redact.Piece(row.Body)
 	row.redacted, row.edge = p.Changed(), p.Edge()
 	row.Digest = digest.String(p.Redacted)
-}
-
-func digestRows(rows []Row) {
-	for i := range rows {
-		digestRow(&rows[i])
+	if row.Included {
+		row.Bytes = len(row.Body)
 	}
+	return row.Included
 }
 
 // reasonCache remembers the decision for fragments gated on a single tool or
