@@ -18,15 +18,17 @@ lint:
 
 # The benchmarks docs/performance.md quotes.
 bench:
+	go test ./reducer -run '^$$' -bench 'Ratio/10000' -benchtime 3s -count 10
 	go test ./reducer -run '^$$' -bench 'Reduce|Floor|Validate' -benchmem -count 5
 	go test ./reducer -run '^$$' -bench 'Fit' -benchmem -count 5
 	go test ./redact -run '^$$' -bench RedactScan -benchmem -count 5
 	go test ./internal/cli -run '^$$' -bench CLIExplain -benchmem -count 5
 
 # Each fuzz target for FUZZTIME (go test runs one -fuzz target at a time).
+# Minimising a new input stops the other counters; 10s keeps it short.
 fuzz:
-	go test ./options -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
-	go test ./manifest -run '^$$' -fuzz '^FuzzReadValidate$$' -fuzztime $(FUZZTIME)
-	go test ./redact -run '^$$' -fuzz '^FuzzRedact$$' -fuzztime $(FUZZTIME)
-	go test ./explain -run '^$$' -fuzz '^FuzzRoundTrip$$' -fuzztime $(FUZZTIME)
-	go test ./journal -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime $(FUZZTIME)
+	go test ./options -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s
+	go test ./manifest -run '^$$' -fuzz '^FuzzReadValidate$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s
+	go test ./redact -run '^$$' -fuzz '^FuzzRedact$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s
+	go test ./explain -run '^$$' -fuzz '^FuzzRoundTrip$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s
+	go test ./journal -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s

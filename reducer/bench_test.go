@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/fragment"
@@ -99,16 +100,54 @@ func BenchmarkFloor(b *testing.B) {
 			b.SetBytes(int64(total))
 			b.ReportAllocs()
 			for b.Loop() {
-				out := make([]byte, 0, total)
-				for i, f := range frags {
-					_ = digest.String(f.Body)
-					if i > 0 {
-						out = append(out, "\n\n"...)
-					}
-					out = append(out, f.Body...)
-				}
-				_ = digest.Bytes(out)
+				floor(frags, total)
 			}
+		})
+	}
+}
+
+func floor(frags []fragment.Fragment, total int) {
+	out := make([]byte, 0, total)
+	for i, f := range frags {
+		_ = digest.String(f.Body)
+		if i > 0 {
+			out = append(out, "\n\n"...)
+		}
+		out = append(out, f.Body...)
+	}
+	_ = digest.Bytes(out)
+}
+
+// BenchmarkRatio runs reduce + manifest and the floor in turn on the same
+// fragments, one of each per iteration (in alternating order), and reports
+// the ratio of their times as x-floor. Load on a shared machine comes and
+// goes; interleaved, it falls on both alike, where BenchmarkReduce and
+// BenchmarkFloor run minutes apart.
+func BenchmarkRatio(b *testing.B) {
+	for _, n := range sizes {
+		frags := fragments(n)
+		total := promptBytes(frags)
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			var reduce, base time.Duration
+			i := 0
+			for b.Loop() {
+				for k := range 2 {
+					start := time.Now()
+					if (i+k)%2 == 0 {
+						floor(frags, total)
+						base += time.Since(start)
+						continue
+					}
+					r, err := reducer.Reduce(frags, active)
+					if err != nil {
+						b.Fatal(err)
+					}
+					_ = manifest.New(r, "bench")
+					reduce += time.Since(start)
+				}
+				i++
+			}
+			b.ReportMetric(float64(reduce)/float64(base), "x-floor")
 		})
 	}
 }
