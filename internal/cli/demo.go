@@ -19,7 +19,7 @@ func init() {
 
 func runDemo(e *env, args []string) int {
 	if len(args) == 0 {
-		return e.fail("demo: name a scenario: prompt-guidance")
+		return e.fail("demo: name a scenario (have: prompt-guidance, negotiation)")
 	}
 	switch args[0] {
 	case "prompt-guidance":
