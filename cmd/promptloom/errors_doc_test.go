@@ -107,3 +107,42 @@ func TestErrorsDoc(t *testing.T) {
 		})
 	}
 }
+
+// Every message the CLI fails with directly (e.fail with a literal format)
+// has an example in docs/errors.md: the text before its first verb must
+// appear in an example's output.
+func TestEveryCLIFailureIsDocumented(t *testing.T) {
+	var outputs strings.Builder
+	for _, c := range readErrcases(t) {
+		outputs.WriteString(c.output)
+		outputs.WriteByte('\n')
+	}
+	failRE := regexp.MustCompile(`e\.fail\("((?:[^"\\]|\\.)*)"`)
+	files, err := filepath.Glob("../../internal/cli/*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no CLI sources: %v", err)
+	}
+	n := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range failRE.FindAllStringSubmatch(string(src), -1) {
+			format, err := strconv.Unquote(`"` + m[1] + `"`)
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			prefix, _, _ := strings.Cut(format, "%")
+			if n++; !strings.Contains(outputs.String(), prefix) {
+				t.Errorf("%s: no example in docs/errors.md fails with %q", filepath.Base(f), format)
+			}
+		}
+	}
+	if n < 10 {
+		t.Fatalf("found only %d e.fail calls", n)
+	}
+}
