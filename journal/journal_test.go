@@ -259,3 +259,18 @@ func TestPins(t *testing.T) {
 		t.Errorf("a miss on messages only: %v", err)
 	}
 }
+
+// A line nested deeper than any JSON reader should follow is a problem
+// line, not a crash (gjson.Valid recursed on it until the stack overflowed).
+func TestVerifySurvivesDeepNesting(t *testing.T) {
+	var buf bytes.Buffer
+	record(t, New(&buf, WithClock(clock)))
+	deep := strings.Repeat("[", 20<<20) + "\n"
+	rep, err := Verify(strings.NewReader(deep + buf.String()))
+	if err != nil || len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0], "line 1: not JSON") || len(rep.Calls) != 3 {
+		t.Fatalf("verify = %+v, %v", rep.Problems, err)
+	}
+	if _, ok := lineSeq(deep); ok {
+		t.Error("lineSeq read a seq from a line that is not JSON")
+	}
+}
