@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -155,5 +156,44 @@ func TestUnifiedHunks(t *testing.T) {
 	// the changed character is marked inside the paired lines
 	if got := hunks[0].Lines[3].Spans; len(got) != 2 || got[1] != (Span{'+', "C"}) {
 		t.Errorf("spans of the added line = %+v", got)
+	}
+}
+
+// Long lines that differ throughout are bounded (Myers' diff would take
+// seconds on 40 KB), and the spans of every pair still spell both lines.
+func TestLongLinePairsAreBounded(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	letters := func(n int) string {
+		b := make([]rune, n)
+		for i := range b {
+			b[i] = 'a' + rune(r.IntN(26))
+			if i%7 == 0 {
+				b[i] = 'é'
+			}
+		}
+		return string(b)
+	}
+	long1, long2 := letters(40000), letters(40000)
+	for name, pair := range map[string][2]string{
+		"unrelated":      {"same start " + long1 + " same end", "same start " + long2 + " same end"},
+		"one word apart": {long1 + " alpha " + long1, long1 + " beta " + long1},
+	} {
+		hunks := lineHunks(pair[0], pair[1], 3)
+		if len(hunks) != 1 || len(hunks[0].Lines) != 2 {
+			t.Fatalf("%s: %d hunks", name, len(hunks))
+		}
+		var a, b strings.Builder
+		for _, s := range hunks[0].Lines[0].Spans {
+			a.WriteString(s.Text)
+		}
+		for _, s := range hunks[0].Lines[1].Spans {
+			b.WriteString(s.Text)
+		}
+		if a.String() != pair[0] || b.String() != pair[1] {
+			t.Errorf("%s: spans do not spell the lines", name)
+		}
+		if name == "one word apart" && len(hunks[0].Lines[1].Spans) != 3 {
+			t.Errorf("%s: spans %d, want equal, insertion, equal", name, len(hunks[0].Lines[1].Spans))
+		}
 	}
 }
