@@ -87,20 +87,29 @@ func stringList(v gjson.Result, path string) ([]string, error) {
 		return nil, errorf(ErrType, path, v.Index, "must be a list of strings, got %s", kind(v))
 	}
 	var out []string
-	var err error
-	i := 0
-	v.ForEach(func(_, item gjson.Result) bool {
+	err := eachItem(v, func(i int, item gjson.Result) error {
 		if item.Type != gjson.String {
-			err = errorf(ErrType, index(path, i), item.Index, "must be a string, got %s", kind(item))
-			return false
+			return errorf(ErrType, index(path, i), item.Index, "must be a string, got %s", kind(item))
 		}
 		if s := item.String(); s != "" {
 			out = append(out, s)
 		}
-		i++
-		return true
+		return nil
 	})
 	return out, err
+}
+
+// eachItem calls fn with each item of the list v and its index, and stops
+// at the first error.
+func eachItem(v gjson.Result, fn func(i int, item gjson.Result) error) error {
+	i := 0
+	var err error
+	v.ForEach(func(_, item gjson.Result) bool {
+		err = fn(i, item)
+		i++
+		return err == nil
+	})
+	return err
 }
 
 func parseBucket(v gjson.Result, path string) (fragment.Bucket, error) {

@@ -117,16 +117,11 @@ func (o *Options) parseSystem(v gjson.Result) error {
 		o.SystemText = &s
 		return nil
 	case v.IsArray():
-		i := 0
-		var err error
-		v.ForEach(func(_, item gjson.Result) bool {
-			var it SystemItem
-			it, err = parseSystemItem(item, i)
+		return eachItem(v, func(i int, item gjson.Result) error {
+			it, err := parseSystemItem(item, i)
 			o.SystemItems = append(o.SystemItems, it)
-			i++
-			return err == nil
+			return err
 		})
-		return err
 	case v.IsObject():
 		return o.parseReplacement(v)
 	}
@@ -219,16 +214,11 @@ func (o *Options) parsePrimaryParts(v gjson.Result) error {
 	}
 	o.HasPrimaryParts = true
 	o.PrimaryParts = []PrimaryPart{}
-	i := 0
-	var err error
-	v.ForEach(func(_, item gjson.Result) bool {
-		var p PrimaryPart
-		p, err = parsePrimaryPart(item, i)
+	return eachItem(v, func(i int, item gjson.Result) error {
+		p, err := parsePrimaryPart(item, i)
 		o.PrimaryParts = append(o.PrimaryParts, p)
-		i++
-		return err == nil
+		return err
 	})
-	return err
 }
 
 // profileKeys are the keys an item of context_profile.prompt_fragments may
@@ -320,16 +310,11 @@ func (o *Options) parseProfile(v gjson.Result) error {
 	if !pf.IsArray() {
 		return errorf(ErrType, "context_profile.prompt_fragments", pf.Index, "must be a list, got %s", kind(pf))
 	}
-	i := 0
-	var err error
-	pf.ForEach(func(_, item gjson.Result) bool {
-		var p ProfilePart
-		p, err = parseProfilePart(item, i)
+	return eachItem(pf, func(i int, item gjson.Result) error {
+		p, err := parseProfilePart(item, i)
 		if err == nil && !isBlank(p.Body) {
 			o.Profile = append(o.Profile, p)
 		}
-		i++
-		return err == nil
+		return err
 	})
-	return err
 }

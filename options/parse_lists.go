@@ -11,16 +11,11 @@ func (o *Options) parseReminders(v gjson.Result) error {
 	if !v.IsArray() {
 		return errorf(ErrType, "reminders", v.Index, "must be a list, got %s", kind(v))
 	}
-	i := 0
-	var err error
-	v.ForEach(func(_, item gjson.Result) bool {
-		var r Reminder
-		r, err = parseReminder(item, i)
+	return eachItem(v, func(i int, item gjson.Result) error {
+		r, err := parseReminder(item, i)
 		o.Reminders = append(o.Reminders, r)
-		i++
-		return err == nil
+		return err
 	})
-	return err
 }
 
 func parseReminder(v gjson.Result, i int) (Reminder, error) {
@@ -80,20 +75,15 @@ func (o *Options) parseTools(v gjson.Result) error {
 		return errorf(ErrType, path, list.Index, "must be a list of tools or {\"tools\": [...]}, got %s", kind(list))
 	}
 	seen := map[string]bool{}
-	i := 0
-	var err error
-	list.ForEach(func(_, item gjson.Result) bool {
-		var t Tool
-		t, err = parseTool(item, index(path, i))
+	return eachItem(list, func(i int, item gjson.Result) error {
+		t, err := parseTool(item, index(path, i))
 		if err == nil && seen[t.Name] {
 			err = errorf(ErrValue, field(index(path, i), "name"), item.Get("name").Index, "duplicate tool %q", t.Name)
 		}
 		seen[t.Name] = true
 		o.Tools = append(o.Tools, t)
-		i++
-		return err == nil
+		return err
 	})
-	return err
 }
 
 // parseTool reads the keys of a tool that matter to the prompt. Tool
