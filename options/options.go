@@ -35,12 +35,12 @@ type Options struct {
 	// PrimaryParts is _system_fragments. HasPrimaryParts is true when the key
 	// was present, even as an empty list: the primary block is then exactly
 	// these parts, and the string system and the profile add nothing.
-	PrimaryParts    []PrimaryPart
+	PrimaryParts    []Part
 	HasPrimaryParts bool
 
 	// Profile is context_profile.prompt_fragments, blank items
 	// already dropped; ProfileCaps is context_profile.caps.
-	Profile     []ProfilePart
+	Profile     []Part
 	ProfileCaps []string
 
 	Tools        []Tool
@@ -70,11 +70,13 @@ type SystemItem struct {
 	Rank     int
 }
 
-// PrimaryPart is one item of _system_fragments.
-type PrimaryPart struct {
+// Part is one item of _system_fragments or of
+// context_profile.prompt_fragments. A profile item has no producer, bucket,
+// register or rank (the parser refuses those keys), so they stay zero.
+type Part struct {
 	Index         int
-	ID            string // "" means primary[Index]
-	Source        string // "" means primary
+	ID            string // "" means the default: primary[Index] or profile[Index]
+	Source        string // "" means the default: primary or profile
 	Producer      string
 	Bucket        fragment.Bucket
 	Body          string
@@ -84,14 +86,18 @@ type PrimaryPart struct {
 	Rank          int
 }
 
-// ProfilePart is one non-blank item of context_profile.prompt_fragments.
-type ProfilePart struct {
-	Index         int
-	ID            string // "" means profile[Index]
-	Source        string // "" means profile
-	Body          string
-	RequiresTools []string
-	RequiresCaps  []string
+// fragment is the part as a fragment, over base (its default id and source).
+func (p Part) fragment(base fragment.Fragment) fragment.Fragment {
+	if p.ID != "" {
+		base.ID = p.ID
+	}
+	if p.Source != "" {
+		base.Source = p.Source
+	}
+	base.Producer, base.Bucket = p.Producer, p.Bucket
+	base.RequiresTools, base.RequiresCaps = p.RequiresTools, p.RequiresCaps
+	base.Register, base.Rank = p.Register, p.Rank
+	return base
 }
 
 // Reminder is one item of the reminders option.
@@ -145,17 +151,7 @@ func (o *Options) PrimaryFragments() []fragment.Fragment {
 	}
 	out := make([]fragment.Fragment, 0, len(o.PrimaryParts))
 	for _, p := range o.PrimaryParts {
-		f := fragment.PrimaryPart(p.Index, p.Body)
-		if p.ID != "" {
-			f.ID = p.ID
-		}
-		if p.Source != "" {
-			f.Source = p.Source
-		}
-		f.Producer, f.Bucket = p.Producer, p.Bucket
-		f.RequiresTools, f.RequiresCaps = p.RequiresTools, p.RequiresCaps
-		f.Register, f.Rank = p.Register, p.Rank
-		out = append(out, f)
+		out = append(out, p.fragment(fragment.PrimaryPart(p.Index, p.Body)))
 	}
 	return out
 }
@@ -168,15 +164,7 @@ func (o *Options) ProfileFragments() []fragment.Fragment {
 	}
 	out := make([]fragment.Fragment, 0, len(o.Profile))
 	for _, p := range o.Profile {
-		f := fragment.Profile(p.Index, p.Body)
-		if p.ID != "" {
-			f.ID = p.ID
-		}
-		if p.Source != "" {
-			f.Source = p.Source
-		}
-		f.RequiresTools, f.RequiresCaps = p.RequiresTools, p.RequiresCaps
-		out = append(out, f)
+		out = append(out, p.fragment(fragment.Profile(p.Index, p.Body)))
 	}
 	return out
 }

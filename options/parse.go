@@ -213,9 +213,9 @@ func (o *Options) parsePrimaryParts(v gjson.Result) error {
 		return errorf(ErrType, "_system_fragments", v.Index, "must be a list, got %s", kind(v))
 	}
 	o.HasPrimaryParts = true
-	o.PrimaryParts = []PrimaryPart{}
+	o.PrimaryParts = []Part{}
 	return eachItem(v, func(i int, item gjson.Result) error {
-		p, err := parsePrimaryPart(item, i)
+		p, err := parsePart(item, "_system_fragments", i, "{id?, body, ...}", nil)
 		o.PrimaryParts = append(o.PrimaryParts, p)
 		return err
 	})
@@ -228,24 +228,11 @@ var profileKeys = map[string]bool{
 	"id": true, "source": true, "body": true, "content": true, "requires_tools": true, "requires_caps": true,
 }
 
-func parsePrimaryPart(v gjson.Result, i int) (PrimaryPart, error) {
-	p, err := parsePart(v, index("_system_fragments", i), "{id?, body, ...}", nil)
-	p.Index = i
-	return p, err
-}
-
-func parseProfilePart(v gjson.Result, i int) (ProfilePart, error) {
-	p, err := parsePart(v, index("context_profile.prompt_fragments", i), "{body, requires_caps?, ...}", profileKeys)
-	return ProfilePart{
-		Index: i, ID: p.ID, Source: p.Source, Body: p.Body,
-		RequiresTools: p.RequiresTools, RequiresCaps: p.RequiresCaps,
-	}, err
-}
-
-// parsePart reads a fragment item at path; only, when set, is the keys it
-// may have, and shape describes it in the error for a non-object.
-func parsePart(v gjson.Result, path, shape string, only map[string]bool) (PrimaryPart, error) {
-	var p PrimaryPart
+// parsePart reads item i of the list at list; only, when set, is the keys
+// it may have, and shape describes it in the error for a non-object.
+func parsePart(v gjson.Result, list string, i int, shape string, only map[string]bool) (Part, error) {
+	path := index(list, i)
+	p := Part{Index: i}
 	if !v.IsObject() {
 		return p, errorf(ErrType, path, v.Index, "must be an object %s, got %s", shape, kind(v))
 	}
@@ -311,7 +298,7 @@ func (o *Options) parseProfile(v gjson.Result) error {
 		return errorf(ErrType, "context_profile.prompt_fragments", pf.Index, "must be a list, got %s", kind(pf))
 	}
 	return eachItem(pf, func(i int, item gjson.Result) error {
-		p, err := parseProfilePart(item, i)
+		p, err := parsePart(item, "context_profile.prompt_fragments", i, "{body, requires_caps?, ...}", profileKeys)
 		if err == nil && !isBlank(p.Body) {
 			o.Profile = append(o.Profile, p)
 		}
