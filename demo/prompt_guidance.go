@@ -13,12 +13,11 @@ import (
 	"github.com/promptloom/promptloom/options"
 )
 
+// promptGuidanceOptions is the scenario's options: a coding agent with three
+// tools, one of them todo, and a Go project profile.
+//
 //go:embed prompt_guidance.json
 var promptGuidanceOptions []byte
-
-// PromptGuidanceOptions returns the scenario's options: a coding agent with
-// three tools, one of them todo, and a Go project profile.
-func PromptGuidanceOptions() []byte { return append([]byte(nil), promptGuidanceOptions...) }
 
 // PromptGuidance is the prompt with and without the todo tool, and what
 // changes between them.

@@ -29,9 +29,6 @@ type Part struct {
 // given.
 type Assembler[G any] func(ctx context.Context, grant G) ([]Part, error)
 
-// Renderer turns parts into fragments.
-type Renderer func(role string, parts []Part) []fragment.Fragment
-
 // The misuses Assemble refuses.
 var (
 	ErrNotASlice       = errors.New("grant field is not a slice")
@@ -45,13 +42,7 @@ var (
 // AssembleOption configures Assemble.
 type AssembleOption func(*assembleConfig)
 
-type assembleConfig struct {
-	render Renderer
-	budget *budget.Budget
-}
-
-// WithRenderer replaces RenderLabelled.
-func WithRenderer(r Renderer) AssembleOption { return func(c *assembleConfig) { c.render = r } }
+type assembleConfig struct{ budget *budget.Budget }
 
 // WithBudget holds the context's prompt to a budget: parts are shed by
 // register and rank, never a binding one (see reducer.WithBudget).
@@ -83,7 +74,7 @@ type Context struct {
 // kernel.prompt), so the context carries their traces; a refusal is a
 // *stage.Error naming provenance.grant, matchable with errors.Is.
 func Assemble[G any](ctx context.Context, role string, asm Assembler[G], grant G, opts ...AssembleOption) (*Context, error) {
-	cfg := assembleConfig{render: RenderLabelled}
+	var cfg assembleConfig
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -100,7 +91,7 @@ func Assemble[G any](ctx context.Context, role string, asm Assembler[G], grant G
 		stage.Stage{ID: "provenance.render", Capability: "provenance", Kind: stage.Compilation,
 			Handler: func(_ context.Context, in stage.Input) (any, error) {
 				a, _ := stage.Lookup[*assembled](in.Snapshot, "assembled")
-				return append(in.Fragments, cfg.render(role, a.parts)...), nil
+				return append(in.Fragments, RenderLabelled(role, a.parts)...), nil
 			}},
 		stage.KernelPrompt(),
 	)

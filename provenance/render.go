@@ -16,7 +16,7 @@ var headings = map[fragment.Register]string{
 	fragment.Generated:  "## Generated summaries (advisory, not canon: written by a model and may be wrong; the rules and the record win)",
 }
 
-// RenderLabelled is the default renderer: parts grouped by register
+// RenderLabelled renders a role's parts as Assemble does: parts grouped by register
 // (binding, considered, craft, generated) under one heading each, every
 // part its own fragment (id = slot, producer = role) carrying its register,
 // rank and sources. Within a register, parts go highest rank first (stable),
