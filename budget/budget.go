@@ -1,11 +1,11 @@
 package budget
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/promptloom/promptloom/fragment"
 )
@@ -102,16 +102,11 @@ func (b *Budget) ShedSequence(cands []Candidate) []Candidate {
 		}
 	}
 	slices.SortFunc(out, func(x, y Candidate) int {
-		if d := slices.Index(order, x.Register) - slices.Index(order, y.Register); d != 0 {
-			return d
-		}
-		if x.Rank != y.Rank {
-			if x.Rank < y.Rank {
-				return -1
-			}
-			return 1
-		}
-		return y.Index - x.Index
+		return cmp.Or(
+			cmp.Compare(slices.Index(order, x.Register), slices.Index(order, y.Register)),
+			cmp.Compare(x.Rank, y.Rank),
+			cmp.Compare(y.Index, x.Index), // later first
+		)
 	})
 	return out
 }
@@ -136,11 +131,8 @@ func (e *ExceededError) Error() string {
 	if e.Encoding == EncodingBytes {
 		unit = "bytes"
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "budget exceeded: the prompt is %d %s with every sheddable fragment shed (%d shed), over the budget of %d",
+	return fmt.Sprintf("budget exceeded: the prompt is %d %s with every sheddable fragment shed (%d shed), over the budget of %d; binding fragments are never shed",
 		e.Count, unit, e.Shed, e.Total)
-	b.WriteString("; binding fragments are never shed")
-	return b.String()
 }
 
 // Is makes ExceededError match ErrBudgetExceeded.

@@ -104,12 +104,7 @@ func Validate(m *Manifest, system string) error {
 	if strings.TrimSpace(m.CallRole) == "" {
 		return &CallRoleError{}
 	}
-	included := 0
-	for i := range m.Segments {
-		if m.Segments[i].Included {
-			included++
-		}
-	}
+	included := m.IncludedCount()
 	if m.Root == string(reducer.Replacement) &&
 		(len(m.Segments) != 1 || included != 1 || m.Segments[0].ID != "replacement") {
 		return &ReplacementRootError{Segments: len(m.Segments), Included: included}
