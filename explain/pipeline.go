@@ -101,12 +101,11 @@ func corePlan(o *options.Options, cfg config) (*stage.Plan, error) {
 
 // renderReminders injects the reminders in order and renders the pending
 // ones: they go in a trailing user message, never in the system string.
-func renderReminders(rs []options.Reminder) (any, string, error) {
+func renderReminders(rs []reminder.Reminder) (any, string, error) {
 	var set reminder.Set
 	removed := 0
 	for _, r := range rs {
-		n, err := set.Inject(reminder.Reminder{Body: r.Body, Tags: r.Tags, DedupeKey: r.DedupeKey,
-			TTLTurns: r.TTLTurns, PreserveOnCompact: r.PreserveOnCompact, Authority: reminder.Authority(r.Authority)})
+		n, err := set.Inject(r)
 		if err != nil {
 			return nil, "", err
 		}

@@ -21,6 +21,7 @@ import (
 	"slices"
 
 	"github.com/promptloom/promptloom/fragment"
+	"github.com/promptloom/promptloom/reminder"
 )
 
 // Options is the part of an LLM call's options that shapes the system prompt.
@@ -48,7 +49,7 @@ type Options struct {
 
 	// Reminders is the reminders option: directives injected in order,
 	// rendered outside the system string.
-	Reminders []Reminder
+	Reminders []reminder.Reminder
 
 	// CallRole is call_role or mock_scope; "unattributed" when neither is set.
 	CallRole string
@@ -98,17 +99,6 @@ func (p Part) fragment(base fragment.Fragment) fragment.Fragment {
 	base.RequiresTools, base.RequiresCaps = p.RequiresTools, p.RequiresCaps
 	base.Register, base.Rank = p.Register, p.Rank
 	return base
-}
-
-// Reminder is one item of the reminders option.
-type Reminder struct {
-	Index             int
-	Body              string
-	Tags              []string
-	DedupeKey         string
-	TTLTurns          int
-	PreserveOnCompact bool
-	Authority         string
 }
 
 // Tool is one declared tool. A tool is active unless Active is false; an

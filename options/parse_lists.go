@@ -1,6 +1,7 @@
 package options
 
 import (
+	"github.com/promptloom/promptloom/reminder"
 	"github.com/tidwall/gjson"
 )
 
@@ -18,9 +19,9 @@ func (o *Options) parseReminders(v gjson.Result) error {
 	})
 }
 
-func parseReminder(v gjson.Result, i int) (Reminder, error) {
+func parseReminder(v gjson.Result, i int) (reminder.Reminder, error) {
 	path := index("reminders", i)
-	r := Reminder{Index: i}
+	var r reminder.Reminder
 	if !v.IsObject() {
 		return r, errorf(ErrType, path, v.Index, "must be an object {body, ...}, got %s", kind(v))
 	}
@@ -44,9 +45,10 @@ func parseReminder(v gjson.Result, i int) (Reminder, error) {
 		case "preserve_on_compact":
 			r.PreserveOnCompact, err = optBool(val, f, false)
 		case "authority":
-			r.Authority, err = optString(val, f)
-			if err == nil && r.Authority != "" && r.Authority != "contract" && r.Authority != "corrective" && r.Authority != "advisory" {
-				err = errorf(ErrValue, f, val.Index, "must be contract, corrective or advisory, got %q", r.Authority)
+			var a string
+			a, err = optString(val, f)
+			if r.Authority = reminder.Authority(a); err == nil && !r.Authority.Valid() {
+				err = errorf(ErrValue, f, val.Index, "must be contract, corrective or advisory, got %q", a)
 			}
 		default:
 			return unknownKey(path, key, val.Index, bodyHints)

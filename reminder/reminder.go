@@ -33,6 +33,11 @@ const (
 	Advisory   Authority = "advisory"
 )
 
+// Valid reports whether a is one of the authorities, or unset (advisory).
+func (a Authority) Valid() bool {
+	return a == "" || a == Contract || a == Corrective || a == Advisory
+}
+
 func (a Authority) rank() int {
 	switch a {
 	case Contract:
@@ -79,10 +84,10 @@ func (s *Set) Inject(r Reminder) (removed int, err error) {
 		return 0, ErrEmptyBody
 	case r.TTLTurns < 0:
 		return 0, fmt.Errorf("%w: %d", ErrBadTTL, r.TTLTurns)
+	case !r.Authority.Valid():
+		return 0, fmt.Errorf("%w %q (want contract, corrective or advisory)", ErrBadAuthority, r.Authority)
 	case r.Authority == "":
 		r.Authority = Advisory
-	case r.Authority != Contract && r.Authority != Corrective && r.Authority != Advisory:
-		return 0, fmt.Errorf("%w %q (want contract, corrective or advisory)", ErrBadAuthority, r.Authority)
 	}
 	if r.DedupeKey != "" {
 		before := len(s.pending)
