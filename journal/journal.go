@@ -17,6 +17,7 @@
 package journal
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -134,7 +135,7 @@ func Open(path string, opts ...Option) (*Journal, error) {
 	}
 	whole := len(data)
 	if whole > 0 && data[whole-1] != '\n' {
-		whole = strings.LastIndexByte(string(data), '\n') + 1
+		whole = bytes.LastIndexByte(data, '\n') + 1
 		if err := f.Truncate(int64(whole)); err != nil {
 			f.Close()
 			return nil, fmt.Errorf("journal: repair: %w", err)
@@ -147,7 +148,7 @@ func Open(path string, opts ...Option) (*Journal, error) {
 	j := New(f, opts...)
 	j.sync, j.close = f.Sync, f.Close
 	j.Repaired = len(data) - whole
-	for _, line := range strings.Split(string(data[:whole]), "\n") {
+	for line := range bytes.SplitSeq(data[:whole], []byte("\n")) {
 		if s, ok := lineSeq(line); ok {
 			j.seq = max(j.seq, s)
 		}

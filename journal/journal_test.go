@@ -270,7 +270,7 @@ func TestVerifySurvivesDeepNesting(t *testing.T) {
 	if err != nil || len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0], "line 1: not JSON") || len(rep.Calls) != 3 {
 		t.Fatalf("verify = %+v, %v", rep.Problems, err)
 	}
-	if _, ok := lineSeq(deep); ok {
+	if _, ok := lineSeq([]byte(deep)); ok {
 		t.Error("lineSeq read a seq from a line that is not JSON")
 	}
 }

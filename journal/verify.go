@@ -165,11 +165,11 @@ func orRawNull(raw string) string {
 }
 
 // lineSeq reads the seq of a transcript line.
-func lineSeq(line string) (int64, bool) {
-	if !json.Valid([]byte(line)) {
+func lineSeq(line []byte) (int64, bool) {
+	if !json.Valid(line) {
 		return 0, false
 	}
-	s := gjson.Get(line, "seq")
+	s := gjson.GetBytes(line, "seq")
 	return s.Int(), s.Exists()
 }
 
