@@ -72,6 +72,14 @@ type Request struct {
 	Parameters json.RawMessage
 }
 
+// served is the system text the provider is sent.
+func (r Request) served() string {
+	if r.Sent != nil {
+		return *r.Sent
+	}
+	return r.System
+}
+
 // Response is a model's answer.
 type Response struct {
 	Text string `json:"text"`
@@ -186,9 +194,8 @@ func (j *Journal) Call(ctx context.Context, m Model, req Request) (Response, err
 	if err := manifest.Validate(req.Manifest, req.System); err != nil {
 		return Response{}, fmt.Errorf("%w: call %s: %w", ErrStaleManifest, req.Call, err)
 	}
-	served, mf := req.System, req.Manifest
-	if req.Sent != nil && *req.Sent != req.System {
-		served = *req.Sent
+	served, mf := req.served(), req.Manifest
+	if served != req.System {
 		var err error
 		if mf, err = req.Manifest.ForEgress(served); err != nil {
 			return Response{}, fmt.Errorf("%w: call %s: egress: %w", ErrStaleManifest, req.Call, err)

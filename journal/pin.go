@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/fragment"
 	"github.com/promptloom/promptloom/internal/canon"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/provenance/eventlog"
@@ -135,12 +136,13 @@ func (e *PinMissError) Is(t error) bool { return t == ErrPinMiss }
 // prompt's digest, the messages, the tools and the parameters. Equal keys
 // are the same call, as far as a model can tell.
 func RequestKey(req Request) (string, error) {
-	system := digest.Of(req.System)
-	if req.Sent != nil {
-		system = digest.Of(*req.Sent)
-	}
+	return requestKey(digest.Of(req.served()).String(), req)
+}
+
+// requestKey is RequestKey given the served system prompt's digest.
+func requestKey(systemDigest string, req Request) (string, error) {
 	b, err := canon.Marshal(map[string]any{
-		"system_digest": system.String(),
+		"system_digest": systemDigest,
 		"messages":      orNull(req.Messages),
 		"tools":         orNull(req.Tools),
 		"parameters":    orNull(req.Parameters),
@@ -212,11 +214,12 @@ func (p *PinnedModel) Calls() int {
 
 // Complete implements Model.
 func (p *PinnedModel) Complete(ctx context.Context, req Request) (Response, error) {
-	key, err := RequestKey(req)
+	system := digest.Of(req.served()).String()
+	key, err := requestKey(system, req)
 	if err != nil {
 		return Response{}, err
 	}
-	pin := Pin{Key: key, Call: req.Call, SystemDigest: systemDigest(req), Segments: SegmentsOf(req.Manifest)}
+	pin := Pin{Key: key, Call: req.Call, SystemDigest: system, Segments: SegmentsOf(req.Manifest)}
 	switch p.Mode {
 	case Strict:
 		p.mu.Lock()
@@ -247,23 +250,26 @@ func (p *PinnedModel) Complete(ctx context.Context, req Request) (Response, erro
 	return pin.Response, nil
 }
 
-func systemDigest(req Request) string {
-	if req.Sent != nil {
-		return digest.Of(*req.Sent).String()
-	}
-	return digest.Of(req.System).String()
-}
-
 // miss explains a strict call with no pin against the nearest pinned
 // request: the pin of the same call if there is one, else the one sharing
 // the most fragments.
 func (p *PinnedModel) miss(pin Pin) error {
 	e := &PinMissError{Call: pin.Call, Key: pin.Key}
+	type seg struct{ id, digest string }
+	mine := make(map[seg]bool, len(pin.Segments))
+	for _, s := range pin.Segments {
+		mine[seg{s.ID, s.Digest}] = true
+	}
 	var nearest *Pin
 	best := -1
 	for i := range p.order {
 		cand := &p.order[i]
-		score := shared(cand.Segments, pin.Segments)
+		score := 0 // fragments shared with the missed call
+		for _, s := range cand.Segments {
+			if mine[seg{s.ID, s.Digest}] {
+				score++
+			}
+		}
 		if cand.Call == pin.Call {
 			score += 1 << 20
 		}
@@ -280,16 +286,6 @@ func (p *PinnedModel) miss(pin Pin) error {
 		e.Changed = ChangedFragments(nearest.Segments, pin.Segments)
 	}
 	return e
-}
-
-func shared(a, b []PinSegment) int {
-	n := 0
-	for _, x := range a {
-		if slices.ContainsFunc(b, func(y PinSegment) bool { return y.ID == x.ID && y.Digest == x.Digest }) {
-			n++
-		}
-	}
-	return n
 }
 
 // ChangedFragments lists, in the new call's order, the fragments whose
@@ -315,11 +311,11 @@ func ChangedFragments(old, cur []PinSegment) []FragmentChange {
 			if o.Included != s.Included {
 				what = append(what, inclusion(o.Included)+" → "+inclusion(s.Included))
 			}
-			if o.Register != s.Register {
-				what = append(what, "register "+o.Register+" → "+s.Register)
+			if o.register() != s.register() {
+				what = append(what, "register "+o.register()+" → "+s.register())
 			}
-			if !sameRank(o.Rank, s.Rank) {
-				what = append(what, "rank "+rankText(o.Rank)+" → "+rankText(s.Rank))
+			if o.rank() != s.rank() {
+				what = append(what, "rank "+strconv.Itoa(o.rank())+" → "+strconv.Itoa(s.rank()))
 			}
 		}
 		if len(what) > 0 {
@@ -341,13 +337,18 @@ func inclusion(in bool) string {
 	return "excluded"
 }
 
-func sameRank(a, b *int) bool {
-	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
+// register and rank read a segment's, which the manifest leaves out for a
+// binding fragment of rank 0 with no sources.
+func (s PinSegment) register() string {
+	if s.Register == "" {
+		return fragment.Binding.String()
+	}
+	return s.Register
 }
 
-func rankText(r *int) string {
-	if r == nil {
-		return "0"
+func (s PinSegment) rank() int {
+	if s.Rank == nil {
+		return 0
 	}
-	return fmt.Sprint(*r)
+	return *s.Rank
 }
