@@ -2,7 +2,9 @@ package explain
 
 import (
 	"fmt"
+	"slices"
 
+	"github.com/promptloom/promptloom/fragment"
 	"github.com/promptloom/promptloom/gating"
 )
 
@@ -26,24 +28,27 @@ func Lint(e *Explanation) []Warning {
 	if r == nil {
 		return nil
 	}
+	// One pass from the end, remembering per bucket the first unconditional
+	// fragment still to come.
+	var next [fragment.After + 1]*fragment.Fragment
 	var out []Warning
-	for i := range r.Rows {
+	for i := len(r.Rows) - 1; i >= 0; i-- {
 		f := r.Rows[i].Fragment
-		if r.Rows[i].Body == "" || !gating.Gated(f) {
+		if r.Rows[i].Body == "" {
 			continue
 		}
-		for j := i + 1; j < len(r.Rows); j++ {
-			g := r.Rows[j].Fragment
-			if g.Bucket != f.Bucket || r.Rows[j].Body == "" || gating.Gated(g) {
-				continue
-			}
+		if !gating.Gated(f) {
+			next[f.Bucket] = f
+			continue
+		}
+		if g := next[f.Bucket]; g != nil {
 			out = append(out, Warning{
 				ID: f.ID, Before: g.ID, Bucket: f.Bucket.String(),
 				Message: fmt.Sprintf("%s is gated but stands before unconditional %s in the %s bucket: each state of its gate is a different prefix, so the prompt cache misses for everything after it; move it after the unconditional fragments",
 					f.ID, g.ID, f.Bucket),
 			})
-			break
 		}
 	}
+	slices.Reverse(out)
 	return out
 }

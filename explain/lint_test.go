@@ -1,0 +1,52 @@
+package explain
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestLint(t *testing.T) {
+	part := func(id, body string, gated bool, bucket string) string {
+		s := fmt.Sprintf(`{"id":%q,"body":%q,"bucket":%q`, id, body, bucket)
+		if gated {
+			s += `,"requires_tools":["read"]`
+		}
+		return s + "}"
+	}
+	for _, tc := range []struct {
+		name  string
+		parts []string
+		want  []string // id>before
+	}{
+		{"gated before unconditional", []string{part("g", "x", true, "before"), part("u", "y", false, "before")}, []string{"g>u"}},
+		{"gated after unconditional", []string{part("u", "y", false, "before"), part("g", "x", true, "before")}, nil},
+		{"other bucket", []string{part("g", "x", true, "before"), part("u", "y", false, "after")}, nil},
+		{"nearest unconditional named", []string{part("g1", "x", true, "after"), part("g2", "x", true, "after"),
+			part("u1", "y", false, "after"), part("u2", "z", false, "after")}, []string{"g1>u1", "g2>u1"}},
+		{"empty bodies do not count", []string{part("g", "x", true, "before"), part("e", " ", false, "before"),
+			part("g0", " ", true, "before")}, nil},
+		{"both buckets", []string{part("g", "x", true, "before"), part("u", "y", false, "before"),
+			part("h", "x", true, "after"), part("v", "y", false, "after")}, []string{"g>u", "h>v"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := `{"_system_fragments":[` + strings.Join(tc.parts, ",") + `],"tools":[{"name":"read"}]}`
+			e, err := Explain([]byte(opts))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, w := range Lint(e) {
+				got = append(got, w.ID+">"+w.Before)
+				if !strings.Contains(w.Message, w.ID) || !strings.Contains(w.Message, w.Before) {
+					t.Errorf("message %q names neither side", w.Message)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
