@@ -107,8 +107,8 @@ func (o *Options) parseTools(v gjson.Result) {
 		if g, ok := m.get("guidance"); ok {
 			t.Guidance = strings.TrimSpace(o.text(g, field(p, "guidance")))
 		}
-		if a, ok := m.get("active"); ok {
-			o.warn(field(p, "active"), "is not read: Harn treats every declared tool as active (%s)", kind(a))
+		if _, ok := m.get("active"); ok {
+			o.warn(field(p, "active"), "is not read: Harn treats every declared tool as active")
 		}
 		o.Tools = append(o.Tools, t)
 		return true
