@@ -18,6 +18,9 @@ import (
 // an i64 is an int, anything else (a fraction, an exponent, -0, an integer
 // past the i64 range) a float.
 func display(v gjson.Result) string {
+	if v.Type == gjson.String {
+		return v.String()
+	}
 	var b strings.Builder
 	writeDisplay(&b, v)
 	return b.String()

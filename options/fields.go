@@ -14,29 +14,44 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// object is a JSON object's members by key, with the keys in byte order:
-// the order Harn's dicts (ordered maps) iterate in, so the first offending
-// key is the one Harn would name. Keys are unique: checkDocument has
-// rejected a key given twice.
+// object is a JSON object's members, sorted by key in byte order: the
+// order Harn's dicts (ordered maps) iterate in, so the first offending key is
+// the one Harn would name. Keys are unique: checkDocument has rejected a key
+// given twice. Objects here are small, so lookups are linear.
 type object struct {
-	m    map[string]gjson.Result
 	keys []string
+	vals []gjson.Result
 }
 
 func members(v gjson.Result) object {
-	o := object{m: map[string]gjson.Result{}}
+	var o object
 	v.ForEach(func(k, val gjson.Result) bool {
-		o.m[k.String()] = val
 		o.keys = append(o.keys, k.String())
+		o.vals = append(o.vals, val)
 		return true
 	})
-	sort.Strings(o.keys)
+	if !sort.StringsAreSorted(o.keys) {
+		sort.Sort(byKey(o))
+	}
 	return o
 }
 
+type byKey object
+
+func (b byKey) Len() int           { return len(b.keys) }
+func (b byKey) Less(i, j int) bool { return b.keys[i] < b.keys[j] }
+func (b byKey) Swap(i, j int) {
+	b.keys[i], b.keys[j] = b.keys[j], b.keys[i]
+	b.vals[i], b.vals[j] = b.vals[j], b.vals[i]
+}
+
 func (o object) get(key string) (gjson.Result, bool) {
-	v, ok := o.m[key]
-	return v, ok
+	for i, k := range o.keys {
+		if k == key {
+			return o.vals[i], true
+		}
+	}
+	return gjson.Result{}, false
 }
 
 // firstUnknown returns the first key (in byte order) not in known.

@@ -163,11 +163,11 @@ func TestReplacementSuppressesEveryOtherContributor(t *testing.T) {
 // and the two must agree once trimmed.
 func TestCallRole(t *testing.T) {
 	for in, want := range map[string]string{
-		`{}`:                                      DefaultCallRole,
-		`{"call_role":"a","mock_scope":"a"}`:      "a",
+		`{}`:                                     DefaultCallRole,
+		`{"call_role":"a","mock_scope":"a"}`:     "a",
 		`{"call_role":" a ","mock_scope":"a\t"}`: "a",
-		`{"mock_scope":"s"}`:                      "s",
-		`{"call_role":null,"mock_scope":null}`:    DefaultCallRole,
+		`{"mock_scope":"s"}`:                     "s",
+		`{"call_role":null,"mock_scope":null}`:   DefaultCallRole,
 	} {
 		o, err := Parse([]byte(in))
 		if err != nil {

@@ -136,8 +136,8 @@ func (o *Options) collectCaps(v gjson.Result, path string) []string {
 	case v.IsObject():
 		var out []string
 		m := members(v)
-		for _, k := range m.keys {
-			if val := m.m[k]; val.Type != gjson.Null && val.Type != gjson.False {
+		for i, k := range m.keys {
+			if val := m.vals[i]; val.Type != gjson.Null && val.Type != gjson.False {
 				out = append(out, k)
 			}
 		}

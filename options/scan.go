@@ -9,18 +9,49 @@ import (
 // frame is one open object or list of the document being scanned.
 type frame struct {
 	object  bool
-	path    string
-	keys    map[string]struct{}
+	wantKey bool
 	key     string // the object's current key
 	n       int    // the list's current index
-	wantKey bool
+	keys    []string
+	set     map[string]struct{} // keys, once the object has many
 }
 
-func (f *frame) child() string {
-	if f.object {
-		return field(f.path, f.key)
+// seen records key in f and reports whether it was there already.
+func (f *frame) seen(key string) bool {
+	if f.set != nil {
+		if _, ok := f.set[key]; ok {
+			return true
+		}
+		f.set[key] = struct{}{}
+		return false
 	}
-	return index(f.path, f.n)
+	for _, k := range f.keys {
+		if k == key {
+			return true
+		}
+	}
+	f.keys = append(f.keys, key)
+	if len(f.keys) > 16 {
+		f.set = make(map[string]struct{}, 2*len(f.keys))
+		for _, k := range f.keys {
+			f.set[k] = struct{}{}
+		}
+		f.keys = nil
+	}
+	return false
+}
+
+// pathOf is the JSON path of the value the innermost frame is at.
+func pathOf(stack []frame) string {
+	p := ""
+	for i := range stack {
+		if stack[i].object {
+			p = field(p, stack[i].key)
+		} else {
+			p = index(p, stack[i].n)
+		}
+	}
+	return p
 }
 
 // checkDocument walks a well-formed JSON document once, without recursion,
@@ -29,30 +60,18 @@ func (f *frame) child() string {
 // guided as one name and registered as another) and a number too large for
 // a float (serde_json refuses it). The error names the JSON path.
 func checkDocument(data []byte) error {
-	var stack []*frame
-	top := func() *frame {
-		if len(stack) == 0 {
-			return nil
-		}
-		return stack[len(stack)-1]
-	}
-	path := func() string {
-		if f := top(); f != nil {
-			return f.child()
-		}
-		return ""
-	}
+	var stack []frame
 	for i := 0; i < len(data); i++ {
 		switch c := data[i]; c {
 		case ' ', '\t', '\n', '\r', ':':
 		case '{':
-			stack = append(stack, &frame{object: true, path: path(), wantKey: true})
+			stack = append(stack, frame{object: true, wantKey: true})
 		case '[':
-			stack = append(stack, &frame{path: path()})
+			stack = append(stack, frame{})
 		case '}', ']':
 			stack = stack[:len(stack)-1]
 		case ',':
-			if f := top(); f.object {
+			if f := &stack[len(stack)-1]; f.object {
 				f.wantKey = true
 			} else {
 				f.n++
@@ -66,24 +85,20 @@ func checkDocument(data []byte) error {
 					i++
 				}
 			}
-			f := top()
-			if f == nil || !f.object || !f.wantKey {
+			if len(stack) == 0 || !stack[len(stack)-1].object || !stack[len(stack)-1].wantKey {
 				continue
 			}
+			f := &stack[len(stack)-1]
 			key := string(data[start+1 : i])
 			if escaped {
 				if err := json.Unmarshal(data[start:i+1], &key); err != nil {
 					return errorf(ErrSyntax, "", start, "malformed JSON: %v", err)
 				}
 			}
-			if f.keys == nil {
-				f.keys = map[string]struct{}{}
-			}
 			f.key, f.wantKey = key, false
-			if _, dup := f.keys[key]; dup {
-				return errorf(ErrDuplicateKey, f.child(), start, "key given twice")
+			if f.seen(key) {
+				return errorf(ErrDuplicateKey, pathOf(stack), start, "key given twice")
 			}
-			f.keys[key] = struct{}{}
 		default:
 			start := i
 			for i+1 < len(data) && isNumberByte(data[i+1]) {
@@ -93,7 +108,7 @@ func checkDocument(data []byte) error {
 				raw := string(data[start : i+1])
 				if _, ok := intLiteral(raw); !ok {
 					if f, _ := strconv.ParseFloat(raw, 64); math.IsInf(f, 0) {
-						return errorf(ErrValue, path(), start, "number %s is out of range", quote(raw))
+						return errorf(ErrValue, pathOf(stack), start, "number %s is out of range", quote(raw))
 					}
 				}
 			}
