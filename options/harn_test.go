@@ -177,6 +177,8 @@ func TestErrorsQuoteBriefly(t *testing.T) {
 		`{"system":[{"content":"x","rank":` + strings.Repeat("9", 200) + `}]}`,
 		`{"system":[{"content":"x","` + token + `":1}]}`,
 		`{"system":[{"content":"x","register":"` + token + `"}]}`,
+		`{"system":[{"content":"x","rank":"` + token + `"}]}`,
+		`{"system":[{"content":"x","rank":` + strings.Repeat("1", 5<<20) + `}]}`,
 		`{"call_role":"` + token + `","mock_scope":"b"}`,
 		`{"x":{"` + long + `":1,"` + long + `":2}}`,
 		`{"_system_fragments":[{"body":"x","bucket":"` + long + `\n"}]}`,
