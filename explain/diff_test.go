@@ -96,8 +96,15 @@ func TestDiffWithItself(t *testing.T) {
 func TestDiffClassifies(t *testing.T) {
 	a := explainJSON(t, `{"system": ["one", "two", "three", {"content":"gone"}, "four"],
 		"tools": [{"name": "t", "guidance": "guide"}]}`)
-	b := explainJSON(t, `{"system": ["one", "three", "two", "new", "four!"],
-		"tools": [{"name": "t", "guidance": "guide", "active": false}, {"name": "u", "guidance": "fresh"}]}`)
+	ob, err := options.Parse([]byte(`{"system": ["one", "three", "two", "new", "four!"],
+		"tools": [{"name": "t", "guidance": "guide"}, {"name": "u", "guidance": "fresh"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ob.WithoutTool("t"); err != nil {
+		t.Fatal(err)
+	}
+	b := explainOpts(t, ob)
 	d := Diff(a, b, "a", "b")
 	var order []string
 	changes := map[string]Change{}

@@ -11,6 +11,7 @@ package explain
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/promptloom/promptloom/budget"
@@ -21,17 +22,31 @@ import (
 )
 
 // Explanation is the system prompt and the account of every fragment. Its
-// JSON form is what `promptloom explain --format json` prints.
+// JSON form is what `promptloom explain --format json` prints: the prompt,
+// then every field of Harn's prompt_explain record
+// (AssembledPrompt::provenance_json) in Harn's order, then promptloom's own
+// additions (budget, lint, reminders, traces), which appear only when used.
 type Explanation struct {
 	// System is the prompt; nil when no fragment was included (JSON null).
-	System            *string `json:"system"`
-	Root              string  `json:"root"`
-	CallRole          string  `json:"call_role"`
-	Fragments         []Row   `json:"fragments"`
-	WholePromptDigest string  `json:"whole_prompt_digest"`
-	SystemPromptBytes int     `json:"system_prompt_bytes"`
-	Included          int     `json:"included"`
-	Excluded          int     `json:"excluded"`
+	System *string `json:"system"`
+
+	Schema   string `json:"schema"`   // harn.llm.context_manifest.v1
+	Scope    string `json:"scope"`    // system_prompt
+	Boundary string `json:"boundary"` // observed_llm_call_pre_egress
+	Messages string `json:"messages"` // served_context_digest_only
+	CallRole string `json:"call_role"`
+	// ActorChain is the actor_chain option as given; JSON null when unset.
+	ActorChain         json.RawMessage `json:"actor_chain"`
+	Root               string          `json:"root"`
+	Fragments          []Row           `json:"fragments"`
+	WholePromptDigest  string          `json:"whole_prompt_digest"`
+	SystemPromptBytes  int             `json:"system_prompt_bytes"`
+	JoinSeparator      string          `json:"join_separator"`
+	JoinSeparatorBytes int             `json:"join_separator_bytes"`
+	// JoinSeparatorCount is the number of joins: included rows less one.
+	JoinSeparatorCount int `json:"join_separator_count"`
+	Included           int `json:"included"`
+	Excluded           int `json:"excluded"`
 	// Budget says what a budget did, when one was applied.
 	Budget *reducer.Fit `json:"budget,omitempty"`
 	// Lint holds the warnings of Lint when the caller asked for them.
@@ -46,6 +61,9 @@ type Explanation struct {
 	// output it was built from.
 	Manifest  *manifest.Manifest `json:"-"`
 	Reduction *reducer.Reduction `json:"-"`
+
+	// warnings are the options' warnings, for Lint.
+	warnings []options.Warning
 }
 
 // Row is one fragment's line of the explanation.
@@ -153,6 +171,7 @@ func FromOptions(o *options.Options, opts ...Option) (*Explanation, error) {
 		return nil, err
 	}
 	e.Traces = run.Traces
+	e.warnings = o.Warnings
 	e.Reminders, _ = stage.Lookup[*RenderedReminders](run.Snapshot, ResolvedReminders)
 	return e, nil
 }
@@ -164,6 +183,12 @@ func New(r *reducer.Reduction, m *manifest.Manifest) (*Explanation, error) {
 		return nil, fmt.Errorf("explain: the fragments make a manifest that does not hold: %w", err)
 	}
 	e := &Explanation{
+		Schema:            manifest.Schema,
+		Scope:             "system_prompt",
+		Boundary:          "observed_llm_call_pre_egress",
+		Messages:          "served_context_digest_only",
+		ActorChain:        m.ActorChain,
+		JoinSeparator:     reducer.Separator,
 		Root:              m.Root,
 		CallRole:          m.CallRole,
 		Fragments:         make([]Row, len(r.Rows)),
@@ -198,6 +223,10 @@ func New(r *reducer.Reduction, m *manifest.Manifest) (*Explanation, error) {
 		} else {
 			e.Excluded++
 		}
+	}
+	e.JoinSeparatorBytes = len(e.JoinSeparator)
+	if e.Included > 0 {
+		e.JoinSeparatorCount = e.Included - 1
 	}
 	return e, nil
 }

@@ -10,28 +10,38 @@ import (
 
 // Warning is one finding of Lint.
 type Warning struct {
+	// Path is the JSON path of an options warning (input Harn accepts but
+	// that is likely a mistake); empty for a fragment warning.
+	Path string `json:"path,omitempty"`
 	// ID is the gated fragment; Before the first unconditional fragment
 	// that stands after it in the same bucket.
-	ID      string `json:"id"`
-	Before  string `json:"before"`
-	Bucket  string `json:"bucket"`
+	ID      string `json:"id,omitempty"`
+	Before  string `json:"before,omitempty"`
+	Bucket  string `json:"bucket,omitempty"`
 	Message string `json:"message"`
 }
 
-// Lint warns about gated fragments (tool- or capability-dependent) that
-// stand before an unconditional fragment of the same bucket. Every on/off
-// state of a gate is a different prompt prefix, so such a fragment splits
-// the provider's prefix cache for everything behind it; placed after the
-// unconditional fragments, it would cost only its own bytes.
+// Lint returns, first, the options' warnings: input Harn accepts, so it is
+// not refused, but that is likely a mistake (a key Harn ignores, an item it
+// skips, a number used as text). Then it warns about gated fragments (tool-
+// or capability-dependent) that stand before an unconditional fragment of
+// the same bucket. Every on/off state of a gate is a different prompt
+// prefix, so such a fragment splits the provider's prefix cache for
+// everything behind it; placed after the unconditional fragments, it would
+// cost only its own bytes.
 func Lint(e *Explanation) []Warning {
+	var out []Warning
+	for _, w := range e.warnings {
+		out = append(out, Warning{Path: w.Path, Message: w.String()})
+	}
 	r := e.Reduction
 	if r == nil {
-		return nil
+		return out
 	}
 	// One pass from the end, remembering per bucket the first unconditional
 	// fragment still to come.
 	var next [fragment.After + 1]*fragment.Fragment
-	var out []Warning
+	var gated []Warning
 	for i := len(r.Rows) - 1; i >= 0; i-- {
 		f := r.Rows[i].Fragment
 		if r.Rows[i].Body == "" {
@@ -42,13 +52,13 @@ func Lint(e *Explanation) []Warning {
 			continue
 		}
 		if g := next[f.Bucket]; g != nil {
-			out = append(out, Warning{
+			gated = append(gated, Warning{
 				ID: f.ID, Before: g.ID, Bucket: f.Bucket.String(),
 				Message: fmt.Sprintf("%s is gated but stands before unconditional %s in the %s bucket: each state of its gate is a different prefix, so the prompt cache misses for everything after it; move it after the unconditional fragments",
 					f.ID, g.ID, f.Bucket),
 			})
 		}
 	}
-	slices.Reverse(out)
-	return out
+	slices.Reverse(gated)
+	return append(out, gated...)
 }

@@ -8,16 +8,12 @@ package explain
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
-	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"regexp"
+	"sort"
+	"strconv"
 	"strings"
-	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	zeebo "github.com/zeebo/blake3"
 )
 
@@ -79,36 +75,108 @@ type refFrag struct {
 	tools, caps              []string
 }
 
-func strs(v any) []string {
+// refShow is Harn's VmValue::display of a value decoded with UseNumber,
+// written from Harn's description: strings as they are, null as nil,
+// integers that fit an i64 in decimal, other numbers as floats ("{:.1}" for
+// whole numbers below 1e15, else the shortest form), lists and dicts
+// (sorted keys) in brackets with ", " between items.
+func refShow(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "nil"
+	case string:
+		return x
+	case bool:
+		return fmt.Sprint(x)
+	case json.Number:
+		lit := string(x)
+		if !strings.ContainsAny(lit, ".eE") && lit != "-0" {
+			if n, err := strconv.ParseInt(lit, 10, 64); err == nil {
+				return fmt.Sprint(n)
+			}
+		}
+		f, _ := strconv.ParseFloat(lit, 64)
+		if f == float64(int64(f)) && f < 1e15 && f > -1e15 {
+			return fmt.Sprintf("%.1f", f)
+		}
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	case []any:
+		items := make([]string, len(x))
+		for i, it := range x {
+			items[i] = refShow(it)
+		}
+		return "[" + strings.Join(items, ", ") + "]"
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		items := make([]string, len(keys))
+		for i, k := range keys {
+			items[i] = k + ": " + refShow(x[k])
+		}
+		return "{" + strings.Join(items, ", ") + "}"
+	}
+	panic(fmt.Sprintf("refShow(%T)", v))
+}
+
+// shows returns a list's items shown as text; a non-list is no list.
+func shows(v any) []string {
 	var out []string
 	for _, x := range asList(v) {
-		if s := x.(string); s != "" {
-			out = append(out, s)
-		}
+		out = append(out, refShow(x))
 	}
 	return out
 }
 
-func asList(v any) []any { l, _ := v.([]any); return l }
-
-func str(m map[string]any, keys ...string) (string, bool) {
-	for _, k := range keys {
-		if s, ok := m[k].(string); ok {
-			return s, true
+// refCaps collects capabilities the way Harn's collect_caps does.
+func refCaps(v any, present bool, into map[string]bool) {
+	if !present {
+		return
+	}
+	switch x := v.(type) {
+	case []any:
+		for _, c := range shows(x) {
+			if c != "" {
+				into[c] = true
+			}
+		}
+	case map[string]any:
+		for k, f := range x {
+			if f != nil && f != false {
+				into[k] = true
+			}
+		}
+	default:
+		if c := refShow(x); c != "" {
+			into[c] = true
 		}
 	}
-	return "", false
+}
+
+func asList(v any) []any { l, _ := v.([]any); return l }
+
+// shown returns m[key] shown as text, and whether the key is there.
+func shown(m map[string]any, key string) (string, bool) {
+	v, ok := m[key]
+	if !ok {
+		return "", false
+	}
+	return refShow(v), true
 }
 
 func reference(optionsJSON []byte) refResult {
 	var o map[string]any
-	if err := json.Unmarshal(optionsJSON, &o); err != nil {
+	dec := json.NewDecoder(strings.NewReader(string(optionsJSON)))
+	dec.UseNumber()
+	if err := dec.Decode(&o); err != nil {
 		panic(err)
 	}
 	res := refResult{Root: "composed", CallRole: "unattributed"}
 	for _, k := range []string{"mock_scope", "call_role"} {
 		if r, ok := o[k].(string); ok && strings.TrimSpace(r) != "" {
-			res.CallRole = r
+			res.CallRole = strings.TrimSpace(r)
 		}
 	}
 
@@ -129,33 +197,41 @@ func reference(optionsJSON []byte) refResult {
 			continue
 		}
 		m := it.(map[string]any)
-		if en, ok := m["enabled"].(bool); ok && !en {
+		if en, ok := m["enabled"]; ok && (en == nil || en == false) {
 			continue
 		}
-		body, _ := str(m, "content")
-		if t, _ := str(m, "title"); strings.TrimSpace(t) != "" {
+		body, _ := shown(m, "content")
+		if t, _ := shown(m, "title"); strings.TrimSpace(t) != "" {
 			body = "## " + strings.TrimSpace(t) + "\n" + strings.TrimSpace(body)
 		}
 		bucket := "before"
-		if p, _ := str(m, "position"); p == "after" {
+		if p, _ := m["position"].(string); p == "after" {
 			bucket = "after"
 		}
 		frags = append(frags, refFrag{id: id, source: id, bucket: bucket, body: body})
 	}
+	idOr := func(m map[string]any, key, def string) string {
+		if s, ok := shown(m, key); ok && s != "" {
+			return s
+		}
+		return def
+	}
 	if parts, ok := o["_system_fragments"].([]any); ok { // present as a list, even empty
 		for i, it := range parts {
-			m := it.(map[string]any)
-			id, _ := str(m, "id")
-			if id == "" {
-				id = fmt.Sprintf("primary[%d]", i)
+			m, ok := it.(map[string]any)
+			if !ok {
+				continue
 			}
-			bucket, _ := str(m, "bucket")
-			if bucket == "" {
-				bucket = "before"
+			body, ok := shown(m, "body")
+			if !ok {
+				continue
 			}
-			body, _ := str(m, "body", "content")
-			frags = append(frags, refFrag{id: id, source: "primary", bucket: bucket, body: body,
-				tools: strs(m["requires_tools"]), caps: strs(m["requires_caps"])})
+			bucket := "before"
+			if b, _ := shown(m, "bucket"); strings.ToLower(strings.TrimSpace(b)) == "after" {
+				bucket = "after"
+			}
+			frags = append(frags, refFrag{id: idOr(m, "id", fmt.Sprintf("primary[%d]", i)), source: idOr(m, "source", "primary"),
+				bucket: bucket, body: body, tools: shows(m["requires_tools"]), caps: shows(m["requires_caps"])})
 		}
 	} else {
 		if s, ok := o["system"].(string); ok && strings.TrimSpace(s) != "" {
@@ -163,46 +239,47 @@ func reference(optionsJSON []byte) refResult {
 		}
 		prof, _ := o["context_profile"].(map[string]any)
 		for i, it := range asList(prof["prompt_fragments"]) {
-			m := it.(map[string]any)
-			body, _ := str(m, "body", "content")
+			m, ok := it.(map[string]any)
+			if !ok {
+				continue
+			}
+			body, ok := shown(m, "body")
+			if !ok {
+				body, _ = shown(m, "content")
+			}
 			if strings.TrimSpace(body) == "" {
 				continue
 			}
-			frags = append(frags, refFrag{id: fmt.Sprintf("profile[%d]", i), source: "profile",
-				bucket: "before", body: body, caps: strs(m["requires_caps"])})
+			frags = append(frags, refFrag{id: idOr(m, "id", fmt.Sprintf("profile[%d]", i)), source: idOr(m, "source", "profile"),
+				bucket: "before", body: body, tools: shows(m["requires_tools"]), caps: shows(m["requires_caps"])})
 		}
 	}
-	tools := asList(o["tools"])
+	tools, _ := o["tools"].([]any)
 	if m, ok := o["tools"].(map[string]any); ok {
-		tools = asList(m["tools"])
+		tools, _ = m["tools"].([]any)
 	}
 	active := map[string]bool{}
 	for _, it := range tools {
-		m := it.(map[string]any)
-		name := m["name"].(string)
-		if a, ok := m["active"].(bool); !ok || a {
-			active[name] = true
+		m, ok := it.(map[string]any)
+		if !ok {
+			continue
 		}
-		if g, _ := str(m, "guidance"); strings.TrimSpace(g) != "" {
+		name, _ := shown(m, "name")
+		if name == "" {
+			continue
+		}
+		active[name] = true
+		if g, _ := shown(m, "guidance"); strings.TrimSpace(g) != "" {
 			frags = append(frags, refFrag{id: "tool:" + name + ".guidance", source: "tool:" + name,
 				bucket: "before", body: g, tools: []string{name}})
 		}
 	}
 	caps := map[string]bool{}
-	for _, c := range strs(o["capabilities"]) {
-		caps[c] = true
-	}
-	if m, ok := o["capabilities"].(map[string]any); ok {
-		for k, v := range m {
-			if v != nil && v != false {
-				caps[k] = true
-			}
-		}
-	}
+	c, ok := o["capabilities"]
+	refCaps(c, ok, caps)
 	if prof, ok := o["context_profile"].(map[string]any); ok {
-		for _, c := range strs(prof["caps"]) {
-			caps[c] = true
-		}
+		c, ok := prof["caps"]
+		refCaps(c, ok, caps)
 	}
 
 	var parts []string
@@ -266,204 +343,3 @@ func fromExplanation(e *Explanation) refResult {
 }
 
 // Random Harn-shaped options, in the spirit of the conformance vectors.
-
-var texts = []string{
-	"base", "a & b", "naïve", "日本語", "emoji 🎉", "line1\nline2", "tabs\tand", "<tag>",
-	"`code`", "\"quoted\"", "## heading", "update the tracker", "alpha", "beta",
-	" ", "\u00a0", "\u2003", "\r\n", "\n", "  ", "token: abc123", "ghp_" + strings.Repeat("Ab1", 12),
-	"Bearer abcdefghijklmnop", "password=hunter2x", "-----BEGIN RSA PRIVATE KEY-----", "x-----END RSA PRIVATE KEY-----",
-}
-
-var toolNames = []string{"todo", "shell", "read", "write", "search"}
-var capNames = []string{"vcs.git", "language.go", "language.rust", "net", "fs.write"}
-
-func randText(r *rand.Rand) string {
-	var b strings.Builder
-	for n := r.IntN(6); n >= 0; n-- {
-		b.WriteString(texts[r.IntN(len(texts))])
-		if r.IntN(2) == 0 {
-			b.WriteByte(' ')
-		}
-	}
-	return b.String()
-}
-
-func pick(r *rand.Rand, from []string) []string {
-	var out []string
-	for _, s := range from {
-		if r.IntN(3) == 0 {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func randOptions(r *rand.Rand) map[string]any {
-	o := map[string]any{}
-	switch r.IntN(5) {
-	case 0:
-		o["system"] = randText(r)
-	case 1:
-		var items []any
-		for n := r.IntN(5); n > 0; n-- {
-			if r.IntN(3) == 0 {
-				items = append(items, randText(r))
-				continue
-			}
-			it := map[string]any{"content": randText(r)}
-			if r.IntN(3) == 0 {
-				it["title"] = randText(r)
-			}
-			if r.IntN(3) == 0 {
-				it["position"] = []string{"before", "after"}[r.IntN(2)]
-			}
-			if r.IntN(5) == 0 {
-				it["enabled"] = r.IntN(2) == 0
-			}
-			items = append(items, it)
-		}
-		o["system"] = items
-	case 2:
-		if r.IntN(4) == 0 {
-			o["system"] = map[string]any{"mode": "replace", "content": randText(r)}
-		}
-	}
-	if r.IntN(3) == 0 {
-		var parts []any
-		for i := r.IntN(4); i > 0; i-- {
-			p := map[string]any{"body": randText(r)}
-			if r.IntN(2) == 0 {
-				p["id"] = fmt.Sprintf("primary:part%d", i)
-			}
-			if r.IntN(3) == 0 {
-				p["bucket"] = []string{"before", "after"}[r.IntN(2)]
-			}
-			if ts := pick(r, toolNames); len(ts) > 0 {
-				p["requires_tools"] = ts
-			}
-			if cs := pick(r, capNames); len(cs) > 0 {
-				p["requires_caps"] = cs
-			}
-			parts = append(parts, p)
-		}
-		o["_system_fragments"] = parts
-	}
-	if r.IntN(2) == 0 {
-		prof := map[string]any{}
-		var pfs []any
-		for i := r.IntN(4); i > 0; i-- {
-			key := []string{"body", "content"}[r.IntN(2)]
-			pf := map[string]any{key: randText(r)}
-			if cs := pick(r, capNames); len(cs) > 0 {
-				pf["requires_caps"] = cs
-			}
-			pfs = append(pfs, pf)
-		}
-		prof["prompt_fragments"] = pfs
-		if cs := pick(r, capNames); len(cs) > 0 {
-			prof["caps"] = cs
-		}
-		o["context_profile"] = prof
-	}
-	var tools []any
-	for _, name := range pick(r, toolNames) {
-		t := map[string]any{"name": name, "description": "does " + name}
-		if r.IntN(2) == 0 {
-			t["guidance"] = randText(r)
-		}
-		if r.IntN(5) == 0 {
-			t["active"] = false
-		}
-		tools = append(tools, t)
-	}
-	if len(tools) > 0 {
-		if r.IntN(2) == 0 {
-			o["tools"] = tools
-		} else {
-			o["tools"] = map[string]any{"tools": tools}
-		}
-	}
-	switch r.IntN(3) {
-	case 0:
-		o["capabilities"] = pick(r, capNames)
-	case 1:
-		flags := map[string]any{"off.cap": false, "nil.cap": nil}
-		for _, c := range pick(r, capNames) {
-			flags[c] = true
-		}
-		o["capabilities"] = flags
-	}
-	if r.IntN(3) == 0 {
-		o["call_role"] = "agent.main"
-	}
-	return o
-}
-
-func TestAgreesWithReference(t *testing.T) {
-	r := rand.New(rand.NewPCG(7, 8))
-	for i := range 3000 {
-		data, err := json.Marshal(randOptions(r))
-		if err != nil {
-			t.Fatal(err)
-		}
-		e, err := Explain(data)
-		if err != nil {
-			// Two identical included fragments make a manifest that does
-			// not hold (duplicate (id, digest)); the reference has no such
-			// rule, so skip those inputs.
-			if strings.Contains(err.Error(), "duplicate included segment") {
-				continue
-			}
-			t.Fatalf("case %d: Explain(%s): %v", i, data, err)
-		}
-		if diff := cmp.Diff(reference(data), fromExplanation(e)); diff != "" {
-			t.Fatalf("case %d: options %s\n(-reference +promptloom):\n%s", i, data, diff)
-		}
-	}
-}
-
-var updateVectors = flag.Bool("update-vectors", false,
-	"rewrite testdata/vectors/*.json from the options in testdata/vectors/src, with the reference implementation")
-
-// TestWriteVectors makes the project's own vectors: options written by hand
-// in testdata/vectors/src, expectations computed by the independent
-// reference implementation (never by promptloom itself), then reviewed.
-func TestWriteVectors(t *testing.T) {
-	if !*updateVectors {
-		t.Skip("run with -update-vectors to regenerate testdata/vectors")
-	}
-	srcs, err := filepath.Glob("../testdata/vectors/src/*.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, src := range srcs {
-		raw, err := os.ReadFile(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ref := reference(raw)
-		rows := []map[string]any{}
-		for _, r := range ref.Rows {
-			rows = append(rows, map[string]any{"id": r.ID, "source": r.Source, "bucket": r.Bucket,
-				"included": r.Included, "reason": r.Reason, "bytes": r.Bytes, "digest": r.Digest})
-		}
-		var system any
-		if ref.System != nil {
-			system = *ref.System
-		}
-		v := map[string]any{
-			"options": json.RawMessage(raw),
-			"expect": map[string]any{"system": system, "root": ref.Root, "call_role": ref.CallRole,
-				"fragments": rows, "whole_prompt_digest": ref.Whole, "system_prompt_bytes": ref.Bytes,
-				"included": ref.Inc, "excluded": ref.Exc},
-		}
-		out, err := json.MarshalIndent(v, "", " ")
-		if err != nil {
-			t.Fatal(err)
-		}
-		dst := filepath.Join("../testdata/vectors", filepath.Base(src))
-		if err := os.WriteFile(dst, append(out, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}

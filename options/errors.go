@@ -4,6 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/promptloom/promptloom/redact"
 )
 
 // The kinds of bad input. Every *Error wraps exactly one of them, so callers
@@ -18,6 +22,9 @@ var (
 	ErrValue        = errors.New("invalid value")
 	ErrMissing      = errors.New("missing key")
 	ErrConflict     = errors.New("conflicting keys")
+	// ErrRemoved is a top-level key Harn's llm_call removed; the message
+	// says what to write instead.
+	ErrRemoved = errors.New("removed option")
 )
 
 // Error is bad input, located: Path is the JSON path of the offending value
@@ -57,16 +64,57 @@ func errorf(kind error, path string, offset int, format string, args ...any) *Er
 // label for title, ...).
 func unknownKey(path, key string, offset int, hints map[string]string) *Error {
 	if hint, ok := hints[key]; ok {
-		return errorf(ErrUnknownKey, path, offset, "unknown key %q; use %q", key, hint)
+		return errorf(ErrUnknownKey, path, offset, "unknown key %s; use %q", quote(key), hint)
 	}
-	return errorf(ErrUnknownKey, path, offset, "unknown key %q", key)
+	return errorf(ErrUnknownKey, path, offset, "unknown key %s", quote(key))
 }
 
 func index(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
 
 func field(path, key string) string {
+	key = clip(key)
 	if path == "" {
 		return key
 	}
 	return path + "." + key
+}
+
+// quoteLimit is how many characters of a value an error message quotes.
+const quoteLimit = 80
+
+// quote returns s as a Go-quoted string for an error message: redacted
+// first (a secret given in the wrong place is not printed), then cut to
+// quoteLimit characters, with the full length said when it was cut.
+func quote(s string) string {
+	r := redact.String(s)
+	if utf8.RuneCountInString(r) <= quoteLimit {
+		return strconv.Quote(r)
+	}
+	n, cut := 0, len(r)
+	for i := range r {
+		if n == quoteLimit {
+			cut = i
+			break
+		}
+		n++
+	}
+	return strconv.Quote(r[:cut]) + "… (" + strconv.Itoa(len(s)) + " bytes)"
+}
+
+// clip returns s as it is when it is short, printable and holds no secret,
+// and quote(s) otherwise: for keys in paths and numbers in messages.
+func clip(s string) string {
+	if len(s) <= quoteLimit && redact.String(s) == s && isPlain(s) {
+		return s
+	}
+	return quote(s)
+}
+
+func isPlain(s string) bool {
+	for _, r := range s {
+		if r == utf8.RuneError || !unicode.IsPrint(r) || r == '"' {
+			return false
+		}
+	}
+	return true
 }

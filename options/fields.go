@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"sort"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -12,45 +14,61 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// bodyField reads a body given as "body" or "content", but not both.
-type bodyField struct {
-	key string
-	val gjson.Result
+// object is a JSON object's members, sorted by key in byte order: the
+// order Harn's dicts (ordered maps) iterate in, so the first offending key is
+// the one Harn would name. Keys are unique: checkDocument has rejected a key
+// given twice. Objects here are small, so lookups are linear.
+type object struct {
+	keys []string
+	vals []gjson.Result
 }
 
-func (b *bodyField) set(key string, val gjson.Result, path string) error {
-	if b.key != "" {
-		return errorf(ErrConflict, path, val.Index, "give either \"body\" or \"content\", not both")
-	}
-	b.key, b.val = key, val
-	return nil
-}
-
-func (b *bodyField) get(path string, offset int) (string, error) {
-	if b.key == "" {
-		return "", errorf(ErrMissing, path, offset, "missing \"body\"")
-	}
-	return reqString(b.val, field(path, b.key))
-}
-
-// eachKey calls fn for each key of the object v, in order, and rejects a key
-// given twice (JSON parsers disagree on which one wins).
-func eachKey(v gjson.Result, path string, fn func(key string, val gjson.Result) error) error {
-	var seen []string
-	var err error
+func members(v gjson.Result) object {
+	var o object
 	v.ForEach(func(k, val gjson.Result) bool {
-		key := k.String()
-		for _, s := range seen {
-			if s == key {
-				err = errorf(ErrDuplicateKey, field(path, key), k.Index, "key given twice")
-				return false
+		o.keys = append(o.keys, k.String())
+		o.vals = append(o.vals, val)
+		return true
+	})
+	if !sort.StringsAreSorted(o.keys) {
+		sort.Sort(byKey(o))
+	}
+	return o
+}
+
+type byKey object
+
+func (b byKey) Len() int           { return len(b.keys) }
+func (b byKey) Less(i, j int) bool { return b.keys[i] < b.keys[j] }
+func (b byKey) Swap(i, j int) {
+	b.keys[i], b.keys[j] = b.keys[j], b.keys[i]
+	b.vals[i], b.vals[j] = b.vals[j], b.vals[i]
+}
+
+func (o object) get(key string) (gjson.Result, bool) {
+	for i, k := range o.keys {
+		if k == key {
+			return o.vals[i], true
+		}
+	}
+	return gjson.Result{}, false
+}
+
+// firstUnknown returns the first key (in byte order) not in known.
+func (o object) firstUnknown(known ...string) (string, bool) {
+	for _, k := range o.keys {
+		found := false
+		for _, n := range known {
+			if k == n {
+				found = true
+				break
 			}
 		}
-		seen = append(seen, key)
-		err = fn(key, val)
-		return err == nil
-	})
-	return err
+		if !found {
+			return k, true
+		}
+	}
+	return "", false
 }
 
 func reqString(v gjson.Result, path string) (string, error) {
@@ -79,6 +97,7 @@ func optBool(v gjson.Result, path string, def bool) (bool, error) {
 	return def, errorf(ErrType, path, v.Index, "must be true or false, got %s", kind(v))
 }
 
+// stringList reads a strict list of strings (the reminders extension).
 func stringList(v gjson.Result, path string) ([]string, error) {
 	if v.Type == gjson.Null {
 		return nil, nil
@@ -112,18 +131,6 @@ func eachItem(v gjson.Result, fn func(i int, item gjson.Result) error) error {
 	return err
 }
 
-func parseBucket(v gjson.Result, path string) (fragment.Bucket, error) {
-	if !v.Exists() || v.Type == gjson.Null {
-		return fragment.Before, nil
-	}
-	if v.Type == gjson.String {
-		if b, ok := fragment.ParseBucket(v.String()); ok {
-			return b, nil
-		}
-	}
-	return fragment.Before, errorf(ErrValue, path, v.Index, "must be \"before\" or \"after\", got %s", v.Raw)
-}
-
 func parseRegister(v gjson.Result, path string) (fragment.Register, error) {
 	if v.Type == gjson.Null {
 		return fragment.Binding, nil
@@ -133,19 +140,25 @@ func parseRegister(v gjson.Result, path string) (fragment.Register, error) {
 	}
 	r, err := fragment.ParseRegister(v.String())
 	if err != nil {
-		return r, errorf(ErrValue, path, v.Index, "%v", err)
+		return r, errorf(ErrValue, path, v.Index, "unknown register %s (want one of binding, considered, craft, generated)", quote(v.String()))
 	}
 	return r, nil
 }
 
+// parseRank reads an integer from -2^63 to 2^63-1; a fraction or an
+// exponent is the wrong type, an integer outside that range a bad value.
 func parseRank(v gjson.Result, path string) (int, error) {
 	if v.Type == gjson.Null {
 		return 0, nil
 	}
-	if v.Type != gjson.Number || strings.ContainsAny(v.Raw, ".eE") || v.Num != float64(int(v.Int())) {
-		return 0, errorf(ErrType, path, v.Index, "must be an integer, got %s", v.Raw)
+	if v.Type != gjson.Number || strings.ContainsAny(v.Raw, ".eE") {
+		return 0, errorf(ErrType, path, v.Index, "must be an integer, got %s", clip(v.Raw))
 	}
-	return int(v.Int()), nil
+	i, err := strconv.ParseInt(v.Raw, 10, 64)
+	if err != nil || int64(int(i)) != i {
+		return 0, errorf(ErrValue, path, v.Index, "%s is out of range: a rank is an integer from -2^63 to 2^63-1", clip(v.Raw))
+	}
+	return int(i), nil
 }
 
 func kind(v gjson.Result) string {
@@ -161,7 +174,7 @@ func kind(v gjson.Result) string {
 	case gjson.String:
 		return "a string"
 	case gjson.Number:
-		return "a number (" + v.Raw + ")"
+		return "a number (" + clip(v.Raw) + ")"
 	case gjson.True, gjson.False:
 		return "a boolean (" + v.Raw + ")"
 	case gjson.Null:

@@ -11,7 +11,11 @@ func FuzzParse(f *testing.F) {
 		`{"system":{"mode":"replace","content":" x "}}`, `{"_system_fragments":[{"body":"b","bucket":"after"}]}`,
 		`{"tools":{"tools":[{"name":"t","guidance":"g","active":false}]},"capabilities":{"a":true}}`,
 		`{"context_profile":{"caps":["c"],"prompt_fragments":[{"content":"p","requires_caps":["c"]}]}}`,
-		`{"call_role":"a","mock_scope":"b"}`, `[`, "{\"system\":\"\xff\"}"} {
+		`{"call_role":"a","mock_scope":"b"}`, `[`, "{\"system\":\"\xff\"}",
+		`{"tools":[{"name":"safe","name":"shell"}]}`, `{"a":1,"\u0061":2}`, `{"x":[1e999,-0,9223372036854775808]}`,
+		`{"caps":["net"]}`, `{"call_role":"  "}`, `{"system":[{"content":{"b":[1,2.5,null],"a":true},"enabled":"no"}]}`,
+		`{"_system_fragments":[{"body":7,"bucket":" AFTER "},3,{"content":"c"}],"capabilities":null}`,
+		`{"system":[{"content":"x","rank":-9223372036854775809}]}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -25,5 +29,10 @@ func FuzzParse(f *testing.F) {
 		_ = o.Fragments()
 		_ = o.ActiveTools()
 		_ = o.AllCapabilities()
+		for _, w := range o.Warnings {
+			if w.Path == "" || w.Message == "" {
+				t.Fatalf("warning without a path or message: %+v", w)
+			}
+		}
 	})
 }

@@ -3,10 +3,16 @@
 //
 // Only the keys that shape the system prompt are read: system,
 // _system_fragments, context_profile, tools, capabilities, call_role (alias
-// mock_scope) and actor_chain. Other top-level keys (model, messages, ...)
-// belong to the call and are ignored. Inside the items promptloom reads,
-// every key is checked: a misspelt key is an error that names it, never a
-// silently different prompt.
+// mock_scope), and promptloom's own reminders and actor_chain. Other
+// top-level keys (model, messages, ...) belong to the call and are ignored,
+// except the keys Harn's llm_call removed (caps, system_preamble, ...),
+// which are errors naming their replacement.
+//
+// The options are read as Harn reads them (its system_prompt.rs): what Harn
+// refuses is an *Error naming the JSON path; what Harn accepts is accepted,
+// a non-string value used as text shown as Harn shows it; and what Harn
+// accepts but is likely a mistake (an ignored key, a skipped item) is a
+// Warning. A key given twice anywhere in the document is an error.
 //
 // The typed Options turns into fragments contributor by contributor
 // (SystemFragments, PrimaryFragments, ProfileFragments, ToolFragments), so a
@@ -51,10 +57,15 @@ type Options struct {
 	// rendered outside the system string.
 	Reminders []reminder.Reminder
 
-	// CallRole is call_role or mock_scope; "unattributed" when neither is set.
+	// CallRole is call_role or mock_scope, trimmed; "unattributed" when
+	// neither is set.
 	CallRole string
 	// ActorChain is actor_chain as given (JSON), or nil.
 	ActorChain json.RawMessage
+
+	// Warnings are the input Harn accepts but that is likely a mistake, in
+	// the order they were found.
+	Warnings []Warning
 }
 
 // DefaultCallRole is the call role of options that name none.
@@ -73,7 +84,7 @@ type SystemItem struct {
 
 // Part is one item of _system_fragments or of
 // context_profile.prompt_fragments. A profile item has no producer, bucket,
-// register or rank (the parser refuses those keys), so they stay zero.
+// register or rank (Harn does not read those keys there), so they stay zero.
 type Part struct {
 	Index         int
 	ID            string // "" means the default: primary[Index] or profile[Index]
@@ -101,8 +112,9 @@ func (p Part) fragment(base fragment.Fragment) fragment.Fragment {
 	return base
 }
 
-// Tool is one declared tool. A tool is active unless Active is false; an
-// inactive tool's guidance is still built, and excluded by its gate.
+// Tool is one declared tool; Guidance is trimmed. Every tool the options
+// declare is active (Harn has no inactive tool); WithoutTool makes one
+// inactive, so its guidance is still built and excluded by its gate.
 type Tool struct {
 	Name     string
 	Guidance string
@@ -254,5 +266,6 @@ func (o *Options) Clone() *Options {
 	c.Tools = slices.Clone(o.Tools)
 	c.Capabilities = slices.Clone(o.Capabilities)
 	c.Reminders = slices.Clone(o.Reminders)
+	c.Warnings = slices.Clone(o.Warnings)
 	return &c
 }

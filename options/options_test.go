@@ -11,48 +11,66 @@ import (
 
 // Every kind of bad input, with the error kind and the words the one-line
 // message must hold (the offending key or path, and the offset or limit
-// where there is one).
+// where there is one). Each is input Harn refuses too; the line of Harn's
+// system_prompt.rs (or validate.rs) that refuses it is named beside it.
 func TestParseErrors(t *testing.T) {
 	tests := []struct {
 		name, in string
 		kind     error
 		names    []string
 	}{
+		// validate_system_fragment_keys: removed aliases name the canonical key.
 		{"text for content", `{"system":[{"text":"x"}]}`, ErrUnknownKey, []string{"system[0]", `"text"`, `use "content"`}},
 		{"prompt for content", `{"system":[{"prompt":"x"}]}`, ErrUnknownKey, []string{`"prompt"`, `use "content"`}},
 		{"label for title", `{"system":[{"content":"x","label":"y"}]}`, ErrUnknownKey, []string{`"label"`, `use "title"`}},
 		{"name for title", `{"system":["a",{"content":"x","name":"y"}]}`, ErrUnknownKey, []string{"system[1]", `"name"`, `use "title"`}},
 		{"other unknown key", `{"system":[{"content":"x","colour":"red"}]}`, ErrUnknownKey, []string{`"colour"`}},
+		// Keys are checked before enabled is: a disabled item is still checked.
+		{"unknown key on a disabled item", `{"system":[{"content":"x","enabled":false,"prompt":"y"}]}`, ErrUnknownKey, []string{`"prompt"`}},
+		// system_fragment_position.
 		{"bad position", `{"system":[{"content":"x","position":"middle"}]}`, ErrValue, []string{"system[0].position", "middle"}},
-		{"bad bucket", `{"_system_fragments":[{"body":"x","bucket":"side"}]}`, ErrValue, []string{"_system_fragments[0].bucket", "side"}},
+		{"legacy position alias", `{"system":[{"content":"x","position":"append"}]}`, ErrValue, []string{"system[0].position", "append"}},
+		{"non-string position", `{"system":[{"content":"x","position":1}]}`, ErrType, []string{"system[0].position"}},
+		// append_decomposed_primary_fragments: bucket trimmed and lowercased, then checked.
+		{"bad bucket", `{"_system_fragments":[{"body":"x","bucket":"side"}]}`, ErrValue, []string{"_system_fragments[0].bucket", `"side"`}},
+		{"null bucket shows as nil", `{"_system_fragments":[{"body":"x","bucket":null}]}`, ErrValue, []string{"_system_fragments[0].bucket", `"nil"`}},
+		// replacement_system_prompt.
 		{"replacement extra key", `{"system":{"mode":"replace","content":"x","title":"t"}}`, ErrUnknownKey, []string{`"title"`, "replacement root"}},
 		{"replacement bad mode", `{"system":{"mode":"append","content":"x"}}`, ErrValue, []string{"system.mode"}},
+		{"replacement mode not a string", `{"system":{"mode":1,"content":"x"}}`, ErrType, []string{"system.mode"}},
 		{"replacement without mode", `{"system":{"content":"x"}}`, ErrMissing, []string{"mode"}},
 		{"replacement without content", `{"system":{"mode":"replace"}}`, ErrMissing, []string{"content"}},
+		{"replacement content not a string", `{"system":{"mode":"replace","content":1}}`, ErrType, []string{"system.content"}},
+		// context_call_role.
 		{"role conflict", `{"call_role":"a","mock_scope":"b"}`, ErrConflict, []string{"mock_scope", "call_role"}},
+		{"blank call_role", `{"call_role":"  "}`, ErrValue, []string{"call_role", "non-blank"}},
+		{"blank mock_scope", `{"mock_scope":""}`, ErrValue, []string{"mock_scope"}},
+		{"call_role not a string", `{"call_role":1}`, ErrType, []string{"call_role"}},
+		// append_system_fragment: content required, item a string or an object.
+		{"missing content", `{"system":[{"title":"t"}]}`, ErrMissing, []string{"system[0]", "content"}},
+		{"system item of wrong type", `{"system":[null]}`, ErrType, []string{"system[0]"}},
+		// validate.rs: removed llm_call keys name their replacement.
+		{"removed caps", `{"caps":["net"]}`, ErrRemoved, []string{"caps", "use `capabilities`"}},
+		{"removed system_preamble", `{"system_preamble":"x"}`, ErrRemoved, []string{"system_preamble", "position: \"before\""}},
+		{"removed provider key", `{"openai":{}}`, ErrRemoved, []string{"openai", "provider_options: {openai:"}},
+		// Input no reader agrees on.
 		{"malformed JSON", `{"system": [1,}`, ErrSyntax, []string{"malformed JSON", "offset 15"}},
 		{"trailing data", `{} {}`, ErrSyntax, []string{"after the top-level value"}},
 		{"not an object", `[1]`, ErrType, []string{"JSON object"}},
-		{"non-string content", `{"system":[{"content":5}]}`, ErrType, []string{"system[0].content", "must be a string"}},
-		{"non-string body", `{"_system_fragments":[{"body":["x"]}]}`, ErrType, []string{"_system_fragments[0].body"}},
-		{"non-string profile body", `{"context_profile":{"prompt_fragments":[{"body":1}]}}`, ErrType, []string{"context_profile.prompt_fragments[0].body"}},
-		{"non-string system", `{"system":42}`, ErrType, []string{"system"}},
-		{"non-string guidance", `{"tools":[{"name":"t","guidance":true}]}`, ErrType, []string{"tools[0].guidance"}},
-		{"body and content", `{"_system_fragments":[{"body":"a","content":"b"}]}`, ErrConflict, []string{"_system_fragments[0]"}},
-		{"missing body", `{"_system_fragments":[{"id":"a"}]}`, ErrMissing, []string{"_system_fragments[0]", "body"}},
-		{"missing content", `{"system":[{"title":"t"}]}`, ErrMissing, []string{"system[0]", "content"}},
-		{"system item of wrong type", `{"system":[null]}`, ErrType, []string{"system[0]"}},
-		{"tool without name", `{"tools":[{"guidance":"g"}]}`, ErrMissing, []string{"tools[0]", "name"}},
-		{"duplicate tool", `{"tools":[{"name":"t"},{"name":"t"}]}`, ErrValue, []string{"tools[1].name", `"t"`}},
-		{"tools of wrong type", `{"tools":"todo"}`, ErrType, []string{"tools"}},
-		{"capabilities of wrong type", `{"capabilities":"net"}`, ErrType, []string{"capabilities"}},
-		{"non-string capability", `{"capabilities":["net",1]}`, ErrType, []string{"capabilities[1]"}},
-		{"requires_tools of wrong type", `{"_system_fragments":[{"body":"x","requires_tools":"todo"}]}`, ErrType, []string{"requires_tools"}},
-		{"enabled of wrong type", `{"system":[{"content":"x","enabled":"no"}]}`, ErrType, []string{"system[0].enabled"}},
 		{"duplicate key", `{"system":[{"content":"x","content":"y"}]}`, ErrDuplicateKey, []string{"system[0].content"}},
+		{"duplicate tool key", `{"tools":[{"name":"safe","name":"shell"}]}`, ErrDuplicateKey, []string{"tools[0].name"}},
+		{"duplicate wrapper key", `{"tools":{"tools":[],"tools":[{"name":"x"}]}}`, ErrDuplicateKey, []string{"tools.tools"}},
+		{"duplicate profile key", `{"context_profile":{"caps":[],"caps":["x"]}}`, ErrDuplicateKey, []string{"context_profile.caps"}},
+		{"duplicate escaped key", `{"a":1,"\u0061":2}`, ErrDuplicateKey, []string{"options: a: key given twice"}},
+		{"duplicate top-level key", `{"system":"a","system":"b"}`, ErrDuplicateKey, []string{"system"}},
+		{"number out of range", `{"x":[1e999]}`, ErrValue, []string{"x[0]", "out of range"}},
+		{"invalid UTF-8", "{\"system\":\"a\xffb\"}", ErrInvalidUTF8, []string{"invalid UTF-8 (offset 12)"}},
+		// promptloom's own keys.
 		{"bad register", `{"system":[{"content":"x","register":"law"}]}`, ErrValue, []string{"system[0].register", "law"}},
 		{"fractional rank", `{"system":[{"content":"x","rank":1.5}]}`, ErrType, []string{"system[0].rank"}},
-		{"invalid UTF-8", "{\"system\":\"a\xffb\"}", ErrInvalidUTF8, []string{"invalid UTF-8 (offset 12)"}},
+		{"rank past 2^63-1", `{"system":[{"content":"x","rank":9223372036854775808}]}`, ErrValue, []string{"system[0].rank", "out of range"}},
+		{"rank past -2^63", `{"system":[{"content":"x","rank":-9223372036854775809}]}`, ErrValue, []string{"system[0].rank", "out of range"}},
+		{"bad part rank", `{"_system_fragments":[{"body":"x","rank":"high"}]}`, ErrType, []string{"_system_fragments[0].rank"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -99,11 +117,11 @@ func TestParseDeepNesting(t *testing.T) {
 func TestFragmentsFollowHarnRules(t *testing.T) {
 	o, err := Parse([]byte(`{
 		"system": "ignored: _system_fragments is present",
-		"_system_fragments": [{"id": "primary:system", "body": "base", "producer": "agent"}, {"content": "late", "bucket": "after", "register": "craft", "rank": 2}],
+		"_system_fragments": [{"id": "primary:system", "body": "base", "producer": "agent"}, {"body": "late", "bucket": " AFTER ", "register": "craft", "rank": 2}],
 		"context_profile": {"caps": ["vcs.git"], "prompt_fragments": [{"body": "not added: forwarded"}]},
 		"tools": {"tools": [{"name": "todo", "guidance": " use it ", "active": false}, {"name": "shell"}, {"name": "read", "guidance": "  "}]},
 		"capabilities": {"net": true, "off": false, "nil": null},
-		"mock_scope": "agent.sub",
+		"mock_scope": " agent.sub ",
 		"model": "ignored too"
 	}`))
 	if err != nil {
@@ -112,19 +130,20 @@ func TestFragmentsFollowHarnRules(t *testing.T) {
 	want := []fragment.Fragment{
 		{ID: "primary:system", Source: "primary", Producer: "agent", Body: "base"},
 		{ID: "primary[1]", Source: "primary", Bucket: fragment.After, Body: "late", Register: fragment.Craft, Rank: 2},
-		{ID: "tool:todo.guidance", Source: "tool:todo", Body: " use it ", RequiresTools: []string{"todo"}},
+		{ID: "tool:todo.guidance", Source: "tool:todo", Body: "use it", RequiresTools: []string{"todo"}},
 	}
 	if diff := cmp.Diff(want, o.Fragments()); diff != "" {
 		t.Errorf("fragments (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"shell", "read"}, o.ActiveTools()); diff != "" {
+	// Harn has no inactive tool: "active" is not read (a lint warning says so).
+	if diff := cmp.Diff([]string{"todo", "shell", "read"}, o.ActiveTools()); diff != "" {
 		t.Errorf("active tools (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"net", "vcs.git"}, o.AllCapabilities()); diff != "" {
 		t.Errorf("capabilities (-want +got):\n%s", diff)
 	}
 	if o.CallRole != "agent.sub" {
-		t.Errorf("call role = %q, want the mock_scope alias", o.CallRole)
+		t.Errorf("call role = %q, want the mock_scope alias, trimmed", o.CallRole)
 	}
 }
 
@@ -140,13 +159,15 @@ func TestReplacementSuppressesEveryOtherContributor(t *testing.T) {
 	}
 }
 
+// context_call_role (system_prompt.rs): each key trimmed, null is unset,
+// and the two must agree once trimmed.
 func TestCallRole(t *testing.T) {
 	for in, want := range map[string]string{
-		`{}`:                                   DefaultCallRole,
-		`{"call_role":"  "}`:                   DefaultCallRole,
-		`{"call_role":"a","mock_scope":"a"}`:   "a",
-		`{"mock_scope":"s"}`:                   "s",
-		`{"call_role":null,"mock_scope":null}`: DefaultCallRole,
+		`{}`:                                     DefaultCallRole,
+		`{"call_role":"a","mock_scope":"a"}`:     "a",
+		`{"call_role":" a ","mock_scope":"a\t"}`: "a",
+		`{"mock_scope":"s"}`:                     "s",
+		`{"call_role":null,"mock_scope":null}`:   DefaultCallRole,
 	} {
 		o, err := Parse([]byte(in))
 		if err != nil {

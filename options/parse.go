@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/promptloom/promptloom/fragment"
 	"github.com/promptloom/promptloom/internal/canon"
 	"github.com/tidwall/gjson"
 )
@@ -19,9 +20,13 @@ type parseConfig struct{ maxBytes int }
 // MaxBytes sets the largest input Parse accepts.
 func MaxBytes(n int) ParseOption { return func(c *parseConfig) { c.maxBytes = n } }
 
-// Parse reads Harn-shaped options. Input over the size limit, invalid UTF-8
-// and malformed JSON are rejected before anything is read, with the limit or
-// the offset in the error; a bad value is rejected with its JSON path.
+// Parse reads Harn-shaped options. Input over the size limit, invalid UTF-8,
+// malformed JSON and a key given twice anywhere are rejected before anything
+// is read, with the limit, the offset or the path in the error. Then the
+// options are read as Harn reads them: what Harn refuses is an error naming
+// its JSON path, what Harn accepts is accepted (a value it reads as text is
+// shown as Harn shows it), and what Harn accepts but is likely a mistake is
+// recorded in Options.Warnings.
 func Parse(data []byte, opts ...ParseOption) (*Options, error) {
 	cfg := parseConfig{maxBytes: DefaultMaxBytes}
 	for _, o := range opts {
@@ -36,73 +41,82 @@ func Parse(data []byte, opts ...ParseOption) (*Options, error) {
 	if err := checkSyntax(data); err != nil {
 		return nil, err
 	}
+	if err := checkDocument(data); err != nil {
+		return nil, err
+	}
 	root := gjson.ParseBytes(data)
 	if !root.IsObject() {
 		return nil, errorf(ErrType, "", 0, "must be a JSON object, got %s", kind(root))
 	}
-	o := &Options{CallRole: DefaultCallRole}
-	var callRole, mockScope gjson.Result
-	err := eachKey(root, "", func(key string, v gjson.Result) error {
-		switch key {
-		case "system":
-			return o.parseSystem(v)
-		case "_system_fragments":
-			return o.parsePrimaryParts(v)
-		case "context_profile":
-			return o.parseProfile(v)
-		case "tools":
-			return o.parseTools(v)
-		case "capabilities":
-			caps, err := parseCaps(v, "capabilities")
-			o.Capabilities = caps
-			return err
-		case "reminders":
-			return o.parseReminders(v)
-		case "call_role":
-			callRole = v
-			return nil
-		case "mock_scope":
-			mockScope = v
-			return nil
-		case "actor_chain":
-			if v.Type == gjson.Null {
-				return nil
-			}
-			// It is copied into the manifest, whose content hash is taken
-			// over a canonical encoding: it must have one.
-			if _, err := canon.Encode([]byte(v.Raw)); err != nil {
-				return errorf(ErrValue, "actor_chain", v.Index, "cannot be written canonically: %v", err)
-			}
-			o.ActorChain = json.RawMessage(v.Raw)
-			return nil
+	top := members(root)
+	// Harn checks every key before reading any (validate.rs), in key order.
+	for _, k := range top.keys {
+		if fix, ok := removedOptions[k]; ok {
+			v, _ := top.get(k)
+			return nil, errorf(ErrRemoved, k, v.Index, "option was removed — %s", fix)
 		}
-		return nil // other keys belong to the call, not to the prompt
-	})
-	if err != nil {
+	}
+	o := &Options{CallRole: DefaultCallRole}
+	get := func(k string) gjson.Result { v, _ := top.get(k); return v }
+	// The order Harn assembles in (system_prompt.rs): the call role, the
+	// replacement root, the system list, the decomposed primary block.
+	if err := o.parseCallRole(get("call_role"), get("mock_scope")); err != nil {
 		return nil, err
 	}
-	if err := o.parseCallRole(callRole, mockScope); err != nil {
+	if err := o.parseSystem(get("system")); err != nil {
 		return nil, err
+	}
+	if err := o.parsePrimaryParts(get("_system_fragments")); err != nil {
+		return nil, err
+	}
+	o.parseProfile(get("context_profile"))
+	o.parseTools(get("tools"))
+	o.Capabilities = o.collectCaps(get("capabilities"), "capabilities")
+	if err := o.parseReminders(get("reminders")); err != nil {
+		return nil, err
+	}
+	if v := get("actor_chain"); v.Exists() && v.Type != gjson.Null {
+		// It is copied into the manifest, whose content hash is taken over a
+		// canonical encoding: it must have one.
+		if _, err := canon.Encode([]byte(v.Raw)); err != nil {
+			return nil, errorf(ErrValue, "actor_chain", v.Index, "cannot be written canonically: %v", err)
+		}
+		o.ActorChain = json.RawMessage(v.Raw)
 	}
 	return o, nil
 }
 
+// parseCallRole reads call_role and its alias mock_scope as Harn does: each
+// trimmed, blank refused, and the two equal when both are given.
 func (o *Options) parseCallRole(role, scope gjson.Result) error {
-	r, err := optString(role, "call_role")
+	read := func(v gjson.Result, key string) (string, error) {
+		if !v.Exists() || v.Type == gjson.Null {
+			return "", nil
+		}
+		if v.Type != gjson.String {
+			return "", errorf(ErrType, key, v.Index, "must be a string, got %s", kind(v))
+		}
+		s := strings.TrimSpace(v.String())
+		if s == "" {
+			return "", errorf(ErrValue, key, v.Index, "must be a non-blank string")
+		}
+		return s, nil
+	}
+	r, err := read(role, "call_role")
 	if err != nil {
 		return err
 	}
-	s, err := optString(scope, "mock_scope")
+	s, err := read(scope, "mock_scope")
 	if err != nil {
 		return err
 	}
 	if r != "" && s != "" && r != s {
-		return errorf(ErrConflict, "mock_scope", scope.Index, "%q conflicts with call_role %q (mock_scope is its alias)", s, r)
+		return errorf(ErrConflict, "mock_scope", scope.Index, "%s conflicts with call_role %s (mock_scope is its alias)", quote(s), quote(r))
 	}
 	if r == "" {
 		r = s
 	}
-	if strings.TrimSpace(r) != "" {
+	if r != "" {
 		o.CallRole = r
 	}
 	return nil
@@ -110,7 +124,7 @@ func (o *Options) parseCallRole(role, scope gjson.Result) error {
 
 func (o *Options) parseSystem(v gjson.Result) error {
 	switch {
-	case v.Type == gjson.Null:
+	case !v.Exists() || v.Type == gjson.Null:
 		return nil
 	case v.Type == gjson.String:
 		s := v.String()
@@ -118,40 +132,36 @@ func (o *Options) parseSystem(v gjson.Result) error {
 		return nil
 	case v.IsArray():
 		return eachItem(v, func(i int, item gjson.Result) error {
-			it, err := parseSystemItem(item, i)
+			it, err := o.parseSystemItem(item, i)
 			o.SystemItems = append(o.SystemItems, it)
 			return err
 		})
 	case v.IsObject():
 		return o.parseReplacement(v)
 	}
-	return errorf(ErrType, "system", v.Index, "must be a string, a list or {\"mode\":\"replace\",\"content\":...}, got %s", kind(v))
+	o.warn("system", "%s is ignored: Harn reads system as a string, a list or {\"mode\":\"replace\",\"content\":...}", kind(v))
+	return nil
 }
 
 func (o *Options) parseReplacement(v gjson.Result) error {
-	var mode, content gjson.Result
-	err := eachKey(v, "system", func(key string, val gjson.Result) error {
-		switch key {
-		case "mode":
-			mode = val
-		case "content":
-			content = val
-		default:
-			return errorf(ErrUnknownKey, "system", val.Index,
-				"unknown key %q: the replacement root takes only \"mode\" and \"content\"", key)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
+	m := members(v)
+	if k, ok := m.firstUnknown("mode", "content"); ok {
+		kv, _ := m.get(k)
+		return errorf(ErrUnknownKey, "system", kv.Index,
+			"unknown key %s: the replacement root takes only \"mode\" and \"content\"", quote(k))
 	}
-	if !mode.Exists() {
+	mode, ok := m.get("mode")
+	if !ok {
 		return errorf(ErrMissing, "system", v.Index, "an object must be the replacement root {\"mode\":\"replace\",\"content\":...}: missing \"mode\"")
 	}
-	if mode.Type != gjson.String || mode.String() != "replace" {
-		return errorf(ErrValue, "system.mode", mode.Index, "must be \"replace\", got %s", mode.Raw)
+	if mode.Type != gjson.String {
+		return errorf(ErrType, "system.mode", mode.Index, "must be a string, got %s", kind(mode))
 	}
-	if !content.Exists() {
+	if mode.String() != "replace" {
+		return errorf(ErrValue, "system.mode", mode.Index, "must be \"replace\", got %s", quote(mode.String()))
+	}
+	content, ok := m.get("content")
+	if !ok {
 		return errorf(ErrMissing, "system", v.Index, "replacement root is missing \"content\"")
 	}
 	if content.Type != gjson.String {
@@ -162,7 +172,12 @@ func (o *Options) parseReplacement(v gjson.Result) error {
 	return nil
 }
 
-func parseSystemItem(v gjson.Result, i int) (SystemItem, error) {
+var systemItemHints = map[string]string{"text": "content", "prompt": "content", "label": "title", "name": "title"}
+
+// parseSystemItem reads item i of the system list as Harn does: every key
+// checked (register and rank are promptloom's), then a disabled item
+// dropped unread, then content required and position checked.
+func (o *Options) parseSystemItem(v gjson.Result, i int) (SystemItem, error) {
 	path := index("system", i)
 	it := SystemItem{Index: i, Enabled: true}
 	if v.Type == gjson.String {
@@ -172,136 +187,65 @@ func parseSystemItem(v gjson.Result, i int) (SystemItem, error) {
 	if !v.IsObject() {
 		return it, errorf(ErrType, path, v.Index, "must be a string or {content, title?, position?, enabled?}, got %s", kind(v))
 	}
-	hasContent := false
-	err := eachKey(v, path, func(key string, val gjson.Result) error {
-		var err error
-		switch key {
-		case "content":
-			hasContent = true
-			it.Content, err = reqString(val, field(path, key))
-		case "title":
-			it.Title, err = optString(val, field(path, key))
-		case "position":
-			it.Bucket, err = parseBucket(val, field(path, key))
-		case "enabled":
-			it.Enabled, err = optBool(val, field(path, key), true)
-		case "register":
-			it.Register, err = parseRegister(val, field(path, key))
-		case "rank":
-			it.Rank, err = parseRank(val, field(path, key))
-		default:
-			return unknownKey(path, key, val.Index, systemItemHints)
+	m := members(v)
+	if k, ok := m.firstUnknown("content", "title", "position", "enabled", "register", "rank"); ok {
+		kv, _ := m.get(k)
+		return it, unknownKey(path, k, kv.Index, systemItemHints)
+	}
+	var err error
+	if r, ok := m.get("register"); ok {
+		if it.Register, err = parseRegister(r, field(path, "register")); err != nil {
+			return it, err
 		}
-		return err
-	})
-	if err == nil && !hasContent {
-		err = errorf(ErrMissing, path, v.Index, "missing \"content\"")
+	}
+	if r, ok := m.get("rank"); ok {
+		if it.Rank, err = parseRank(r, field(path, "rank")); err != nil {
+			return it, err
+		}
+	}
+	if e, ok := m.get("enabled"); ok {
+		switch e.Type {
+		case gjson.False, gjson.Null:
+			it.Enabled = false
+			return it, nil
+		case gjson.True:
+		default:
+			o.warn(field(path, "enabled"), "%s is neither false nor null, so the item is enabled", kind(e))
+		}
+	}
+	content, ok := m.get("content")
+	if !ok {
+		return it, errorf(ErrMissing, path, v.Index, "missing \"content\"")
+	}
+	it.Content = o.text(content, field(path, "content"))
+	if t, ok := m.get("title"); ok {
+		it.Title = o.text(t, field(path, "title"))
+	}
+	if p, ok := m.get("position"); ok {
+		it.Bucket, err = parsePosition(p, field(path, "position"))
 	}
 	return it, err
 }
 
-var (
-	systemItemHints = map[string]string{"text": "content", "prompt": "content", "label": "title", "name": "title"}
-	bodyHints       = map[string]string{"text": "body", "prompt": "body"}
-)
-
-func (o *Options) parsePrimaryParts(v gjson.Result) error {
-	if v.Type == gjson.Null {
-		return nil
+// parsePosition reads a system item's position: null or absent is before.
+func parsePosition(v gjson.Result, path string) (fragment.Bucket, error) {
+	switch v.Type {
+	case gjson.Null:
+		return fragment.Before, nil
+	case gjson.String:
+		if b, ok := fragment.ParseBucket(v.String()); ok {
+			return b, nil
+		}
+		return fragment.Before, errorf(ErrValue, path, v.Index, "must be \"before\" or \"after\", got %s", quote(v.String()))
 	}
-	if !v.IsArray() {
-		return errorf(ErrType, "_system_fragments", v.Index, "must be a list, got %s", kind(v))
-	}
-	o.HasPrimaryParts = true
-	o.PrimaryParts = []Part{}
-	return eachItem(v, func(i int, item gjson.Result) error {
-		p, err := parsePart(item, "_system_fragments", i, "{id?, body, ...}", nil)
-		o.PrimaryParts = append(o.PrimaryParts, p)
-		return err
-	})
+	return fragment.Before, errorf(ErrType, path, v.Index, "must be a string, got %s", kind(v))
 }
 
-// profileKeys are the keys an item of context_profile.prompt_fragments may
-// have. An item of _system_fragments may also place, rank and attribute
-// itself.
-var profileKeys = map[string]bool{
-	"id": true, "source": true, "body": true, "content": true, "requires_tools": true, "requires_caps": true,
-}
-
-// parsePart reads item i of the list at list; only, when set, is the keys
-// it may have, and shape describes it in the error for a non-object.
-func parsePart(v gjson.Result, list string, i int, shape string, only map[string]bool) (Part, error) {
-	path := index(list, i)
-	p := Part{Index: i}
-	if !v.IsObject() {
-		return p, errorf(ErrType, path, v.Index, "must be an object %s, got %s", shape, kind(v))
+// text returns v as Harn uses it as text (display), warning when v is not a
+// string: Harn does not refuse it, but the text is rarely what was meant.
+func (o *Options) text(v gjson.Result, path string) string {
+	if v.Type != gjson.String {
+		o.warn(path, "%s is used as the text %s", kind(v), quote(display(v)))
 	}
-	var body bodyField
-	err := eachKey(v, path, func(key string, val gjson.Result) error {
-		if only != nil && !only[key] {
-			return unknownKey(path, key, val.Index, bodyHints)
-		}
-		var err error
-		f := field(path, key)
-		switch key {
-		case "id":
-			p.ID, err = optString(val, f)
-		case "source":
-			p.Source, err = optString(val, f)
-		case "producer":
-			p.Producer, err = optString(val, f)
-		case "bucket":
-			p.Bucket, err = parseBucket(val, f)
-		case "body", "content":
-			err = body.set(key, val, f)
-		case "requires_tools":
-			p.RequiresTools, err = stringList(val, f)
-		case "requires_caps":
-			p.RequiresCaps, err = stringList(val, f)
-		case "register":
-			p.Register, err = parseRegister(val, f)
-		case "rank":
-			p.Rank, err = parseRank(val, f)
-		default:
-			return unknownKey(path, key, val.Index, bodyHints)
-		}
-		return err
-	})
-	if err != nil {
-		return p, err
-	}
-	p.Body, err = body.get(path, v.Index)
-	return p, err
-}
-
-func (o *Options) parseProfile(v gjson.Result) error {
-	if v.Type == gjson.Null {
-		return nil
-	}
-	if !v.IsObject() {
-		return errorf(ErrType, "context_profile", v.Index, "must be an object, got %s", kind(v))
-	}
-	// A resolved profile carries more than these two keys (signals, a
-	// language summary, ...); only these shape the prompt.
-	if c := v.Get("caps"); c.Exists() {
-		caps, err := parseCaps(c, "context_profile.caps")
-		if err != nil {
-			return err
-		}
-		o.ProfileCaps = caps
-	}
-	pf := v.Get("prompt_fragments")
-	if !pf.Exists() || pf.Type == gjson.Null {
-		return nil
-	}
-	if !pf.IsArray() {
-		return errorf(ErrType, "context_profile.prompt_fragments", pf.Index, "must be a list, got %s", kind(pf))
-	}
-	return eachItem(pf, func(i int, item gjson.Result) error {
-		p, err := parsePart(item, "context_profile.prompt_fragments", i, "{body, requires_caps?, ...}", profileKeys)
-		if err == nil && !isBlank(p.Body) {
-			o.Profile = append(o.Profile, p)
-		}
-		return err
-	})
+	return display(v)
 }

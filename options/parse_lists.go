@@ -1,6 +1,8 @@
 package options
 
 import (
+	"strings"
+
 	"github.com/promptloom/promptloom/reminder"
 	"github.com/tidwall/gjson"
 )
@@ -26,7 +28,7 @@ func parseReminder(v gjson.Result, i int) (reminder.Reminder, error) {
 		return r, errorf(ErrType, path, v.Index, "must be an object {body, ...}, got %s", kind(v))
 	}
 	hasBody := false
-	err := eachKey(v, path, func(key string, val gjson.Result) error {
+	err := eachKey(v, func(key string, val gjson.Result) error {
 		var err error
 		f := field(path, key)
 		switch key {
@@ -48,7 +50,7 @@ func parseReminder(v gjson.Result, i int) (reminder.Reminder, error) {
 			var a string
 			a, err = optString(val, f)
 			if r.Authority = reminder.Authority(a); err == nil && !r.Authority.Valid() {
-				err = errorf(ErrValue, f, val.Index, "must be contract, corrective or advisory, got %q", a)
+				err = errorf(ErrValue, f, val.Index, "must be contract, corrective or advisory, got %s", quote(a))
 			}
 		default:
 			return unknownKey(path, key, val.Index, bodyHints)
@@ -61,79 +63,100 @@ func parseReminder(v gjson.Result, i int) (reminder.Reminder, error) {
 	return r, err
 }
 
-func (o *Options) parseTools(v gjson.Result) error {
-	list := v
-	path := "tools"
-	if v.IsObject() {
-		list, path = v.Get("tools"), "tools.tools"
-		if !list.Exists() {
-			return errorf(ErrMissing, "tools", v.Index, "an object must hold the list under \"tools\"")
-		}
+// parseTools reads tools as Harn does: a list of tools, or {"tools": [...]};
+// anything else is ignored. A tool that is not an object, or whose name
+// shows as empty text, is skipped; a tool named twice is declared twice, and
+// each copy's guidance counts. Other keys of a tool (parameters, strict,
+// ...) belong to the provider.
+func (o *Options) parseTools(v gjson.Result) {
+	if !v.Exists() || v.Type == gjson.Null {
+		return
 	}
-	if list.Type == gjson.Null {
-		return nil
+	list, path := v, "tools"
+	if v.IsObject() {
+		list, _ = members(v).get("tools")
+		path = "tools.tools"
 	}
 	if !list.IsArray() {
-		return errorf(ErrType, path, list.Index, "must be a list of tools or {\"tools\": [...]}, got %s", kind(list))
+		o.warn(path, "%s is ignored: Harn reads a list of tools or {\"tools\": [...]}", kind(list))
+		return
 	}
 	seen := map[string]bool{}
-	return eachItem(list, func(i int, item gjson.Result) error {
-		t, err := parseTool(item, index(path, i))
-		if err == nil && seen[t.Name] {
-			err = errorf(ErrValue, field(index(path, i), "name"), item.Get("name").Index, "duplicate tool %q", t.Name)
+	i := 0
+	list.ForEach(func(_, item gjson.Result) bool {
+		p := index(path, i)
+		i++
+		if !item.IsObject() {
+			o.warn(p, "%s is skipped: a tool is an object {name, guidance?, ...}", kind(item))
+			return true
+		}
+		m := members(item)
+		name, ok := m.get("name")
+		t := Tool{Active: true}
+		if ok {
+			t.Name = o.text(name, field(p, "name"))
+		}
+		if t.Name == "" {
+			o.warn(p, "the tool has no name and is skipped")
+			return true
+		}
+		if seen[t.Name] {
+			o.warn(field(p, "name"), "tool %s is declared twice; the guidance of each copy counts", quote(t.Name))
 		}
 		seen[t.Name] = true
+		if g, ok := m.get("guidance"); ok {
+			t.Guidance = strings.TrimSpace(o.text(g, field(p, "guidance")))
+		}
+		if _, ok := m.get("active"); ok {
+			o.warn(field(p, "active"), "is not read: Harn treats every declared tool as active")
+		}
 		o.Tools = append(o.Tools, t)
-		return err
+		return true
 	})
 }
 
-// parseTool reads the keys of a tool that matter to the prompt. Tool
-// definitions carry provider-specific keys (parameters, input_schema,
-// strict, ...), which are left alone.
-func parseTool(v gjson.Result, path string) (Tool, error) {
-	t := Tool{Active: true}
-	if !v.IsObject() {
-		return t, errorf(ErrType, path, v.Index, "must be an object {name, description?, parameters?, guidance?}, got %s", kind(v))
-	}
-	name := v.Get("name")
-	if !name.Exists() {
-		return t, errorf(ErrMissing, path, v.Index, "missing \"name\"")
-	}
-	var err error
-	if t.Name, err = reqString(name, field(path, "name")); err != nil {
-		return t, err
-	}
-	if t.Name == "" {
-		return t, errorf(ErrValue, field(path, "name"), name.Index, "must not be empty")
-	}
-	if t.Guidance, err = optString(v.Get("guidance"), field(path, "guidance")); err != nil {
-		return t, err
-	}
-	if _, err = optString(v.Get("description"), field(path, "description")); err != nil {
-		return t, err
-	}
-	t.Active, err = optBool(v.Get("active"), field(path, "active"), true)
-	return t, err
-}
-
-// parseCaps reads a capability list, or an object whose keys count when
-// their value is neither false nor null.
-func parseCaps(v gjson.Result, path string) ([]string, error) {
+// collectCaps reads capabilities as Harn does: a list's items shown as text
+// (empty ones dropped); an object's keys whose value is neither false nor
+// null; any other value is one capability, shown as text.
+func (o *Options) collectCaps(v gjson.Result, path string) []string {
 	switch {
-	case v.Type == gjson.Null:
-		return nil, nil
+	case !v.Exists():
+		return nil
 	case v.IsArray():
-		return stringList(v, path)
+		var out []string
+		i := 0
+		v.ForEach(func(_, item gjson.Result) bool {
+			if c := o.text(item, index(path, i)); c != "" {
+				out = append(out, c)
+			}
+			i++
+			return true
+		})
+		return out
 	case v.IsObject():
 		var out []string
-		err := eachKey(v, path, func(key string, val gjson.Result) error {
-			if val.Type != gjson.Null && val.Type != gjson.False {
-				out = append(out, key)
+		m := members(v)
+		for i, k := range m.keys {
+			if val := m.vals[i]; val.Type != gjson.Null && val.Type != gjson.False {
+				out = append(out, k)
 			}
-			return nil
-		})
-		return out, err
+		}
+		return out
 	}
-	return nil, errorf(ErrType, path, v.Index, "must be a list of names or an object of flags, got %s", kind(v))
+	c := o.text(v, path)
+	if c == "" {
+		return nil
+	}
+	return []string{c}
+}
+
+// eachKey calls fn for each member of the object v, in input order, and
+// stops at the first error.
+func eachKey(v gjson.Result, fn func(key string, val gjson.Result) error) error {
+	var err error
+	v.ForEach(func(k, val gjson.Result) bool {
+		err = fn(k.String(), val)
+		return err == nil
+	})
+	return err
 }
