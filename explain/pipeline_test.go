@@ -17,6 +17,7 @@ import (
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/options"
 	"github.com/promptloom/promptloom/reducer"
+	"github.com/promptloom/promptloom/reminder"
 	"github.com/promptloom/promptloom/stage"
 )
 
@@ -153,13 +154,13 @@ func TestRemindersLeaveTheSystemStringAlone(t *testing.T) {
 		if !bytes.Equal(first, got) {
 			t.Errorf("reminder set %d changed the system string or its manifest", i)
 		}
-		if !strings.HasPrefix(e.Reminders.Message, "<context-directives>\n<directive authority=") {
+		if !strings.HasPrefix(e.Reminders.Message, "<context-directives>\n"+reminder.Instructions+"\n<directive authority=") {
 			t.Errorf("message %q", e.Reminders.Message)
 		}
 	}
 	e, _ := Explain([]byte(base + sets[2] + "}"))
 	if e.Reminders.Removed != 1 || len(e.Reminders.Rows) != 1 ||
-		e.Reminders.Message != "<context-directives>\n<directive authority=\"contract\">Prefer spaces &lt;&amp;&gt;.</directive>\n</context-directives>" {
+		e.Reminders.Message != "<context-directives>\n"+reminder.Instructions+"\n<directive authority=\"contract\">\nPrefer spaces &lt;&amp;&gt;.\n</directive>\n</context-directives>" {
 		t.Errorf("dedupe: %+v", e.Reminders)
 	}
 }

@@ -63,14 +63,17 @@ type Context struct {
 }
 
 // Assemble builds role's context from grant, a struct whose every field is a
-// Slice: nothing else can be read. It refuses a grant whose slices stand at
-// different positions, a grant that was used before, and a fold that is not
-// at the grant's position; after the assembler ran, it refuses a part that
-// cites what no slice handed out, chronicle prose in a part not labelled
-// generated, and chronicle prose read but cited by no generated part. The
-// parts are then rendered to fragments (id = slot, producer = role) and
-// reduced; the manifest's segments carry each part's register, rank and
-// sources. The assembly runs as stages (provenance.grant, provenance.render,
+// Slice: nothing else can be read. Before the assembler runs it refuses a
+// field that is not a slice, a slice with a nil predicate (ErrNilPredicate),
+// slices at different positions, a grant that was used before, and a fold
+// that is not at the grant's position; while it runs, a BeliefSlice refuses
+// every read once its fold has moved past the grant's position by a belief
+// event (ErrStaleRead); after it ran, Assemble refuses a part that cites what
+// no slice handed out, chronicle prose in a part not labelled generated, and
+// chronicle prose read but cited by no generated part. The parts are then
+// rendered to fragments (id = slot, producer = role) and reduced; the
+// manifest's segments carry each part's register, rank and sources. The
+// assembly runs as stages (provenance.grant, provenance.render,
 // kernel.prompt), so the context carries their traces; a refusal is a
 // *stage.Error naming provenance.grant, matchable with errors.Is.
 func Assemble[G any](ctx context.Context, role string, asm Assembler[G], grant G, opts ...AssembleOption) (*Context, error) {
@@ -175,7 +178,11 @@ func grantSlices(grant any) ([]Slice, error) {
 		if !ft.IsExported() {
 			return nil, fmt.Errorf("%w: field %s is unexported; the assembler could not read it and Assemble cannot check it", ErrNotASlice, ft.Name)
 		}
-		out = append(out, f.Interface().(Slice))
+		sl := f.Interface().(Slice)
+		if p, ok := sl.(predicated); ok && !p.hasPredicate() {
+			return nil, fmt.Errorf("%w: field %s (%T); pass AdmitAll or AllScopes to admit everything", ErrNilPredicate, ft.Name, sl)
+		}
+		out = append(out, sl)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%w: the grant %s has no slice", ErrNotASlice, v.Type())

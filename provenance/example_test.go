@@ -9,9 +9,12 @@ import (
 	"github.com/promptloom/promptloom/provenance/eventlog"
 )
 
-// A grant is a struct of slices: the assembler can read nothing else.
+// A grant is a struct of slices, all at one log position: the assembler can
+// read nothing else, and Assemble checks that at run time.
 type grant struct {
-	Log *provenance.LogSlice
+	Log     *provenance.LogSlice
+	Beliefs *provenance.BeliefSlice
+	Brief   *provenance.Given[string]
 }
 
 func ExampleAssemble() {
@@ -19,30 +22,59 @@ func ExampleAssemble() {
 	store := eventlog.NewMemory()
 	store.Append(ctx,
 		eventlog.Draft{Kind: "note", Payload: "the meeting moved to Friday"},
-		eventlog.Draft{Kind: "note", Audience: []string{"hr"}, Payload: "salary bands"})
+		eventlog.Draft{Kind: "note", Audience: []string{"hr"}, Payload: "salary bands"},
+		eventlog.Draft{Kind: provenance.KindBeliefHeld, Audience: []string{"assistant"},
+			Payload: provenance.BeliefPayload{Scope: "assistant", ID: "tone", Text: "the team prefers short notes"}})
 	head, _ := store.Head(ctx)
 
+	// The Beliefs fold, kept in step with the log by a projector.
+	beliefs := provenance.NewBeliefs()
+	if err := provenance.NewProjector(store, beliefs).CatchUp(ctx); err != nil {
+		panic(err)
+	}
+
 	asm := func(ctx context.Context, g grant) ([]provenance.Part, error) {
-		evs, err := g.Log.Events(ctx)
-		var parts []provenance.Part
+		parts := []provenance.Part{{Slot: "brief", Register: fragment.Binding, Text: g.Brief.Value(),
+			Cites: []provenance.Source{provenance.GivenSource("brief")}}}
+		evs, err := g.Log.Events(ctx, "note")
+		if err != nil {
+			return nil, err
+		}
 		for _, e := range evs {
 			var text string
 			e.Decode(&text)
 			parts = append(parts, provenance.Part{Slot: fmt.Sprintf("note-%d", e.Seq), Register: fragment.Considered,
 				Text: text, Cites: []provenance.Source{provenance.EventSource(e.Seq)}})
 		}
+		held, err := g.Beliefs.Beliefs("assistant")
+		for _, b := range held {
+			parts = append(parts, provenance.Part{Slot: "belief-" + b.ID, Register: fragment.Considered,
+				Text: b.Text, Cites: []provenance.Source{provenance.BeliefSource(b.ID)}})
+		}
 		return parts, err
 	}
 	visible := func(e eventlog.Envelope) bool { return e.VisibleTo("assistant") }
-	c, err := provenance.Assemble(ctx, "assistant", asm, grant{Log: provenance.NewLogSlice(store, head, visible)})
+	c, err := provenance.Assemble(ctx, "assistant", asm, grant{
+		Log:     provenance.NewLogSlice(store, head, visible),
+		Beliefs: provenance.NewBeliefSlice(store, beliefs, head, func(scope string) bool { return scope == "assistant" }),
+		Brief:   provenance.NewGiven("brief", head, "Summarise the week."),
+	})
 	if err != nil {
 		panic(err)
 	}
 	for _, s := range c.Manifest.Segments {
 		fmt.Println(s.ID, s.Register, s.Sources)
 	}
-	fmt.Printf("%q\n", c.Reduction.System)
+	fmt.Println(c.Reduction.System)
 	// Output:
+	// brief binding [given:brief]
 	// note-1 considered [event:1]
-	// "## Considered (what you have read; weigh it)\nthe meeting moved to Friday"
+	// belief-tone considered [belief:tone]
+	// ## Rules (binding)
+	// Summarise the week.
+	//
+	// ## Considered (what you have read; weigh it)
+	// the meeting moved to Friday
+	//
+	// the team prefers short notes
 }

@@ -30,6 +30,24 @@ type Fresher interface {
 // ErrNotGranted is returned by a slice asked for something outside its grant.
 var ErrNotGranted = errors.New("not granted")
 
+// ErrNilPredicate is a slice opened with a nil predicate. A nil predicate
+// admits nothing: a grant is a boundary, and a forgotten predicate must not
+// open it. Assemble refuses such a grant before the assembler runs; a slice
+// read on its own returns this error, or hands out nothing where the read
+// returns no error. Pass AdmitAll or AllScopes to admit everything.
+var ErrNilPredicate = errors.New("slice has a nil predicate")
+
+// AdmitAll is the predicate that admits every event.
+func AdmitAll(eventlog.Envelope) bool { return true }
+
+// AllScopes is the visible predicate that grants every belief scope.
+func AllScopes(string) bool { return true }
+
+// predicated is a slice built around a predicate, which Assemble checks.
+type predicated interface {
+	hasPredicate() bool
+}
+
 // Recorder is the bookkeeping every slice shares: a position and the list
 // of sources handed out. Embed it in a slice of your own.
 type Recorder struct {
@@ -69,7 +87,8 @@ func (r *Recorder) Hand(sources ...Source) {
 
 // LogSlice reads the events up to a position that an admit predicate
 // accepts. The predicate sees only the envelope: an event it rejects is
-// never fetched or decoded.
+// never fetched or decoded. A nil predicate admits nothing: Events returns
+// ErrNilPredicate.
 type LogSlice struct {
 	Recorder
 	store eventlog.Store
@@ -84,6 +103,9 @@ func NewLogSlice(store eventlog.Store, upto int64, admit func(eventlog.Envelope)
 // Events returns the admitted events, of the given kinds (any kind when
 // none is given), in log order.
 func (s *LogSlice) Events(ctx context.Context, kinds ...string) ([]eventlog.Event, error) {
+	if s.admit == nil {
+		return nil, fmt.Errorf("%w: a LogSlice's admit", ErrNilPredicate)
+	}
 	var out []eventlog.Event
 	err := s.store.Scan(ctx, 1, s.upto, func(env eventlog.Envelope) error {
 		if len(kinds) > 0 && !slices.Contains(kinds, env.Kind) || !s.admit(env) {
@@ -102,7 +124,7 @@ func (s *LogSlice) Events(ctx context.Context, kinds ...string) ([]eventlog.Even
 
 // EventsSlice hands out a fixed run of events (the current round, the
 // messages of a turn), filtered by admit. Events after its position are not
-// visible from it.
+// visible from it. A nil predicate admits nothing.
 type EventsSlice struct {
 	Recorder
 	events []eventlog.Event
@@ -116,6 +138,9 @@ func NewEventsSlice(upto int64, events []eventlog.Event, admit func(eventlog.Env
 
 // Events returns the admitted events at or before the slice's position.
 func (s *EventsSlice) Events() []eventlog.Event {
+	if s.admit == nil {
+		return nil
+	}
 	var out []eventlog.Event
 	for _, e := range s.events {
 		if e.Seq <= s.upto && s.admit(e.Envelope) {
@@ -126,7 +151,12 @@ func (s *EventsSlice) Events() []eventlog.Event {
 	return out
 }
 
-// BeliefSlice reads the beliefs of the scopes a visible predicate accepts.
+// BeliefSlice reads the beliefs of the scopes a visible predicate accepts,
+// as they stood at its position. Every read checks the fold: once the fold
+// has applied a belief event past the slice's position (an assembler, or
+// another writer, appended one and the projector folded it), the beliefs no
+// longer describe that position and the read is ErrStaleRead, so a context
+// never reports one position with beliefs from after it.
 type BeliefSlice struct {
 	Recorder
 	store   eventlog.Store
@@ -135,22 +165,38 @@ type BeliefSlice struct {
 }
 
 // NewBeliefSlice opens the Beliefs fold at upto for the visible scopes. The
-// store is used only to check that the fold is at that position.
+// store is used only to check that the fold is at that position. A nil
+// visible predicate grants no scope (see ErrNilPredicate).
 func NewBeliefSlice(store eventlog.Store, beliefs *Beliefs, upto int64, visible func(scope string) bool) *BeliefSlice {
 	return &BeliefSlice{Recorder: NewRecorder(upto), store: store, beliefs: beliefs, visible: visible}
 }
 
-// Beliefs returns the beliefs held in scope; a scope outside the grant is
-// ErrNotGranted.
+// Beliefs returns the beliefs held in scope at the slice's position; a scope
+// outside the grant is ErrNotGranted, a fold that moved past the position by
+// a belief event is ErrStaleRead (and nothing is handed out).
 func (s *BeliefSlice) Beliefs(scope string) ([]Belief, error) {
+	if s.visible == nil {
+		return nil, fmt.Errorf("%w: a BeliefSlice's visible", ErrNilPredicate)
+	}
 	if !s.visible(scope) {
 		return nil, fmt.Errorf("%w: beliefs of scope %q", ErrNotGranted, scope)
 	}
-	held := s.beliefs.In(scope)
-	for _, b := range held {
+	at := s.beliefs.read(scope)
+	switch {
+	case at.last > s.upto:
+		return nil, fmt.Errorf("%w: projection %s is at %d, ahead of the slice at %d, and claims event %d (%s)",
+			ErrStaleRead, s.beliefs.Name(), at.upto, s.upto, at.last, at.lastKind)
+	case at.upto < s.upto || at.upto > s.upto && at.restored > s.upto:
+		// What the fold applied is not all known (it is behind, or was
+		// restored past the slice): ask the log.
+		if err := freshBetween(context.Background(), s.store, s.beliefs, at.upto, s.upto); err != nil {
+			return nil, err
+		}
+	}
+	for _, b := range at.held {
 		s.Hand(BeliefSource(b.ID))
 	}
-	return held, nil
+	return at.held, nil
 }
 
 // Fresh implements Fresher.
@@ -159,7 +205,7 @@ func (s *BeliefSlice) Fresh(ctx context.Context) error {
 }
 
 // ChronicleSlice reads the chronicle sections closed at or before its
-// position whose envelope admit accepts.
+// position whose envelope admit accepts. A nil predicate admits nothing.
 type ChronicleSlice struct {
 	Recorder
 	store     eventlog.Store
@@ -175,6 +221,9 @@ func NewChronicleSlice(store eventlog.Store, chronicle *Chronicle, upto int64, a
 // Sections returns the admitted sections that end at or before the slice's
 // position.
 func (s *ChronicleSlice) Sections() []Section {
+	if s.admit == nil {
+		return nil
+	}
 	var out []Section
 	for _, sec := range s.chronicle.Sections() {
 		env := eventlog.Envelope{Seq: sec.Seq, Kind: KindSectionClosed, Actor: "chronicle", Audience: sec.Audience}
@@ -190,6 +239,11 @@ func (s *ChronicleSlice) Sections() []Section {
 func (s *ChronicleSlice) Fresh(ctx context.Context) error {
 	return fresh(ctx, s.store, s.chronicle, s.upto)
 }
+
+func (s *LogSlice) hasPredicate() bool       { return s.admit != nil }
+func (s *EventsSlice) hasPredicate() bool    { return s.admit != nil }
+func (s *BeliefSlice) hasPredicate() bool    { return s.visible != nil }
+func (s *ChronicleSlice) hasPredicate() bool { return s.admit != nil }
 
 // Given is a value the caller hands to the assembler (a brief, a task),
 // optionally citing the event it came from.
@@ -220,18 +274,24 @@ var ErrStaleRead = errors.New("stale read")
 
 // fresh checks that no event f claims lies between f's position and upto.
 func fresh(ctx context.Context, store eventlog.Store, f Fold, upto int64) error {
-	lo, hi := min(f.Upto(), upto), max(f.Upto(), upto)
+	return freshBetween(ctx, store, f, f.Upto(), upto)
+}
+
+// freshBetween checks that no event f claims lies between its position at
+// (read once by the caller) and upto.
+func freshBetween(ctx context.Context, store eventlog.Store, f Fold, at, upto int64) error {
+	lo, hi := min(at, upto), max(at, upto)
 	if lo == hi {
 		return nil
 	}
 	return store.Scan(ctx, lo+1, hi, func(env eventlog.Envelope) error {
 		if f.Claims(env.Kind) {
 			dir := "behind"
-			if f.Upto() > upto {
+			if at > upto {
 				dir = "ahead of"
 			}
 			return fmt.Errorf("%w: projection %s is at %d, %s the slice at %d, and claims event %d (%s)",
-				ErrStaleRead, f.Name(), f.Upto(), dir, upto, env.Seq, env.Kind)
+				ErrStaleRead, f.Name(), at, dir, upto, env.Seq, env.Kind)
 		}
 		return nil
 	})

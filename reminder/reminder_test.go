@@ -2,10 +2,16 @@ package reminder
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 )
+
+// The lifecycle rules below are Harn's, as its docs/src/system-reminders.md
+// states them and crates/harn-vm/src/orchestration/compact_lifecycle.rs
+// (compact_reminder_events) and agent_sessions' apply_reminder_post_turn
+// implement them.
 
 func ids(rs []Reminder) []string {
 	var out []string
@@ -15,28 +21,47 @@ func ids(rs []Reminder) []string {
 	return out
 }
 
-func TestInjectDedupes(t *testing.T) {
+// "When dedupe_key is set, injection first removes any pending reminder
+// events with the same key": whatever their authority, since injection
+// compares keys only.
+func TestInjectReplacesTheSameKeyWhateverTheAuthority(t *testing.T) {
 	var s Set
-	s.Inject(Reminder{Body: "use tabs", DedupeKey: "style"})
+	s.Inject(Reminder{Body: "use tabs", DedupeKey: "style", Authority: Contract})
 	s.Inject(Reminder{Body: "run tests", DedupeKey: "tests"})
-	s.Inject(Reminder{Body: "use tabs, really", DedupeKey: "style"})
-	n, err := s.Inject(Reminder{Body: "use spaces", DedupeKey: "style", Authority: Contract})
+	s.Inject(Reminder{Body: "use tabs, really", DedupeKey: "style", Authority: Contract})
+	n, err := s.Inject(Reminder{Body: "use spaces", DedupeKey: "style", Authority: Advisory})
 	if err != nil || n != 1 {
 		t.Fatalf("Inject removed %d (%v), want 1", n, err)
 	}
 	if diff := cmp.Diff([]string{"r2", "r4"}, ids(s.Pending())); diff != "" {
 		t.Errorf("pending (-want +got):\n%s", diff)
 	}
+	if got := s.Pending()[0].Authority; got != Contract {
+		t.Errorf("an unmarked reminder has authority %q, want contract", got)
+	}
+}
+
+func TestInjectRefusesInvalidReminders(t *testing.T) {
+	var s Set
 	for _, bad := range []struct {
 		r    Reminder
 		want error
-	}{{Reminder{Body: " "}, ErrEmptyBody}, {Reminder{Body: "x", Authority: "royal"}, ErrBadAuthority}, {Reminder{Body: "x", TTLTurns: -1}, ErrBadTTL}} {
+	}{
+		{Reminder{Body: " \n"}, ErrEmptyBody},
+		{Reminder{Body: "x", Authority: "royal"}, ErrBadAuthority},
+		{Reminder{Body: "x", TTLTurns: -1}, ErrBadTTL},
+	} {
 		if _, err := s.Inject(bad.r); !errors.Is(err, bad.want) {
 			t.Errorf("Inject(%+v) = %v, want %v", bad.r, err, bad.want)
 		}
 	}
+	if len(s.Pending()) != 0 {
+		t.Errorf("refused reminders are pending: %+v", s.Pending())
+	}
 }
 
+// "ttl_turns: 1 expires at the next post-turn boundary"; larger finite TTLs
+// are decremented in place; nil (0 here) persists.
 func TestTurnCountsDownFiniteTTLs(t *testing.T) {
 	var s Set
 	s.Inject(Reminder{Body: "once", TTLTurns: 1})
@@ -46,49 +71,84 @@ func TestTurnCountsDownFiniteTTLs(t *testing.T) {
 		t.Errorf("first turn expired (-want +got):\n%s", diff)
 	}
 	if got := s.Pending()[0].TTLTurns; got != 1 {
-		t.Errorf("twice has %d turns left", got)
+		t.Errorf("twice has %d turns left, want 1", got)
 	}
-	s.Turn()
+	if diff := cmp.Diff([]string{"r2"}, ids(s.Turn())); diff != "" {
+		t.Errorf("second turn expired (-want +got):\n%s", diff)
+	}
 	s.Turn()
 	if diff := cmp.Diff([]string{"r3"}, ids(s.Pending())); diff != "" {
 		t.Errorf("after three turns (-want +got):\n%s", diff)
 	}
 }
 
+// transcript_compact: "finite TTLs decrement at the pre-compaction boundary;
+// expired reminders are dropped; reminders sharing a dedupe_key collapse to
+// the newest event; only preserve_on_compact: true reminders are copied".
 func TestCompact(t *testing.T) {
 	var s Set
-	s.Inject(Reminder{Body: "Run  the tests.", PreserveOnCompact: true})                              // r1: same body as r3, older
-	s.Inject(Reminder{Body: "keep it", DedupeKey: "k", Authority: Contract, PreserveOnCompact: true}) // r2
-	s.Inject(Reminder{Body: "Run the\ntests.", PreserveOnCompact: true})                              // r3: wins its body group (recency)
-	s.Inject(Reminder{Body: "scratch", PreserveOnCompact: false})                                     // r4: not preserved
-	s.pending = append(s.pending, Reminder{ID: "r5", Body: "weaker", DedupeKey: "k", Authority: Advisory, PreserveOnCompact: true, seq: 5})
-	dropped := s.Compact()
-	if diff := cmp.Diff([]string{"r2", "r3"}, ids(s.Pending())); diff != "" {
+	s.Inject(Reminder{Body: "expires now", TTLTurns: 1, PreserveOnCompact: true}) // r1
+	s.Inject(Reminder{Body: "older", DedupeKey: "k", Authority: Contract})        // r2
+	s.Inject(Reminder{Body: "two left", TTLTurns: 3, PreserveOnCompact: true})    // r3
+	s.Inject(Reminder{Body: "scratch"})                                           // r4
+	s.Inject(Reminder{Body: "Run  the tests.", PreserveOnCompact: true})          // r5
+	s.Inject(Reminder{Body: "Run the\ntests.", PreserveOnCompact: true})          // r6: bodies are not compared here
+	s.pending = append(s.pending, Reminder{ID: "r7", Body: "newer", DedupeKey: "k", Authority: Advisory, PreserveOnCompact: true})
+	rep := s.Compact()
+	if diff := cmp.Diff([]string{"r3", "r5", "r6", "r7"}, ids(s.Pending())); diff != "" {
 		t.Errorf("kept (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"r1", "r4", "r5"}, ids(dropped)); diff != "" {
-		t.Errorf("dropped (-want +got):\n%s", diff)
+	if got := s.Pending()[0].TTLTurns; got != 2 {
+		t.Errorf("r3 has %d turns left, want 2", got)
+	}
+	want := CompactReport{
+		Expired:     []Reminder{{ID: "r1", Body: "expires now", TTLTurns: 1, PreserveOnCompact: true, Authority: Contract}},
+		Deduped:     []Deduped{{Replaced: "r2", Replacing: "r7", Reason: "dedupe_key", Key: "k"}},
+		Compacted:   []Reminder{{ID: "r4", Body: "scratch", Authority: Contract}},
+		Decremented: 1,
+		Preserved:   4,
+	}
+	if diff := cmp.Diff(want, rep); diff != "" {
+		t.Errorf("report (-want +got):\n%s", diff)
 	}
 }
 
-func TestRender(t *testing.T) {
+func TestRenderRowsLocateEscapedBodies(t *testing.T) {
 	var s Set
-	s.Inject(Reminder{Body: "be brief", TTLTurns: 3})
-	s.Inject(Reminder{Body: "never <rm> & \"quote\"", Authority: Contract, Tags: []string{"safety"}})
+	s.Inject(Reminder{Body: "be brief", TTLTurns: 3, Authority: Advisory})
+	s.Inject(Reminder{Body: " never <rm> & \"quote\" ", Tags: []string{"safety"}})
 	r := Render(s.Pending())
-	want := "<context-directives>\n" +
-		"<directive authority=\"contract\">never &lt;rm&gt; &amp; &#34;quote&#34;</directive>\n" +
-		"<directive authority=\"advisory\" ttl_turns=\"3\">be brief</directive>\n" +
-		"</context-directives>"
+	want := envelope(
+		"<directive authority=\"contract\">", " never &lt;rm&gt; &amp; \"quote\" ", "</directive>",
+		"<directive authority=\"advisory\" ttl_turns=\"3\">", "be brief", "</directive>")
 	if r.Message != want {
-		t.Errorf("message:\n%s\nwant:\n%s", r.Message, want)
+		t.Errorf("message\n got %q\nwant %q", r.Message, want)
 	}
-	for _, row := range r.Rows {
-		if got := r.Message[row.Offset : row.Offset+row.Bytes]; got == "" || got[0] == '<' {
+	bodies := map[string]string{"r1": "be brief", "r2": " never &lt;rm&gt; &amp; \"quote\" "}
+	if diff := cmp.Diff([]string{"r2", "r1"}, []string{r.Rows[0].ID, r.Rows[1].ID}); diff != "" {
+		t.Errorf("row order (-want +got):\n%s", diff)
+	}
+	for i, row := range r.Rows {
+		if got := r.Message[row.Offset : row.Offset+row.Bytes]; got != bodies[row.ID] {
 			t.Errorf("row %s points at %q", row.ID, got)
 		}
+		if !strings.Contains(r.Message, r.Directives[i]) {
+			t.Errorf("directive %d %q is not in the message", i, r.Directives[i])
+		}
 	}
-	if Render(nil).Message != "" {
-		t.Error("no reminders rendered a message")
+	if msg, _ := Envelope(r.Directives); msg != r.Message {
+		t.Errorf("Envelope(Directives) = %q, want the message", msg)
+	}
+}
+
+// Harn drops a pending reminder with a blank body ("invalid") rather than
+// render it.
+func TestRenderDropsInvalidReminders(t *testing.T) {
+	r := Render([]Reminder{{ID: "a", Body: "  "}, {ID: "b", Body: "x", Authority: "royal"}, {ID: "c", Body: "ok"}})
+	if diff := cmp.Diff([]string{"a", "b"}, r.Invalid); diff != "" {
+		t.Errorf("invalid (-want +got):\n%s", diff)
+	}
+	if len(r.Rows) != 1 || r.Rows[0].ID != "c" {
+		t.Errorf("rows %+v", r.Rows)
 	}
 }

@@ -124,6 +124,12 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 		}, twoSlices{provenance.NewLogSlice(store, 1, all), provenance.NewGiven("brief", 1, "x")})
 		return err, provenance.ErrDuplicateSlot
 	},
+	"provenance.ErrNilPredicate": func(t *testing.T) (error, error) {
+		store := logOf(t, 1)
+		_, err := provenance.Assemble(context.Background(), "uk", func(context.Context, twoSlices) ([]provenance.Part, error) { return nil, nil },
+			twoSlices{provenance.NewLogSlice(store, 1, nil), provenance.NewGiven("brief", 1, "x")})
+		return err, provenance.ErrNilPredicate
+	},
 	"provenance.ErrNotGranted": func(t *testing.T) (error, error) {
 		s := provenance.NewBeliefSlice(eventlog.NewMemory(), provenance.NewBeliefs(), 0, func(scope string) bool { return scope == "uk" })
 		_, err := s.Beliefs("eu")

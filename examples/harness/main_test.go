@@ -16,8 +16,8 @@ func TestHarnessRuns(t *testing.T) {
 	for _, want := range []string{
 		`Write British English\.`,
 		`harness:spelling +harness +after +yes .* capabilit\(ies\) present: locale\.en-GB`,
-		`<directive authority="contract">Never push to main\.</directive>`,
-		`<directive authority="corrective" ttl_turns="2">The build is red: fix it before anything else\.</directive>`,
+		`<directive authority="contract">\nNever push to main\.\n</directive>`,
+		`<directive authority="corrective" ttl_turns="2">\nThe build is red: fix it before anything else\.\n</directive>`,
 		`harness\.locale +harness +resolution +applied +resolved caps\.locale: en-GB`,
 		`harness\.spelling +harness +compilation +applied`,
 		`kernel\.prompt +kernel +compilation +no_change`,
