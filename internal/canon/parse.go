@@ -1,0 +1,427 @@
+package canon
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+type kind uint8
+
+const (
+	kNull kind = iota
+	kFalse
+	kTrue
+	kNumber
+	kString
+	kArray
+	kObject
+)
+
+// value is one parsed JSON value. Object members carry their key; an
+// object's members are kept sorted by key once parsed.
+type value struct {
+	kind kind
+	s    string // a string's decoded text, a number's token
+	key  string // the member's key, inside an object
+	at   int    // offset of the member's key (objects) or of the value
+	kids []value
+}
+
+// parser reads one JSON document in one pass: the cursor only moves
+// forward, so the cost is linear in the input at any depth.
+type parser struct {
+	src   string
+	pos   int
+	depth int
+	path  []step // the path to the value being read, for errors
+
+	scratch []byte
+}
+
+type step struct {
+	key   string
+	index int // -1 for a key
+}
+
+func parse(raw []byte) (value, error) {
+	if off := InvalidUTF8(raw); off >= 0 {
+		return value{}, &Error{Offset: off, Detail: "invalid UTF-8"}
+	}
+	p := parser{src: string(raw)}
+	p.space()
+	v, err := p.value()
+	if err != nil {
+		return value{}, err
+	}
+	p.space()
+	if p.pos < len(p.src) {
+		return value{}, p.fail("trailing data after the value")
+	}
+	return v, nil
+}
+
+func (p *parser) pathString() string {
+	var b strings.Builder
+	for i, s := range p.path {
+		// a path thousands of levels deep is cut to its ends
+		if n := len(p.path); n > 24 && i >= 12 && i < n-12 {
+			if i == 12 {
+				b.WriteString("…")
+			}
+			continue
+		}
+		if s.index >= 0 {
+			b.WriteByte('[')
+			b.WriteString(strconv.Itoa(s.index))
+			b.WriteByte(']')
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(s.key)
+	}
+	return b.String()
+}
+
+func (p *parser) fail(detail string) *Error {
+	return &Error{Path: p.pathString(), Offset: p.pos, Detail: detail}
+}
+
+func (p *parser) space() {
+	for p.pos < len(p.src) {
+		switch p.src[p.pos] {
+		case ' ', '\t', '\n', '\r':
+			p.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (p *parser) value() (value, error) {
+	if p.pos >= len(p.src) {
+		return value{}, p.fail("unexpected end of input")
+	}
+	at := p.pos
+	switch c := p.src[p.pos]; {
+	case c == '{':
+		return p.object()
+	case c == '[':
+		return p.array()
+	case c == '"':
+		s, err := p.str()
+		return value{kind: kString, s: s, at: at}, err
+	case c == '-' || (c >= '0' && c <= '9'):
+		s, err := p.number()
+		return value{kind: kNumber, s: s, at: at}, err
+	}
+	for _, lit := range [...]struct {
+		text string
+		k    kind
+	}{{"null", kNull}, {"true", kTrue}, {"false", kFalse}} {
+		if strings.HasPrefix(p.src[p.pos:], lit.text) {
+			p.pos += len(lit.text)
+			return value{kind: lit.k, at: at}, nil
+		}
+	}
+	return value{}, p.fail("expected a value")
+}
+
+func (p *parser) enter() error {
+	if p.depth++; p.depth > MaxDepth {
+		return p.fail("nested deeper than " + strconv.Itoa(MaxDepth) + " levels")
+	}
+	return nil
+}
+
+func (p *parser) array() (value, error) {
+	v := value{kind: kArray, at: p.pos}
+	if err := p.enter(); err != nil {
+		return v, err
+	}
+	p.pos++
+	p.space()
+	if p.pos < len(p.src) && p.src[p.pos] == ']' {
+		p.pos++
+		p.depth--
+		return v, nil
+	}
+	p.path = append(p.path, step{})
+	for i := 0; ; i++ {
+		p.path[len(p.path)-1] = step{index: i}
+		p.space()
+		item, err := p.value()
+		if err != nil {
+			return v, err
+		}
+		v.kids = append(v.kids, item)
+		p.space()
+		if p.pos >= len(p.src) {
+			return v, p.fail("unexpected end of input in an array")
+		}
+		if c := p.src[p.pos]; c == ']' {
+			p.pos++
+			break
+		} else if c != ',' {
+			return v, p.fail("expected ',' or ']'")
+		}
+		p.pos++
+	}
+	p.path = p.path[:len(p.path)-1]
+	p.depth--
+	return v, nil
+}
+
+func (p *parser) object() (value, error) {
+	v := value{kind: kObject, at: p.pos}
+	if err := p.enter(); err != nil {
+		return v, err
+	}
+	p.pos++
+	p.space()
+	if p.pos < len(p.src) && p.src[p.pos] == '}' {
+		p.pos++
+		p.depth--
+		return v, nil
+	}
+	p.path = append(p.path, step{index: -1})
+	for {
+		p.space()
+		if p.pos >= len(p.src) || p.src[p.pos] != '"' {
+			return v, p.fail("expected a key")
+		}
+		at := p.pos
+		key, err := p.str()
+		if err != nil {
+			return v, err
+		}
+		p.path[len(p.path)-1] = step{key: key, index: -1}
+		p.space()
+		if p.pos >= len(p.src) || p.src[p.pos] != ':' {
+			return v, p.fail("expected ':'")
+		}
+		p.pos++
+		p.space()
+		item, err := p.value()
+		if err != nil {
+			return v, err
+		}
+		item.key, item.at = key, at
+		v.kids = append(v.kids, item)
+		p.space()
+		if p.pos >= len(p.src) {
+			return v, p.fail("unexpected end of input in an object")
+		}
+		if c := p.src[p.pos]; c == '}' {
+			p.pos++
+			break
+		} else if c != ',' {
+			return v, p.fail("expected ',' or '}'")
+		}
+		p.pos++
+	}
+	p.path = p.path[:len(p.path)-1]
+	if err := p.sortMembers(v.kids); err != nil {
+		return v, err
+	}
+	p.depth--
+	return v, nil
+}
+
+// sortMembers sorts an object's members by the UTF-8 bytes of their keys
+// and rejects a key given twice, naming its second copy.
+func (p *parser) sortMembers(ms []value) error {
+	byKey := func(a, b value) int { return strings.Compare(a.key, b.key) }
+	if !slices.IsSortedFunc(ms, byKey) {
+		slices.SortStableFunc(ms, byKey)
+	}
+	for i := 1; i < len(ms); i++ {
+		if ms[i].key == ms[i-1].key {
+			second := max(ms[i].at, ms[i-1].at)
+			p.path = append(p.path, step{key: ms[i].key, index: -1})
+			err := &Error{Path: p.pathString(), Offset: second, Detail: "key given twice", dup: true}
+			p.path = p.path[:len(p.path)-1]
+			return err
+		}
+	}
+	return nil
+}
+
+// str reads a string token and returns its text. Like serde_json it refuses
+// raw control characters, unknown escapes and lone surrogates.
+func (p *parser) str() (string, error) {
+	p.pos++ // the opening quote
+	start := p.pos
+	for p.pos < len(p.src) {
+		c := p.src[p.pos]
+		switch {
+		case c == '"':
+			s := p.src[start:p.pos]
+			p.pos++
+			return s, nil
+		case c == '\\':
+			return p.escaped(start)
+		case c < 0x20:
+			return "", p.fail("control character in a string")
+		}
+		p.pos++
+	}
+	return "", p.fail("unterminated string")
+}
+
+// escaped finishes a string that has an escape, from start (just past the
+// opening quote); the cursor is on the first backslash.
+func (p *parser) escaped(start int) (string, error) {
+	b := make([]byte, 0, p.pos-start+16)
+	b = append(b, p.src[start:p.pos]...)
+	for p.pos < len(p.src) {
+		c := p.src[p.pos]
+		switch {
+		case c == '"':
+			p.pos++
+			return string(b), nil
+		case c < 0x20:
+			return "", p.fail("control character in a string")
+		case c != '\\':
+			b = append(b, c)
+			p.pos++
+			continue
+		}
+		if p.pos+1 >= len(p.src) {
+			break
+		}
+		e := p.src[p.pos+1]
+		p.pos += 2
+		switch e {
+		case '"', '\\', '/':
+			b = append(b, e)
+		case 'b':
+			b = append(b, '\b')
+		case 'f':
+			b = append(b, '\f')
+		case 'n':
+			b = append(b, '\n')
+		case 'r':
+			b = append(b, '\r')
+		case 't':
+			b = append(b, '\t')
+		case 'u':
+			r, err := p.unicode()
+			if err != nil {
+				return "", err
+			}
+			b = utf8.AppendRune(b, r)
+		default:
+			p.pos -= 2
+			return "", p.fail("invalid escape")
+		}
+	}
+	return "", p.fail("unterminated string")
+}
+
+// unicode reads the four hex digits after \u (and a second \uXXXX for a
+// surrogate pair).
+func (p *parser) unicode() (rune, error) {
+	hi, ok := p.hex4()
+	if !ok {
+		return 0, p.fail("invalid \\u escape")
+	}
+	switch {
+	case hi >= 0xDC00 && hi <= 0xDFFF:
+		return 0, p.fail("lone trailing surrogate in a \\u escape")
+	case hi < 0xD800 || hi > 0xDBFF:
+		return hi, nil
+	}
+	if !strings.HasPrefix(p.src[p.pos:], `\u`) {
+		return 0, p.fail("lone leading surrogate in a \\u escape")
+	}
+	p.pos += 2
+	lo, ok := p.hex4()
+	if !ok {
+		return 0, p.fail("invalid \\u escape")
+	}
+	if lo < 0xDC00 || lo > 0xDFFF {
+		return 0, p.fail("lone leading surrogate in a \\u escape")
+	}
+	return utf16.DecodeRune(hi, lo), nil
+}
+
+func (p *parser) hex4() (rune, bool) {
+	if p.pos+4 > len(p.src) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range []byte(p.src[p.pos : p.pos+4]) {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	p.pos += 4
+	return r, true
+}
+
+// number reads a number token by JSON's grammar and checks that it has a
+// canonical form (a double out of range has none, as in serde_json).
+func (p *parser) number() (string, error) {
+	start := p.pos
+	s := p.src
+	i := p.pos
+	if s[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		n := 0
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+			n++
+		}
+		return n
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+		if i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			p.pos = i
+			return "", p.fail("invalid number: leading zero")
+		}
+	case digits() == 0:
+		p.pos = i
+		return "", p.fail("invalid number")
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if digits() == 0 {
+			p.pos = i
+			return "", p.fail("invalid number: no digit after '.'")
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			p.pos = i
+			return "", p.fail("invalid number: no digit in the exponent")
+		}
+	}
+	p.pos = i
+	tok := s[start:i]
+	var ok bool
+	if p.scratch, ok = appendNumber(p.scratch[:0], tok); !ok {
+		p.pos = start
+		return "", p.fail("number out of range")
+	}
+	return tok, nil
+}
