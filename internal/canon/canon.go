@@ -52,11 +52,10 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	where := e.Path
-	if where == "" {
-		where = "top level"
+	if e.Path == "" {
+		return fmt.Sprintf("%s: %s (byte %d)", ErrInvalid, e.Detail, e.Offset)
 	}
-	return fmt.Sprintf("%s: %s: %s (at byte %d)", ErrInvalid, where, e.Detail, e.Offset)
+	return fmt.Sprintf("%s at %s: %s (byte %d)", ErrInvalid, e.Path, e.Detail, e.Offset)
 }
 
 // Is makes an Error match ErrInvalid, and ErrDuplicateKey when a key was
