@@ -67,10 +67,17 @@ func Encode(raw []byte) ([]byte, error) {
 	return EncodeStrings(raw, nil)
 }
 
-// EncodeStrings returns the canonical encoding of raw with every string
-// value (not object keys) passed through f first (nil: unchanged).
+// EncodeStrings returns the canonical encoding of raw redacted as Harn's
+// redact_json redacts it, with f as the string policy: every string value
+// (not object keys) passes through f, and the value of a member whose key
+// SensitiveField reports becomes Placeholder. EncodeStrings(raw,
+// redact.String) is the input of Harn's stable_redacted_json_hash. A nil f
+// redacts nothing (Encode).
 func EncodeStrings(raw []byte, f func(string) string) ([]byte, error) {
-	return EncodeRedacted(raw, f, nil)
+	if f == nil {
+		return EncodeRedacted(raw, nil, nil)
+	}
+	return EncodeRedacted(raw, f, SensitiveField)
 }
 
 // EncodeRedacted is Harn's redact_json followed by its canonical encoding

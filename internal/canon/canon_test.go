@@ -239,9 +239,12 @@ func TestEncodeIsIdempotent(t *testing.T) {
 }
 
 func TestEncodeStringsTransformsValuesNotKeys(t *testing.T) {
-	got, err := EncodeStrings([]byte(`{"k":["v",{"k2":"v2"}],"n":1}`), strings.ToUpper)
-	if err != nil || string(got) != `{"k":["V",{"k2":"V2"}],"n":1}` {
+	got, err := EncodeStrings([]byte(`{"k":["v",{"k2":"v2"}],"n":1,"password":"p"}`), strings.ToUpper)
+	if err != nil || string(got) != `{"k":["V",{"k2":"V2"}],"n":1,"password":"[redacted]"}` {
 		t.Errorf("EncodeStrings = %s, %v", got, err)
+	}
+	if got, _ := EncodeStrings([]byte(`{"password":"p"}`), nil); string(got) != `{"password":"p"}` {
+		t.Errorf("EncodeStrings with no policy redacted: %s", got)
 	}
 }
 
