@@ -39,6 +39,18 @@ type parser struct {
 	path  []step // the path to the value being read, for errors
 
 	scratch []byte
+	// stack holds the members of the containers being read; a container
+	// closed takes its own off the top in one exact-size slice.
+	stack []value
+}
+
+// take moves the values above mark off the stack into a slice of their own.
+func (p *parser) take(mark int) []value {
+	kids := make([]value, len(p.stack)-mark)
+	copy(kids, p.stack[mark:])
+	clear(p.stack[mark:])
+	p.stack = p.stack[:mark]
+	return kids
 }
 
 type step struct {
@@ -151,6 +163,7 @@ func (p *parser) array() (value, error) {
 		return v, nil
 	}
 	p.path = append(p.path, step{})
+	mark := len(p.stack)
 	for i := 0; ; i++ {
 		p.path[len(p.path)-1] = step{index: i}
 		p.space()
@@ -158,7 +171,7 @@ func (p *parser) array() (value, error) {
 		if err != nil {
 			return v, err
 		}
-		v.kids = append(v.kids, item)
+		p.stack = append(p.stack, item)
 		p.space()
 		if p.pos >= len(p.src) {
 			return v, p.fail("unexpected end of input in an array")
@@ -172,6 +185,7 @@ func (p *parser) array() (value, error) {
 		p.pos++
 	}
 	p.path = p.path[:len(p.path)-1]
+	v.kids = p.take(mark)
 	p.depth--
 	return v, nil
 }
@@ -189,6 +203,7 @@ func (p *parser) object() (value, error) {
 		return v, nil
 	}
 	p.path = append(p.path, step{index: -1})
+	mark := len(p.stack)
 	for {
 		p.space()
 		if p.pos >= len(p.src) || p.src[p.pos] != '"' {
@@ -211,7 +226,7 @@ func (p *parser) object() (value, error) {
 			return v, err
 		}
 		item.key, item.at = key, at
-		v.kids = append(v.kids, item)
+		p.stack = append(p.stack, item)
 		p.space()
 		if p.pos >= len(p.src) {
 			return v, p.fail("unexpected end of input in an object")
@@ -225,6 +240,7 @@ func (p *parser) object() (value, error) {
 		p.pos++
 	}
 	p.path = p.path[:len(p.path)-1]
+	v.kids = p.take(mark)
 	if err := p.sortMembers(v.kids); err != nil {
 		return v, err
 	}
