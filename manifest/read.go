@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/promptloom/promptloom/internal/canon"
+	"github.com/promptloom/promptloom/redact"
 	"github.com/promptloom/promptloom/reducer"
 	"github.com/tidwall/gjson"
 )
@@ -53,7 +54,8 @@ func (e *ReadError) Is(t error) bool { return t == ErrUnreadable || (e.kind != n
 // path (ErrDuplicateKey). Absent scope, messages, join_separator,
 // join_separator_bytes and join_separator_count read as the values they can
 // only have (the count from the included segments); present, they are kept
-// as written, for Validate to judge.
+// as written, for Validate to judge. Its strings and actor chain are
+// redacted as New and SetActorChain redact them.
 func Read(data []byte) (*Manifest, error) {
 	if len(data) > MaxBytes {
 		return nil, &ReadError{Detail: fmt.Sprintf("%d bytes, over the limit of %d", len(data), MaxBytes)}
@@ -103,7 +105,9 @@ func Read(data []byte) (*Manifest, error) {
 	}
 	sepCount := r.optCount("join_separator_count")
 	if ac := v.Get("actor_chain"); ac.Exists() {
-		m.ActorChain = json.RawMessage(ac.Raw)
+		if err := m.SetActorChain(json.RawMessage(ac.Raw)); err != nil {
+			return nil, &ReadError{Field: "actor_chain", Detail: err.Error()}
+		}
 	}
 	if r.err != nil {
 		return nil, r.err
@@ -152,7 +156,23 @@ func Read(data []byte) (*Manifest, error) {
 			return nil, &ReadError{Field: "egress_delta", Detail: err.Error()}
 		}
 	}
+	m.redactStrings()
 	return m, nil
+}
+
+// redactStrings redacts the strings of a manifest written elsewhere as New
+// redacts its own, so that what Read returns (and verify prints) holds no
+// secret a careless writer left in an id or call_role.
+func (m *Manifest) redactStrings() {
+	m.CallRole = redact.String(m.CallRole)
+	for i := range m.Segments {
+		s := &m.Segments[i]
+		s.ID, s.Producer, s.Reason = redact.String(s.ID), redact.String(s.Producer), redact.String(s.Reason)
+		s.Register, s.Sources = redact.String(s.Register), redactAll(s.Sources)
+	}
+	if d := m.EgressDelta; d != nil {
+		d.Producer = redact.String(d.Producer)
+	}
 }
 
 func readSegment(s gjson.Result, i int) (Segment, error) {

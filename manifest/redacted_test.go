@@ -143,3 +143,24 @@ func reduce(t *testing.T, frags ...fragment.Fragment) *reducer.Reduction {
 }
 
 func mustJSON(s string) []byte { return canon.AppendString(nil, s) }
+
+// A manifest written elsewhere with a secret in an id, call_role or the
+// actor chain reads back redacted, so verify cannot print the secret.
+func TestReadRedacts(t *testing.T) {
+	d := digest.Of("a").String()
+	in := `{"schema":"harn.llm.context_manifest.v1","call_role":"` + token + `","actor_chain":{"password":"x","who":"` + token + `"},` +
+		`"segments":[{"id":"` + token + `","bucket":"before","included":true,"bytes":1,"digest":"` + d + `","sources":["` + token + `"]}],` +
+		`"whole_prompt_digest":"` + d + `","system_prompt_bytes":1}`
+	m, err := Read([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := m.Canonical()
+	if strings.Contains(m.CallRole+m.Segments[0].ID+m.Segments[0].Sources[0]+string(m.ActorChain)+string(c), "Z9y8") ||
+		!strings.Contains(string(m.ActorChain), `"password":"[redacted]"`) {
+		t.Errorf("read manifest holds the secret: %+v %s", m, m.ActorChain)
+	}
+	if err := Validate(m, "a"); err != nil {
+		t.Error(err)
+	}
+}
