@@ -291,3 +291,13 @@ func TestWriteStringMatchesEncoding(t *testing.T) {
 		}
 	}
 }
+
+// A path thousands of levels deep is cut to its two ends in an error.
+func TestDeepPathIsCut(t *testing.T) {
+	in := strings.Repeat("[", 3000) + `{"k":1,"k":2}` + strings.Repeat("]", 3000)
+	_, err := Encode([]byte(in))
+	var e *Error
+	if !errors.As(err, &e) || len(e.Path) > 100 || !strings.HasSuffix(e.Path, "[0][0].k") || !strings.Contains(e.Path, "…") {
+		t.Errorf("error %v: path %q", err, e.Path)
+	}
+}
