@@ -163,8 +163,8 @@ func FromOptions(o *options.Options, opts ...Option) (*Explanation, error) {
 		return nil, err
 	}
 	m := manifest.New(r, o.CallRole)
-	if o.ActorChain != nil {
-		m.ActorChain = o.ActorChain
+	if err := m.SetActorChain(o.ActorChain); err != nil {
+		return nil, err
 	}
 	e, err := New(r, m)
 	if err != nil {

@@ -9,11 +9,13 @@ package manifest
 
 import (
 	"encoding/json"
+	"fmt"
 	"unsafe"
 
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/fragment"
 	"github.com/promptloom/promptloom/internal/canon"
+	"github.com/promptloom/promptloom/redact"
 	"github.com/promptloom/promptloom/reducer"
 )
 
@@ -87,14 +89,16 @@ type EgressDelta struct {
 
 var nullJSON = json.RawMessage("null")
 
-// New returns the manifest of a reduction, attributed to callRole.
+// New returns the manifest of a reduction, attributed to callRole, with
+// every string redacted (redact.String). Digests are of redacted text
+// already; bytes count the raw text, as Validate checks them.
 func New(r *reducer.Reduction, callRole string) *Manifest {
 	m := &Manifest{
 		Schema:             Schema,
 		Scope:              Scope,
 		Boundary:           BoundaryPreEgress,
 		Messages:           Messages,
-		CallRole:           callRole,
+		CallRole:           redact.String(callRole),
 		ActorChain:         nullJSON,
 		Root:               string(r.Root),
 		Segments:           make([]Segment, len(r.Rows)),
@@ -113,18 +117,20 @@ func New(r *reducer.Reduction, callRole string) *Manifest {
 		s := &m.Segments[i]
 		at := len(hexes)
 		hexes = row.Digest.AppendText(hexes)
+		// A digest is "blake3:" and lower-case hex, which no pattern of
+		// the catalog can match: it is the one string not scanned.
 		*s = Segment{
-			ID:       f.ID,
-			Producer: f.ProducerOrSource(),
+			ID:       redact.String(f.ID),
+			Producer: redact.String(f.ProducerOrSource()),
 			Bucket:   f.Bucket.String(),
 			Included: row.Included,
-			Reason:   row.Reason,
+			Reason:   redact.String(row.Reason),
 			Bytes:    row.Bytes,
 			Digest:   unsafe.String(&hexes[at], digest.TextLen),
-			Sources:  f.Sources,
+			Sources:  redactAll(f.Sources),
 		}
 		if f.Register != fragment.Binding || f.Rank != 0 || len(f.Sources) > 0 {
-			s.Register = f.Register.String()
+			s.Register = redact.String(f.Register.String())
 			s.Rank = &f.Rank
 		}
 		if row.Included {
@@ -144,14 +150,64 @@ func New(r *reducer.Reduction, callRole string) *Manifest {
 	return m
 }
 
-// Canonical returns the manifest's canonical JSON encoding (sorted keys, no
-// insignificant white space, only the escapes JSON requires). It fails only
-// when ActorChain was set to something that is not JSON.
-func (m *Manifest) Canonical() ([]byte, error) {
-	return canon.Marshal(m)
+// redactAll returns ss with each string redacted, sharing ss when none
+// changed.
+func redactAll(ss []string) []string {
+	var out []string
+	for i, s := range ss {
+		if r := redact.String(s); r != s || out != nil {
+			if out == nil {
+				out = append(make([]string, 0, len(ss)), ss[:i]...)
+			}
+			out = append(out, r)
+		}
+	}
+	if out == nil {
+		return ss
+	}
+	return out
 }
 
-// ContentHash is the BLAKE3 digest of the canonical encoding.
+// SetActorChain stores raw (JSON; nil or empty is null) as the manifest's
+// actor_chain, redacted as Harn's redact_json redacts it (every string
+// through redact.String; the value of a member with a credential-like key,
+// canon.SensitiveField, replaced by "[redacted]") and in canonical form. It
+// fails for raw that has no canonical form (not JSON, a repeated key).
+func (m *Manifest) SetActorChain(raw json.RawMessage) error {
+	if len(raw) == 0 {
+		m.ActorChain = nullJSON
+		return nil
+	}
+	b, err := redactJSON(raw)
+	if err != nil {
+		return fmt.Errorf("manifest: actor_chain: %w", err)
+	}
+	m.ActorChain = b
+	return nil
+}
+
+// redactJSON is Harn's redact_json followed by its canonical encoding.
+func redactJSON(raw []byte) ([]byte, error) {
+	return canon.EncodeRedacted(raw, redact.String, canon.SensitiveField)
+}
+
+// Canonical returns the bytes a manifest is named by, printed as and
+// retained as: the manifest passed through Harn's redact_json (every string,
+// whichever field holds it, through redact.String; a member with a
+// credential-like key replaced) and encoded as Harn's canonical JSON (keys
+// in UTF-8 byte order, no insignificant white space, serde_json's numbers
+// and escapes). It fails only when ActorChain was set to something that has
+// no canonical form.
+func (m *Manifest) Canonical() ([]byte, error) {
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	return redactJSON(raw)
+}
+
+// ContentHash is Harn's stable_redacted_json_hash of the manifest: BLAKE3
+// over Canonical.
 func (m *Manifest) ContentHash() (string, error) {
 	b, err := m.Canonical()
 	if err != nil {

@@ -76,6 +76,13 @@ func TestValidateRules(t *testing.T) {
 			m.Segments = append(m.Segments, m.Segments[0])
 		}, new(*DuplicateSegmentError)},
 		{"replacement root with an extra row", func(m *Manifest, _ *string) { m.Root = "replacement" }, new(*ReplacementRootError)},
+		{"unknown scope", func(m *Manifest, _ *string) { m.Scope = "messages" }, new(*ScopeError)},
+		{"unknown messages", func(m *Manifest, _ *string) { m.Messages = "full" }, new(*MessagesError)},
+		{"wrong join_separator_bytes", func(m *Manifest, _ *string) { m.JoinSeparatorBytes = 1 }, new(*JoinSeparatorBytesError)},
+		{"join_separator_count one high", func(m *Manifest, _ *string) { m.JoinSeparatorCount++ }, new(*JoinSeparatorCountError)},
+		{"join_separator_count one low", func(m *Manifest, _ *string) { m.JoinSeparatorCount-- }, new(*JoinSeparatorCountError)},
+		{"bucket of an included row", func(m *Manifest, _ *string) { m.Segments[0].Bucket = "middle" }, new(*BucketError)},
+		{"bucket of an excluded row", func(m *Manifest, _ *string) { m.Segments[1].Bucket = "" }, new(*BucketError)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/promptloom/promptloom/internal/canon"
+	"github.com/promptloom/promptloom/redact"
 	"github.com/promptloom/promptloom/reducer"
 	"github.com/tidwall/gjson"
 )
@@ -17,10 +18,19 @@ var MaxBytes = 64 << 20
 // ErrUnreadable matches every error of Read.
 var ErrUnreadable = errors.New("unreadable manifest")
 
+// ErrDuplicateKey matches (besides ErrUnreadable) the ReadError of a
+// manifest with an object that gives a key twice: readers disagree on which
+// copy counts (encoding/json, jq and JavaScript take the last, others the
+// first), so promptloom takes neither.
+var ErrDuplicateKey = errors.New("duplicate key")
+
 // ReadError says which field of a manifest could not be read.
 type ReadError struct {
+	// Field is the JSON path of the field, e.g. "segments[0].digest"; ""
+	// for the manifest as a whole.
 	Field  string
 	Detail string
+	kind   error
 }
 
 func (e *ReadError) Error() string {
@@ -30,8 +40,9 @@ func (e *ReadError) Error() string {
 	return "manifest: " + e.Field + ": " + e.Detail
 }
 
-// Is makes ReadError match ErrUnreadable.
-func (e *ReadError) Is(t error) bool { return t == ErrUnreadable }
+// Is makes ReadError match ErrUnreadable, and ErrDuplicateKey for a key
+// given twice.
+func (e *ReadError) Is(t error) bool { return t == ErrUnreadable || (e.kind != nil && t == e.kind) }
 
 // Read reads a manifest written by promptloom or by another tool. It is
 // tolerant where tolerance cannot hide a wrong prompt: unknown fields are
@@ -39,7 +50,12 @@ func (e *ReadError) Is(t error) bool { return t == ErrUnreadable }
 // observed_llm_call_pre_egress) is accepted, a segment may name its producer
 // "source". It is strict where a field is needed to check the bytes: the
 // schema, every segment's id, included, bytes and digest, the whole-prompt
-// digest and byte count.
+// digest and byte count. A key given twice anywhere is an error naming its
+// path (ErrDuplicateKey). Absent scope, messages, join_separator,
+// join_separator_bytes and join_separator_count read as the values they can
+// only have (the count from the included segments); present, they are kept
+// as written, for Validate to judge. Its strings and actor chain are
+// redacted as New and SetActorChain redact them.
 func Read(data []byte) (*Manifest, error) {
 	if len(data) > MaxBytes {
 		return nil, &ReadError{Detail: fmt.Sprintf("%d bytes, over the limit of %d", len(data), MaxBytes)}
@@ -49,6 +65,19 @@ func Read(data []byte) (*Manifest, error) {
 	}
 	if !json.Valid(data) {
 		return nil, &ReadError{Detail: "not valid JSON"}
+	}
+	// One pass of the canonical reader finds a repeated key (gjson would
+	// quietly take the first copy) and a number with no canonical form.
+	if _, err := canon.Encode(data); err != nil {
+		var ce *canon.Error
+		if !errors.As(err, &ce) {
+			return nil, &ReadError{Detail: err.Error()}
+		}
+		re := &ReadError{Field: ce.Path, Detail: fmt.Sprintf("%s (at byte %d)", ce.Detail, ce.Offset)}
+		if errors.Is(err, canon.ErrDuplicateKey) {
+			re.kind = ErrDuplicateKey
+		}
+		return nil, re
 	}
 	v := gjson.ParseBytes(data)
 	if !v.IsObject() {
@@ -66,14 +95,19 @@ func Read(data []byte) (*Manifest, error) {
 		WholePromptDigest:  r.str("whole_prompt_digest", true, ""),
 		SystemPromptBytes:  r.count("system_prompt_bytes", true),
 		JoinSeparator:      r.str("join_separator", false, JoinSeparator),
-		JoinSeparatorBytes: r.count("join_separator_bytes", false),
-		JoinSeparatorCount: r.count("join_separator_count", false),
+		JoinSeparatorBytes: joinSeparatorBytes,
 		TokenEncoding:      r.str("token_encoding", false, ""),
 		SystemPromptTokens: r.optCount("system_prompt_tokens"),
 		BudgetTotal:        r.optCount("budget_total"),
 	}
+	if n := r.optCount("join_separator_bytes"); n != nil {
+		m.JoinSeparatorBytes = *n
+	}
+	sepCount := r.optCount("join_separator_count")
 	if ac := v.Get("actor_chain"); ac.Exists() {
-		m.ActorChain = json.RawMessage(ac.Raw)
+		if err := m.SetActorChain(json.RawMessage(ac.Raw)); err != nil {
+			return nil, &ReadError{Field: "actor_chain", Detail: err.Error()}
+		}
 	}
 	if r.err != nil {
 		return nil, r.err
@@ -112,12 +146,33 @@ func Read(data []byte) (*Manifest, error) {
 	if m.Segments == nil {
 		m.Segments = []Segment{}
 	}
+	if sepCount != nil {
+		m.JoinSeparatorCount = *sepCount
+	} else {
+		m.JoinSeparatorCount = max(m.IncludedCount()-1, 0)
+	}
 	if d := v.Get("egress_delta"); d.Exists() && d.Type != gjson.Null {
 		if err := json.Unmarshal([]byte(d.Raw), &m.EgressDelta); err != nil {
 			return nil, &ReadError{Field: "egress_delta", Detail: err.Error()}
 		}
 	}
+	m.redactStrings()
 	return m, nil
+}
+
+// redactStrings redacts the strings of a manifest written elsewhere as New
+// redacts its own, so that what Read returns (and verify prints) holds no
+// secret a careless writer left in an id or call_role.
+func (m *Manifest) redactStrings() {
+	m.CallRole = redact.String(m.CallRole)
+	for i := range m.Segments {
+		s := &m.Segments[i]
+		s.ID, s.Producer, s.Reason = redact.String(s.ID), redact.String(s.Producer), redact.String(s.Reason)
+		s.Register, s.Sources = redact.String(s.Register), redactAll(s.Sources)
+	}
+	if d := m.EgressDelta; d != nil {
+		d.Producer = redact.String(d.Producer)
+	}
 }
 
 func readSegment(s gjson.Result, i int) (Segment, error) {

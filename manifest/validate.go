@@ -55,7 +55,40 @@ type SeparatorError struct {
 // WholeDigestError: whole_prompt_digest does not match the served prompt.
 type WholeDigestError struct{ Manifest, Served string }
 
+// ScopeError: scope is not "system_prompt", the only scope defined.
+type ScopeError struct{ Scope string }
+
+// MessagesError: messages is not "served_context_digest_only", the only
+// value defined.
+type MessagesError struct{ Messages string }
+
+// JoinSeparatorBytesError: join_separator_bytes is not the length of the
+// join separator.
+type JoinSeparatorBytesError struct{ Manifest, Separator int }
+
+// BucketError: a segment's bucket is neither "before" nor "after".
+type BucketError struct{ ID, Bucket string }
+
+// JoinSeparatorCountError: join_separator_count is not one less than the
+// number of included segments (0 when none is included).
+type JoinSeparatorCountError struct{ Manifest, Included int }
+
 func (e *CallRoleError) Error() string { return "call_role is empty" }
+func (e *ScopeError) Error() string {
+	return fmt.Sprintf("scope is %q; only %q is defined", e.Scope, Scope)
+}
+func (e *MessagesError) Error() string {
+	return fmt.Sprintf("messages is %q; only %q is defined", e.Messages, Messages)
+}
+func (e *JoinSeparatorBytesError) Error() string {
+	return fmt.Sprintf("join_separator_bytes is %d but the join separator has %d bytes", e.Manifest, e.Separator)
+}
+func (e *BucketError) Error() string {
+	return fmt.Sprintf("segment %q has bucket %q; want \"before\" or \"after\"", e.ID, e.Bucket)
+}
+func (e *JoinSeparatorCountError) Error() string {
+	return fmt.Sprintf("join_separator_count is %d but %d included segment(s) are joined by %d", e.Manifest, e.Included, max(e.Included-1, 0))
+}
 func (e *ReplacementRootError) Error() string {
 	return fmt.Sprintf("replacement root must have exactly one included `replacement` segment, has %d segment(s), %d included", e.Segments, e.Included)
 }
@@ -78,36 +111,64 @@ func (e *WholeDigestError) Error() string {
 	return fmt.Sprintf("whole_prompt_digest %s does not match the served prompt (%s)", e.Manifest, e.Served)
 }
 
-func (e *CallRoleError) Rule() string         { return "call_role" }
-func (e *ReplacementRootError) Rule() string  { return "replacement_root" }
-func (e *DuplicateSegmentError) Rule() string { return "duplicate_segment" }
-func (e *SystemBytesError) Rule() string      { return "system_prompt_bytes" }
-func (e *ByteCountError) Rule() string        { return "byte_count" }
-func (e *SegmentDigestError) Rule() string    { return "segment_digest" }
-func (e *SeparatorError) Rule() string        { return "join_separator" }
-func (e *WholeDigestError) Rule() string      { return "whole_prompt_digest" }
+func (e *CallRoleError) Rule() string           { return "call_role" }
+func (e *ScopeError) Rule() string              { return "scope" }
+func (e *MessagesError) Rule() string           { return "messages" }
+func (e *JoinSeparatorBytesError) Rule() string { return "join_separator_bytes" }
+func (e *BucketError) Rule() string             { return "bucket" }
+func (e *JoinSeparatorCountError) Rule() string { return "join_separator_count" }
+func (e *ReplacementRootError) Rule() string    { return "replacement_root" }
+func (e *DuplicateSegmentError) Rule() string   { return "duplicate_segment" }
+func (e *SystemBytesError) Rule() string        { return "system_prompt_bytes" }
+func (e *ByteCountError) Rule() string          { return "byte_count" }
+func (e *SegmentDigestError) Rule() string      { return "segment_digest" }
+func (e *SeparatorError) Rule() string          { return "join_separator" }
+func (e *WholeDigestError) Rule() string        { return "whole_prompt_digest" }
 
-func (e *CallRoleError) Is(t error) bool         { return t == ErrInvalid }
-func (e *ReplacementRootError) Is(t error) bool  { return t == ErrInvalid }
-func (e *DuplicateSegmentError) Is(t error) bool { return t == ErrInvalid }
-func (e *SystemBytesError) Is(t error) bool      { return t == ErrInvalid }
-func (e *ByteCountError) Is(t error) bool        { return t == ErrInvalid }
-func (e *SegmentDigestError) Is(t error) bool    { return t == ErrInvalid }
-func (e *SeparatorError) Is(t error) bool        { return t == ErrInvalid }
-func (e *WholeDigestError) Is(t error) bool      { return t == ErrInvalid }
+func (e *CallRoleError) Is(t error) bool           { return t == ErrInvalid }
+func (e *ScopeError) Is(t error) bool              { return t == ErrInvalid }
+func (e *MessagesError) Is(t error) bool           { return t == ErrInvalid }
+func (e *JoinSeparatorBytesError) Is(t error) bool { return t == ErrInvalid }
+func (e *BucketError) Is(t error) bool             { return t == ErrInvalid }
+func (e *JoinSeparatorCountError) Is(t error) bool { return t == ErrInvalid }
+func (e *ReplacementRootError) Is(t error) bool    { return t == ErrInvalid }
+func (e *DuplicateSegmentError) Is(t error) bool   { return t == ErrInvalid }
+func (e *SystemBytesError) Is(t error) bool        { return t == ErrInvalid }
+func (e *ByteCountError) Is(t error) bool          { return t == ErrInvalid }
+func (e *SegmentDigestError) Is(t error) bool      { return t == ErrInvalid }
+func (e *SeparatorError) Is(t error) bool          { return t == ErrInvalid }
+func (e *WholeDigestError) Is(t error) bool        { return t == ErrInvalid }
 
 // Validate checks that m is a complete, non-contradictory account of system,
 // the exact bytes about to be sent (an absent prompt is ""). It returns nil
 // or the first broken rule, checking structure before bytes and each segment
 // before the whole, so that the error names the most specific culprit.
+//
+// Ids are compared as the manifest holds them, redacted: they matter only to
+// the rule that no two included segments share (id, digest), and two
+// fragments whose ids redact alike and whose bodies are equal cannot be told
+// apart in the manifest, so they break that rule. Every byte check is over
+// the served prompt's slices and never reads an id.
 func Validate(m *Manifest, system string) error {
-	if strings.TrimSpace(m.CallRole) == "" {
+	switch {
+	case strings.TrimSpace(m.CallRole) == "":
 		return &CallRoleError{}
+	case m.Scope != Scope:
+		return &ScopeError{Scope: m.Scope}
+	case m.Messages != Messages:
+		return &MessagesError{Messages: m.Messages}
+	case m.JoinSeparatorBytes != joinSeparatorBytes:
+		return &JoinSeparatorBytesError{Manifest: m.JoinSeparatorBytes, Separator: joinSeparatorBytes}
 	}
 	included := m.IncludedCount()
 	if m.Root == string(reducer.Replacement) &&
 		(len(m.Segments) != 1 || included != 1 || m.Segments[0].ID != "replacement") {
 		return &ReplacementRootError{Segments: len(m.Segments), Included: included}
+	}
+	for i := range m.Segments {
+		if b := m.Segments[i].Bucket; b != "before" && b != "after" {
+			return &BucketError{ID: m.Segments[i].ID, Bucket: b}
+		}
 	}
 	type key struct{ id, digest string }
 	seen := make(map[key]struct{}, included)
@@ -121,6 +182,9 @@ func Validate(m *Manifest, system string) error {
 			return &DuplicateSegmentError{ID: s.ID, Digest: s.Digest}
 		}
 		seen[k] = struct{}{}
+	}
+	if want := max(included-1, 0); m.JoinSeparatorCount != want {
+		return &JoinSeparatorCountError{Manifest: m.JoinSeparatorCount, Included: included}
 	}
 	if m.SystemPromptBytes != len(system) {
 		return &SystemBytesError{Manifest: m.SystemPromptBytes, Served: len(system)}

@@ -1,37 +1,119 @@
-// Package canon writes JSON in one canonical form, so that a content hash
-// over it can be recomputed in any language: object keys sorted by UTF-16
-// code units and never repeated, no insignificant white space, strings with
-// only the escapes JSON requires, numbers in their shortest form (the rules of
-// RFC 8785, JSON Canonicalization Scheme).
+// Package canon writes JSON in Harn's canonical form, the one Harn hashes
+// and signs (its canonical_json owner, which delegates to serde_json): object
+// keys sorted by the bytes of their UTF-8 encoding, at every depth; arrays in
+// their own order; no insignificant white space; strings with serde_json's
+// minimal escaping (the quote, the backslash and control characters, \b \t
+// \n \f \r in their short forms and the rest as \u00xx in lower-case hex;
+// "/", DEL, U+2028 and all other non-ASCII text raw); numbers as serde_json
+// writes them: an integer that fits in 64 bits (u64, or i64 when negative)
+// digit for digit, never through a double, and every other number as a
+// double in ryu's shortest round-trip form (1.0, -0.0, 0.1, 1e20, 1.5e-7).
+//
+// Input is read as serde_json reads it, with one difference: an object with
+// a repeated key is an error (serde_json keeps the last copy, other readers
+// the first; a content hash must not depend on which). Errors are *Error,
+// matching ErrInvalid and naming the JSON path and byte offset.
+//
+// The cost is linear in the input (plus sorting each object's keys) at any
+// accepted depth: the input is parsed once into a tree and the tree written
+// once.
 package canon
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"slices"
-	"strconv"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
-
-	"github.com/tidwall/gjson"
 )
 
-// ErrInvalid is returned for input that is not one valid JSON value, or has
-// an object with a repeated key.
+// MaxDepth is the deepest nesting of arrays and objects accepted, the limit
+// of encoding/json and of promptloom's options reader.
+const MaxDepth = 10000
+
+// ErrInvalid is matched by every error of this package: input that is not
+// one valid JSON value, or has an object with a repeated key.
 var ErrInvalid = errors.New("canon: invalid JSON")
+
+// ErrDuplicateKey is matched (besides ErrInvalid) by an object with a key
+// given twice.
+var ErrDuplicateKey = errors.New("duplicate key")
+
+// Error is input that cannot be written canonically.
+type Error struct {
+	// Path is the JSON path of the offending value ("" for the top level),
+	// e.g. `actor_chain[0].role`.
+	Path string
+	// Offset is the byte offset in the input where the problem was found.
+	Offset int
+	// Detail says what is wrong.
+	Detail string
+	dup    bool
+}
+
+func (e *Error) Error() string {
+	if e.Path == "" {
+		return fmt.Sprintf("%s: %s (byte %d)", ErrInvalid, e.Detail, e.Offset)
+	}
+	return fmt.Sprintf("%s at %s: %s (byte %d)", ErrInvalid, e.Path, e.Detail, e.Offset)
+}
+
+// Is makes an Error match ErrInvalid, and ErrDuplicateKey when a key was
+// repeated.
+func (e *Error) Is(t error) bool { return t == ErrInvalid || (e.dup && t == ErrDuplicateKey) }
 
 // Encode returns the canonical encoding of raw, a JSON document.
 func Encode(raw []byte) ([]byte, error) {
 	return EncodeStrings(raw, nil)
 }
 
+// EncodeStrings returns the canonical encoding of raw redacted as Harn's
+// redact_json redacts it, with f as the string policy: every string value
+// (not object keys) passes through f, and the value of a member whose key
+// SensitiveField reports becomes Placeholder. EncodeStrings(raw,
+// redact.String) is the input of Harn's stable_redacted_json_hash. A nil f
+// redacts nothing (Encode).
+func EncodeStrings(raw []byte, f func(string) string) ([]byte, error) {
+	if f == nil {
+		return EncodeRedacted(raw, nil, nil)
+	}
+	return EncodeRedacted(raw, f, SensitiveField)
+}
+
+// EncodeRedacted is Harn's redact_json followed by its canonical encoding
+// (stable_redacted_json_hash hashes these bytes): the value of every object
+// member whose key sensitive reports (whatever its type) becomes the string
+// Placeholder, and every other string value passes through f. Object keys
+// are never changed. A nil f or sensitive does nothing.
+func EncodeRedacted(raw []byte, f func(string) string, sensitive func(key string) bool) ([]byte, error) {
+	v, err := parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	w := writer{f: f, sensitive: sensitive, buf: make([]byte, 0, len(raw))}
+	w.value(&v)
+	return w.buf, nil
+}
+
+// Marshal encodes v with encoding/json and returns its canonical form.
+// encoding/json writes a float64 that is a whole number without a fraction
+// (1.0 as 1), which then reads as an integer: values whose floats must keep
+// Harn's form should be given as json.RawMessage.
+func Marshal(v any) ([]byte, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return Encode(raw)
+}
+
 // InvalidUTF8 returns the offset of the first byte of b that is not part of
 // a UTF-8 sequence, or -1: readers of JSON written by others check it first,
 // to name the offset (JSON parsers replace bad bytes silently).
 func InvalidUTF8(b []byte) int {
+	if utf8.Valid(b) {
+		return -1
+	}
 	for i := 0; i < len(b); {
 		r, n := utf8.DecodeRune(b[i:])
 		if r == utf8.RuneError && n == 1 {
@@ -42,171 +124,17 @@ func InvalidUTF8(b []byte) int {
 	return -1
 }
 
-// Marshal encodes v with encoding/json and returns its canonical form.
-func Marshal(v any) ([]byte, error) {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return Encode(raw)
-}
-
-func writeWith(b *strings.Builder, v gjson.Result, f func(string) string) error {
-	switch {
-	case v.IsObject():
-		return writeObject(b, v, f)
-	case v.IsArray():
-		b.WriteByte('[')
-		var err error
-		first := true
-		v.ForEach(func(_, item gjson.Result) bool {
-			if !first {
-				b.WriteByte(',')
-			}
-			first = false
-			err = writeWith(b, item, f)
-			return err == nil
-		})
-		b.WriteByte(']')
-		return err
-	}
-	switch v.Type {
-	case gjson.String:
-		s := v.String()
-		if f != nil {
-			s = f(s)
-		}
-		WriteString(b, s)
-	case gjson.Number:
-		return writeNumber(b, v.Raw)
-	case gjson.True:
-		b.WriteString("true")
-	case gjson.False:
-		b.WriteString("false")
-	case gjson.Null:
-		b.WriteString("null")
-	default:
-		return ErrInvalid
-	}
-	return nil
-}
-
-func writeObject(b *strings.Builder, v gjson.Result, f func(string) string) error {
-	type member struct {
-		key string
-		val gjson.Result
-	}
-	var ms []member
-	v.ForEach(func(k, val gjson.Result) bool {
-		ms = append(ms, member{k.String(), val})
-		return true
-	})
-	slices.SortFunc(ms, func(x, y member) int { return compareUTF16(x.key, y.key) })
-	b.WriteByte('{')
-	for i, m := range ms {
-		if i > 0 {
-			if ms[i-1].key == m.key {
-				return fmt.Errorf("%w: key %q given twice", ErrInvalid, m.key)
-			}
-			b.WriteByte(',')
-		}
-		WriteString(b, m.key)
-		b.WriteByte(':')
-		if err := writeWith(b, m.val, f); err != nil {
-			return err
-		}
-	}
-	b.WriteByte('}')
-	return nil
-}
-
-func compareUTF16(a, b string) int {
-	if isASCII(a) && isASCII(b) {
-		return strings.Compare(a, b)
-	}
-	return slices.Compare(utf16.Encode([]rune(a)), utf16.Encode([]rune(b)))
-}
-
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return false
-		}
-	}
-	return true
-}
-
-// WriteString writes s as a JSON string with only the escapes JSON requires:
-// the quote, the backslash, and control characters (short forms where JSON
-// has them, else \u00xx).
+// WriteString writes s as serde_json writes a string: only the quote, the
+// backslash and control characters are escaped (\b \t \n \f \r in their
+// short forms, the rest as \u00xx with lower-case hex).
 func WriteString(b *strings.Builder, s string) {
-	const hexd = "0123456789abcdef"
-	b.WriteByte('"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		b.WriteString(s[start:i])
-		switch c {
-		case '"', '\\':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\f':
-			b.WriteString(`\f`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		default:
-			b.WriteString(`\u00`)
-			b.WriteByte(hexd[c>>4])
-			b.WriteByte(hexd[c&15])
-		}
-		start = i + 1
+	var tmp [64]byte
+	if len(s) < 60 {
+		b.Write(appendString(tmp[:0], s))
+		return
 	}
-	b.WriteString(s[start:])
-	b.WriteByte('"')
+	b.Write(appendString(make([]byte, 0, len(s)+2), s))
 }
 
-// writeNumber writes a number the way ECMAScript prints it, as RFC 8785 asks.
-func writeNumber(b *strings.Builder, raw string) error {
-	f, err := strconv.ParseFloat(raw, 64)
-	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-		return fmt.Errorf("%w: number %s", ErrInvalid, raw)
-	}
-	abs := math.Abs(f)
-	switch {
-	case f == 0:
-		b.WriteString("0")
-	case abs >= 1e-6 && abs < 1e21:
-		b.WriteString(strconv.FormatFloat(f, 'f', -1, 64))
-	default:
-		s := strconv.FormatFloat(f, 'e', -1, 64) // 1e+21, 1e-07
-		mant, exp, _ := strings.Cut(s, "e")
-		sign := exp[:1]
-		exp = strings.TrimLeft(exp[1:], "0")
-		b.WriteString(mant + "e" + sign + exp)
-	}
-	return nil
-}
-
-// EncodeStrings returns the canonical encoding of raw with every string
-// value (not object keys) passed through f first (nil: unchanged): a content
-// hash of JSON taken after redaction.
-func EncodeStrings(raw []byte, f func(string) string) ([]byte, error) {
-	if !json.Valid(raw) {
-		return nil, ErrInvalid
-	}
-	var b strings.Builder
-	b.Grow(len(raw))
-	if err := writeWith(&b, gjson.ParseBytes(raw), f); err != nil {
-		return nil, err
-	}
-	return []byte(b.String()), nil
-}
+// AppendString appends s to dst as WriteString writes it.
+func AppendString(dst []byte, s string) []byte { return appendString(dst, s) }

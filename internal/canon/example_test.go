@@ -7,7 +7,7 @@ import (
 )
 
 func ExampleEncode() {
-	out, _ := canon.Encode([]byte(`{ "b": [1.0, "x<y"], "a": null }`))
+	out, _ := canon.Encode([]byte(`{ "b": [1.0, 9007199254740993, "x<y\/"], "a": null }`))
 	fmt.Println(string(out))
-	// Output: {"a":null,"b":[1,"x<y"]}
+	// Output: {"a":null,"b":[1.0,9007199254740993,"x<y/"]}
 }
