@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 )
 
 // nested returns a document of about size bytes: depth arrays nested in one
@@ -42,37 +41,6 @@ func BenchmarkEncodeDepth(b *testing.B) {
 				}
 			}
 		})
-	}
-}
-
-// The cost per byte must not grow with depth: the old writer re-scanned
-// every enclosing level (8 s nested against 0.09 s flat at 5 MB). Nested
-// 5,000 deep may cost at most 3× flat at the same size (best of several
-// runs, to ride out a busy machine).
-func TestEncodeIsLinearAtAnyDepth(t *testing.T) {
-	if testing.Short() {
-		t.Skip("timing")
-	}
-	docs := shapes(5 << 20)
-	best := map[string]time.Duration{}
-	for range 5 {
-		for name, doc := range docs {
-			start := time.Now()
-			if _, err := Encode(doc); err != nil {
-				t.Fatal(err)
-			}
-			if d := time.Since(start); best[name] == 0 || d < best[name] {
-				best[name] = d
-			}
-		}
-	}
-	if len(docs["depth-5000"]) < len(docs["flat"])*9/10 || len(docs["depth-5000"]) > len(docs["flat"])*11/10 {
-		t.Fatalf("sizes differ: %d, %d", len(docs["flat"]), len(docs["depth-5000"]))
-	}
-	r := float64(best["depth-5000"]) / float64(best["flat"])
-	t.Logf("5 MB: flat %v, nested 5,000 deep %v (%.2f×)", best["flat"], best["depth-5000"], r)
-	if r > 3 {
-		t.Errorf("nested 5,000 deep took %v, flat %v: %.1f× (want ≤ 3×)", best["depth-5000"], best["flat"], r)
 	}
 }
 
