@@ -26,7 +26,10 @@ type Digest [32]byte
 // ErrMalformed is returned by Parse for text that is not blake3:<64 hex>.
 var ErrMalformed = errors.New("malformed digest")
 
-// Of returns the digest of s after redaction.
+// Of returns the digest of s after redaction: BLAKE3 of redact.String(s),
+// which is Harn's stable_redacted_string_hash (crates/harn-vm/src/llm/
+// content_hash.rs) for the default redaction policy. Segment digests and the
+// whole-prompt digest are both Of their text.
 func Of(s string) Digest {
 	return String(redact.String(s))
 }

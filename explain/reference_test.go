@@ -2,7 +2,7 @@ package explain
 
 // An independent implementation of DESIGN.md's reducer rules, written the
 // slow, obvious way from the text: options decoded with encoding/json into
-// maps, the redaction catalog as plain regexps run over whole strings, and a
+// maps, the redaction catalog as one Go regexp per pattern, run once in order, and a
 // second BLAKE3 implementation. TestAgreesWithReference runs both on random
 // Harn-shaped options and compares every row.
 
@@ -13,47 +13,107 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	zeebo "github.com/zeebo/blake3"
 )
 
-var refCatalog = []struct {
-	name string
-	re   *regexp.Regexp
-}{
-	{"jwt", regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\b`)},
-	{"github_token", regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{36,255}\b`)},
-	{"github_pat_fine", regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{20,255}\b`)},
-	{"slack_token", regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,255}\b`)},
-	{"aws_access_key", regexp.MustCompile(`\b(?:AKIA|ASIA|AGPA|AIDA|ANPA|AROA|AIPA)[A-Z0-9]{16}\b`)},
-	{"gitlab_token", regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,255}\b`)},
-	{"huggingface_token", regexp.MustCompile(`\bhf_[A-Za-z0-9]{20,255}\b`)},
-	{"cerebras_key", regexp.MustCompile(`\bcsk-[A-Za-z0-9]{20,255}\b`)},
-	{"together_key", regexp.MustCompile(`\btgp_v1_[A-Za-z0-9_-]{20,255}\b`)},
-	{"google_api_key", regexp.MustCompile(`\bAIza[A-Za-z0-9_-]{35}\b`)},
-	{"npm_token", regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}\b`)},
-	{"openai_key", regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{20,255}\b`)},
-	{"stripe_key", regexp.MustCompile(`\b(?:rk|sk)_(?:live|test)_[0-9A-Za-z]{16,255}\b`)},
-	{"private_key_block", regexp.MustCompile(`(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?-----END [A-Z0-9 ]*PRIVATE KEY-----`)},
-	{"bearer_token", regexp.MustCompile(`(?i)\bBearer\s+[A-Za-z0-9._\-+/=]{12,}`)},
-	{"sensitive_assignment", regexp.MustCompile(`(?i)\b(?:api[_-]?key|access[_-]?token|refresh[_-]?token|id[_-]?token|client[_-]?secret|password|passwd|secret|token)\s*[:=]\s*(?:"[A-Za-z0-9._\-+/=]{6,}"|'[A-Za-z0-9._\-+/=]{6,}'|[A-Za-z0-9._\-+/=]*[0-9._\-+/=][A-Za-z0-9._\-+/=]*|secret|hidden|hideme|password|passwd|token)`)},
+// refCatalog is Harn's catalog (crates/harn-vm/src/secret_patterns.rs)
+// written for Go's regexp. Rust reads \b and \s as Unicode, Go as ASCII,
+// so \s is spelt out as Unicode's White_Space set, and the \b at either end
+// of a pattern is left out of the regexp and checked by refRedact with a
+// Unicode word test.
+var refCatalog = func() []refPattern {
+	const sp = `[\t\n\v\f\r \x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}]`
+	mk := func(name, flags, body string, lead, trail bool) refPattern {
+		body = strings.ReplaceAll(body, `\s`, sp)
+		p := refPattern{name: name, lead: lead, trail: trail, re: regexp.MustCompile(flags + `^(?:` + body + `)`)}
+		if trail {
+			p.whole = regexp.MustCompile(flags + `^(?:` + body + `)$`)
+		}
+		return p
+	}
+	return []refPattern{
+		mk("jwt", "", `eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}`, true, true),
+		mk("github_token", "", `gh[pousr]_[A-Za-z0-9]{36,255}`, true, true),
+		mk("github_pat_fine", "", `github_pat_[A-Za-z0-9_]{20,255}`, true, true),
+		mk("slack_token", "", `xox[abprs]-[A-Za-z0-9-]{10,255}`, true, true),
+		mk("aws_access_key", "", `(?:AKIA|ASIA|AGPA|AIDA|ANPA|AROA|AIPA)[A-Z0-9]{16}`, true, true),
+		mk("gitlab_token", "", `glpat-[A-Za-z0-9_-]{20,255}`, true, true),
+		mk("huggingface_token", "", `hf_[A-Za-z0-9]{20,255}`, true, true),
+		mk("cerebras_key", "", `csk-[A-Za-z0-9]{20,255}`, true, true),
+		mk("together_key", "", `tgp_v1_[A-Za-z0-9_-]{20,255}`, true, true),
+		mk("google_api_key", "", `AIza[A-Za-z0-9_-]{35}`, true, true),
+		mk("npm_token", "", `npm_[A-Za-z0-9]{36}`, true, true),
+		mk("openai_key", "", `sk-[A-Za-z0-9_-]{20,255}`, true, true),
+		mk("stripe_key", "", `(?:rk|sk)_(?:live|test)_[0-9A-Za-z]{16,255}`, true, true),
+		mk("private_key_block", "(?s)", `-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?-----END [A-Z0-9 ]*PRIVATE KEY-----`, false, false),
+		mk("bearer_token", "(?i)", `Bearer\s+[A-Za-z0-9._\-+/=]{12,}`, true, false),
+		mk("sensitive_assignment", "(?i)", `(?:api[_-]?key|access[_-]?token|refresh[_-]?token|id[_-]?token|client[_-]?secret|password|passwd|secret|token)\s*[:=]\s*(?:"[A-Za-z0-9._\-+/=]{6,}"|'[A-Za-z0-9._\-+/=]{6,}'|[A-Za-z0-9._\-+/=]*[0-9._\-+/=][A-Za-z0-9._\-+/=]*|secret|hidden|hideme|password|passwd|token)`, true, false),
+	}
+}()
+
+type refPattern struct {
+	name        string
+	re, whole   *regexp.Regexp
+	lead, trail bool
 }
 
-// refDigest redacts (catalog passes until nothing changes; the generator
-// makes no URLs) and hashes with zeebo/blake3.
-func refDigest(s string) string {
-	for {
-		prev := s
-		for _, p := range refCatalog {
-			s = p.re.ReplaceAllStringFunc(s, func(m string) string {
-				return fmt.Sprintf("<redacted:%s:%d>", p.name, len(m))
-			})
-		}
-		if s == prev {
-			break
-		}
+func refWord(r rune) bool {
+	return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) ||
+		unicode.In(r, unicode.Nl, unicode.Other_Alphabetic, unicode.Pc, unicode.Join_Control)
+}
+
+func refBoundary(s string, i int) bool {
+	before, after := false, false
+	if r, n := utf8.DecodeLastRuneInString(s[:i]); n > 0 {
+		before = r != utf8.RuneError && refWord(r)
 	}
-	return fmt.Sprintf("blake3:%x", zeebo.Sum256([]byte(s)))
+	if r, n := utf8.DecodeRuneInString(s[i:]); n > 0 {
+		after = r != utf8.RuneError && refWord(r)
+	}
+	return before != after
+}
+
+// refRedact runs each pattern once, in order, over the output of the one
+// before (Harn's scan_secret_patterns; the generator's texts are far below
+// its 256 KiB window and hold no bare URL). A pattern's matches are found
+// left to right; where it ends in \b, the longest end with a boundary wins
+// (what a greedy final repetition after a fixed prefix gives).
+func refRedact(s string) string {
+	for _, p := range refCatalog {
+		var b strings.Builder
+		last := 0
+		for i := 0; i < len(s); i++ {
+			if i < last || p.lead && !refBoundary(s, i) {
+				continue
+			}
+			m := p.re.FindStringIndex(s[i:])
+			if m == nil {
+				continue
+			}
+			end := i + m[1]
+			if p.trail {
+				for end > i && !(refBoundary(s, end) && p.whole.MatchString(s[i:end])) {
+					end--
+				}
+				if end == i {
+					continue
+				}
+			}
+			fmt.Fprintf(&b, "%s<redacted:%s:%d>", s[last:i], p.name, end-i)
+			last = end
+		}
+		b.WriteString(s[last:])
+		s = b.String()
+	}
+	return s
+}
+
+// refDigest redacts and hashes with zeebo/blake3.
+func refDigest(s string) string {
+	return fmt.Sprintf("blake3:%x", zeebo.Sum256([]byte(refRedact(s))))
 }
 
 type refRow struct {

@@ -1,52 +1,38 @@
 package redact
 
-import "regexp"
-
-// Pattern is one named entry of the secret catalog. Every match of Regexp is
-// replaced by <redacted:Name:BYTE_LEN>.
+// Pattern is one named entry of the secret catalog. Every match becomes
+// <redacted:NAME:BYTE_LEN>.
 type Pattern struct {
-	Name   string
-	Regexp *regexp.Regexp
+	Name string
+	// Source is Harn's pattern as written, in Rust regex syntax: its \b, \w
+	// and \s are Unicode-aware and (?i) folds with Unicode simple case
+	// folding. Go's regexp would read the same text with ASCII \b and \s,
+	// so it is given as text, not compiled.
+	Source string
 }
 
-// entry is a catalog row split so that the scanner can run the pattern
-// anchored at a candidate position: flags, an optional leading \b (checked by
-// hand, because an anchored run cannot see the byte before its start), and
-// the rest of the expression.
-type entry struct {
-	name     string
-	flags    string
-	boundary bool
-	body     string
-	// unbounded: a match (or a failed attempt) can run to the end of the
-	// text, so anchored runs at many candidates would be quadratic.
-	unbounded bool
-
-	full     *regexp.Regexp // the catalog's pattern, as written in redaction.md
-	anchored *regexp.Regexp // ^flags body: the same pattern, matched only at the start
+// catalog is Harn's DEFAULT_SECRET_PATTERN_SPECS (crates/harn-vm/src/
+// secret_patterns.rs): names, order and patterns. The order is part of every
+// digest: each pattern runs over the output of the one before, and the name
+// lands in the placeholder. The patterns are matched by hand (match.go).
+var catalog = [numPatterns]Pattern{
+	{"jwt", `\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\b`},
+	{"github_token", `\bgh[pousr]_[A-Za-z0-9]{36,255}\b`},
+	{"github_pat_fine", `\bgithub_pat_[A-Za-z0-9_]{20,255}\b`},
+	{"slack_token", `\bxox[abprs]-[A-Za-z0-9-]{10,255}\b`},
+	{"aws_access_key", `\b(?:AKIA|ASIA|AGPA|AIDA|ANPA|AROA|AIPA)[A-Z0-9]{16}\b`},
+	{"gitlab_token", `\bglpat-[A-Za-z0-9_-]{20,255}\b`},
+	{"huggingface_token", `\bhf_[A-Za-z0-9]{20,255}\b`},
+	{"cerebras_key", `\bcsk-[A-Za-z0-9]{20,255}\b`},
+	{"together_key", `\btgp_v1_[A-Za-z0-9_-]{20,255}\b`},
+	{"google_api_key", `\bAIza[A-Za-z0-9_-]{35}\b`},
+	{"npm_token", `\bnpm_[A-Za-z0-9]{36}\b`},
+	{"openai_key", `\bsk-[A-Za-z0-9_-]{20,255}\b`},
+	{"stripe_key", `\b(?:rk|sk)_(?:live|test)_[0-9A-Za-z]{16,255}\b`},
+	{"private_key_block", `(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?-----END [A-Z0-9 ]*PRIVATE KEY-----`},
+	{"bearer_token", `(?i)\bBearer\s+[A-Za-z0-9._\-+/=]{12,}`},
+	{"sensitive_assignment", `(?i)\b(?:api[_-]?key|access[_-]?token|refresh[_-]?token|id[_-]?token|client[_-]?secret|password|passwd|secret|token)\s*[:=]\s*(?:"[A-Za-z0-9._\-+/=]{6,}"|'[A-Za-z0-9._\-+/=]{6,}'|[A-Za-z0-9._\-+/=]*[0-9._\-+/=][A-Za-z0-9._\-+/=]*|secret|hidden|hideme|password|passwd|token)`},
 }
-
-// catalog is shared/redaction.md's table, in its order. The order is part of
-// every digest: each pattern runs over the output of the one before, and the
-// name lands in the placeholder.
-var catalog = compile([]entry{
-	{name: "jwt", boundary: true, unbounded: true, body: `eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\b`},
-	{name: "github_token", boundary: true, body: `gh[pousr]_[A-Za-z0-9]{36,255}\b`},
-	{name: "github_pat_fine", boundary: true, body: `github_pat_[A-Za-z0-9_]{20,255}\b`},
-	{name: "slack_token", boundary: true, body: `xox[abprs]-[A-Za-z0-9-]{10,255}\b`},
-	{name: "aws_access_key", boundary: true, body: `(?:AKIA|ASIA|AGPA|AIDA|ANPA|AROA|AIPA)[A-Z0-9]{16}\b`},
-	{name: "gitlab_token", boundary: true, body: `glpat-[A-Za-z0-9_-]{20,255}\b`},
-	{name: "huggingface_token", boundary: true, body: `hf_[A-Za-z0-9]{20,255}\b`},
-	{name: "cerebras_key", boundary: true, body: `csk-[A-Za-z0-9]{20,255}\b`},
-	{name: "together_key", boundary: true, body: `tgp_v1_[A-Za-z0-9_-]{20,255}\b`},
-	{name: "google_api_key", boundary: true, body: `AIza[A-Za-z0-9_-]{35}\b`},
-	{name: "npm_token", boundary: true, body: `npm_[A-Za-z0-9]{36}\b`},
-	{name: "openai_key", boundary: true, body: `sk-[A-Za-z0-9_-]{20,255}\b`},
-	{name: "stripe_key", boundary: true, body: `(?:rk|sk)_(?:live|test)_[0-9A-Za-z]{16,255}\b`},
-	{name: "private_key_block", flags: `(?s)`, unbounded: true, body: `-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?-----END [A-Z0-9 ]*PRIVATE KEY-----`},
-	{name: "bearer_token", flags: `(?i)`, boundary: true, unbounded: true, body: `Bearer\s+[A-Za-z0-9._\-+/=]{12,}`},
-	{name: "sensitive_assignment", flags: `(?i)`, boundary: true, unbounded: true, body: `(?:api[_-]?key|access[_-]?token|refresh[_-]?token|id[_-]?token|client[_-]?secret|password|passwd|secret|token)\s*[:=]\s*(?:"[A-Za-z0-9._\-+/=]{6,}"|'[A-Za-z0-9._\-+/=]{6,}'|[A-Za-z0-9._\-+/=]*[0-9._\-+/=][A-Za-z0-9._\-+/=]*|secret|hidden|hideme|password|passwd|token)`},
-})
 
 // Indexes into catalog. The scanner reports candidates per pattern.
 const (
@@ -69,24 +55,7 @@ const (
 	numPatterns
 )
 
-func compile(es []entry) []entry {
-	for i := range es {
-		e := &es[i]
-		lead := ""
-		if e.boundary {
-			lead = `\b`
-		}
-		e.full = regexp.MustCompile(e.flags + lead + e.body)
-		e.anchored = regexp.MustCompile(`^` + e.flags + e.body)
-	}
-	return es
-}
-
 // Catalog returns the secret catalog in the order it is applied.
 func Catalog() []Pattern {
-	out := make([]Pattern, len(catalog))
-	for i, e := range catalog {
-		out[i] = Pattern{Name: e.name, Regexp: e.full}
-	}
-	return out
+	return append([]Pattern(nil), catalog[:]...)
 }

@@ -1,16 +1,24 @@
 // Package redact removes secrets from text before it is hashed, so that a
 // digest never lets anyone confirm a guessed secret and a manifest can be
-// shared.
+// shared. It is Harn's redact_string (crates/harn-vm/src/redact/), byte for
+// byte:
 //
-// The catalog (shared/redaction.md) is applied in order, each pattern to the
-// output of the one before; every match becomes <redacted:NAME:BYTE_LEN>.
-// Before the catalog, a text that is one bare URL loses its userinfo and the
-// values of its sensitive query parameters.
+//  1. A text that starts with http:// or https:// and, once trailing white
+//     space is trimmed, holds no white space is a bare URL: it goes through
+//     Harn's redact_url (userinfo removed, sensitive query values replaced,
+//     the URL re-serialised as Harn's URL library writes it; see url.go).
+//  2. The catalog (catalog.go) runs once, pattern by pattern in order, each
+//     pattern over the output of the one before; every match becomes
+//     <redacted:NAME:BYTE_LEN>. There is no second pass: a placeholder can
+//     leave a match for an earlier pattern behind, and Harn leaves it too.
+//  3. A text over 256 KiB is scanned in overlapping windows instead, every
+//     pattern over the original text, a match overlapping one already
+//     claimed being dropped (window.go).
 //
 // Most prompt text holds no secret, and hashing is the floor the reducer is
-// measured against, so String first scans for the literal each pattern starts
-// with and runs a pattern only where its literal stands. The result is the
-// same as running every regexp over the whole text.
+// measured against, so the catalog is not run as regular expressions: a
+// scanner finds the literal each pattern starts with, and the pattern is
+// matched by hand only there (match.go), in time linear in the text.
 package redact
 
 import (
@@ -33,7 +41,7 @@ type Text struct {
 	Raw      string
 	Redacted string
 	// edge is set when a match could reach across the piece's end once it
-	// is joined to others (an open private key block, a trailing Bearer or
+	// is joined to others (a private key's BEGIN line, a trailing Bearer or
 	// "token:"), or when the URL rule applied (it applies to a whole text,
 	// never to a piece of a larger one). tail and head are half of such a
 	// match: a trailing keyword ("password"), and a leading ':' or '=',
@@ -48,63 +56,83 @@ func (t Text) Changed() bool { return t.Redacted != t.Raw }
 // is joined to others, alone or with its neighbour (Joined knows which).
 func (t Text) Edge() bool { return t.edge || t.tail || t.head }
 
+// maxScanInput is Harn's MAX_SCAN_INPUT_BYTES: longer texts are scanned in
+// windows.
+const maxScanInput = 256 * 1024
+
 // Piece redacts s and records what Joined needs to know about its edges.
-//
-// The catalog runs until nothing changes. One pass is what Harn does, and for
-// almost every text one pass is all there is; but a placeholder can put a word
-// boundary where there was none ("xBearer abc..." after the x was redacted),
-// and then a single pass would leave a catalog match in its output and
-// redacting twice would change it again. Running to the fixed point keeps the
-// two promises of redaction.md: idempotent, and no catalog secret left.
 func Piece(s string) Text {
 	t := Text{Raw: s, Redacted: s}
-	for pass := 0; ; pass++ {
-		cur := t.Redacted
-		if u, ok := redactURL(cur); ok {
-			cur, t.edge = u, true
-		}
-		c := scan(cur, 0)
-		if pass == 0 {
-			t.edge = t.edge || len(c.of(pPrivateKey)) > 0 || endsOpen(s)
-			t.tail = endsWithKeyword(s, len(s))
-			t.head = s != "" && (s[0] == ':' || s[0] == '=')
-		}
-		if c.n > 0 {
-			cur = applyCatalog(cur, c)
-		}
-		if cur == t.Redacted {
-			return t
-		}
-		t.Redacted = cur
+	cur := s
+	if u, ok := redactURL(s); ok {
+		cur, t.edge = u, true
 	}
+	var first candidates
+	t.Redacted, first = scanPatterns(cur)
+	if cur == s {
+		t.edge = t.edge || len(first.of(pPrivateKey)) > 0
+	}
+	t.edge = t.edge || len(s) > maxScanInput || endsOpen(s)
+	end := skipSpaceBack(s, len(s))
+	t.tail = endsWithKeyword(s, end)
+	if start := skipSpace(s, 0); start < len(s) {
+		t.head = s[start] == ':' || s[start] == '='
+	}
+	return t
 }
 
-// endsOpen reports whether s ends with the start of a match that white space
-// cannot stop: the word Bearer, or an assignment ("token:") whose value
-// would be the next piece's start. (An unclosed private key block is caught
-// by its candidate; every other pattern stops at white space.)
-func endsOpen(s string) bool {
+// scanPatterns runs the catalog over s: once, in order, or by windows past
+// maxScanInput. It also returns the candidates of its first scan of s.
+func scanPatterns(s string) (string, candidates) {
 	if s == "" {
+		return s, candidates{}
+	}
+	if len(s) > maxScanInput {
+		return windowed(s), candidates{}
+	}
+	c := scan(s, 0)
+	if c.n == 0 {
+		return s, c
+	}
+	return applyCatalog(s, c), c
+}
+
+// endsOpen reports whether s ends (before any trailing white space) with the
+// start of a match that white space cannot stop: the word Bearer, or an
+// assignment ("token:") whose value would be the next piece's start.
+func endsOpen(s string) bool {
+	j := skipSpaceBack(s, len(s))
+	if j == 0 {
 		return false
 	}
-	if last := s[len(s)-1]; last == ':' || last == '=' {
-		j := len(s) - 1
-		for j > 0 && isRESpace(s[j-1]) {
-			j--
-		}
-		return endsWithKeyword(s, j)
+	if last := s[j-1]; last == ':' || last == '=' {
+		return endsWithKeyword(s, skipSpaceBack(s, j-1))
 	}
-	return len(s) >= 6 && strings.EqualFold(s[len(s)-6:], "bearer")
+	return j >= 6 && strings.EqualFold(s[j-6:j], "bearer") && atBoundary(s, j-6)
 }
 
 // Joined returns the redaction of the pieces' raw texts joined by sep, which
-// must be white space only (the reducer's "\n\n"). When no piece has a match
-// that could cross an edge, that is the join of the pieces' redactions; when
-// none of them changed, it is whole, the raw join the caller already holds,
-// and nothing is allocated. Otherwise the whole is redacted directly.
+// must be white space only (the reducer's "\n\n"), exactly as String would
+// give it for whole, the raw join the caller already holds.
+//
+// It is the join of the pieces' redactions when that is provably the same:
+// the whole is at most 256 KiB (so it is not scanned by windows), no piece
+// was a bare URL (the URL rule never applies to a join, which holds white
+// space), and no match can cross a join. Every catalog pattern but three
+// stops at white space, and a word boundary next to the separator is one
+// at a text's end, so those matches are the same in a piece and in the
+// whole; the three that can cross (a private key block, Bearer and its
+// token, an assignment) are caught by the pieces' edge flags. Placeholders
+// start with '<' and end with '>', so a pattern's replacements in one piece
+// never open a crossing that its raw text did not show. When no piece
+// changed, the whole is returned as it is and nothing is allocated.
+// Otherwise the whole is redacted directly.
 func Joined(pieces []Text, sep, whole string) string {
 	if len(pieces) == 1 {
 		return pieces[0].Redacted
+	}
+	if len(whole) > maxScanInput {
+		return String(whole)
 	}
 	changed := false
 	for i, p := range pieces {
@@ -117,6 +145,7 @@ func Joined(pieces []Text, sep, whole string) string {
 		return whole
 	}
 	var b strings.Builder
+	b.Grow(len(whole))
 	for i, p := range pieces {
 		if i > 0 {
 			b.WriteString(sep)
@@ -126,7 +155,8 @@ func Joined(pieces []Text, sep, whole string) string {
 	return b.String()
 }
 
-// applyCatalog runs the catalog over s, given the candidates of a scan of s.
+// applyCatalog runs the catalog over s once, given the candidates of a scan
+// of s.
 func applyCatalog(s string, c candidates) string {
 	for p := range numPatterns {
 		starts := c.of(p)
@@ -146,47 +176,39 @@ func applyCatalog(s string, c candidates) string {
 	return s
 }
 
-// maxAnchored is how many candidates of an unbounded pattern are tried one
-// by one; past it, the pattern runs once over the whole text instead.
-const maxAnchored = 1
+// placeholder appends <redacted:NAME:LEN> to b.
+func placeholder(b *strings.Builder, p, n int) {
+	b.WriteString("<redacted:")
+	b.WriteString(catalog[p].Name)
+	b.WriteByte(':')
+	b.WriteString(strconv.Itoa(n))
+	b.WriteByte('>')
+}
 
-// replaceAt replaces the leftmost-first, non-overlapping matches of pattern p
-// that start at the candidate positions, exactly as ReplaceAllStringFunc of
-// the unanchored pattern would: a match can only start at a candidate. A
-// failed attempt of an unbounded pattern (a BEGIN with no END) can read to
-// the end of the text, so for many candidates of one the unanchored pattern
-// runs instead, in one linear pass.
+// replaceAt replaces the leftmost-first, non-overlapping matches of pattern
+// p, as a regex's find-all does: the match at the first candidate that
+// matches, then the first candidate at or after its end, and so on. A match
+// can only start at a candidate.
 func replaceAt(s string, p int, starts []int) (string, bool) {
-	e := &catalog[p]
-	if e.unbounded && len(starts) > maxAnchored {
-		out := e.full.ReplaceAllStringFunc(s, func(m string) string {
-			return "<redacted:" + e.name + ":" + strconv.Itoa(len(m)) + ">"
-		})
-		return out, out != s
-	}
 	if !slices.IsSorted(starts) {
 		slices.Sort(starts)
 	}
+	m := newMatcher(s)
 	var b strings.Builder
 	last := 0 // end of the previous match; also how much of s is copied
 	for _, pos := range starts {
 		if pos < last {
 			continue
 		}
-		m := e.anchored.FindStringIndex(s[pos:])
-		if m == nil {
+		end := m.match(p, pos)
+		if end < 0 {
 			continue
 		}
-		end := pos + m[1]
 		if b.Cap() == 0 {
 			b.Grow(len(s))
 		}
 		b.WriteString(s[last:pos])
-		b.WriteString("<redacted:")
-		b.WriteString(e.name)
-		b.WriteByte(':')
-		b.WriteString(strconv.Itoa(end - pos))
-		b.WriteByte('>')
+		placeholder(&b, p, end-pos)
 		last = end
 	}
 	if last == 0 {

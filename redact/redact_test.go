@@ -1,35 +1,16 @@
 package redact
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 )
 
-// reference is the catalog applied the slow, obvious way: every regexp over
-// the whole text, in order. String must always agree with it.
-// It repeats the pass until nothing changes, as Piece documents.
-func reference(s string) string {
-	for {
-		prev := s
-		if u, ok := redactURL(s); ok {
-			s = u
-		}
-		for _, p := range Catalog() {
-			s = p.Regexp.ReplaceAllStringFunc(s, func(m string) string {
-				return fmt.Sprintf("<redacted:%s:%d>", p.Name, len(m))
-			})
-		}
-		if s == prev {
-			return s
-		}
-	}
-}
-
 func TestCatalogOrder(t *testing.T) {
+	// secret_patterns.rs DEFAULT_SECRET_PATTERN_SPECS, in order.
 	want := []string{"jwt", "github_token", "github_pat_fine", "slack_token", "aws_access_key",
 		"gitlab_token", "huggingface_token", "cerebras_key", "together_key", "google_api_key",
 		"npm_token", "openai_key", "stripe_key", "private_key_block", "bearer_token",
@@ -52,6 +33,8 @@ var (
 	pemKey  = "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----"
 )
 
+// Expectations follow from Harn's patterns read with Rust's regex meaning;
+// each is also checked against the reference.
 func TestString(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"plain prose, nothing to hide", "plain prose, nothing to hide"},
@@ -65,10 +48,21 @@ func TestString(t *testing.T) {
 		{"the token: is nothing", "the token: is nothing"},
 		{"sk-ant-" + strings.Repeat("x", 30), "<redacted:openai_key:37>"},
 		{"xsk-" + strings.Repeat("x", 30), "xsk-" + strings.Repeat("x", 30)},
-		// (?i) folds the Kelvin sign into k and the long s into s, as RE2 does.
+		// (?i) folds the Kelvin sign into k and the long s into s.
 		{"api_\u212aey=abc123", "<redacted:sensitive_assignment:16>"},
-		{"x\u017fecret=abc123", "x<redacted:sensitive_assignment:14>"},
-		{"https://user:pw@example.com/p?q=1&token=abc#f", "https://example.com/p?q=1&token=[redacted]#f"},
+		{"x \u017fecret=abc123", "x <redacted:sensitive_assignment:14>"},
+		// \b is Unicode: a letter before a token is a word character.
+		{"é" + awsKey, "é" + awsKey},
+		{"—" + awsKey, "—<redacted:aws_access_key:20>"},
+		{awsKey + "é", awsKey + "é"},
+		// \s is Unicode: a no-break space or \v separates Bearer from its token.
+		{"Bearer\u00a0abcdef123456789", "<redacted:bearer_token:23>"},
+		{"token\v=\vabc123", "<redacted:sensitive_assignment:14>"},
+		// One pass: the assignment pattern runs before nothing, so a Bearer
+		// left behind once "x" was redacted stays (Harn's output).
+		{"token=abc.def" + "Bearer abcdefghijklmnop", "<redacted:sensitive_assignment:19> abcdefghijklmnop"},
+		// A URL rewritten by the url crate's rules.
+		{"https://user:pw@example.com/p?q=1&token=abc#f", "https://example.com/p?q=1&token=%5Bredacted%5D#f"},
 		{"https://example.com/p?q=1", "https://example.com/p?q=1"},
 	}
 	for _, tt := range tests {
@@ -78,6 +72,27 @@ func TestString(t *testing.T) {
 		if ref := reference(tt.in); ref != tt.want {
 			t.Errorf("reference(%q) = %q; the test's expectation is wrong", tt.in, ref)
 		}
+	}
+}
+
+// A placeholder can make a match for a pattern that already ran; Harn does
+// not run the catalog again, so neither does String.
+func TestOnePassLeavesLateMatches(t *testing.T) {
+	// In the raw text no \b stands before AKIA ('n' is a word character),
+	// so aws_access_key (pattern 4) finds nothing. sensitive_assignment
+	// (pattern 15) then takes "token=hidden" (its value run is all letters,
+	// so the literal word wins); the '>' of its placeholder puts a boundary
+	// before AKIA, but aws_access_key has run already.
+	in := "token=hiddenAKIAABCDEFGHIJKLMNOP"
+	want := "<redacted:sensitive_assignment:12>AKIAABCDEFGHIJKLMNOP"
+	if got := String(in); got != want {
+		t.Fatalf("String(%q) = %q, want %q", in, got, want)
+	}
+	if got := reference(in); got != want {
+		t.Fatalf("reference(%q) = %q, want %q", in, got, want)
+	}
+	if again := String(want); again == want {
+		t.Fatal("redacting twice should find the key (redaction is not idempotent)")
 	}
 }
 
@@ -99,6 +114,14 @@ func TestFoldAssumptions(t *testing.T) {
 			}
 		}
 	}
+	// Only the Kelvin sign and the long s fold into ASCII letters.
+	for r := rune(0x80); r <= unicode.MaxRune; r++ {
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			if f < 0x80 && r != kelvin && r != longS {
+				t.Fatalf("%U folds to ASCII %q", r, f)
+			}
+		}
+	}
 }
 
 // pieces that make random texts dense in near-misses and real secrets.
@@ -107,7 +130,7 @@ var pieces = []string{
 	"tgp_v1_", "npm_", "sk-", "sk_live_", "rk_test_", "eyJ", "-----BEGIN ", "PRIVATE KEY-----",
 	"-----END ", "Bearer ", "bearer\t", "token", "Token", "password", "passwd", "secret",
 	"api_key", "api-key", "client_secret", "id_token", "access-token", ":", "=", " ", "\n",
-	"\"", "'", ".", "_", "-", "x", "é", "\u212a", "\u017f", "https://u:p@h/?token=1&a=2",
+	"\"", "'", ".", "_", "-", "x", "é", "\u212a", "\u017f", "\u00a0", "\v", "—", "https://u:p@h/?token=1&a=2",
 	"ABCDEFGHIJ", "0123456789", "abcdefghij", "hidden", "RSA ",
 }
 
@@ -122,13 +145,13 @@ func randomText(r *rand.Rand) string {
 // sparse wraps s in prose, so that its anchors are few enough for scan to
 // search for them rather than fall back to scanBytes.
 func sparse(r *rand.Rand, s string) string {
-	pad := func() string { return strings.Repeat("the plan is read step after step ", 1+r.IntN(20)) }
+	pad := func() string { return strings.Repeat("the plan is read step after step ", 1+r.IntN(3)) }
 	return pad() + s + pad()
 }
 
 func TestStringAgreesWithReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	for i := range 4000 {
+	for i := range 1500 {
 		s := randomText(r)
 		if i%2 == 1 {
 			s = sparse(r, s)
@@ -156,7 +179,7 @@ func TestScansAgree(t *testing.T) {
 		for p := range numPatterns {
 			got := slices.Sorted(slices.Values(fast.of(p)))
 			if want := slow.of(p); !slices.Equal(got, want) {
-				t.Fatalf("case %d, %s: scan %v, scanBytes %v in %q", i, catalog[p].name, got, want, s)
+				t.Fatalf("case %d, %s: scan %v, scanBytes %v in %q", i, catalog[p].Name, got, want, s)
 			}
 		}
 	}
@@ -167,7 +190,7 @@ func TestScansAgree(t *testing.T) {
 
 func TestJoinedAgreesWithWholeRedaction(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	for i := range 3000 {
+	for i := range 1500 {
 		raw := make([]string, 1+r.IntN(4))
 		ps := make([]Text, len(raw))
 		for j := range raw {
@@ -181,35 +204,33 @@ func TestJoinedAgreesWithWholeRedaction(t *testing.T) {
 	}
 }
 
-func TestIdempotent(t *testing.T) {
-	r := rand.New(rand.NewPCG(5, 6))
-	for range 4000 {
-		once := String(randomText(r))
-		if twice := String(once); twice != once {
-			t.Fatalf("redacting twice changed %q to %q", once, twice)
-		}
-		for _, p := range Catalog() {
-			if m := p.Regexp.FindString(once); m != "" {
-				t.Fatalf("%s match %q survived in %q", p.Name, m, once)
-			}
-		}
-	}
-}
-
-// Inputs that made the anchored scan quadratic before unbounded patterns
-// with several candidates fell back to one linear pass (a BEGIN with no
-// END read to the end of the text once per BEGIN). They must redact as the
-// catalog does; a quadratic scan would make this test run for minutes.
+// Inputs that would make a naive anchored scan quadratic (a BEGIN with no
+// END read to the end of the text once per BEGIN, a run of eyJ- read once
+// per eyJ, ...). Each must redact as the reference does on a short prefix
+// and take well under a second in full; a quadratic scan takes minutes.
 func TestPathologicalInputs(t *testing.T) {
-	for name, s := range map[string]string{
-		"begin-no-end": strings.Repeat("-----BEGIN A PRIVATE KEY-----", 3000),
-		"jwt-run":      strings.Repeat("-eyJ", 20000),
-		"bearer-chain": strings.Repeat("Bearer aaaaaaaaaaaa", 5000),
-		"token-chain":  strings.Repeat("token=", 10000),
-		"colons":       strings.Repeat("api_key :", 10000),
+	for name, unit := range map[string]string{
+		"begin-no-end":   "-----BEGIN A PRIVATE KEY-----",
+		"jwt-run":        "-eyJ",
+		"jwt-dots":       "eyJa.",
+		"jwt-long":       "eyJaaaa.bbbb.",
+		"bearer-chain":   "Bearer aaaaaaaaaaaa",
+		"token-chain":    "token=",
+		"colons":         "api_key :",
+		"quoted-letters": `token="`,
+		"letters":        "token: abcdefghij",
+		"sk-dashes":      "sk-",
+		"end-lines":      "-----END A PRIVATE KEY-----",
 	} {
-		if got, want := String(s), reference(s); got != want {
-			t.Errorf("%s: String differs from the catalog's regexps", name)
+		short := strings.Repeat(unit, 8)
+		if got, want := String(short), reference(short); got != want {
+			t.Errorf("%s: String(%q) = %q, reference %q", name, short, got, want)
+		}
+		s := strings.Repeat(unit, (maxScanInput-100)/len(unit))
+		start := time.Now()
+		_ = String(s)
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("%s: %d bytes took %v", name, len(s), d)
 		}
 	}
 }

@@ -123,7 +123,7 @@ func (c *candidates) at(s string, i int) {
 		}
 	case 'b', 'B':
 		// The word is common; the pattern needs white space after it.
-		if len(s)-i > 6 && asciiFoldPrefix(s[i+1:], "earer") && isRESpace(s[i+6]) {
+		if len(s)-i > 6 && asciiFoldPrefix(s[i+1:], "earer") && spaceAt(s, i+6) > 0 {
 			c.addBounded(pBearer, s, i)
 		}
 	case ':', '=':
@@ -207,16 +207,13 @@ var assignmentKeywords = func() []string {
 // scanAssignment handles a ':' or '=' at i: it skips back over \s* and
 // reports the start of every keyword that ends there.
 func scanAssignment(c *candidates, s string, i int) {
-	j := i
-	for j > 0 && isRESpace(s[j-1]) {
-		j--
-	}
+	j := skipSpaceBack(s, i)
 	keywordsEndingAt(s, j, func(start int) { c.addBounded(pSensitive, s, start) })
 }
 
 // keywordsEndingAt calls fn with the start of every keyword of
 // sensitive_assignment that ends at j. Keywords are matched
-// case-insensitively with Unicode simple folding, as (?i) does in RE2, so
+// case-insensitively with Unicode simple folding, as (?i) does in Rust, so
 // that the Kelvin sign matches k and the long s matches s. The leading \b is
 // left to the caller.
 func keywordsEndingAt(s string, j int, fn func(start int)) {
@@ -329,21 +326,4 @@ func foldEqual(r, p rune) bool {
 		}
 	}
 	return false
-}
-
-// isRESpace is RE2's \s: ASCII white space without \v.
-func isRESpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'
-}
-
-func isWordByte(c byte) bool {
-	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
-}
-
-// atBoundary is RE2's ASCII \b at pos: a word byte on exactly one side.
-// Bytes of multi-byte runes are never word bytes, as in RE2.
-func atBoundary(s string, pos int) bool {
-	before := pos > 0 && isWordByte(s[pos-1])
-	after := pos < len(s) && isWordByte(s[pos])
-	return before != after
 }

@@ -9,9 +9,13 @@
 // their declaration place within their bucket.
 //
 // Reduce copies each included body into the prompt once and hashes each body
-// once; the whole-prompt digest reuses the bodies' redaction (see
-// redact.Joined), so on text with no secret the work is one scan and one
-// hash per byte, plus one hash of the whole.
+// once. The whole-prompt digest is Harn's: BLAKE3 of the whole prompt
+// redacted as one string (redact.String). When no body was redacted and none
+// can start a match across a join, that redaction is the prompt itself;
+// otherwise redact.Joined derives it from the bodies' redaction where that is
+// provably the same and redacts the whole where not (see its comment). So on
+// text with no secret the work is one scan and one hash per byte, plus one
+// hash of the whole.
 package reducer
 
 import (
