@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 )
@@ -75,14 +74,6 @@ func (e *env) fail(format string, args ...any) int {
 	msg := fmt.Sprintf(format, args...)
 	fmt.Fprintln(e.stderr, "promptloom: "+strings.ReplaceAll(msg, "\n", " "))
 	return ExitBadArgs
-}
-
-// read returns the contents of a file, or of stdin for "-".
-func (e *env) read(name string) ([]byte, error) {
-	if name == "-" {
-		return io.ReadAll(e.stdin)
-	}
-	return os.ReadFile(name)
 }
 
 // parseInterleaved parses flags that may stand before, between or after the
