@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/promptloom/promptloom/internal/textsafe"
 	dmp "github.com/sergi/go-diff/diffmatchpatch"
 )
 
@@ -183,7 +184,8 @@ func renderUnified(hunks []Hunk, aName, bName string) string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "--- %s\n+++ %s\n", aName, bName)
+	// the names are labels: a newline in one must not start a line
+	fmt.Fprintf(&b, "--- %s\n+++ %s\n", textsafe.Line(aName), textsafe.Line(bName))
 	for _, h := range hunks {
 		b.WriteString(hunkHeader(h))
 		b.WriteByte('\n')

@@ -10,6 +10,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/promptloom/promptloom/internal/textsafe"
 )
 
 // Exit codes, as diff(1) uses them: 0 for yes/same, 1 for no/different, 2
@@ -69,10 +71,13 @@ func usage(w io.Writer) {
 	}
 }
 
-// fail prints one line to stderr and returns ExitBadArgs.
+// fail prints one line to stderr and returns ExitBadArgs. Control
+// characters in the message (from a file name, an id, a reason) are escaped
+// (textsafe.Line): the line stays one line and no escape sequence reaches
+// the terminal.
 func (e *env) fail(format string, args ...any) int {
 	msg := fmt.Sprintf(format, args...)
-	fmt.Fprintln(e.stderr, "promptloom: "+strings.ReplaceAll(msg, "\n", " "))
+	fmt.Fprintln(e.stderr, "promptloom: "+textsafe.Line(msg))
 	return ExitBadArgs
 }
 

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/promptloom/promptloom/explain"
+	"github.com/promptloom/promptloom/internal/textsafe"
 	"github.com/promptloom/promptloom/manifest"
 )
 
@@ -61,7 +62,7 @@ func runExplain(e *env, args []string) int {
 	if *lint {
 		x.Lint = explain.Lint(x)
 		for _, w := range x.Lint {
-			fmt.Fprintln(e.stderr, "promptloom: lint: "+w.Message)
+			fmt.Fprintln(e.stderr, "promptloom: lint: "+textsafe.Line(w.Message))
 		}
 	}
 	switch *format {

@@ -151,3 +151,19 @@ func BenchmarkExplainEndlessStdin(b *testing.B) {
 		}
 	}
 }
+
+// An error line quoting a hostile file name, and a lint line quoting a
+// hostile id, stay one line with their control characters escaped.
+func TestMessagesEscapeControlCharacters(t *testing.T) {
+	var stderr bytes.Buffer
+	code := Main([]string{"explain", "no\x1b[2Jsuch\nfile"}, nil, io.Discard, &stderr)
+	if want := "promptloom: open no\\x1b[2Jsuch\\nfile: no such file or directory\n"; code != ExitBadArgs || stderr.String() != want {
+		t.Errorf("exit %d, stderr %q; want 2, %q", code, stderr.String(), want)
+	}
+	stderr.Reset()
+	opts := `{"_system_fragments":[{"id":"g\n\u001b[31m","body":"gated","requires_tools":["t"]},{"id":"u","body":"plain"}],"tools":[{"name":"t"}]}`
+	code = Main([]string{"explain", "--lint", "-"}, strings.NewReader(opts), io.Discard, &stderr)
+	if code != ExitOK || !strings.HasPrefix(stderr.String(), "promptloom: lint: g\\n\\x1b[31m is gated") || strings.Count(stderr.String(), "\n") != 1 {
+		t.Errorf("exit %d, stderr %q; want one escaped lint line", code, stderr.String())
+	}
+}

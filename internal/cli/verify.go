@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/promptloom/promptloom/internal/textsafe"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/manifest"
 )
@@ -50,7 +51,7 @@ func runVerify(e *env, args []string) int {
 		if errors.As(err, &rule) {
 			name = rule.Rule()
 		}
-		fmt.Fprintf(e.stdout, "FAIL %s: %v\n", name, err)
+		fmt.Fprintf(e.stdout, "FAIL %s: %s\n", name, textsafe.Line(err.Error()))
 		return ExitFail
 	}
 	fmt.Fprintf(e.stdout, "ok: manifest %s holds for %d bytes (%d segments, %d included)\n",
