@@ -77,6 +77,23 @@ func TestDetectSkipsFilesThatAreNotRegular(t *testing.T) {
 	}
 }
 
+// A .git that is a symlink to a repository's directory is followed.
+func TestDetectGitSymlinkToDirectory(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, map[string]string{"repo.git/config": "[remote \"origin\"]\n\turl = git@github.com:acme/tool.git\n"})
+	os.Mkdir(filepath.Join(root, "proj"), 0o755)
+	if err := os.Symlink(filepath.Join(root, "repo.git"), filepath.Join(root, "proj", ".git")); err != nil {
+		t.Fatal(err)
+	}
+	p, err := detectWithin(t, filepath.Join(root, "proj"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"forge.github", "vcs.git"}, p.Caps); diff != "" {
+		t.Errorf("caps (-want +got):\n%s", diff)
+	}
+}
+
 // A symlink to a regular file is still read.
 func TestDetectFollowsSymlinkToRegularFile(t *testing.T) {
 	dir := t.TempDir()

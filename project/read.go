@@ -49,7 +49,7 @@ func readRegular(path string) ([]byte, error) {
 // that holds them, as git does. isGit says whether dir is under git at all.
 func (d *detector) gitConfig() (config []byte, isGit bool) {
 	dotGit := filepath.Join(d.dir, ".git")
-	info, err := os.Lstat(dotGit)
+	info, err := os.Stat(dotGit) // a symlink to a .git directory is one
 	if err != nil {
 		return nil, false
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 
 	"github.com/promptloom/promptloom/manifest"
@@ -50,6 +51,7 @@ type limitedReader struct {
 }
 
 func newLimitedReader(r io.Reader, name string, limit int64) *limitedReader {
+	limit = min(limit, math.MaxInt64-1) // room for the byte past it
 	return &limitedReader{r: io.LimitReader(r, limit+1), left: limit + 1,
 		err: &InputTooLargeError{Name: name, Limit: limit}}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -101,7 +102,7 @@ func TestReadLimitedEdges(t *testing.T) {
 	for _, c := range []struct {
 		size, limit int64
 		tooLarge    bool
-	}{{0, 1, false}, {10, 10, false}, {11, 10, true}, {4096, 4096, false}, {4097, 4096, true}, {1 << 16, 1, true}} {
+	}{{0, 1, false}, {10, 10, false}, {11, 10, true}, {4096, 4096, false}, {4097, 4096, true}, {1 << 16, 1, true}, {100, math.MaxInt64, false}} {
 		path := filepath.Join(dir, "f")
 		data := bytes.Repeat([]byte{'a'}, int(c.size))
 		if err := os.WriteFile(path, data, 0o644); err != nil {
