@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/promptloom/promptloom/internal/textsafe"
 )
 
 // WriteJSON writes the delta as indented JSON: both explanations, the
@@ -14,9 +16,13 @@ func (d *Delta) WriteJSON(w io.Writer) error {
 }
 
 // WriteText writes what changed for a reader: the cache impact, the
-// fragments side by side, and the unified diff.
+// fragments side by side, and the unified diff. Control characters and bytes
+// that are not UTF-8 are escaped (textsafe): in the diff's lines all but
+// the newlines between them, everywhere else all.
 func (d *Delta) WriteText(w io.Writer, aName, bName string) error {
 	var b strings.Builder
+	esc := textsafe.Line
+	aName, bName = esc(aName), esc(bName)
 	side := func(name string, e *Explanation) {
 		if e.System == nil {
 			fmt.Fprintf(&b, "%s: absent prompt (no fragment included)\n", name)
@@ -31,7 +37,7 @@ func (d *Delta) WriteText(w io.Writer, aName, bName string) error {
 	} else {
 		first := "-"
 		if d.FirstChangedFragment != nil {
-			first = *d.FirstChangedFragment
+			first = esc(*d.FirstChangedFragment)
 		}
 		fmt.Fprintf(&b, "cache: %d bytes in common from the start; first change in %s; B re-sends %d bytes\n",
 			d.CommonPrefixBytes, first, d.ResendBytes)
@@ -43,13 +49,13 @@ func (d *Delta) WriteText(w io.Writer, aName, bName string) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tCHANGE\tA\tB")
 	for _, f := range d.Fragments {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.ID, f.Change, rowState(f.A), rowState(f.B))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", esc(f.ID), esc(string(f.Change)), esc(rowState(f.A)), esc(rowState(f.B)))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	if d.Unified != "" {
-		_, err := io.WriteString(w, "\n"+d.Unified)
+		_, err := io.WriteString(w, "\n"+textsafe.Block(d.Unified))
 		return err
 	}
 	return nil

@@ -14,13 +14,11 @@ import (
 var pageTemplate string
 
 var page = template.Must(template.New("page").Funcs(template.FuncMap{
-	"lineClass": func(op byte) string { return map[byte]string{'-': "del", '+': "ins"}[op] },
-	"spanClass": func(op byte) string { return map[byte]string{'-': "del-chars", '+': "ins-chars"}[op] },
-	"op":        func(op byte) string { return string(op) },
-	"hunkHeader": func(h Hunk) string {
-		return "@@ -" + rangeOf(h.AStart, h.ALines) + " +" + rangeOf(h.BStart, h.BLines) + " @@"
-	},
-	"short": shortDigest,
+	"lineClass":  func(op byte) string { return map[byte]string{'-': "del", '+': "ins"}[op] },
+	"spanClass":  func(op byte) string { return map[byte]string{'-': "del-chars", '+': "ins-chars"}[op] },
+	"op":         func(op byte) string { return string(op) },
+	"hunkHeader": hunkHeader,
+	"short":      shortDigest,
 	"offset": func(r Row) string {
 		if r.Offset == nil {
 			return "-"

@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/promptloom/promptloom/internal/textsafe"
 )
 
 // WriteJSON writes the explanation as indented JSON, without HTML escaping
@@ -23,21 +26,28 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 // WriteText writes the system prompt, fenced, and a table of the rows.
+// Control characters and bytes that are not UTF-8 are escaped
+// (textsafe): in the prompt all but newlines, in the table all, so an id or
+// reason cannot forge a row or reach the terminal as an escape sequence
+// (`--format raw` gives the prompt's exact bytes).
 func (e *Explanation) WriteText(w io.Writer) error {
 	var b strings.Builder
+	esc := textsafe.Line
 	if e.System == nil {
-		fmt.Fprintf(&b, "system prompt: absent (no fragment included), root %s, call role %s\n", e.Root, e.CallRole)
+		fmt.Fprintf(&b, "system prompt: absent (no fragment included), root %s, call role %s\n", esc(e.Root), esc(e.CallRole))
 	} else {
 		fmt.Fprintf(&b, "system prompt: %d bytes, %s, root %s, call role %s\n",
-			e.SystemPromptBytes, e.WholePromptDigest, e.Root, e.CallRole)
+			e.SystemPromptBytes, e.WholePromptDigest, esc(e.Root), esc(e.CallRole))
 		const fence = "────────────────────────────────────────"
 		b.WriteString(fence + "\n")
-		b.WriteString(*e.System)
+		b.WriteString(textsafe.Block(*e.System))
 		b.WriteString("\n" + fence + "\n")
 	}
 	fmt.Fprintf(&b, "%d included, %d excluded\n", e.Included, e.Excluded)
-	if f := e.Budget; f != nil {
-		fmt.Fprintf(&b, "budget: %d of %d (%s); %d fragment(s) shed\n", f.Tokens, f.Total, f.Encoding, f.Shed)
+	if f := e.Budget; f != nil && f.Total == math.MaxInt {
+		fmt.Fprintf(&b, "budget: %d (%s, no limit); %d fragment(s) shed\n", f.Tokens, esc(f.Encoding), f.Shed)
+	} else if f != nil {
+		fmt.Fprintf(&b, "budget: %d of %d (%s); %d fragment(s) shed\n", f.Tokens, f.Total, esc(f.Encoding), f.Shed)
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
@@ -57,11 +67,11 @@ func (e *Explanation) WriteText(w io.Writer) error {
 		if r.Included {
 			in, off = "yes", strconv.Itoa(*r.Offset)
 		}
-		line := fmt.Sprintf("%d\t%s\t%s\t%s\t%s\t%s\t%d\t", i+1, r.ID, r.Source, r.Bucket, in, off, r.Bytes)
+		line := fmt.Sprintf("%d\t%s\t%s\t%s\t%s\t%s\t%d\t", i+1, esc(r.ID), esc(r.Source), esc(r.Bucket), in, off, r.Bytes)
 		if withTokens {
 			line += strconv.Itoa(*r.Tokens) + "\t"
 		}
-		fmt.Fprintln(tw, line+shortDigest(r.Digest)+"\t"+r.Reason)
+		fmt.Fprintln(tw, line+esc(shortDigest(r.Digest))+"\t"+esc(r.Reason))
 	}
 	return tw.Flush()
 }
@@ -75,12 +85,14 @@ func shortDigest(d string) string {
 	return d
 }
 
-// WriteTraces writes one line per stage of the run.
+// WriteTraces writes one line per stage of the run, escaped as WriteText's
+// table.
 func (e *Explanation) WriteTraces(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "STAGE\tCAPABILITY\tKIND\tSTATUS\tREASON")
 	for _, t := range e.Traces {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.StageID, t.Capability, t.Kind, t.Status, t.Reason)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", textsafe.Line(t.StageID), textsafe.Line(t.Capability),
+			textsafe.Line(string(t.Kind)), textsafe.Line(string(t.Status)), textsafe.Line(t.Reason))
 	}
 	return tw.Flush()
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/promptloom/promptloom/internal/textsafe"
 	dmp "github.com/sergi/go-diff/diffmatchpatch"
 )
 
@@ -15,6 +16,8 @@ type Line struct {
 	Op    byte
 	Text  string
 	Spans []Span
+	// coarse marks a line of a region too large to align (maxGapLines).
+	coarse bool
 }
 
 // Span is a run of characters inside a changed line.
@@ -24,36 +27,30 @@ type Span struct {
 }
 
 // Hunk is one region of change with its context, as in a unified diff.
-// Starts are 1-based line numbers.
+// Starts are 1-based line numbers. Coarse says that part of the hunk was
+// too large to align line by line (see maxGapLines): its lines are all
+// shown, A's removed and then B's added, but unpaired.
 type Hunk struct {
 	AStart, ALines, BStart, BLines int
 	Lines                          []Line
+	Coarse                         bool
 }
 
-// lineHunks diffs two prompts line by line (go-diff's line mode), then
-// character by character inside each pair of changed lines. The final line
-// of each side is compared as if it ended with a newline: prompts are
-// trimmed, and a missing newline is not a change worth a line of noise.
+// lineHunks diffs two prompts line by line (diffLines: Myers' diff between
+// unique-line anchors, bounded), then character by character inside each
+// pair of changed lines. The final line of each side is compared as if it
+// ended with a newline: prompts are trimmed, and a missing newline is not a
+// change worth a line of noise.
 func lineHunks(a, b string, context int) []Hunk {
 	d := dmp.New()
 	d.DiffTimeout = 0 // no deadline: the same inputs must give the same diff
-	ar, br, lines := d.DiffLinesToRunes(withNewline(a), withNewline(b))
-	diffs := d.DiffCharsToLines(d.DiffMainRunes(ar, br, false), lines)
-
-	var all []Line
-	for _, df := range diffs {
-		op := byte(' ')
-		switch df.Type {
-		case dmp.DiffDelete:
-			op = '-'
-		case dmp.DiffInsert:
-			op = '+'
-		}
-		for _, l := range strings.SplitAfter(df.Text, "\n") {
-			if l != "" {
-				all = append(all, Line{Op: op, Text: strings.TrimSuffix(l, "\n")})
-			}
-		}
+	ids := map[string]int32{}
+	var table []string
+	la, lb := splitLines(a, ids, &table), splitLines(b, ids, &table)
+	ops := diffLines(la, lb, d)
+	all := make([]Line, len(ops))
+	for i, o := range ops {
+		all[i] = Line{Op: o.op, Text: table[o.id], coarse: o.coarse}
 	}
 	return group(all, context, d)
 }
@@ -81,6 +78,7 @@ func group(all []Line, context int, d *dmp.DiffMatchPatch) []Hunk {
 		}
 	}
 	var hunks []Hunk
+	charWork := maxTotalCharWork
 	for i := 0; i < len(all); i++ {
 		if all[i].Op == ' ' {
 			continue
@@ -94,12 +92,16 @@ func group(all []Line, context int, d *dmp.DiffMatchPatch) []Hunk {
 			}
 		}
 		lines := append([]Line(nil), all[start:end]...)
-		pairChanges(lines, d)
-		hunks = append(hunks, Hunk{
+		pairChanges(lines, d, &charWork)
+		h := Hunk{
 			AStart: aBefore[start] + 1, ALines: aBefore[end] - aBefore[start],
 			BStart: bBefore[start] + 1, BLines: bBefore[end] - bBefore[start],
 			Lines: lines,
-		})
+		}
+		for _, l := range lines {
+			h.Coarse = h.Coarse || l.coarse
+		}
+		hunks = append(hunks, h)
 		i = end - 1
 	}
 	return hunks
@@ -107,9 +109,11 @@ func group(all []Line, context int, d *dmp.DiffMatchPatch) []Hunk {
 
 // pairChanges pairs the k-th removed line of each run of removals with the
 // k-th added line that follows, and marks the characters that differ.
-func pairChanges(lines []Line, d *dmp.DiffMatchPatch) {
+// Lines of a coarse region are not paired. work is what is left of the
+// whole diff's budget for character diffs (maxTotalCharWork).
+func pairChanges(lines []Line, d *dmp.DiffMatchPatch, work *int) {
 	for i := 0; i < len(lines); {
-		if lines[i].Op != '-' {
+		if lines[i].Op != '-' || lines[i].coarse {
 			i++
 			continue
 		}
@@ -123,7 +127,7 @@ func pairChanges(lines []Line, d *dmp.DiffMatchPatch) {
 		}
 		for k := 0; del+k < ins && ins+k < i; k++ {
 			da, db := &lines[del+k], &lines[ins+k]
-			diffs := charDiff(d, da.Text, db.Text)
+			diffs := charDiff(d, da.Text, db.Text, work)
 			for _, x := range diffs {
 				switch x.Type {
 				case dmp.DiffEqual:
@@ -146,12 +150,18 @@ func pairChanges(lines []Line, d *dmp.DiffMatchPatch) {
 // common prefix and suffix around one removal and one insertion.
 const maxCharWork = 1 << 22
 
-func charDiff(d *dmp.DiffMatchPatch, a, b string) []dmp.Diff {
+// maxTotalCharWork bounds the character diffs of a whole diff the same way,
+// so many pairs of long lines cannot add up to seconds: once it is spent,
+// every further pair is shown in the bounded form.
+const maxTotalCharWork = 1 << 25
+
+func charDiff(d *dmp.DiffMatchPatch, a, b string, work *int) []dmp.Diff {
 	ra, rb := []rune(a), []rune(b)
 	p := d.DiffCommonPrefix(a, b) // in runes
 	s := d.DiffCommonSuffix(string(ra[p:]), string(rb[p:]))
 	ma, mb := ra[p:len(ra)-s], rb[p:len(rb)-s]
-	if len(ma)*len(mb) <= maxCharWork {
+	if cost := len(ma) * len(mb); cost <= maxCharWork && cost <= *work {
+		*work -= cost
 		return d.DiffCleanupSemantic(d.DiffMain(a, b, false))
 	}
 	var out []dmp.Diff
@@ -174,9 +184,11 @@ func renderUnified(hunks []Hunk, aName, bName string) string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "--- %s\n+++ %s\n", aName, bName)
+	// the names are labels: a newline in one must not start a line
+	fmt.Fprintf(&b, "--- %s\n+++ %s\n", textsafe.Line(aName), textsafe.Line(bName))
 	for _, h := range hunks {
-		fmt.Fprintf(&b, "@@ -%s +%s @@\n", rangeOf(h.AStart, h.ALines), rangeOf(h.BStart, h.BLines))
+		b.WriteString(hunkHeader(h))
+		b.WriteByte('\n')
 		for _, l := range h.Lines {
 			b.WriteByte(l.Op)
 			b.WriteString(l.Text)
@@ -184,6 +196,16 @@ func renderUnified(hunks []Hunk, aName, bName string) string {
 		}
 	}
 	return b.String()
+}
+
+// hunkHeader is a hunk's "@@ -a,n +b,m @@" line, with coarseLabel after it
+// when part of the hunk was too large to align.
+func hunkHeader(h Hunk) string {
+	head := "@@ -" + rangeOf(h.AStart, h.ALines) + " +" + rangeOf(h.BStart, h.BLines) + " @@"
+	if h.Coarse {
+		head += " " + coarseLabel
+	}
+	return head
 }
 
 // rangeOf formats a hunk range as diff(1) does: "start,count", with an empty

@@ -15,7 +15,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -121,25 +120,17 @@ func (d *detector) add(cap, from, id, body string) {
 	}
 }
 
-// read returns a file's first maxFileBytes, or nil when it does not exist.
+// read returns the first maxFileBytes of dir's file name, or nil when it
+// does not exist or is not a regular file (readRegular).
 func (d *detector) read(name string) []byte {
-	f, err := os.Open(filepath.Join(d.dir, name))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		if d.err == nil {
-			d.err = fmt.Errorf("project: %w", err)
-		}
-		return nil
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxFileBytes))
+	return d.readAt(filepath.Join(d.dir, name), name)
+}
+
+// readAt is read of any path; name is what an error calls it.
+func (d *detector) readAt(path, name string) []byte {
+	b, err := readRegular(path)
 	if err != nil && d.err == nil {
 		d.err = fmt.Errorf("project: %s: %w", name, err)
-	}
-	if b == nil {
-		b = []byte{}
 	}
 	return b
 }
@@ -214,11 +205,12 @@ func (d *detector) pythonProject() {
 		": run its tests with `python -m pytest` before you report success.")
 }
 
-// git reads .git/config: a repository, and the forge of its remotes. Only
-// the host and owner/repo of a remote URL are kept.
+// git reads the repository's config (.git/config, or through a .git file's
+// gitdir in a worktree or submodule): a repository, and the forge of its
+// remotes. Only the host and owner/repo of a remote URL are kept.
 func (d *detector) git() {
-	b := d.read(filepath.Join(".git", "config"))
-	if b == nil {
+	b, isGit := d.gitConfig()
+	if !isGit {
 		return
 	}
 	d.add("vcs.git", ".git", "git", "The project is a git repository: commit with a one-line summary and a body that says why.")

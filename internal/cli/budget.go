@@ -14,24 +14,41 @@ import (
 type pipeline struct {
 	explain []explain.Option
 	parse   []options.ParseOption
+	// maxBytes bounds each options file read (--max-bytes).
+	maxBytes int64
 }
 
 // pipelineFlags adds the flags that shape a prompt's pipeline to a command
 // (explain, manifest, diff): --project DIR, --budget N, --counter NAME and
 // --max-bytes N. With --budget the prompt is held to N; with --counter
-// alone it is counted without a limit.
+// alone it is counted without a limit. A negative --budget or a
+// --max-bytes below 1 is an error, never a silent "no limit".
 func pipelineFlags(fs *flag.FlagSet) func() (pipeline, error) {
 	maxBytes := fs.Int("max-bytes", options.DefaultMaxBytes, "refuse options files larger than N bytes")
 	projectDir := fs.String("project", "", "add the project profile of DIR: its signals become capabilities and gated fragments")
-	total := fs.Int("budget", -1, "hold the prompt to N bytes or tokens, shedding by register and rank")
-	counter := fs.String("counter", "", "what --budget counts: bytes, o200k_base (the default) or cl100k_base")
+	total := fs.Int("budget", 0, "hold the prompt to N bytes or tokens, shedding by register and rank")
+	counter := fs.String("counter", "", "what --budget counts: bytes, o200k_base (the default) or cl100k_base; alone, count without a limit")
 	return func() (pipeline, error) {
-		p := pipeline{parse: []options.ParseOption{options.MaxBytes(*maxBytes)}}
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if *maxBytes < 1 {
+			return pipeline{}, fmt.Errorf("--max-bytes must be at least 1, got %d", *maxBytes)
+		}
+		if set["budget"] && *total < 0 {
+			return pipeline{}, fmt.Errorf("--budget must be 0 or more, got %d", *total)
+		}
+		if set["project"] && *projectDir == "" {
+			return pipeline{}, fmt.Errorf("--project must name a directory, got \"\"")
+		}
+		if set["counter"] && *counter == "" {
+			return pipeline{}, fmt.Errorf("--counter must name a counter, got \"\"")
+		}
+		p := pipeline{parse: []options.ParseOption{options.MaxBytes(*maxBytes)}, maxBytes: int64(*maxBytes)}
 		p.explain = append(p.explain, explain.WithParseOptions(p.parse...))
 		if *projectDir != "" {
 			p.explain = append(p.explain, explain.WithProject(*projectDir, nil))
 		}
-		if *total < 0 && *counter == "" {
+		if !set["budget"] && !set["counter"] {
 			return p, nil
 		}
 		name := *counter
@@ -43,8 +60,8 @@ func pipelineFlags(fs *flag.FlagSet) func() (pipeline, error) {
 			return p, fmt.Errorf("--counter: %w", err)
 		}
 		n := *total
-		if n < 0 {
-			n = math.MaxInt
+		if !set["budget"] {
+			n = math.MaxInt // --counter alone: count, hold to nothing
 		}
 		b, err := budget.New(c, n)
 		if err != nil {

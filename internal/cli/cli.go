@@ -8,9 +8,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
+
+	"github.com/promptloom/promptloom/internal/textsafe"
 )
 
 // Exit codes, as diff(1) uses them: 0 for yes/same, 1 for no/different, 2
@@ -70,19 +71,14 @@ func usage(w io.Writer) {
 	}
 }
 
-// fail prints one line to stderr and returns ExitBadArgs.
+// fail prints one line to stderr and returns ExitBadArgs. Control
+// characters in the message (from a file name, an id, a reason) are escaped
+// (textsafe.Line): the line stays one line and no escape sequence reaches
+// the terminal.
 func (e *env) fail(format string, args ...any) int {
 	msg := fmt.Sprintf(format, args...)
-	fmt.Fprintln(e.stderr, "promptloom: "+strings.ReplaceAll(msg, "\n", " "))
+	fmt.Fprintln(e.stderr, "promptloom: "+textsafe.Line(msg))
 	return ExitBadArgs
-}
-
-// read returns the contents of a file, or of stdin for "-".
-func (e *env) read(name string) ([]byte, error) {
-	if name == "-" {
-		return io.ReadAll(e.stdin)
-	}
-	return os.ReadFile(name)
 }
 
 // parseInterleaved parses flags that may stand before, between or after the

@@ -149,7 +149,7 @@ func runNegotiation(e *env, args []string) int {
 // manifest is the recorded one and the model was never called, 1 when a
 // call was not pinned or a manifest differs.
 func (e *env) replayNegotiation(ctx context.Context, path string, set demo.Settings) int {
-	transcript, err := os.ReadFile(path + ".jsonl")
+	transcript, err := e.readLimited(path+".jsonl", maxTranscriptBytes)
 	if err != nil {
 		return e.fail("demo negotiation: --replay: %v", err)
 	}

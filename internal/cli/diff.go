@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/promptloom/promptloom/explain"
@@ -42,14 +44,14 @@ func runDiff(e *env, args []string) int {
 		return e.fail("diff: give two options files, or one and at least one --with/--without flag")
 	}
 
-	oa, err := e.parseOptions(pos[0], pl.parse)
+	oa, err := e.parseOptions(pos[0], pl)
 	if err != nil {
-		return e.fail("%s: %v", pos[0], err)
+		return e.fail("%v", named(pos[0], err))
 	}
 	ob, bName := oa.Clone(), pos[0]
 	if len(pos) == 2 {
-		if ob, err = e.parseOptions(pos[1], pl.parse); err != nil {
-			return e.fail("%s: %v", pos[1], err)
+		if ob, err = e.parseOptions(pos[1], pl); err != nil {
+			return e.fail("%v", named(pos[1], err))
 		}
 		bName = pos[1]
 	}
@@ -90,6 +92,15 @@ func runDiff(e *env, args []string) int {
 	return ExitFail
 }
 
+// named prefixes err with the file it concerns, unless it names it already.
+func named(name string, err error) error {
+	var big *InputTooLargeError
+	if errors.As(err, &big) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
 func apply(o *options.Options, c change) error {
 	switch c.flag {
 	case "without-tool":
@@ -104,10 +115,10 @@ func apply(o *options.Options, c change) error {
 	return nil
 }
 
-func (e *env) parseOptions(name string, po []options.ParseOption) (*options.Options, error) {
-	data, err := e.read(name)
+func (e *env) parseOptions(name string, pl pipeline) (*options.Options, error) {
+	data, err := e.readLimited(name, pl.maxBytes)
 	if err != nil {
 		return nil, err
 	}
-	return options.Parse(data, po...)
+	return options.Parse(data, pl.parse...)
 }

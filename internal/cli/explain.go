@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/promptloom/promptloom/explain"
+	"github.com/promptloom/promptloom/internal/textsafe"
 	"github.com/promptloom/promptloom/manifest"
 )
 
@@ -14,12 +15,12 @@ func init() {
 }
 
 // explainFile reads options from a file (or stdin) and explains them.
-func (e *env) explainFile(name string, opts []explain.Option) (*explain.Explanation, error) {
-	data, err := e.read(name)
+func (e *env) explainFile(name string, pl pipeline) (*explain.Explanation, error) {
+	data, err := e.readLimited(name, pl.maxBytes)
 	if err != nil {
 		return nil, err
 	}
-	return explain.Explain(data, opts...)
+	return explain.Explain(data, pl.explain...)
 }
 
 // onePath returns the single optional positional argument, "-" by default.
@@ -54,14 +55,14 @@ func runExplain(e *env, args []string) int {
 	if !ok {
 		return e.fail("explain: takes one options file, got %d", len(pos))
 	}
-	x, err := e.explainFile(path, pl.explain)
+	x, err := e.explainFile(path, pl)
 	if err != nil {
 		return e.fail("%v", err)
 	}
 	if *lint {
 		x.Lint = explain.Lint(x)
 		for _, w := range x.Lint {
-			fmt.Fprintln(e.stderr, "promptloom: lint: "+w.Message)
+			fmt.Fprintln(e.stderr, "promptloom: lint: "+textsafe.Line(w.Message))
 		}
 	}
 	switch *format {
@@ -99,7 +100,7 @@ func runManifest(e *env, args []string) int {
 	if !ok {
 		return e.fail("manifest: takes one options file, got %d", len(pos))
 	}
-	x, err := e.explainFile(path, pl.explain)
+	x, err := e.explainFile(path, pl)
 	if err != nil {
 		return e.fail("%v", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/promptloom/promptloom/internal/textsafe"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/manifest"
 )
@@ -32,7 +33,7 @@ func runVerify(e *env, args []string) int {
 	if len(pos) != 2 {
 		return e.fail("verify: takes MANIFEST and SYSTEM_FILE, got %d argument(s)", len(pos))
 	}
-	raw, err := e.read(pos[0])
+	raw, err := e.readLimited(pos[0], maxManifestBytes())
 	if err != nil {
 		return e.fail("verify: %v", err)
 	}
@@ -40,7 +41,7 @@ func runVerify(e *env, args []string) int {
 	if err != nil {
 		return e.fail("verify: %s: %v", pos[0], err)
 	}
-	system, err := e.read(pos[1])
+	system, err := e.readLimited(pos[1], maxPromptBytes)
 	if err != nil {
 		return e.fail("verify: %v", err)
 	}
@@ -50,7 +51,7 @@ func runVerify(e *env, args []string) int {
 		if errors.As(err, &rule) {
 			name = rule.Rule()
 		}
-		fmt.Fprintf(e.stdout, "FAIL %s: %v\n", name, err)
+		fmt.Fprintf(e.stdout, "FAIL %s: %s\n", name, textsafe.Line(err.Error()))
 		return ExitFail
 	}
 	fmt.Fprintf(e.stdout, "ok: manifest %s holds for %d bytes (%d segments, %d included)\n",
@@ -64,7 +65,7 @@ func (e *env) verifyTranscript(path string) int {
 		return e.fail("verify: %v", err)
 	}
 	defer f.Close()
-	rep, err := journal.Verify(f)
+	rep, err := journal.Verify(newLimitedReader(f, path, maxTranscriptBytes))
 	if err != nil {
 		return e.fail("verify: %v", err)
 	}
