@@ -2,16 +2,12 @@ package redact
 
 import (
 	"slices"
-	"strings"
 	"testing"
-	"time"
 )
 
 // FuzzRedact holds the fast scanner and the hand matchers to the reference
 // (one Go regexp per pattern, run at every position, one pass, in order),
-// the windowed scan to the reference's windowed scan on small windows, and
-// redaction to linear cost: the input repeated many times must not cost
-// much more than that many times the input.
+// and the windowed scan to the reference's windowed scan on small windows.
 func FuzzRedact(f *testing.F) {
 	for _, s := range []string{"", "plain", "token: abc123", "xBearer abcdefghijklmnop",
 		"ghp_" + "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "-----BEGIN RSA PRIVATE KEY-----\nx\n-----END RSA PRIVATE KEY-----",
@@ -34,18 +30,6 @@ func FuzzRedact(f *testing.F) {
 		}
 		if got, want := windowedSized(s, 64, 16), refWindowed(s, 64, 16); got != want {
 			t.Fatalf("windowed(%q) = %q, reference %q", s, got, want)
-		}
-		if s == "" {
-			return
-		}
-		// Linear cost: String over s repeated to ~64 KiB must take about
-		// 64 KiB / len(s) times as long as over s; a quadratic scan would
-		// take seconds.
-		big := strings.Repeat(s, 64<<10/len(s)+1)
-		start := time.Now()
-		_ = String(big)
-		if d := time.Since(start); d > 5*time.Second {
-			t.Fatalf("String over %d bytes of %q took %v", len(big), s, d)
 		}
 	})
 }

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 	"unicode"
 )
 
@@ -206,31 +205,43 @@ func TestJoinedAgreesWithWholeRedaction(t *testing.T) {
 
 // Inputs that would make a naive anchored scan quadratic (a BEGIN with no
 // END read to the end of the text once per BEGIN, a run of eyJ- read once
-// per eyJ, ...). Each must redact as the reference does on a short prefix
-// and take well under a second in full; a quadratic scan takes minutes.
+// per eyJ, ...).
+var pathological = map[string]string{
+	"begin-no-end":   "-----BEGIN A PRIVATE KEY-----",
+	"jwt-run":        "-eyJ",
+	"jwt-dots":       "eyJa.",
+	"jwt-long":       "eyJaaaa.bbbb.",
+	"bearer-chain":   "Bearer aaaaaaaaaaaa",
+	"token-chain":    "token=",
+	"colons":         "api_key :",
+	"quoted-letters": `token="`,
+	"letters":        "token: abcdefghij",
+	"sk-dashes":      "sk-",
+	"end-lines":      "-----END A PRIVATE KEY-----",
+}
+
+// Each pathological input redacts as the reference does.
 func TestPathologicalInputs(t *testing.T) {
-	for name, unit := range map[string]string{
-		"begin-no-end":   "-----BEGIN A PRIVATE KEY-----",
-		"jwt-run":        "-eyJ",
-		"jwt-dots":       "eyJa.",
-		"jwt-long":       "eyJaaaa.bbbb.",
-		"bearer-chain":   "Bearer aaaaaaaaaaaa",
-		"token-chain":    "token=",
-		"colons":         "api_key :",
-		"quoted-letters": `token="`,
-		"letters":        "token: abcdefghij",
-		"sk-dashes":      "sk-",
-		"end-lines":      "-----END A PRIVATE KEY-----",
-	} {
+	for name, unit := range pathological {
 		short := strings.Repeat(unit, 8)
 		if got, want := String(short), reference(short); got != want {
 			t.Errorf("%s: String(%q) = %q, reference %q", name, short, got, want)
 		}
+	}
+}
+
+// BenchmarkPathological redacts each pathological input repeated to just
+// under the windowing threshold; compare ns/op with BenchmarkRedactScan's
+// MB/s (a quadratic scan takes minutes here, a linear one milliseconds):
+// go test ./redact -run '^$' -bench Pathological -benchmem
+func BenchmarkPathological(b *testing.B) {
+	for name, unit := range pathological {
 		s := strings.Repeat(unit, (maxScanInput-100)/len(unit))
-		start := time.Now()
-		_ = String(s)
-		if d := time.Since(start); d > 2*time.Second {
-			t.Errorf("%s: %d bytes took %v", name, len(s), d)
-		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(s)))
+			for b.Loop() {
+				_ = String(s)
+			}
+		})
 	}
 }
