@@ -3,11 +3,13 @@ package canon
 import (
 	"math"
 	"strconv"
+
+	"github.com/promptloom/promptloom/redact"
 )
 
 // Placeholder replaces the value of a sensitive member in EncodeRedacted:
-// Harn's REDACTED_PLACEHOLDER.
-const Placeholder = "[redacted]"
+// Harn's REDACTED_PLACEHOLDER, as package redact spells it.
+const Placeholder = redact.Placeholder
 
 type writer struct {
 	f         func(string) string
