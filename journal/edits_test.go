@@ -11,7 +11,9 @@ import (
 )
 
 // lines splits a transcript into its lines, newline kept.
-func lines(transcript string) []string { return strings.SplitAfter(strings.TrimSuffix(transcript, "\n"), "\n") }
+func lines(transcript string) []string {
+	return strings.SplitAfter(strings.TrimSuffix(transcript, "\n"), "\n")
+}
 
 func join(ls []string) string {
 	s := strings.Join(ls, "")
