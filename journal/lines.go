@@ -26,9 +26,6 @@ func (e *LineTooLongError) Error() string {
 	return fmt.Sprintf("journal: line %d is longer than %d bytes", e.Line, e.Limit)
 }
 
-// ErrDuplicateKey matches every *DuplicateKeyError.
-var ErrDuplicateKey = errors.New("journal: duplicate JSON key")
-
 // DuplicateKeyError is a JSON object in a transcript line with a key twice:
 // readers disagree on which one counts (the first, or the last), so a line
 // holding one proves nothing.
@@ -40,9 +37,6 @@ type DuplicateKeyError struct {
 func (e *DuplicateKeyError) Error() string {
 	return fmt.Sprintf("line %d: duplicate JSON key %s", e.Line, e.Path)
 }
-
-// Is makes DuplicateKeyError match ErrDuplicateKey.
-func (e *DuplicateKeyError) Is(t error) bool { return t == ErrDuplicateKey }
 
 // lineReader reads a transcript a line at a time, capping each line.
 type lineReader struct {
