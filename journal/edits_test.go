@@ -72,7 +72,8 @@ func TestEditsThatMustFail(t *testing.T) {
 		want             []string // each must appear in the report
 	}{
 		{"empty file", "", []string{"empty transcript", "0 call(s) verified"}},
-		{"only blank lines", "\n\n", []string{"line 1: blank line", "no call verified"}},
+		{"only blank lines", "\n\n", []string{"no call verified"}},
+		{"a blank line inside", with(5, "\n"), []string{"line 6: blank line", "line 7: chain broken"}},
 		{"last call deleted", without(10, 11), []string{"line 10: chain broken", "closes with 3 call(s), but 2"}},
 		{"last call deleted, rechained", rechain(without(10, 11)), []string{"closes with 3 call(s), but 2"}},
 		{"last call and close deleted", without(10, 11, 12), []string{"has no journal_close"}},

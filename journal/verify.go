@@ -71,7 +71,10 @@ func (v *verifier) line(n int, line []byte, torn bool) {
 	v.cur = LineHash(line)
 	defer func() { v.prev = v.cur }()
 	if blank(line) {
-		if v.rep.Format != FormatHarn {
+		// Harn skips blank lines; in a promptloom transcript every line is
+		// chained, and a blank one (before the first line too: the next
+		// line's prev then fails) is a problem.
+		if v.rep.Format == FormatPromptloom {
 			v.rep.problem("line %d: blank line", n)
 		}
 		return
