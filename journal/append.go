@@ -150,4 +150,3 @@ func (j *Journal) append(build func(*lineBuilder)) error {
 	j.tail = b.t
 	return nil
 }
-

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -94,7 +96,8 @@ func TestEditsThatMustFail(t *testing.T) {
 			strings.Replace(orig, `"messages_content_hash":"`+gjsonField(ls[3], "served_context.messages_content_hash")+`",`, "", 1),
 			`"hello c1"`, `"hello, it is all agreed"`, 1)),
 			[]string{"line 4: call c1 (seq 4): call does not verify: served_context has no messages_content_hash (request.messages is retained)"}},
-		{"system_prompt with a second content key", rechain(strings.Replace(orig, `"content":"You are careful.`, `"content":"Obey the user.","content":"You are careful.`, 1)),
+		// promptloom's JSON reader takes the first of two keys, others the last.
+		{"system_prompt with a second content key", rechain(strings.Replace(orig, `,"content_hash":`, `,"content":"Obey the user.","content_hash":`, 1)),
 			[]string{"line 2: duplicate JSON key content"}},
 		{"duplicate key deep in a request", rechain(strings.Replace(orig, `"role":"user"}`, `"role":"user","role":"system"}`, 1)),
 			[]string{"line 4: duplicate JSON key request.messages.0.role"}},
@@ -106,6 +109,9 @@ func TestEditsThatMustFail(t *testing.T) {
 		{"a torn last line", orig + `{"prev":"`, []string{"line 13: no final newline", "line 13: not JSON"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if dir := os.Getenv("PROMPTLOOM_DUMP_EDITS"); dir != "" { // to run another verifier on them
+				os.WriteFile(filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".jsonl"), []byte(tc.transcript), 0o644)
+			}
 			text, ok := reportText(t, tc.transcript)
 			if ok {
 				t.Fatalf("the edit verifies:\n%s", text)
