@@ -20,7 +20,11 @@ func recordRun(t *testing.T) (eventlog.Store, []byte) {
 	}
 	t.Cleanup(func() { store.Close() })
 	var transcript bytes.Buffer
-	if _, err := RecordNegotiation(context.Background(), store, journal.New(&transcript), Settings{}); err != nil {
+	j := journal.New(&transcript)
+	if _, err := RecordNegotiation(context.Background(), store, j, Settings{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil { // the session's close line: the run is whole
 		t.Fatal(err)
 	}
 	rep, err := journal.Verify(bytes.NewReader(transcript.Bytes()))

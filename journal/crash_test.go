@@ -70,8 +70,17 @@ func TestCrashLeavesWholeCalls(t *testing.T) {
 	if len(data) == 0 || data[len(data)-1] != '\n' {
 		t.Fatalf("the transcript ends in a torn line")
 	}
+	// The run was cut short, and the report says so (the session has no
+	// close; the last call may lack its response); but the chain holds,
+	// and every whole call verifies.
 	rep, err := Verify(bytes.NewReader(data))
-	if err != nil || !rep.OK() || len(rep.Calls) < 3 {
+	ok := err == nil && len(rep.Problems) == 1 && strings.Contains(rep.Problems[0], "has no journal_close") && len(rep.Calls) >= 3
+	for i, c := range rep.Calls {
+		if c.Status != Verified && (c.Status != Incomplete || i != len(rep.Calls)-1) {
+			ok = false
+		}
+	}
+	if !ok {
 		var b strings.Builder
 		rep.WriteText(&b)
 		t.Fatalf("after SIGKILL: %v\n%s", err, b.String())

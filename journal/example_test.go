@@ -19,15 +19,18 @@ func ExampleJournal_Call() {
 	if _, err := j.Call(context.Background(), model, journal.Request{Call: "c1", System: e.Text(), Manifest: e.Manifest}); err != nil {
 		panic(err)
 	}
-	report, _ := journal.Verify(bytes.NewReader(transcript.Bytes()))
-	fmt.Println(report.OK(), len(report.Calls))
 	written := transcript.Len()
 
 	// A manifest that does not hold for the bytes about to be sent: no call,
 	// no line written.
 	_, err := j.Call(context.Background(), model, journal.Request{Call: "c2", System: e.Text() + "!", Manifest: e.Manifest})
 	fmt.Println(err != nil, transcript.Len() == written)
+
+	// Closing the journal ends its session; the whole run then verifies.
+	j.Close()
+	report, _ := journal.Verify(bytes.NewReader(transcript.Bytes()))
+	fmt.Println(report.OK(), len(report.Calls))
 	// Output:
-	// true 1
 	// true true
+	// true 1
 }

@@ -2,29 +2,43 @@ package journal
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/promptloom/promptloom/explain"
 )
 
 // FuzzVerify: any transcript, however broken, gets a report, never a panic;
-// a line that is not JSON is a problem, not a crash.
+// a line that is not JSON is a problem, not a crash; and a report that says
+// OK has a verified call and no problem (it never proves nothing).
 func FuzzVerify(f *testing.F) {
 	e, err := explain.Explain([]byte(`{"system": ["a", "b"]}`))
 	if err != nil {
 		f.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if _, err := New(&buf, WithClock(clock)).Call(ctx, echo, Request{Call: "c1", System: e.Text(), Manifest: e.Manifest}); err != nil {
+	j := New(&buf, WithClock(clock), WithSession("s1"))
+	if _, err := j.Call(ctx, echo, Request{Call: "c1", System: e.Text(), Manifest: e.Manifest}); err != nil {
 		f.Fatal(err)
 	}
+	j.Close()
 	f.Add(buf.Bytes())
+	for _, name := range []string{"served_context.jsonl", "qwen_egress.jsonl"} {
+		if b, err := os.ReadFile(filepath.Join("testdata", "harn", name)); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte(`{"prev":"` + Genesis + `","seq":1,"kind":"journal_open","session":"s","session":"t"}` + "\n"))
 	f.Add([]byte(`{"kind":"provider_call_request","served_context":{"schema":"harn.llm.served_context.v1"}}`))
 	f.Add([]byte("{\n\n}\x00"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rep, err := Verify(bytes.NewReader(data))
-		if err == nil && rep == nil {
+		rep, _ := Verify(bytes.NewReader(data))
+		if rep == nil {
 			t.Fatal("no report")
+		}
+		if v, _, _ := rep.Counts(); rep.OK() && (v == 0 || len(rep.Problems) > 0) {
+			t.Fatalf("OK without proof: %+v", rep)
 		}
 	})
 }

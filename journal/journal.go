@@ -1,23 +1,29 @@
-// Package journal records what each LLM call was served, so that a run can
-// be verified and replayed offline.
+// Package journal records what each LLM call was served, and what came back,
+// so that a run can be verified and replayed offline.
 //
-// A Journal is a JSONL transcript, one event a line ({seq, kind, at, ...}):
-// system_prompt (the exact bytes and their content hash), context_manifest
-// (the manifest, canonical, and its content hash), provider_call_request
-// (a harn.llm.served_context.v1 receipt naming both by hash, plus the
-// messages, tools and parameters) and provider_call_response. A system
-// prompt or manifest equal to the last one of its kind is not written again.
+// A Journal is a JSONL transcript, one event a line ({prev, seq, kind, at,
+// ...}), each line's prev the BLAKE3 hash of the line before it (Genesis for
+// the first), so no line can be deleted, inserted, duplicated or moved
+// without breaking the chain there. A session (one Journal) opens with
+// journal_open and ends with journal_close counting its calls. A call is
+// system_prompt (the exact bytes and their content hash) and
+// context_manifest (canonical, with its content hash), each written only when
+// it differs from the session's last, then provider_call_request (a
+// harn.llm.served_context.v1 receipt naming them by hash, with the hashes of
+// the messages, tools and parameters it retains), then
+// provider_call_response or provider_call_error, each with its own content
+// hash and naming its request by seq and line hash. docs/transcript.md
+// describes the format for readers in other languages.
 //
 // Journal.Call fails closed: the manifest is validated against the exact
-// bytes about to be sent before any line is written, and a call's lines go
-// to the file in one write followed by fsync, so a crash leaves whole calls
-// only. Verify checks a transcript written by promptloom or another tool in
-// this format. PinnedModel keys calls by their request and answers from the
-// pins of a recorded run.
+// bytes about to be sent before any line is written. Appends are single
+// O_APPEND writes of whole lines under an advisory file lock, so several
+// writers share one file without loss. Verify checks a promptloom
+// transcript, chain and all, or a Harn transcript's receipts. PinnedModel
+// keys calls by their request and answers from the pins of a recorded run.
 package journal
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -41,12 +47,16 @@ const (
 	KindContextManifest = "context_manifest"
 	KindRequest         = "provider_call_request"
 	KindResponse        = "provider_call_response"
+	KindError           = "provider_call_error"
+	KindOpen            = "journal_open"
+	KindClose           = "journal_close"
 )
 
 // ServedContextSchema names the receipt a request carries.
 const ServedContextSchema = "harn.llm.served_context.v1"
 
-// ServedContext is a request's receipt of what it was served.
+// ServedContext is a request's receipt of what it was served. A verifier
+// ignores fields it does not know, so later versions may add to it.
 type ServedContext struct {
 	Schema                  string `json:"schema"`
 	ManifestContentHash     string `json:"manifest_content_hash"`
@@ -54,6 +64,7 @@ type ServedContext struct {
 	SystemPromptBytes       int    `json:"system_prompt_bytes"`
 	MessagesContentHash     string `json:"messages_content_hash"`
 	ToolsContentHash        string `json:"tools_content_hash"`
+	ParametersContentHash   string `json:"parameters_content_hash"`
 }
 
 // Request is one call as the harness makes it.
@@ -111,14 +122,19 @@ func JSONHash(raw json.RawMessage) (string, error) {
 
 // Journal appends calls to a transcript file.
 type Journal struct {
-	mu       sync.Mutex
-	w        io.Writer
-	sync     func() error
-	close    func() error
-	clock    func() time.Time
-	seq      int64
-	last     map[string]string // kind -> content hash of its last line
-	Repaired int               // bytes of a torn last line cut off when the file was opened
+	mu      sync.Mutex
+	w       io.Writer // New's writer; nil for a file
+	f       *os.File  // Open's file
+	clock   func() time.Time
+	session string
+	opened  bool // the session's journal_open line is written
+	closed  bool
+	calls   int
+	tail    tail              // the chain after the last line this journal knows of
+	last    map[string]string // kind -> content hash of the last line of it this journal wrote
+	// Repaired is the number of bytes of a torn last line cut off when the
+	// file was opened.
+	Repaired int
 }
 
 // Option configures a Journal.
@@ -127,55 +143,12 @@ type Option func(*Journal)
 // WithClock sets the clock of the lines' "at".
 func WithClock(clock func() time.Time) Option { return func(j *Journal) { j.clock = clock } }
 
-// Open opens (creating it if need be) a transcript file for appending.
-// A torn last line, which only a crash during a write can leave, is cut off
-// (Repaired says how many bytes); the sequence continues after the last
-// line's seq.
-func Open(path string, opts ...Option) (*Journal, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("journal: %w", err)
-	}
-	data, err := io.ReadAll(f)
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("journal: %w", err)
-	}
-	whole := len(data)
-	if whole > 0 && data[whole-1] != '\n' {
-		whole = bytes.LastIndexByte(data, '\n') + 1
-		if err := f.Truncate(int64(whole)); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("journal: repair: %w", err)
-		}
-	}
-	if _, err := f.Seek(int64(whole), io.SeekStart); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("journal: %w", err)
-	}
-	j := New(f, opts...)
-	j.sync, j.close = f.Sync, f.Close
-	j.Repaired = len(data) - whole
-	for line := range bytes.SplitSeq(data[:whole], []byte("\n")) {
-		if s, ok := lineSeq(line); ok {
-			j.seq = max(j.seq, s)
-		}
-	}
-	return j, nil
-}
+// WithSession sets the session id the journal's lines carry (by default a
+// random one): tests use it for byte-stable transcripts.
+func WithSession(id string) Option { return func(j *Journal) { j.session = id } }
 
-// New returns a journal writing to w (no fsync: tests and in-memory runs).
-func New(w io.Writer, opts ...Option) *Journal {
-	j := &Journal{w: w, sync: func() error { return nil }, close: func() error { return nil },
-		clock: func() time.Time { return time.Now().UTC() }, last: map[string]string{}}
-	for _, o := range opts {
-		o(j)
-	}
-	return j
-}
-
-// Close closes the file.
-func (j *Journal) Close() error { return j.close() }
+// ErrClosed is a call on a closed Journal.
+var ErrClosed = errors.New("journal: closed")
 
 // ErrStaleManifest wraps a manifest that does not hold for the bytes about
 // to be sent: the call is not made and nothing is written.
@@ -184,9 +157,9 @@ var ErrStaleManifest = errors.New("journal: manifest does not hold for the bytes
 // Call validates, records and makes one call: the manifest must hold for
 // the assembled prompt (projected to the bytes actually sent when an adapter
 // changed them); then the system prompt, manifest and request go to the
-// transcript in one fsynced write; then the model is asked, and its response
-// is recorded the same way. Nothing is written for a call that fails
-// validation.
+// transcript in one write; then the model is asked, and its response (or
+// its error) is recorded the same way, naming the request by seq and hash.
+// Nothing is written for a call that fails validation.
 func (j *Journal) Call(ctx context.Context, m Model, req Request) (Response, error) {
 	if req.Manifest == nil {
 		return Response{}, fmt.Errorf("%w: call %s has no manifest", ErrStaleManifest, req.Call)
@@ -211,74 +184,87 @@ func (j *Journal) Call(ctx context.Context, m Model, req Request) (Response, err
 		SystemPromptContentHash: digest.Of(served).String(),
 		SystemPromptBytes:       len(served),
 	}
-	if sc.MessagesContentHash, err = JSONHash(req.Messages); err != nil {
-		return Response{}, fmt.Errorf("journal: call %s: messages: %w", req.Call, err)
-	}
-	if sc.ToolsContentHash, err = JSONHash(req.Tools); err != nil {
-		return Response{}, fmt.Errorf("journal: call %s: tools: %w", req.Call, err)
-	}
-
-	j.mu.Lock()
-	var b strings.Builder
-	seq := j.seq
-	line := func(kind string, fields ...string) {
-		seq++
-		fmt.Fprintf(&b, `{"seq":%d,"kind":%s,"at":%s`, seq, quote(kind), quote(j.clock().Format(time.RFC3339Nano)))
-		for i := 0; i < len(fields); i += 2 {
-			fmt.Fprintf(&b, ",%s:%s", quote(fields[i]), fields[i+1])
+	for _, part := range []struct {
+		name string
+		raw  json.RawMessage
+		hash *string
+	}{{"messages", req.Messages, &sc.MessagesContentHash}, {"tools", req.Tools, &sc.ToolsContentHash},
+		{"parameters", req.Parameters, &sc.ParametersContentHash}} {
+		if *part.hash, err = JSONHash(part.raw); err != nil {
+			return Response{}, fmt.Errorf("journal: call %s: %s: %w", req.Call, part.name, err)
 		}
-		b.WriteString("}\n")
-	}
-	if j.last[KindSystemPrompt] != sc.SystemPromptContentHash {
-		line(KindSystemPrompt, "content", quote(served), "content_hash", quote(sc.SystemPromptContentHash))
-	}
-	if j.last[KindContextManifest] != sc.ManifestContentHash {
-		line(KindContextManifest, "content_hash", quote(sc.ManifestContentHash), "manifest", string(mbytes))
 	}
 	scJSON, _ := json.Marshal(sc)
 	reqJSON, err := canon.Marshal(map[string]json.RawMessage{
 		"messages": orNull(req.Messages), "tools": orNull(req.Tools), "parameters": orNull(req.Parameters)})
 	if err != nil {
-		j.mu.Unlock()
 		return Response{}, fmt.Errorf("journal: call %s: request: %w", req.Call, err)
 	}
-	line(KindRequest, "call", quote(req.Call), "served_context", string(scJSON), "request", string(reqJSON))
-	requestSeq := seq
-	if err := j.write(b.String()); err != nil {
-		j.mu.Unlock()
-		return Response{}, err
-	}
-	j.seq = seq
-	j.last[KindSystemPrompt], j.last[KindContextManifest] = sc.SystemPromptContentHash, sc.ManifestContentHash
-	j.mu.Unlock()
 
-	resp, err := m.Complete(ctx, req)
-	if err != nil {
-		return Response{}, fmt.Errorf("call %s: %w", req.Call, err)
-	}
-	respJSON, _ := json.Marshal(resp)
 	j.mu.Lock()
-	defer j.mu.Unlock()
-	b.Reset()
-	seq = j.seq
-	line(KindResponse, "call", quote(req.Call), "request_seq", strconv.FormatInt(requestSeq, 10), "response", string(respJSON))
-	if err := j.write(b.String()); err != nil {
+	if j.closed {
+		j.mu.Unlock()
+		return Response{}, fmt.Errorf("call %s: %w", req.Call, ErrClosed)
+	}
+	var requestSeq int64
+	var requestHash string
+	err = j.append(func(b *lineBuilder) {
+		if !j.opened {
+			b.line(KindOpen, "session", quote(j.session))
+		}
+		if j.last[KindSystemPrompt] != sc.SystemPromptContentHash {
+			b.line(KindSystemPrompt, "content", quote(served), "content_hash", quote(sc.SystemPromptContentHash))
+		}
+		if j.last[KindContextManifest] != sc.ManifestContentHash {
+			b.line(KindContextManifest, "content_hash", quote(sc.ManifestContentHash), "manifest", string(mbytes))
+		}
+		b.line(KindRequest, "session", quote(j.session), "call", quote(req.Call),
+			"served_context", string(scJSON), "request", string(reqJSON))
+		requestSeq, requestHash = b.t.seq, b.t.prev
+	})
+	if err == nil {
+		j.opened = true
+		j.calls++
+		j.last[KindSystemPrompt], j.last[KindContextManifest] = sc.SystemPromptContentHash, sc.ManifestContentHash
+	}
+	j.mu.Unlock()
+	if err != nil {
 		return Response{}, err
 	}
-	j.seq = seq
+
+	resp, callErr := m.Complete(ctx, req)
+	kind, field, hashField := KindResponse, "response", "response_content_hash"
+	var outcome []byte
+	if callErr != nil {
+		kind, field, hashField = KindError, "error", "error_content_hash"
+		outcome, _ = json.Marshal(CallError{Message: redact.String(callErr.Error())})
+	} else if outcome, err = json.Marshal(resp); err != nil {
+		return Response{}, fmt.Errorf("journal: call %s: response: %w", req.Call, err)
+	}
+	ohash, err := JSONHash(outcome)
+	if err != nil {
+		return Response{}, fmt.Errorf("journal: call %s: %s: %w", req.Call, field, err)
+	}
+	j.mu.Lock()
+	err = j.append(func(b *lineBuilder) {
+		b.line(kind, "session", quote(j.session), "call", quote(req.Call),
+			"request_seq", strconv.FormatInt(requestSeq, 10), "request_hash", quote(requestHash),
+			field, string(outcome), hashField, quote(ohash))
+	})
+	j.mu.Unlock()
+	if callErr != nil {
+		return Response{}, fmt.Errorf("call %s: %w", req.Call, callErr)
+	}
+	if err != nil {
+		return Response{}, err
+	}
 	return resp, nil
 }
 
-// write appends one call's lines with a single write, then syncs: a process
-// killed meanwhile leaves the whole group or none of it.
-func (j *Journal) write(s string) error {
-	if _, err := io.WriteString(j.w, s); err != nil {
-		return fmt.Errorf("journal: write: %w", err)
-	}
-	if err := j.sync(); err != nil {
-		return fmt.Errorf("journal: sync: %w", err)
-	}
-	return nil
+// CallError is the outcome of a call whose model failed, as recorded: the
+// error's text, redacted.
+type CallError struct {
+	Message string `json:"message"`
 }
 
 func quote(s string) string {

@@ -14,6 +14,7 @@ import (
 	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/provenance/eventlog"
+	"github.com/tidwall/gjson"
 )
 
 var ctx = context.Background()
@@ -48,6 +49,50 @@ func record(t *testing.T, j *Journal) {
 	}
 }
 
+// recorded returns the transcript of record, its session closed.
+func recorded(t *testing.T) string {
+	t.Helper()
+	var buf bytes.Buffer
+	j := New(&buf, WithClock(clock), WithSession("s1"))
+	record(t, j)
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+// rechain recomputes every line's prev, as a forger would after an edit:
+// what the chain no longer catches, the receipts must.
+func rechain(transcript string) string {
+	prev := Genesis
+	requests := map[string]string{} // seq -> line hash
+	var out strings.Builder
+	for _, l := range strings.SplitAfter(transcript, "\n") {
+		if l == "" {
+			continue
+		}
+		body := strings.TrimSuffix(l, "\n")
+		for _, field := range []string{`"prev":"`, `"request_hash":"`} {
+			at := strings.Index(body, field)
+			if at < 0 {
+				continue
+			}
+			at += len(field)
+			h := prev
+			if field != `"prev":"` {
+				h = requests[gjson.Get(body, "request_seq").Raw]
+			}
+			body = body[:at] + h + body[at+len(Genesis):]
+		}
+		prev = LineHash([]byte(body))
+		if gjson.Get(body, "kind").Str == KindRequest {
+			requests[gjson.Get(body, "seq").Raw] = prev
+		}
+		out.WriteString(body + "\n")
+	}
+	return out.String()
+}
+
 func kinds(transcript string) []string {
 	var out []string
 	for _, l := range strings.Split(strings.TrimSpace(transcript), "\n") {
@@ -59,16 +104,15 @@ func kinds(transcript string) []string {
 }
 
 func TestRecordAndVerify(t *testing.T) {
-	var buf bytes.Buffer
-	record(t, New(&buf, WithClock(clock)))
-	got := strings.Join(kinds(buf.String()), " ")
-	want := "system_prompt context_manifest provider_call_request provider_call_response " +
+	transcript := recorded(t)
+	got := strings.Join(kinds(transcript), " ")
+	want := "journal_open system_prompt context_manifest provider_call_request provider_call_response " +
 		"provider_call_request provider_call_response " + // c2: same prompt and manifest, not written again
-		"system_prompt context_manifest provider_call_request provider_call_response"
+		"system_prompt context_manifest provider_call_request provider_call_response journal_close"
 	if got != want {
 		t.Errorf("kinds:\n%s\nwant\n%s", got, want)
 	}
-	rep, err := Verify(strings.NewReader(buf.String()))
+	rep, err := Verify(strings.NewReader(transcript))
 	if err != nil || !rep.OK() || len(rep.Calls) != 3 {
 		t.Fatalf("verify: %+v %v", rep, err)
 	}
@@ -77,8 +121,7 @@ func TestRecordAndVerify(t *testing.T) {
 // Flipping one byte anywhere in a system prompt's content, a manifest, or
 // any hash makes verify fail at the line of a call that relies on it.
 func TestVerifyCatchesEveryFlippedByte(t *testing.T) {
-	var buf bytes.Buffer
-	record(t, New(&buf, WithClock(clock)))
+	buf := bytes.NewBufferString(recorded(t))
 	lines := strings.SplitAfter(buf.String(), "\n")
 	offset := 0
 	flips := 0
@@ -119,39 +162,43 @@ func TestVerifyCatchesEveryFlippedByte(t *testing.T) {
 	}
 }
 
-// A change inside a redacted secret is invisible to every digest: that is
-// what redacting before hashing buys (a digest never confirms a guessed
-// secret) and costs. Everything around the secret is still checked.
-func TestChangesInsideASecretAreInvisible(t *testing.T) {
+// A change inside a redacted secret is invisible to every content hash:
+// that is what redacting before hashing buys (a digest never confirms a
+// guessed secret) and costs. The chain, over the exact line, still sees it;
+// with the chain recomputed, everything around the secret is still checked.
+func TestChangesInsideASecretAreInvisibleToReceipts(t *testing.T) {
 	var buf bytes.Buffer
 	j := New(&buf, WithClock(clock))
 	if _, err := j.Call(ctx, echo, request(t, "c1", `{"system": "Deploy with password: hunter22 today."}`)); err != nil {
 		t.Fatal(err)
 	}
+	j.Close()
 	inside := strings.Replace(buf.String(), "hunter22", "hunter23", 1)
-	if rep, _ := Verify(strings.NewReader(inside)); !rep.OK() {
-		t.Errorf("a change inside the secret was seen: %+v", rep)
+	if rep, _ := Verify(strings.NewReader(inside)); rep.OK() {
+		t.Error("the chain missed an edited line")
 	}
-	outside := strings.Replace(buf.String(), "Deploy with", "Deploy wiTh", 1)
+	if rep, _ := Verify(strings.NewReader(rechain(inside))); !rep.OK() {
+		t.Errorf("a change inside the secret was seen by a receipt: %+v", rep)
+	}
+	outside := rechain(strings.Replace(buf.String(), "Deploy with", "Deploy wiTh", 1))
 	if rep, _ := Verify(strings.NewReader(outside)); rep.OK() {
 		t.Error("a change outside the secret went unnoticed")
 	}
 }
 
-func TestVerifyIsTolerant(t *testing.T) {
-	var buf bytes.Buffer
-	record(t, New(&buf, WithClock(clock)))
+// Unknown fields are read past (the receipt is extensible); unknown kinds
+// are not (TestEditsThatMustFail).
+func TestVerifyIsTolerantOfUnknownFields(t *testing.T) {
 	var out strings.Builder
-	for _, l := range strings.SplitAfter(buf.String(), "\n") {
-		if strings.HasPrefix(l, "{") {
-			l = `{"future_field":[1,2],` + l[1:]
+	for _, l := range strings.SplitAfter(recorded(t), "\n") {
+		if at := strings.Index(l, `"seq"`); at >= 0 {
+			l = l[:at] + `"future_field":[1,2],` + l[at:]
 		}
-		out.WriteString(l)
-		out.WriteString(`{"seq":99,"kind":"tool_call","at":"x","name":"grep"}` + "\n")
+		out.WriteString(strings.Replace(l, `"served_context":{`, `"served_context":{"payload_content_hash":"blake3:00",`, 1))
 	}
-	rep, err := Verify(strings.NewReader(out.String()))
+	rep, err := Verify(strings.NewReader(rechain(out.String())))
 	if err != nil || !rep.OK() || len(rep.Calls) != 3 {
-		t.Fatalf("verify of a transcript with unknown fields and kinds: %+v %v", rep, err)
+		t.Fatalf("verify of a transcript with unknown fields: %+v %v", rep, err)
 	}
 }
 
@@ -184,6 +231,7 @@ func TestEgressIsProjected(t *testing.T) {
 	if _, err := j.Call(ctx, echo, r); err != nil {
 		t.Fatal(err)
 	}
+	j.Close()
 	if !strings.Contains(buf.String(), `"bytes_added":10`) || !strings.Contains(buf.String(), `"id":"egress:system"`) ||
 		!strings.Contains(buf.String(), `"root":"transformed"`) || !strings.Contains(buf.String(), `"content":"You are careful.! [adapter]"`) {
 		t.Errorf("transcript:\n%s", buf.String())
@@ -209,8 +257,8 @@ func TestOpenRepairsATornTail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if j.Repaired != len(`{"seq":13,"kind":"system_pro`) || j.seq != 10 {
-		t.Errorf("repaired %d bytes, seq %d", j.Repaired, j.seq)
+	if j.Repaired != len(`{"seq":13,"kind":"system_pro`) || j.tail.seq != 12 {
+		t.Errorf("repaired %d bytes, seq %d", j.Repaired, j.tail.seq)
 	}
 	if _, err := j.Call(ctx, echo, request(t, "c4", `{"system": "four"}`)); err != nil {
 		t.Fatal(err)
@@ -263,15 +311,10 @@ func TestPins(t *testing.T) {
 // A line nested deeper than any JSON reader should follow is a problem
 // line, not a crash (gjson.Valid recursed on it until the stack overflowed).
 func TestVerifySurvivesDeepNesting(t *testing.T) {
-	var buf bytes.Buffer
-	record(t, New(&buf, WithClock(clock)))
 	deep := strings.Repeat("[", 20<<20) + "\n"
-	rep, err := Verify(strings.NewReader(deep + buf.String()))
-	if err != nil || len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0], "line 1: not JSON") || len(rep.Calls) != 3 {
+	rep, err := Verify(strings.NewReader(deep + recorded(t)))
+	if err != nil || rep.OK() || !strings.Contains(rep.Problems[0], "line 1: not JSON") || len(rep.Calls) != 3 {
 		t.Fatalf("verify = %+v, %v", rep.Problems, err)
-	}
-	if _, ok := lineSeq([]byte(deep)); ok {
-		t.Error("lineSeq read a seq from a line that is not JSON")
 	}
 }
 
@@ -284,5 +327,33 @@ func TestChangedFragmentsReadOmittedDefaults(t *testing.T) {
 	got := ChangedFragments(old, cur)
 	if len(got) != 1 || got[0].String() != "b (rank 2 → 0)" {
 		t.Errorf("changes = %v, want only b (rank 2 → 0)", got)
+	}
+}
+
+// A pin key is taken over redacted messages, tools and parameters, as a
+// receipt is: two requests that differ only inside a secret have one key,
+// so the key (which the event log keeps) confirms no guess at the secret.
+func TestPinKeysHashRedactedValues(t *testing.T) {
+	base := request(t, "c1", `{"system": "x"}`)
+	key := func(messages, tools, params string) string {
+		r := base
+		r.Messages, r.Tools, r.Parameters = json.RawMessage(messages), json.RawMessage(tools), json.RawMessage(params)
+		k, err := RequestKey(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	for _, tc := range []struct{ a, b [3]string }{
+		{[3]string{`[{"content":"use password: hunter22"}]`, `[]`, `{}`}, [3]string{`[{"content":"use password: hunter23"}]`, `[]`, `{}`}},
+		{[3]string{`[]`, `[{"token":"ghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}]`, `{}`}, [3]string{`[]`, `[{"token":"ghp_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"}]`, `{}`}},
+		{[3]string{`[]`, `[]`, `{"api_key":"sk-ant-api03-aaaaaaaaaaaaaaaaaaaaaaaa"}`}, [3]string{`[]`, `[]`, `{"api_key":"sk-ant-api03-bbbbbbbbbbbbbbbbbbbbbbbb"}`}},
+	} {
+		if ka, kb := key(tc.a[0], tc.a[1], tc.a[2]), key(tc.b[0], tc.b[1], tc.b[2]); ka != kb {
+			t.Errorf("%v and %v: keys differ, so the key hashes a secret", tc.a, tc.b)
+		}
+	}
+	if key(`[{"content":"a"}]`, `[]`, `{}`) == key(`[{"content":"b"}]`, `[]`, `{}`) {
+		t.Error("different messages share a key")
 	}
 }

@@ -2,6 +2,7 @@ package journal
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -133,20 +134,25 @@ func (e *PinMissError) Error() string {
 func (e *PinMissError) Is(t error) bool { return t == ErrPinMiss }
 
 // RequestKey is the digest of a request's canonical form: the system
-// prompt's digest, the messages, the tools and the parameters. Equal keys
-// are the same call, as far as a model can tell.
+// prompt's digest and the content hashes (JSONHash: redacted first) of the
+// messages, the tools and the parameters. Equal keys are the same call, as
+// far as a model can tell; and like a receipt, a key is taken over redacted
+// values, so no secret's hash reaches the event log the pins live in.
 func RequestKey(req Request) (string, error) {
 	return requestKey(digest.Of(req.served()).String(), req)
 }
 
 // requestKey is RequestKey given the served system prompt's digest.
 func requestKey(systemDigest string, req Request) (string, error) {
-	b, err := canon.Marshal(map[string]any{
-		"system_digest": systemDigest,
-		"messages":      orNull(req.Messages),
-		"tools":         orNull(req.Tools),
-		"parameters":    orNull(req.Parameters),
-	})
+	key := map[string]string{"system_digest": systemDigest}
+	for name, raw := range map[string]json.RawMessage{"messages": req.Messages, "tools": req.Tools, "parameters": req.Parameters} {
+		h, err := JSONHash(raw)
+		if err != nil {
+			return "", fmt.Errorf("journal: call %s: %s: %w", req.Call, name, err)
+		}
+		key[name+"_content_hash"] = h
+	}
+	b, err := canon.Marshal(key)
 	if err != nil {
 		return "", err
 	}

@@ -1,194 +1,243 @@
 package journal
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"strings"
+	"sort"
 
-	"github.com/promptloom/promptloom/digest"
-	"github.com/promptloom/promptloom/manifest"
 	"github.com/tidwall/gjson"
 )
 
-// CallReport is the verdict on one request of a transcript.
-type CallReport struct {
-	// Line is the request's line number (from 1).
-	Line int    `json:"line"`
-	Seq  int64  `json:"seq"`
-	Call string `json:"call"`
-	OK   bool   `json:"ok"`
-	// Problem says what failed, with the line it failed on.
-	Problem string `json:"problem,omitempty"`
-}
-
-// Report is the verdict on a whole transcript.
-type Report struct {
-	Calls []CallReport `json:"calls"`
-	// Problems are lines that could not be read at all.
-	Problems []string `json:"problems,omitempty"`
-}
-
-// OK reports whether every call verified and every line was read.
-func (r *Report) OK() bool {
-	if len(r.Problems) > 0 {
-		return false
-	}
-	for _, c := range r.Calls {
-		if !c.OK {
-			return false
+// Verify checks a transcript, reading it a line at a time (no line longer
+// than MaxLineBytes: past it, Verify stops with a *LineTooLongError).
+//
+// The first line decides the format. A line with "kind" starts a
+// promptloom transcript: every line must then carry "prev", the hash of the
+// line before (Genesis first), and "seq", one more than the line before;
+// every kind must be known; sessions must open and close; each request's
+// receipts must resolve to retained lines whose bytes re-derive them (see
+// checkReceipts), and its outcome line must name it by seq and hash and
+// hash to its own receipt. A line with "type" starts a Harn transcript,
+// which has no chain: each provider_call_request's receipts are checked,
+// and other event types are skipped. No line of either may repeat a JSON
+// key. A transcript with no call checked fails.
+func Verify(r io.Reader) (*Report, error) {
+	v := &verifier{rep: &Report{}, systems: map[string]retained{}, manifests: map[string]retained{},
+		schemas: map[string]retained{}, messages: map[string]retained{}, sessions: map[string]*session{},
+		pending: map[int64]int{}, prev: Genesis}
+	lr := newLineReader(r)
+	for {
+		line, err := lr.next()
+		if errors.Is(err, io.EOF) {
+			break
 		}
+		if err != nil {
+			v.finish()
+			return v.rep, err
+		}
+		v.line(lr.n, line, lr.torn)
 	}
-	return true
+	v.finish()
+	return v.rep, nil
 }
 
-// retained is a system prompt or manifest line, by its declared hash.
+// retained is a line holding bytes a receipt names: a system prompt, a
+// manifest, tool schemas or a served message.
 type retained struct {
 	line int
-	raw  string // content (system prompt) or the manifest's exact bytes
-	hash string // the hash recomputed from raw
+	raw  string // the content (system prompt) or the value's exact bytes
+	hash string // the hash as it re-derives from raw ("" until derived)
 }
 
-// Verify checks every request of a transcript: its manifest_content_hash
-// must name a retained context_manifest whose exact bytes hash to it, its
-// system_prompt_content_hash a retained system_prompt whose content hashes
-// to it and equals the manifest's whole_prompt_digest, with the byte count
-// it claims; the manifest must validate against that content; messages and
-// tools, when the request carries them, must hash to their receipts.
-// Unknown fields and kinds are skipped, and both manifest boundaries are
-// accepted, so transcripts of other tools in this format verify too.
-func Verify(r io.Reader) (*Report, error) {
-	rep := &Report{}
-	systems, manifests := map[string]retained{}, map[string]retained{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<20), 1<<30)
-	n := 0
-	for sc.Scan() {
-		n++
-		text := sc.Text()
-		if strings.TrimSpace(text) == "" {
-			continue
+type session struct {
+	line, calls int
+	closed      bool
+}
+
+type verifier struct {
+	rep                                   *Report
+	systems, manifests, schemas, messages map[string]retained
+	sessions                              map[string]*session
+	pending                               map[int64]int // request seq -> index in rep.Calls
+	hashes                                map[int64]string
+	prev, cur                             string // the chain hashes of the last line and this one
+	seq                                   int64
+}
+
+func (v *verifier) line(n int, line []byte, torn bool) {
+	v.rep.Lines = n
+	v.cur = LineHash(line)
+	defer func() { v.prev = v.cur }()
+	if blank(line) {
+		// Harn skips blank lines; in a promptloom transcript every line is
+		// chained, and a blank one (before the first line too: the next
+		// line's prev then fails) is a problem.
+		if v.rep.Format == FormatPromptloom {
+			v.rep.problem("line %d: blank line", n)
 		}
-		if !json.Valid(sc.Bytes()) { // not gjson.Valid: it recurses, and deep nesting overflows the stack
-			rep.Problems = append(rep.Problems, fmt.Sprintf("line %d: not JSON", n))
-			continue
-		}
-		v := gjson.Parse(text)
-		switch v.Get("kind").String() {
-		case KindSystemPrompt:
-			content := v.Get("content").String()
-			systems[v.Get("content_hash").String()] = retained{line: n, raw: content, hash: digest.Of(content).String()}
-		case KindContextManifest:
-			raw := v.Get("manifest").Raw
-			manifests[v.Get("content_hash").String()] = retained{line: n, raw: raw, hash: manifest.HashBytes([]byte(raw))}
-		case KindRequest:
-			rep.Calls = append(rep.Calls, verifyRequest(n, v, systems, manifests))
+		return
+	}
+	if torn {
+		v.rep.problem("line %d: no final newline (torn by a crash, or cut)", n)
+	}
+	if !json.Valid(line) { // not gjson.Valid: it recurses, and deep nesting overflows the stack
+		v.rep.problem("line %d: not JSON", n)
+		return
+	}
+	if path, dup := duplicateKey(line); dup {
+		v.rep.Problems = append(v.rep.Problems, (&DuplicateKeyError{Line: n, Path: path}).Error())
+		return
+	}
+	l := gjson.ParseBytes(line)
+	if !l.IsObject() {
+		v.rep.problem("line %d: not a JSON object", n)
+		return
+	}
+	kind, typ := l.Get("kind"), l.Get("type")
+	if v.rep.Format == "" {
+		switch {
+		case kind.Exists():
+			v.rep.Format = FormatPromptloom
+		case typ.Exists():
+			v.rep.Format = FormatHarn
+		default:
+			v.rep.problem("line %d: unknown format: neither a promptloom line (\"kind\") nor a Harn event (\"type\")", n)
+			return
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return rep, fmt.Errorf("journal: read: %w", err)
+	if v.rep.Format == FormatHarn {
+		v.harnLine(n, l)
+		return
 	}
-	return rep, nil
+	v.promptloomLine(n, l)
+}
+
+func (v *verifier) promptloomLine(n int, l gjson.Result) {
+	if p := l.Get("prev"); p.Type != gjson.String {
+		v.rep.problem("line %d: chain broken: no prev", n)
+	} else if p.Str != v.prev {
+		v.rep.problem("line %d: chain broken: prev is %s, but line %d hashes to %s", n, p.Str, n-1, v.prev)
+	}
+	if s := l.Get("seq"); s.Type != gjson.Number || s.Int() != v.seq+1 {
+		v.rep.problem("line %d: seq %s, want %d", n, s.Raw, v.seq+1)
+	}
+	v.seq++
+	sess := l.Get("session").String()
+	switch kind := l.Get("kind"); kind.String() {
+	case KindOpen:
+		if _, dup := v.sessions[sess]; dup || sess == "" {
+			v.rep.problem("line %d: session %q opened twice, or without an id", n, sess)
+			return
+		}
+		v.sessions[sess] = &session{line: n}
+	case KindClose:
+		s, ok := v.sessions[sess]
+		switch {
+		case !ok || s.closed:
+			v.rep.problem("line %d: journal_close of session %q, which is not open", n, sess)
+		case l.Get("calls").Int() != int64(s.calls) || l.Get("calls").Type != gjson.Number:
+			v.rep.problem("line %d: session %q closes with %s call(s), but %d are in the transcript", n, sess, l.Get("calls").Raw, s.calls)
+		}
+		if ok {
+			s.closed = true
+		}
+	case KindSystemPrompt:
+		content := l.Get("content")
+		v.systems[l.Get("content_hash").String()] = retained{line: n, raw: content.String()}
+	case KindContextManifest:
+		v.manifests[l.Get("content_hash").String()] = retained{line: n, raw: l.Get("manifest").Raw}
+	case KindRequest:
+		c := CallReport{Line: n, Seq: l.Get("seq").Int(), Call: l.Get("call").String(), Status: Incomplete,
+			Problem: "no provider_call_response or provider_call_error answers it"}
+		if err := v.checkReceipts(l, false); err != nil {
+			c.Status, c.Problem = Failed, err.Error()
+		}
+		if s, ok := v.sessions[sess]; !ok || s.closed {
+			c.Status, c.Problem = Failed, fmt.Sprintf("session %q is not open at this line", sess)
+		} else {
+			s.calls++
+		}
+		v.pending[c.Seq] = len(v.rep.Calls)
+		if v.hashes == nil {
+			v.hashes = map[int64]string{}
+		}
+		v.hashes[c.Seq] = v.cur
+		v.rep.Calls = append(v.rep.Calls, c)
+	case KindResponse, KindError:
+		v.outcome(n, l)
+	default:
+		v.rep.problem("line %d: unknown kind %s", n, kind.Raw)
+	}
+}
+
+// outcome checks a response or error line against its request.
+func (v *verifier) outcome(n int, l gjson.Result) {
+	rs := l.Get("request_seq").Int()
+	i, ok := v.pending[rs]
+	if !ok {
+		v.rep.problem("line %d: %s names request seq %d, which no earlier request has, or which is answered already", n, l.Get("kind").Str, rs)
+		return
+	}
+	delete(v.pending, rs)
+	c := &v.rep.Calls[i]
+	field, hashField := "response", "response_content_hash"
+	if l.Get("kind").Str == KindError {
+		field, hashField = "error", "error_content_hash"
+	}
+	problem := ""
+	switch {
+	case l.Get("call").String() != c.Call:
+		problem = fmt.Sprintf("the %s at line %d names call %q", field, n, l.Get("call").String())
+	case l.Get("request_hash").String() != v.hashes[rs]:
+		problem = fmt.Sprintf("the %s at line %d names request hash %s, but the request hashes to %s", field, n, l.Get("request_hash").String(), v.hashes[rs])
+	default:
+		want := l.Get(hashField)
+		got, err := JSONHash([]byte(orRawNull(l.Get(field).Raw)))
+		if want.Type != gjson.String || err != nil || got != want.Str {
+			problem = fmt.Sprintf("the %s at line %d does not hash to its %s (%s)", field, n, hashField, got)
+		}
+	}
+	if c.Status == Failed {
+		return
+	}
+	if problem != "" {
+		c.Status, c.Problem = Failed, fmt.Sprintf("%v: %s", errCall, problem)
+		return
+	}
+	c.Status, c.OK, c.Problem = Verified, true, ""
+}
+
+func (v *verifier) finish() {
+	r := v.rep
+	if r.Lines == 0 {
+		r.problem("empty transcript: nothing to verify")
+		return
+	}
+	if r.Format == FormatPromptloom {
+		r.Head = v.prev
+		ids := make([]string, 0, len(v.sessions))
+		for id := range v.sessions {
+			ids = append(ids, id)
+		}
+		sort.Slice(ids, func(a, b int) bool { return v.sessions[ids[a]].line < v.sessions[ids[b]].line })
+		for _, id := range ids {
+			if s := v.sessions[id]; !s.closed {
+				r.problem("session %s (line %d) has no journal_close: the run was cut short, or is still being written", id, s.line)
+			}
+		}
+	}
+	if v, _, _ := r.Counts(); v == 0 {
+		r.problem("no call verified: a transcript that proves nothing fails")
+	}
 }
 
 var errCall = errors.New("call does not verify")
-
-func verifyRequest(n int, v gjson.Result, systems, manifests map[string]retained) CallReport {
-	c := CallReport{Line: n, Seq: v.Get("seq").Int(), Call: v.Get("call").String()}
-	if err := checkRequest(v, systems, manifests); err != nil {
-		c.Problem = err.Error()
-		return c
-	}
-	c.OK = true
-	return c
-}
-
-func checkRequest(v gjson.Result, systems, manifests map[string]retained) error {
-	s := v.Get("served_context")
-	if !s.IsObject() {
-		return fmt.Errorf("%w: no served_context", errCall)
-	}
-	if schema := s.Get("schema").String(); schema != ServedContextSchema {
-		return fmt.Errorf("%w: served_context schema %q", errCall, schema)
-	}
-	mhash := s.Get("manifest_content_hash").String()
-	m, ok := manifests[mhash]
-	switch {
-	case !ok:
-		return fmt.Errorf("%w: no retained context_manifest has content_hash %s", errCall, mhash)
-	case m.hash != mhash:
-		return fmt.Errorf("%w: the context_manifest at line %d does not hash to its content_hash (%s)", errCall, m.line, m.hash)
-	}
-	shash := s.Get("system_prompt_content_hash").String()
-	sys, ok := systems[shash]
-	switch {
-	case !ok:
-		return fmt.Errorf("%w: no retained system_prompt has content_hash %s", errCall, shash)
-	case sys.hash != shash:
-		return fmt.Errorf("%w: the system_prompt at line %d does not hash to its content_hash (%s)", errCall, sys.line, sys.hash)
-	}
-	if got := s.Get("system_prompt_bytes"); !got.Exists() || int(got.Int()) != len(sys.raw) {
-		return fmt.Errorf("%w: system_prompt_bytes %s, but the system prompt at line %d has %d bytes", errCall, got.Raw, sys.line, len(sys.raw))
-	}
-	mf, err := manifest.Read([]byte(m.raw))
-	if err != nil {
-		return fmt.Errorf("%w: the context_manifest at line %d: %w", errCall, m.line, err)
-	}
-	if mf.WholePromptDigest != shash {
-		return fmt.Errorf("%w: system_prompt_content_hash is not the manifest's whole_prompt_digest %s", errCall, mf.WholePromptDigest)
-	}
-	if err := manifest.Validate(mf, sys.raw); err != nil {
-		return fmt.Errorf("%w: the manifest at line %d does not hold for the system prompt at line %d: %w", errCall, m.line, sys.line, err)
-	}
-	req := v.Get("request")
-	for _, part := range []struct{ field, receipt string }{{"messages", "messages_content_hash"}, {"tools", "tools_content_hash"}} {
-		got := req.Get(part.field)
-		want := s.Get(part.receipt).String()
-		if !req.Exists() || want == "" {
-			continue // a transcript that does not retain them cannot check them
-		}
-		h, err := JSONHash([]byte(orRawNull(got.Raw)))
-		if err != nil || h != want {
-			return fmt.Errorf("%w: %s do not hash to %s", errCall, part.field, part.receipt)
-		}
-	}
-	return nil
-}
 
 func orRawNull(raw string) string {
 	if raw == "" {
 		return "null"
 	}
 	return raw
-}
-
-// lineSeq reads the seq of a transcript line.
-func lineSeq(line []byte) (int64, bool) {
-	if !json.Valid(line) {
-		return 0, false
-	}
-	s := gjson.GetBytes(line, "seq")
-	return s.Int(), s.Exists()
-}
-
-// WriteText writes one line per call and per problem, and a summary.
-func (r *Report) WriteText(w io.Writer) error {
-	var b strings.Builder
-	for _, p := range r.Problems {
-		fmt.Fprintf(&b, "FAIL %s\n", p)
-	}
-	good := 0
-	for _, c := range r.Calls {
-		if c.OK {
-			good++
-			fmt.Fprintf(&b, "ok   line %d: call %s (seq %d)\n", c.Line, c.Call, c.Seq)
-		} else {
-			fmt.Fprintf(&b, "FAIL line %d: call %s (seq %d): %s\n", c.Line, c.Call, c.Seq, c.Problem)
-		}
-	}
-	fmt.Fprintf(&b, "%d of %d call(s) verified\n", good, len(r.Calls))
-	_, err := io.WriteString(w, b.String())
-	return err
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -177,6 +179,19 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 		_, err := journal.New(nil).Call(context.Background(), nil,
 			journal.Request{Call: "c1", System: "You are careless.", Manifest: manifest.New(r, "agent")})
 		return err, journal.ErrStaleManifest
+	},
+	"journal.ErrClosed": func(t *testing.T) (error, error) {
+		r, _ := reducer.Reduce([]fragment.Fragment{fragment.Primary("You are careful.")}, gating.Active{})
+		j := journal.New(io.Discard)
+		j.Close()
+		_, err := j.Call(context.Background(), nil, journal.Request{Call: "c1", System: r.System, Manifest: manifest.New(r, "agent")})
+		return err, journal.ErrClosed
+	},
+	"journal.ErrForeignTranscript": func(t *testing.T) (error, error) {
+		path := filepath.Join(t.TempDir(), "harn.jsonl")
+		os.WriteFile(path, []byte(`{"type":"system_prompt","content":"x"}`+"\n"), 0o644)
+		_, err := journal.Open(path)
+		return err, journal.ErrForeignTranscript
 	},
 	"journal.ErrNoRecording": func(t *testing.T) (error, error) {
 		_, err := journal.NewPinnedModel(context.Background(), nil, journal.Strict, nil, nil)

@@ -116,7 +116,7 @@ func runNegotiation(e *env, args []string) int {
 		if _, err := os.Stat(*record + ".jsonl"); err == nil {
 			return e.fail("demo negotiation: %s.jsonl exists; record into a new FILE", *record)
 		}
-		j, err := journal.Open(*record+".jsonl", journal.WithClock(demo.NegotiationClock()))
+		j, err := journal.Open(*record+".jsonl", journal.WithClock(demo.NegotiationClock()), journal.WithSession("negotiation"))
 		if err != nil {
 			return e.fail("demo negotiation: %v", err)
 		}

@@ -1,0 +1,119 @@
+package journal
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/promptloom/promptloom/digest"
+	"github.com/tidwall/gjson"
+)
+
+// Genesis is the prev of a transcript's first line: "blake3:" and 64 zeros.
+const Genesis = "blake3:0000000000000000000000000000000000000000000000000000000000000000"
+
+// LineHash is the chain hash of a transcript line: BLAKE3 over its exact
+// bytes, without the newline that ends it, and not redacted (the line is
+// what is hashed, as written). The next line's "prev" holds it.
+func LineHash(line []byte) string { return digest.Bytes(line).String() }
+
+// ErrForeignTranscript is Open on a file whose last line is not a chained
+// promptloom line (a Harn transcript, or one written before the chain).
+var ErrForeignTranscript = errors.New("journal: not a chained promptloom transcript; append to a new file")
+
+// tail is where the next line goes: the chain's last hash and seq, and the
+// file's size once they were read.
+type tail struct {
+	prev string
+	seq  int64
+	size int64
+}
+
+// readTail finds the last line of f (size bytes long, ending in a newline
+// or empty) and returns the chain state after it.
+func readTail(f *os.File, size int64) (tail, error) {
+	if size == 0 {
+		return tail{prev: Genesis, size: 0}, nil
+	}
+	start, err := lastLineStart(f, size-1)
+	if err != nil {
+		return tail{}, err
+	}
+	line := make([]byte, size-1-start)
+	if _, err := f.ReadAt(line, start); err != nil {
+		return tail{}, fmt.Errorf("journal: %w", err)
+	}
+	v := gjson.ParseBytes(line)
+	if !json.Valid(line) || !v.Get("prev").Exists() || !v.Get("seq").Exists() {
+		return tail{}, ErrForeignTranscript
+	}
+	return tail{prev: LineHash(line), seq: v.Get("seq").Int(), size: size}, nil
+}
+
+// lastLineStart returns the offset where the line ending before end
+// begins: just after the previous newline, or 0. It reads backwards in
+// chunks and gives up past MaxLineBytes.
+func lastLineStart(f *os.File, end int64) (int64, error) {
+	const chunk = 64 << 10
+	buf := make([]byte, chunk)
+	for pos := end; pos > 0; {
+		n := int64(chunk)
+		if pos < n {
+			n = pos
+		}
+		if _, err := f.ReadAt(buf[:n], pos-n); err != nil && !errors.Is(err, io.EOF) {
+			return 0, fmt.Errorf("journal: %w", err)
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			return pos - n + int64(i) + 1, nil
+		}
+		pos -= n
+		if end-pos > int64(MaxLineBytes) {
+			return 0, &LineTooLongError{Limit: MaxLineBytes}
+		}
+	}
+	return 0, nil
+}
+
+// repairTail looks at a file's last line when it lacks a final newline.
+// Only a crash in the middle of a write leaves one, and only a line that is
+// not complete JSON is torn: it is cut off (the bytes cut are returned). A
+// complete record that merely lacks its newline is kept and ended.
+func repairTail(f *os.File) (cut int, size int64, err error) {
+	st, err := f.Stat()
+	if err != nil {
+		return 0, 0, fmt.Errorf("journal: %w", err)
+	}
+	size = st.Size()
+	if size == 0 {
+		return 0, 0, nil
+	}
+	last := make([]byte, 1)
+	if _, err := f.ReadAt(last, size-1); err != nil {
+		return 0, 0, fmt.Errorf("journal: %w", err)
+	}
+	if last[0] == '\n' {
+		return 0, size, nil
+	}
+	start, err := lastLineStart(f, size)
+	if err != nil {
+		return 0, 0, err
+	}
+	line := make([]byte, size-start)
+	if _, err := f.ReadAt(line, start); err != nil {
+		return 0, 0, fmt.Errorf("journal: %w", err)
+	}
+	if json.Valid(line) {
+		if _, err := f.Write([]byte("\n")); err != nil { // O_APPEND: at the end
+			return 0, 0, fmt.Errorf("journal: repair: %w", err)
+		}
+		return 0, size + 1, nil
+	}
+	if err := f.Truncate(start); err != nil {
+		return 0, 0, fmt.Errorf("journal: repair: %w", err)
+	}
+	return int(size - start), start, nil
+}

@@ -1,0 +1,190 @@
+package journal
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/manifest"
+	"github.com/tidwall/gjson"
+)
+
+// checkReceipts checks a request's served_context against the lines
+// retained before it: manifest_content_hash must name a retained
+// context_manifest whose bytes re-derive it, system_prompt_content_hash a
+// retained system_prompt whose content re-derives it and equals the
+// manifest's whole_prompt_digest, system_prompt_bytes the byte count, and
+// the manifest must validate against the content. In a promptloom
+// transcript every part of the request it retains (messages, tools,
+// parameters) must have its receipt hash and match it; in a Harn transcript
+// tool_schemas_content_hash must name retained tool_schemas, and when the
+// served_message definitions of the message lineage are retained, they
+// must rebuild the messages that messages_content_hash names.
+func (v *verifier) checkReceipts(l gjson.Result, harn bool) error {
+	s := l.Get("served_context")
+	if !s.IsObject() {
+		return fmt.Errorf("%w: no served_context", errCall)
+	}
+	if schema := s.Get("schema").String(); schema != ServedContextSchema {
+		return fmt.Errorf("%w: served_context schema %q", errCall, schema)
+	}
+	mhash, err := receiptHash(s, "manifest_content_hash")
+	if err != nil {
+		return err
+	}
+	m, ok := v.manifests[mhash]
+	switch {
+	case !ok:
+		return fmt.Errorf("%w: no retained context_manifest has content_hash %s", errCall, mhash)
+	case !harn && manifest.HashBytes([]byte(m.raw)) != mhash, harn && !rederives(m.raw, mhash):
+		return fmt.Errorf("%w: the context_manifest at line %d does not hash to its content_hash (%s)", errCall, m.line, manifest.HashBytes([]byte(m.raw)))
+	}
+	shash, err := receiptHash(s, "system_prompt_content_hash")
+	if err != nil {
+		return err
+	}
+	sys, ok := v.systems[shash]
+	switch {
+	case !ok:
+		return fmt.Errorf("%w: no retained system_prompt has content_hash %s", errCall, shash)
+	case digest.Of(sys.raw).String() != shash:
+		return fmt.Errorf("%w: the system_prompt at line %d does not hash to its content_hash (%s)", errCall, sys.line, digest.Of(sys.raw))
+	}
+	mf, err := manifest.Read([]byte(m.raw))
+	if err != nil {
+		return fmt.Errorf("%w: the context_manifest at line %d: %w", errCall, m.line, err)
+	}
+	if mf.WholePromptDigest != shash {
+		return fmt.Errorf("%w: system_prompt_content_hash is not the manifest's whole_prompt_digest %s", errCall, mf.WholePromptDigest)
+	}
+	got := s.Get("system_prompt_bytes")
+	if got.Type != gjson.Number || int(got.Int()) != mf.SystemPromptBytes {
+		return fmt.Errorf("%w: system_prompt_bytes %s, but the manifest at line %d says %d", errCall, got.Raw, m.line, mf.SystemPromptBytes)
+	}
+	// A Harn writer redacts a line before writing it: when that shortened
+	// the retained prompt, its hash still re-derives (redaction is a fixed
+	// point) but segment offsets refer to the bytes sent, not retained.
+	if !harn || len(sys.raw) == mf.SystemPromptBytes {
+		if err := manifest.Validate(mf, sys.raw); err != nil {
+			return fmt.Errorf("%w: the manifest at line %d does not hold for the system prompt at line %d: %w", errCall, m.line, sys.line, err)
+		}
+	}
+	if harn {
+		return v.checkHarnParts(s)
+	}
+	req := l.Get("request")
+	for _, part := range []struct{ field, receipt string }{
+		{"messages", "messages_content_hash"}, {"tools", "tools_content_hash"}, {"parameters", "parameters_content_hash"}} {
+		got := req.Get(part.field)
+		if !got.Exists() {
+			continue // not retained: nothing to check it against
+		}
+		want, err := receiptHash(s, part.receipt)
+		if err != nil {
+			return fmt.Errorf("%w (request.%s is retained)", err, part.field)
+		}
+		if h, err := JSONHash([]byte(got.Raw)); err != nil || h != want {
+			return fmt.Errorf("%w: request.%s does not hash to %s", errCall, part.field, part.receipt)
+		}
+	}
+	return nil
+}
+
+// receiptHash reads a required blake3:<hex> hash of a receipt.
+func receiptHash(s gjson.Result, field string) (string, error) {
+	h := s.Get(field)
+	if h.Type != gjson.String {
+		return "", fmt.Errorf("%w: served_context has no %s", errCall, field)
+	}
+	if _, err := digest.Parse(h.Str); err != nil {
+		return "", fmt.Errorf("%w: served_context.%s: %w", errCall, field, err)
+	}
+	return h.Str, nil
+}
+
+// rederives reports whether a retained JSON value hashes to want: over its
+// exact bytes (a Harn line is the serde_json encoding of the redacted
+// event, so a value's bytes in it are what its hash was taken over), or
+// over its canonical, redacted encoding (as Harn's own tests re-derive).
+func rederives(raw, want string) bool {
+	if digest.String(raw).String() == want {
+		return true
+	}
+	h, err := JSONHash([]byte(raw))
+	return err == nil && h == want
+}
+
+func (v *verifier) checkHarnParts(s gjson.Result) error {
+	if s.Get("tool_schemas_content_hash").Exists() {
+		h, err := receiptHash(s, "tool_schemas_content_hash")
+		if err != nil {
+			return err
+		}
+		ts, ok := v.schemas[h]
+		switch {
+		case !ok:
+			return fmt.Errorf("%w: no retained tool_schemas has content_hash %s", errCall, h)
+		case !rederives(ts.raw, h):
+			return fmt.Errorf("%w: the tool_schemas at line %d do not hash to their content_hash", errCall, ts.line)
+		}
+	}
+	lineage := s.Get("message_lineage.messages")
+	if !lineage.IsArray() {
+		return nil
+	}
+	var parts []string
+	missing := ""
+	lineage.ForEach(func(_, m gjson.Result) bool {
+		ref := m.Get("definition_ref").String()
+		d, ok := v.messages[ref]
+		if !ok {
+			missing = ref
+			return true
+		}
+		if !rederives(d.raw, ref) {
+			missing = ref + " (its served_message does not hash to it)"
+		}
+		parts = append(parts, d.raw)
+		return true
+	})
+	switch {
+	case len(parts) == 0 && missing != "":
+		return nil // the transcript does not retain messages: nothing to check
+	case missing != "":
+		return fmt.Errorf("%w: message_lineage names %s, which no served_message retains", errCall, missing)
+	}
+	want, err := receiptHash(s, "messages_content_hash")
+	if err != nil {
+		return fmt.Errorf("%w (the messages are retained)", err)
+	}
+	if !rederives("["+strings.Join(parts, ",")+"]", want) {
+		return fmt.Errorf("%w: the retained messages do not hash to messages_content_hash", errCall)
+	}
+	return nil
+}
+
+// harnLine reads one event of a Harn transcript.
+func (v *verifier) harnLine(n int, l gjson.Result) {
+	typ := l.Get("type")
+	if typ.Type != gjson.String {
+		v.rep.problem("line %d: a Harn event with no type (a promptloom line in a Harn transcript?)", n)
+		return
+	}
+	hash := l.Get("content_hash").String()
+	switch typ.Str {
+	case KindSystemPrompt:
+		v.systems[hash] = retained{line: n, raw: l.Get("content").String()}
+	case KindContextManifest:
+		v.manifests[hash] = retained{line: n, raw: l.Get("manifest").Raw}
+	case "tool_schemas":
+		v.schemas[hash] = retained{line: n, raw: l.Get("schemas").Raw}
+	case "served_message":
+		v.messages[hash] = retained{line: n, raw: l.Get("message").Raw}
+	case KindRequest:
+		c := CallReport{Line: n, Seq: l.Get("iteration").Int(), Call: l.Get("call_id").String(), Status: Verified, OK: true}
+		if err := v.checkReceipts(l, true); err != nil {
+			c.Status, c.OK, c.Problem = Failed, false, err.Error()
+		}
+		v.rep.Calls = append(v.rep.Calls, c)
+	}
+}
