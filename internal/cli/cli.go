@@ -26,6 +26,7 @@ const (
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	flags          *flag.FlagSet // the last flag set made, for --help
 }
 
 type command struct {
@@ -49,6 +50,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return ExitOK
 	}
+	if args[0] == "--version" || args[0] == "version" {
+		version(stdout)
+		return ExitOK
+	}
 	c, ok := commands[args[0]]
 	if !ok {
 		return e.fail("unknown command %q (try: promptloom help)", args[0])
@@ -59,7 +64,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "promptloom: build, explain, diff and verify LLM system prompts.")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "usage:")
+	fmt.Fprintln(w, "usage (promptloom COMMAND --help for a command's flags; promptloom --version):")
 	names := make([]string, 0, len(commands))
 	for n := range commands {
 		names = append(names, n)
@@ -80,6 +85,7 @@ func (e *env) fail(format string, args ...any) int {
 // read returns the contents of a file, or of stdin for "-".
 func (e *env) read(name string) ([]byte, error) {
 	if name == "-" {
+		e.noticeTerminal()
 		return io.ReadAll(e.stdin)
 	}
 	return os.ReadFile(name)
@@ -106,13 +112,18 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 func newFlags(e *env, name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	e.flags = fs
 	return fs
 }
 
 // flagError turns a flag parse error into the one-line failure.
 func (e *env) flagError(name string, err error) int {
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintf(e.stdout, "usage: promptloom %s\n", commands[name].usage)
+		if e.flags != nil {
+			writeHelp(e.stdout, e.flags.Name(), e.flags)
+		} else {
+			fmt.Fprintf(e.stdout, "usage: promptloom %s\n", commands[name].usage)
+		}
 		return ExitOK
 	}
 	return e.fail("%s: %v (usage: promptloom %s)", name, err, commands[name].usage)
