@@ -22,11 +22,11 @@ type entry struct {
 	// text, so anchored runs at many candidates would be quadratic.
 	unbounded bool
 
-	full     *regexp.Regexp // the catalog's pattern, as written in redaction.md
+	full     *regexp.Regexp // the catalog's pattern, whole
 	anchored *regexp.Regexp // ^flags body: the same pattern, matched only at the start
 }
 
-// catalog is shared/redaction.md's table, in its order. The order is part of
+// catalog is Harn's secret catalog (docs/rules.md, "Redaction"), in its order. The order is part of
 // every digest: each pattern runs over the output of the one before, and the
 // name lands in the placeholder.
 var catalog = compile([]entry{

@@ -2,7 +2,7 @@
 // digest never lets anyone confirm a guessed secret and a manifest can be
 // shared.
 //
-// The catalog (shared/redaction.md) is applied in order, each pattern to the
+// The catalog (docs/rules.md, "Redaction") is applied in order, each pattern to the
 // output of the one before; every match becomes <redacted:NAME:BYTE_LEN>.
 // Before the catalog, a text that is one bare URL loses its userinfo and the
 // values of its sensitive query parameters.
@@ -55,7 +55,7 @@ func (t Text) Edge() bool { return t.edge || t.tail || t.head }
 // boundary where there was none ("xBearer abc..." after the x was redacted),
 // and then a single pass would leave a catalog match in its output and
 // redacting twice would change it again. Running to the fixed point keeps the
-// two promises of redaction.md: idempotent, and no catalog secret left.
+// two promises of docs/rules.md: idempotent, and no catalog secret left.
 func Piece(s string) Text {
 	t := Text{Raw: s, Redacted: s}
 	for pass := 0; ; pass++ {
