@@ -9,6 +9,7 @@ package manifest
 
 import (
 	"encoding/json"
+	"strings"
 	"unsafe"
 
 	"github.com/promptloom/promptloom/digest"
@@ -87,8 +88,18 @@ type EgressDelta struct {
 
 var nullJSON = json.RawMessage("null")
 
-// New returns the manifest of a reduction, attributed to callRole.
+// DefaultCallRole is the call role of a manifest made for no named call, as
+// options that name none get (options.DefaultCallRole).
+const DefaultCallRole = "unattributed"
+
+// New returns the manifest of a reduction, attributed to callRole. A blank
+// callRole is DefaultCallRole, as in options that name no call_role: New
+// never makes a manifest that Validate refuses for its call role. (Validate
+// still refuses an empty call_role in a manifest read from elsewhere.)
 func New(r *reducer.Reduction, callRole string) *Manifest {
+	if strings.TrimSpace(callRole) == "" {
+		callRole = DefaultCallRole
+	}
 	m := &Manifest{
 		Schema:             Schema,
 		Scope:              Scope,

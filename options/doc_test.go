@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/promptloom/promptloom/manifest"
 )
 
 // docSections says which section of docs/options.md documents the keys
@@ -188,5 +190,13 @@ func TestOptionsDoc(t *testing.T) {
 	}
 	if total < 60 {
 		t.Errorf("only %d keys extracted", total)
+	}
+}
+
+// TestDefaultCallRoleAgrees: options naming no call_role and manifest.New
+// given none attribute the call to the same role.
+func TestDefaultCallRoleAgrees(t *testing.T) {
+	if DefaultCallRole != manifest.DefaultCallRole {
+		t.Errorf("options.DefaultCallRole %q != manifest.DefaultCallRole %q", DefaultCallRole, manifest.DefaultCallRole)
 	}
 }

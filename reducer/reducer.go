@@ -50,6 +50,33 @@ const (
 // fragment) is reduced together with any other fragment.
 var ErrReplacementNotAlone = errors.New("replacement root must be the only fragment")
 
+// ErrEmptyID is matched (errors.Is) by the *IDError Reduce returns for a
+// fragment with an empty id: every row must name its fragment.
+var ErrEmptyID = errors.New("fragment id is empty")
+
+// IDError is a fragment Reduce refuses for its id. Index is the fragment's
+// place in the slice given to Reduce.
+//
+// Only an empty id is refused. Two fragments with one id are accepted, even
+// with different bodies: Harn builds them (a tool declared twice gives two
+// tool:NAME.guidance fragments, each with its copy's guidance, and
+// _system_fragments items may repeat an id), and its manifests record them.
+// What Harn refuses, two included rows with one id and one digest, is
+// manifest.Validate's rule.
+type IDError struct {
+	Index  int
+	ID     string
+	Source string
+	Err    error
+}
+
+func (e *IDError) Error() string {
+	return fmt.Sprintf("fragment %d (source %q): %v", e.Index, e.Source, e.Err)
+}
+
+// Unwrap returns the sentinel (ErrEmptyID).
+func (e *IDError) Unwrap() error { return e.Err }
+
 // Row is what became of one fragment.
 type Row struct {
 	// Fragment is the fragment the row is about (it points into the slice
@@ -135,6 +162,9 @@ func Reduce(frags []fragment.Fragment, active gating.Active, opts ...Option) (*R
 		}
 	}
 	for i := range frags {
+		if frags[i].ID == "" {
+			return nil, &IDError{Index: i, Source: frags[i].Source, Err: ErrEmptyID}
+		}
 		if frags[i].Verbatim {
 			if len(frags) != 1 {
 				return nil, fmt.Errorf("%w: %q stands beside %d other fragment(s)",
