@@ -5,6 +5,14 @@
 // exact bytes about to be sent and fails closed, with one error type per
 // rule; Canonical and ContentHash give it a name any language can recompute;
 // Read takes manifests written by other tools, tolerantly.
+//
+// Vocabulary: a Segment is one fragment's row (id, producer, bucket,
+// included, reason, bytes, digest); the root says what produced the prompt
+// (composed, replacement, or transformed at egress); the content hash is the
+// BLAKE3 digest of the canonical, redacted JSON, and it is the manifest's
+// name in transcripts and in everything the CLI prints. ForEgress projects a
+// manifest onto bytes an adapter changed on the way out. The fields and
+// validation rules are listed in docs/rules.md.
 package manifest
 
 import (

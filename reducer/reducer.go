@@ -12,6 +12,15 @@
 // once; the whole-prompt digest reuses the bodies' redaction (see
 // redact.Joined), so on text with no secret the work is one scan and one
 // hash per byte, plus one hash of the whole.
+//
+// Vocabulary: a Row is what became of one fragment (included or not, the
+// Reason, the Offset and Bytes of its body in the prompt, its Digest); the
+// Root is what produced the prompt (Composed from fragments, or the
+// caller's Replacement); a prompt with no included fragment is absent
+// (Present false), not empty. WithBudget holds the whole prompt to a count
+// and sheds by register and rank. A fragment with an empty id is refused
+// (*IDError); a repeated id is not, since Harn builds such prompts. The rules
+// are stated in full in docs/rules.md.
 package reducer
 
 import (

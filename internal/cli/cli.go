@@ -1,6 +1,12 @@
 // Package cli is the promptloom command line: a thin layer that reads
 // files, calls the library and prints. Each subcommand lives in its own
 // file; none of them holds logic the library lacks.
+//
+// Every command's --help prints its usage line, one line per flag and an
+// example (help.go), and exits 0. Exit codes follow diff(1): 0 for yes or
+// same, 1 for a check that failed (verify, a diff that differs, lint under
+// --strict), 2 for bad input. A file argument of "-" (the default) reads
+// stdin, with a notice on stderr when stdin is a terminal.
 package cli
 
 import (
