@@ -26,12 +26,12 @@ func ExampleWithBudget() {
 	}
 	fmt.Printf("%q\n", r.System)
 	for _, row := range r.Rows {
-		fmt.Println(row.Fragment.ID, row.Included, row.Reason)
+		fmt.Println(row.ID(), row.Included, row.Shed, row.Reason)
 	}
 	// Output:
 	// "You are careful."
-	// primary true unconditional
-	// notes false shed by budget: considered rank 0
+	// primary true false unconditional
+	// notes false true shed by budget: considered rank 0
 }
 
 // Every fragment must name itself: an empty id is refused, naming the

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/fragment"
 	"github.com/promptloom/promptloom/gating"
 )
@@ -61,5 +62,32 @@ func TestRepeatedIDAccepted(t *testing.T) {
 	want := []string{"tool:todo.guidance tool(s) present: todo", "tool:todo.guidance tool(s) present: todo", "p unconditional", "p unconditional"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+}
+
+// TestShedFlag: only rows a budget excluded are Shed; a gated-off or empty
+// row is not, whatever its reason says.
+func TestShedFlag(t *testing.T) {
+	b, err := budget.New(budget.Bytes(), 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frags := []fragment.Fragment{
+		frag("keep", fragment.Before, "short"),
+		{ID: "gone", Source: "s", Body: "sheddable text", Register: fragment.Craft},
+		{ID: "gated", Source: "s", Body: "x", RequiresTools: []string{"t"}, Register: fragment.Craft},
+		frag("empty", fragment.Before, " "),
+	}
+	r, err := Reduce(frags, gating.Active{}, WithBudget(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for i := range r.Rows {
+		got[r.Rows[i].ID()] = r.Rows[i].Shed
+	}
+	want := map[string]bool{"keep": false, "gone": true, "gated": false, "empty": false}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("shed (-want +got):\n%s", diff)
 	}
 }

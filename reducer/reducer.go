@@ -105,11 +105,17 @@ type Row struct {
 	// Tokens is the count of Body on its own, under a budget, for rows that
 	// were counted (included and shed ones); 0 otherwise.
 	Tokens int
+	// Shed is true when a budget excluded the fragment (its Reason then
+	// says the register and rank): test this, not the reason's wording.
+	Shed bool
 
 	// redacted: redaction changed Body (so Digest is not the digest of Body
 	// as it is); edge: a secret could reach across Body's ends once joined.
 	redacted, edge bool
 }
+
+// ID returns the id of the row's fragment.
+func (r *Row) ID() string { return r.Fragment.ID }
 
 // Fit is what a budget did to a reduction.
 type Fit struct {
