@@ -61,7 +61,7 @@ func (n *Negotiation) WriteText(w io.Writer) error {
 	b.WriteString("fragment names the events it came from, and the remark only the EU overheard never reaches the UK.\n")
 	fmt.Fprintf(&b, "Each prompt is held to %d bytes: the later rounds shed by register and rank, never the brief.\n", Budget)
 	for _, r := range reports {
-		fmt.Fprintf(&b, "\n== round %d, %s, at log position %d: %d-byte prompt, manifest %s\n",
+		fmt.Fprintf(&b, "\n== round %d, %s, at log position %d: %d-byte prompt, manifest content hash %s\n",
 			r.Round, strings.ToUpper(r.Role), r.Seq, len(r.Context.Prompt), r.ManifestContentHash)
 		fmt.Fprintf(&b, "read: %s\n", strings.Join(r.Context.Read, ", "))
 		for _, p := range r.Context.Parts {

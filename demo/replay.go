@@ -100,7 +100,7 @@ func (r *Replay) WriteText(w io.Writer) error {
 				verdict += ": " + strings.Join(c.Changes, ", ")
 			}
 		}
-		if _, err := fmt.Fprintf(w, "replayed %s: manifest %s %s\n", c.Call, c.ReplayedManifest, verdict); err != nil {
+		if _, err := fmt.Fprintf(w, "replayed %s: manifest content hash %s %s\n", c.Call, c.ReplayedManifest, verdict); err != nil {
 			return err
 		}
 	}

@@ -7,6 +7,16 @@
 // explanation's manifest is validated against its own prompt before it is
 // returned, so a contradictory set of fragments is an error here rather than
 // a manifest that fails later at the provider boundary.
+//
+// Vocabulary: an Explanation is one prompt with its rows (Fragments), its
+// Manifest and its traces; FromOptions explains options already parsed (and
+// perhaps changed, as by WithoutTool); Diff compares two explanations,
+// fragment by fragment, with how many leading bytes they share (the prompt
+// cache's view) and a unified diff; Lint returns Warnings: options Harn
+// accepts that are likely mistakes, and gated fragments that stand before
+// an unconditional one and so split the prefix cache. WriteText, WriteJSON
+// and WriteHTML render an explanation; its JSON is Harn's prompt_explain
+// record.
 package explain
 
 import (

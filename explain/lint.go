@@ -24,8 +24,10 @@ type Warning struct {
 // Lint returns, first, the options' warnings: input Harn accepts, so it is
 // not refused, but that is likely a mistake (a key Harn ignores, an item it
 // skips, a number used as text). Then it warns about gated fragments (tool-
-// or capability-dependent) that stand before an unconditional fragment of
-// the same bucket. Every on/off state of a gate is a different prompt
+// or capability-dependent) that stand before an unconditional fragment in
+// the prompt, in either bucket: every "after" fragment follows every
+// "before" one, so a gated "before" fragment shifts the offset of the
+// "after" fragments too. Every on/off state of a gate is a different prompt
 // prefix, so such a fragment splits the provider's prefix cache for
 // everything behind it; placed after the unconditional fragments, it would
 // cost only its own bytes.
@@ -38,9 +40,9 @@ func Lint(e *Explanation) []Warning {
 	if r == nil {
 		return out
 	}
-	// One pass from the end, remembering per bucket the first unconditional
-	// fragment still to come.
-	var next [fragment.After + 1]*fragment.Fragment
+	// One pass from the end (rows are in prompt order: before, then
+	// after), remembering the first unconditional fragment still to come.
+	var next *fragment.Fragment
 	var gated []Warning
 	for i := len(r.Rows) - 1; i >= 0; i-- {
 		f := r.Rows[i].Fragment
@@ -48,14 +50,18 @@ func Lint(e *Explanation) []Warning {
 			continue
 		}
 		if !gating.Gated(f) {
-			next[f.Bucket] = f
+			next = f
 			continue
 		}
-		if g := next[f.Bucket]; g != nil {
+		if g := next; g != nil {
+			where := fmt.Sprintf("in the %s bucket", f.Bucket)
+			if g.Bucket != f.Bucket {
+				where = fmt.Sprintf("(%s bucket, before every %s fragment)", f.Bucket, g.Bucket)
+			}
 			gated = append(gated, Warning{
 				ID: f.ID, Before: g.ID, Bucket: f.Bucket.String(),
-				Message: fmt.Sprintf("%s is gated but stands before unconditional %s in the %s bucket: each state of its gate is a different prefix, so the prompt cache misses for everything after it; move it after the unconditional fragments",
-					f.ID, g.ID, f.Bucket),
+				Message: fmt.Sprintf("%s is gated but stands before unconditional %s %s: each state of its gate is a different prefix, so the prompt cache misses for everything after it; move it after the unconditional fragments",
+					f.ID, g.ID, where),
 			})
 		}
 	}

@@ -1,6 +1,6 @@
 package explain
 
-// An independent implementation of DESIGN.md's reducer rules, written the
+// An independent implementation of the reducer rules of docs/rules.md, written the
 // slow, obvious way from the text: options decoded with encoding/json into
 // maps, the redaction catalog as one Go regexp per pattern, run once in order, and a
 // second BLAKE3 implementation. TestAgreesWithReference runs both on random

@@ -3,6 +3,12 @@
 //
 // The decision is pure: a fragment and the active set in, a Decision out.
 // It looks only at gates; an empty body is the reducer's business.
+//
+// Vocabulary: a gate is a tool (requires_tools) or a capability
+// (requires_caps) a fragment needs; Active is the call's active tools and
+// capabilities; a fragment with no gate is unconditional (Gated reports
+// whether it has one). Tools are checked before capabilities, each in the
+// order given, and the first missing one is the reason.
 package gating
 
 import (

@@ -5,11 +5,20 @@
 // exact bytes about to be sent and fails closed, with one error type per
 // rule; Canonical and ContentHash give it a name any language can recompute;
 // Read takes manifests written by other tools, tolerantly.
+//
+// Vocabulary: a Segment is one fragment's row (id, producer, bucket,
+// included, reason, bytes, digest); the root says what produced the prompt
+// (composed, replacement, or transformed at egress); the content hash is the
+// BLAKE3 digest of the canonical, redacted JSON, and it is the manifest's
+// name in transcripts and in everything the CLI prints. ForEgress projects a
+// manifest onto bytes an adapter changed on the way out. The fields and
+// validation rules are listed in docs/rules.md.
 package manifest
 
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"unsafe"
 
 	"github.com/promptloom/promptloom/digest"
@@ -89,10 +98,21 @@ type EgressDelta struct {
 
 var nullJSON = json.RawMessage("null")
 
+// DefaultCallRole is the call role of a manifest made for no named call, as
+// options that name none get (options.DefaultCallRole).
+const DefaultCallRole = "unattributed"
+
 // New returns the manifest of a reduction, attributed to callRole, with
 // every string redacted (redact.String). Digests are of redacted text
 // already; bytes count the raw text, as Validate checks them.
+// A blank callRole is DefaultCallRole, as in options that name no
+// call_role: New never makes a manifest that Validate refuses for its call
+// role. (Validate still refuses an empty call_role in a manifest read from
+// elsewhere.)
 func New(r *reducer.Reduction, callRole string) *Manifest {
+	if strings.TrimSpace(callRole) == "" {
+		callRole = DefaultCallRole
+	}
 	m := &Manifest{
 		Schema:             Schema,
 		Scope:              Scope,

@@ -57,7 +57,7 @@ func TestNewFields(t *testing.T) {
 	}
 }
 
-// Every rule of DESIGN.md, broken once, gives its own error type.
+// Every validation rule of docs/rules.md, broken once, gives its own error type.
 func TestValidateRules(t *testing.T) {
 	tests := []struct {
 		name   string

@@ -18,6 +18,9 @@
 // (SystemFragments, PrimaryFragments, ProfileFragments, ToolFragments), so a
 // pipeline can run each contributor on its own; Fragments runs them all in
 // Harn's build order.
+//
+// Every key, its type, its default and what is done with it is listed in
+// docs/options.md (a test keeps that page complete).
 package options
 
 import (

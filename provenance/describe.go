@@ -2,7 +2,6 @@ package provenance
 
 import (
 	"slices"
-	"strings"
 
 	"github.com/promptloom/promptloom/stage"
 )
@@ -50,7 +49,7 @@ func (c *Context) Describe() Description {
 		if i, ok := rows[p.Slot]; ok {
 			r := &c.Reduction.Rows[i]
 			dp.Included, dp.Reason, dp.Bytes, dp.Digest = r.Included, r.Reason, r.Bytes, r.Digest.String()
-			if strings.HasPrefix(r.Reason, "shed by budget") {
+			if r.Shed {
 				d.Shed = append(d.Shed, p.Slot)
 			}
 		}

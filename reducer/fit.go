@@ -35,7 +35,7 @@ func fit(r *Reduction, b *budget.Budget) error {
 		c := seq[shed]
 		t.Remove(c.Index)
 		row := &r.Rows[rows[c.Index]]
-		row.Included, row.Bytes, row.Reason = false, 0, budget.ShedReason(c.Register, c.Rank)
+		row.Included, row.Bytes, row.Reason, row.Shed = false, 0, budget.ShedReason(c.Register, c.Rank), true
 		shed++
 	}
 	r.Fit = &Fit{Encoding: b.Counter.Encoding(), Total: b.Total, Tokens: t.Count(), Shed: shed}

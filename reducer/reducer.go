@@ -16,6 +16,15 @@
 // provably the same and redacts the whole where not (see its comment). So on
 // text with no secret the work is one scan and one hash per byte, plus one
 // hash of the whole.
+//
+// Vocabulary: a Row is what became of one fragment (included or not, the
+// Reason, the Offset and Bytes of its body in the prompt, its Digest); the
+// Root is what produced the prompt (Composed from fragments, or the
+// caller's Replacement); a prompt with no included fragment is absent
+// (Present false), not empty. WithBudget holds the whole prompt to a count
+// and sheds by register and rank. A fragment with an empty id is refused
+// (*IDError); a repeated id is not, since Harn builds such prompts. The rules
+// are stated in full in docs/rules.md.
 package reducer
 
 import (
@@ -54,6 +63,33 @@ const (
 // fragment) is reduced together with any other fragment.
 var ErrReplacementNotAlone = errors.New("replacement root must be the only fragment")
 
+// ErrEmptyID is matched (errors.Is) by the *IDError Reduce returns for a
+// fragment with an empty id: every row must name its fragment.
+var ErrEmptyID = errors.New("fragment id is empty")
+
+// IDError is a fragment Reduce refuses for its id. Index is the fragment's
+// place in the slice given to Reduce.
+//
+// Only an empty id is refused. Two fragments with one id are accepted, even
+// with different bodies: Harn builds them (a tool declared twice gives two
+// tool:NAME.guidance fragments, each with its copy's guidance, and
+// _system_fragments items may repeat an id), and its manifests record them.
+// What Harn refuses, two included rows with one id and one digest, is
+// manifest.Validate's rule.
+type IDError struct {
+	Index  int
+	ID     string
+	Source string
+	Err    error
+}
+
+func (e *IDError) Error() string {
+	return fmt.Sprintf("fragment %d (source %q): %v", e.Index, e.Source, e.Err)
+}
+
+// Unwrap returns the sentinel (ErrEmptyID).
+func (e *IDError) Unwrap() error { return e.Err }
+
 // Row is what became of one fragment.
 type Row struct {
 	// Fragment is the fragment the row is about (it points into the slice
@@ -73,11 +109,17 @@ type Row struct {
 	// Tokens is the count of Body on its own, under a budget, for rows that
 	// were counted (included and shed ones); 0 otherwise.
 	Tokens int
+	// Shed is true when a budget excluded the fragment (its Reason then
+	// says the register and rank): test this, not the reason's wording.
+	Shed bool
 
 	// redacted: redaction changed Body (so Digest is not the digest of Body
 	// as it is); edge: a secret could reach across Body's ends once joined.
 	redacted, edge bool
 }
+
+// ID returns the id of the row's fragment.
+func (r *Row) ID() string { return r.Fragment.ID }
 
 // Fit is what a budget did to a reduction.
 type Fit struct {
@@ -139,6 +181,9 @@ func Reduce(frags []fragment.Fragment, active gating.Active, opts ...Option) (*R
 		}
 	}
 	for i := range frags {
+		if frags[i].ID == "" {
+			return nil, &IDError{Index: i, Source: frags[i].Source, Err: ErrEmptyID}
+		}
 		if frags[i].Verbatim {
 			if len(frags) != 1 {
 				return nil, fmt.Errorf("%w: %q stands beside %d other fragment(s)",

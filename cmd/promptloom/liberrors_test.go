@@ -32,6 +32,10 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 		_, err := reducer.Reduce([]fragment.Fragment{fragment.Replacement("x"), fragment.Primary("y")}, gating.Active{})
 		return err, reducer.ErrReplacementNotAlone
 	},
+	"reducer.ErrEmptyID": func(t *testing.T) (error, error) {
+		_, err := reducer.Reduce([]fragment.Fragment{fragment.Primary("x"), {Source: "caller", Body: "y"}}, gating.Active{})
+		return err, reducer.ErrEmptyID
+	},
 	"budget.ErrInvalid (binding in the shed order)": func(t *testing.T) (error, error) {
 		_, err := budget.New(budget.Bytes(), 100, fragment.Considered, fragment.Binding)
 		return err, budget.ErrInvalid

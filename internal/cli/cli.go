@@ -1,6 +1,12 @@
 // Package cli is the promptloom command line: a thin layer that reads
 // files, calls the library and prints. Each subcommand lives in its own
 // file; none of them holds logic the library lacks.
+//
+// Every command's --help prints its usage line, one line per flag and an
+// example (help.go), and exits 0. Exit codes follow diff(1): 0 for yes or
+// same, 1 for a check that failed (verify, a diff that differs, lint under
+// --strict), 2 for bad input. A file argument of "-" (the default) reads
+// stdin, with a notice on stderr when stdin is a terminal.
 package cli
 
 import (
@@ -27,6 +33,7 @@ const (
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	flags          *flag.FlagSet // the last flag set made, for --help
 }
 
 type command struct {
@@ -50,6 +57,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return ExitOK
 	}
+	if args[0] == "--version" || args[0] == "version" {
+		version(stdout)
+		return ExitOK
+	}
 	c, ok := commands[args[0]]
 	if !ok {
 		return e.fail("unknown command %q (try: promptloom help)", args[0])
@@ -60,7 +71,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "promptloom: build, explain, diff and verify LLM system prompts.")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "usage:")
+	fmt.Fprintln(w, "usage (promptloom COMMAND --help for a command's flags; promptloom --version):")
 	names := make([]string, 0, len(commands))
 	for n := range commands {
 		names = append(names, n)
@@ -102,13 +113,18 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 func newFlags(e *env, name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	e.flags = fs
 	return fs
 }
 
 // flagError turns a flag parse error into the one-line failure.
 func (e *env) flagError(name string, err error) int {
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintf(e.stdout, "usage: promptloom %s\n", commands[name].usage)
+		if e.flags != nil {
+			writeHelp(e.stdout, e.flags.Name(), e.flags)
+		} else {
+			fmt.Fprintf(e.stdout, "usage: promptloom %s\n", commands[name].usage)
+		}
 		return ExitOK
 	}
 	return e.fail("%s: %v (usage: promptloom %s)", name, err, commands[name].usage)

@@ -21,6 +21,9 @@ func runDemo(e *env, args []string) int {
 	if len(args) == 0 {
 		return e.fail("demo: name a scenario (have: prompt-guidance, negotiation)")
 	}
+	if isHelp(args[0]) {
+		return demoHelp(e)
+	}
 	switch args[0] {
 	case "prompt-guidance":
 		return runPromptGuidance(e, args[1:])
@@ -31,7 +34,7 @@ func runDemo(e *env, args []string) int {
 }
 
 func runPromptGuidance(e *env, args []string) int {
-	fs := newFlags(e, "demo")
+	fs := newFlags(e, "demo prompt-guidance")
 	format := fs.String("format", "text", "text, json or html")
 	pos, err := parseInterleaved(fs, args)
 	if err == nil {
@@ -62,7 +65,7 @@ func runPromptGuidance(e *env, args []string) int {
 }
 
 func runNegotiation(e *env, args []string) int {
-	fs := newFlags(e, "demo")
+	fs := newFlags(e, "demo negotiation")
 	format := fs.String("format", "text", "text or json")
 	db := fs.String("db", "", "keep the event log in this SQLite file (new or empty); in memory when not given")
 	record := fs.String("record", "", "record the run: the log (with pinned answers) in FILE, the transcript in FILE.jsonl")

@@ -37,7 +37,8 @@ func onePath(pos []string) (string, bool) {
 func runExplain(e *env, args []string) int {
 	fs := newFlags(e, "explain")
 	format := fs.String("format", "text", "text, json, html, or raw (the prompt's exact bytes)")
-	lint := fs.Bool("lint", false, "warn about gated fragments that split the prompt cache")
+	lint := fs.Bool("lint", false, "warn on stderr about gated fragments that split the prompt cache and options Harn accepts but are likely mistakes")
+	strict := fs.Bool("strict", false, "with --lint (implied), exit 1 when there is any warning: for CI")
 	traces := fs.Bool("traces", false, "with --format text, list every stage of the run")
 	pipelineOpts := pipelineFlags(fs)
 	pos, err := parseInterleaved(fs, args)
@@ -59,7 +60,7 @@ func runExplain(e *env, args []string) int {
 	if err != nil {
 		return e.fail("%v", err)
 	}
-	if *lint {
+	if *lint || *strict {
 		x.Lint = explain.Lint(x)
 		for _, w := range x.Lint {
 			fmt.Fprintln(e.stderr, "promptloom: lint: "+textsafe.Line(w.Message))
@@ -80,6 +81,10 @@ func runExplain(e *env, args []string) int {
 	}
 	if err != nil {
 		return e.fail("explain: %v", err)
+	}
+	if *strict && len(x.Lint) > 0 {
+		fmt.Fprintf(e.stderr, "promptloom: lint: %d warning(s) under --strict\n", len(x.Lint))
+		return ExitFail
 	}
 	return ExitOK
 }

@@ -78,8 +78,12 @@ func (e *env) readLimited(name string, limit int64) ([]byte, error) {
 		defer f.Close()
 		r = f
 	}
-	if e.stdin == nil && name == "-" {
-		r = eofReader{}
+	if name == "-" {
+		if e.stdin == nil {
+			r = eofReader{}
+		} else {
+			e.noticeTerminal()
+		}
 	}
 	return readAll(newLimitedReader(r, name, limit), sizeHint(r, limit))
 }

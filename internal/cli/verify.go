@@ -55,8 +55,12 @@ func runVerify(e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "FAIL %s: %s\n", name, textsafe.Line(err.Error()))
 		return ExitFail
 	}
-	fmt.Fprintf(e.stdout, "ok: manifest %s holds for %d bytes (%d segments, %d included)\n",
-		manifest.HashBytes(raw), len(system), len(m.Segments), m.IncludedCount())
+	hash, err := m.ContentHash()
+	if err != nil {
+		return e.fail("verify: %s: %v", pos[0], err)
+	}
+	fmt.Fprintf(e.stdout, "ok: manifest content hash %s holds for %d bytes (%d segments, %d included)\n",
+		hash, len(system), len(m.Segments), m.IncludedCount())
 	return ExitOK
 }
 

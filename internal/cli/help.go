@@ -1,0 +1,150 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+)
+
+// examples holds one example invocation per flag set name (a subcommand, or
+// "demo SCENARIO"). helpFor prints it under the flags.
+var examples = map[string]string{
+	"explain":              "promptloom explain --lint --strict opts.json",
+	"manifest":             "promptloom manifest --hash opts.json",
+	"diff":                 "promptloom diff opts.json --without-tool todo",
+	"verify":               "promptloom verify manifest.json system.txt",
+	"demo":                 "promptloom demo prompt-guidance",
+	"demo prompt-guidance": "promptloom demo prompt-guidance --format html > page.html",
+	"demo negotiation":     "promptloom demo negotiation --record run.db",
+}
+
+// usageOf returns the usage line of a flag set name: a registered command's,
+// or a demo scenario's part of demo's.
+func usageOf(name string) string {
+	if c, ok := commands[name]; ok {
+		return c.usage
+	}
+	if scenario, ok := strings.CutPrefix(name, "demo "); ok {
+		for _, alt := range strings.Split(commands["demo"].usage, " | demo ") {
+			if alt, _ = strings.CutPrefix(alt, "demo "); strings.HasPrefix(alt, scenario) {
+				return "demo " + alt
+			}
+		}
+	}
+	return name
+}
+
+// writeHelp prints a flag set's help: the usage line, one line per flag
+// (name, value placeholder, description, default when it is not the zero
+// value), and an example.
+func writeHelp(w io.Writer, name string, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "usage: promptloom %s\n", usageOf(name))
+	var lines [][2]string
+	width := 0
+	fs.VisitAll(func(f *flag.Flag) {
+		arg, desc := flag.UnquoteUsage(f)
+		arg = placeholder(name, f.Name, arg)
+		left := "--" + f.Name
+		if arg != "" {
+			left += " " + arg
+		}
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && f.DefValue != "-1" {
+			desc += fmt.Sprintf(" (default %s)", f.DefValue)
+		}
+		width = max(width, len(left))
+		lines = append(lines, [2]string{left, strings.ReplaceAll(desc, "\n", " ")})
+	})
+	if len(lines) > 0 {
+		fmt.Fprintln(w, "\nflags:")
+		for _, l := range lines {
+			fmt.Fprintf(w, "  %-*s  %s\n", width, l[0], l[1])
+		}
+	}
+	if ex, ok := examples[name]; ok {
+		fmt.Fprintf(w, "\nexample:\n  %s\n", ex)
+	}
+}
+
+// placeholder names a flag's value as the usage line does ("--project
+// DIR" gives DIR), else N for a number and VALUE for anything else but a
+// boolean.
+func placeholder(name, flagName, arg string) string {
+	usage := usageOf(name)
+	if i := strings.Index(usage, "--"+flagName+" "); i >= 0 {
+		rest := usage[i+len(flagName)+3:]
+		if j := strings.IndexAny(rest, " ]"); j >= 0 {
+			rest = rest[:j]
+		}
+		if rest != "" && !strings.HasPrefix(rest, "-") && !strings.HasPrefix(rest, "[") {
+			return rest
+		}
+	}
+	switch arg {
+	case "":
+		return ""
+	case "int", "uint", "int64", "uint64", "float":
+		return "N"
+	}
+	return "VALUE"
+}
+
+// isHelp reports whether an argument asks for help.
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "-help" || arg == "--help"
+}
+
+// demoHelp prints the help of every demo scenario.
+func demoHelp(e *env) int {
+	fmt.Fprintf(e.stdout, "usage: promptloom %s\n\nexample:\n  %s\n", commands["demo"].usage, examples["demo"])
+	for _, args := range [][]string{{"prompt-guidance", "--help"}, {"negotiation", "--help"}} {
+		fmt.Fprintln(e.stdout)
+		if code := runDemo(e, args); code != ExitOK {
+			return code
+		}
+	}
+	return ExitOK
+}
+
+// version prints the module version and the VCS revision the binary was
+// built from, as the Go toolchain recorded them.
+func version(w io.Writer) {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		fmt.Fprintln(w, "promptloom (no build information)")
+		return
+	}
+	v := info.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	rev, modified := "unknown", ""
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = " (modified)"
+			}
+		}
+	}
+	fmt.Fprintf(w, "promptloom %s, revision %s%s, %s\n", v, rev, modified, info.GoVersion)
+}
+
+// noticeTerminal tells the user, on stderr, that a command is waiting for
+// input typed at a terminal: reading stdin from one otherwise looks like a
+// hang.
+func (e *env) noticeTerminal() {
+	f, ok := e.stdin.(interface{ Stat() (os.FileInfo, error) })
+	if !ok {
+		return
+	}
+	st, err := f.Stat()
+	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		return
+	}
+	fmt.Fprintln(e.stderr, "promptloom: reading options from the terminal (stdin); end with Ctrl-D, or name a FILE")
+}

@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fakeStdin is a stdin whose Stat reports a given mode.
+type fakeStdin struct {
+	strings.Reader
+	mode os.FileMode
+}
+
+func (f *fakeStdin) Stat() (os.FileInfo, error) { return fakeInfo{f.mode}, nil }
+
+type fakeInfo struct{ mode os.FileMode }
+
+func (i fakeInfo) Name() string       { return "stdin" }
+func (i fakeInfo) Size() int64        { return 0 }
+func (i fakeInfo) Mode() fs.FileMode  { return i.mode }
+func (i fakeInfo) ModTime() time.Time { return time.Time{} }
+func (i fakeInfo) IsDir() bool        { return false }
+func (i fakeInfo) Sys() any           { return nil }
+
+// TestTerminalNotice: options read from a terminal say so on stderr; from a
+// pipe or a file they do not.
+func TestTerminalNotice(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		mode   os.FileMode
+		notice bool
+	}{
+		{"terminal", os.ModeDevice | os.ModeCharDevice, true},
+		{"pipe", os.ModeNamedPipe, false},
+		{"file", 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := &fakeStdin{mode: tc.mode}
+			in.Reset(`{"system": "x"}`)
+			var out, errb bytes.Buffer
+			if code := Main([]string{"explain", "--format", "raw"}, in, &out, &errb); code != ExitOK {
+				t.Fatalf("exit %d: %s", code, errb.String())
+			}
+			got := strings.Contains(errb.String(), "reading options from the terminal")
+			if got != tc.notice {
+				t.Errorf("notice = %v, want %v (stderr %q)", got, tc.notice, errb.String())
+			}
+			if out.String() != "x" {
+				t.Errorf("stdout = %q, want the prompt", out.String())
+			}
+		})
+	}
+}
+
+// TestEveryCommandHasHelp: each registered command's --help prints its usage,
+// one line per flag it defines, and an example, exit 0.
+func TestEveryCommandHasHelp(t *testing.T) {
+	for name := range commands {
+		t.Run(name, func(t *testing.T) {
+			if _, ok := examples[name]; !ok {
+				t.Errorf("no example for %q in help.go's examples", name)
+			}
+			var out, errb bytes.Buffer
+			if code := Main([]string{name, "--help"}, strings.NewReader(""), &out, &errb); code != ExitOK {
+				t.Fatalf("exit %d: %s", code, errb.String())
+			}
+			if !strings.HasPrefix(out.String(), "usage: promptloom "+name) || !strings.Contains(out.String(), "\nexample:\n  promptloom ") {
+				t.Errorf("help lacks usage or example:\n%s", out.String())
+			}
+			for _, l := range strings.Split(out.String(), "\n") {
+				if strings.HasPrefix(l, "  --") && len(strings.Fields(l)) < 3 {
+					t.Errorf("flag line without a description: %q", l)
+				}
+			}
+		})
+	}
+}
