@@ -19,6 +19,7 @@ var examples = map[string]string{
 	"demo":                 "promptloom demo prompt-guidance",
 	"demo prompt-guidance": "promptloom demo prompt-guidance --format html > page.html",
 	"demo negotiation":     "promptloom demo negotiation --record run.db",
+	"report":               "promptloom report --transcript run.db.jsonl --format html > run.html",
 }
 
 // usageOf returns the usage line of a flag set name: a registered command's,
