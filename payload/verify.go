@@ -19,6 +19,9 @@ type Result struct {
 	// and egress_delta records both sides. This is the manifest a harness
 	// retains at send time.
 	Manifest *manifest.Manifest
+	// Transformed reports that the bytes sent are not the manifest's
+	// prompt, so Manifest has the egress:system row.
+	Transformed bool
 	// Placed reports that the bytes differ from the manifest's prompt only
 	// by placement: the channel's pieces (blocks, parts, messages) joined
 	// with the reducer's separator are the prompt, but the provider's rule
@@ -64,7 +67,7 @@ func VerifyChannel(m *manifest.Manifest, c *Channel) (*Result, error) {
 	if err != nil {
 		return nil, &MismatchError{Provider: c.Provider, Err: err}
 	}
-	return &Result{Channel: c, Manifest: e, Placed: placed}, nil
+	return &Result{Channel: c, Manifest: e, Transformed: placed, Placed: placed}, nil
 }
 
 // locate walks m's included segments over s and returns the first whose
@@ -103,4 +106,22 @@ func SystemDigest(body []byte, p Provider) (digest.Digest, int, error) {
 		return digest.Digest{}, 0, err
 	}
 	return digest.Of(c.Text), len(c.Text), nil
+}
+
+// Project is the send-time projection for a harness whose own adapter
+// transformed the system text (added a directive, moved it into a message):
+// it reads the channel and returns m projected onto its bytes with
+// manifest.ForEgress, whatever they are, as Harn does at its egress
+// boundary. The harness vouches for the transform; Verify, which proves,
+// accepts only bytes that are the prompt or the prompt re-placed.
+func Project(m *manifest.Manifest, body []byte, p Provider) (*Result, error) {
+	c, err := Extract(body, p)
+	if err != nil {
+		return nil, err
+	}
+	e, err := m.ForEgress(c.Text)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Channel: c, Manifest: e, Transformed: manifest.Validate(m, c.Text) != nil}, nil
 }

@@ -9,7 +9,7 @@ import (
 )
 
 func init() {
-	register("explain", "explain [--format text|json|html|raw] [--lint] [--traces] [--project DIR] [--budget N] [--counter NAME] [--max-bytes N] [FILE|-]", runExplain)
+	register("explain", "explain [--format text|json|html|raw|payload:PROVIDER] [--since OLD] [--max-breakpoints N] [--lint] [--traces] [--project DIR] [--budget N] [--counter NAME] [--max-bytes N] [FILE|-]", runExplain)
 	register("manifest", "manifest [--hash] [--project DIR] [--budget N] [--counter NAME] [--max-bytes N] [FILE|-]", runManifest)
 }
 
@@ -39,9 +39,10 @@ func runExplain(e *env, args []string) int {
 	lint := fs.Bool("lint", false, "warn about gated fragments that split the prompt cache")
 	traces := fs.Bool("traces", false, "with --format text, list every stage of the run")
 	pipelineOpts := pipelineFlags(fs)
+	pf := addPlaceFlags(fs)
 	pos, err := parseInterleaved(fs, args)
 	if err == nil {
-		err = oneOf("format", *format, "text", "json", "html", "raw")
+		err = oneOf("format", *format, append([]string{"text", "json", "html", "raw"}, payloadFormats()...)...)
 	}
 	var pl pipeline
 	if err == nil {
@@ -63,6 +64,9 @@ func runExplain(e *env, args []string) int {
 		for _, w := range x.Lint {
 			fmt.Fprintln(e.stderr, "promptloom: lint: "+w.Message)
 		}
+	}
+	if p, ok := payloadFormat(*format); ok || pf.set() {
+		return e.writePayload(x, p, pf)
 	}
 	switch *format {
 	case "json":
