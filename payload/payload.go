@@ -33,8 +33,8 @@ const (
 	Gemini          Provider = "gemini"
 )
 
-// Providers lists the shapes, in the order Extract tries them.
-var Providers = []Provider{Anthropic, Gemini, OpenAIResponses, OpenAIChat}
+// Providers lists the shapes.
+var Providers = []Provider{Anthropic, OpenAIChat, OpenAIResponses, Gemini}
 
 // AnthropicMaxBreakpoints is Anthropic's limit of cache_control breakpoints
 // in one request.

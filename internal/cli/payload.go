@@ -60,17 +60,19 @@ func (e *env) verifyPayload(pos []string, f payloadFlags) int {
 		return e.fail("verify: %s: %v", *f.payload, err)
 	}
 	c := res.Channel
-	fmt.Fprintf(e.stdout, "ok: manifest %s holds for the %s system channel (%s, %d piece(s)): %d bytes (%d segments, %d included)\n",
-		manifest.HashBytes(raw), c.Provider, c.Field, len(c.Pieces), len(c.Text), len(m.Segments), m.IncludedCount())
-	if res.Placed {
-		h, err := res.Manifest.ContentHash()
-		if err != nil {
-			return e.fail("verify: %v", err)
-		}
-		d := res.Manifest.EgressDelta
-		fmt.Fprintf(e.stdout, "placed: the pieces are the prompt joined otherwise; egress manifest %s accounts for them with egress:system (%d bytes, %d added, %d removed)\n",
-			h, d.OutputSystemPromptBytes, d.BytesAdded, d.BytesRemoved)
+	head := fmt.Sprintf("ok: manifest %s holds for the %s system channel (%s, %d piece(s))",
+		manifest.HashBytes(raw), c.Provider, c.Field, len(c.Pieces))
+	if !res.Placed {
+		fmt.Fprintf(e.stdout, "%s: %d bytes (%d segments, %d included)\n", head, len(c.Text), len(m.Segments), m.IncludedCount())
+		return ExitOK
 	}
+	h, err := res.Manifest.ContentHash()
+	if err != nil {
+		return e.fail("verify: %v", err)
+	}
+	d := res.Manifest.EgressDelta
+	fmt.Fprintf(e.stdout, "%s once its pieces are joined with the separator: %d bytes sent (%d added, %d removed); egress manifest %s accounts for them with %s\n",
+		head, d.OutputSystemPromptBytes, d.BytesAdded, d.BytesRemoved, h, manifest.EgressRowID)
 	return ExitOK
 }
 
