@@ -24,6 +24,11 @@ func TestExtract(t *testing.T) {
 			want: Channel{Provider: Anthropic, Field: "system", Text: "a & b 😀 \"q\"\n<x>", Pieces: []string{"a & b 😀 \"q\"\n<x>"}},
 		},
 		{
+			name: "a lone surrogate decodes to U+FFFD, as encoding/json decodes it",
+			body: `{"system":"a\ud800b"}`,
+			want: Channel{Provider: Anthropic, Field: "system", Text: "a\uFFFDb", Pieces: []string{"a\uFFFDb"}},
+		},
+		{
 			name: "anthropic blocks concatenate, cache_control counted",
 			body: `{"system":[{"type":"text","text":"one","cache_control":{"type":"ephemeral"}},{"text":"\n\ntwo"},{"type":"text","text":"","cache_control":null}],"messages":[]}`,
 			want: Channel{Provider: Anthropic, Field: "system", Text: "one\n\ntwo", Pieces: []string{"one", "\n\ntwo", ""}, Breakpoints: 1},
