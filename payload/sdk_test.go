@@ -237,6 +237,21 @@ func TestSDKBodyWithoutSystem(t *testing.T) {
 	}
 }
 
+// A system channel that is there but does not hold the text is a
+// mismatch: exit 1, naming the first fragment.
+func TestSDKBodyWithEmptySystem(t *testing.T) {
+	_, m := prompt(t)
+	body := anthropicSend(t, []anthropic.TextBlockParam{{Text: ""}})
+	_, err := payload.Verify(m, body, payload.Auto)
+	var mm *payload.MismatchError
+	if !errors.As(err, &mm) || mm.Fragment != "system[0]" || mm.Offset != 0 {
+		t.Fatalf("err = %v", err)
+	}
+	if code, out := verifyCLI(t, m, body); code != cli.ExitFail || !strings.HasPrefix(out, "FAIL system_prompt_bytes: anthropic: ") {
+		t.Errorf("exit %d: %s", code, out)
+	}
+}
+
 // The Anthropic field promptloom emits unmarshals into the SDK's own
 // request type, keeps its blocks and breakpoints, and marshals back to a
 // body that verifies.
