@@ -22,7 +22,9 @@ type errcase struct {
 	output   string
 }
 
-var blockRE = regexp.MustCompile("(?s)\\*\\*([^*]+)\\*\\*\\n\\n```errcase\\n(.*?)\\n```")
+// blockRE matches a bold title, any paragraphs of explanation, then the
+// errcase block.
+var blockRE = regexp.MustCompile("(?s)\\*\\*([^*\\n]+)\\*\\*\\n\\n(?:(?:[^`*\\n]|`[^`])[^\\n]*\\n(?:[^\\n]+\\n)*\\n)*```errcase\\n(.*?)\\n```")
 
 func readErrcases(t *testing.T) []errcase {
 	t.Helper()
@@ -31,7 +33,11 @@ func readErrcases(t *testing.T) []errcase {
 		t.Fatal(err)
 	}
 	var out []errcase
-	for _, m := range blockRE.FindAllStringSubmatch(string(doc), -1) {
+	blocks := blockRE.FindAllStringSubmatch(string(doc), -1)
+	if n := strings.Count(string(doc), "```errcase"); n != len(blocks) {
+		t.Fatalf("docs/errors.md has %d errcase blocks but only %d follow a bold title (and paragraphs): every block must be checked", n, len(blocks))
+	}
+	for _, m := range blocks {
 		c := errcase{title: m[1], files: map[string]string{}}
 		lines := strings.Split(m[2], "\n")
 		file, quoted := "", false

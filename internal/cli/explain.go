@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	register("explain", "explain [--format text|json|html|raw] [--lint] [--traces] [--project DIR] [--budget N] [--counter NAME] [--max-bytes N] [FILE|-]", runExplain)
+	register("explain", "explain [--format text|json|html|raw|payload:PROVIDER] [--since OLD] [--max-breakpoints N] [--lint] [--traces] [--project DIR] [--budget N] [--counter NAME] [--max-bytes N] [FILE|-]", runExplain)
 	register("manifest", "manifest [--hash] [--project DIR] [--budget N] [--counter NAME] [--max-bytes N] [FILE|-]", runManifest)
 }
 
@@ -36,14 +36,15 @@ func onePath(pos []string) (string, bool) {
 
 func runExplain(e *env, args []string) int {
 	fs := newFlags(e, "explain")
-	format := fs.String("format", "text", "text, json, html, or raw (the prompt's exact bytes)")
+	format := fs.String("format", "text", "text, json, html, raw (the prompt's exact bytes), or payload:PROVIDER (the provider's system field; docs/payload.md)")
 	lint := fs.Bool("lint", false, "warn on stderr about gated fragments that split the prompt cache and options Harn accepts but are likely mistakes")
 	strict := fs.Bool("strict", false, "with --lint (implied), exit 1 when there is any warning: for CI")
 	traces := fs.Bool("traces", false, "with --format text, list every stage of the run")
 	pipelineOpts := pipelineFlags(fs)
+	pf := addPlaceFlags(fs)
 	pos, err := parseInterleaved(fs, args)
 	if err == nil {
-		err = oneOf("format", *format, "text", "json", "html", "raw")
+		err = oneOf("format", *format, append([]string{"text", "json", "html", "raw"}, payloadFormats()...)...)
 	}
 	var pl pipeline
 	if err == nil {
@@ -65,6 +66,9 @@ func runExplain(e *env, args []string) int {
 		for _, w := range x.Lint {
 			fmt.Fprintln(e.stderr, "promptloom: lint: "+textsafe.Line(w.Message))
 		}
+	}
+	if p, ok := payloadFormat(*format); ok || pf.set() {
+		return e.writePayload(x, p, pf)
 	}
 	switch *format {
 	case "json":

@@ -18,6 +18,10 @@ var (
 	maxPromptBytes int64 = options.DefaultMaxBytes
 	// maxTranscriptBytes bounds a transcript read whole (demo --replay).
 	maxTranscriptBytes int64 = 1 << 30
+	// maxPayloadBytes bounds a provider request body given to verify
+	// --payload: the system channel plus the messages, tools and any
+	// inline media the request carries.
+	maxPayloadBytes int64 = 256 << 20
 )
 
 // maxManifestBytes is the largest manifest the CLI reads: manifest.Read's

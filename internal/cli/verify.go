@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	register("verify", "verify MANIFEST SYSTEM_FILE | verify --transcript FILE", runVerify)
+	register("verify", "verify MANIFEST SYSTEM_FILE | verify MANIFEST --payload REQUEST.json [--provider P] | verify --transcript FILE", runVerify)
 }
 
 // runVerify checks a manifest against the exact bytes of a served prompt,
@@ -21,6 +21,7 @@ func init() {
 func runVerify(e *env, args []string) int {
 	fs := newFlags(e, "verify")
 	transcript := fs.String("transcript", "", "verify every call of a JSONL transcript")
+	pf := addPayloadFlags(fs)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return e.flagError("verify", err)
@@ -30,6 +31,9 @@ func runVerify(e *env, args []string) int {
 			return e.fail("verify --transcript: takes no other argument, got %q", pos[0])
 		}
 		return e.verifyTranscript(*transcript)
+	}
+	if *pf.payload != "" {
+		return e.verifyPayload(pos, pf)
 	}
 	if len(pos) != 2 {
 		return e.fail("verify: takes MANIFEST and SYSTEM_FILE, got %d argument(s)", len(pos))

@@ -1,0 +1,46 @@
+package payload_test
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/promptloom/promptloom/fragment"
+	"github.com/promptloom/promptloom/gating"
+	"github.com/promptloom/promptloom/manifest"
+	"github.com/promptloom/promptloom/payload"
+	"github.com/promptloom/promptloom/reducer"
+)
+
+// A harness builds Anthropic's system field from a reduction, sends it, and
+// holds the body to the manifest at send time; the payload-side digest is
+// what its transcript records beside the prompt's.
+func Example() {
+	r, _ := reducer.Reduce([]fragment.Fragment{
+		fragment.SystemItem(0, "", "You are careful.", fragment.Before),
+		fragment.ToolGuidance("grep", "Use grep before guessing."),
+	}, gating.NewActive([]string{"grep"}, nil))
+	m := manifest.New(r, "agent.main")
+
+	field, place, _ := payload.Field(r, payload.Anthropic)
+	fmt.Println(string(field))
+	for _, b := range place.Breakpoints {
+		fmt.Printf("breakpoint after %s at byte %d (%s)\n", b.After, b.Offset, b.Kind)
+	}
+
+	body := []byte(`{"model":"claude-sonnet-4-5","max_tokens":1024,"messages":[{"role":"user","content":"hi"}],` + string(field[1:]))
+	res, err := payload.Verify(m, body, payload.Auto)
+	fmt.Println(err, res.Channel.Provider, res.Manifest.Boundary)
+	sum, n, _ := payload.SystemDigest(body, payload.Auto)
+	fmt.Println(sum.Is(m.WholePromptDigest), n)
+
+	// One character changed on the way out is caught, with where.
+	_, err = payload.Verify(m, []byte(`{"system":"You are careless.\n\nUse grep before guessing."}`), payload.Auto)
+	var mm *payload.MismatchError
+	fmt.Println(errors.As(err, &mm), mm.Fragment, mm.Offset)
+	// Output:
+	// {"system":[{"type":"text","text":"You are careful.","cache_control":{"type":"ephemeral"}},{"type":"text","text":"\n\nUse grep before guessing."}]}
+	// breakpoint after system[0] at byte 16 (unconditional-prefix)
+	// <nil> anthropic llm_request_payload_egress
+	// true 43
+	// true system[0] 0
+}

@@ -1,0 +1,72 @@
+package payload
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/promptloom/promptloom/reducer"
+)
+
+// Field builds a provider's system field for a reduction's prompt: a JSON
+// object holding only that field, to merge into a request body. Extract
+// reads each back as the prompt, byte for byte.
+//
+//   - Anthropic: {"system": [blocks]}, cut by Place (opts apply); the
+//     placement is returned too.
+//   - OpenAIChat: {"messages": [{"role": "system", "content": prompt}]}.
+//   - OpenAIResponses: {"instructions": prompt}.
+//   - Gemini: {"systemInstruction": {"parts": [{"text": prompt}]}}.
+//
+// An absent prompt is {} (no system field) for every provider. OpenAI
+// caches prompt prefixes without markers and Gemini through a separate
+// cache resource, so only Anthropic gets breakpoints.
+func Field(r *reducer.Reduction, p Provider, opts ...PlaceOption) ([]byte, *Placement, error) {
+	var v any = struct{}{}
+	var pl *Placement
+	switch p {
+	case Anthropic:
+		pl = Place(r, opts...)
+		if r.Present {
+			v = struct {
+				System []Block `json:"system"`
+			}{pl.Blocks}
+		}
+	case OpenAIChat:
+		if r.Present {
+			type message struct {
+				Role    string `json:"role"`
+				Content string `json:"content"`
+			}
+			v = struct {
+				Messages []message `json:"messages"`
+			}{[]message{{"system", r.System}}}
+		}
+	case OpenAIResponses:
+		if r.Present {
+			v = struct {
+				Instructions string `json:"instructions"`
+			}{r.System}
+		}
+	case Gemini:
+		if r.Present {
+			type part struct {
+				Text string `json:"text"`
+			}
+			type content struct {
+				Parts []part `json:"parts"`
+			}
+			v = struct {
+				SystemInstruction content `json:"systemInstruction"`
+			}{content{[]part{{r.System}}}}
+		}
+	default:
+		return nil, nil, &ProviderError{Name: string(p)}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), pl, nil
+}

@@ -1,0 +1,265 @@
+package payload
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/promptloom/promptloom/fragment"
+	"github.com/promptloom/promptloom/gating"
+	"github.com/promptloom/promptloom/manifest"
+	"github.com/promptloom/promptloom/reducer"
+)
+
+// Block is one Anthropic system text block.
+type Block struct {
+	Type         string        `json:"type"`
+	Text         string        `json:"text"`
+	CacheControl *CacheControl `json:"cache_control,omitempty"`
+}
+
+// CacheControl marks a cache breakpoint: the prefix up to the end of its
+// block is cached.
+type CacheControl struct {
+	Type string `json:"type"`
+}
+
+// Kinds of breakpoint, in the order Place prefers them.
+const (
+	// KindUnconditional ends the longest run of unconditional before
+	// fragments: the same bytes in every call, whatever is active.
+	KindUnconditional = "unconditional-prefix"
+	// KindStable ends the fragments unchanged since the previous manifest.
+	KindStable = "stable-prefix"
+	// KindGate stands just before a gated fragment inside the stable
+	// prefix: calls with that gate in another state share the bytes before
+	// it.
+	KindGate = "gate-boundary"
+)
+
+// Breakpoint is one cache_control placement and why it is there.
+type Breakpoint struct {
+	// Block is the index of the block that carries cache_control.
+	Block int `json:"block"`
+	// After is the fragment the cached prefix ends with; Offset is where
+	// the prefix ends in the system prompt (the separator after After
+	// starts the next block).
+	After  string `json:"after"`
+	Offset int    `json:"offset"`
+	Kind   string `json:"kind"`
+	Reason string `json:"reason"`
+}
+
+// Warning is a gated fragment that stands before a breakpoint: each state
+// of its gate is a different prefix, so the cache at that breakpoint splits.
+type Warning struct {
+	Fragment string `json:"fragment"`
+	// Breakpoint is the first breakpoint the fragment stands before.
+	Breakpoint int    `json:"breakpoint"`
+	Message    string `json:"message"`
+}
+
+// Placement is a system prompt cut into Anthropic system blocks.
+type Placement struct {
+	// Blocks concatenate to the system prompt, byte for byte; the separator
+	// between fragments starts a block rather than ending one, so a cached
+	// prefix does not depend on whether anything follows it.
+	Blocks      []Block      `json:"blocks"`
+	Breakpoints []Breakpoint `json:"breakpoints"`
+	// Dropped are candidates left out by the limit, best first.
+	Dropped  []Breakpoint `json:"dropped,omitempty"`
+	Warnings []Warning    `json:"warnings,omitempty"`
+	// None says why there is no breakpoint, when there is none.
+	None string `json:"none,omitempty"`
+}
+
+// PlaceOption configures Place.
+type PlaceOption func(*placeConfig)
+
+type placeConfig struct {
+	since *manifest.Manifest
+	max   int
+}
+
+// Since gives the manifest of a previous call: boundaries up to which the
+// included fragments (ids, digests, bytes) are the same in both calls are
+// stable, and later breakpoints are placed there.
+func Since(old *manifest.Manifest) PlaceOption {
+	return func(c *placeConfig) { c.since = old }
+}
+
+// MaxBreakpoints caps the breakpoints placed in the system field (default
+// AnthropicMaxBreakpoints; less when the caller places some in tools or
+// messages). Values outside 0..AnthropicMaxBreakpoints are clamped.
+func MaxBreakpoints(n int) PlaceOption {
+	return func(c *placeConfig) { c.max = min(max(n, 0), AnthropicMaxBreakpoints) }
+}
+
+// Place cuts a reduction's system prompt into Anthropic system blocks with
+// cache_control breakpoints at fragment boundaries: the first after the
+// longest run of unconditional before fragments from the start (a fragment
+// that is gated, in the after bucket, or excluded with a body ends the run);
+// with Since, one at the end of the fragments unchanged since the previous
+// manifest and, within that, one before each gated fragment, latest first;
+// at most MaxBreakpoints. An absent prompt has no blocks.
+func Place(r *reducer.Reduction, opts ...PlaceOption) *Placement {
+	cfg := placeConfig{max: AnthropicMaxBreakpoints}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	p := &Placement{Blocks: []Block{}, Breakpoints: []Breakpoint{}}
+	if !r.Present {
+		p.None = "the prompt is absent"
+		return p
+	}
+	cands := candidates(r, cfg.since)
+	if len(cands) == 0 {
+		p.None = "no fragment boundary is stable: the first fragment is gated or in the after bucket"
+		if cfg.since != nil {
+			p.None += ", and no fragment is unchanged since the previous manifest"
+		}
+		return place(r, p)
+	}
+	keep := min(len(cands), cfg.max)
+	p.Breakpoints, p.Dropped = cands[:keep], cands[keep:]
+	if keep == 0 {
+		p.None = "the limit is 0 breakpoints"
+	}
+	slices.SortFunc(p.Breakpoints, func(a, b Breakpoint) int { return a.Offset - b.Offset })
+	place(r, p)
+	p.Warnings = warnings(r, p.Breakpoints)
+	return p
+}
+
+// place cuts the prompt at the breakpoints' offsets into blocks.
+func place(r *reducer.Reduction, p *Placement) *Placement {
+	from := 0
+	for i := range p.Breakpoints {
+		bp := &p.Breakpoints[i]
+		bp.Block = len(p.Blocks)
+		p.Blocks = append(p.Blocks, Block{Type: "text", Text: r.System[from:bp.Offset],
+			CacheControl: &CacheControl{Type: "ephemeral"}})
+		from = bp.Offset
+	}
+	if from < len(r.System) {
+		p.Blocks = append(p.Blocks, Block{Type: "text", Text: r.System[from:]})
+	}
+	return p
+}
+
+// end is where row i's bytes end in the prompt.
+func end(row *reducer.Row) int { return row.Offset + row.Bytes }
+
+// candidates returns the breakpoints worth placing, best first, at most
+// one per offset.
+func candidates(r *reducer.Reduction, since *manifest.Manifest) []Breakpoint {
+	var out []Breakpoint
+	seen := map[int]bool{}
+	add := func(row *reducer.Row, kind, reason string) {
+		if o := end(row); !seen[o] {
+			seen[o] = true
+			out = append(out, Breakpoint{After: row.Fragment.ID, Offset: o, Kind: kind, Reason: reason})
+		}
+	}
+	first := -1
+	for i := range r.Rows {
+		row := &r.Rows[i]
+		if row.Body == "" {
+			continue // empty in every call: no bytes, no split
+		}
+		if !row.Included || gating.Gated(row.Fragment) || row.Fragment.Bucket != fragment.Before {
+			break
+		}
+		first = i
+	}
+	if first >= 0 {
+		add(&r.Rows[first], KindUnconditional,
+			"end of the longest run of unconditional before fragments: the same bytes in every call, whatever tools and capabilities are active")
+	}
+	if since == nil {
+		return out
+	}
+	stable := stableRows(r, since)
+	if stable < 0 {
+		return out
+	}
+	add(&r.Rows[stable], KindStable,
+		fmt.Sprintf("end of the fragments unchanged since the previous manifest (same ids, digests and bytes): the %d bytes before it are what that call cached", end(&r.Rows[stable])))
+	// Gate boundaries inside the stable prefix, latest first.
+	for j := stable; j > first && j >= 0; j-- {
+		row := &r.Rows[j]
+		if row.Body == "" || !gating.Gated(row.Fragment) {
+			continue
+		}
+		prev := -1
+		for i := j - 1; i >= 0; i-- {
+			if r.Rows[i].Included {
+				prev = i
+				break
+			}
+		}
+		if prev > first {
+			add(&r.Rows[prev], KindGate,
+				fmt.Sprintf("before gated %s: calls with its gate in another state share the bytes up to here", row.Fragment.ID))
+		}
+	}
+	return out
+}
+
+// stableRows returns the last row of the longest run of included rows,
+// from the start, that match the old manifest's included segments by id,
+// digest and bytes; -1 when the first differs.
+func stableRows(r *reducer.Reduction, old *manifest.Manifest) int {
+	if old.Root == string(reducer.Transformed) {
+		return -1 // an egress manifest's rows are not fragments
+	}
+	last, k := -1, 0
+	for i := range r.Rows {
+		row := &r.Rows[i]
+		if !row.Included {
+			continue
+		}
+		for k < len(old.Segments) && !old.Segments[k].Included {
+			k++
+		}
+		if k == len(old.Segments) {
+			break
+		}
+		s := &old.Segments[k]
+		if s.ID != row.Fragment.ID || s.Bytes != row.Bytes || !row.Digest.Is(s.Digest) {
+			break
+		}
+		last, k = i, k+1
+	}
+	return last
+}
+
+// warnings names each gated fragment (included or gated out) that stands
+// before a breakpoint, with the first such breakpoint.
+func warnings(r *reducer.Reduction, bps []Breakpoint) []Warning {
+	var out []Warning
+	// Row positions of the breakpoints: a row stands before breakpoint b
+	// when it comes before the row b ends.
+	at := make([]int, len(bps))
+	for b := range bps {
+		for i := range r.Rows {
+			if r.Rows[i].Included && end(&r.Rows[i]) == bps[b].Offset && r.Rows[i].Fragment.ID == bps[b].After {
+				at[b] = i
+			}
+		}
+	}
+	for i := range r.Rows {
+		row := &r.Rows[i]
+		if row.Body == "" || !gating.Gated(row.Fragment) {
+			continue
+		}
+		for b := range bps {
+			if i <= at[b] {
+				out = append(out, Warning{Fragment: row.Fragment.ID, Breakpoint: b,
+					Message: fmt.Sprintf("%s is gated and stands before cache breakpoint %d (after %s, byte %d): each state of its gate is a different prefix, so the cache at that breakpoint splits; move it after the unconditional fragments",
+						row.Fragment.ID, b+1, bps[b].After, bps[b].Offset)})
+				break
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,200 @@
+package payload
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/promptloom/promptloom/fragment"
+	"github.com/promptloom/promptloom/gating"
+	"github.com/promptloom/promptloom/manifest"
+	"github.com/promptloom/promptloom/reducer"
+)
+
+func reduce(t *testing.T, frags []fragment.Fragment, tools ...string) *reducer.Reduction {
+	t.Helper()
+	r, err := reducer.Reduce(frags, gating.NewActive(tools, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func item(i int, body string) fragment.Fragment {
+	return fragment.SystemItem(i, "", body, fragment.Before)
+}
+
+// base is "Base.\n\nStyle.\n\nUse grep.\n\nLate rule.\n\nYou are X.\n\nAppendix."
+// with grep active: Style. ends at 13, Use grep. at 24, Late rule. at 36,
+// You are X. at 48, Appendix. at 59.
+func base(primary string) []fragment.Fragment {
+	return []fragment.Fragment{
+		item(0, "Base."),
+		item(1, "Style."),
+		fragment.ToolGuidance("grep", "Use grep."),
+		item(3, "Late rule."),
+		fragment.Primary(primary),
+		fragment.SystemItem(5, "", "Appendix.", fragment.After),
+	}
+}
+
+type bp struct {
+	After  string
+	Offset int
+	Kind   string
+}
+
+func TestPlace(t *testing.T) {
+	gates := []fragment.Fragment{
+		item(0, "A."), item(1, "B."), fragment.ToolGuidance("grep", "Grep."),
+		item(3, "C."), fragment.ToolGuidance("ls", "Ls."), item(5, "D."),
+	}
+	tests := []struct {
+		name     string
+		frags    []fragment.Fragment
+		tools    []string
+		since    []fragment.Fragment // nil: no previous manifest
+		max      int
+		want     []bp
+		dropped  []bp
+		warnings []string
+		none     string
+	}{
+		{name: "first breakpoint after the unconditional before run",
+			frags: base("You are X."), tools: []string{"grep"}, max: 4,
+			want: []bp{{"system[1]", 13, KindUnconditional}}},
+		{name: "a gated-out fragment ends the run too",
+			frags: base("You are X."), max: 4,
+			want: []bp{{"system[1]", 13, KindUnconditional}}},
+		{name: "same call again: the whole prompt is stable, the gate before it warned",
+			frags: base("You are X."), tools: []string{"grep"}, since: base("You are X."), max: 4,
+			want:     []bp{{"system[1]", 13, KindUnconditional}, {"system[5]", 59, KindStable}},
+			warnings: []string{"tool:grep.guidance"}},
+		{name: "primary changed: stable up to the fragment before it",
+			frags: base("You are X."), tools: []string{"grep"}, since: base("You are Y."), max: 4,
+			want:     []bp{{"system[1]", 13, KindUnconditional}, {"system[3]", 36, KindStable}},
+			warnings: []string{"tool:grep.guidance"}},
+		{name: "first fragment changed: nothing stable beyond the unconditional run",
+			frags: base("You are X."), tools: []string{"grep"}, since: append([]fragment.Fragment{item(0, "Other.")}, base("You are X.")[1:]...), max: 4,
+			want: []bp{{"system[1]", 13, KindUnconditional}}},
+		{name: "gate boundaries inside the stable prefix",
+			frags: gates, tools: []string{"grep", "ls"}, since: gates, max: 4,
+			want:     []bp{{"system[1]", 6, KindUnconditional}, {"system[3]", 17, KindGate}, {"system[5]", 26, KindStable}},
+			warnings: []string{"tool:grep.guidance", "tool:ls.guidance"}},
+		{name: "the limit keeps the best",
+			frags: gates, tools: []string{"grep", "ls"}, since: gates, max: 2,
+			want:     []bp{{"system[1]", 6, KindUnconditional}, {"system[5]", 26, KindStable}},
+			dropped:  []bp{{"system[3]", 17, KindGate}},
+			warnings: []string{"tool:grep.guidance", "tool:ls.guidance"}},
+		{name: "a gated first fragment leaves no breakpoint",
+			frags: []fragment.Fragment{fragment.ToolGuidance("grep", "Grep."), item(1, "B.")}, tools: []string{"grep"}, max: 4,
+			none: "no fragment boundary is stable: the first fragment is gated or in the after bucket"},
+		{name: "an absent prompt has no blocks",
+			frags: []fragment.Fragment{fragment.ToolGuidance("grep", "Grep.")}, max: 4,
+			none: "the prompt is absent"},
+		{name: "a replacement root is one unconditional block",
+			frags: []fragment.Fragment{fragment.Replacement("  Exactly this.\n")}, max: 4,
+			want: []bp{{"replacement", 16, KindUnconditional}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := reduce(t, tt.frags, tt.tools...)
+			opts := []PlaceOption{MaxBreakpoints(tt.max)}
+			if tt.since != nil {
+				opts = append(opts, Since(manifest.New(reduce(t, tt.since, tt.tools...), "agent")))
+			}
+			p := Place(r, opts...)
+			if d := cmp.Diff(tt.want, points(p.Breakpoints)); d != "" {
+				t.Errorf("breakpoints -want +got:\n%s", d)
+			}
+			if d := cmp.Diff(tt.dropped, points(p.Dropped)); d != "" {
+				t.Errorf("dropped -want +got:\n%s", d)
+			}
+			var warned []string
+			for _, w := range p.Warnings {
+				warned = append(warned, w.Fragment)
+			}
+			if d := cmp.Diff(tt.warnings, warned); d != "" {
+				t.Errorf("warnings -want +got:\n%s", d)
+			}
+			if p.None != tt.none {
+				t.Errorf("none %q, want %q", p.None, tt.none)
+			}
+			checkBlocks(t, r, p)
+		})
+	}
+}
+
+func points(bps []Breakpoint) []bp {
+	var out []bp
+	for _, b := range bps {
+		out = append(out, bp{b.After, b.Offset, b.Kind})
+	}
+	return out
+}
+
+// checkBlocks: the blocks concatenate to the prompt; exactly the blocks
+// that end at a breakpoint carry cache_control; no block starts with a
+// fragment and ends with a separator.
+func checkBlocks(t *testing.T, r *reducer.Reduction, p *Placement) {
+	t.Helper()
+	var b strings.Builder
+	marked := 0
+	for i, blk := range p.Blocks {
+		b.WriteString(blk.Text)
+		if blk.Type != "text" || blk.Text == "" {
+			t.Errorf("block %d: %+v", i, blk)
+		}
+		if strings.HasSuffix(blk.Text, manifest.JoinSeparator) {
+			t.Errorf("block %d ends with the separator: %q", i, blk.Text)
+		}
+		if blk.CacheControl != nil {
+			if p.Breakpoints[marked].Block != i || b.Len() != p.Breakpoints[marked].Offset {
+				t.Errorf("block %d marked, breakpoint %+v", i, p.Breakpoints[marked])
+			}
+			marked++
+		}
+	}
+	if b.String() != r.System || marked != len(p.Breakpoints) || len(p.Breakpoints) > AnthropicMaxBreakpoints {
+		t.Errorf("blocks %q, %d marked, want %q, %d", b.String(), marked, r.System, len(p.Breakpoints))
+	}
+}
+
+func TestWarningMessage(t *testing.T) {
+	r := reduce(t, base("You are X."), "grep")
+	p := Place(r, Since(manifest.New(r, "agent")))
+	want := "tool:grep.guidance is gated and stands before cache breakpoint 2 (after system[5], byte 59): each state of its gate is a different prefix, so the cache at that breakpoint splits; move it after the unconditional fragments"
+	if len(p.Warnings) != 1 || p.Warnings[0].Message != want || p.Warnings[0].Breakpoint != 1 {
+		t.Errorf("warnings %+v", p.Warnings)
+	}
+}
+
+// Every provider's field reads back as the prompt, and as the manifest's.
+func TestFieldRoundTrip(t *testing.T) {
+	for _, frags := range [][]fragment.Fragment{
+		base("You are <X> & \"Y\" 😀."),
+		{fragment.Replacement("  verbatim\n\n")},
+	} {
+		r := reduce(t, frags, "grep")
+		m := manifest.New(r, "agent")
+		for _, p := range Providers {
+			body, _, err := Field(r, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Verify(m, body, Auto)
+			if err != nil {
+				t.Fatalf("%s: %s: %v", p, body, err)
+			}
+			if res.Channel.Provider != p || res.Channel.Text != r.System || res.Placed {
+				t.Errorf("%s: read back as %s %q", p, res.Channel.Provider, res.Channel.Text)
+			}
+		}
+	}
+	absent := reduce(t, []fragment.Fragment{fragment.ToolGuidance("ls", "x")})
+	for _, p := range Providers {
+		if body, _, err := Field(absent, p); err != nil || string(body) != "{}" {
+			t.Errorf("%s: absent prompt gave %s, %v", p, body, err)
+		}
+	}
+}

@@ -1,0 +1,127 @@
+package payload
+
+import (
+	"strings"
+
+	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/manifest"
+)
+
+// Result is what Verify proved about one request body.
+type Result struct {
+	// Channel is the system channel read from the body.
+	Channel *Channel
+	// Manifest holds for Channel.Text at the llm_request_payload_egress
+	// boundary: the manifest given, projected with manifest.ForEgress. When
+	// the bytes are the manifest's prompt only the boundary changes; when
+	// placement changed them (Placed), every assembled row is "superseded by
+	// system transform", one egress:system row accounts for the bytes sent,
+	// and egress_delta records both sides. This is the manifest a harness
+	// retains at send time.
+	Manifest *manifest.Manifest
+	// Transformed reports that the bytes sent are not the manifest's
+	// prompt, so Manifest has the egress:system row.
+	Transformed bool
+	// Placed reports that the bytes differ from the manifest's prompt only
+	// by placement: the channel's pieces (blocks, parts, messages) joined
+	// with the reducer's separator are the prompt, but the provider's rule
+	// joins them otherwise.
+	Placed bool
+}
+
+// Verify holds the system channel of a request body to m: the body is read
+// with Extract (p may be Auto), and m must hold for the channel's text
+// (manifest.Validate), or for its pieces joined with the separator, in
+// which case the result is Placed. Otherwise the error is a
+// *MismatchError naming the first fragment that differs and where. A harness
+// calls Verify on the body it is about to send.
+func Verify(m *manifest.Manifest, body []byte, p Provider) (*Result, error) {
+	c, err := Extract(body, p)
+	if err != nil {
+		return nil, err
+	}
+	return VerifyChannel(m, c)
+}
+
+// VerifyChannel is Verify of a channel already extracted.
+func VerifyChannel(m *manifest.Manifest, c *Channel) (*Result, error) {
+	verr := manifest.Validate(m, c.Text)
+	placed := false
+	var joined string
+	if verr != nil && len(c.Pieces) > 1 {
+		joined = strings.Join(c.Pieces, manifest.JoinSeparator)
+		placed = joined != c.Text && manifest.Validate(m, joined) == nil
+	}
+	if verr != nil && !placed {
+		frag, off := locate(m, c.Text)
+		if joined != "" && joined != c.Text {
+			// The pieces may have been meant to join with the separator:
+			// report the reading that agrees with the manifest longer.
+			if f2, o2 := locate(m, joined); o2 > off {
+				frag, off = f2, o2
+			}
+		}
+		return nil, &MismatchError{Provider: c.Provider, Fragment: frag, Offset: off, Err: verr}
+	}
+	e, err := m.ForEgress(c.Text)
+	if err != nil {
+		return nil, &MismatchError{Provider: c.Provider, Err: err}
+	}
+	return &Result{Channel: c, Manifest: e, Transformed: placed, Placed: placed}, nil
+}
+
+// locate walks m's included segments over s and returns the first whose
+// bytes (or the separator before them) do not match, with the offset where
+// it starts; "" and the end of the last segment when every segment matches.
+func locate(m *manifest.Manifest, s string) (string, int) {
+	off, k := 0, 0
+	for i := range m.Segments {
+		seg := &m.Segments[i]
+		if !seg.Included {
+			continue
+		}
+		if k++; k > 1 {
+			if !strings.HasPrefix(s[off:], manifest.JoinSeparator) {
+				return seg.ID, off
+			}
+			off += len(manifest.JoinSeparator)
+		}
+		end := off + seg.Bytes
+		if seg.Bytes < 0 || end > len(s) || !digest.Of(s[off:end]).Is(seg.Digest) {
+			return seg.ID, off
+		}
+		off = end
+	}
+	return "", off
+}
+
+// SystemDigest is the payload-side digest of a request body: the digest
+// (after redaction, as every promptloom digest) of its system channel's text
+// and that text's length in bytes. A transcript records it beside the
+// system prompt's digest; when the two differ, the manifest retained must
+// be the egress projection (Verify's Result.Manifest).
+func SystemDigest(body []byte, p Provider) (digest.Digest, int, error) {
+	c, err := Extract(body, p)
+	if err != nil {
+		return digest.Digest{}, 0, err
+	}
+	return digest.Of(c.Text), len(c.Text), nil
+}
+
+// Project is the send-time projection for a harness whose own adapter
+// transformed the system text (added a directive, moved it into a message):
+// it reads the channel and returns m projected onto its bytes with
+// manifest.ForEgress, whatever they are, as Harn does at its egress
+// boundary. The harness vouches for the transform; Verify, which proves,
+// accepts only bytes that are the prompt or the prompt re-placed.
+func Project(m *manifest.Manifest, body []byte, p Provider) (*Result, error) {
+	c, err := Extract(body, p)
+	if err != nil {
+		return nil, err
+	}
+	e, err := m.ForEgress(c.Text)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Channel: c, Manifest: e, Transformed: manifest.Validate(m, c.Text) != nil}, nil
+}

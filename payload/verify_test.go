@@ -1,0 +1,227 @@
+package payload
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/fragment"
+	"github.com/promptloom/promptloom/gating"
+	"github.com/promptloom/promptloom/manifest"
+	"github.com/promptloom/promptloom/reducer"
+)
+
+// threeItems is "alpha\n\nbeta\n\ngamma": system[1] starts at byte 7,
+// system[2] at 13, and the prompt is 18 bytes.
+func threeItems(t *testing.T) (*reducer.Reduction, *manifest.Manifest) {
+	t.Helper()
+	r, err := reducer.Reduce([]fragment.Fragment{
+		fragment.SystemItem(0, "", "alpha", fragment.Before),
+		fragment.SystemItem(1, "", "beta", fragment.Before),
+		fragment.SystemItem(2, "", "gamma", fragment.Before),
+	}, gating.Active{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, manifest.New(r, "agent")
+}
+
+func anthropicBody(t *testing.T, system any) []byte {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"model": "claude", "max_tokens": 16, "system": system,
+		"messages": []any{map[string]any{"role": "user", "content": "hi"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func blocks(texts ...string) []any {
+	out := make([]any, len(texts))
+	for i, s := range texts {
+		out[i] = map[string]any{"type": "text", "text": s}
+	}
+	return out
+}
+
+func TestVerifyHolds(t *testing.T) {
+	_, m := threeItems(t)
+	tests := []struct {
+		name   string
+		body   []byte
+		placed bool
+	}{
+		{"anthropic string", anthropicBody(t, "alpha\n\nbeta\n\ngamma"), false},
+		{"anthropic blocks as Place cuts them", anthropicBody(t, blocks("alpha", "\n\nbeta", "\n\ngamma")), false},
+		{"anthropic one block per fragment, separators dropped", anthropicBody(t, blocks("alpha", "beta", "gamma")), true},
+		{"openai chat, one system message per fragment",
+			[]byte(`{"model":"gpt","messages":[{"role":"system","content":"alpha"},{"role":"system","content":"beta"},{"role":"developer","content":"gamma"},{"role":"user","content":"hi"}]}`), false},
+		{"gemini parts without separators",
+			[]byte(`{"systemInstruction":{"parts":[{"text":"alpha"},{"text":"beta"},{"text":"gamma"}]}}`), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := Verify(m, tt.body, Auto)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Placed != tt.placed || res.Transformed != tt.placed {
+				t.Errorf("placed %v transformed %v, want %v", res.Placed, res.Transformed, tt.placed)
+			}
+			e := res.Manifest
+			if e.Boundary != manifest.BoundaryEgress {
+				t.Errorf("boundary %q", e.Boundary)
+			}
+			if err := manifest.Validate(e, res.Channel.Text); err != nil {
+				t.Errorf("the result's manifest does not hold for the channel: %v", err)
+			}
+			if !tt.placed {
+				if e.EgressDelta != nil || e.Root != "composed" {
+					t.Errorf("unchanged bytes projected: root %q delta %+v", e.Root, e.EgressDelta)
+				}
+				return
+			}
+			// Harn's projection: assembled rows superseded, one egress:system
+			// row for the 14 bytes sent, 4 separator bytes removed.
+			for _, s := range e.Segments[:3] {
+				if s.Included || s.Reason != manifest.ReasonSuperseded {
+					t.Errorf("row %s: included %v reason %q", s.ID, s.Included, s.Reason)
+				}
+			}
+			last := e.Segments[len(e.Segments)-1]
+			if last.ID != "egress:system" || !last.Included || last.Bytes != 14 {
+				t.Errorf("egress row %+v", last)
+			}
+			want := manifest.EgressDelta{Producer: manifest.EgressProducer, InputSystemPromptDigest: m.WholePromptDigest,
+				InputSystemPromptBytes: 18, OutputSystemPromptDigest: digest.Of("alphabetagamma").String(),
+				OutputSystemPromptBytes: 14, BytesRemoved: 4}
+			if *e.EgressDelta != want {
+				t.Errorf("delta %+v\nwant  %+v", *e.EgressDelta, want)
+			}
+			// The projected manifest verifies the same body directly.
+			again, err := Verify(e, tt.body, Auto)
+			if err != nil || again.Placed {
+				t.Errorf("egress manifest against its own body: %v, placed %v", err, again != nil && again.Placed)
+			}
+		})
+	}
+}
+
+func TestVerifyMismatch(t *testing.T) {
+	_, m := threeItems(t)
+	tests := []struct {
+		name     string
+		body     []byte
+		fragment string
+		offset   int
+		rule     string
+	}{
+		{"one character in the middle fragment", anthropicBody(t, "alpha\n\nbeTa\n\ngamma"), "system[1]", 7, "segment_digest"},
+		{"one character in the first", anthropicBody(t, "Alpha\n\nbeta\n\ngamma"), "system[0]", 0, "segment_digest"},
+		{"a separator", anthropicBody(t, "alpha\n beta\n\ngamma"), "system[1]", 5, "join_separator"},
+		{"a byte appended", anthropicBody(t, "alpha\n\nbeta\n\ngammaX"), "", 18, "system_prompt_bytes"},
+		{"a fragment dropped", anthropicBody(t, "alpha\n\ngamma"), "system[1]", 7, "system_prompt_bytes"},
+		{"blocks without separators, one changed", anthropicBody(t, blocks("alpha", "bxta", "gamma")), "system[1]", 7, "system_prompt_bytes"},
+		{"openai chat message changed",
+			[]byte(`{"messages":[{"role":"system","content":"alpha\n\nbeta\n\ngamm\u0061!"}]}`), "", 18, "system_prompt_bytes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Verify(m, tt.body, Auto)
+			var mm *MismatchError
+			if !errors.As(err, &mm) || !errors.Is(err, ErrMismatch) || !errors.Is(err, manifest.ErrInvalid) {
+				t.Fatalf("err = %v", err)
+			}
+			var rule manifest.Rule
+			if !errors.As(err, &rule) || rule.Rule() != tt.rule {
+				t.Errorf("rule %v, want %s", rule, tt.rule)
+			}
+			if mm.Fragment != tt.fragment || mm.Offset != tt.offset {
+				t.Errorf("at %q %d, want %q %d (%v)", mm.Fragment, mm.Offset, tt.fragment, tt.offset, err)
+			}
+		})
+	}
+}
+
+func TestVerifyNoSystem(t *testing.T) {
+	_, m := threeItems(t)
+	body := []byte(`{"model":"claude","max_tokens":16,"messages":[{"role":"user","content":"alpha\n\nbeta\n\ngamma"}]}`)
+	if _, err := Verify(m, body, Auto); !errors.Is(err, ErrNoSystem) {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := Verify(m, body, Anthropic); !errors.Is(err, ErrNoSystem) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// Ported from Harn's served_context_certifies_qwen_thinking_disable_egress_bytes
+// (harn-vm, the llm transcript tests around dump_llm_request): an adapter prepends
+// "/no_think\n" to "you are an agent." (17 bytes to 27); the manifest at the
+// egress boundary is transformed, its one included row is egress:system, and
+// the delta says 10 bytes were added. Here the bytes come from the body.
+func TestServedContextCertifiesQwenThinkingDisableEgressBytes(t *testing.T) {
+	r, err := reducer.Reduce([]fragment.Fragment{fragment.Primary("you are an agent.")}, gating.Active{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := manifest.New(r, "llm_call")
+	body := []byte(`{"model":"qwen3.5:30b","messages":[{"role":"system","content":"/no_think\nyou are an agent."},{"role":"user","content":"hi"}]}`)
+
+	// Verify proves, and an added directive is not placement.
+	if _, err := Verify(m, body, Auto); !errors.Is(err, ErrMismatch) {
+		t.Fatalf("Verify: %v", err)
+	}
+	res, err := Project(m, body, Auto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := res.Manifest
+	if !res.Transformed || e.Boundary != "llm_request_payload_egress" || e.Root != "transformed" {
+		t.Errorf("transformed %v boundary %q root %q", res.Transformed, e.Boundary, e.Root)
+	}
+	var included []string
+	for _, s := range e.Segments {
+		if s.Included {
+			included = append(included, s.ID)
+		}
+	}
+	if len(included) != 1 || included[0] != "egress:system" {
+		t.Errorf("included rows %v", included)
+	}
+	d := e.EgressDelta
+	if d.InputSystemPromptBytes != 17 || d.OutputSystemPromptBytes != 27 || d.BytesAdded != 10 {
+		t.Errorf("delta %+v", d)
+	}
+	sum, n, err := SystemDigest(body, Auto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sum.Is(e.WholePromptDigest) || n != e.SystemPromptBytes {
+		t.Errorf("payload digest %s/%d, manifest %s/%d", sum, n, e.WholePromptDigest, e.SystemPromptBytes)
+	}
+	// The retained egress manifest then verifies the body it was made for.
+	if _, err := Verify(e, body, Auto); err != nil {
+		t.Errorf("egress manifest: %v", err)
+	}
+}
+
+func TestSystemDigestIsTheManifestsWhenBytesHold(t *testing.T) {
+	_, m := threeItems(t)
+	for _, body := range [][]byte{
+		anthropicBody(t, "alpha\n\nbeta\n\ngamma"),
+		anthropicBody(t, blocks("alpha", "\n\nbeta\n\n", "gamma")),
+		[]byte(`{"instructions":"alpha\n\nbeta\n\ngamma","input":"hi"}`),
+	} {
+		sum, n, err := SystemDigest(body, Auto)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sum.Is(m.WholePromptDigest) || n != 18 {
+			t.Errorf("%s: %s %d, want %s 18", body, sum, n, m.WholePromptDigest)
+		}
+	}
+	if _, _, err := SystemDigest([]byte(`{"system":`), Auto); !errors.Is(err, ErrMalformed) {
+		t.Errorf("truncated body: %v", err)
+	}
+}
