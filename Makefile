@@ -29,6 +29,11 @@ bench:
 fuzz:
 	go test ./options -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s
 	go test ./manifest -run '^$$' -fuzz '^FuzzReadValidate$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s
+	go test ./manifest -run '^$$' -fuzz '^FuzzMetadataRedacted$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s
 	go test ./redact -run '^$$' -fuzz '^FuzzRedact$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s
 	go test ./explain -run '^$$' -fuzz '^FuzzRoundTrip$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s
 	go test ./journal -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s
+	go test ./payload -run '^$$' -fuzz '^FuzzExtract$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s
+	go test ./internal/canon -run '^$$' -fuzz '^FuzzEncode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s
+	go test ./internal/cli -run '^$$' -fuzz '^FuzzCLIText$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s
+	go test ./internal/textsafe -run '^$$' -fuzz '^FuzzLine$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s
