@@ -189,8 +189,8 @@ func TestHarnLengthDifferenceNeedsRedaction(t *testing.T) {
 		ok           bool
 	}{
 		{"no placeholder", "You are careful.", 999, false},
-		{"a placeholder that does not add up", "Hello <redacted:api_key:40> world", 999, false},
-		{"a placeholder that adds up", "Hello <redacted:api_key:40> world", len("Hello ") + 40 + len(" world"), true},
+		{"a placeholder that does not add up", "Hello <redacted:openai_key:49> world", 999, false},
+		{"a placeholder that adds up", "Hello <redacted:openai_key:49> world", len("Hello ") + 49 + len(" world"), true},
 	} {
 		var w harnWriter
 		mf := harnManifest("bogus", tc.system)
