@@ -65,7 +65,7 @@ func recorded(t *testing.T) string {
 // what the chain no longer catches, the receipts must.
 func rechain(transcript string) string {
 	prev := Genesis
-	requests := map[string]string{} // seq -> line hash
+	requests := map[int64]string{} // seq -> line hash
 	var out strings.Builder
 	for _, l := range strings.SplitAfter(transcript, "\n") {
 		if l == "" {
@@ -80,13 +80,13 @@ func rechain(transcript string) string {
 			at += len(field)
 			h := prev
 			if field != `"prev":"` {
-				h = requests[gjson.Get(body, "request_seq").Raw]
+				h = requests[gjson.Get(body, "request_seq").Int()]
 			}
 			body = body[:at] + h + body[at+len(Genesis):]
 		}
 		prev = LineHash([]byte(body))
 		if gjson.Get(body, "kind").Str == KindRequest {
-			requests[gjson.Get(body, "seq").Raw] = prev
+			requests[gjson.Get(body, "seq").Int()] = prev
 		}
 		out.WriteString(body + "\n")
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
 )
 
 // MaxLineBytes is the longest transcript line Open and Verify read. A line
@@ -35,8 +37,10 @@ type DuplicateKeyError struct {
 }
 
 func (e *DuplicateKeyError) Error() string {
-	return fmt.Sprintf("line %d: duplicate JSON key %s", e.Line, e.Path)
+	return fmt.Sprintf("line %d: %s", e.Line, e.detail())
 }
+
+func (e *DuplicateKeyError) detail() string { return "duplicate JSON key " + e.Path }
 
 // lineReader reads a transcript a line at a time, capping each line.
 type lineReader struct {
@@ -201,3 +205,57 @@ func hex4(s []byte) int {
 
 // trimSpace reports whether a line is blank.
 func blank(line []byte) bool { return len(bytes.TrimSpace(line)) == 0 }
+
+// loneSurrogate reports whether a line, which must be valid JSON, holds a
+// \u escape of a UTF-16 surrogate that is not half of a pair: readers
+// decode one differently (U+FFFD, a lone surrogate, or an error), so a line
+// holding one can say two things, as a duplicate key can.
+func loneSurrogate(line []byte) bool {
+	inString := false
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case c == '"':
+			inString = !inString
+		case !inString || c != '\\':
+		case line[i+1] != 'u':
+			i++ // a one-letter escape: skip its letter (it may be a quote or a backslash)
+		default:
+			r := rune(hex4(line[i+2 : i+6]))
+			i += 5
+			switch {
+			case r >= 0xdc00 && r <= 0xdfff:
+				return true // a low half first
+			case r >= 0xd800 && r <= 0xdbff:
+				if i+6 >= len(line) || line[i+1] != '\\' || line[i+2] != 'u' {
+					return true
+				}
+				if r2 := rune(hex4(line[i+3 : i+7])); r2 < 0xdc00 || r2 > 0xdfff {
+					return true
+				}
+				i += 6
+			}
+		}
+	}
+	return false
+}
+
+// intField reads a field that must be a JSON integer written as writers
+// write one: digits only, no sign, fraction or exponent ("4", never "4.0",
+// "4e0" or "\"4\""), fitting in an int64. Readers disagree on what 4.9 or
+// 1e30 mean as a count, so the verifier accepts one spelling.
+func intField(r gjson.Result) (int64, bool) {
+	if r.Type != gjson.Number || r.Raw == "" || len(r.Raw) > 18 {
+		return 0, false
+	}
+	if r.Raw[0] == '0' && len(r.Raw) > 1 {
+		return 0, false
+	}
+	for i := 0; i < len(r.Raw); i++ {
+		if r.Raw[i] < '0' || r.Raw[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(r.Raw, 10, 64)
+	return n, err == nil
+}

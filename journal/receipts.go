@@ -2,6 +2,7 @@ package journal
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/promptloom/promptloom/digest"
@@ -20,7 +21,7 @@ import (
 // tool_schemas_content_hash must name retained tool_schemas, and when the
 // served_message definitions of the message lineage are retained, they
 // must rebuild the messages that messages_content_hash names.
-func (v *verifier) checkReceipts(l gjson.Result, harn bool) error {
+func (v *verifier) checkReceipts(l gjson.Result, harn bool, c *CallReport) error {
 	s := l.Get("served_context")
 	if !s.IsObject() {
 		return fmt.Errorf("%w: no served_context", errCall)
@@ -33,6 +34,9 @@ func (v *verifier) checkReceipts(l gjson.Result, harn bool) error {
 		return err
 	}
 	m, ok := v.manifests[mhash]
+	if ok {
+		c.ManifestLine = m.line
+	}
 	switch {
 	case !ok:
 		return fmt.Errorf("%w: no retained context_manifest has content_hash %s", errCall, mhash)
@@ -44,6 +48,9 @@ func (v *verifier) checkReceipts(l gjson.Result, harn bool) error {
 		return err
 	}
 	sys, ok := v.systems[shash]
+	if ok {
+		c.SystemLine = sys.line
+	}
 	switch {
 	case !ok:
 		return fmt.Errorf("%w: no retained system_prompt has content_hash %s", errCall, shash)
@@ -58,36 +65,51 @@ func (v *verifier) checkReceipts(l gjson.Result, harn bool) error {
 		return fmt.Errorf("%w: system_prompt_content_hash is not the manifest's whole_prompt_digest %s", errCall, mf.WholePromptDigest)
 	}
 	got := s.Get("system_prompt_bytes")
-	if got.Type != gjson.Number || int(got.Int()) != mf.SystemPromptBytes {
-		return fmt.Errorf("%w: system_prompt_bytes %s, but the manifest at line %d says %d", errCall, got.Raw, m.line, mf.SystemPromptBytes)
+	if n, ok := intField(got); !ok || n != int64(mf.SystemPromptBytes) {
+		return fmt.Errorf("%w: system_prompt_bytes %s, but the manifest at line %d says %d", errCall, orRawNull(got.Raw), m.line, mf.SystemPromptBytes)
 	}
-	// A Harn writer redacts a line before writing it: when that shortened
-	// the retained prompt, its hash still re-derives (redaction is a fixed
-	// point) but segment offsets refer to the bytes sent, not retained.
+	// A Harn writer redacts a line before writing it: when that changed
+	// the retained prompt's length, its hash still re-derives (redaction is
+	// a fixed point) but segment offsets refer to the bytes sent, not
+	// retained. Only redaction may explain the difference: each placeholder
+	// <redacted:NAME:LEN> stands for LEN bytes sent, and they must add up.
 	if !harn || len(sys.raw) == mf.SystemPromptBytes {
 		if err := manifest.Validate(mf, sys.raw); err != nil {
 			return fmt.Errorf("%w: the manifest at line %d does not hold for the system prompt at line %d: %w", errCall, m.line, sys.line, err)
 		}
+	} else if sent, n := sentBytes(sys.raw); n == 0 || sent != mf.SystemPromptBytes {
+		return fmt.Errorf("%w: the system prompt at line %d is %d bytes, the manifest at line %d says %d, and its redaction placeholders do not account for the difference", errCall, sys.line, len(sys.raw), m.line, mf.SystemPromptBytes)
 	}
 	if harn {
 		return v.checkHarnParts(s)
 	}
+	// The writer retains the whole request: messages, tools and parameters
+	// (null when there are none). Each must be there, and each key of the
+	// request, these and any a later version adds, must hash to its
+	// <key>_content_hash: nothing in it goes unchecked.
 	req := l.Get("request")
-	for _, part := range []struct{ field, receipt string }{
-		{"messages", "messages_content_hash"}, {"tools", "tools_content_hash"}, {"parameters", "parameters_content_hash"}} {
-		got := req.Get(part.field)
-		if !got.Exists() {
-			continue // not retained: nothing to check it against
-		}
-		want, err := receiptHash(s, part.receipt)
-		if err != nil {
-			return fmt.Errorf("%w (request.%s is retained)", err, part.field)
-		}
-		if h, err := JSONHash([]byte(got.Raw)); err != nil || h != want {
-			return fmt.Errorf("%w: request.%s does not hash to %s", errCall, part.field, part.receipt)
+	if !req.IsObject() {
+		return fmt.Errorf("%w: no request object", errCall)
+	}
+	for _, field := range []string{"messages", "tools", "parameters"} {
+		if !req.Get(field).Exists() {
+			return fmt.Errorf("%w: request.%s is missing (the writer always retains it, null when there is none)", errCall, field)
 		}
 	}
-	return nil
+	err = nil
+	req.ForEach(func(k, got gjson.Result) bool {
+		want, herr := receiptHash(s, k.Str+"_content_hash")
+		if herr != nil {
+			err = fmt.Errorf("%w (request.%s is retained)", herr, k.Str)
+			return false
+		}
+		if h, herr := JSONHash([]byte(got.Raw)); herr != nil || h != want {
+			err = fmt.Errorf("%w: request.%s does not hash to %s_content_hash", errCall, k.Str, k.Str)
+			return false
+		}
+		return true
+	})
+	return err
 }
 
 // receiptHash reads a required blake3:<hex> hash of a receipt.
@@ -182,9 +204,36 @@ func (v *verifier) harnLine(n int, l gjson.Result) {
 		v.messages[hash] = retained{line: n, raw: l.Get("message").Raw}
 	case KindRequest:
 		c := CallReport{Line: n, Seq: l.Get("iteration").Int(), Call: l.Get("call_id").String(), Status: Verified, OK: true}
-		if err := v.checkReceipts(l, true); err != nil {
+		if err := v.checkReceipts(l, true, &c); err != nil {
 			c.Status, c.OK, c.Problem = Failed, false, err.Error()
 		}
 		v.rep.Calls = append(v.rep.Calls, c)
+	}
+}
+
+// sentBytes re-derives the length of a prompt before redaction from its
+// redacted text: each placeholder <redacted:NAME:LEN> replaced LEN bytes.
+// It returns that length and the number of placeholders.
+func sentBytes(redacted string) (sent, placeholders int) {
+	sent = len(redacted)
+	for rest := redacted; ; {
+		i := strings.Index(rest, "<redacted:")
+		if i < 0 {
+			return sent, placeholders
+		}
+		rest = rest[i:]
+		end := strings.IndexByte(rest, '>')
+		if end < 0 {
+			return sent, placeholders
+		}
+		colon := strings.LastIndexByte(rest[:end], ':')
+		n, err := strconv.Atoi(rest[colon+1 : end])
+		if colon <= len("<redacted") || err != nil || n < 0 {
+			rest = rest[len("<redacted:"):]
+			continue
+		}
+		sent += n - (end + 1)
+		placeholders++
+		rest = rest[end+1:]
 	}
 }

@@ -40,6 +40,13 @@ type CallReport struct {
 	OK     bool   `json:"ok"`
 	// Problem says what failed, or what is missing, with the line.
 	Problem string `json:"problem,omitempty"`
+	// SystemLine, ManifestLine and OutcomeLine are the lines the verifier
+	// took the call's system prompt, manifest and response (or error) from
+	// (0: none resolved). A report of the run shows those lines and no
+	// others, so a second, unverified line cannot stand in for them.
+	SystemLine   int `json:"system_line,omitempty"`
+	ManifestLine int `json:"manifest_line,omitempty"`
+	OutcomeLine  int `json:"outcome_line,omitempty"`
 }
 
 // Report is the verdict on a whole transcript.

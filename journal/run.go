@@ -1,12 +1,12 @@
 package journal
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/promptloom/promptloom/internal/textsafe"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/tidwall/gjson"
 )
@@ -57,16 +57,21 @@ type RunChange struct {
 }
 
 // NewRun reads a promptloom or Harn transcript into a Run, taking each
-// call's verdict from rep (the Verify report of the same transcript).
+// call's verdict from rep (the Verify report of the same transcript). A
+// call shows the system prompt, manifest and outcome at the lines the
+// verifier resolved for it (CallReport.SystemLine and the others), never
+// another line claiming the same hash or answering the same request.
 func NewRun(r io.Reader, source string, rep *Report) (*Run, error) {
 	run := &Run{Source: source, Report: rep}
 	status := map[int]CallReport{}
+	needed := map[int]bool{} // lines some call resolved
 	for _, c := range rep.Calls {
 		status[c.Line] = c
+		needed[c.SystemLine], needed[c.ManifestLine] = true, true
 	}
-	systems, manifests := map[string]string{}, map[string]*manifest.Manifest{}
-	byLine := map[int64]*RunCall{} // promptloom request seq -> call
-	last := map[string]*RunCall{}  // role -> its last call
+	systems, manifests := map[int]string{}, map[int]*manifest.Manifest{} // by line
+	outcomes := map[int]*RunCall{}                                       // outcome line -> its call
+	last := map[string]*RunCall{}                                        // role -> its last call
 	lr := newLineReader(r)
 	for {
 		line, err := lr.next()
@@ -76,7 +81,7 @@ func NewRun(r io.Reader, source string, rep *Report) (*Run, error) {
 		if err != nil {
 			return run, err
 		}
-		if !json.Valid(line) {
+		if blank(line) || unreadable(line) != "" {
 			continue
 		}
 		l := gjson.ParseBytes(line)
@@ -84,23 +89,22 @@ func NewRun(r io.Reader, source string, rep *Report) (*Run, error) {
 		if kind == "" {
 			kind = l.Get("type").String()
 		}
-		switch kind {
-		case KindSystemPrompt:
-			systems[l.Get("content_hash").String()] = l.Get("content").String()
-		case KindContextManifest:
+		switch {
+		case kind == KindSystemPrompt && needed[lr.n]:
+			systems[lr.n] = l.Get("content").String()
+		case kind == KindContextManifest && needed[lr.n]:
 			if m, err := manifest.Read([]byte(l.Get("manifest").Raw)); err == nil {
-				manifests[l.Get("content_hash").String()] = m
+				manifests[lr.n] = m
 			}
-		case KindRequest:
-			c := &RunCall{Call: l.Get("call").String(), Line: lr.n}
-			if c.Call == "" {
-				c.Call = l.Get("call_id").String()
+		case kind == KindRequest:
+			v, ok := status[lr.n]
+			if !ok {
+				continue
 			}
-			v := status[lr.n]
-			c.Status, c.Problem = v.Status, v.Problem
-			c.system = systems[l.Get("served_context.system_prompt_content_hash").String()]
+			c := &RunCall{Call: v.Call, Line: lr.n, Status: v.Status, Problem: v.Problem}
+			c.system = systems[v.SystemLine]
 			c.SystemBytes = len(c.system)
-			m := manifests[l.Get("served_context.manifest_content_hash").String()]
+			m := manifests[v.ManifestLine]
 			if m != nil {
 				c.Role = m.CallRole
 				for _, s := range m.Segments {
@@ -116,14 +120,16 @@ func NewRun(r io.Reader, source string, rep *Report) (*Run, error) {
 				c.mf = m
 				last[c.Role] = c
 			}
-			byLine[l.Get("seq").Int()] = c
+			if v.OutcomeLine > 0 {
+				outcomes[v.OutcomeLine] = c
+			}
 			run.Calls = append(run.Calls, c)
-		case KindResponse:
-			if c := byLine[l.Get("request_seq").Int()]; c != nil {
+		case kind == KindResponse:
+			if c := outcomes[lr.n]; c != nil {
 				c.Outcome = l.Get("response.text").String()
 			}
-		case KindError:
-			if c := byLine[l.Get("request_seq").Int()]; c != nil {
+		case kind == KindError:
+			if c := outcomes[lr.n]; c != nil {
 				c.Outcome = "error: " + l.Get("error.message").String()
 			}
 		}
@@ -155,25 +161,28 @@ func commonPrefix(a, b string) int {
 	return n
 }
 
-// WriteText writes the run, a call a block.
+// WriteText writes the run, a call a block. Every value taken from the
+// transcript is escaped (textsafe.Line): a reply holding a newline or an
+// ESC sequence cannot forge a row or reach the terminal.
 func (run *Run) WriteText(w io.Writer) error {
 	var b strings.Builder
+	q := textsafe.Line
 	for _, c := range run.Calls {
-		fmt.Fprintf(&b, "%s %s (role %s, line %d): %d-byte prompt\n", c.Status, c.Call, c.Role, c.Line, c.SystemBytes)
+		fmt.Fprintf(&b, "%s %s (role %s, line %d): %d-byte prompt\n", c.Status, q(c.Call), q(c.Role), c.Line, c.SystemBytes)
 		if c.Problem != "" {
-			fmt.Fprintf(&b, "  problem: %s\n", c.Problem)
+			fmt.Fprintf(&b, "  problem: %s\n", q(c.Problem))
 		}
 		for _, f := range c.Fragments {
-			fmt.Fprintf(&b, "  %-8s %s: %s\n", f.State, f.ID, f.Reason)
+			fmt.Fprintf(&b, "  %-8s %s: %s\n", f.State, q(f.ID), q(f.Reason))
 		}
 		if s := c.Since; s != nil {
-			fmt.Fprintf(&b, "  since %s: %d change(s), %d bytes in common, %d re-sent\n", s.Previous, len(s.Changes), s.CommonPrefixBytes, s.ResendBytes)
+			fmt.Fprintf(&b, "  since %s: %d change(s), %d bytes in common, %d re-sent\n", q(s.Previous), len(s.Changes), s.CommonPrefixBytes, s.ResendBytes)
 			for _, ch := range s.Changes {
-				fmt.Fprintf(&b, "    %s\n", ch)
+				fmt.Fprintf(&b, "    %s\n", q(ch.String()))
 			}
 		}
 		if c.Outcome != "" {
-			fmt.Fprintf(&b, "  reply: %s\n", c.Outcome)
+			fmt.Fprintf(&b, "  reply: %s\n", q(c.Outcome))
 		}
 	}
 	_, err := io.WriteString(w, b.String())

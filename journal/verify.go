@@ -1,11 +1,17 @@
 package journal
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"sort"
+	"time"
+
+	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/internal/canon"
+	"github.com/promptloom/promptloom/manifest"
 
 	"github.com/tidwall/gjson"
 )
@@ -26,7 +32,7 @@ import (
 func Verify(r io.Reader) (*Report, error) {
 	v := &verifier{rep: &Report{}, systems: map[string]retained{}, manifests: map[string]retained{},
 		schemas: map[string]retained{}, messages: map[string]retained{}, sessions: map[string]*session{},
-		pending: map[int64]int{}, prev: Genesis}
+		pending: map[int64]pendingRequest{}, prev: Genesis}
 	lr := newLineReader(r)
 	for {
 		line, err := lr.next()
@@ -34,12 +40,12 @@ func Verify(r io.Reader) (*Report, error) {
 			break
 		}
 		if err != nil {
-			v.finish()
+			v.finish(err)
 			return v.rep, err
 		}
 		v.line(lr.n, line, lr.torn)
 	}
-	v.finish()
+	v.finish(nil)
 	return v.rep, nil
 }
 
@@ -56,13 +62,18 @@ type session struct {
 	closed      bool
 }
 
+// pendingRequest is a request not answered yet.
+type pendingRequest struct {
+	call          int    // index in rep.Calls
+	hash, session string // its line's chain hash, and its session
+}
+
 type verifier struct {
 	rep                                   *Report
 	systems, manifests, schemas, messages map[string]retained
 	sessions                              map[string]*session
-	pending                               map[int64]int // request seq -> index in rep.Calls
-	hashes                                map[int64]string
-	prev, cur                             string // the chain hashes of the last line and this one
+	pending                               map[int64]pendingRequest // by request seq
+	prev, cur                             string                   // the chain hashes of the last line and this one
 	seq                                   int64
 }
 
@@ -82,12 +93,8 @@ func (v *verifier) line(n int, line []byte, torn bool) {
 	if torn {
 		v.rep.problem("line %d: no final newline (torn by a crash, or cut)", n)
 	}
-	if !json.Valid(line) { // not gjson.Valid: it recurses, and deep nesting overflows the stack
-		v.rep.problem("line %d: not JSON", n)
-		return
-	}
-	if path, dup := duplicateKey(line); dup {
-		v.rep.Problems = append(v.rep.Problems, (&DuplicateKeyError{Line: n, Path: path}).Error())
+	if msg := unreadable(line); msg != "" {
+		v.rep.problem("line %d: %s", n, msg)
 		return
 	}
 	l := gjson.ParseBytes(line)
@@ -111,7 +118,40 @@ func (v *verifier) line(n int, line []byte, torn bool) {
 		v.harnLine(n, l)
 		return
 	}
+	if line[0] != '{' || line[len(line)-1] != '}' {
+		// The writer never puts white space around a line, and the chain
+		// hashes every byte: say why the chain breaks, and catch it on the
+		// last line too, which no later prev covers.
+		what := "white space around the JSON object"
+		if line[len(line)-1] == '\r' {
+			what = "a carriage return before the newline (CRLF line endings)"
+		}
+		v.rep.problem("line %d: %s: a promptloom line is the object's bytes and nothing else", n, what)
+	}
 	v.promptloomLine(n, l)
+}
+
+// unreadable says why a line is not one JSON text every reader reads alike,
+// or "" when it is: it must be UTF-8 (readers replace bad bytes, or fail,
+// each their own way), valid JSON, with no key twice in one object and no
+// \u escape of half a surrogate pair.
+func unreadable(line []byte) string {
+	if bytes.HasPrefix(line, []byte("\xef\xbb\xbf")) {
+		return "starts with a byte order mark (U+FEFF): not JSON"
+	}
+	if at := canon.InvalidUTF8(line); at >= 0 {
+		return fmt.Sprintf("not UTF-8 (byte %d)", at)
+	}
+	if !json.Valid(line) { // not gjson.Valid: it recurses, and deep nesting overflows the stack
+		return "not JSON"
+	}
+	if path, dup := duplicateKey(line); dup {
+		return (&DuplicateKeyError{Path: path}).detail()
+	}
+	if loneSurrogate(line) {
+		return "a \\u escape of half a UTF-16 surrogate pair, which readers decode differently"
+	}
+	return ""
 }
 
 func (v *verifier) promptloomLine(n int, l gjson.Result) {
@@ -120,50 +160,69 @@ func (v *verifier) promptloomLine(n int, l gjson.Result) {
 	} else if p.Str != v.prev {
 		v.rep.problem("line %d: chain broken: prev is %s, but line %d hashes to %s", n, p.Str, n-1, v.prev)
 	}
-	if s := l.Get("seq"); s.Type != gjson.Number || s.Int() != v.seq+1 {
-		v.rep.problem("line %d: seq %s, want %d", n, s.Raw, v.seq+1)
+	if s, ok := intField(l.Get("seq")); !ok || s != v.seq+1 {
+		v.rep.problem("line %d: seq %s, want %d", n, l.Get("seq").Raw, v.seq+1)
 	}
 	v.seq++
-	sess := l.Get("session").String()
-	switch kind := l.Get("kind"); kind.String() {
+	if at := l.Get("at"); at.Type != gjson.String || !validTime(at.Str) {
+		v.rep.problem("line %d: at %s is not an RFC 3339 time", n, orRawNull(at.Raw))
+	}
+	kind := l.Get("kind")
+	if kind.Type != gjson.String {
+		v.rep.problem("line %d: kind %s is not a string", n, orRawNull(kind.Raw))
+		return
+	}
+	sess, sessOK := stringField(l, "session")
+	switch kind.Str {
 	case KindOpen:
-		if _, dup := v.sessions[sess]; dup || sess == "" {
-			v.rep.problem("line %d: session %q opened twice, or without an id", n, sess)
+		if _, dup := v.sessions[sess]; dup || !sessOK || sess == "" {
+			v.rep.problem("line %d: session %s opened twice, or without an id", n, orRawNull(l.Get("session").Raw))
 			return
 		}
 		v.sessions[sess] = &session{line: n}
 	case KindClose:
 		s, ok := v.sessions[sess]
+		calls, countOK := intField(l.Get("calls"))
 		switch {
-		case !ok || s.closed:
-			v.rep.problem("line %d: journal_close of session %q, which is not open", n, sess)
-		case l.Get("calls").Int() != int64(s.calls) || l.Get("calls").Type != gjson.Number:
-			v.rep.problem("line %d: session %q closes with %s call(s), but %d are in the transcript", n, sess, l.Get("calls").Raw, s.calls)
+		case !ok || !sessOK || s.closed:
+			v.rep.problem("line %d: journal_close of session %s, which is not open", n, orRawNull(l.Get("session").Raw))
+		case !countOK || calls != int64(s.calls):
+			v.rep.problem("line %d: session %q closes with %s call(s), but %d are in the transcript", n, sess, orRawNull(l.Get("calls").Raw), s.calls)
 		}
 		if ok {
 			s.closed = true
 		}
 	case KindSystemPrompt:
-		content := l.Get("content")
-		v.systems[l.Get("content_hash").String()] = retained{line: n, raw: content.String()}
+		content, okC := stringField(l, "content")
+		hash, okH := stringField(l, "content_hash")
+		if !okC || !okH || digest.Of(content).String() != hash {
+			v.rep.problem("line %d: the system_prompt's content (a string) does not hash to its content_hash (a string)", n)
+		}
+		v.systems[hash] = retained{line: n, raw: content}
 	case KindContextManifest:
-		v.manifests[l.Get("content_hash").String()] = retained{line: n, raw: l.Get("manifest").Raw}
+		hash, okH := stringField(l, "content_hash")
+		raw := l.Get("manifest").Raw
+		if !okH || manifest.HashBytes([]byte(raw)) != hash {
+			v.rep.problem("line %d: the context_manifest's manifest does not hash to its content_hash", n)
+		}
+		v.manifests[hash] = retained{line: n, raw: raw}
 	case KindRequest:
-		c := CallReport{Line: n, Seq: l.Get("seq").Int(), Call: l.Get("call").String(), Status: Incomplete,
+		call, _ := stringField(l, "call")
+		seq, _ := intField(l.Get("seq"))
+		c := CallReport{Line: n, Seq: seq, Call: call, Status: Incomplete,
 			Problem: "no provider_call_response or provider_call_error answers it"}
-		if err := v.checkReceipts(l, false); err != nil {
+		if err := v.checkReceipts(l, false, &c); err != nil {
 			c.Status, c.Problem = Failed, err.Error()
 		}
-		if s, ok := v.sessions[sess]; !ok || s.closed {
-			c.Status, c.Problem = Failed, fmt.Sprintf("session %q is not open at this line", sess)
+		if _, ok := stringField(l, "call"); !ok && c.Status != Failed {
+			c.Status, c.Problem = Failed, fmt.Sprintf("%v: call %s is not a string", errCall, orRawNull(l.Get("call").Raw))
+		}
+		if s, ok := v.sessions[sess]; !ok || !sessOK || s.closed {
+			c.Status, c.Problem = Failed, fmt.Sprintf("session %s is not open at this line", orRawNull(l.Get("session").Raw))
 		} else {
 			s.calls++
 		}
-		v.pending[c.Seq] = len(v.rep.Calls)
-		if v.hashes == nil {
-			v.hashes = map[int64]string{}
-		}
-		v.hashes[c.Seq] = v.cur
+		v.pending[c.Seq] = pendingRequest{call: len(v.rep.Calls), hash: v.cur, session: sess}
 		v.rep.Calls = append(v.rep.Calls, c)
 	case KindResponse, KindError:
 		v.outcome(n, l)
@@ -172,30 +231,49 @@ func (v *verifier) promptloomLine(n int, l gjson.Result) {
 	}
 }
 
+// stringField reads a field that must be a JSON string.
+func stringField(l gjson.Result, field string) (string, bool) {
+	r := l.Get(field)
+	return r.Str, r.Type == gjson.String
+}
+
+func validTime(s string) bool {
+	_, err := time.Parse(time.RFC3339Nano, s)
+	return err == nil
+}
+
 // outcome checks a response or error line against its request.
 func (v *verifier) outcome(n int, l gjson.Result) {
-	rs := l.Get("request_seq").Int()
-	i, ok := v.pending[rs]
-	if !ok {
-		v.rep.problem("line %d: %s names request seq %d, which no earlier request has, or which is answered already", n, l.Get("kind").Str, rs)
+	rs, ok := intField(l.Get("request_seq"))
+	p, pending := v.pending[rs]
+	if !ok || !pending {
+		v.rep.problem("line %d: %s names request seq %s, which no earlier request has, or which is answered already", n, l.Get("kind").Str, orRawNull(l.Get("request_seq").Raw))
 		return
 	}
 	delete(v.pending, rs)
-	c := &v.rep.Calls[i]
+	c := &v.rep.Calls[p.call]
+	c.OutcomeLine = n
 	field, hashField := "response", "response_content_hash"
 	if l.Get("kind").Str == KindError {
 		field, hashField = "error", "error_content_hash"
 	}
+	call, callOK := stringField(l, "call")
+	sess, sessOK := stringField(l, "session")
 	problem := ""
 	switch {
-	case l.Get("call").String() != c.Call:
-		problem = fmt.Sprintf("the %s at line %d names call %q", field, n, l.Get("call").String())
-	case l.Get("request_hash").String() != v.hashes[rs]:
-		problem = fmt.Sprintf("the %s at line %d names request hash %s, but the request hashes to %s", field, n, l.Get("request_hash").String(), v.hashes[rs])
+	case !callOK || call != c.Call:
+		problem = fmt.Sprintf("the %s at line %d names call %s", field, n, orRawNull(l.Get("call").Raw))
+	case !sessOK || sess != p.session:
+		problem = fmt.Sprintf("the %s at line %d names session %s, but the request is in session %q", field, n, orRawNull(l.Get("session").Raw), p.session)
+	case l.Get("request_hash").Type != gjson.String || l.Get("request_hash").Str != p.hash:
+		problem = fmt.Sprintf("the %s at line %d names request hash %s, but the request hashes to %s", field, n, orRawNull(l.Get("request_hash").Raw), p.hash)
 	default:
 		want := l.Get(hashField)
 		got, err := JSONHash([]byte(orRawNull(l.Get(field).Raw)))
-		if want.Type != gjson.String || err != nil || got != want.Str {
+		switch {
+		case err != nil:
+			problem = fmt.Sprintf("the %s at line %d cannot be hashed: %v", field, n, err)
+		case want.Type != gjson.String || got != want.Str:
 			problem = fmt.Sprintf("the %s at line %d does not hash to its %s (%s)", field, n, hashField, got)
 		}
 	}
@@ -209,9 +287,9 @@ func (v *verifier) outcome(n int, l gjson.Result) {
 	c.Status, c.OK, c.Problem = Verified, true, ""
 }
 
-func (v *verifier) finish() {
+func (v *verifier) finish(readErr error) {
 	r := v.rep
-	if r.Lines == 0 {
+	if r.Lines == 0 && readErr == nil {
 		r.problem("empty transcript: nothing to verify")
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/promptloom/promptloom/internal/textsafe"
 	"github.com/promptloom/promptloom/journal"
 )
 
@@ -51,7 +52,7 @@ func runReport(e *env, args []string) int {
 		return e.fail("report: %v", err)
 	}
 	if verr != nil {
-		fmt.Fprintf(e.stdout, "FAIL %v\n", verr)
+		fmt.Fprintf(e.stdout, "FAIL %s\n", textsafe.Line(verr.Error()))
 		return ExitFail
 	}
 	if !rep.OK() {

@@ -1,0 +1,211 @@
+package journal
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// Edits an auditor made to a recorded transcript that verified before the
+// rules of docs/transcript.md that now catch them (each row failed as a
+// test before its rule). recorded() has 12 lines: 1 journal_open,
+// 2 system_prompt, 3 context_manifest, 4-5 c1, 6-7 c2, 8 system_prompt,
+// 9 context_manifest, 10-11 c3, 12 journal_close. Edits of a middle line
+// are rechained, as a forger would: the chain alone catches them otherwise.
+func TestTamperingThatMustFail(t *testing.T) {
+	orig := recorded(t)
+	ls := lines(orig)
+	// edit replaces old with new in line n (from 1).
+	edit := func(n int, old, new string) string {
+		out := append([]string{}, ls...)
+		if !strings.Contains(out[n-1], old) {
+			t.Fatalf("line %d lacks %q", n, old)
+		}
+		out[n-1] = strings.Replace(out[n-1], old, new, 1)
+		return join(out)
+	}
+	insert := func(after int, line string) string {
+		return join(append(append(append([]string{}, ls[:after]...), line+"\n"), ls[after:]...))
+	}
+	for _, tc := range []struct {
+		name, transcript, want string
+	}{
+		// The last line has no next prev to cover it.
+		{"CRLF on the last line", strings.TrimSuffix(orig, "\n") + "\r\n", "line 12: a carriage return before the newline (CRLF line endings)"},
+		{"CRLF everywhere", strings.ReplaceAll(orig, "\n", "\r\n"), "line 1: a carriage return"},
+		{"a space after the last line's object", strings.TrimSuffix(orig, "\n") + " \n", "line 12: white space around the JSON object"},
+		{"a tab before a line", edit(12, `{"prev"`, "\t"+`{"prev"`), "line 12: white space around"},
+		{"a byte order mark", "\ufeff" + orig, "line 1: starts with a byte order mark"},
+		{"calls 3.0", edit(12, `"calls":3`, `"calls":3.0`), "closes with 3.0 call(s)"},
+		{"calls 3.9", edit(12, `"calls":3`, `"calls":3.9`), "closes with 3.9 call(s)"},
+		{"calls 3e0", edit(12, `"calls":3`, `"calls":3e0`), "closes with 3e0 call(s)"},
+		{`calls "3"`, edit(12, `"calls":3`, `"calls":"3"`), `closes with "3" call(s)`},
+		{"seq 12.0", edit(12, `"seq":12,`, `"seq":12.0,`), "line 12: seq 12.0, want 12"},
+		{"seq 12.5", edit(12, `"seq":12,`, `"seq":12.5,`), "line 12: seq 12.5, want 12"},
+		{"at not a time", edit(12, `"at":"`, `"at":"yesterday","was":"`), `line 12: at "yesterday" is not an RFC 3339 time`},
+		{"at missing", edit(12, `"at":`, `"was":`), "line 12: at null is not an RFC 3339 time"},
+		{"session a number", edit(12, `"session":"s1"`, `"session":1`), "journal_close of session 1, which is not open"},
+		// Rechained edits of middle lines.
+		{"seq 4.9, rechained", rechain(edit(4, `"seq":4,`, `"seq":4.9,`)), "line 4: seq 4.9, want 4"},
+		{"request_seq 4.5, rechained", rechain(edit(5, `"request_seq":4`, `"request_seq":4.5`)), "names request seq 4.5, which no earlier request has"},
+		{`request_seq "4", rechained`, rechain(edit(5, `"request_seq":4`, `"request_seq":"4"`)), `names request seq "4"`},
+		{"system_prompt_bytes 36.5, rechained", rechain(edit(4, `"system_prompt_bytes":36`, `"system_prompt_bytes":36.5`)),
+			"system_prompt_bytes 36.5, but the manifest at line 3 says 36"},
+		{"response moved to another session, rechained", rechain(edit(5, `"session":"s1"`, `"session":"s2"`)),
+			`the response at line 5 names session "s2", but the request is in session "s1"`},
+		{"request.messages renamed, rechained", rechain(edit(4, `"request":{"messages":`, `"request":{"dropped":`)),
+			"request.messages is missing"},
+		{"a key added to request, rechained", rechain(edit(4, `"parameters":null`, `"parameters":null,"model":"gpt-evil"`)),
+			"served_context has no model_content_hash (request.model is retained)"},
+		{"request not an object, rechained", rechain(edit(4, `"request":{`, `"request":0,"x":{`)), "no request object"},
+		{"an orphan system_prompt, rechained", rechain(insert(11, `{"prev":"`+Genesis+`","seq":12,"kind":"system_prompt","at":"2026-11-03T00:00:06Z","content":"Obey the user.","content_hash":"`+Genesis+`"}`)),
+			"line 12: the system_prompt's content (a string) does not hash to its content_hash"},
+		{"system_prompt content a number, rechained", rechain(edit(2, `"content":"You are careful.\n\nAnswer in English."`, `"content":36`)),
+			"line 2: the system_prompt's content (a string) does not hash"},
+		{"an orphan context_manifest, rechained", rechain(insert(11, `{"prev":"`+Genesis+`","seq":12,"kind":"context_manifest","at":"2026-11-03T00:00:06Z","content_hash":"`+Genesis+`","manifest":{}}`)),
+			"line 12: the context_manifest's manifest does not hash to its content_hash"},
+		// What readers decode differently.
+		{"invalid UTF-8 in a reply", rechain(edit(5, "reply to c1", "reply to c\xff")), "line 5: not UTF-8 (byte"},
+		{"a lone high surrogate", rechain(edit(5, "reply to c1", `reply to \ud800c1`)), "line 5: a \\u escape of half a UTF-16 surrogate pair"},
+		{"a lone low surrogate", rechain(edit(5, "reply to c1", `reply to \udc00c1`)), "line 5: a \\u escape of half"},
+		{"a high surrogate then a non-surrogate", rechain(edit(5, "reply to c1", `reply to \ud800\u0041`)), "line 5: a \\u escape of half"},
+		{"a NUL byte", edit(12, `"calls":3`, "\"calls\":3\x00"), "line 12: not JSON"},
+		{"kind not a string", edit(12, `"kind":"journal_close"`, `"kind":["journal_close"]`), `line 12: kind ["journal_close"] is not a string`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if dir := os.Getenv("PROMPTLOOM_DUMP_EDITS"); dir != "" {
+				os.WriteFile(filepath.Join(dir, "tamper_"+strings.NewReplacer(" ", "_", `"`, "", ",", "").Replace(tc.name)+".jsonl"), []byte(tc.transcript), 0o644)
+			}
+			text, ok := reportText(t, tc.transcript)
+			if ok {
+				t.Fatalf("the edit verifies:\n%s", text)
+			}
+			if !strings.Contains(text, tc.want) {
+				t.Errorf("report lacks %q:\n%s", tc.want, text)
+			}
+		})
+	}
+}
+
+// Escapes and surrogate pairs that are whole decode one way in every
+// reader: they are no problem, and neither are the edits that keep every
+// value (keys reordered, "\u0061" for "a", a valid pair), once rechained.
+func TestEquivalentSpellingsVerify(t *testing.T) {
+	orig := recorded(t)
+	for _, tc := range []struct{ name, old, new string }{
+		{"an escaped letter", "reply to c1", `reply \u0074o c1`},
+		{"a whole surrogate pair", "reply to c1", `reply to \ud83d\ude00`},
+		{"an escaped backslash before u", "reply to c1", `reply to \\ud800`},
+	} {
+		edited := rechain(strings.Replace(orig, tc.old, tc.new, 1))
+		if loneSurrogate([]byte(lines(edited)[4])) != false {
+			t.Errorf("%s: taken for a lone surrogate", tc.name)
+		}
+		if _, err := Verify(strings.NewReader(edited)); err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+}
+
+// What the verifier cannot catch, as docs/transcript.md says: it checks
+// that a transcript is whole and consistent, not who wrote it. Each of
+// these verifies; each changes the head, which is how a kept head hash
+// catches them.
+func TestTamperingOnlyTheHeadCatches(t *testing.T) {
+	orig := recorded(t)
+	ls := lines(orig)
+	origRep, _ := Verify(strings.NewReader(orig))
+	forged := filepath.Join(t.TempDir(), "forged.jsonl")
+	if err := os.WriteFile(forged, []byte(orig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	j, err := Open(forged, WithClock(clock), WithSession("s2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	record(t, j)
+	j.Close()
+	appended, _ := os.ReadFile(forged)
+	for _, tc := range []struct{ name, transcript string }{
+		{"an unknown field added to the last line", join(append(append([]string{}, ls[:11]...), strings.Replace(ls[11], `"calls":3`, `"calls":3,"note":"x"`, 1)))},
+		{"the last line's time changed", join(append(append([]string{}, ls[:11]...), strings.Replace(ls[11], `"at":"2026`, `"at":"2027`, 1)))},
+		{"a whole session appended with a valid chain", string(appended)},
+	} {
+		rep, err := Verify(strings.NewReader(tc.transcript))
+		if err != nil || !rep.OK() {
+			t.Errorf("%s: does not verify (the docs say it does): %+v %v", tc.name, rep, err)
+		}
+		if rep.Head == origRep.Head {
+			t.Errorf("%s: same head", tc.name)
+		}
+	}
+}
+
+// A report shows a call's reply from the line the verifier checked: a
+// second response to the same request (which the verifier rejects) cannot
+// stand in for it under an "ok", and what it holds reaches the text report
+// escaped, so it cannot forge a row or send ESC to a terminal.
+func TestReportShowsOnlyVerifiedLines(t *testing.T) {
+	ls := lines(recorded(t))
+	forged := strings.Replace(ls[4], "reply to c1", `all agreed\n\u001b[31mok   line 99: call fake`, 1)
+	transcript := join(append(append(append([]string{}, ls[:5]...), forged), ls[5:]...))
+	rep, _ := Verify(strings.NewReader(transcript))
+	if rep.OK() {
+		t.Fatal("a second response verifies")
+	}
+	run, err := NewRun(strings.NewReader(transcript), "t.jsonl", rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := run.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	if run.Calls[0].Outcome != "reply to c1" || strings.Contains(text, "all agreed") {
+		t.Errorf("call c1 shows the unverified reply %q:\n%s", run.Calls[0].Outcome, text)
+	}
+	// The same reply, now the only one: shown, and escaped.
+	only := rechain(join(append(append(append([]string{}, ls[:4]...), forged), ls[5:]...)))
+	rep, _ = Verify(strings.NewReader(only))
+	run, _ = NewRun(strings.NewReader(only), "t.jsonl", rep)
+	b.Reset()
+	run.WriteText(&b)
+	if strings.ContainsAny(b.String(), "\x1b") || strings.Contains(b.String(), "\nok   line 99") {
+		t.Errorf("the reply reached the text unescaped:\n%s", b.String())
+	}
+}
+
+// A Harn prompt retained shorter or longer than the manifest's
+// system_prompt_bytes skips the segment check only when redaction
+// placeholders account for the difference; otherwise any manifest would
+// pass for it.
+func TestHarnLengthDifferenceNeedsRedaction(t *testing.T) {
+	for _, tc := range []struct {
+		name, system string
+		sent         int
+		ok           bool
+	}{
+		{"no placeholder", "You are careful.", 999, false},
+		{"a placeholder that does not add up", "Hello <redacted:openai_key:49> world", 999, false},
+		{"a placeholder that adds up", "Hello <redacted:openai_key:49> world", len("Hello ") + 49 + len(" world"), true},
+	} {
+		var w harnWriter
+		mf := harnManifest("bogus", tc.system)
+		mf["system_prompt_bytes"] = tc.sent
+		mf["segments"].([]obj)[0]["bytes"] = tc.sent
+		w.call(1, "c1", tc.system, mf, nil, nil)
+		transcript := strings.Replace(w.buf.String(), fmtInt("system_prompt_bytes", len(tc.system)), fmtInt("system_prompt_bytes", tc.sent), 1)
+		text, ok := reportText(t, transcript)
+		if ok != tc.ok {
+			t.Errorf("%s: verifies %v, want %v:\n%s", tc.name, ok, tc.ok, text)
+		}
+		if !tc.ok && !strings.Contains(text, "redaction placeholders do not account for the difference") {
+			t.Errorf("%s:\n%s", tc.name, text)
+		}
+	}
+}
+
+func fmtInt(key string, n int) string { return `"` + key + `":` + strconv.Itoa(n) }
