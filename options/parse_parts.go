@@ -52,7 +52,7 @@ func (o *Options) parsePrimaryParts(v gjson.Result) error {
 			case "after":
 				p.Bucket = fragment.After
 			default:
-				return errorf(ErrValue, field(path, "bucket"), b.Index, "must be \"before\" or \"after\", got %s", quote(s))
+				return harnf(ErrValue, field(path, "bucket"), b.Index, "%s must be \"before\" or \"after\"; got %s", quote(s))
 			}
 		}
 		var err error
