@@ -240,3 +240,29 @@ func TestManifestOrderIsWireOrder(t *testing.T) {
 		t.Errorf("empty row %+v", empty)
 	}
 }
+
+// Harn's prompt-guidance demo (crates/harn-cli/assets/demo/prompt-guidance/
+// scenario.harn, run by harn-cli's demo tests): prompt_explain with and
+// without the todo tool; the guidance rides with the tool, and the rows say
+// why.
+func TestPromptGuidanceDemoScenario(t *testing.T) {
+	const base = "You are Ness, a pragmatic engineering partner."
+	const guidance = "Always update the TODO tracker after completing each item when working from a plan."
+	read := `{"name": "read", "description": "Read a file"}`
+	with := mustText(t, `{"system": "`+base+`", "tools": [{"name": "todo", "description": "Add/update/complete plan items",
+		"guidance": "`+guidance+`"}, `+read+`]}`, base+"\n\n"+guidance)
+	without := mustText(t, `{"system": "`+base+`", "tools": [`+read+`]}`, base)
+	lines := func(e *Explanation) string {
+		var b strings.Builder
+		for _, r := range e.Fragments {
+			b.WriteString(r.ID + " [" + r.Bucket + "] included=" + map[bool]string{true: "true", false: "false"}[r.Included] + " — " + r.Reason + "\n")
+		}
+		return b.String()
+	}
+	if got := lines(with); got != "primary [before] included=true — unconditional\ntool:todo.guidance [before] included=true — tool(s) present: todo\n" {
+		t.Errorf("with todo:\n%s", got)
+	}
+	if got := lines(without); got != "primary [before] included=true — unconditional\n" {
+		t.Errorf("without todo:\n%s", got)
+	}
+}
