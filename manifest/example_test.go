@@ -17,9 +17,9 @@ func ExampleValidate() {
 
 	// One byte changed on the way to the provider is caught.
 	err := manifest.Validate(m, "You are Careful.")
-	var bad *manifest.SegmentDigestError
-	fmt.Println(errors.Is(err, manifest.ErrInvalid), errors.As(err, &bad), bad.ID)
+	var bad *manifest.WholeDigestError
+	fmt.Println(errors.Is(err, manifest.ErrInvalid), errors.As(err, &bad), bad.Rule())
 	// Output:
 	// <nil>
-	// true true primary
+	// true true whole_prompt_digest
 }

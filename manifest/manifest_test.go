@@ -65,8 +65,17 @@ func TestValidateRules(t *testing.T) {
 		target any
 	}{
 		{"empty call role", func(m *Manifest, _ *string) { m.CallRole = " " }, new(*CallRoleError)},
-		{"served byte changed", func(_ *Manifest, s *string) { *s = "alphA" + (*s)[5:] }, new(*SegmentDigestError)},
-		{"separator changed", func(_ *Manifest, s *string) { *s = "alpha\n " + (*s)[7:] }, new(*SeparatorError)},
+		// Harn checks the whole prompt's digest before any segment's.
+		{"served byte changed", func(_ *Manifest, s *string) { *s = "alphA" + (*s)[5:] }, new(*WholeDigestError)},
+		{"served separator changed", func(_ *Manifest, s *string) { *s = "alpha\n " + (*s)[7:] }, new(*WholeDigestError)},
+		{"separator changed", func(m *Manifest, s *string) {
+			*s = "alpha\n " + (*s)[7:]
+			m.WholePromptDigest = digest.Of(*s).String()
+		}, new(*SeparatorError)},
+		{"served byte changed, whole digest too", func(m *Manifest, s *string) {
+			*s = "alphA" + (*s)[5:]
+			m.WholePromptDigest = digest.Of(*s).String()
+		}, new(*SegmentDigestError)},
 		{"byte removed", func(_ *Manifest, s *string) { *s = (*s)[1:] }, new(*SystemBytesError)},
 		{"digest edited", func(m *Manifest, _ *string) { m.Segments[0].Digest = digest.Of("wrong").String() }, new(*SegmentDigestError)},
 		{"segment bytes edited", func(m *Manifest, _ *string) { m.Segments[0].Bytes++ }, new(*ByteCountError)},
@@ -118,8 +127,10 @@ func TestReplacementRootValidates(t *testing.T) {
 	leak := frag("leak", fragment.Before, "leak")
 	m.Segments = append(m.Segments, Segment{ID: leak.ID, Producer: "test", Bucket: "before", Included: true,
 		Reason: "deliberate leak", Bytes: 4, Digest: digest.Of("leak").String()})
+	served := system + "\n\nleak"
+	m.SystemPromptBytes, m.WholePromptDigest = len(served), digest.Of(served).String()
 	var rr *ReplacementRootError
-	if err := Validate(m, system+"\n\nleak"); !errors.As(err, &rr) {
+	if err := Validate(m, served); !errors.As(err, &rr) {
 		t.Errorf("Validate = %v, want ReplacementRootError", err)
 	}
 }

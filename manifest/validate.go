@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/promptloom/promptloom/digest"
-	"github.com/promptloom/promptloom/redact"
 	"github.com/promptloom/promptloom/reducer"
 )
 
@@ -52,8 +52,22 @@ type SeparatorError struct {
 	Offset int
 }
 
+// BoundaryError: an included segment starts or ends inside a character of
+// the served prompt (Harn's str::get finds no slice there).
+type BoundaryError struct {
+	ID     string
+	Offset int
+}
+
 // WholeDigestError: whole_prompt_digest does not match the served prompt.
-type WholeDigestError struct{ Manifest, Served string }
+// Located, when not nil, is the first segment the prompt differs in (the
+// error its own checks give), found when the segments' bytes add up to the
+// prompt's: Harn reports the whole digest first, and Located says where.
+// It is not wrapped: errors.As finds the WholeDigestError only.
+type WholeDigestError struct {
+	Manifest, Served string
+	Located          Rule
+}
 
 // ScopeError: scope is not "system_prompt", the only scope defined.
 type ScopeError struct{ Scope string }
@@ -90,25 +104,28 @@ func (e *JoinSeparatorCountError) Error() string {
 	return fmt.Sprintf("join_separator_count is %d but %d included segment(s) are joined by %d", e.Manifest, e.Included, max(e.Included-1, 0))
 }
 func (e *ReplacementRootError) Error() string {
-	return fmt.Sprintf("replacement root must have exactly one included `replacement` segment, has %d segment(s), %d included", e.Segments, e.Included)
+	return "replacement root must contain exactly one included `replacement` segment"
 }
 func (e *DuplicateSegmentError) Error() string {
-	return fmt.Sprintf("duplicate included segment (%s, %s)", e.ID, e.Digest)
+	return fmt.Sprintf("duplicate included context segment (%s, %s)", e.ID, e.Digest)
 }
 func (e *SystemBytesError) Error() string {
-	return fmt.Sprintf("system_prompt_bytes is %d but the served prompt has %d bytes", e.Manifest, e.Served)
+	return fmt.Sprintf("manifest system_prompt_bytes=%d but provider request has %d bytes", e.Manifest, e.Served)
 }
 func (e *ByteCountError) Error() string {
-	return fmt.Sprintf("included segment bytes (%d) + join separators (%d) do not add up to the served prompt's %d bytes", e.Segments, e.Separators, e.Served)
+	return fmt.Sprintf("included segment bytes (%d) + join separators (%d) do not reconcile with system prompt bytes (%d)", e.Segments, e.Separators, e.Served)
 }
 func (e *SegmentDigestError) Error() string {
-	return fmt.Sprintf("segment %q digest %s does not match its bytes at offset %d (%s)", e.ID, e.Manifest, e.Offset, e.Served)
+	return fmt.Sprintf("included segment `%s` digest %s does not match retained bytes %s", e.ID, e.Manifest, e.Served)
 }
 func (e *SeparatorError) Error() string {
-	return fmt.Sprintf("segment %q is not followed by the join separator at offset %d", e.ID, e.Offset)
+	return fmt.Sprintf("included segment `%s` is not followed by the documented join separator", e.ID)
+}
+func (e *BoundaryError) Error() string {
+	return fmt.Sprintf("included segment `%s` byte boundary does not align with the system prompt", e.ID)
 }
 func (e *WholeDigestError) Error() string {
-	return fmt.Sprintf("whole_prompt_digest %s does not match the served prompt (%s)", e.Manifest, e.Served)
+	return fmt.Sprintf("manifest whole_prompt_digest %s does not match provider request %s", e.Manifest, e.Served)
 }
 
 func (e *CallRoleError) Rule() string           { return "call_role" }
@@ -122,6 +139,7 @@ func (e *DuplicateSegmentError) Rule() string   { return "duplicate_segment" }
 func (e *SystemBytesError) Rule() string        { return "system_prompt_bytes" }
 func (e *ByteCountError) Rule() string          { return "byte_count" }
 func (e *SegmentDigestError) Rule() string      { return "segment_digest" }
+func (e *BoundaryError) Rule() string           { return "segment_boundary" }
 func (e *SeparatorError) Rule() string          { return "join_separator" }
 func (e *WholeDigestError) Rule() string        { return "whole_prompt_digest" }
 
@@ -137,12 +155,21 @@ func (e *SystemBytesError) Is(t error) bool        { return t == ErrInvalid }
 func (e *ByteCountError) Is(t error) bool          { return t == ErrInvalid }
 func (e *SegmentDigestError) Is(t error) bool      { return t == ErrInvalid }
 func (e *SeparatorError) Is(t error) bool          { return t == ErrInvalid }
+func (e *BoundaryError) Is(t error) bool           { return t == ErrInvalid }
 func (e *WholeDigestError) Is(t error) bool        { return t == ErrInvalid }
 
 // Validate checks that m is a complete, non-contradictory account of system,
 // the exact bytes about to be sent (an absent prompt is ""). It returns nil
-// or the first broken rule, checking structure before bytes and each segment
-// before the whole, so that the error names the most specific culprit.
+// or the first broken rule, in the order Harn's validate checks them
+// (ContextAssemblyManifest::validate, prompt.rs), worded as Harn words them:
+// call_role; the served prompt's byte count, then its whole digest; no two
+// included segments sharing (id, digest); the replacement root's one
+// segment; then promptloom's checks of fields Harn computes rather than
+// reads (scope, messages, buckets, join_separator_bytes and _count); then
+// the included segments' bytes and separators adding up to the prompt, and
+// each segment, in order, ending on a character boundary, matching its
+// digest and followed by the separator. So a served prompt with a byte
+// changed is first a whole-digest mismatch, as in Harn.
 //
 // Ids are compared as the manifest holds them, redacted: they matter only to
 // the rule that no two included segments share (id, digest), and two
@@ -150,26 +177,16 @@ func (e *WholeDigestError) Is(t error) bool        { return t == ErrInvalid }
 // apart in the manifest, so they break that rule. Every byte check is over
 // the served prompt's slices and never reads an id.
 func Validate(m *Manifest, system string) error {
-	switch {
-	case strings.TrimSpace(m.CallRole) == "":
+	if strings.TrimSpace(m.CallRole) == "" {
 		return &CallRoleError{}
-	case m.Scope != Scope:
-		return &ScopeError{Scope: m.Scope}
-	case m.Messages != Messages:
-		return &MessagesError{Messages: m.Messages}
-	case m.JoinSeparatorBytes != joinSeparatorBytes:
-		return &JoinSeparatorBytesError{Manifest: m.JoinSeparatorBytes, Separator: joinSeparatorBytes}
+	}
+	if m.SystemPromptBytes != len(system) {
+		return &SystemBytesError{Manifest: m.SystemPromptBytes, Served: len(system)}
+	}
+	if whole := digest.Of(system); !whole.Is(m.WholePromptDigest) {
+		return &WholeDigestError{Manifest: m.WholePromptDigest, Served: whole.String(), Located: locate(m, system)}
 	}
 	included := m.IncludedCount()
-	if m.Root == string(reducer.Replacement) &&
-		(len(m.Segments) != 1 || included != 1 || m.Segments[0].ID != "replacement") {
-		return &ReplacementRootError{Segments: len(m.Segments), Included: included}
-	}
-	for i := range m.Segments {
-		if b := m.Segments[i].Bucket; b != "before" && b != "after" {
-			return &BucketError{ID: m.Segments[i].ID, Bucket: b}
-		}
-	}
 	type key struct{ id, digest string }
 	seen := make(map[key]struct{}, included)
 	for i := range m.Segments {
@@ -183,11 +200,25 @@ func Validate(m *Manifest, system string) error {
 		}
 		seen[k] = struct{}{}
 	}
+	if m.Root == string(reducer.Replacement) &&
+		(len(m.Segments) != 1 || included != 1 || m.Segments[0].ID != "replacement") {
+		return &ReplacementRootError{Segments: len(m.Segments), Included: included}
+	}
+	switch {
+	case m.Scope != Scope:
+		return &ScopeError{Scope: m.Scope}
+	case m.Messages != Messages:
+		return &MessagesError{Messages: m.Messages}
+	case m.JoinSeparatorBytes != joinSeparatorBytes:
+		return &JoinSeparatorBytesError{Manifest: m.JoinSeparatorBytes, Separator: joinSeparatorBytes}
+	}
+	for i := range m.Segments {
+		if b := m.Segments[i].Bucket; b != "before" && b != "after" {
+			return &BucketError{ID: m.Segments[i].ID, Bucket: b}
+		}
+	}
 	if want := max(included-1, 0); m.JoinSeparatorCount != want {
 		return &JoinSeparatorCountError{Manifest: m.JoinSeparatorCount, Included: included}
-	}
-	if m.SystemPromptBytes != len(system) {
-		return &SystemBytesError{Manifest: m.SystemPromptBytes, Served: len(system)}
 	}
 	sum, seps := 0, 0
 	if included > 0 {
@@ -206,20 +237,28 @@ func Validate(m *Manifest, system string) error {
 		return &ByteCountError{Segments: sum, Separators: seps, Served: len(system)}
 	}
 
-	pieces := make([]redact.Text, 0, included)
+	return segmentsHold(m, system, included)
+}
+
+// segmentsHold checks each included segment in order against its slice of
+// system (whose length the segments and separators add up to): it ends on
+// character boundaries, matches its digest, and is followed by the
+// separator unless it is the last.
+func segmentsHold(m *Manifest, system string, included int) error {
 	off, seen2 := 0, 0
 	for i := range m.Segments {
 		s := &m.Segments[i]
 		if !s.Included {
 			continue
 		}
-		body := system[off : off+s.Bytes]
-		p := redact.Piece(body)
-		if got := digest.String(p.Redacted); !got.Is(s.Digest) {
+		end := off + s.Bytes
+		if !boundary(system, off) || !boundary(system, end) {
+			return &BoundaryError{ID: s.ID, Offset: off}
+		}
+		if got := digest.Of(system[off:end]); !got.Is(s.Digest) {
 			return &SegmentDigestError{ID: s.ID, Offset: off, Manifest: s.Digest, Served: got.String()}
 		}
-		pieces = append(pieces, p)
-		off += s.Bytes
+		off = end
 		if seen2++; seen2 < included {
 			if system[off:off+len(JoinSeparator)] != JoinSeparator {
 				return &SeparatorError{ID: s.ID, Offset: off}
@@ -227,12 +266,35 @@ func Validate(m *Manifest, system string) error {
 			off += len(JoinSeparator)
 		}
 	}
-	whole := digest.Empty // no included segment: the byte count says system is ""
-	if included > 0 {
-		whole = digest.String(redact.Joined(pieces, JoinSeparator, system))
+	return nil
+}
+
+// locate finds the included segment a served prompt differs in, once the
+// segments' bytes add up to its length: the error the segment checks give,
+// nil when none does or they do not add up.
+func locate(m *Manifest, system string) Rule {
+	included, sum := 0, 0
+	for i := range m.Segments {
+		if s := &m.Segments[i]; s.Included {
+			if s.Bytes < 0 || s.Bytes > len(system) {
+				return nil
+			}
+			included++
+			sum += s.Bytes
+		}
 	}
-	if !whole.Is(m.WholePromptDigest) {
-		return &WholeDigestError{Manifest: m.WholePromptDigest, Served: whole.String()}
+	if included == 0 || sum+(included-1)*len(JoinSeparator) != len(system) {
+		return nil
+	}
+	if err := segmentsHold(m, system, included); err != nil {
+		return err.(Rule)
 	}
 	return nil
+}
+
+// boundary reports whether i is a character boundary of s, as Rust's
+// str::get requires of a slice's ends: an end, or a byte that does not
+// continue a UTF-8 sequence.
+func boundary(s string, i int) bool {
+	return i == 0 || i == len(s) || (i < len(s) && utf8.RuneStart(s[i]))
 }

@@ -35,6 +35,10 @@ type Error struct {
 	Offset int
 	Kind   error
 	Detail string
+	// named: Detail begins with the path itself, worded as Harn words the
+	// error ("_system_fragments[0].bucket must be ..."), so Error does not
+	// repeat it.
+	named bool
 }
 
 func (e *Error) Error() string {
@@ -43,7 +47,7 @@ func (e *Error) Error() string {
 		where = "options"
 	}
 	msg := "options: " + where + ": " + e.Detail
-	if e.Path == "" {
+	if e.Path == "" || e.named {
 		msg = "options: " + e.Detail
 	}
 	if e.Offset >= 0 && (e.Kind == ErrSyntax || e.Kind == ErrInvalidUTF8) {
@@ -57,6 +61,28 @@ func (e *Error) Unwrap() error { return e.Kind }
 
 func errorf(kind error, path string, offset int, format string, args ...any) *Error {
 	return &Error{Path: path, Offset: offset, Kind: kind, Detail: fmt.Sprintf(format, args...)}
+}
+
+// harnf is errorf for a message worded as Harn words it, the path leading
+// it (format's first verb is the path).
+func harnf(kind error, path string, offset int, format string, args ...any) *Error {
+	e := errorf(kind, path, offset, format, append([]any{path}, args...)...)
+	e.named = true
+	return e
+}
+
+// systemItemShape is the shape of a system list item, as Harn's errors
+// spell it (promptloom's register and rank are documented in options.md).
+const systemItemShape = `{content: string, title?: string, position?: "before"|"after", enabled?: bool}`
+
+// systemItemKey reports a key a system list item does not take in Harn's
+// words: a removed alias names the key to use, anything else is an unknown
+// fragment key; both spell the item's shape.
+func systemItemKey(path, key string, offset int, hints map[string]string) *Error {
+	if hint, ok := hints[key]; ok {
+		return errorf(ErrUnknownKey, path, offset, "`%s` was removed; use `%s` (a fragment is %s)", clip(key), hint, systemItemShape)
+	}
+	return errorf(ErrUnknownKey, path, offset, "unknown fragment key `%s` (a fragment is %s)", clip(key), systemItemShape)
 }
 
 // unknownKey reports a key the item does not take, pointing to the key

@@ -22,6 +22,6 @@ func ExampleParse() {
 	// Output:
 	// system[0]
 	// tool:todo.guidance
-	// options: system[0]: unknown key "text"; use "content"
+	// options: system[0]: `text` was removed; use `content` (a fragment is {content: string, title?: string, position?: "before"|"after", enabled?: bool})
 	// true
 }

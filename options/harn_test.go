@@ -193,3 +193,17 @@ func TestErrorsQuoteBriefly(t *testing.T) {
 		}
 	}
 }
+
+// append_decomposed_primary_fragments (system_prompt.rs) lower-cases the
+// bucket with to_ascii_lowercase: ASCII letters only, so "AFTER" is after
+// and a non-ASCII bucket is quoted in the error as given.
+func TestBucketIsASCIILowercased(t *testing.T) {
+	o, err := Parse([]byte(`{"_system_fragments":[{"body":"x","bucket":" AFTER "}]}`))
+	if err != nil || len(o.PrimaryParts) != 1 || o.PrimaryParts[0].Bucket != fragment.After {
+		t.Fatalf("AFTER: %v %+v", err, o)
+	}
+	_, err = Parse([]byte(`{"_system_fragments":[{"body":"x","bucket":"ÄFTER"}]}`))
+	if err == nil || !strings.Contains(err.Error(), `_system_fragments[0].bucket must be "before" or "after"; got "Äfter"`) {
+		t.Errorf("err = %v", err)
+	}
+}

@@ -20,13 +20,13 @@ func TestParseErrors(t *testing.T) {
 		names    []string
 	}{
 		// validate_system_fragment_keys: removed aliases name the canonical key.
-		{"text for content", `{"system":[{"text":"x"}]}`, ErrUnknownKey, []string{"system[0]", `"text"`, `use "content"`}},
-		{"prompt for content", `{"system":[{"prompt":"x"}]}`, ErrUnknownKey, []string{`"prompt"`, `use "content"`}},
-		{"label for title", `{"system":[{"content":"x","label":"y"}]}`, ErrUnknownKey, []string{`"label"`, `use "title"`}},
-		{"name for title", `{"system":["a",{"content":"x","name":"y"}]}`, ErrUnknownKey, []string{"system[1]", `"name"`, `use "title"`}},
-		{"other unknown key", `{"system":[{"content":"x","colour":"red"}]}`, ErrUnknownKey, []string{`"colour"`}},
+		{"text for content", `{"system":[{"text":"x"}]}`, ErrUnknownKey, []string{"system[0]", "`text`", "use `content`"}},
+		{"prompt for content", `{"system":[{"prompt":"x"}]}`, ErrUnknownKey, []string{"`prompt`", "use `content`"}},
+		{"label for title", `{"system":[{"content":"x","label":"y"}]}`, ErrUnknownKey, []string{"`label`", "use `title`"}},
+		{"name for title", `{"system":["a",{"content":"x","name":"y"}]}`, ErrUnknownKey, []string{"system[1]", "`name`", "use `title`"}},
+		{"other unknown key", `{"system":[{"content":"x","colour":"red"}]}`, ErrUnknownKey, []string{"`colour`"}},
 		// Keys are checked before enabled is: a disabled item is still checked.
-		{"unknown key on a disabled item", `{"system":[{"content":"x","enabled":false,"prompt":"y"}]}`, ErrUnknownKey, []string{`"prompt"`}},
+		{"unknown key on a disabled item", `{"system":[{"content":"x","enabled":false,"prompt":"y"}]}`, ErrUnknownKey, []string{"`prompt`"}},
 		// system_fragment_position.
 		{"bad position", `{"system":[{"content":"x","position":"middle"}]}`, ErrValue, []string{"system[0].position", "middle"}},
 		{"legacy position alias", `{"system":[{"content":"x","position":"append"}]}`, ErrValue, []string{"system[0].position", "append"}},
@@ -35,7 +35,7 @@ func TestParseErrors(t *testing.T) {
 		{"bad bucket", `{"_system_fragments":[{"body":"x","bucket":"side"}]}`, ErrValue, []string{"_system_fragments[0].bucket", `"side"`}},
 		{"null bucket shows as nil", `{"_system_fragments":[{"body":"x","bucket":null}]}`, ErrValue, []string{"_system_fragments[0].bucket", `"nil"`}},
 		// replacement_system_prompt.
-		{"replacement extra key", `{"system":{"mode":"replace","content":"x","title":"t"}}`, ErrUnknownKey, []string{`"title"`, "replacement root"}},
+		{"replacement extra key", `{"system":{"mode":"replace","content":"x","title":"t"}}`, ErrUnknownKey, []string{"unknown replacement key `title`", "replacement root"}},
 		{"replacement bad mode", `{"system":{"mode":"append","content":"x"}}`, ErrValue, []string{"system.mode"}},
 		{"replacement mode not a string", `{"system":{"mode":1,"content":"x"}}`, ErrType, []string{"system.mode"}},
 		{"replacement without mode", `{"system":{"content":"x"}}`, ErrMissing, []string{"mode"}},

@@ -148,24 +148,24 @@ func (o *Options) parseReplacement(v gjson.Result) error {
 	if k, ok := m.firstUnknown("mode", "content"); ok {
 		kv, _ := m.get(k)
 		return errorf(ErrUnknownKey, "system", kv.Index,
-			"unknown key %s: the replacement root takes only \"mode\" and \"content\"", quote(k))
+			"unknown replacement key `%s`: the replacement root is {mode: \"replace\", content: string}", clip(k))
 	}
 	mode, ok := m.get("mode")
 	if !ok {
 		return errorf(ErrMissing, "system", v.Index, "an object must be the replacement root {\"mode\":\"replace\",\"content\":...}: missing \"mode\"")
 	}
 	if mode.Type != gjson.String {
-		return errorf(ErrType, "system.mode", mode.Index, "must be a string, got %s", kind(mode))
+		return errorf(ErrType, "system.mode", mode.Index, "expected \"replace\", got %s", kind(mode))
 	}
 	if mode.String() != "replace" {
-		return errorf(ErrValue, "system.mode", mode.Index, "must be \"replace\", got %s", quote(mode.String()))
+		return errorf(ErrValue, "system.mode", mode.Index, "expected \"replace\", got %s", quote(mode.String()))
 	}
 	content, ok := m.get("content")
 	if !ok {
 		return errorf(ErrMissing, "system", v.Index, "replacement root is missing \"content\"")
 	}
 	if content.Type != gjson.String {
-		return errorf(ErrType, "system.content", content.Index, "must be a string, got %s", kind(content))
+		return errorf(ErrType, "system.content", content.Index, "expected a string, got %s", kind(content))
 	}
 	c := content.String()
 	o.Replacement = &c
@@ -190,7 +190,7 @@ func (o *Options) parseSystemItem(v gjson.Result, i int) (SystemItem, error) {
 	m := members(v)
 	if k, ok := m.firstUnknown("content", "title", "position", "enabled", "register", "rank"); ok {
 		kv, _ := m.get(k)
-		return it, unknownKey(path, k, kv.Index, systemItemHints)
+		return it, systemItemKey(path, k, kv.Index, systemItemHints)
 	}
 	var err error
 	if r, ok := m.get("register"); ok {
@@ -236,9 +236,9 @@ func parsePosition(v gjson.Result, path string) (fragment.Bucket, error) {
 		if b, ok := fragment.ParseBucket(v.String()); ok {
 			return b, nil
 		}
-		return fragment.Before, errorf(ErrValue, path, v.Index, "must be \"before\" or \"after\", got %s", quote(v.String()))
+		return fragment.Before, errorf(ErrValue, path, v.Index, "expected \"before\" or \"after\", got %s", quote(v.String()))
 	}
-	return fragment.Before, errorf(ErrType, path, v.Index, "must be a string, got %s", kind(v))
+	return fragment.Before, errorf(ErrType, path, v.Index, "expected a string, got %s", kind(v))
 }
 
 // text returns v as Harn uses it as text (display), warning when v is not a

@@ -45,14 +45,14 @@ func (o *Options) parsePrimaryParts(v gjson.Result) error {
 		}
 		p := o.readPart(m, path, i, body)
 		if b, ok := m.get("bucket"); ok {
-			s := strings.ToLower(strings.TrimSpace(display(b)))
+			s := asciiLower(strings.TrimSpace(display(b)))
 			switch s {
 			case "", "before":
 				p.Bucket = fragment.Before
 			case "after":
 				p.Bucket = fragment.After
 			default:
-				return errorf(ErrValue, field(path, "bucket"), b.Index, "must be \"before\" or \"after\", got %s", quote(s))
+				return harnf(ErrValue, field(path, "bucket"), b.Index, "%s must be \"before\" or \"after\"; got %s", quote(s))
 			}
 		}
 		var err error
@@ -187,4 +187,17 @@ func (o *Options) parseProfile(v gjson.Result) {
 		}
 		return true
 	})
+}
+
+// asciiLower lower-cases the ASCII letters of s only, as Rust's
+// to_ascii_lowercase does (Harn's bucket check): other characters stay as
+// they are, so the error quotes them as given.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }

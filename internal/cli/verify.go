@@ -57,6 +57,11 @@ func runVerify(e *env, args []string) int {
 			name = rule.Rule()
 		}
 		fmt.Fprintf(e.stdout, "FAIL %s: %s\n", name, textsafe.Line(err.Error()))
+		// Harn reports the whole digest first; say where the prompt differs.
+		var whole *manifest.WholeDigestError
+		if errors.As(err, &whole) && whole.Located != nil {
+			fmt.Fprintf(e.stdout, "FAIL %s: %s\n", whole.Located.Rule(), textsafe.Line(whole.Located.Error()))
+		}
 		return ExitFail
 	}
 	hash, err := m.ContentHash()
