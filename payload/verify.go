@@ -1,6 +1,7 @@
 package payload
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/promptloom/promptloom/digest"
@@ -60,6 +61,12 @@ func VerifyChannel(m *manifest.Manifest, c *Channel) (*Result, error) {
 			if f2, o2 := locate(m, joined); o2 > off {
 				frag, off = f2, o2
 			}
+		}
+		// Validate reports the whole digest first, as Harn does; the rule
+		// that names where the bytes differ says more here.
+		var whole *manifest.WholeDigestError
+		if errors.As(verr, &whole) && whole.Located != nil {
+			verr = whole.Located
 		}
 		return nil, &MismatchError{Provider: c.Provider, Fragment: frag, Offset: off, Err: verr}
 	}
