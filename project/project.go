@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/promptloom/promptloom/fragment"
+	"github.com/promptloom/promptloom/internal/canon"
 	"github.com/promptloom/promptloom/stage"
 	"github.com/tidwall/gjson"
 )
@@ -179,7 +180,12 @@ func (d *detector) nodePackage() {
 	if b == nil {
 		return
 	}
+	// npm reads the last of two equal keys and gjson the first: a
+	// package.json that is not JSON, or repeats a key, names nothing.
 	pkg := gjson.ParseBytes(b)
+	if _, err := canon.Encode(b); err != nil {
+		pkg = gjson.Result{}
+	}
 	name := pkg.Get("name").String()
 	ts := d.read("tsconfig.json") != nil || pkg.Get("dependencies.typescript").Exists() ||
 		pkg.Get("devDependencies.typescript").Exists()

@@ -97,3 +97,21 @@ func TestRemoteHostRepo(t *testing.T) {
 		}
 	}
 }
+
+// npm reads the last of two equal keys, gjson the first: a package.json
+// that repeats a key names no package (and no TypeScript dependency) rather
+// than the one npm would not use.
+func TestRepeatedKeyInPackageJSONNamesNothing(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"package.json": `{"name":"safe","name":"evil","devDependencies":{"typescript":"5"}}`})
+	p, err := Detect(dir, none)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Fragments) != 1 || p.Fragments[0].ID != "profile:javascript" {
+		t.Fatalf("fragments %+v, want profile:javascript alone", p.Fragments)
+	}
+	if body := p.Fragments[0].Body; strings.Contains(body, "safe") || strings.Contains(body, "evil") {
+		t.Errorf("a name from a package.json with a repeated key reached the prompt: %q", body)
+	}
+}
