@@ -128,7 +128,16 @@ func IsURL(dsn string) bool {
 // Option configures a store.
 type Option func(*config)
 
-type config struct{ clock func() time.Time }
+type config struct {
+	clock       func() time.Time
+	serialFlush bool
+}
+
+// WithSerialFlush makes a Postgres store flush each batch's WAL while the
+// batch holds the head, as SQLite does: no event is visible before it is on
+// disk, at the price of one fsync at a time for the whole log (see
+// docs/postgres.md). Memory and SQLite ignore it.
+func WithSerialFlush() Option { return func(c *config) { c.serialFlush = true } }
 
 // WithClock sets the clock that stamps events; tests and demos use a fixed
 // one so that their output is stable.

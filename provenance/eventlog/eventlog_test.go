@@ -39,6 +39,11 @@ func openPostgres(t *testing.T, opts ...Option) Store {
 func TestConformanceMemory(t *testing.T)   { conformance(t, openMemory) }
 func TestConformanceSQLite(t *testing.T)   { conformance(t, openSQLite) }
 func TestConformancePostgres(t *testing.T) { conformance(t, openPostgres) }
+func TestConformancePostgresSerialFlush(t *testing.T) {
+	conformance(t, func(t *testing.T, opts ...Option) Store {
+		return openPostgres(t, append(opts, WithSerialFlush())...)
+	})
+}
 
 func conformance(t *testing.T, open opener) {
 	for _, c := range conformanceCases {
@@ -117,3 +122,6 @@ func reopen(t *testing.T, open func(...Option) (Store, error)) {
 		t.Errorf("projection after reopen: %+v", p)
 	}
 }
+
+// pgURL is pgtest.URL for benchmarks too.
+func pgURL(tb testing.TB) string { return pgtest.URL(tb) }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
@@ -19,8 +18,10 @@ import (
 // pool.
 //
 // Order: a one-row table, eventlog_head, holds the last position. A batch is
-// one statement (so one transaction) that adds the batch's length to the head
-// and inserts the events at the positions it covered. The update locks the
+// written by one statement (so one transaction) that adds the batch's length
+// to the head and inserts the events at the positions it covered. Batches
+// appended at once through one Postgres value share that statement (group
+// commit), each batch still contiguous. The update locks the
 // head row until the transaction ends, so batches take their positions one
 // after another, commit in the order of their positions, and an aborted
 // batch gives its positions back with its update. See docs/architecture.md
@@ -38,6 +39,14 @@ type Postgres struct {
 	listener *listener
 	lmu      sync.Mutex // held while a listener starts
 	wake     notifier
+
+	// Group commit (postgres_append.go): appends queue here, and a
+	// flusher writes everything queued as one statement.
+	gmu      sync.Mutex
+	pending  []*appendReq
+	flushers int
+	stop     context.Context // cancelled by Close: ends a flush in flight
+	cancel   context.CancelFunc
 }
 
 // SchemaVersion is the version of the PostgreSQL schema this build writes
@@ -81,6 +90,7 @@ func OpenPostgres(ctx context.Context, url string, opts ...Option) (*Postgres, e
 		return nil, fmt.Errorf("eventlog: open %s: %w", redactURL(url), err)
 	}
 	p := &Postgres{pool: pool, cfg: newConfig(opts)}
+	p.stop, p.cancel = context.WithCancel(context.Background())
 	if err := p.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("eventlog: open %s: %w", redactURL(url), err)
@@ -150,10 +160,16 @@ func channelName(schema string) string {
 }
 
 // The append statement: move the head by the batch's length and insert the
-// events at the positions it covered, all in one statement, then notify the
-// channel (delivered at commit, and only if it commits).
+// events at the positions it covered, all in one statement, so one
+// transaction, and notify the channel (delivered at commit, and only if it
+// commits). The transaction commits without waiting for its WAL flush, so
+// the head is held for the statement only, not for an fsync; Append waits for
+// the flush afterwards (flushWAL). See docs/architecture.md for why the
+// order still holds.
 const pgAppend = `
-WITH h AS (
+WITH c AS (
+	SELECT set_config('synchronous_commit', 'off', true) AS v
+), h AS (
 	UPDATE eventlog_head SET seq = seq + cardinality($1::text[]) RETURNING seq
 ), ins AS (
 	INSERT INTO events (seq, kind, actor, audience, at, payload, raw)
@@ -162,46 +178,11 @@ WITH h AS (
 	FROM h, unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::bytea[])
 	        WITH ORDINALITY AS d(kind, actor, aud, at, payload, raw, n)
 )
-SELECT seq, pg_notify($7, seq::text) FROM h`
+SELECT h.seq, pg_notify($7, h.seq::text) FROM h, c`
 
-// Append implements Store: the batch is one statement, so one transaction.
-func (p *Postgres) Append(ctx context.Context, drafts ...Draft) ([]Envelope, error) {
-	payloads, err := marshal(drafts)
-	if err != nil {
-		return nil, err
-	}
-	if len(drafts) == 0 {
-		return []Envelope{}, nil
-	}
-	if err := p.open(); err != nil {
-		return nil, err
-	}
-	n := len(drafts)
-	kinds, actors, auds := make([]string, n), make([]string, n), make([]string, n)
-	ats, jsons := make([]time.Time, n), make([]*string, n)
-	out := make([]Envelope, n)
-	for i, d := range drafts {
-		kinds[i], actors[i] = d.Kind, d.Actor
-		auds[i] = jsonStrings(d.Audience)
-		// timestamptz keeps microseconds: return what Get will read.
-		ats[i] = p.cfg.clock().Truncate(time.Microsecond)
-		if jsonbCan(payloads[i]) {
-			s := string(payloads[i])
-			jsons[i] = &s
-		}
-		out[i] = Envelope{Kind: d.Kind, Actor: d.Actor, Audience: cloneOrNil(d.Audience), At: ats[i]}
-	}
-	var head int64
-	var ignored string
-	err = p.pool.QueryRow(ctx, pgAppend, kinds, actors, auds, ats, jsons, payloads, p.channel).Scan(&head, &ignored)
-	if err != nil {
-		return nil, p.wrap(err)
-	}
-	for i := range out {
-		out[i].Seq = head - int64(n) + int64(i) + 1
-	}
-	return out, nil
-}
+// pgAppendSerial is pgAppend committing synchronously, holding the head
+// through its fsync (WithSerialFlush).
+var pgAppendSerial = strings.Replace(pgAppend, "'off'", "current_setting('synchronous_commit')", 1)
 
 // jsonbCan reports whether PostgreSQL's jsonb accepts raw: it refuses
 // invalid UTF-8 and the \u0000 escape. Such a payload keeps a NULL jsonb;
@@ -230,13 +211,21 @@ func cloneOrNil(s []string) []string {
 	return append([]string(nil), s...)
 }
 
-// Head implements Store.
+// Head implements Store. Every position up to the one returned is on disk.
 func (p *Postgres) Head(ctx context.Context) (int64, error) {
 	if err := p.open(); err != nil {
 		return 0, err
 	}
 	var head int64
-	err := p.pool.QueryRow(ctx, `SELECT seq FROM eventlog_head`).Scan(&head)
+	var xid string
+	if p.cfg.serialFlush {
+		err := p.pool.QueryRow(ctx, `SELECT seq FROM eventlog_head`).Scan(&head)
+		return head, p.wrap(err)
+	}
+	// Taking an xid makes this read commit synchronously: its commit record
+	// follows every commit it saw, so the flush puts all of them on disk.
+	// Every position Head reports is durable.
+	err := p.pool.QueryRow(ctx, `SELECT seq, txid_current()::text FROM eventlog_head`).Scan(&head, &xid)
 	return head, p.wrap(err)
 }
 
@@ -364,6 +353,7 @@ func (p *Postgres) Close() error {
 		l.stop()
 	}
 	p.wake.wake()
+	p.cancel()
 	p.pool.Close()
 	return nil
 }
