@@ -36,7 +36,7 @@ if [ "$(id -u)" -eq 0 ]; then chown postgres: "$PG_DIR"; else sudo chown postgre
 
 pg_stop() {
   pg_as "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -m immediate stop >/dev/null 2>&1 || true
-  rm -rf "$PG_DIR"
+  pg_as rm -rf "$PG_DIR"
 }
 trap pg_stop EXIT
 
