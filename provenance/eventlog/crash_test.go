@@ -18,7 +18,8 @@ import (
 
 const crashBatch = 5
 
-// TestCrashChild is the child of TestSQLiteCrash and TestPostgresCrash: it
+// TestCrashChild is the child of TestSQLiteCrash, TestPostgresCrash and
+// TestPostgresServerCrash: it
 // appends batches to the log PROMPTLOOM_CRASH_DB names (a path or a URL) and
 // prints the last seq of each batch once Append has returned.
 func TestCrashChild(t *testing.T) {
@@ -26,7 +27,11 @@ func TestCrashChild(t *testing.T) {
 	if dsn == "" {
 		t.Skip("the child of TestSQLiteCrash and TestPostgresCrash")
 	}
-	s, err := Open(context.Background(), dsn)
+	var opts []Option
+	if os.Getenv("PROMPTLOOM_CRASH_SERIAL") != "" {
+		opts = append(opts, WithSerialFlush())
+	}
+	s, err := Open(context.Background(), dsn, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -222,10 +222,10 @@ func (p *Postgres) Head(ctx context.Context) (int64, error) {
 		err := p.pool.QueryRow(ctx, `SELECT seq FROM eventlog_head`).Scan(&head)
 		return head, p.wrap(err)
 	}
-	// Taking an xid makes this read commit synchronously: its commit record
-	// follows every commit it saw, so the flush puts all of them on disk.
-	// Every position Head reports is durable.
-	err := p.pool.QueryRow(ctx, `SELECT seq, txid_current()::text FROM eventlog_head`).Scan(&head, &xid)
+	// The read writes a WAL record in its own transaction, so it commits
+	// synchronously (flushWAL): the flush covers every commit it saw, and
+	// every position Head reports is on disk.
+	err := p.pool.QueryRow(ctx, `SELECT seq, `+pgFlushRecord+`::text FROM eventlog_head`).Scan(&head, &xid)
 	return head, p.wrap(err)
 }
 

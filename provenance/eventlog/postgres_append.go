@@ -163,13 +163,21 @@ func (p *Postgres) flush(rounds int) {
 	}
 }
 
-// flushWAL returns once every transaction committed before it was called
-// is on disk: a transaction with an xid commits synchronously, which flushes
-// the WAL up to its commit record, past every earlier commit. Concurrent
-// calls share their flushes (PostgreSQL's group commit).
+// pgFlushRecord writes a WAL record (a logical decoding message with the
+// prefix "promptloom", which decoders ignore unless asked for it) in the
+// calling transaction. A transaction that has written WAL commits with a
+// flush when synchronous_commit is on; one that only took an xid
+// (txid_current()) does not, which TestPostgresServerCrash caught.
+const pgFlushRecord = `pg_logical_emit_message(true, 'promptloom', 'flush')`
+
+// flushWAL returns once every transaction committed before it was called is
+// on disk: its own transaction writes a WAL record and commits
+// synchronously, which flushes the WAL up to its commit record, past every
+// earlier commit. Concurrent calls share their flushes (PostgreSQL's group
+// commit).
 func (p *Postgres) flushWAL() error {
-	var xid string
-	return p.pool.QueryRow(p.stop, `SELECT txid_current()::text`).Scan(&xid)
+	var lsn string
+	return p.pool.QueryRow(p.stop, `SELECT `+pgFlushRecord+`::text`).Scan(&lsn)
 }
 
 // write appends the group's batches in one statement and answers each
