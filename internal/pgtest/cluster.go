@@ -23,11 +23,16 @@ type Cluster struct {
 	port int
 }
 
-// NewCluster starts a cluster, stopped and deleted when the test ends. It
-// skips the test when the PostgreSQL binaries are missing or the test can
-// neither run them as the postgres user nor is that user.
+// NewCluster starts a cluster, stopped and deleted when the test ends. Like
+// every test that needs PostgreSQL it skips when Env is unset (it does not
+// use that server, only the same installation); it also skips when the
+// PostgreSQL binaries are missing or the test can neither run them as the
+// postgres user nor is that user.
 func NewCluster(t testing.TB) *Cluster {
 	t.Helper()
+	if os.Getenv(Env) == "" {
+		t.Skipf("set %s to run the tests that need PostgreSQL", Env)
+	}
 	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
 	if len(bins) == 0 {
 		t.Skip("no PostgreSQL binaries in /usr/lib/postgresql (apt-get install postgresql)")
