@@ -258,3 +258,49 @@ func TestPostgresSchemaVersionIsChecked(t *testing.T) {
 		t.Errorf("Open of a version-2 schema = %v, want ErrSchemaVersion", err)
 	}
 }
+
+// Batches appended at once through one store share a statement; when the
+// server refuses that statement for one batch's sake, the others still go
+// in, and the refused batch leaves no gap.
+func TestPostgresOneRefusedBatchFailsAlone(t *testing.T) {
+	dsn := pgtest.URL(t)
+	ctx := context.Background()
+	s, err := OpenPostgres(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// A rule only the server knows: kind "poison" is refused.
+	if _, err := s.pool.Exec(ctx, `ALTER TABLE events ADD CHECK (kind <> 'poison')`); err != nil {
+		t.Fatal(err)
+	}
+	const n = 40
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		kind := "k"
+		if i == n/2 {
+			kind = "poison"
+		}
+		wg.Go(func() {
+			<-start
+			_, errs[i] = s.Append(ctx, Draft{Kind: kind, Payload: i}, Draft{Kind: kind, Payload: i})
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i, err := range errs {
+		if (i == n/2) != (err != nil) {
+			t.Errorf("batch %d: %v", i, err)
+		}
+	}
+	if head, err := s.Head(ctx); err != nil || head != 2*(n-1) {
+		t.Fatalf("Head = %d, %v; want %d", head, err, 2*(n-1))
+	}
+	kinds := map[string]int{}
+	s.Scan(ctx, 1, 2*(n-1), func(e Envelope) error { kinds[e.Kind]++; return nil })
+	if kinds["k"] != 2*(n-1) || kinds["poison"] != 0 {
+		t.Errorf("kinds in the log: %v", kinds)
+	}
+}

@@ -15,6 +15,12 @@ import (
 // cannot hold (invalid UTF-8 or a NUL byte): Postgres refuses the batch whole.
 var ErrBadText = errors.New("text is not valid UTF-8 without NUL bytes")
 
+// ErrUnconfirmed is a Postgres batch that committed (its positions are
+// named) but whose WAL flush could not be confirmed afterwards: readers may
+// see it, and it is on disk unless the server crashed before flushing it.
+// Append it again only after checking the log.
+var ErrUnconfirmed = errors.New("the batch committed, but its flush to disk was not confirmed")
+
 // groupLimit bounds the events one group-commit statement carries.
 const groupLimit = 5000
 
@@ -39,10 +45,13 @@ type appendResult struct {
 
 // Append implements Store. The batch is queued; a flusher takes everything
 // queued and writes it as one statement, so one transaction, each batch at
-// consecutive positions, in the order they were queued (up to maxFlushers
-// run at once, each with its own group). A lone
-// appender pays nothing for this; concurrent appenders through one Postgres
-// share a commit (and its WAL flush) instead of taking turns on the head.
+// consecutive positions, in the order they were queued. Up to maxFlushers
+// groups are in flight at once, and take their positions in the order they
+// reach the head. A lone appender writes its batch itself; concurrent
+// appenders through one Postgres share a commit (and its WAL flush) instead
+// of taking turns on the head. Events are stamped when their group is taken,
+// so across groups in flight at once a later position can carry an earlier
+// time.
 // Append returns once its batch is committed, or with ctx's error, in which
 // case the batch may or may not be in the log (as with any network error);
 // a ctx that is done before the batch is taken keeps it out.
@@ -106,8 +115,8 @@ func checkText(drafts []Draft) error {
 
 // flush writes what is queued, group by group, until the queue is empty or,
 // when rounds > 0, after that many groups, handing what is left (and its
-// flusher slot) to a goroutine. The clock is read under gmu, so events get their times in the order they
-// were taken, and a clock need not be safe for concurrent use.
+// flusher slot) to a goroutine. The clock is read under gmu, so a clock need
+// not be safe for concurrent use.
 func (p *Postgres) flush(rounds int) {
 	for ; ; rounds-- {
 		p.gmu.Lock()
@@ -145,11 +154,11 @@ func (p *Postgres) flush(rounds int) {
 			}
 		}
 		p.gmu.Unlock()
-		var pgErr *pgconn.PgError
-		if err := p.write(group, events); errors.As(err, &pgErr) && len(group) > 1 {
-			// The server refused the statement, so none of it is written:
-			// let each batch succeed or fail on its own. (Any other error
-			// may have come after the commit: never write twice.)
+		var refused *pgconn.PgError
+		if err := p.write(group, events); errors.As(err, &refused) && len(group) > 1 {
+			// The server refused the append statement, so none of it is
+			// written: let each batch succeed or fail on its own. (Any other
+			// error may have come after the commit: never write twice.)
 			for _, r := range group {
 				if err := p.write([]*appendReq{r}, len(r.drafts)); err != nil {
 					r.done <- appendResult{err: err}
@@ -181,7 +190,10 @@ func (p *Postgres) flushWAL() error {
 }
 
 // write appends the group's batches in one statement and answers each
-// request that succeeded; on error it answers none.
+// request; on error it answers none. Only an error refusing the append
+// statement itself is a *pgconn.PgError: one from the flush after it (the
+// batches are in, but not known to be on disk) is returned as
+// ErrUnconfirmed, so the group is never written again.
 func (p *Postgres) write(group []*appendReq, n int) error {
 	kinds, actors, auds := make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
 	ats, jsons, raws := make([]time.Time, 0, n), make([]*string, 0, n), make([][]byte, 0, n)
@@ -215,7 +227,7 @@ func (p *Postgres) write(group []*appendReq, n int) error {
 		// The batch committed without waiting for its WAL flush: wait for
 		// it now, outside the head, beside every other appender's wait.
 		if err := p.flushWAL(); err != nil {
-			return p.wrap(err)
+			return fmt.Errorf("positions %d to %d: %w: %w", head-int64(n)+1, head, ErrUnconfirmed, p.wrap(err))
 		}
 	}
 	seq := head - int64(n)
