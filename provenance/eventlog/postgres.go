@@ -21,10 +21,16 @@ import (
 // written by one statement (so one transaction) that adds the batch's length
 // to the head and inserts the events at the positions it covered. Batches
 // appended at once through one Postgres value share that statement (group
-// commit), each batch still contiguous. The update locks the
-// head row until the transaction ends, so batches take their positions one
-// after another, commit in the order of their positions, and an aborted
-// batch gives its positions back with its update. See docs/architecture.md
+// commit), each batch still contiguous. The update locks the head row until
+// the transaction ends, so batches take their positions one after another,
+// commit in the order of their positions, and an aborted batch gives its
+// positions back with its update.
+//
+// Durability: the statement commits without waiting for its WAL flush, so
+// the head is not held through an fsync; Append then waits for a flush it
+// shares with other appenders, and Head flushes what it reports, so an
+// acknowledged batch and every position Head returns are on disk.
+// WithSerialFlush flushes inside the hold instead. See docs/architecture.md
 // and docs/postgres.md.
 //
 // Every Append notifies the log's channel at commit; Wait listens on it, on a
