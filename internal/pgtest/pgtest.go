@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // Env is the variable that holds the test database's URL.
@@ -30,7 +31,12 @@ func URL(t testing.TB) string {
 	}
 	schema := fmt.Sprintf("t_%d_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9, n.Add(1))
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, base)
+	// Parsed as a pool's URL, so pool_* parameters are allowed.
+	pcfg, err := pgxpool.ParseConfig(base)
+	if err != nil {
+		t.Fatalf("%s: %v", Env, err)
+	}
+	conn, err := pgx.ConnectConfig(ctx, pcfg.ConnConfig.Copy())
 	if err != nil {
 		t.Fatalf("%s: %v", Env, err)
 	}
@@ -39,7 +45,7 @@ func URL(t testing.TB) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		conn, err := pgx.Connect(ctx, base)
+		conn, err := pgx.ConnectConfig(ctx, pcfg.ConnConfig.Copy())
 		if err != nil {
 			t.Error(err)
 			return
