@@ -304,3 +304,59 @@ func TestPostgresOneRefusedBatchFailsAlone(t *testing.T) {
 		t.Errorf("kinds in the log: %v", kinds)
 	}
 }
+
+// The listening connection dies (terminated by an administrator, a network
+// cut): the store reconnects, listens again, and a waiter is still woken by
+// the next append.
+func TestPostgresWaitSurvivesALostListener(t *testing.T) {
+	dsn := pgtest.URL(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	a, err := OpenPostgres(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if err := a.listen(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var killed int
+	listen := "LISTEN " + pgx.Identifier{a.channel}.Sanitize()
+	err = a.pool.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE query = $1`, listen).Scan(&killed)
+	if err != nil || killed != 1 {
+		t.Fatalf("terminated %d listeners: %v", killed, err)
+	}
+	got := make(chan int64, 1)
+	go func() {
+		head, err := a.Wait(ctx, 0)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- head
+	}()
+	// Append from another store once the listener is back.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var n int
+		a.pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE query = $1`, listen).Scan(&n)
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the store did not listen again")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	b, err := OpenPostgres(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := b.Append(ctx, Draft{Kind: "k", Payload: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if head := <-got; head != 1 {
+		t.Errorf("Wait = %d, want 1", head)
+	}
+}
