@@ -78,13 +78,22 @@ type Grant struct {
 	Brief     *provenance.Given[string]
 }
 
+// NeedEmpty fails unless store is empty, as the negotiation needs it: a
+// caller checks before creating anything else for the run.
+func NeedEmpty(ctx context.Context, store eventlog.Store) error {
+	if head, err := store.Head(ctx); err != nil {
+		return err
+	} else if head != 0 {
+		return fmt.Errorf("the negotiation needs an empty log; this one holds %d events", head)
+	}
+	return nil
+}
+
 // RunNegotiation runs the three rounds over store (which must be empty),
 // asking model for every reply.
 func RunNegotiation(ctx context.Context, store eventlog.Store, model journal.Model, set Settings) (*Negotiation, error) {
-	if head, err := store.Head(ctx); err != nil {
+	if err := NeedEmpty(ctx, store); err != nil {
 		return nil, err
-	} else if head != 0 {
-		return nil, fmt.Errorf("the negotiation needs an empty log; this one holds %d events", head)
 	}
 	beliefs, chronicle := provenance.NewBeliefs(), provenance.NewChronicle()
 	proj := provenance.NewProjector(store, beliefs, chronicle)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/promptloom/promptloom/internal/pgtest"
 	"github.com/promptloom/promptloom/provenance"
 	"github.com/promptloom/promptloom/provenance/eventlog"
 )
@@ -79,6 +80,30 @@ func TestNegotiationOnSQLiteMatchesMemory(t *testing.T) {
 		t.Errorf("SQLite run differs from the in-memory run:\n%s", diff)
 	}
 	if _, err := RunNegotiation(context.Background(), store, &ScriptedModel{}, Settings{}); err == nil {
+		t.Error("a second run over a used log succeeded")
+	}
+}
+
+// A run on PostgreSQL is byte-identical to a run on SQLite, and a
+// recording there replays.
+func TestNegotiationOnPostgresMatchesSQLite(t *testing.T) {
+	ctx := context.Background()
+	lite, err := eventlog.OpenSQLite(filepath.Join(t.TempDir(), "n.db"), eventlog.WithClock(NegotiationClock()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lite.Close()
+	_, want := runNegotiation(t, lite)
+	pg, err := eventlog.Open(ctx, pgtest.URL(t), eventlog.WithClock(NegotiationClock()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close()
+	_, got := runNegotiation(t, pg)
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("PostgreSQL run differs from the SQLite run:\n%s", diff)
+	}
+	if _, err := RunNegotiation(ctx, pg, &ScriptedModel{}, Settings{}); err == nil {
 		t.Error("a second run over a used log succeeded")
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/promptloom/promptloom/fragment"
+	"github.com/promptloom/promptloom/internal/pgtest"
 	"github.com/promptloom/promptloom/provenance/eventlog"
 )
 
@@ -163,7 +164,17 @@ func TestNoContextReadsWhatItsGrantDoesNotAdmit(t *testing.T) {
 // of a SQLite log gives byte-identical descriptions and manifests.
 func TestRebuildFromSQLiteIsIdentical(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "log.db")
-	store := must(eventlog.OpenSQLite(path))
+	rebuildIsIdentical(t, func() eventlog.Store { return must(eventlog.OpenSQLite(path)) })
+}
+
+// TestRebuildFromPostgresIsIdentical: the same on a PostgreSQL log.
+func TestRebuildFromPostgresIsIdentical(t *testing.T) {
+	url := pgtest.URL(t)
+	rebuildIsIdentical(t, func() eventlog.Store { return must(eventlog.Open(ctx, url)) })
+}
+
+func rebuildIsIdentical(t *testing.T, open func() eventlog.Store) {
+	store := open()
 	randomLog(t, rand.New(rand.NewPCG(1, 2)), store)
 
 	describeAll := func(store eventlog.Store, beliefs *Beliefs, chronicle *Chronicle) string {
@@ -193,7 +204,7 @@ func TestRebuildFromSQLiteIsIdentical(t *testing.T) {
 	store.Close()
 
 	// Reopen: the saved projections load as they were.
-	store = must(eventlog.OpenSQLite(path))
+	store = open()
 	defer store.Close()
 	b2, c2 := NewBeliefs(), NewChronicle()
 	p2 := NewProjector(store, b2, c2)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,7 @@ import (
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/fragment"
 	"github.com/promptloom/promptloom/gating"
+	"github.com/promptloom/promptloom/internal/pgtest"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/project"
@@ -22,6 +24,8 @@ import (
 	"github.com/promptloom/promptloom/reducer"
 	"github.com/promptloom/promptloom/reminder"
 	"github.com/promptloom/promptloom/stage"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // libErrors produces each error the library returns that the command line
@@ -157,6 +161,34 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 		_, err := eventlog.NewMemory().Append(context.Background(), eventlog.Draft{Kind: "k", Payload: func() {}})
 		return err, eventlog.ErrBadPayload
 	},
+	"eventlog.ErrBadText": func(t *testing.T) (error, error) {
+		s, err := eventlog.Open(context.Background(), pgtest.URL(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		_, err = s.Append(context.Background(), eventlog.Draft{Kind: "k", Actor: "a\x00b", Payload: 1})
+		return err, eventlog.ErrBadText
+	},
+	"eventlog.ErrSchemaVersion": func(t *testing.T) (error, error) {
+		url := pgtest.URL(t)
+		s, err := eventlog.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		conn, err := pgx.Connect(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(context.Background())
+		if _, err := conn.Exec(context.Background(), `UPDATE eventlog_schema SET version = 2`); err != nil {
+			t.Fatal(err)
+		}
+		_, err = eventlog.Open(context.Background(), url)
+		// the URL names a schema made for this test: show a fixed one
+		return renamed{err, strings.ReplaceAll(fmt.Sprint(err), url, "postgres://db.example/log")}, eventlog.ErrSchemaVersion
+	},
 	"eventlog.ErrClosed": func(t *testing.T) (error, error) {
 		m := eventlog.NewMemory()
 		m.Close()
@@ -221,6 +253,15 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 		return err, project.ErrNotADirectory
 	},
 }
+
+// renamed is err with another message.
+type renamed struct {
+	err error
+	msg string
+}
+
+func (r renamed) Error() string { return r.msg }
+func (r renamed) Unwrap() error { return r.err }
 
 func nop(id string) stage.Stage {
 	return stage.Stage{ID: id, Capability: "core", Kind: stage.Compilation,

@@ -15,7 +15,9 @@ import (
 // JSON block is opts.json, and every shell block's `$ promptloom ...` lines
 // run in order in one directory (so system.txt and run.db carry from one
 // block to the next), each compared with the output the README shows under
-// it. So the README cannot drift from what the command prints.
+// it. So the README cannot drift from what the command prints. A block
+// marked `sh` is an illustration that needs something the test has not got
+// (a PostgreSQL server at a made-up address) and is not run.
 //
 // The README's shell is small: `promptloom ARGS`, optionally with `> FILE`
 // or `>> FILE`, `echo 'TEXT' | promptloom ARGS`, `printf TEXT >> FILE`, and

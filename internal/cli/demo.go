@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	register("demo", "demo prompt-guidance [--format text|json|html] | demo negotiation [--db FILE | --record FILE | --replay FILE] [--rank SLOT=N] [--format text|json]", runDemo)
+	register("demo", "demo prompt-guidance [--format text|json|html] | demo negotiation [--db LOG | --record LOG | --replay LOG] [--transcript FILE] [--rank SLOT=N] [--format text|json]", runDemo)
 }
 
 func runDemo(e *env, args []string) int {
@@ -67,9 +67,10 @@ func runPromptGuidance(e *env, args []string) int {
 func runNegotiation(e *env, args []string) int {
 	fs := newFlags(e, "demo negotiation")
 	format := fs.String("format", "text", "text or json")
-	db := fs.String("db", "", "keep the event log in this SQLite file (new or empty); in memory when not given")
-	record := fs.String("record", "", "record the run: the log (with pinned answers) in FILE, the transcript in FILE.jsonl")
-	replay := fs.String("replay", "", "rerun a recorded run from FILE and FILE.jsonl with no model call")
+	db := fs.String("db", "", "keep the event log in LOG (new or empty): a SQLite file, or a postgres:// URL; in memory when not given")
+	record := fs.String("record", "", "record the run: the log (with pinned answers) in LOG, the transcript in LOG.jsonl or --transcript")
+	replay := fs.String("replay", "", "rerun a recorded run from LOG and its transcript with no model call")
+	transcript := fs.String("transcript", "", "the transcript of --record or --replay: LOG.jsonl when not given; needed when LOG is a URL")
 	ranks := map[string]int{}
 	fs.Func("rank", "SLOT=N: give the parts in SLOT rank N (repeatable)", func(v string) error {
 		slot, n, ok := strings.Cut(v, "=")
@@ -99,15 +100,24 @@ func runNegotiation(e *env, args []string) int {
 	if given > 1 {
 		return e.fail("demo negotiation: give at most one of --db, --record, --replay")
 	}
+	if *transcript != "" && *record == "" && *replay == "" {
+		return e.fail("demo negotiation: --transcript goes with --record or --replay")
+	}
+	if log := *record + *replay; log != "" && *transcript == "" {
+		if eventlog.IsURL(log) {
+			return e.fail("demo negotiation: the log is a URL: give the transcript's file with --transcript")
+		}
+		*transcript = log + ".jsonl"
+	}
 	ctx := context.Background()
 	set := demo.Settings{Ranks: ranks}
 	if *replay != "" {
-		return e.replayNegotiation(ctx, *replay, set)
+		return e.replayNegotiation(ctx, *replay, *transcript, set)
 	}
 
 	var store eventlog.Store = eventlog.NewMemory(eventlog.WithClock(demo.NegotiationClock()))
-	if path := *db + *record; path != "" {
-		s, err := eventlog.OpenSQLite(path, eventlog.WithClock(demo.NegotiationClock()))
+	if log := *db + *record; log != "" {
+		s, err := eventlog.Open(ctx, log, eventlog.WithClock(demo.NegotiationClock()))
 		if err != nil {
 			return e.fail("demo negotiation: %v", err)
 		}
@@ -116,16 +126,22 @@ func runNegotiation(e *env, args []string) int {
 	defer store.Close()
 	var n *demo.Negotiation
 	if *record != "" {
-		if _, err := os.Stat(*record + ".jsonl"); err == nil {
-			return e.fail("demo negotiation: %s.jsonl exists; record into a new FILE", *record)
+		if _, err := os.Stat(*transcript); err == nil {
+			return e.fail("demo negotiation: %s exists; record into a new transcript", *transcript)
 		}
-		j, err := journal.Open(*record+".jsonl", journal.WithClock(demo.NegotiationClock()), journal.WithSession("negotiation"))
+		// Refuse a used log before the transcript is created: a failed
+		// record leaves nothing behind to block its retry.
+		if err := demo.NeedEmpty(ctx, store); err != nil {
+			return e.fail("demo negotiation: %v", err)
+		}
+		j, err := journal.Open(*transcript, journal.WithClock(demo.NegotiationClock()), journal.WithSession("negotiation"))
 		if err != nil {
 			return e.fail("demo negotiation: %v", err)
 		}
-		defer j.Close()
 		n, err = demo.RecordNegotiation(ctx, store, j, set)
+		j.Close()
 		if err != nil {
+			os.Remove(*transcript)
 			return e.fail("demo negotiation: %v", err)
 		}
 	} else {
@@ -143,7 +159,7 @@ func runNegotiation(e *env, args []string) int {
 		return e.fail("demo negotiation: %v", err)
 	}
 	if *record != "" && *format == "text" {
-		fmt.Fprintf(e.stdout, "\nrecorded %d calls: the log and its pins in %s, the transcript in %s.jsonl\n", len(n.Calls), *record, *record)
+		fmt.Fprintf(e.stdout, "\nrecorded %d calls: the log and its pins in %s, the transcript in %s\n", len(n.Calls), *record, *transcript)
 	}
 	return ExitOK
 }
@@ -151,15 +167,17 @@ func runNegotiation(e *env, args []string) int {
 // replayNegotiation reruns a recorded negotiation: exit 0 when every
 // manifest is the recorded one and the model was never called, 1 when a
 // call was not pinned or a manifest differs.
-func (e *env) replayNegotiation(ctx context.Context, path string, set demo.Settings) int {
-	transcript, err := e.readLimited(path+".jsonl", maxTranscriptBytes)
+func (e *env) replayNegotiation(ctx context.Context, log, transcriptFile string, set demo.Settings) int {
+	transcript, err := e.readLimited(transcriptFile, maxTranscriptBytes)
 	if err != nil {
 		return e.fail("demo negotiation: --replay: %v", err)
 	}
-	if _, err := os.Stat(path); err != nil {
-		return e.fail("demo negotiation: --replay: %v", err)
+	if !eventlog.IsURL(log) {
+		if _, err := os.Stat(log); err != nil {
+			return e.fail("demo negotiation: --replay: %v", err)
+		}
 	}
-	recorded, err := eventlog.OpenSQLite(path)
+	recorded, err := eventlog.Open(ctx, log)
 	if err != nil {
 		return e.fail("demo negotiation: --replay: %v", err)
 	}

@@ -12,18 +12,26 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/promptloom/promptloom/internal/pgtest"
 )
 
 const crashBatch = 5
 
-// TestCrashChild is the child of TestSQLiteCrash: it appends batches and
+// TestCrashChild is the child of TestSQLiteCrash, TestPostgresCrash and
+// TestPostgresServerCrash: it
+// appends batches to the log PROMPTLOOM_CRASH_DB names (a path or a URL) and
 // prints the last seq of each batch once Append has returned.
 func TestCrashChild(t *testing.T) {
-	path := os.Getenv("PROMPTLOOM_CRASH_DB")
-	if path == "" {
-		t.Skip("the child of TestSQLiteCrash")
+	dsn := os.Getenv("PROMPTLOOM_CRASH_DB")
+	if dsn == "" {
+		t.Skip("the child of TestSQLiteCrash and TestPostgresCrash")
 	}
-	s, err := OpenSQLite(path)
+	var opts []Option
+	if os.Getenv("PROMPTLOOM_CRASH_SERIAL") != "" {
+		opts = append(opts, WithSerialFlush())
+	}
+	s, err := Open(context.Background(), dsn, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,12 +52,22 @@ func TestCrashChild(t *testing.T) {
 // A writer killed with SIGKILL mid-append: reopened, the log holds every
 // acknowledged event, and no partial batch.
 func TestSQLiteCrash(t *testing.T) {
+	crash(t, filepath.Join(t.TempDir(), "log.db"))
+}
+
+// The same on PostgreSQL: the server rolls back the killed client's open
+// transaction, so no partial batch and no gap, and the next append follows
+// the last whole batch.
+func TestPostgresCrash(t *testing.T) {
+	crash(t, pgtest.URL(t))
+}
+
+func crash(t *testing.T, dsn string) {
 	if testing.Short() {
 		t.Skip("starts a child process")
 	}
-	path := filepath.Join(t.TempDir(), "log.db")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$")
-	cmd.Env = append(os.Environ(), "PROMPTLOOM_CRASH_DB="+path)
+	cmd.Env = append(os.Environ(), "PROMPTLOOM_CRASH_DB="+dsn)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -80,27 +98,46 @@ func TestSQLiteCrash(t *testing.T) {
 		t.Fatal("the child acknowledged nothing")
 	}
 
-	s, err := OpenSQLite(path)
+	ctx := context.Background()
+	s, err := Open(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	head, _ := s.Head(context.Background())
+	// The server may still be rolling back the dead client's transaction:
+	// the next append waits for it, and follows the last whole batch.
+	next, err := s.Append(ctx, Draft{Kind: "after", Payload: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := next[0].Seq - 1
 	if head < acked {
 		t.Fatalf("the log has %d events; %d were acknowledged", head, acked)
 	}
 	if head%crashBatch != 0 {
 		t.Fatalf("the log has %d events: a partial batch of %d", head, head%crashBatch)
 	}
-	for seq := int64(1); seq <= head; seq++ {
-		e, err := s.Get(context.Background(), seq)
+	want := int64(1)
+	err = s.Scan(ctx, 1, head, func(env Envelope) error {
+		if env.Seq != want {
+			return fmt.Errorf("event %d follows event %d", env.Seq, want-1)
+		}
+		want++
+		e, err := s.Get(ctx, env.Seq)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		var p struct{ Batch, I int }
-		if err := e.Decode(&p); err != nil || p.Batch != int(seq-1)/crashBatch || p.I != int(seq-1)%crashBatch {
-			t.Fatalf("event %d: %+v %v", seq, p, err)
+		if err := e.Decode(&p); err != nil || p.Batch != int(env.Seq-1)/crashBatch || p.I != int(env.Seq-1)%crashBatch {
+			return fmt.Errorf("event %d: %+v %v", env.Seq, p, err)
 		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Logf("killed after %d acknowledged events; %d on disk", acked, head)
+	if want != head+1 {
+		t.Fatalf("scanned %d events, head %d", want-1, head)
+	}
+	t.Logf("killed after %d acknowledged events; %d in the log", acked, head)
 }

@@ -6,8 +6,11 @@
 // atomically and reads envelopes and payloads separately, so a reader can
 // decide from the envelope alone whether an event is for it, and never
 // decode one that is not. Stores also keep projections' snapshots beside
-// their cursors (see provenance.Projector). Two stores are provided: Memory,
-// and SQLite (modernc.org/sqlite, no cgo, WAL, one transaction per batch).
+// their cursors (see provenance.Projector). Three stores are provided:
+// Memory; SQLite (modernc.org/sqlite, no cgo, WAL, one transaction per
+// batch); and Postgres, one log shared by many processes on many machines
+// (pgx, one statement per batch, LISTEN/NOTIFY to wake waiters). Open picks
+// SQLite or Postgres from its argument.
 package eventlog
 
 import (
@@ -16,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -100,12 +104,40 @@ var (
 	ErrEmptyKind  = errors.New("event kind is empty")
 	ErrClosed     = errors.New("event log is closed")
 	ErrBadPayload = errors.New("payload does not marshal to JSON")
+	// ErrSchemaVersion is a PostgreSQL log whose schema version this build
+	// does not know (docs/postgres.md).
+	ErrSchemaVersion = errors.New("event log schema version is not this build's")
 )
+
+// Open opens the log named by dsn: a postgres:// or postgresql:// URL opens
+// a PostgreSQL log (OpenPostgres), anything else is the path of a SQLite
+// file (OpenSQLite), taken as it is.
+func Open(ctx context.Context, dsn string, opts ...Option) (Store, error) {
+	if IsURL(dsn) {
+		return OpenPostgres(ctx, dsn, opts...)
+	}
+	return OpenSQLite(dsn, opts...)
+}
+
+// IsURL reports whether dsn names a PostgreSQL log rather than a file.
+func IsURL(dsn string) bool {
+	l := strings.ToLower(dsn)
+	return strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://")
+}
 
 // Option configures a store.
 type Option func(*config)
 
-type config struct{ clock func() time.Time }
+type config struct {
+	clock       func() time.Time
+	serialFlush bool
+}
+
+// WithSerialFlush makes a Postgres store flush each batch's WAL while the
+// batch holds the head, as SQLite does: no event is visible before it is on
+// disk, at the price of one fsync at a time for the whole log (see
+// docs/postgres.md). Memory and SQLite ignore it.
+func WithSerialFlush() Option { return func(c *config) { c.serialFlush = true } }
 
 // WithClock sets the clock that stamps events; tests and demos use a fixed
 // one so that their output is stable.

@@ -3,32 +3,63 @@ package eventlog
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/promptloom/promptloom/internal/pgtest"
 )
 
 var t0 = time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
 
-// stores runs a test against both implementations.
-func stores(t *testing.T, test func(t *testing.T, s Store)) {
-	t.Run("memory", func(t *testing.T) {
-		test(t, NewMemory(WithClock(FixedClock(t0))))
-	})
-	t.Run("sqlite", func(t *testing.T) {
-		s, err := OpenSQLite(filepath.Join(t.TempDir(), "log.db"), WithClock(FixedClock(t0)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		test(t, s)
+// opener makes a fresh, empty store for one test; the test closes it.
+type opener func(t *testing.T, opts ...Option) Store
+
+func openMemory(t *testing.T, opts ...Option) Store { return NewMemory(opts...) }
+
+func openSQLite(t *testing.T, opts ...Option) Store {
+	s, err := OpenSQLite(filepath.Join(t.TempDir(), "log.db"), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func openPostgres(t *testing.T, opts ...Option) Store {
+	s, err := OpenPostgres(context.Background(), pgtest.URL(t), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// The conformance suite: everything a Store promises, run against each
+// store alike (conformance_test.go).
+func TestConformanceMemory(t *testing.T)   { conformance(t, openMemory) }
+func TestConformanceSQLite(t *testing.T)   { conformance(t, openSQLite) }
+func TestConformancePostgres(t *testing.T) { conformance(t, openPostgres) }
+func TestConformancePostgresSerialFlush(t *testing.T) {
+	conformance(t, func(t *testing.T, opts ...Option) Store {
+		return openPostgres(t, append(opts, WithSerialFlush())...)
 	})
 }
 
+func conformance(t *testing.T, open opener) {
+	for _, c := range conformanceCases {
+		t.Run(c.name, func(t *testing.T) {
+			s := open(t, WithClock(FixedClock(t0)))
+			defer s.Close()
+			c.test(t, s)
+		})
+	}
+	// The close cases close the store themselves.
+	for _, c := range closeCases {
+		t.Run(c.name, func(t *testing.T) { c.test(t, open(t, WithClock(FixedClock(t0)))) })
+	}
+}
+
+// all reads the whole log through Scan and Get, checking they agree.
 func all(t *testing.T, s Store) []Event {
 	t.Helper()
 	ctx := context.Background()
@@ -54,81 +85,18 @@ func all(t *testing.T, s Store) []Event {
 	return out
 }
 
-func TestAppendScanGet(t *testing.T) {
-	stores(t, func(t *testing.T, s Store) {
-		ctx := context.Background()
-		envs, err := s.Append(ctx,
-			Draft{Kind: "offer", Actor: "uk", Payload: map[string]string{"text": "60%"}},
-			Draft{Kind: "remark", Actor: "uk", Audience: []string{"eu"}, Payload: "aside"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if envs[0].Seq != 1 || envs[1].Seq != 2 || !envs[1].At.After(envs[0].At) {
-			t.Fatalf("envelopes %+v", envs)
-		}
-		if _, err := s.Append(ctx, Draft{Kind: "offer", Actor: "eu", Payload: 40}); err != nil {
-			t.Fatal(err)
-		}
-		got := all(t, s)
-		if len(got) != 3 || got[1].Kind != "remark" || !got[1].VisibleTo("eu") || got[1].VisibleTo("uk") || !got[0].Public() {
-			t.Fatalf("events %+v", got)
-		}
-		var n int
-		if err := got[2].Decode(&n); err != nil || n != 40 {
-			t.Errorf("payload %s: %v", got[2].Payload, err)
-		}
-		var seqs []int64
-		s.Scan(ctx, 2, 10, func(e Envelope) error { seqs = append(seqs, e.Seq); return nil })
-		if diff := cmp.Diff([]int64{2, 3}, seqs); diff != "" {
-			t.Errorf("Scan(2, 10):\n%s", diff)
-		}
-		if _, err := s.Get(ctx, 4); !errors.Is(err, ErrNoEvent) {
-			t.Errorf("Get(4) = %v, want ErrNoEvent", err)
-		}
-	})
-}
-
-func TestBadBatchWritesNothing(t *testing.T) {
-	stores(t, func(t *testing.T, s Store) {
-		ctx := context.Background()
-		_, err := s.Append(ctx, Draft{Kind: "ok", Payload: 1}, Draft{Kind: "", Payload: 2})
-		if !errors.Is(err, ErrEmptyKind) {
-			t.Errorf("Append with an empty kind = %v", err)
-		}
-		_, err = s.Append(ctx, Draft{Kind: "ok", Payload: 1}, Draft{Kind: "bad", Payload: func() {}})
-		if err == nil {
-			t.Error("Append of an unmarshalable payload succeeded")
-		}
-		if head, _ := s.Head(ctx); head != 0 {
-			t.Errorf("a failed batch left %d events", head)
-		}
-	})
-}
-
-func TestProjections(t *testing.T) {
-	stores(t, func(t *testing.T, s Store) {
-		ctx := context.Background()
-		if _, ok, err := s.LoadProjection(ctx, "beliefs"); ok || err != nil {
-			t.Fatalf("fresh store has a projection: %v %v", ok, err)
-		}
-		if err := s.SaveProjection(ctx, "beliefs", Projection{Upto: 3, State: []byte(`{"a":1}`)}); err != nil {
-			t.Fatal(err)
-		}
-		s.SaveProjection(ctx, "beliefs", Projection{Upto: 5, State: []byte(`{"a":2}`)})
-		p, ok, err := s.LoadProjection(ctx, "beliefs")
-		if !ok || err != nil || p.Upto != 5 || string(p.State) != `{"a":2}` {
-			t.Errorf("LoadProjection = %+v %v %v", p, ok, err)
-		}
-		s.DropProjection(ctx, "beliefs")
-		if _, ok, _ := s.LoadProjection(ctx, "beliefs"); ok {
-			t.Error("projection survived its drop")
-		}
-	})
-}
-
 func TestSQLiteReopenReturnsWhatWasCommitted(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "log.db")
-	s, err := OpenSQLite(path, WithClock(FixedClock(t0)))
+	reopen(t, func(opts ...Option) (Store, error) { return OpenSQLite(path, opts...) })
+}
+
+func TestPostgresReopenReturnsWhatWasCommitted(t *testing.T) {
+	url := pgtest.URL(t)
+	reopen(t, func(opts ...Option) (Store, error) { return Open(context.Background(), url, opts...) })
+}
+
+func reopen(t *testing.T, open func(...Option) (Store, error)) {
+	s, err := open(WithClock(FixedClock(t0)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +110,7 @@ func TestSQLiteReopenReturnsWhatWasCommitted(t *testing.T) {
 	s.SaveProjection(ctx, "p", Projection{Upto: 5, State: []byte("state")})
 	s.Close()
 
-	s2, err := OpenSQLite(path)
+	s2, err := open()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,36 +123,5 @@ func TestSQLiteReopenReturnsWhatWasCommitted(t *testing.T) {
 	}
 }
 
-func TestConcurrentAppends(t *testing.T) {
-	stores(t, func(t *testing.T, s Store) {
-		ctx := context.Background()
-		var wg sync.WaitGroup
-		for w := range 4 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := range 25 {
-					if _, err := s.Append(ctx, Draft{Kind: "k", Payload: []int{w, i}}, Draft{Kind: "k2", Payload: i}); err != nil {
-						t.Error(err)
-						return
-					}
-					s.Head(ctx)
-				}
-			}()
-		}
-		wg.Wait()
-		got := all(t, s)
-		if len(got) != 200 {
-			t.Fatalf("%d events, want 200", len(got))
-		}
-		for i, e := range got {
-			if e.Seq != int64(i+1) {
-				t.Fatalf("event %d has seq %d", i, e.Seq)
-			}
-			// batches are contiguous: every k is followed by its k2
-			if e.Kind == "k" && got[i+1].Kind != "k2" {
-				t.Fatalf("batch split at %d", e.Seq)
-			}
-		}
-	})
-}
+// pgURL is pgtest.URL for benchmarks too.
+func pgURL(tb testing.TB) string { return pgtest.URL(tb) }

@@ -14,6 +14,7 @@ type Memory struct {
 	events      []Event
 	projections map[string]Projection
 	closed      bool
+	wake        notifier
 }
 
 // NewMemory returns an empty in-memory log.
@@ -47,6 +48,7 @@ func (m *Memory) Append(ctx context.Context, drafts ...Draft) ([]Envelope, error
 		m.events = append(m.events, Event{Envelope: env, Payload: slices.Clone(payloads[i])})
 		out[i] = env
 	}
+	m.wake.wake()
 	return out, nil
 }
 
@@ -113,5 +115,6 @@ func (m *Memory) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.closed = true
+	m.wake.wake()
 	return nil
 }

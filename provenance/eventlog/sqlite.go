@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver: no cgo
@@ -18,8 +19,9 @@ import (
 // whole batches only. Projections live in the same file, each state written
 // in the same statement as its position.
 type SQLite struct {
-	db  *sql.DB
-	cfg config
+	db   *sql.DB
+	cfg  config
+	wake notifier
 }
 
 const schema = `
@@ -44,7 +46,7 @@ func OpenSQLite(path string, opts ...Option) (*SQLite, error) {
 	q.Add("_pragma", "synchronous(FULL)")
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	db, err := sql.Open("sqlite", sqliteURI(path)+"?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: open %s: %w", path, err)
 	}
@@ -56,6 +58,27 @@ func OpenSQLite(path string, opts ...Option) (*SQLite, error) {
 		return nil, fmt.Errorf("eventlog: open %s: %w", path, err)
 	}
 	return &SQLite{db: db, cfg: newConfig(opts)}, nil
+}
+
+// sqliteURI is the file: URI that names path, whatever bytes it holds:
+// SQLite decodes %XX in a URI's path and ends the path at '?' or '#', so
+// those three are escaped; an absolute path gets an empty authority
+// ("file:///abs"), so that one starting with "//" is not read as a host.
+func sqliteURI(path string) string {
+	var b strings.Builder
+	b.WriteString("file:")
+	if strings.HasPrefix(path, "/") {
+		b.WriteString("//")
+	}
+	for i := 0; i < len(path); i++ {
+		switch c := path[i]; c {
+		case '%', '?', '#':
+			fmt.Fprintf(&b, "%%%02X", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 // Append implements Store: the batch is one transaction.
@@ -91,6 +114,7 @@ func (s *SQLite) Append(ctx context.Context, drafts ...Draft) ([]Envelope, error
 	if err := tx.Commit(); err != nil {
 		return nil, s.wrap(err)
 	}
+	s.wake.wake()
 	return out, nil
 }
 
@@ -201,7 +225,11 @@ func (s *SQLite) DropProjection(ctx context.Context, name string) error {
 }
 
 // Close implements Store.
-func (s *SQLite) Close() error { return s.db.Close() }
+func (s *SQLite) Close() error {
+	err := s.db.Close()
+	s.wake.wake()
+	return err
+}
 
 func (s *SQLite) wrap(err error) error {
 	if err == nil {

@@ -1,0 +1,384 @@
+package eventlog
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Postgres is a Store in a PostgreSQL database, shared by any number of
+// processes on any number of machines, through a github.com/jackc/pgx/v5
+// pool.
+//
+// Order: a one-row table, eventlog_head, holds the last position. A batch is
+// written by one statement (so one transaction) that adds the batch's length
+// to the head and inserts the events at the positions it covered. Batches
+// appended at once through one Postgres value share that statement (group
+// commit), each batch still contiguous. The update locks the head row until
+// the transaction ends, so batches take their positions one after another,
+// commit in the order of their positions, and an aborted batch gives its
+// positions back with its update.
+//
+// Durability: the statement commits without waiting for its WAL flush, so
+// the head is not held through an fsync; Append then waits for a flush it
+// shares with other appenders, and Head flushes what it reports, so an
+// acknowledged batch and every position Head returns are on disk.
+// WithSerialFlush flushes inside the hold instead. See docs/architecture.md
+// and docs/postgres.md.
+//
+// Every Append notifies the log's channel at commit; Wait listens on it, on a
+// connection of its own, instead of polling.
+type Postgres struct {
+	pool    *pgxpool.Pool
+	cfg     config
+	channel string
+
+	mu       sync.Mutex // guards closed and listener
+	closed   bool
+	listener *listener
+	lmu      sync.Mutex // held while a listener starts
+	wake     notifier
+
+	// Group commit (postgres_append.go): appends queue here, and a
+	// flusher writes everything queued as one statement.
+	gmu      sync.Mutex
+	pending  []*appendReq
+	flushers int
+	stop     context.Context // cancelled by Close: ends a flush in flight
+	cancel   context.CancelFunc
+}
+
+// SchemaVersion is the version of the PostgreSQL schema this build writes
+// and reads (docs/postgres.md).
+const SchemaVersion = 1
+
+// pgSchema creates the version-1 tables. It runs once, under an advisory
+// lock, when eventlog_schema is empty.
+const pgSchema = `
+CREATE TABLE events (
+	seq      bigint      PRIMARY KEY CHECK (seq > 0),
+	kind     text        NOT NULL CHECK (kind <> ''),
+	actor    text        NOT NULL,
+	audience text[]      NOT NULL,
+	at       timestamptz NOT NULL,
+	payload  jsonb,
+	raw      bytea       NOT NULL
+);
+CREATE TABLE eventlog_head (
+	one bool   PRIMARY KEY DEFAULT true CHECK (one),
+	seq bigint NOT NULL CHECK (seq >= 0)
+);
+INSERT INTO eventlog_head (seq) VALUES (0);
+CREATE TABLE projections (
+	name  text   PRIMARY KEY,
+	upto  bigint NOT NULL CHECK (upto >= 0),
+	state bytea  NOT NULL
+);
+INSERT INTO eventlog_schema (version) VALUES (1);`
+
+// OpenPostgres connects to the database at url (a postgres:// or
+// postgresql:// URL, as pgx reads it: a search_path parameter picks the
+// schema) and creates the tables on first use.
+func OpenPostgres(ctx context.Context, url string, opts ...Option) (*Postgres, error) {
+	pcfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("eventlog: open %s: %w", redactURL(url), err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, fmt.Errorf("eventlog: open %s: %w", redactURL(url), err)
+	}
+	p := &Postgres{pool: pool, cfg: newConfig(opts)}
+	p.stop, p.cancel = context.WithCancel(context.Background())
+	if err := p.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("eventlog: open %s: %w", redactURL(url), err)
+	}
+	return p, nil
+}
+
+// redactURL drops a password from a URL quoted in an error.
+func redactURL(u string) string {
+	scheme, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		return u
+	}
+	auth, host, ok := strings.Cut(rest, "@")
+	if !ok {
+		return u
+	}
+	if user, _, ok := strings.Cut(auth, ":"); ok {
+		return scheme + "://" + user + ":xxxxx@" + host
+	}
+	return u
+}
+
+// migrate creates the schema, or checks the one that is there. Processes
+// opening the same database at once take turns on an advisory lock.
+func (p *Postgres) migrate(ctx context.Context) error {
+	tx, err := p.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('promptloom eventlog schema'))`); err != nil {
+		return err
+	}
+	var schema string
+	if err := tx.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		return err
+	}
+	p.channel = channelName(schema)
+	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS eventlog_schema (version int NOT NULL)`); err != nil {
+		return err
+	}
+	var version int
+	err = tx.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM eventlog_schema`).Scan(&version)
+	if err != nil {
+		return err
+	}
+	switch {
+	case version == 0:
+		if _, err := tx.Exec(ctx, pgSchema); err != nil {
+			return err
+		}
+	case version != SchemaVersion:
+		return fmt.Errorf("%w: the database has version %d, this build reads version %d", ErrSchemaVersion, version, SchemaVersion)
+	}
+	return tx.Commit(ctx)
+}
+
+// channelName is the NOTIFY channel of the log in schema: one per schema, so
+// that logs in different schemas of one database do not wake each other.
+func channelName(schema string) string {
+	name := "promptloom_eventlog_" + schema
+	if len(name) > 63 { // NAMEDATALEN - 1
+		name = name[:63]
+	}
+	return name
+}
+
+// The append statement: move the head by the batch's length and insert the
+// events at the positions it covered, all in one statement, so one
+// transaction, and notify the channel (delivered at commit, and only if it
+// commits). The transaction commits without waiting for its WAL flush, so
+// the head is held for the statement only, not for an fsync; Append waits for
+// the flush afterwards (flushWAL). See docs/architecture.md for why the
+// order still holds.
+const pgAppend = `
+WITH c AS (
+	SELECT set_config('synchronous_commit', 'off', true) AS v
+), h AS (
+	UPDATE eventlog_head SET seq = seq + cardinality($1::text[]) RETURNING seq
+), ins AS (
+	INSERT INTO events (seq, kind, actor, audience, at, payload, raw)
+	SELECT h.seq - cardinality($1::text[]) + d.n, d.kind, d.actor,
+	       ARRAY(SELECT jsonb_array_elements_text(d.aud::jsonb)), d.at, d.payload::jsonb, d.raw
+	FROM h, unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::bytea[])
+	        WITH ORDINALITY AS d(kind, actor, aud, at, payload, raw, n)
+)
+SELECT h.seq, pg_notify($7, h.seq::text) FROM h, c`
+
+// pgAppendSerial is pgAppend committing synchronously, holding the head
+// through its fsync (WithSerialFlush).
+var pgAppendSerial = strings.Replace(pgAppend, "'off'", "current_setting('synchronous_commit')", 1)
+
+// jsonbCan reports whether PostgreSQL's jsonb accepts raw: it refuses
+// invalid UTF-8 and the \u0000 escape. Such a payload keeps a NULL jsonb;
+// its bytes are in raw as always.
+func jsonbCan(raw []byte) bool {
+	return utf8.Valid(raw) && !bytes.Contains(raw, []byte(`\u0000`))
+}
+
+func jsonStrings(s []string) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, v := range s {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(quoteJSON(v))
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+func cloneOrNil(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return append([]string(nil), s...)
+}
+
+// Head implements Store. Every position up to the one returned is on disk.
+func (p *Postgres) Head(ctx context.Context) (int64, error) {
+	if err := p.open(); err != nil {
+		return 0, err
+	}
+	var head int64
+	var xid string
+	if p.cfg.serialFlush {
+		err := p.pool.QueryRow(ctx, `SELECT seq FROM eventlog_head`).Scan(&head)
+		return head, p.wrap(err)
+	}
+	// The read writes a WAL record in its own transaction, so it commits
+	// synchronously (flushWAL): the flush covers every commit it saw, and
+	// every position Head reports is on disk.
+	err := p.pool.QueryRow(ctx, `SELECT seq, `+pgFlushRecord+`::text FROM eventlog_head`).Scan(&head, &xid)
+	return head, p.wrap(err)
+}
+
+// scanPage is how many envelopes Scan reads per query.
+const scanPage = 1000
+
+// Scan implements Store. Payloads are not read. The envelopes are read a
+// page at a time, and fn is called between queries, so fn may use the store.
+func (p *Postgres) Scan(ctx context.Context, from, upto int64, fn func(Envelope) error) error {
+	if err := p.open(); err != nil {
+		return err
+	}
+	from = max(from, 1)
+	for from <= upto {
+		last := min(upto, from+scanPage-1)
+		rows, err := p.pool.Query(ctx,
+			`SELECT seq, kind, actor, audience, at FROM events WHERE seq >= $1 AND seq <= $2 ORDER BY seq`, from, last)
+		if err != nil {
+			return p.wrap(err)
+		}
+		var envs []Envelope
+		for rows.Next() {
+			var env Envelope
+			if err := rows.Scan(&env.Seq, &env.Kind, &env.Actor, &env.Audience, &env.At); err != nil {
+				rows.Close()
+				return p.wrap(err)
+			}
+			envs = append(envs, fixEnvelope(env))
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return p.wrap(err)
+		}
+		for _, e := range envs {
+			if err := fn(e); err != nil {
+				return err
+			}
+		}
+		if len(envs) == 0 || last == upto {
+			return nil
+		}
+		from = last + 1
+	}
+	return nil
+}
+
+func fixEnvelope(env Envelope) Envelope {
+	if len(env.Audience) == 0 {
+		env.Audience = nil
+	}
+	env.At = env.At.UTC()
+	return env
+}
+
+// Get implements Store. The payload is the bytes that were appended.
+func (p *Postgres) Get(ctx context.Context, seq int64) (Event, error) {
+	if err := p.open(); err != nil {
+		return Event{}, err
+	}
+	var e Event
+	var raw []byte
+	err := p.pool.QueryRow(ctx, `SELECT seq, kind, actor, audience, at, raw FROM events WHERE seq = $1`, seq).
+		Scan(&e.Seq, &e.Kind, &e.Actor, &e.Audience, &e.At, &raw)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Event{}, fmt.Errorf("%w: %d", ErrNoEvent, seq)
+	}
+	if err != nil {
+		return Event{}, p.wrap(err)
+	}
+	e.Envelope = fixEnvelope(e.Envelope)
+	e.Payload = raw
+	return e, nil
+}
+
+// LoadProjection implements Store.
+func (p *Postgres) LoadProjection(ctx context.Context, name string) (Projection, bool, error) {
+	if err := p.open(); err != nil {
+		return Projection{}, false, err
+	}
+	var pr Projection
+	err := p.pool.QueryRow(ctx, `SELECT upto, state FROM projections WHERE name = $1`, name).Scan(&pr.Upto, &pr.State)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Projection{}, false, nil
+	}
+	return pr, err == nil, p.wrap(err)
+}
+
+// SaveProjection implements Store: state and position in one statement, so
+// one transaction.
+func (p *Postgres) SaveProjection(ctx context.Context, name string, pr Projection) error {
+	if err := p.open(); err != nil {
+		return err
+	}
+	state := pr.State
+	if state == nil {
+		state = []byte{}
+	}
+	_, err := p.pool.Exec(ctx,
+		`INSERT INTO projections (name, upto, state) VALUES ($1, $2, $3)
+		 ON CONFLICT (name) DO UPDATE SET upto = excluded.upto, state = excluded.state`, name, pr.Upto, state)
+	return p.wrap(err)
+}
+
+// DropProjection implements Store.
+func (p *Postgres) DropProjection(ctx context.Context, name string) error {
+	if err := p.open(); err != nil {
+		return err
+	}
+	_, err := p.pool.Exec(ctx, `DELETE FROM projections WHERE name = $1`, name)
+	return p.wrap(err)
+}
+
+// Close implements Store: it stops the listener and closes the pool. A
+// second Close does nothing.
+func (p *Postgres) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	l := p.listener
+	p.mu.Unlock()
+	if l != nil {
+		l.stop()
+	}
+	p.wake.wake()
+	p.cancel()
+	p.pool.Close()
+	return nil
+}
+
+func (p *Postgres) open() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+func (p *Postgres) wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	if p.open() != nil {
+		return fmt.Errorf("%w: %v", ErrClosed, err)
+	}
+	return fmt.Errorf("eventlog: %w", err)
+}

@@ -1,0 +1,191 @@
+package eventlog
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Waiter is a Store that can block until its log grows past a position: a
+// worker catching up waits on it instead of polling Head. All three stores
+// implement it: Memory and SQLite are woken by their own appends (SQLite also
+// looks at the file every SQLitePoll, for other processes' appends), Postgres
+// by LISTEN/NOTIFY, whichever process appended.
+type Waiter interface {
+	// Wait returns the head once it is past after, or ctx's error.
+	Wait(ctx context.Context, after int64) (int64, error)
+}
+
+// notifier wakes every goroutine waiting on it: wait returns a channel that
+// the next wake closes.
+type notifier struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (n *notifier) wait() <-chan struct{} {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.ch == nil {
+		n.ch = make(chan struct{})
+	}
+	return n.ch
+}
+
+func (n *notifier) wake() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.ch != nil {
+		close(n.ch)
+		n.ch = nil
+	}
+}
+
+// waitHead is the loop every Wait shares: take the wake channel first, then
+// read the head, so that an append between the two still wakes us.
+func waitHead(ctx context.Context, n *notifier, poll time.Duration, head func(context.Context) (int64, error), after int64) (int64, error) {
+	var tick <-chan time.Time
+	if poll > 0 {
+		t := time.NewTicker(poll)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		ch := n.wait()
+		h, err := head(ctx)
+		if err != nil || h > after {
+			return h, err
+		}
+		select {
+		case <-ch:
+		case <-tick:
+		case <-ctx.Done():
+			return h, ctx.Err()
+		}
+	}
+}
+
+// Wait implements Waiter.
+func (m *Memory) Wait(ctx context.Context, after int64) (int64, error) {
+	return waitHead(ctx, &m.wake, 0, func(ctx context.Context) (int64, error) {
+		m.mu.RLock()
+		defer m.mu.RUnlock()
+		if m.closed {
+			return 0, ErrClosed
+		}
+		return int64(len(m.events)), nil
+	}, after)
+}
+
+// SQLitePoll is how often SQLite.Wait looks for appends by other processes;
+// appends through the same store wake it at once.
+const SQLitePoll = 100 * time.Millisecond
+
+// Wait implements Waiter.
+func (s *SQLite) Wait(ctx context.Context, after int64) (int64, error) {
+	return waitHead(ctx, &s.wake, SQLitePoll, s.Head, after)
+}
+
+// Wait implements Waiter: the store listens on the log's channel, on a
+// connection of its own, from the first Wait until Close; every committed
+// Append, from any process, notifies it.
+func (p *Postgres) Wait(ctx context.Context, after int64) (int64, error) {
+	if err := p.listen(ctx); err != nil {
+		return 0, err
+	}
+	return waitHead(ctx, &p.wake, 0, p.Head, after)
+}
+
+type listener struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func (l *listener) stop() {
+	l.cancel()
+	<-l.done
+}
+
+// listen starts the listener if it is not running. It returns once LISTEN
+// has run, so no notification after it is missed.
+func (p *Postgres) listen(ctx context.Context) error {
+	p.lmu.Lock()
+	defer p.lmu.Unlock()
+	if err := p.open(); err != nil {
+		return err
+	}
+	if p.listener != nil {
+		return nil
+	}
+	conn, err := p.listenConn(ctx)
+	if err != nil {
+		return p.wrap(err)
+	}
+	lctx, cancel := context.WithCancel(context.Background())
+	l := &listener{cancel: cancel, done: make(chan struct{})}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		cancel()
+		conn.Close(context.Background())
+		return ErrClosed
+	}
+	p.listener = l
+	p.mu.Unlock()
+	go p.listenLoop(lctx, conn, l.done)
+	return nil
+}
+
+func (p *Postgres) listenConn(ctx context.Context) (*pgx.Conn, error) {
+	conn, err := pgx.ConnectConfig(ctx, p.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{p.channel}.Sanitize()); err != nil {
+		conn.Close(context.Background())
+		return nil, err
+	}
+	return conn, nil
+}
+
+// listenLoop wakes the waiters on every notification. When the connection
+// fails it wakes them too (they re-read the head), and reconnects.
+func (p *Postgres) listenLoop(ctx context.Context, conn *pgx.Conn, done chan struct{}) {
+	defer close(done)
+	backoff := 50 * time.Millisecond
+	for {
+		if conn == nil {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, 5*time.Second)
+			var err error
+			if conn, err = p.listenConn(ctx); err != nil {
+				conn = nil
+				continue
+			}
+			backoff = 50 * time.Millisecond
+			p.wake.wake()
+		}
+		_, err := conn.WaitForNotification(ctx)
+		if ctx.Err() != nil {
+			conn.Close(context.Background())
+			return
+		}
+		p.wake.wake()
+		if err != nil {
+			conn.Close(context.Background())
+			conn = nil
+		}
+	}
+}
+
+func quoteJSON(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
