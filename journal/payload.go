@@ -31,11 +31,7 @@ type PayloadError struct {
 }
 
 func (e *PayloadError) Error() string {
-	p := string(e.Provider)
-	if p == "" {
-		p = "auto"
-	}
-	return fmt.Sprintf("%v: call %s: request body (%s): %v", ErrStaleManifest, e.Call, p, e.Err)
+	return fmt.Sprintf("%v: call %s: request body: %v", ErrStaleManifest, e.Call, e.Err)
 }
 
 // Unwrap returns ErrStaleManifest and the payload error.
