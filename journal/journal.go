@@ -16,7 +16,8 @@
 // describes the format for readers in other languages.
 //
 // Journal.Call fails closed: the manifest is validated against the exact
-// bytes about to be sent before any line is written. Appends are single
+// bytes about to be sent before any line is written, read out of the
+// provider request body itself when the call gives it (package payload). Appends are single
 // O_APPEND writes of whole lines under an advisory file lock, so several
 // writers share one file without loss. Verify checks a promptloom
 // transcript, chain and all, or a Harn transcript's receipts. PinnedModel
@@ -179,7 +180,9 @@ var ErrStaleManifest = errors.New("journal: manifest does not hold for the bytes
 
 // Call validates, records and makes one call: the manifest must hold for
 // the assembled prompt (projected to the bytes actually sent when an adapter
-// changed them); then the system prompt, manifest and request go to the
+// changed them; with a request body, the bytes sent are its system channel,
+// and the receipt records their digest, length and shape, see egress);
+// then the system prompt, manifest and request go to the
 // transcript in one write; then the model is asked, and its response (or
 // its error) is recorded the same way, naming the request by seq and hash.
 // Nothing is written for a call that fails validation.
