@@ -77,9 +77,11 @@ func (r Request) egress() (egress, error) {
 		return refuse(err)
 	}
 	// The transcript keeps the canonical form; it must read back the same.
+	// Canonical JSON refuses a \u escape of half a surrogate pair, which
+	// decoders read differently (the verifier refuses a line holding one).
 	kept, err = canon.Encode(kept)
 	if err != nil {
-		return refuse(err)
+		return refuse(&payload.MalformedError{Provider: c.Provider, Path: c.Field, Msg: err.Error()})
 	}
 	if back, err := payload.Extract(kept, c.Provider); err != nil || back.Text != c.Text {
 		return refuse(fmt.Errorf("%w: %s: the system channel does not survive canonical JSON", payload.ErrMalformed, c.Field))

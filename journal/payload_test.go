@@ -111,6 +111,7 @@ func TestPayloadRefused(t *testing.T) {
 		{"no system channel", `{"messages":[{"role":"user","content":"hi"}]}`, nil, []error{payload.ErrNoSystem}},
 		{"not JSON", `{"system":`, nil, []error{payload.ErrMalformed}},
 		{"a key twice in the channel", `{"system":"a","system":"b"}`, nil, []error{payload.ErrMalformed}},
+		{"a lone surrogate in the channel", `{"system":"You are careful.\n\nAnswer in English.\ud800"}`, nil, []error{payload.ErrMalformed}},
 		{"Sent is not what the body holds", `{"system":"` + strings.ReplaceAll(prompt, "\n", `\n`) + `"}`, ptr(prompt + " [adapter]"),
 			[]error{ErrBodyNotSent}},
 	} {
@@ -157,3 +158,15 @@ func recordedWithBody(t *testing.T) string {
 }
 
 func ptr(s string) *string { return &s }
+
+// A pin keys a call by the system text sent: with a body, its channel's.
+func TestServedIsTheBodysChannel(t *testing.T) {
+	r := request(t, "c1", twoFragments)
+	if got := r.served(); got != "You are careful.\n\nAnswer in English." {
+		t.Errorf("without a body: %q", got)
+	}
+	r.Body = []byte(`{"system":[{"type":"text","text":"You are careful."},{"type":"text","text":"Answer in English."}]}`)
+	if got := r.served(); got != "You are careful.Answer in English." {
+		t.Errorf("with a body: %q", got)
+	}
+}
