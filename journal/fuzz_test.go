@@ -22,6 +22,11 @@ func FuzzVerify(f *testing.F) {
 	if _, err := j.Call(ctx, echo, Request{Call: "c1", System: e.Text(), Manifest: e.Manifest}); err != nil {
 		f.Fatal(err)
 	}
+	// A call with its request body: the payload receipt and request.payload.
+	if _, err := j.Call(ctx, echo, Request{Call: "c2", System: e.Text(), Manifest: e.Manifest,
+		Body: []byte(`{"system":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}`)}); err != nil {
+		f.Fatal(err)
+	}
 	j.Close()
 	f.Add(buf.Bytes())
 	for _, name := range []string{"served_context.jsonl", "qwen_egress.jsonl"} {

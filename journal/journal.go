@@ -16,7 +16,8 @@
 // describes the format for readers in other languages.
 //
 // Journal.Call fails closed: the manifest is validated against the exact
-// bytes about to be sent before any line is written. Appends are single
+// bytes about to be sent before any line is written, read out of the
+// provider request body itself when the call gives it (package payload). Appends are single
 // O_APPEND writes of whole lines under an advisory file lock, so several
 // writers share one file without loss. Verify checks a promptloom
 // transcript, chain and all, or a Harn transcript's receipts. PinnedModel
@@ -38,6 +39,7 @@ import (
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/internal/canon"
 	"github.com/promptloom/promptloom/manifest"
+	"github.com/promptloom/promptloom/payload"
 	"github.com/promptloom/promptloom/redact"
 )
 
@@ -65,6 +67,14 @@ type ServedContext struct {
 	MessagesContentHash     string `json:"messages_content_hash"`
 	ToolsContentHash        string `json:"tools_content_hash"`
 	ParametersContentHash   string `json:"parameters_content_hash"`
+	// The payload side, when the call gave its request body: the digest
+	// (after redaction) and length of the body's system channel, the shape
+	// it was read as, and the hash of the part of the body retained in
+	// request.payload to re-derive them (docs/transcript.md).
+	PayloadSystemContentHash string `json:"payload_system_content_hash,omitempty"`
+	PayloadSystemBytes       *int   `json:"payload_system_bytes,omitempty"`
+	PayloadProvider          string `json:"payload_provider,omitempty"`
+	PayloadContentHash       string `json:"payload_content_hash,omitempty"`
 }
 
 // Request is one call as the harness makes it.
@@ -75,16 +85,30 @@ type Request struct {
 	System   string
 	Manifest *manifest.Manifest
 	// Sent is the system text the provider adapter actually sends, when it
-	// differs from System; nil means System is sent as it is.
+	// differs from System; nil means System is sent as it is. With a Body,
+	// Sent says the adapter changed the text on purpose: the body's system
+	// channel must then be Sent exactly, and the manifest is projected onto
+	// it (payload.Project) instead of proved for it (payload.Verify).
 	Sent *string
+	// Body is the provider request body about to be sent (nil: not given).
+	// Its system channel, read as Provider (payload.Auto detects the shape),
+	// must hold to the manifest, and the transcript records its digest.
+	Body     []byte
+	Provider payload.Provider
 	// Messages, Tools and Parameters are JSON (nil: none).
 	Messages   json.RawMessage
 	Tools      json.RawMessage
 	Parameters json.RawMessage
 }
 
-// served is the system text the provider is sent.
+// served is the system text the provider is sent: the body's system
+// channel when the body is given and readable.
 func (r Request) served() string {
+	if r.Body != nil {
+		if c, err := payload.Extract(r.Body, r.Provider); err == nil {
+			return c.Text
+		}
+	}
 	if r.Sent != nil {
 		return *r.Sent
 	}
@@ -156,24 +180,18 @@ var ErrStaleManifest = errors.New("journal: manifest does not hold for the bytes
 
 // Call validates, records and makes one call: the manifest must hold for
 // the assembled prompt (projected to the bytes actually sent when an adapter
-// changed them); then the system prompt, manifest and request go to the
+// changed them; with a request body, the bytes sent are its system channel,
+// and the receipt records their digest, length and shape, see egress);
+// then the system prompt, manifest and request go to the
 // transcript in one write; then the model is asked, and its response (or
 // its error) is recorded the same way, naming the request by seq and hash.
 // Nothing is written for a call that fails validation.
 func (j *Journal) Call(ctx context.Context, m Model, req Request) (Response, error) {
-	if req.Manifest == nil {
-		return Response{}, fmt.Errorf("%w: call %s has no manifest", ErrStaleManifest, req.Call)
+	eg, err := req.egress()
+	if err != nil {
+		return Response{}, err
 	}
-	if err := manifest.Validate(req.Manifest, req.System); err != nil {
-		return Response{}, fmt.Errorf("%w: call %s: %w", ErrStaleManifest, req.Call, err)
-	}
-	served, mf := req.served(), req.Manifest
-	if served != req.System {
-		var err error
-		if mf, err = req.Manifest.ForEgress(served); err != nil {
-			return Response{}, fmt.Errorf("%w: call %s: egress: %w", ErrStaleManifest, req.Call, err)
-		}
-	}
+	served, mf := eg.text, eg.manifest
 	mbytes, err := mf.Canonical()
 	if err != nil {
 		return Response{}, err
@@ -184,19 +202,32 @@ func (j *Journal) Call(ctx context.Context, m Model, req Request) (Response, err
 		SystemPromptContentHash: digest.Of(served).String(),
 		SystemPromptBytes:       len(served),
 	}
-	for _, part := range []struct {
+	parts := []struct {
 		name string
 		raw  json.RawMessage
 		hash *string
 	}{{"messages", req.Messages, &sc.MessagesContentHash}, {"tools", req.Tools, &sc.ToolsContentHash},
-		{"parameters", req.Parameters, &sc.ParametersContentHash}} {
+		{"parameters", req.Parameters, &sc.ParametersContentHash}}
+	retained := map[string]json.RawMessage{
+		"messages": orNull(req.Messages), "tools": orNull(req.Tools), "parameters": orNull(req.Parameters)}
+	if eg.channel != nil {
+		n := len(eg.channel.Text)
+		sc.PayloadSystemContentHash = digest.Of(eg.channel.Text).String()
+		sc.PayloadSystemBytes, sc.PayloadProvider = &n, string(eg.channel.Provider)
+		parts = append(parts, struct {
+			name string
+			raw  json.RawMessage
+			hash *string
+		}{"payload", eg.retained, &sc.PayloadContentHash})
+		retained["payload"] = eg.retained
+	}
+	for _, part := range parts {
 		if *part.hash, err = JSONHash(part.raw); err != nil {
 			return Response{}, fmt.Errorf("journal: call %s: %s: %w", req.Call, part.name, err)
 		}
 	}
 	scJSON, _ := json.Marshal(sc)
-	reqJSON, err := canon.Marshal(map[string]json.RawMessage{
-		"messages": orNull(req.Messages), "tools": orNull(req.Tools), "parameters": orNull(req.Parameters)})
+	reqJSON, err := canon.Marshal(retained)
 	if err != nil {
 		return Response{}, fmt.Errorf("journal: call %s: request: %w", req.Call, err)
 	}

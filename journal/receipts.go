@@ -20,7 +20,8 @@ import (
 // parameters) must have its receipt hash and match it; in a Harn transcript
 // tool_schemas_content_hash must name retained tool_schemas, and when the
 // served_message definitions of the message lineage are retained, they
-// must rebuild the messages that messages_content_hash names.
+// must rebuild the messages that messages_content_hash names. The payload
+// receipt, when there is one, is checked by checkPayload.
 func (v *verifier) checkReceipts(l gjson.Result, harn bool, c *CallReport) error {
 	s := l.Get("served_context")
 	if !s.IsObject() {
@@ -109,7 +110,10 @@ func (v *verifier) checkReceipts(l gjson.Result, harn bool, c *CallReport) error
 		}
 		return true
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	return checkPayload(s, req, sys, mf, shash)
 }
 
 // receiptHash reads a required blake3:<hex> hash of a receipt.

@@ -6,6 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/promptloom/promptloom/digest"
+	"github.com/tidwall/gjson"
 )
 
 // Edits an auditor made to a recorded transcript that verified before the
@@ -209,3 +212,76 @@ func TestHarnLengthDifferenceNeedsRedaction(t *testing.T) {
 }
 
 func fmtInt(key string, n int) string { return `"` + key + `":` + strconv.Itoa(n) }
+
+// Edits of a call's payload receipt (recordedWithBody: line 4 is the
+// request) that must fail, each rechained as a forger would, and where a
+// hash can be recomputed, recomputed.
+func TestPayloadTamperingMustFail(t *testing.T) {
+	ls := lines(recordedWithBody(t))
+	req := ls[3]
+	sc := gjson.Get(req, "served_context")
+	phash, bodyHash := sc.Get("payload_system_content_hash").Str, sc.Get("payload_content_hash").Str
+	assembled := digest.Of("You are careful.\n\nAnswer in English.").String()
+	// edit makes replacements in the request line, in order; rehash
+	// recomputes payload_content_hash from the edited request.payload.
+	edit := func(rehash bool, oldNew ...string) string {
+		l := req
+		for i := 0; i < len(oldNew); i += 2 {
+			if !strings.Contains(l, oldNew[i]) {
+				t.Fatalf("the request lacks %q", oldNew[i])
+			}
+			l = strings.Replace(l, oldNew[i], oldNew[i+1], 1)
+		}
+		if rehash {
+			h, err := JSONHash([]byte(gjson.Get(l, "request.payload").Raw))
+			if err != nil {
+				t.Fatal(err)
+			}
+			l = strings.Replace(l, bodyHash, h, 1)
+		}
+		out := append([]string{}, ls...)
+		out[3] = l
+		return rechain(join(out))
+	}
+	for _, tc := range []struct{ name, transcript, want string }{
+		{"the payload hash edited", edit(false, `"payload_system_content_hash":"`+phash, `"payload_system_content_hash":"`+assembled),
+			"payload_system_content_hash " + assembled + " is not system_prompt_content_hash " + phash},
+		{"the payload bytes edited", edit(false, `"payload_system_bytes":34`, `"payload_system_bytes":36`),
+			"payload_system_bytes 36, but the manifest says 34"},
+		{"the payload bytes 34.0", edit(false, `"payload_system_bytes":34`, `"payload_system_bytes":34.0`),
+			"payload_system_bytes 34.0 is not a byte count"},
+		{"the provider edited", edit(false, `"payload_provider":"anthropic"`, `"payload_provider":"gemini"`),
+			"request.payload: gemini: no system channel"},
+		{"the provider auto", edit(false, `"payload_provider":"anthropic"`, `"payload_provider":"auto"`),
+			`payload_provider "auto" is not one of`},
+		{"the body edited", edit(false, "Answer in English.", "Answer in French."),
+			"request.payload does not hash to payload_content_hash"},
+		{"the body edited, its hash recomputed", edit(true, "Answer in English.", "Answer in French!."),
+			"request.payload's system channel does not hash to payload_system_content_hash"},
+		{"the body's length kept, its hash recomputed", edit(true, "Answer in English.", "Answer in Englisx."),
+			"request.payload's system channel does not hash to payload_system_content_hash"},
+		{"the body and the whole receipt edited, not the system prompt", edit(true, "Answer in English.", "Answer in French!!",
+			`"payload_system_content_hash":"`+phash, `"payload_system_content_hash":"`+digest.Of("You are careful.Answer in French!!").String()),
+			"is not system_prompt_content_hash " + phash},
+		{"the receipt dropped, the body kept", edit(false, `,"payload_system_content_hash":"`+phash+`","payload_system_bytes":34,"payload_provider":"anthropic"`, ``),
+			"request.payload is retained but served_context has no payload_system_content_hash"},
+		{"the body dropped, the receipt kept", edit(false, `,"payload":{"system":[{"text":"You are careful.","type":"text"},{"text":"Answer in English.","type":"text"}]}`, ``),
+			"request.payload is missing"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			text, ok := reportText(t, tc.transcript)
+			if ok {
+				t.Fatalf("the edit verifies:\n%s", text)
+			}
+			if !strings.Contains(text, tc.want) {
+				t.Errorf("report lacks %q:\n%s", tc.want, text)
+			}
+		})
+	}
+	// Not rechained, the chain alone catches an edit of the body.
+	out := append([]string{}, ls...)
+	out[3] = strings.Replace(req, "Answer in English.", "Answer in English!", 1)
+	if text, _ := reportText(t, join(out)); !strings.Contains(text, "line 5: chain broken") {
+		t.Errorf("an edited body without the chain recomputed:\n%s", text)
+	}
+}

@@ -7,7 +7,8 @@ import (
 
 // FuzzExtract: no body panics Extract, and a channel read is made of its
 // pieces: concatenated for Anthropic and Gemini, each one inside the text
-// for the message shapes.
+// for the message shapes. Whatever Extract reads, Retain keeps a body it
+// reads back from (Retain checks the reading back itself).
 func FuzzExtract(f *testing.F) {
 	for _, seed := range []string{
 		`{"system":"a \u0026 b"}`,
@@ -22,6 +23,9 @@ func FuzzExtract(f *testing.F) {
 		c, err := Extract(body, Auto)
 		if err != nil {
 			return
+		}
+		if _, _, err := Retain(body, Auto); err != nil {
+			t.Fatalf("Extract reads %q, Retain fails: %v", c.Text, err)
 		}
 		switch c.Provider {
 		case Anthropic, Gemini:

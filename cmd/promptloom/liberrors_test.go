@@ -216,6 +216,19 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 			journal.Request{Call: "c1", System: "You are careless.", Manifest: manifest.New(r, "agent")})
 		return err, journal.ErrStaleManifest
 	},
+	"journal.PayloadError": func(t *testing.T) (error, error) {
+		r, _ := reducer.Reduce([]fragment.Fragment{fragment.Primary("You are careful.")}, gating.Active{})
+		_, err := journal.New(nil).Call(context.Background(), nil, journal.Request{Call: "c1", System: r.System,
+			Manifest: manifest.New(r, "agent"), Body: []byte(`{"system":"You are careless."}`)})
+		return err, journal.ErrStaleManifest
+	},
+	"journal.ErrBodyNotSent": func(t *testing.T) (error, error) {
+		r, _ := reducer.Reduce([]fragment.Fragment{fragment.Primary("You are careful.")}, gating.Active{})
+		sent := "/no_think\nYou are careful."
+		_, err := journal.New(nil).Call(context.Background(), nil, journal.Request{Call: "c1", System: r.System,
+			Manifest: manifest.New(r, "agent"), Sent: &sent, Body: []byte(`{"system":"You are careful."}`)})
+		return err, journal.ErrBodyNotSent
+	},
 	"journal.ErrClosed": func(t *testing.T) (error, error) {
 		r, _ := reducer.Reduce([]fragment.Fragment{fragment.Primary("You are careful.")}, gating.Active{})
 		j := journal.New(io.Discard)
