@@ -95,6 +95,21 @@ func TestValidateRules(t *testing.T) {
 			if !errors.As(err, tt.target) {
 				t.Errorf("Validate = %T (%v), want %T", err, err, tt.target)
 			}
+			// ValidateStructure finds the same error, except where only a
+			// hash can tell: then it must find nothing.
+			m, system = sample(t)
+			tt.edit(m, &system)
+			serr := ValidateStructure(m, system)
+			switch err.(type) {
+			case *SegmentDigestError, *WholeDigestError:
+				if serr != nil {
+					t.Errorf("ValidateStructure = %v, want nil (a digest rule)", serr)
+				}
+			default:
+				if serr == nil || serr.Error() != err.Error() {
+					t.Errorf("ValidateStructure = %v, want %v", serr, err)
+				}
+			}
 		})
 	}
 }

@@ -150,62 +150,10 @@ func (e *WholeDigestError) Is(t error) bool        { return t == ErrInvalid }
 // apart in the manifest, so they break that rule. Every byte check is over
 // the served prompt's slices and never reads an id.
 func Validate(m *Manifest, system string) error {
-	switch {
-	case strings.TrimSpace(m.CallRole) == "":
-		return &CallRoleError{}
-	case m.Scope != Scope:
-		return &ScopeError{Scope: m.Scope}
-	case m.Messages != Messages:
-		return &MessagesError{Messages: m.Messages}
-	case m.JoinSeparatorBytes != joinSeparatorBytes:
-		return &JoinSeparatorBytesError{Manifest: m.JoinSeparatorBytes, Separator: joinSeparatorBytes}
+	included, err := structure(m, system)
+	if err != nil {
+		return err
 	}
-	included := m.IncludedCount()
-	if m.Root == string(reducer.Replacement) &&
-		(len(m.Segments) != 1 || included != 1 || m.Segments[0].ID != "replacement") {
-		return &ReplacementRootError{Segments: len(m.Segments), Included: included}
-	}
-	for i := range m.Segments {
-		if b := m.Segments[i].Bucket; b != "before" && b != "after" {
-			return &BucketError{ID: m.Segments[i].ID, Bucket: b}
-		}
-	}
-	type key struct{ id, digest string }
-	seen := make(map[key]struct{}, included)
-	for i := range m.Segments {
-		s := &m.Segments[i]
-		if !s.Included {
-			continue
-		}
-		k := key{s.ID, s.Digest}
-		if _, dup := seen[k]; dup {
-			return &DuplicateSegmentError{ID: s.ID, Digest: s.Digest}
-		}
-		seen[k] = struct{}{}
-	}
-	if want := max(included-1, 0); m.JoinSeparatorCount != want {
-		return &JoinSeparatorCountError{Manifest: m.JoinSeparatorCount, Included: included}
-	}
-	if m.SystemPromptBytes != len(system) {
-		return &SystemBytesError{Manifest: m.SystemPromptBytes, Served: len(system)}
-	}
-	sum, seps := 0, 0
-	if included > 0 {
-		seps = (included - 1) * len(JoinSeparator)
-	}
-	for i := range m.Segments {
-		s := &m.Segments[i]
-		if s.Included {
-			if s.Bytes < 0 || s.Bytes > len(system) {
-				return &ByteCountError{Segments: s.Bytes, Separators: seps, Served: len(system)}
-			}
-			sum += s.Bytes
-		}
-	}
-	if sum+seps != len(system) {
-		return &ByteCountError{Segments: sum, Separators: seps, Served: len(system)}
-	}
-
 	pieces := make([]redact.Text, 0, included)
 	off, seen2 := 0, 0
 	for i := range m.Segments {
@@ -235,4 +183,99 @@ func Validate(m *Manifest, system string) error {
 		return &WholeDigestError{Manifest: m.WholePromptDigest, Served: whole.String()}
 	}
 	return nil
+}
+
+// ValidateStructure checks every rule of Validate except the two that hash
+// (segment_digest and whole_prompt_digest): the fields, the buckets, no two
+// included segments sharing (id, digest), the counts, and the join
+// separator between included segments. It reads no byte of system but the
+// separators, so it costs nothing next to a hash.
+//
+// It is for a manifest built by manifest.New from a reduction whose prompt
+// is system, as explain does: the digests are the reducer's own, taken over
+// the very bytes of system, so hashing them again proves nothing. Wherever
+// the bytes could have drifted from the manifest (read back from a journal
+// or a file, or changed before egress) use Validate.
+func ValidateStructure(m *Manifest, system string) error {
+	included, err := structure(m, system)
+	if err != nil {
+		return err
+	}
+	off, seen := 0, 0
+	for i := range m.Segments {
+		s := &m.Segments[i]
+		if !s.Included {
+			continue
+		}
+		off += s.Bytes
+		if seen++; seen < included {
+			if system[off:off+len(JoinSeparator)] != JoinSeparator {
+				return &SeparatorError{ID: s.ID, Offset: off}
+			}
+			off += len(JoinSeparator)
+		}
+	}
+	return nil
+}
+
+// structure checks the rules that read no byte of system, in Validate's
+// order, and returns the number of included segments.
+func structure(m *Manifest, system string) (int, error) {
+	switch {
+	case strings.TrimSpace(m.CallRole) == "":
+		return 0, &CallRoleError{}
+	case m.Scope != Scope:
+		return 0, &ScopeError{Scope: m.Scope}
+	case m.Messages != Messages:
+		return 0, &MessagesError{Messages: m.Messages}
+	case m.JoinSeparatorBytes != joinSeparatorBytes:
+		return 0, &JoinSeparatorBytesError{Manifest: m.JoinSeparatorBytes, Separator: joinSeparatorBytes}
+	}
+	included := m.IncludedCount()
+	if m.Root == string(reducer.Replacement) &&
+		(len(m.Segments) != 1 || included != 1 || m.Segments[0].ID != "replacement") {
+		return 0, &ReplacementRootError{Segments: len(m.Segments), Included: included}
+	}
+	for i := range m.Segments {
+		if b := m.Segments[i].Bucket; b != "before" && b != "after" {
+			return 0, &BucketError{ID: m.Segments[i].ID, Bucket: b}
+		}
+	}
+	type key struct{ id, digest string }
+	seen := make(map[key]struct{}, included)
+	for i := range m.Segments {
+		s := &m.Segments[i]
+		if !s.Included {
+			continue
+		}
+		k := key{s.ID, s.Digest}
+		if _, dup := seen[k]; dup {
+			return 0, &DuplicateSegmentError{ID: s.ID, Digest: s.Digest}
+		}
+		seen[k] = struct{}{}
+	}
+	if want := max(included-1, 0); m.JoinSeparatorCount != want {
+		return 0, &JoinSeparatorCountError{Manifest: m.JoinSeparatorCount, Included: included}
+	}
+	if m.SystemPromptBytes != len(system) {
+		return 0, &SystemBytesError{Manifest: m.SystemPromptBytes, Served: len(system)}
+	}
+	sum, seps := 0, 0
+	if included > 0 {
+		seps = (included - 1) * len(JoinSeparator)
+	}
+	for i := range m.Segments {
+		s := &m.Segments[i]
+		if s.Included {
+			if s.Bytes < 0 || s.Bytes > len(system) {
+				return 0, &ByteCountError{Segments: s.Bytes, Separators: seps, Served: len(system)}
+			}
+			sum += s.Bytes
+		}
+	}
+	if sum+seps != len(system) {
+		return 0, &ByteCountError{Segments: sum, Separators: seps, Served: len(system)}
+	}
+
+	return included, nil
 }
