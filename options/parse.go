@@ -35,16 +35,22 @@ func Parse(data []byte, opts ...ParseOption) (*Options, error) {
 	if len(data) > cfg.maxBytes {
 		return nil, errorf(ErrTooLarge, "", -1, "input is %d bytes, over the limit of %d", len(data), cfg.maxBytes)
 	}
-	if off := canon.InvalidUTF8(data); off >= 0 {
-		return nil, errorf(ErrInvalidUTF8, "", off, "invalid UTF-8")
+	// One copy of the input, which gjson reads without copying again; one
+	// pass over it for everything checked before reading. Only when that
+	// pass says no do the checks run one by one, to say why and where.
+	text := string(data)
+	if !wellFormed(text) {
+		if off := canon.InvalidUTF8(data); off >= 0 {
+			return nil, errorf(ErrInvalidUTF8, "", off, "invalid UTF-8")
+		}
+		if err := checkSyntax(data); err != nil {
+			return nil, err
+		}
+		if err := checkDocument(data); err != nil {
+			return nil, err
+		}
 	}
-	if err := checkSyntax(data); err != nil {
-		return nil, err
-	}
-	if err := checkDocument(data); err != nil {
-		return nil, err
-	}
-	root := gjson.ParseBytes(data)
+	root := gjson.Parse(text)
 	if !root.IsObject() {
 		return nil, errorf(ErrType, "", 0, "must be a JSON object, got %s", kind(root))
 	}
