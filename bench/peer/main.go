@@ -53,6 +53,9 @@ func run(n, runs, peerRuns int, dir, cli string) error {
 		return err
 	}
 	fmt.Printf("workload: %d fragments, %d bytes of options, budget %d bytes (half), counter bytes\n", n, len(data), total)
+	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
+		fmt.Printf("load average at the start: %s", load)
+	}
 
 	var peerMS float64
 	if peerRuns > 0 {
