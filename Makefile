@@ -23,6 +23,7 @@ bench:
 	go test ./reducer -run '^$$' -bench 'Fit' -benchmem -count 5
 	go test ./redact -run '^$$' -bench RedactScan -benchmem -count 5
 	go test ./internal/cli -run '^$$' -bench CLIExplain -benchmem -count 5
+	go test ./explain -run '^$$' -bench ExplainBudget -benchmem -count 5
 
 # Each fuzz target for FUZZTIME (go test runs one -fuzz target at a time).
 # Minimising a new input stops the other counters; 10s keeps it short.

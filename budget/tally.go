@@ -31,6 +31,10 @@ type Tally struct {
 	first  int         // the first alive piece; len(pieces) when none is left
 	window map[int]int // count of the window that starts at an anchor's tail (-1: at the start)
 	total  int
+	// additive: the counter counts bytes, so a join adds its own length
+	// and nothing merges; no window, no cache.
+	additive bool
+	live     int // alive pieces, when additive
 }
 
 type piece struct {
@@ -65,6 +69,18 @@ func (b *Budget) NewTally(pieces []Piece, sep string) *Tally {
 		alive: make([]bool, n), window: map[int]int{}}
 	for i := range n {
 		t.prev[i], t.next[i], t.alive[i] = i-1, i+1, true
+	}
+	if _, ok := b.Counter.(bytesCounter); ok {
+		// Bytes add up: the whole is the pieces and the joins, exactly.
+		t.additive, t.live = true, n
+		for i, p := range pieces {
+			t.pieces[i] = piece{text: p.Text, key: p.Key, counts: counts{total: len(p.Text)}}
+			t.total += len(p.Text)
+		}
+		if n > 1 {
+			t.total += (n - 1) * len(sep)
+		}
+		return t
 	}
 	for i, p := range pieces {
 		t.pieces[i] = piece{text: p.Text, key: p.Key, counts: b.measure(p.Key, p.Text)}
@@ -134,6 +150,14 @@ func (t *Tally) PieceCount(i int) int { return t.pieces[i].total }
 // Remove takes piece i out of the prompt.
 func (t *Tally) Remove(i int) {
 	if !t.alive[i] {
+		return
+	}
+	if t.additive {
+		t.alive[i] = false
+		t.total -= t.pieces[i].total
+		if t.live--; t.live > 0 {
+			t.total -= len(t.sep)
+		}
 		return
 	}
 	left := t.anchorBefore(i)

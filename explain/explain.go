@@ -4,9 +4,11 @@
 // digest), plus the manifest that proves it.
 //
 // Explain is prompt_explain: options JSON in, explanation out. Every
-// explanation's manifest is validated against its own prompt before it is
-// returned, so a contradictory set of fragments is an error here rather than
-// a manifest that fails later at the provider boundary.
+// explanation's manifest is checked against its own prompt before it is
+// returned (manifest.ValidateStructure: its digests are the reducer's own,
+// so they are not taken twice), so a contradictory set of fragments is an
+// error here rather than a manifest that fails later at the provider
+// boundary.
 //
 // Vocabulary: an Explanation is one prompt with its rows (Fragments), its
 // Manifest and its traces; FromOptions explains options already parsed (and
@@ -176,10 +178,15 @@ func FromOptions(o *options.Options, opts ...Option) (*Explanation, error) {
 	if err := m.SetActorChain(o.ActorChain); err != nil {
 		return nil, err
 	}
-	e, err := New(r, m)
-	if err != nil {
-		return nil, err
+	// The manifest's digests are the reducer's, taken over the bytes of
+	// r.System itself: hashing them again would prove nothing, so only the
+	// rules that do not hash are checked here (TestManifestAlwaysValidates
+	// holds the rest). The bytes are hashed again where they could have
+	// drifted: the journal, verify, the provider boundary.
+	if err := manifest.ValidateStructure(m, r.System); err != nil {
+		return nil, fmt.Errorf("explain: the fragments make a manifest that does not hold: %w", err)
 	}
+	e := build(r, m)
 	e.Traces = run.Traces
 	e.warnings = o.Warnings
 	e.Reminders, _ = stage.Lookup[*RenderedReminders](run.Snapshot, ResolvedReminders)
@@ -192,6 +199,11 @@ func New(r *reducer.Reduction, m *manifest.Manifest) (*Explanation, error) {
 	if err := manifest.Validate(m, r.System); err != nil {
 		return nil, fmt.Errorf("explain: the fragments make a manifest that does not hold: %w", err)
 	}
+	return build(r, m), nil
+}
+
+// build is the explanation of r and its manifest m, unchecked.
+func build(r *reducer.Reduction, m *manifest.Manifest) *Explanation {
 	e := &Explanation{
 		Schema:            manifest.Schema,
 		Scope:             "system_prompt",
@@ -238,5 +250,5 @@ func New(r *reducer.Reduction, m *manifest.Manifest) (*Explanation, error) {
 	if e.Included > 0 {
 		e.JoinSeparatorCount = e.Included - 1
 	}
-	return e, nil
+	return e
 }

@@ -15,7 +15,7 @@ import (
 // WriteJSON writes the explanation as indented JSON, without HTML escaping
 // (prompts are full of < and &).
 func (e *Explanation) WriteJSON(w io.Writer) error {
-	return writeJSON(w, e)
+	return writeStreamed(w, e)
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -89,7 +89,7 @@ func TestAnthropicSDKCallIsRecordedAndVerified(t *testing.T) {
 	}
 	send := func(client anthropic.Client, system []anthropic.TextBlockParam) error {
 		_, err := client.Messages.New(context.Background(), anthropic.MessageNewParams{
-			Model: anthropic.ModelClaudeSonnet4_5, MaxTokens: 1024, System: system,
+			Model: anthropic.Model("claude-sonnet-4-5"), MaxTokens: 1024, System: system,
 			Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Where is main?"))}})
 		return err
 	}

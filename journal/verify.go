@@ -54,7 +54,6 @@ func Verify(r io.Reader) (*Report, error) {
 type retained struct {
 	line int
 	raw  string // the content (system prompt) or the value's exact bytes
-	hash string // the hash as it re-derives from raw ("" until derived)
 }
 
 type session struct {

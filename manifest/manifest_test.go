@@ -104,6 +104,31 @@ func TestValidateRules(t *testing.T) {
 			if !errors.As(err, tt.target) {
 				t.Errorf("Validate = %T (%v), want %T", err, err, tt.target)
 			}
+			// ValidateStructure finds the same error, except where only a
+			// hash can tell: then it must find nothing.
+			m, system = sample(t)
+			tt.edit(m, &system)
+			serr := ValidateStructure(m, system)
+			switch err := err.(type) {
+			case *WholeDigestError:
+				// Harn's order puts the whole digest first; what the
+				// structure alone can see is the rule it located, if any.
+				var want error
+				if _, dig := err.Located.(*SegmentDigestError); err.Located != nil && !dig {
+					want = err.Located
+				}
+				if (serr == nil) != (want == nil) || serr != nil && serr.Error() != want.Error() {
+					t.Errorf("ValidateStructure = %v, want %v", serr, want)
+				}
+			case *SegmentDigestError:
+				if serr != nil {
+					t.Errorf("ValidateStructure = %v, want nil (a digest rule)", serr)
+				}
+			default:
+				if serr == nil || serr.Error() != err.Error() {
+					t.Errorf("ValidateStructure = %v, want %v", serr, err)
+				}
+			}
 		})
 	}
 }

@@ -176,15 +176,34 @@ func (e *WholeDigestError) Is(t error) bool        { return t == ErrInvalid }
 // fragments whose ids redact alike and whose bodies are equal cannot be told
 // apart in the manifest, so they break that rule. Every byte check is over
 // the served prompt's slices and never reads an id.
-func Validate(m *Manifest, system string) error {
+func Validate(m *Manifest, system string) error { return validate(m, system, true) }
+
+// ValidateStructure checks every rule of Validate except the two that hash
+// (whole_prompt_digest and segment_digest), in the same order: the fields,
+// the counts, the buckets, no two included segments sharing (id, digest),
+// character boundaries and the join separator between included segments.
+// It reads no byte of system but at the boundaries and separators, so it
+// costs nothing next to a hash.
+//
+// It is for a manifest built by manifest.New from a reduction whose prompt
+// is system, as explain does: the digests are the reducer's own, taken over
+// the very bytes of system, so hashing them again proves nothing. Wherever
+// the bytes could have drifted from the manifest (read back from a journal
+// or a file, or changed before egress) use Validate.
+func ValidateStructure(m *Manifest, system string) error { return validate(m, system, false) }
+
+// validate is Validate, or with hash false ValidateStructure.
+func validate(m *Manifest, system string, hash bool) error {
 	if strings.TrimSpace(m.CallRole) == "" {
 		return &CallRoleError{}
 	}
 	if m.SystemPromptBytes != len(system) {
 		return &SystemBytesError{Manifest: m.SystemPromptBytes, Served: len(system)}
 	}
-	if whole := digest.Of(system); !whole.Is(m.WholePromptDigest) {
-		return &WholeDigestError{Manifest: m.WholePromptDigest, Served: whole.String(), Located: locate(m, system)}
+	if hash {
+		if whole := digest.Of(system); !whole.Is(m.WholePromptDigest) {
+			return &WholeDigestError{Manifest: m.WholePromptDigest, Served: whole.String(), Located: locate(m, system)}
+		}
 	}
 	included := m.IncludedCount()
 	type key struct{ id, digest string }
@@ -237,14 +256,15 @@ func Validate(m *Manifest, system string) error {
 		return &ByteCountError{Segments: sum, Separators: seps, Served: len(system)}
 	}
 
-	return segmentsHold(m, system, included)
+	return segmentsHold(m, system, included, hash)
 }
 
 // segmentsHold checks each included segment in order against its slice of
 // system (whose length the segments and separators add up to): it ends on
 // character boundaries, matches its digest, and is followed by the
-// separator unless it is the last.
-func segmentsHold(m *Manifest, system string, included int) error {
+// separator unless it is the last. With hash false the digests are not
+// checked.
+func segmentsHold(m *Manifest, system string, included int, hash bool) error {
 	off, seen2 := 0, 0
 	for i := range m.Segments {
 		s := &m.Segments[i]
@@ -255,8 +275,10 @@ func segmentsHold(m *Manifest, system string, included int) error {
 		if !boundary(system, off) || !boundary(system, end) {
 			return &BoundaryError{ID: s.ID, Offset: off}
 		}
-		if got := digest.Of(system[off:end]); !got.Is(s.Digest) {
-			return &SegmentDigestError{ID: s.ID, Offset: off, Manifest: s.Digest, Served: got.String()}
+		if hash {
+			if got := digest.Of(system[off:end]); !got.Is(s.Digest) {
+				return &SegmentDigestError{ID: s.ID, Offset: off, Manifest: s.Digest, Served: got.String()}
+			}
 		}
 		off = end
 		if seen2++; seen2 < included {
@@ -286,7 +308,7 @@ func locate(m *Manifest, system string) Rule {
 	if included == 0 || sum+(included-1)*len(JoinSeparator) != len(system) {
 		return nil
 	}
-	if err := segmentsHold(m, system, included); err != nil {
+	if err := segmentsHold(m, system, included, true); err != nil {
 		return err.(Rule)
 	}
 	return nil

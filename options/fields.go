@@ -24,7 +24,7 @@ type object struct {
 }
 
 func members(v gjson.Result) object {
-	var o object
+	o := object{keys: make([]string, 0, 8), vals: make([]gjson.Result, 0, 8)}
 	v.ForEach(func(k, val gjson.Result) bool {
 		o.keys = append(o.keys, k.String())
 		o.vals = append(o.vals, val)
@@ -147,6 +147,28 @@ func parseRegister(v gjson.Result, path string) (fragment.Register, error) {
 
 // parseRank reads an integer from -2^63 to 2^63-1; a fraction or an
 // exponent is the wrong type, an integer outside that range a bad value.
+// registerAt is parseRegister of an item's "register", the path built
+// only for an error.
+func registerAt(v gjson.Result, item func() string) (fragment.Register, error) {
+	if v.Type == gjson.String {
+		if r, err := fragment.ParseRegister(v.Str); err == nil {
+			return r, nil
+		}
+	}
+	return parseRegister(v, field(item(), "register"))
+}
+
+// rankAt is parseRank of an item's "rank", the path built only for an
+// error.
+func rankAt(v gjson.Result, item func() string) (int, error) {
+	if v.Type == gjson.Number && !strings.ContainsAny(v.Raw, ".eE") {
+		if i, err := strconv.ParseInt(v.Raw, 10, 64); err == nil && int64(int(i)) == i {
+			return int(i), nil
+		}
+	}
+	return parseRank(v, field(item(), "rank"))
+}
+
 func parseRank(v gjson.Result, path string) (int, error) {
 	if v.Type == gjson.Null {
 		return 0, nil

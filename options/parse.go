@@ -35,16 +35,22 @@ func Parse(data []byte, opts ...ParseOption) (*Options, error) {
 	if len(data) > cfg.maxBytes {
 		return nil, errorf(ErrTooLarge, "", -1, "input is %d bytes, over the limit of %d", len(data), cfg.maxBytes)
 	}
-	if off := canon.InvalidUTF8(data); off >= 0 {
-		return nil, errorf(ErrInvalidUTF8, "", off, "invalid UTF-8")
+	// One copy of the input, which gjson reads without copying again; one
+	// pass over it for everything checked before reading. Only when that
+	// pass says no do the checks run one by one, to say why and where.
+	text := string(data)
+	if !wellFormed(text) {
+		if off := canon.InvalidUTF8(data); off >= 0 {
+			return nil, errorf(ErrInvalidUTF8, "", off, "invalid UTF-8")
+		}
+		if err := checkSyntax(data); err != nil {
+			return nil, err
+		}
+		if err := checkDocument(data); err != nil {
+			return nil, err
+		}
 	}
-	if err := checkSyntax(data); err != nil {
-		return nil, err
-	}
-	if err := checkDocument(data); err != nil {
-		return nil, err
-	}
-	root := gjson.ParseBytes(data)
+	root := gjson.Parse(text)
 	if !root.IsObject() {
 		return nil, errorf(ErrType, "", 0, "must be a JSON object, got %s", kind(root))
 	}
@@ -178,28 +184,30 @@ var systemItemHints = map[string]string{"text": "content", "prompt": "content", 
 // checked (register and rank are promptloom's), then a disabled item
 // dropped unread, then content required and position checked.
 func (o *Options) parseSystemItem(v gjson.Result, i int) (SystemItem, error) {
-	path := index("system", i)
+	// The item's path is built only for an error or a warning: the usual
+	// item has neither, and ten thousand paths are ten thousand strings.
+	path := func() string { return index("system", i) }
 	it := SystemItem{Index: i, Enabled: true}
 	if v.Type == gjson.String {
 		it.Content = v.String()
 		return it, nil
 	}
 	if !v.IsObject() {
-		return it, errorf(ErrType, path, v.Index, "must be a string or {content, title?, position?, enabled?}, got %s", kind(v))
+		return it, errorf(ErrType, path(), v.Index, "must be a string or {content, title?, position?, enabled?}, got %s", kind(v))
 	}
 	m := members(v)
 	if k, ok := m.firstUnknown("content", "title", "position", "enabled", "register", "rank"); ok {
 		kv, _ := m.get(k)
-		return it, systemItemKey(path, k, kv.Index, systemItemHints)
+		return it, systemItemKey(path(), k, kv.Index, systemItemHints)
 	}
 	var err error
 	if r, ok := m.get("register"); ok {
-		if it.Register, err = parseRegister(r, field(path, "register")); err != nil {
+		if it.Register, err = registerAt(r, path); err != nil {
 			return it, err
 		}
 	}
 	if r, ok := m.get("rank"); ok {
-		if it.Rank, err = parseRank(r, field(path, "rank")); err != nil {
+		if it.Rank, err = rankAt(r, path); err != nil {
 			return it, err
 		}
 	}
@@ -210,19 +218,19 @@ func (o *Options) parseSystemItem(v gjson.Result, i int) (SystemItem, error) {
 			return it, nil
 		case gjson.True:
 		default:
-			o.warn(field(path, "enabled"), "%s is neither false nor null, so the item is enabled", kind(e))
+			o.warn(field(path(), "enabled"), "%s is neither false nor null, so the item is enabled", kind(e))
 		}
 	}
 	content, ok := m.get("content")
 	if !ok {
-		return it, errorf(ErrMissing, path, v.Index, "missing \"content\"")
+		return it, errorf(ErrMissing, path(), v.Index, "missing \"content\"")
 	}
-	it.Content = o.text(content, field(path, "content"))
+	it.Content = o.textAt(content, path, "content")
 	if t, ok := m.get("title"); ok {
-		it.Title = o.text(t, field(path, "title"))
+		it.Title = o.textAt(t, path, "title")
 	}
 	if p, ok := m.get("position"); ok {
-		it.Bucket, err = parsePosition(p, field(path, "position"))
+		it.Bucket, err = parsePosition(p, field(path(), "position"))
 	}
 	return it, err
 }
@@ -243,6 +251,14 @@ func parsePosition(v gjson.Result, path string) (fragment.Bucket, error) {
 
 // text returns v as Harn uses it as text (display), warning when v is not a
 // string: Harn does not refuse it, but the text is rarely what was meant.
+// textAt is text with the path built only when there is a warning.
+func (o *Options) textAt(v gjson.Result, path func() string, key string) string {
+	if v.Type == gjson.String {
+		return v.String()
+	}
+	return o.text(v, field(path(), key))
+}
+
 func (o *Options) text(v gjson.Result, path string) string {
 	if v.Type != gjson.String {
 		o.warn(path, "%s is used as the text %s", kind(v), quote(display(v)))

@@ -106,10 +106,8 @@ func checkDocument(data []byte) error {
 			}
 			if c == '-' || (c >= '0' && c <= '9') {
 				raw := string(data[start : i+1])
-				if _, ok := intLiteral(raw); !ok {
-					if f, _ := strconv.ParseFloat(raw, 64); math.IsInf(f, 0) {
-						return errorf(ErrValue, pathOf(stack), start, "number %s is out of range", quote(raw))
-					}
+				if !numberInRange(raw) {
+					return errorf(ErrValue, pathOf(stack), start, "number %s is out of range", quote(raw))
 				}
 			}
 		}
@@ -121,4 +119,14 @@ func checkDocument(data []byte) error {
 // false, null).
 func isNumberByte(b byte) bool {
 	return b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b == '.' || b == '+' || b == '-' || b == 'E'
+}
+
+// numberInRange reports whether a JSON number is an integer within 64 bits
+// or reads as a finite float.
+func numberInRange(raw string) bool {
+	if _, ok := intLiteral(raw); ok {
+		return true
+	}
+	f, _ := strconv.ParseFloat(raw, 64)
+	return !math.IsInf(f, 0)
 }

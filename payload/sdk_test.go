@@ -92,7 +92,7 @@ func anthropicSend(t *testing.T, system []anthropic.TextBlockParam) []byte {
 	w := newWire(t, anthropicResponse)
 	client := anthropic.NewClient(aoption.WithAPIKey("test"), aoption.WithBaseURL(w.srv.URL), aoption.WithMaxRetries(0))
 	params := anthropic.MessageNewParams{
-		Model:     anthropic.ModelClaudeSonnet4_5,
+		Model:     anthropic.Model("claude-sonnet-4-5"),
 		MaxTokens: 1024,
 		System:    system,
 		Messages:  []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Where is main?"))},
@@ -278,7 +278,7 @@ func TestAnthropicFieldRoundTripsThroughTheSDK(t *testing.T) {
 			t.Errorf("block %d: %q marked %v, want %q marked %v", i, b.Text, marked, want.Text, want.CacheControl != nil)
 		}
 	}
-	params.Model, params.MaxTokens = anthropic.ModelClaudeSonnet4_5, 64
+	params.Model, params.MaxTokens = anthropic.Model("claude-sonnet-4-5"), 64
 	params.Messages = []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hi"))}
 	body, err := json.Marshal(params)
 	if err != nil {

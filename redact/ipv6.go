@@ -46,7 +46,6 @@ func parseIPv6(s string) ([8]uint16, bool) {
 				return a, false
 			}
 			*cur = append(*cur, uint16(v4>>16), uint16(v4))
-			i = len(s)
 			break
 		}
 		if n == 0 {

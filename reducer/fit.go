@@ -3,6 +3,7 @@ package reducer
 import (
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/fragment"
 )
 
 // fit holds a reduction's included rows to a budget: it counts them,
@@ -31,11 +32,21 @@ func fit(r *Reduction, b *budget.Budget) error {
 	}
 	shed := 0
 	seq := b.ShedSequence(cands)
+	type regRank struct {
+		reg  fragment.Register
+		rank int
+	}
+	reasons := map[regRank]string{} // one string per register and rank shed
 	for t.Count() > b.Total && shed < len(seq) {
 		c := seq[shed]
 		t.Remove(c.Index)
 		row := &r.Rows[rows[c.Index]]
-		row.Included, row.Bytes, row.Reason, row.Shed = false, 0, budget.ShedReason(c.Register, c.Rank), true
+		reason, ok := reasons[regRank{c.Register, c.Rank}]
+		if !ok {
+			reason = budget.ShedReason(c.Register, c.Rank)
+			reasons[regRank{c.Register, c.Rank}] = reason
+		}
+		row.Included, row.Bytes, row.Reason, row.Shed = false, 0, reason, true
 		shed++
 	}
 	r.Fit = &Fit{Encoding: b.Counter.Encoding(), Total: b.Total, Tokens: t.Count(), Shed: shed}

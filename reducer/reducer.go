@@ -30,6 +30,7 @@ package reducer
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 
 	"github.com/promptloom/promptloom/budget"
@@ -217,13 +218,7 @@ func Reduce(frags []fragment.Fragment, active gating.Active, opts ...Option) (*R
 	if cfg.budget != nil {
 		// The budget needs every row settled before it decides which rows
 		// stay, so digests come first and the prompt after.
-		included := 0
-		for i := range r.Rows {
-			if settle(&r.Rows[i]) {
-				included++
-			}
-		}
-		if included > 0 {
+		if settleAll(r.Rows, capacity) > 0 {
 			if err := fit(r, cfg.budget); err != nil {
 				return nil, err
 			}
@@ -233,9 +228,23 @@ func Reduce(frags []fragment.Fragment, active gating.Active, opts ...Option) (*R
 	var b strings.Builder
 	b.Grow(capacity)
 	plain := true // no included body was redacted or could reach across a join
+	// Without a budget each row is settled as it is copied, while its body
+	// is in cache; on a large prompt the second half is settled meanwhile
+	// on another core.
+	fresh := len(r.Rows)
+	var done chan struct{}
+	if cfg.budget == nil {
+		if mid := splitPoint(r.Rows, capacity); mid < len(r.Rows) {
+			fresh, done = mid, make(chan struct{})
+			go func() { settleRange(r.Rows[mid:]); close(done) }()
+		}
+	}
 	for i := range r.Rows {
 		row := &r.Rows[i]
-		if cfg.budget == nil {
+		if i == fresh {
+			<-done
+		}
+		if cfg.budget == nil && i < fresh {
 			settle(row)
 		}
 		if !row.Included {
@@ -267,6 +276,58 @@ func Reduce(frags []fragment.Fragment, active gating.Active, opts ...Option) (*R
 	}
 	r.WholeDigest = digest.String(redact.Joined(pieces, Separator, r.System))
 	return r, nil
+}
+
+// parallelBytes is the prompt size from which rows are settled on two
+// cores: below it a goroutine costs more than it saves.
+var parallelBytes = 256 << 10
+
+// splitPoint returns the row from which a second goroutine should settle
+// rows, so that each half holds about half of capacity's bytes, or
+// len(rows) when the prompt is too small to be worth it or there is one
+// core.
+func splitPoint(rows []Row, capacity int) int {
+	if capacity < parallelBytes || runtime.GOMAXPROCS(0) < 2 {
+		return len(rows)
+	}
+	half := 0
+	for i := range rows {
+		if rows[i].Included {
+			if half += len(rows[i].Fragment.Body); half >= capacity/2 {
+				return i + 1
+			}
+		}
+	}
+	return len(rows)
+}
+
+// settleAll settles every row, the halves on two cores when the prompt is
+// large, and returns how many are still included. The rows are the same
+// either way: each row's settling reads and writes that row alone.
+func settleAll(rows []Row, capacity int) int {
+	mid := splitPoint(rows, capacity)
+	var done chan struct{}
+	if mid < len(rows) {
+		done = make(chan struct{})
+		go func() { settleRange(rows[mid:]); close(done) }()
+	}
+	settleRange(rows[:mid])
+	if done != nil {
+		<-done
+	}
+	n := 0
+	for i := range rows {
+		if rows[i].Included {
+			n++
+		}
+	}
+	return n
+}
+
+func settleRange(rows []Row) {
+	for i := range rows {
+		settle(&rows[i])
+	}
 }
 
 // settle trims a gated row's body, excludes the row if that leaves nothing,

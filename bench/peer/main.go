@@ -1,0 +1,145 @@
+// Command peer is the manual peer benchmark: it builds the prioritized
+// workload (internal/benchdata), renders it with @vscode/prompt-tsx
+// (peer.cjs, through node), runs explain.Explain with a byte budget in
+// process and the promptloom CLI as a process, and prints the times side
+// by side with their ratios, all in one run. run.sh installs prompt-tsx and
+// builds the CLI first. CI does not run it.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/promptloom/promptloom/budget"
+	"github.com/promptloom/promptloom/explain"
+	"github.com/promptloom/promptloom/internal/benchdata"
+)
+
+func main() {
+	n := flag.Int("n", 10000, "fragments")
+	runs := flag.Int("runs", 11, "timed runs of the library call and of the CLI")
+	peerRuns := flag.Int("peer-runs", 3, "timed renders of prompt-tsx (0: skip the peer)")
+	dir := flag.String("dir", "out", "where the workload files go")
+	cli := flag.String("cli", "out/promptloom", "the promptloom binary")
+	flag.Parse()
+	if err := run(*n, *runs, *peerRuns, *dir, *cli); err != nil {
+		fmt.Fprintln(os.Stderr, "peer:", err)
+		os.Exit(1)
+	}
+}
+
+func run(n, runs, peerRuns int, dir, cli string) error {
+	cs := benchdata.Chunks(n)
+	data := benchdata.Options(cs)
+	total := benchdata.Bytes(cs) / 2
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	optsPath := filepath.Join(dir, "options.json")
+	chunksPath := filepath.Join(dir, "chunks.json")
+	cj, _ := json.Marshal(cs)
+	if err := os.WriteFile(optsPath, data, 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(chunksPath, cj, 0o644); err != nil {
+		return err
+	}
+	fmt.Printf("workload: %d fragments, %d bytes of options, budget %d bytes (half), counter bytes\n", n, len(data), total)
+	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
+		fmt.Printf("load average at the start: %s", load)
+	}
+
+	var peerMS float64
+	if peerRuns > 0 {
+		out, err := exec.Command("node", "peer.cjs", chunksPath, strconv.Itoa(total), strconv.Itoa(peerRuns)).Output()
+		if err != nil {
+			return fmt.Errorf("node peer.cjs: %w", err)
+		}
+		var res struct {
+			Median float64   `json:"median_ms"`
+			Runs   []float64 `json:"runs"`
+			Tokens int       `json:"tokens"`
+		}
+		if err := json.Unmarshal(out, &res); err != nil {
+			return fmt.Errorf("peer output %q: %w", out, err)
+		}
+		peerMS = res.Median
+		fmt.Printf("prompt-tsx renderPrompt:        median %9.1f ms  (runs %v; %d tokens kept)\n", res.Median, res.Runs, res.Tokens)
+	}
+
+	b, err := budget.New(budget.Bytes(), total)
+	if err != nil {
+		return err
+	}
+	var lib []float64
+	kept := 0
+	for i := range runs + 1 {
+		start := time.Now()
+		x, err := explain.Explain(data, explain.WithBudget(b))
+		if err != nil {
+			return err
+		}
+		if i > 0 { // the first warms up
+			lib = append(lib, ms(time.Since(start)))
+		}
+		kept = x.Budget.Tokens
+	}
+	libMS := median(lib)
+	fmt.Printf("explain.Explain + WithBudget:   median %9.2f ms  (%d bytes kept)\n", libMS, kept)
+
+	base, err := peak(exec.Command(cli, "--version"))
+	if err != nil {
+		return err
+	}
+	var wall []float64
+	var rss []int64
+	for range runs {
+		cmd := exec.Command(cli, "explain", "--budget", strconv.Itoa(total), "--counter", "bytes", "--format", "json", optsPath)
+		start := time.Now()
+		maxrss, err := peak(cmd)
+		if err != nil {
+			return err
+		}
+		wall = append(wall, ms(time.Since(start)))
+		rss = append(rss, maxrss)
+	}
+	cliMS := median(wall)
+	slices.Sort(rss)
+	top := rss[len(rss)-1]
+	fmt.Printf("promptloom explain (process):   median %9.2f ms  peak RSS %.1f MB (runtime baseline %.1f MB: %.2fx the input above it)\n",
+		cliMS, mb(top), mb(base), float64(top-base)/float64(len(data)))
+	if peerMS > 0 {
+		fmt.Printf("ratios in this run: library %.0fx, CLI process %.0fx faster than prompt-tsx\n", peerMS/libMS, peerMS/cliMS)
+	}
+	return nil
+}
+
+// peak runs cmd, its output discarded, and returns its peak resident set
+// in bytes.
+func peak(cmd *exec.Cmd) (int64, error) {
+	if err := cmd.Run(); err != nil {
+		return 0, fmt.Errorf("%v: %w", cmd.Args, err)
+	}
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return 0, nil
+	}
+	return ru.Maxrss * 1024, nil // Linux reports KiB
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+func mb(b int64) float64         { return float64(b) / (1 << 20) }

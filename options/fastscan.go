@@ -1,0 +1,319 @@
+package options
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+)
+
+// maxDepth is encoding/json's nesting limit: a document nested deeper is
+// malformed to json.Valid.
+const maxDepth = 10000
+
+// wellFormed reports, in one pass over s, whether s passes every check Parse
+// makes before reading: UTF-8 (canon.InvalidUTF8), JSON syntax with
+// encoding/json's nesting limit (checkSyntax), no key given twice in an
+// object and no number past float range (checkDocument). It says only yes
+// or no: on no, Parse runs those checks one by one, and they give the error
+// with its offset or path. So it may refuse what they would accept (that
+// costs time only), but it must never accept what one of them refuses;
+// TestWellFormedAgrees holds it to that.
+//
+// Strings, which are nearly all of an options file, are checked a run at a
+// time: the closing quote and any backslash are found with a vectorised
+// search, control characters eight bytes at a time, UTF-8 by utf8.ValidString.
+func wellFormed(s string) bool {
+	p := scanner{s: s}
+	p.skipSpace()
+	if !p.value() {
+		return false
+	}
+	p.skipSpace()
+	return p.i == len(s)
+}
+
+type scanner struct {
+	s     string
+	i     int
+	depth int
+	keys  []string // the keys of every open object, innermost last
+}
+
+func (p *scanner) skipSpace() {
+	for p.i < len(p.s) {
+		switch p.s[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+// value scans one value starting at p.i (space skipped).
+func (p *scanner) value() bool {
+	if p.i >= len(p.s) {
+		return false
+	}
+	switch c := p.s[p.i]; {
+	case c == '"':
+		_, ok := p.str()
+		return ok
+	case c == '{':
+		return p.object()
+	case c == '[':
+		return p.array()
+	case c == '-' || c >= '0' && c <= '9':
+		return p.number()
+	case c == 't':
+		return p.literal("true")
+	case c == 'f':
+		return p.literal("false")
+	case c == 'n':
+		return p.literal("null")
+	}
+	return false
+}
+
+func (p *scanner) literal(lit string) bool {
+	if !strings.HasPrefix(p.s[p.i:], lit) {
+		return false
+	}
+	p.i += len(lit)
+	return true
+}
+
+func (p *scanner) object() bool {
+	if p.depth++; p.depth > maxDepth {
+		return false
+	}
+	p.i++ // {
+	base := len(p.keys)
+	var set map[string]struct{} // the keys, once the object has many
+	p.skipSpace()
+	if p.i < len(p.s) && p.s[p.i] == '}' {
+		p.i++
+		p.depth--
+		return true
+	}
+	for {
+		if p.i >= len(p.s) || p.s[p.i] != '"' {
+			return false
+		}
+		key, ok := p.str()
+		if !ok {
+			return false
+		}
+		switch {
+		case set != nil:
+			if _, dup := set[key]; dup {
+				return false
+			}
+			set[key] = struct{}{}
+		default:
+			for _, k := range p.keys[base:] {
+				if k == key {
+					return false
+				}
+			}
+			p.keys = append(p.keys, key)
+			if len(p.keys)-base > 16 {
+				set = make(map[string]struct{}, 64)
+				for _, k := range p.keys[base:] {
+					set[k] = struct{}{}
+				}
+			}
+		}
+		p.skipSpace()
+		if p.i >= len(p.s) || p.s[p.i] != ':' {
+			return false
+		}
+		p.i++
+		p.skipSpace()
+		if !p.value() {
+			return false
+		}
+		p.skipSpace()
+		if p.i >= len(p.s) {
+			return false
+		}
+		switch p.s[p.i] {
+		case ',':
+			p.i++
+			p.skipSpace()
+		case '}':
+			p.i++
+			p.keys = p.keys[:base]
+			p.depth--
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+func (p *scanner) array() bool {
+	if p.depth++; p.depth > maxDepth {
+		return false
+	}
+	p.i++ // [
+	p.skipSpace()
+	if p.i < len(p.s) && p.s[p.i] == ']' {
+		p.i++
+		p.depth--
+		return true
+	}
+	for {
+		if !p.value() {
+			return false
+		}
+		p.skipSpace()
+		if p.i >= len(p.s) {
+			return false
+		}
+		switch p.s[p.i] {
+		case ',':
+			p.i++
+			p.skipSpace()
+		case ']':
+			p.i++
+			p.depth--
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// str scans a string starting at its opening quote and returns its value
+// as a key compares (unescaped when it holds an escape).
+func (p *scanner) str() (string, bool) {
+	start := p.i
+	p.i++
+	escaped := false
+	for {
+		rest := p.s[p.i:]
+		q := strings.IndexByte(rest, '"')
+		if q < 0 {
+			return "", false
+		}
+		run := rest[:q]
+		bs := strings.IndexByte(run, '\\')
+		if bs >= 0 {
+			run = run[:bs]
+		}
+		if !plainRun(run) {
+			return "", false
+		}
+		if bs < 0 {
+			p.i += q + 1
+			break
+		}
+		// An escape: check it and go on after it (the quote found may
+		// be the escaped one, so it is searched for again).
+		escaped = true
+		p.i += bs + 1
+		if p.i >= len(p.s) {
+			return "", false
+		}
+		switch p.s[p.i] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			p.i++
+		case 'u':
+			if p.i+5 > len(p.s) {
+				return "", false
+			}
+			for _, h := range []byte(p.s[p.i+1 : p.i+5]) {
+				if !isHex(h) {
+					return "", false
+				}
+			}
+			p.i += 5
+		default:
+			return "", false
+		}
+	}
+	raw := p.s[start:p.i]
+	if !escaped {
+		return raw[1 : len(raw)-1], true
+	}
+	// Keys compare unescaped, as checkDocument compares them.
+	var key string
+	if err := json.Unmarshal([]byte(raw), &key); err != nil {
+		return "", false
+	}
+	return key, true
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// plainRun reports whether a run of string bytes (no quote, no backslash)
+// holds no control character and is UTF-8.
+func plainRun(run string) bool {
+	i := 0
+	for ; i+8 <= len(run); i += 8 {
+		// A byte below 0x20 has its high bit set in x-0x20..20 and clear
+		// in x; bytes of 0x80 and up are cleared by ^x.
+		x := binary.LittleEndian.Uint64([]byte(run[i : i+8]))
+		if (x-0x2020202020202020)&^x&0x8080808080808080 != 0 {
+			return false
+		}
+	}
+	for ; i < len(run); i++ {
+		if run[i] < 0x20 {
+			return false
+		}
+	}
+	return utf8.ValidString(run)
+}
+
+// number scans a number as JSON spells it. A plain integer of up to 308
+// digits is within float range; anything longer, or with a fraction or an
+// exponent, is checked as checkDocument checks it.
+func (p *scanner) number() bool {
+	start := p.i
+	if p.s[p.i] == '-' {
+		p.i++
+	}
+	digits := func() int {
+		n := 0
+		for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
+			p.i++
+			n++
+		}
+		return n
+	}
+	if p.i >= len(p.s) {
+		return false
+	}
+	if p.s[p.i] == '0' {
+		p.i++
+	} else if digits() == 0 {
+		return false
+	}
+	plain := true
+	if p.i < len(p.s) && p.s[p.i] == '.' {
+		p.i++
+		plain = false
+		if digits() == 0 {
+			return false
+		}
+	}
+	if p.i < len(p.s) && (p.s[p.i] == 'e' || p.s[p.i] == 'E') {
+		p.i++
+		plain = false
+		if p.i < len(p.s) && (p.s[p.i] == '+' || p.s[p.i] == '-') {
+			p.i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	if plain && p.i-start <= 308 {
+		return true
+	}
+	return numberInRange(p.s[start:p.i])
+}
