@@ -26,7 +26,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/options"
 	"github.com/promptloom/promptloom/reducer"
@@ -111,7 +110,7 @@ type Option func(*config)
 
 type config struct {
 	parse   []options.ParseOption
-	budget  *budget.Budget
+	reduce  []reducer.Option
 	project string
 	envHas  func(string) bool
 	stages  []stage.Stage
@@ -131,8 +130,12 @@ func WithStages(s ...stage.Stage) Option {
 	return func(c *config) { c.stages = append(c.stages, s...) }
 }
 
-// WithBudget holds the prompt to a budget (see reducer.WithBudget).
-func WithBudget(b *budget.Budget) Option { return func(c *config) { c.budget = b } }
+// WithReduceOptions passes options to reducer.Reduce: a budget, as
+// WithReduceOptions(reducer.WithBudget(b)). reducer.WithBudget is the one
+// budget option; explain and provenance take it as it is.
+func WithReduceOptions(ro ...reducer.Option) Option {
+	return func(c *config) { c.reduce = append(c.reduce, ro...) }
+}
 
 // WithParseOptions passes options to options.Parse (a size limit).
 func WithParseOptions(po ...options.ParseOption) Option {
@@ -158,10 +161,6 @@ func FromOptions(o *options.Options, opts ...Option) (*Explanation, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	var ropts []reducer.Option
-	if cfg.budget != nil {
-		ropts = append(ropts, reducer.WithBudget(cfg.budget))
-	}
 	plan, err := corePlan(o, cfg)
 	if err != nil {
 		return nil, err
@@ -170,7 +169,7 @@ func FromOptions(o *options.Options, opts ...Option) (*Explanation, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := reducer.Reduce(run.Fragments, activeSet(run.Snapshot), ropts...)
+	r, err := reducer.Reduce(run.Fragments, activeSet(run.Snapshot), cfg.reduce...)
 	if err != nil {
 		return nil, err
 	}
