@@ -141,7 +141,7 @@ func segState(s manifest.Segment) string {
 	switch {
 	case s.Included:
 		return "included"
-	case strings.HasPrefix(s.Reason, "shed"):
+	case s.Shed():
 		return "shed"
 	}
 	return "excluded"
