@@ -12,6 +12,7 @@ import (
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/provenance"
 	"github.com/promptloom/promptloom/provenance/eventlog"
+	"github.com/promptloom/promptloom/reducer"
 )
 
 // The negotiation: the UK and the EU settle a fisheries quota over three
@@ -147,7 +148,7 @@ func takeTurn(ctx context.Context, store eventlog.Store, beliefs *provenance.Bel
 	if err != nil {
 		return Call{}, err
 	}
-	c, err := provenance.Assemble(ctx, party, assembleParty(party, round, set.Ranks), grant, provenance.WithBudget(b))
+	c, err := provenance.Assemble(ctx, party, assembleParty(party, round, set.Ranks), grant, reducer.WithBudget(b))
 	if err != nil {
 		return Call{}, err
 	}

@@ -66,14 +66,14 @@ func (n *Negotiation) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "read: %s\n", strings.Join(r.Context.Read, ", "))
 		for _, p := range r.Context.Parts {
 			cites := "-"
-			if len(p.Cites) > 0 {
-				cites = strings.Join(p.Cites, ", ")
+			if len(p.Sources) > 0 {
+				cites = strings.Join(p.Sources, ", ")
 			}
 			fate := "in  "
 			if !p.Included {
 				fate = "shed"
 			}
-			fmt.Fprintf(&b, "  %s %-22s %-10s <- %s\n", fate, p.Slot, p.Register, cites)
+			fmt.Fprintf(&b, "  %s %-22s %-10s <- %s\n", fate, p.ID, p.Register, cites)
 		}
 		fmt.Fprintf(&b, "reply: %s\n", r.Reply)
 	}

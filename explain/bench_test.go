@@ -7,6 +7,7 @@ import (
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/internal/benchdata"
+	"github.com/promptloom/promptloom/reducer"
 )
 
 // BenchmarkExplainBudget is the budgeted library call a harness makes:
@@ -25,7 +26,7 @@ func BenchmarkExplainBudget(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
 			for b.Loop() {
-				x, err := explain.Explain(data, explain.WithBudget(bud))
+				x, err := explain.Explain(data, explain.WithReduceOptions(reducer.WithBudget(bud)))
 				if err != nil {
 					b.Fatal(err)
 				}

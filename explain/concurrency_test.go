@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/promptloom/promptloom/budget"
+	"github.com/promptloom/promptloom/reducer"
 )
 
 // Explain, the reducer and a budget's shared count cache are safe for
@@ -29,7 +30,7 @@ func TestConcurrentExplain(t *testing.T) {
 		out := make([]string, len(inputs))
 		for i, data := range inputs {
 			b := &budget.Budget{Counter: counter, Total: 1 << 20, Cache: shared}
-			e, err := Explain(data, WithBudget(b))
+			e, err := Explain(data, WithReduceOptions(reducer.WithBudget(b)))
 			if err != nil {
 				out[i] = err.Error()
 				continue

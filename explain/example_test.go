@@ -3,8 +3,10 @@ package explain_test
 import (
 	"fmt"
 
+	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/options"
+	"github.com/promptloom/promptloom/reducer"
 )
 
 func ExampleExplain() {
@@ -36,4 +38,28 @@ func ExampleDiff() {
 	fmt.Println(d.CommonPrefixBytes, *d.FirstChangedFragment, d.Summary())
 	// Output:
 	// 16 tool:todo.guidance 1 same, 1 excluded
+}
+
+// A budget is the reducer's option, passed through. Each row embeds the
+// manifest's segment for its fragment; Shed says a budget dropped it.
+func ExampleWithReduceOptions() {
+	b, err := budget.New(budget.Bytes(), 20)
+	if err != nil {
+		panic(err)
+	}
+	e, err := explain.Explain([]byte(`{"system": [
+		{"content": "You are careful."},
+		{"content": "Yesterday the build was red.", "register": "considered"}
+	]}`), explain.WithReduceOptions(reducer.WithBudget(b)))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%q\n", e.Text())
+	for _, r := range e.Fragments {
+		fmt.Println(r.ID, r.Included, r.Shed(), r.Reason)
+	}
+	// Output:
+	// "You are careful."
+	// system[0] true false unconditional
+	// system[1] false true shed by budget: considered rank 0
 }

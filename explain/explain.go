@@ -22,11 +22,11 @@
 package explain
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 
-	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/options"
 	"github.com/promptloom/promptloom/reducer"
@@ -78,8 +78,25 @@ type Explanation struct {
 	warnings []options.Warning
 }
 
-// Row is one fragment's line of the explanation.
+// Row is one fragment's line of the explanation: the manifest's row for
+// it (the same manifest.Segment, so its fields read the same way in both),
+// plus where the fragment came from and where it starts in the prompt.
+//
+// Its JSON is Harn's prompt_explain row, whose order interleaves the two
+// additions with the segment's fields: id, source, producer, bucket,
+// included, reason, bytes, offset, digest, then promptloom's register, rank,
+// sources and tokens (MarshalJSON keeps that order; encoding/json reads it back as it is).
 type Row struct {
+	manifest.Segment
+	// Source is the fragment's source (fragment.Fragment.Source).
+	Source string `json:"source"`
+	// Offset is where the fragment starts in the system prompt; only
+	// included rows have one.
+	Offset *int `json:"offset,omitempty"`
+}
+
+// rowJSON is Row's wire form, field for field in Harn's order.
+type rowJSON struct {
 	ID       string `json:"id"`
 	Source   string `json:"source"`
 	Producer string `json:"producer"`
@@ -87,15 +104,32 @@ type Row struct {
 	Included bool   `json:"included"`
 	Reason   string `json:"reason"`
 	Bytes    int    `json:"bytes"`
-	// Offset is where the fragment starts in the system prompt; only
-	// included rows have one.
-	Offset *int   `json:"offset,omitempty"`
-	Digest string `json:"digest"`
+	Offset   *int   `json:"offset,omitempty"`
+	Digest   string `json:"digest"`
 
 	Register string   `json:"register,omitempty"`
 	Rank     *int     `json:"rank,omitempty"`
 	Sources  []string `json:"sources,omitempty"`
 	Tokens   *int     `json:"tokens,omitempty"`
+}
+
+func (r *Row) wire() rowJSON {
+	return rowJSON{ID: r.ID, Source: r.Source, Producer: r.Producer, Bucket: r.Bucket,
+		Included: r.Included, Reason: r.Reason, Bytes: r.Bytes, Offset: r.Offset, Digest: r.Digest,
+		Register: r.Register, Rank: r.Rank, Sources: r.Sources, Tokens: r.Tokens}
+}
+
+// MarshalJSON writes the row in Harn's prompt_explain order.
+func (r Row) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	// The caller's encoder escapes HTML or not as it was told to; escaping
+	// here would take that choice from it.
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r.wire()); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // Text returns the system prompt, "" when absent.
@@ -111,7 +145,7 @@ type Option func(*config)
 
 type config struct {
 	parse   []options.ParseOption
-	budget  *budget.Budget
+	reduce  []reducer.Option
 	project string
 	envHas  func(string) bool
 	stages  []stage.Stage
@@ -131,8 +165,12 @@ func WithStages(s ...stage.Stage) Option {
 	return func(c *config) { c.stages = append(c.stages, s...) }
 }
 
-// WithBudget holds the prompt to a budget (see reducer.WithBudget).
-func WithBudget(b *budget.Budget) Option { return func(c *config) { c.budget = b } }
+// WithReduceOptions passes options to reducer.Reduce: a budget, as
+// WithReduceOptions(reducer.WithBudget(b)). reducer.WithBudget is the one
+// budget option; explain and provenance take it as it is.
+func WithReduceOptions(ro ...reducer.Option) Option {
+	return func(c *config) { c.reduce = append(c.reduce, ro...) }
+}
 
 // WithParseOptions passes options to options.Parse (a size limit).
 func WithParseOptions(po ...options.ParseOption) Option {
@@ -158,10 +196,6 @@ func FromOptions(o *options.Options, opts ...Option) (*Explanation, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	var ropts []reducer.Option
-	if cfg.budget != nil {
-		ropts = append(ropts, reducer.WithBudget(cfg.budget))
-	}
 	plan, err := corePlan(o, cfg)
 	if err != nil {
 		return nil, err
@@ -170,7 +204,7 @@ func FromOptions(o *options.Options, opts ...Option) (*Explanation, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := reducer.Reduce(run.Fragments, activeSet(run.Snapshot), ropts...)
+	r, err := reducer.Reduce(run.Fragments, activeSet(run.Snapshot), cfg.reduce...)
 	if err != nil {
 		return nil, err
 	}
@@ -225,20 +259,7 @@ func build(r *reducer.Reduction, m *manifest.Manifest) *Explanation {
 	}
 	for i := range r.Rows {
 		row, seg := &r.Rows[i], &m.Segments[i]
-		e.Fragments[i] = Row{
-			ID:       seg.ID,
-			Source:   row.Fragment.Source,
-			Producer: seg.Producer,
-			Bucket:   seg.Bucket,
-			Included: seg.Included,
-			Reason:   seg.Reason,
-			Bytes:    seg.Bytes,
-			Digest:   seg.Digest,
-			Register: seg.Register,
-			Rank:     seg.Rank,
-			Sources:  seg.Sources,
-			Tokens:   seg.Tokens,
-		}
+		e.Fragments[i] = Row{Segment: *seg, Source: row.Fragment.Source}
 		if row.Included {
 			e.Fragments[i].Offset = &row.Offset
 			e.Included++

@@ -8,6 +8,7 @@ import (
 
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/manifest"
+	"github.com/promptloom/promptloom/reducer"
 )
 
 // TestManifestAlwaysValidates is the property that lets Explain skip
@@ -30,7 +31,7 @@ func TestManifestAlwaysValidates(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			opts = append(opts, WithBudget(b))
+			opts = append(opts, WithReduceOptions(reducer.WithBudget(b)))
 		}
 		e, err := Explain(data, opts...)
 		if errors.Is(err, budget.ErrBudgetExceeded) {

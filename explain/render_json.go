@@ -69,7 +69,11 @@ func writeStreamed(w io.Writer, v any) error {
 				bw.WriteString(",")
 			}
 			bw.WriteString("\n    ")
-			if err := encode(fv.Index(j).Interface(), 2); err != nil {
+			el := fv.Index(j).Interface()
+			if r, ok := el.(Row); ok {
+				el = r.wire() // what Row.MarshalJSON writes, without encoding it twice
+			}
+			if err := encode(el, 2); err != nil {
 				return err
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/promptloom/promptloom/budget"
+	"github.com/promptloom/promptloom/reducer"
 )
 
 // TestWriteJSONStreams: the streamed JSON of an explanation is, byte for
@@ -49,7 +50,7 @@ func TestWriteJSONStreams(t *testing.T) {
 		var opts []Option
 		if i%2 == 0 {
 			b, _ := budget.New(budget.Bytes(), 1<<20)
-			opts = append(opts, WithBudget(b))
+			opts = append(opts, WithReduceOptions(reducer.WithBudget(b)))
 		}
 		e, err := Explain(data, opts...)
 		if err != nil {

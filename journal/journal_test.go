@@ -322,8 +322,8 @@ func TestVerifySurvivesDeepNesting(t *testing.T) {
 // with no sources; a pin that has them spelled out is the same fragment.
 func TestChangedFragmentsReadOmittedDefaults(t *testing.T) {
 	zero, two := 0, 2
-	old := []PinSegment{{ID: "a", Digest: "d"}, {ID: "b", Digest: "d", Register: "craft", Rank: &two}}
-	cur := []PinSegment{{ID: "a", Digest: "d", Register: "binding", Rank: &zero}, {ID: "b", Digest: "d", Register: "craft", Rank: &zero}}
+	old := []manifest.Segment{{ID: "a", Digest: "d"}, {ID: "b", Digest: "d", Register: "craft", Rank: &two}}
+	cur := []manifest.Segment{{ID: "a", Digest: "d", Register: "binding", Rank: &zero}, {ID: "b", Digest: "d", Register: "craft", Rank: &zero}}
 	got := ChangedFragments(old, cur)
 	if len(got) != 1 || got[0].String() != "b (rank 2 → 0)" {
 		t.Errorf("changes = %v, want only b (rank 2 → 0)", got)

@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -40,16 +41,27 @@ var PinAudience = []string{"journal"}
 
 // Pin is a recorded call: its key, what it was shown, and the answer.
 type Pin struct {
+	Key          string
+	Call         string
+	SystemDigest string
+	// Segments are the manifest's rows of the call. A pin records of each
+	// only what says which fragment changed, and how, when a later call
+	// misses: id, included, digest, register and rank (MarshalJSON writes
+	// just those), so in a pin read back the other fields are zero.
+	Segments []manifest.Segment
+	Response Response
+}
+
+// pinJSON and pinSegment are a Pin as it is written in the log.
+type pinJSON struct {
 	Key          string       `json:"key"`
 	Call         string       `json:"call"`
 	SystemDigest string       `json:"system_digest"`
-	Segments     []PinSegment `json:"segments"`
+	Segments     []pinSegment `json:"segments"`
 	Response     Response     `json:"response"`
 }
 
-// PinSegment is one manifest row of a pinned call, enough to say which
-// fragment changed, and how, when a later call misses.
-type PinSegment struct {
+type pinSegment struct {
 	ID       string `json:"id"`
 	Included bool   `json:"included"`
 	Digest   string `json:"digest"`
@@ -57,16 +69,46 @@ type PinSegment struct {
 	Rank     *int   `json:"rank,omitempty"`
 }
 
-// SegmentsOf returns a manifest's rows as PinSegments.
-func SegmentsOf(m *manifest.Manifest) []PinSegment {
+// MarshalJSON writes the pin with the recorded fields of its segments.
+func (p Pin) MarshalJSON() ([]byte, error) {
+	w := pinJSON{Key: p.Key, Call: p.Call, SystemDigest: p.SystemDigest, Response: p.Response}
+	if p.Segments != nil {
+		w.Segments = make([]pinSegment, len(p.Segments))
+		for i, s := range p.Segments {
+			w.Segments[i] = pinSegment{ID: s.ID, Included: s.Included, Digest: s.Digest, Register: s.Register, Rank: s.Rank}
+		}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // the caller's encoder decides
+	if err := enc.Encode(w); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// UnmarshalJSON reads a pin as MarshalJSON writes it.
+func (p *Pin) UnmarshalJSON(b []byte) error {
+	var w pinJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*p = Pin{Key: w.Key, Call: w.Call, SystemDigest: w.SystemDigest, Response: w.Response}
+	if w.Segments != nil {
+		p.Segments = make([]manifest.Segment, len(w.Segments))
+		for i, s := range w.Segments {
+			p.Segments[i] = manifest.Segment{ID: s.ID, Included: s.Included, Digest: s.Digest, Register: s.Register, Rank: s.Rank}
+		}
+	}
+	return nil
+}
+
+// segmentsOf is m's rows, nil for no manifest.
+func segmentsOf(m *manifest.Manifest) []manifest.Segment {
 	if m == nil {
 		return nil
 	}
-	out := make([]PinSegment, len(m.Segments))
-	for i, s := range m.Segments {
-		out[i] = PinSegment{ID: s.ID, Included: s.Included, Digest: s.Digest, Register: s.Register, Rank: s.Rank}
-	}
-	return out
+	return m.Segments
 }
 
 // Errors of pinned models.
@@ -225,7 +267,7 @@ func (p *PinnedModel) Complete(ctx context.Context, req Request) (Response, erro
 	if err != nil {
 		return Response{}, err
 	}
-	pin := Pin{Key: key, Call: req.Call, SystemDigest: system, Segments: SegmentsOf(req.Manifest)}
+	pin := Pin{Key: key, Call: req.Call, SystemDigest: system, Segments: segmentsOf(req.Manifest)}
 	switch p.Mode {
 	case Strict:
 		p.mu.Lock()
@@ -297,8 +339,8 @@ func (p *PinnedModel) miss(pin Pin) error {
 // ChangedFragments lists, in the new call's order, the fragments whose
 // digest, inclusion, register or rank differ, then those the old call had
 // and the new one lacks.
-func ChangedFragments(old, cur []PinSegment) []FragmentChange {
-	byID := map[string]PinSegment{}
+func ChangedFragments(old, cur []manifest.Segment) []FragmentChange {
+	byID := map[string]manifest.Segment{}
 	for _, s := range old {
 		byID[s.ID] = s
 	}
@@ -317,11 +359,11 @@ func ChangedFragments(old, cur []PinSegment) []FragmentChange {
 			if o.Included != s.Included {
 				what = append(what, inclusion(o.Included)+" → "+inclusion(s.Included))
 			}
-			if o.register() != s.register() {
-				what = append(what, "register "+o.register()+" → "+s.register())
+			if register(o) != register(s) {
+				what = append(what, "register "+register(o)+" → "+register(s))
 			}
-			if o.rank() != s.rank() {
-				what = append(what, "rank "+strconv.Itoa(o.rank())+" → "+strconv.Itoa(s.rank()))
+			if rank(o) != rank(s) {
+				what = append(what, "rank "+strconv.Itoa(rank(o))+" → "+strconv.Itoa(rank(s)))
 			}
 		}
 		if len(what) > 0 {
@@ -345,14 +387,14 @@ func inclusion(in bool) string {
 
 // register and rank read a segment's, which the manifest leaves out for a
 // binding fragment of rank 0 with no sources.
-func (s PinSegment) register() string {
+func register(s manifest.Segment) string {
 	if s.Register == "" {
 		return fragment.Binding.String()
 	}
 	return s.Register
 }
 
-func (s PinSegment) rank() int {
+func rank(s manifest.Segment) int {
 	if s.Rank == nil {
 		return 0
 	}

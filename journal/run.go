@@ -113,7 +113,7 @@ func NewRun(r io.Reader, source string, rep *Report) (*Run, error) {
 			}
 			if p := last[c.Role]; p != nil && m != nil && p.Fragments != nil {
 				common := commonPrefix(p.system, c.system)
-				c.Since = &RunChange{Previous: p.Call, Changes: ChangedFragments(p.segments(), segmentsOfRun(m)),
+				c.Since = &RunChange{Previous: p.Call, Changes: ChangedFragments(p.segments(), segmentsOf(m)),
 					CommonPrefixBytes: common, ResendBytes: len(c.system) - common}
 			}
 			if m != nil {
@@ -141,15 +141,13 @@ func segState(s manifest.Segment) string {
 	switch {
 	case s.Included:
 		return "included"
-	case strings.HasPrefix(s.Reason, "shed"):
+	case s.Shed():
 		return "shed"
 	}
 	return "excluded"
 }
 
-func segmentsOfRun(m *manifest.Manifest) []PinSegment { return SegmentsOf(m) }
-
-func (c *RunCall) segments() []PinSegment { return SegmentsOf(c.mf) }
+func (c *RunCall) segments() []manifest.Segment { return segmentsOf(c.mf) }
 
 func commonPrefix(a, b string) int {
 	n := min(len(a), len(b))

@@ -64,7 +64,11 @@ type Manifest struct {
 	BudgetTotal        *int   `json:"budget_total,omitempty"`
 }
 
-// Segment is one fragment's row.
+// Segment is one fragment's row. It is the one row type shared across the
+// library: explain.Row embeds it, and journal pins keep their calls'
+// segments. (reducer.Row is the reducer's working row, with the fragment,
+// its body and its offset; provenance.DescribedPart keeps the field names
+// and order of its golden files.)
 type Segment struct {
 	ID       string `json:"id"`
 	Producer string `json:"producer"`
@@ -84,6 +88,16 @@ type Segment struct {
 	// then, 0 for rows never counted (gated out, empty).
 	Tokens *int `json:"tokens,omitempty"`
 }
+
+// shedPrefix begins the reason of every fragment a budget shed
+// (budget.ShedReason).
+const shedPrefix = "shed by budget: "
+
+// Shed reports whether a budget shed the segment's fragment. The manifest
+// has no field for it (Harn's schema has none), so it is read from the
+// reason the reducer gave; it agrees with reducer.Row.Shed for every
+// manifest New makes. Test this, not the reason's wording.
+func (s *Segment) Shed() bool { return !s.Included && strings.HasPrefix(s.Reason, shedPrefix) }
 
 // EgressDelta records how the bytes sent differ from the assembled prompt.
 type EgressDelta struct {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/fragment"
 	"github.com/promptloom/promptloom/gating"
 	"github.com/promptloom/promptloom/manifest"
@@ -39,15 +38,6 @@ var (
 	ErrDuplicateSlot   = errors.New("two parts share a slot")
 )
 
-// AssembleOption configures Assemble.
-type AssembleOption func(*assembleConfig)
-
-type assembleConfig struct{ budget *budget.Budget }
-
-// WithBudget holds the context's prompt to a budget: parts are shed by
-// register and rank, never a binding one (see reducer.WithBudget).
-func WithBudget(b *budget.Budget) AssembleOption { return func(c *assembleConfig) { c.budget = b } }
-
 // Context is one role's context for one call: the parts, what the grant
 // handed out, and the prompt they reduce to with its manifest.
 type Context struct {
@@ -76,11 +66,11 @@ type Context struct {
 // assembly runs as stages (provenance.grant, provenance.render,
 // kernel.prompt), so the context carries their traces; a refusal is a
 // *stage.Error naming provenance.grant, matchable with errors.Is.
-func Assemble[G any](ctx context.Context, role string, asm Assembler[G], grant G, opts ...AssembleOption) (*Context, error) {
-	var cfg assembleConfig
-	for _, o := range opts {
-		o(&cfg)
-	}
+//
+// opts go to reducer.Reduce as they are: reducer.WithBudget(b) holds the
+// context's prompt to a budget, shedding parts by register and rank, never a
+// binding one.
+func Assemble[G any](ctx context.Context, role string, asm Assembler[G], grant G, opts ...reducer.Option) (*Context, error) {
 	plan, err := stage.NewPlan(
 		stage.Stage{ID: "provenance.grant", Capability: "provenance", Kind: stage.Resolution,
 			Handler: func(ctx context.Context, _ stage.Input) (any, error) {
@@ -106,11 +96,7 @@ func Assemble[G any](ctx context.Context, role string, asm Assembler[G], grant G
 		return nil, err
 	}
 	a, _ := stage.Lookup[*assembled](run.Snapshot, "assembled")
-	var ropts []reducer.Option
-	if cfg.budget != nil {
-		ropts = append(ropts, reducer.WithBudget(cfg.budget))
-	}
-	r, err := reducer.Reduce(run.Fragments, gating.Active{}, ropts...)
+	r, err := reducer.Reduce(run.Fragments, gating.Active{}, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("context of %s: %w", role, err)
 	}

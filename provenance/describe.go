@@ -1,7 +1,11 @@
 package provenance
 
 import (
+	"bytes"
+	"encoding/json"
 	"slices"
+
+	"github.com/promptloom/promptloom/manifest"
 
 	"github.com/promptloom/promptloom/stage"
 )
@@ -24,8 +28,19 @@ type Description struct {
 	Traces []stage.Trace `json:"traces"`
 }
 
-// DescribedPart is one part of a Description.
+// DescribedPart is one part of a Description: the manifest's row of the
+// part's fragment (manifest.Segment: its ID is the slot, its Sources what
+// the part cites), with Register and Rank always set, as the part has them.
+//
+// Its JSON is the part's own view, in the part's words: slot, register,
+// rank, cites, included, reason, bytes, digest (MarshalJSON), where a
+// manifest row says id and sources and leaves out a binding rank 0.
 type DescribedPart struct {
+	manifest.Segment
+}
+
+// describedJSON is DescribedPart's wire form.
+type describedJSON struct {
 	Slot     string   `json:"slot"`
 	Register string   `json:"register"`
 	Rank     int      `json:"rank"`
@@ -34,6 +49,33 @@ type DescribedPart struct {
 	Reason   string   `json:"reason"`
 	Bytes    int      `json:"bytes"`
 	Digest   string   `json:"digest"`
+}
+
+// MarshalJSON writes the part in its own words.
+func (p DescribedPart) MarshalJSON() ([]byte, error) {
+	w := describedJSON{Slot: p.ID, Register: p.Register, Cites: p.Sources,
+		Included: p.Included, Reason: p.Reason, Bytes: p.Bytes, Digest: p.Digest}
+	if p.Rank != nil {
+		w.Rank = *p.Rank
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // the caller's encoder decides
+	if err := enc.Encode(w); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// UnmarshalJSON reads a part as MarshalJSON writes it.
+func (p *DescribedPart) UnmarshalJSON(b []byte) error {
+	var w describedJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*p = DescribedPart{manifest.Segment{ID: w.Slot, Register: w.Register, Rank: &w.Rank, Sources: w.Cites,
+		Included: w.Included, Reason: w.Reason, Bytes: w.Bytes, Digest: w.Digest}}
+	return nil
 }
 
 // Describe returns the context as plain data.
@@ -45,14 +87,19 @@ func (c *Context) Describe() Description {
 		rows[r.Fragment.ID] = i
 	}
 	for _, p := range c.Parts {
-		dp := DescribedPart{Slot: p.Slot, Register: p.Register.String(), Rank: p.Rank, Cites: sourceStrings(p.Cites)}
-		if i, ok := rows[p.Slot]; ok {
+		var dp DescribedPart
+		i, ok := rows[p.Slot]
+		if ok {
+			dp.Segment = c.Manifest.Segments[i]
 			r := &c.Reduction.Rows[i]
+			// The reduction's own values, as the prompt holds them.
 			dp.Included, dp.Reason, dp.Bytes, dp.Digest = r.Included, r.Reason, r.Bytes, r.Digest.String()
 			if r.Shed {
 				d.Shed = append(d.Shed, p.Slot)
 			}
 		}
+		rank := p.Rank
+		dp.ID, dp.Register, dp.Rank, dp.Sources = p.Slot, p.Register.String(), &rank, sourceStrings(p.Cites)
 		d.Parts = append(d.Parts, dp)
 	}
 	slices.Sort(d.Shed)

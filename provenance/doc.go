@@ -42,9 +42,9 @@
 //     (what the role has read), craft (how to write) or generated (model-
 //     written summaries, never canon). Chronicle prose must sit in a
 //     generated part (ErrMislabelledPart).
-//   - Budget: an optional limit on the prompt (WithBudget). Parts are shed by
-//     register and rank, never a binding one, and shed parts stay in the
-//     manifest with the reason.
+//   - Budget: an optional limit on the prompt (reducer.WithBudget, passed to
+//     Assemble as it is). Parts are shed by register and rank, never a
+//     binding one, and shed parts stay in the manifest with the reason.
 //   - Context: the result of Assemble: the parts, what the grant handed out,
 //     the fragments, the reduction (the system prompt) and its manifest, and
 //     the traces of the assembly's stages. Describe turns it into plain data.

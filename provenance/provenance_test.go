@@ -13,6 +13,7 @@ import (
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/fragment"
 	"github.com/promptloom/promptloom/provenance/eventlog"
+	"github.com/promptloom/promptloom/reducer"
 )
 
 var ctx = context.Background()
@@ -290,7 +291,7 @@ func TestAssembleUnderBudgetShedsParts(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := budget.New(budget.Bytes(), len(full.Reduction.System)-1)
-	c, err := Assemble(ctx, "uk", assembler("uk"), f.grant("uk", f.head), WithBudget(b))
+	c, err := Assemble(ctx, "uk", assembler("uk"), f.grant("uk", f.head), reducer.WithBudget(b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +309,7 @@ func TestAssembleUnderBudgetShedsParts(t *testing.T) {
 		}
 	}
 	tiny, _ := budget.New(budget.Bytes(), 5)
-	if _, err := Assemble(ctx, "uk", assembler("uk"), f.grant("uk", f.head), WithBudget(tiny)); !errors.Is(err, budget.ErrBudgetExceeded) {
+	if _, err := Assemble(ctx, "uk", assembler("uk"), f.grant("uk", f.head), reducer.WithBudget(tiny)); !errors.Is(err, budget.ErrBudgetExceeded) {
 		t.Errorf("a budget the rules alone exceed: %v", err)
 	}
 }

@@ -91,7 +91,11 @@ func (e *IDError) Error() string {
 // Unwrap returns the sentinel (ErrEmptyID).
 func (e *IDError) Unwrap() error { return e.Err }
 
-// Row is what became of one fragment.
+// Row is what became of one fragment. It is the reducer's working row, not
+// a second copy of the manifest's (manifest.Segment, which explain.Row and
+// provenance.DescribedPart embed): it points at the fragment and holds its
+// trimmed body, its offset and its digest as a value, from which
+// manifest.New writes the segment, redacted. It has no JSON form.
 type Row struct {
 	// Fragment is the fragment the row is about (it points into the slice
 	// given to Reduce).

@@ -21,6 +21,7 @@ import (
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/internal/benchdata"
+	"github.com/promptloom/promptloom/reducer"
 )
 
 func main() {
@@ -83,7 +84,7 @@ func run(n, runs, peerRuns int, dir, cli string) error {
 	kept := 0
 	for i := range runs + 1 {
 		start := time.Now()
-		x, err := explain.Explain(data, explain.WithBudget(b))
+		x, err := explain.Explain(data, explain.WithReduceOptions(reducer.WithBudget(b)))
 		if err != nil {
 			return err
 		}

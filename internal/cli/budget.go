@@ -8,6 +8,7 @@ import (
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/options"
+	"github.com/promptloom/promptloom/reducer"
 )
 
 // pipeline is what the shared flags ask of a command's explanations.
@@ -67,7 +68,7 @@ func pipelineFlags(fs *flag.FlagSet) func() (pipeline, error) {
 		if err != nil {
 			return p, err
 		}
-		p.explain = append(p.explain, explain.WithBudget(b))
+		p.explain = append(p.explain, explain.WithReduceOptions(reducer.WithBudget(b)))
 		return p, nil
 	}
 }
