@@ -69,18 +69,7 @@ func redactParsedURL(raw string) (string, bool) {
 // and what is left is one of a few names or ends in token, secret or
 // password. So clientSecret, api-key and X_Auth_Token are sensitive.
 func sensitiveParam(name string) bool {
-	var b strings.Builder
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if c == '_' || c == '-' {
-			continue
-		}
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		b.WriteByte(c)
-	}
-	compact := b.String()
+	compact := compactName(name)
 	switch compact {
 	case "apikey", "accesstoken", "refreshtoken", "idtoken", "clientsecret", "password",
 		"secret", "token", "auth", "bearer", "sig", "signature":
