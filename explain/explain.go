@@ -22,11 +22,11 @@
 package explain
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 
+	"github.com/promptloom/promptloom/internal/canon"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/options"
 	"github.com/promptloom/promptloom/reducer"
@@ -121,15 +121,9 @@ func (r *Row) wire() rowJSON {
 
 // MarshalJSON writes the row in Harn's prompt_explain order.
 func (r Row) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
 	// The caller's encoder escapes HTML or not as it was told to; escaping
 	// here would take that choice from it.
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(r.wire()); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return canon.MarshalRaw(r.wire())
 }
 
 // Text returns the system prompt, "" when absent.

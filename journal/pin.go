@@ -1,7 +1,6 @@
 package journal
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -78,13 +77,7 @@ func (p Pin) MarshalJSON() ([]byte, error) {
 			w.Segments[i] = pinSegment{ID: s.ID, Included: s.Included, Digest: s.Digest, Register: s.Register, Rank: s.Rank}
 		}
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // the caller's encoder decides
-	if err := enc.Encode(w); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return canon.MarshalRaw(w) // the caller's encoder decides on HTML escaping
 }
 
 // UnmarshalJSON reads a pin as MarshalJSON writes it.

@@ -1,9 +1,7 @@
 package payload
 
 import (
-	"bytes"
-	"encoding/json"
-
+	"github.com/promptloom/promptloom/internal/canon"
 	"github.com/promptloom/promptloom/reducer"
 )
 
@@ -62,11 +60,9 @@ func Field(r *reducer.Reduction, p Provider, opts ...PlaceOption) ([]byte, *Plac
 	default:
 		return nil, nil, &ProviderError{Name: string(p)}
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := canon.MarshalRaw(v)
+	if err != nil {
 		return nil, nil, err
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), pl, nil
+	return b, pl, nil
 }

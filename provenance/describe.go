@@ -1,10 +1,10 @@
 package provenance
 
 import (
-	"bytes"
 	"encoding/json"
 	"slices"
 
+	"github.com/promptloom/promptloom/internal/canon"
 	"github.com/promptloom/promptloom/manifest"
 
 	"github.com/promptloom/promptloom/stage"
@@ -58,13 +58,7 @@ func (p DescribedPart) MarshalJSON() ([]byte, error) {
 	if p.Rank != nil {
 		w.Rank = *p.Rank
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // the caller's encoder decides
-	if err := enc.Encode(w); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return canon.MarshalRaw(w) // the caller's encoder decides on HTML escaping
 }
 
 // UnmarshalJSON reads a part as MarshalJSON writes it.

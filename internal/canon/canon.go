@@ -20,6 +20,7 @@
 package canon
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -138,3 +139,17 @@ func WriteString(b *strings.Builder, s string) {
 
 // AppendString appends s to dst as WriteString writes it.
 func AppendString(dst []byte, s string) []byte { return appendString(dst, s) }
+
+// MarshalRaw is encoding/json's Marshal without HTML escaping and without
+// the encoder's trailing newline: the bytes a MarshalJSON method returns
+// when the caller's encoder, not the method, should decide whether <, >
+// and & are escaped. It is not canonical: fields keep their struct order.
+func MarshalRaw(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
