@@ -2,62 +2,19 @@ package explain
 
 import (
 	"bytes"
-	"context"
 
 	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
-	"time"
 
+	"github.com/promptloom/promptloom/internal/chromiumtest"
 	"github.com/promptloom/promptloom/options"
 )
 
-// chromiumFlags are those a headless Chromium needs on a closed, root-run
-// machine: no sandbox, no GPU, no background connections.
-var chromiumFlags = []string{
-	"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-	"--disable-background-networking", "--disable-component-update", "--disable-sync",
-	"--enable-logging=stderr", "--v=0",
-}
-
-func findChromium(t *testing.T) string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("no chromium binary on PATH: the HTML page is not rendered (.ci/run installs Debian's chromium)")
-	return ""
-}
-
-// runChromium loads file and returns what Chromium wrote to stdout and
-// stderr, failing on an uncaught script error in the console.
-func runChromium(t *testing.T, bin, file string, extra ...string) []byte {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	args := append(append([]string{}, chromiumFlags...), "--user-data-dir="+t.TempDir())
-	args = append(append(args, extra...), "file://"+file)
-	cmd := exec.CommandContext(ctx, bin, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("chromium: %v\n%s", err, stderr.String())
-	}
-	for _, line := range strings.Split(stderr.String(), "\n") {
-		if strings.Contains(line, ":CONSOLE") && (strings.Contains(line, "Uncaught") || strings.Contains(line, "Error")) {
-			t.Errorf("script error in the page: %s", line)
-		}
-	}
-	return stdout.Bytes()
-}
-
 func TestHTMLRendersInChromium(t *testing.T) {
-	bin := findChromium(t)
+	bin := chromiumtest.Find(t)
 	o, err := options.Parse([]byte(guidanceOpts))
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +43,7 @@ func TestHTMLRendersInChromium(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			dom := runChromium(t, bin, file, "--dump-dom")
+			dom := chromiumtest.Run(t, bin, file, "--dump-dom")
 			// The page's script marks the body when it has run to the end.
 			if m := regexp.MustCompile(`data-ready="(\d+)"`).FindSubmatch(dom); m == nil || string(m[1]) == "0" {
 				t.Errorf("the page's script did not run to completion (no data-ready mark)")
@@ -98,7 +55,7 @@ func TestHTMLRendersInChromium(t *testing.T) {
 			}
 
 			shot := filepath.Join(t.TempDir(), "shot.png")
-			runChromium(t, bin, file, "--window-size=1280,1000", "--screenshot="+shot)
+			chromiumtest.Run(t, bin, file, "--window-size=1280,1000", "--screenshot="+shot)
 			if n := distinctColors(t, shot); n < 8 {
 				t.Errorf("the screenshot has %d colours; the page looks blank", n)
 			}

@@ -5,12 +5,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/promptloom/promptloom/internal/chromiumtest"
 )
 
 // runForPage records a run with two roles, a changed prompt between the
@@ -90,19 +90,10 @@ func TestRunPageRendersInChromium(t *testing.T) {
 					t.Errorf("call %s (%s) is not on the page", c.Call, c.Status)
 				}
 			}
-			bin := ""
-			for _, n := range []string{"chromium", "chromium-browser", "google-chrome"} {
-				if p, err := exec.LookPath(n); err == nil {
-					bin = p
-					break
-				}
-			}
-			if bin == "" {
-				t.Skip("no chromium binary on PATH: the page is not rendered (.ci/run installs Debian's chromium)")
-			}
+			bin := chromiumtest.Find(t)
 			file := filepath.Join(t.TempDir(), name)
 			os.WriteFile(file, html, 0o644)
-			dom := chromiumDOM(t, bin, file)
+			dom := chromiumtest.Run(t, bin, file, "--dump-dom")
 			if m := regexp.MustCompile(`data-ready="(\d+)"`).FindSubmatch(dom); m == nil || string(m[1]) == "0" {
 				t.Errorf("the page's script did not run to completion")
 			}
@@ -118,24 +109,4 @@ func TestRunPageRendersInChromium(t *testing.T) {
 			}
 		})
 	}
-}
-
-func chromiumDOM(t *testing.T, bin, file string) []byte {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--enable-logging=stderr", "--v=0",
-		"--user-data-dir="+t.TempDir(), "--dump-dom", "file://"+file)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("chromium: %v\n%s", err, stderr.String())
-	}
-	for _, line := range strings.Split(stderr.String(), "\n") {
-		if strings.Contains(line, ":CONSOLE") && (strings.Contains(line, "Uncaught") || strings.Contains(line, "Error")) {
-			t.Errorf("script error in the page: %s", line)
-		}
-	}
-	return stdout.Bytes()
 }
