@@ -75,24 +75,11 @@ func crash(t *testing.T, dsn string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	acked := int64(0)
 	sc := bufio.NewScanner(out)
-	deadline := time.Now().Add(60 * time.Second)
-	for sc.Scan() {
-		if s, ok := strings.CutPrefix(sc.Text(), "acked "); ok {
-			acked, _ = strconv.ParseInt(s, 10, 64)
-		}
-		if acked >= 200*crashBatch || time.Now().After(deadline) {
-			break
-		}
-	}
+	acked := readAcked(sc, 0, 200*crashBatch, time.Now().Add(60*time.Second))
 	cmd.Process.Signal(syscall.SIGKILL)
 	// drain what the child printed before it died: those were acked too
-	for sc.Scan() {
-		if s, ok := strings.CutPrefix(sc.Text(), "acked "); ok {
-			acked, _ = strconv.ParseInt(s, 10, 64)
-		}
-	}
+	acked = readAcked(sc, acked, 0, time.Time{})
 	cmd.Wait()
 	if acked == 0 {
 		t.Fatal("the child acknowledged nothing")
@@ -140,4 +127,18 @@ func crash(t *testing.T, dsn string) {
 		t.Fatalf("scanned %d events, head %d", want-1, head)
 	}
 	t.Logf("killed after %d acknowledged events; %d in the log", acked, head)
+}
+
+// readAcked reads the child's "acked N" lines until N reaches until (0:
+// until its output ends) or the deadline passes, and returns the last N.
+func readAcked(sc *bufio.Scanner, acked, until int64, deadline time.Time) int64 {
+	for sc.Scan() {
+		if s, ok := strings.CutPrefix(sc.Text(), "acked "); ok {
+			acked, _ = strconv.ParseInt(s, 10, 64)
+		}
+		if until > 0 && (acked >= until || time.Now().After(deadline)) {
+			break
+		}
+	}
+	return acked
 }

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -74,27 +72,14 @@ func serverCrash(t *testing.T, serial bool) {
 			}
 		}
 	})
-	acked := int64(0)
 	sc := bufio.NewScanner(out)
-	deadline := time.Now().Add(60 * time.Second)
-	for sc.Scan() {
-		if s, ok := strings.CutPrefix(sc.Text(), "acked "); ok {
-			acked, _ = strconv.ParseInt(s, 10, 64)
-		}
-		if acked >= 300*crashBatch || time.Now().After(deadline) {
-			break
-		}
-	}
+	acked := readAcked(sc, 0, 300*crashBatch, time.Now().Add(60*time.Second))
 	c.Crash()
 	close(stop)
 	wg.Wait()
 	reader.Close()
 	cmd.Process.Signal(syscall.SIGKILL)
-	for sc.Scan() {
-		if s, ok := strings.CutPrefix(sc.Text(), "acked "); ok {
-			acked, _ = strconv.ParseInt(s, 10, 64)
-		}
-	}
+	acked = readAcked(sc, acked, 0, time.Time{})
 	cmd.Wait()
 	if acked == 0 {
 		t.Fatal("the writer acknowledged nothing")
