@@ -9,13 +9,10 @@ import (
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/fragment"
 	"github.com/promptloom/promptloom/gating"
+	"github.com/promptloom/promptloom/internal/benchdata"
 )
 
-var prose = strings.Fields(`the agent reads the repository before it edits a file and keeps the todo
-list current while it works through the plan step by step it runs the tests after each change and
-reports what failed with the exact command it used so that a reviewer can repeat it later on when
-something is unclear it asks one question rather than guessing and it never deletes files without
-asking first because deleted work is hard to recover from in a shared repository with many users`)
+var prose = benchdata.Words
 
 // benchFragments makes n fragments of about size bytes of prose each, in
 // every register, so that a budget has something to shed.

@@ -12,7 +12,9 @@ import (
 	"strings"
 )
 
-var words = strings.Fields(`the agent reads the repository before it edits a file and keeps the todo
+// Words is the vocabulary of the generated prose: plain prompt English
+// with no secret in it, shared with the reducer's own benchmarks.
+var Words = strings.Fields(`the agent reads the repository before it edits a file and keeps the todo
 list current while it works through the plan step by step it runs the tests after each change and
 reports what failed with the exact command it used so that a reviewer can repeat it later on when
 something is unclear it asks one question rather than guessing and it never deletes files without
@@ -34,7 +36,7 @@ func Chunks(n int) []Chunk {
 			if b.Len() > 0 {
 				b.WriteByte(' ')
 			}
-			b.WriteString(words[r.IntN(len(words))])
+			b.WriteString(Words[r.IntN(len(Words))])
 		}
 		b.WriteByte('.')
 		out[i] = Chunk{Text: b.String(), Rank: r.IntN(100)}
