@@ -31,7 +31,7 @@ func writeDisplay(b *strings.Builder, v gjson.Result) {
 	case v.IsArray():
 		b.WriteByte('[')
 		i := 0
-		v.ForEach(func(_, item gjson.Result) bool {
+		each(v, func(_, item gjson.Result) bool {
 			if i > 0 {
 				b.WriteString(", ")
 			}
@@ -47,7 +47,7 @@ func writeDisplay(b *strings.Builder, v gjson.Result) {
 			v gjson.Result
 		}
 		var entries []kv
-		v.ForEach(func(k, val gjson.Result) bool {
+		each(v, func(k, val gjson.Result) bool {
 			entries = append(entries, kv{k.String(), val})
 			return true
 		})

@@ -25,7 +25,7 @@ type object struct {
 
 func members(v gjson.Result) object {
 	o := object{keys: make([]string, 0, 8), vals: make([]gjson.Result, 0, 8)}
-	v.ForEach(func(k, val gjson.Result) bool {
+	each(v, func(k, val gjson.Result) bool {
 		o.keys = append(o.keys, k.String())
 		o.vals = append(o.vals, val)
 		return true
@@ -123,7 +123,7 @@ func stringList(v gjson.Result, path string) ([]string, error) {
 func eachItem(v gjson.Result, fn func(i int, item gjson.Result) error) error {
 	i := 0
 	var err error
-	v.ForEach(func(_, item gjson.Result) bool {
+	each(v, func(_, item gjson.Result) bool {
 		err = fn(i, item)
 		i++
 		return err == nil

@@ -130,7 +130,7 @@ func (o *Options) SystemFragments() []fragment.Fragment {
 	if o.Replacement != nil {
 		return []fragment.Fragment{fragment.Replacement(*o.Replacement)}
 	}
-	var out []fragment.Fragment
+	out := make([]fragment.Fragment, 0, len(o.SystemItems))
 	for _, it := range o.SystemItems {
 		if !it.Enabled {
 			continue

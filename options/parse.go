@@ -195,23 +195,47 @@ func (o *Options) parseSystemItem(v gjson.Result, i int) (SystemItem, error) {
 	if !v.IsObject() {
 		return it, errorf(ErrType, path(), v.Index, "must be a string or {content, title?, position?, enabled?}, got %s", kind(v))
 	}
-	m := members(v)
-	if k, ok := m.firstUnknown("content", "title", "position", "enabled", "register", "rank"); ok {
-		kv, _ := m.get(k)
-		return it, systemItemKey(path(), k, kv.Index, systemItemHints)
+	// The members are read in one pass into their own variables (a present
+	// value always Exists, even null), keeping the least unknown key: the
+	// first in byte order, the one Harn names.
+	var content, title, position, enabled, register, rank, unknown gjson.Result
+	var unknownKey string
+	each(v, func(k, val gjson.Result) bool {
+		switch key := k.Str; key {
+		case "content":
+			content = val
+		case "title":
+			title = val
+		case "position":
+			position = val
+		case "enabled":
+			enabled = val
+		case "register":
+			register = val
+		case "rank":
+			rank = val
+		default:
+			if !unknown.Exists() || key < unknownKey {
+				unknown, unknownKey = val, key
+			}
+		}
+		return true
+	})
+	if unknown.Exists() {
+		return it, systemItemKey(path(), unknownKey, unknown.Index, systemItemHints)
 	}
 	var err error
-	if r, ok := m.get("register"); ok {
-		if it.Register, err = registerAt(r, path); err != nil {
+	if register.Exists() {
+		if it.Register, err = registerAt(register, path); err != nil {
 			return it, err
 		}
 	}
-	if r, ok := m.get("rank"); ok {
-		if it.Rank, err = rankAt(r, path); err != nil {
+	if rank.Exists() {
+		if it.Rank, err = rankAt(rank, path); err != nil {
 			return it, err
 		}
 	}
-	if e, ok := m.get("enabled"); ok {
+	if e := enabled; e.Exists() {
 		switch e.Type {
 		case gjson.False, gjson.Null:
 			it.Enabled = false
@@ -221,16 +245,15 @@ func (o *Options) parseSystemItem(v gjson.Result, i int) (SystemItem, error) {
 			o.warn(field(path(), "enabled"), "%s is neither false nor null, so the item is enabled", kind(e))
 		}
 	}
-	content, ok := m.get("content")
-	if !ok {
+	if !content.Exists() {
 		return it, errorf(ErrMissing, path(), v.Index, "missing \"content\"")
 	}
 	it.Content = o.textAt(content, path, "content")
-	if t, ok := m.get("title"); ok {
-		it.Title = o.textAt(t, path, "title")
+	if title.Exists() {
+		it.Title = o.textAt(title, path, "title")
 	}
-	if p, ok := m.get("position"); ok {
-		it.Bucket, err = parsePosition(p, field(path(), "position"))
+	if position.Exists() {
+		it.Bucket, err = parsePosition(position, field(path(), "position"))
 	}
 	return it, err
 }

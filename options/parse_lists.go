@@ -83,7 +83,7 @@ func (o *Options) parseTools(v gjson.Result) {
 	}
 	seen := map[string]bool{}
 	i := 0
-	list.ForEach(func(_, item gjson.Result) bool {
+	each(list, func(_, item gjson.Result) bool {
 		p := index(path, i)
 		i++
 		if !item.IsObject() {
@@ -125,7 +125,7 @@ func (o *Options) collectCaps(v gjson.Result, path string) []string {
 	case v.IsArray():
 		var out []string
 		i := 0
-		v.ForEach(func(_, item gjson.Result) bool {
+		each(v, func(_, item gjson.Result) bool {
 			if c := o.text(item, index(path, i)); c != "" {
 				out = append(out, c)
 			}
@@ -154,7 +154,7 @@ func (o *Options) collectCaps(v gjson.Result, path string) []string {
 // stops at the first error.
 func eachKey(v gjson.Result, fn func(key string, val gjson.Result) error) error {
 	var err error
-	v.ForEach(func(k, val gjson.Result) bool {
+	each(v, func(k, val gjson.Result) bool {
 		err = fn(k.String(), val)
 		return err == nil
 	})

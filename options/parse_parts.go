@@ -107,7 +107,7 @@ func (o *Options) gateList(m object, path, key string) []string {
 	}
 	var out []string
 	i := 0
-	v.ForEach(func(_, item gjson.Result) bool {
+	each(v, func(_, item gjson.Result) bool {
 		out = append(out, o.text(item, index(field(path, key), i)))
 		i++
 		return true
@@ -161,7 +161,7 @@ func (o *Options) parseProfile(v gjson.Result) {
 		return
 	}
 	i := 0
-	pf.ForEach(func(_, item gjson.Result) bool {
+	each(pf, func(_, item gjson.Result) bool {
 		path := index("context_profile.prompt_fragments", i)
 		defer func() { i++ }()
 		if !item.IsObject() {

@@ -1,0 +1,110 @@
+package options
+
+import (
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+)
+
+// sameResult compares the fields of two gjson Results that Parse reads.
+func sameResult(a, b gjson.Result) bool {
+	return a.Type == b.Type && a.Raw == b.Raw && a.Str == b.Str && a.Index == b.Index &&
+		(a.Num == b.Num || math.IsNaN(a.Num) && math.IsNaN(b.Num))
+}
+
+// agree walks doc with each and with gjson's ForEach, at every depth, and
+// reports the first place they differ.
+func agree(t *testing.T, doc string) {
+	t.Helper()
+	var walk func(v gjson.Result)
+	walk = func(v gjson.Result) {
+		type pair struct{ k, v gjson.Result }
+		var got, want []pair
+		each(v, func(k, val gjson.Result) bool { got = append(got, pair{k, val}); return true })
+		v.ForEach(func(k, val gjson.Result) bool { want = append(want, pair{k, val}); return true })
+		if len(got) != len(want) {
+			t.Fatalf("in %q: each gave %d members of %q, ForEach %d", clip(doc), len(got), clip(v.Raw), len(want))
+		}
+		for i := range got {
+			if !sameResult(got[i].k, want[i].k) || !sameResult(got[i].v, want[i].v) {
+				t.Fatalf("in %q, member %d of %q:\neach    %+v = %+v\nForEach %+v = %+v", clip(doc), i, clip(v.Raw), got[i].k, got[i].v, want[i].k, want[i].v)
+			}
+			if got[i].v.Type == gjson.JSON {
+				walk(got[i].v)
+			}
+		}
+	}
+	walk(gjson.Parse(doc))
+}
+
+// TestEachAgrees: on every well-formed document here, in the fuzz corpus
+// and among random mutations, each gives exactly ForEach's members.
+func TestEachAgrees(t *testing.T) {
+	docs := []string{
+		`{"system":[{"content":"a b: c","rank":3},"x"],"tools":[{"name":"t"}],"n":[1.5,-2e3,true,null,-0,1E+2]}`,
+		` { "a" : [ 1 , { "b" : "c\"}" } , [ ] , { } ] , "d\u0065" : "\\" , "e" : "\\\"" } `,
+		"{\"x\":\"a\\nb\\u00e9\\ud83d\\ude00\",\"y\":\"\\\\\\\\\",\"\\\"k\":false}",
+		`[[[["deep"]]],{"a":{"b":{"c":null}}}]`, `{}`, `[]`, `"s"`, `12`, `null`,
+		`{"x":"` + strings.Repeat(`a\"b`, 100) + `"}`,
+	}
+	docs = append(docs, wellFormedCases...)
+	corpus, _ := filepath.Glob("testdata/fuzz/*/*")
+	for _, path := range corpus {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i := strings.Index(string(b), "[]byte("); i >= 0 {
+			if s, err := strconv.Unquote(strings.TrimSuffix(strings.TrimSpace(string(b[i+7:])), ")")); err == nil {
+				docs = append(docs, s)
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(7, 11))
+	alphabet := []byte("{}[]\":,\\ \t\n0123456789-+.eEtrufalsnxu\xc3\xa9")
+	for range 20000 {
+		doc := []byte(docs[r.IntN(10)])
+		for range 1 + r.IntN(3) {
+			i := r.IntN(len(doc))
+			switch r.IntN(3) {
+			case 0:
+				doc[i] = alphabet[r.IntN(len(alphabet))]
+			case 1:
+				doc = append(doc[:i:i], doc[i+1:]...)
+			default:
+				doc = append(doc[:i:i], append([]byte{alphabet[r.IntN(len(alphabet))]}, doc[i:]...)...)
+			}
+			if len(doc) == 0 {
+				break
+			}
+		}
+		docs = append(docs, string(doc))
+	}
+	n := 0
+	for _, doc := range docs {
+		if wellFormed(doc) {
+			agree(t, doc)
+			n++
+		}
+	}
+	if n < 1000 {
+		t.Fatalf("only %d well-formed documents checked", n)
+	}
+}
+
+// FuzzEach holds each to gjson's ForEach on any well-formed document.
+func FuzzEach(f *testing.F) {
+	f.Add(`{"system":[{"content":"a b: c","rank":3},"x"],"n":[1.5,-2e3,true,null]}`)
+	f.Add(`{"a\"":"\\","b":["\u00e9",{}]}`)
+	f.Fuzz(func(t *testing.T, doc string) {
+		if wellFormed(doc) {
+			agree(t, doc)
+		}
+	})
+}
