@@ -49,11 +49,14 @@ func corePlan(o *options.Options, cfg config) (*stage.Plan, error) {
 			}}
 	}
 	compile := func(id string, frags func() []fragment.Fragment) stage.Stage {
-		return stage.Stage{ID: id, Capability: "core", Kind: stage.Compilation,
+		return stage.Stage{ID: id, Capability: "core", Kind: stage.Compilation, ReadOnly: true,
 			Handler: func(_ context.Context, in stage.Input) (any, error) {
 				add := frags()
-				if len(add) == 0 {
+				switch {
+				case len(add) == 0:
 					return nil, nil
+				case len(in.Fragments) == 0:
+					return add, nil // the contributor's own new list
 				}
 				return append(in.Fragments, add...), nil
 			}}

@@ -315,7 +315,7 @@ func Resolution(dir string, has func(string) bool) stage.Stage {
 // Compilation returns the compilation stage that appends the resolved
 // profile's fragments.
 func Compilation() stage.Stage {
-	return stage.Stage{ID: "project.profile", Capability: "project", Kind: stage.Compilation,
+	return stage.Stage{ID: "project.profile", Capability: "project", Kind: stage.Compilation, ReadOnly: true,
 		Handler: func(_ context.Context, in stage.Input) (any, error) {
 			p, ok := stage.Lookup[*Profile](in.Snapshot, "project")
 			if !ok || len(p.Fragments) == 0 {

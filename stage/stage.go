@@ -81,6 +81,12 @@ type Stage struct {
 	Capability string
 	Kind       Kind
 	Handler    Handler
+	// ReadOnly promises that a compilation handler does not change
+	// Input.Fragments in place (appending is fine). Run then hands it the
+	// current list, clipped so an append copies, instead of a copy of its
+	// own: at ten thousand fragments that copy is most of a stage's cost.
+	// A handler that breaks the promise corrupts the run's trace.
+	ReadOnly bool
 }
 
 // Snapshot holds resolved values by name. It is a value: handlers cannot
@@ -233,7 +239,11 @@ func (p *Plan) Run(ctx context.Context) (*Result, error) {
 		if s.Kind != Compilation {
 			continue
 		}
-		out, err := call(ctx, s, Input{Snapshot: frozen, Fragments: slices.Clone(res.Fragments)})
+		in := slices.Clip(res.Fragments)
+		if !s.ReadOnly {
+			in = slices.Clone(in)
+		}
+		out, err := call(ctx, s, Input{Snapshot: frozen, Fragments: in})
 		tr := Trace{StageID: s.ID, Capability: s.Capability, Kind: s.Kind}
 		if err == nil {
 			err = compile(out, res, &tr)
@@ -337,7 +347,7 @@ func typeName(v any) string {
 // checks that the fragments are fit for the reducer (every fragment named,
 // a replacement root alone) and changes nothing.
 func KernelPrompt() Stage {
-	return Stage{ID: ReservedPrefix + "prompt", Capability: "kernel", Kind: Compilation,
+	return Stage{ID: ReservedPrefix + "prompt", Capability: "kernel", Kind: Compilation, ReadOnly: true,
 		Handler: func(_ context.Context, in Input) (any, error) {
 			for i, f := range in.Fragments {
 				if f.ID == "" {

@@ -166,3 +166,33 @@ func TestStagesReturnRatherThanMutate(t *testing.T) {
 		t.Errorf("an in-place change leaked: %+v", res.Fragments)
 	}
 }
+
+// A ReadOnly stage is handed the list itself, clipped: an append copies, so
+// what it returns never changes what the previous stage produced, and the
+// trace still sees the change.
+func TestReadOnlyStageAppendsWithoutCopy(t *testing.T) {
+	p, _ := NewPlan()
+	var seen *fragment.Fragment
+	var previous []fragment.Fragment
+	p.Add(appender("a", "one"),
+		Stage{ID: "peek", Kind: Compilation, ReadOnly: true, Handler: func(_ context.Context, in Input) (any, error) {
+			seen, previous = &in.Fragments[0], in.Fragments
+			if cap(in.Fragments) != len(in.Fragments) {
+				t.Errorf("list not clipped: len %d cap %d", len(in.Fragments), cap(in.Fragments))
+			}
+			return append(in.Fragments, fragment.Fragment{ID: "b"}), nil
+		}})
+	res, err := p.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(previous) != 1 || previous[0].ID != "a" {
+		t.Errorf("the appending stage changed its input: %+v", previous)
+	}
+	if len(res.Fragments) != 2 || &res.Fragments[0] == seen {
+		t.Errorf("append did not copy: %+v", res.Fragments)
+	}
+	if got := res.Traces[1]; got.Status != Applied || got.Reason != "1 fragment(s) in, 2 out" {
+		t.Errorf("trace %+v", got)
+	}
+}
