@@ -95,19 +95,64 @@ type Candidate struct {
 // the shed order (binding always) are left out: they are never shed.
 func (b *Budget) ShedSequence(cands []Candidate) []Candidate {
 	order := b.order()
-	out := make([]Candidate, 0, len(cands))
-	for _, c := range cands {
-		if slices.Contains(order, c.Register) {
-			out = append(out, c)
+	// Candidates fall into classes, one per register and rank, usually far
+	// fewer than the candidates: the classes are sorted, then each
+	// candidate is placed after the classes before its own (a counting
+	// sort), instead of sorting the candidates themselves.
+	type class struct{ at, rank int }
+	ids := map[class]int{}
+	var classes []class
+	of := make([]int, len(cands)) // each candidate's class; -1: never shed
+	for i, c := range cands {
+		at := slices.Index(order, c.Register)
+		if at < 0 {
+			of[i] = -1
+			continue
+		}
+		k := class{at, c.Rank}
+		id, ok := ids[k]
+		if !ok {
+			id = len(classes)
+			ids[k] = id
+			classes = append(classes, k)
+		}
+		of[i] = id
+	}
+	byOrder := make([]int, len(classes))
+	for i := range byOrder {
+		byOrder[i] = i
+	}
+	slices.SortFunc(byOrder, func(x, y int) int {
+		return cmp.Or(cmp.Compare(classes[x].at, classes[y].at), cmp.Compare(classes[x].rank, classes[y].rank))
+	})
+	start := make([]int, len(classes)+1) // where each class begins in out
+	for _, id := range of {
+		if id >= 0 {
+			start[id+1]++
 		}
 	}
-	slices.SortFunc(out, func(x, y Candidate) int {
-		return cmp.Or(
-			cmp.Compare(slices.Index(order, x.Register), slices.Index(order, y.Register)),
-			cmp.Compare(x.Rank, y.Rank),
-			cmp.Compare(y.Index, x.Index), // later first
-		)
-	})
+	counts := slices.Clone(start[1:])
+	pos := 0
+	for _, id := range byOrder {
+		start[id], pos = pos, pos+counts[id]
+	}
+	out := make([]Candidate, pos)
+	// Within a class the later fragment goes first: filled from the last
+	// candidate back, a class comes out in descending order of Index when
+	// the candidates came in ascending order, as the reducer gives them.
+	for i := len(cands) - 1; i >= 0; i-- {
+		if id := of[i]; id >= 0 {
+			out[start[id]] = cands[i]
+			start[id]++
+		}
+	}
+	if !slices.IsSortedFunc(cands, func(x, y Candidate) int { return cmp.Compare(x.Index, y.Index) }) {
+		for _, id := range byOrder {
+			n := counts[id]
+			group := out[start[id]-n : start[id]]
+			slices.SortStableFunc(group, func(x, y Candidate) int { return cmp.Compare(y.Index, x.Index) })
+		}
+	}
 	return out
 }
 

@@ -1,12 +1,15 @@
 package budget
 
 import (
+	stdcmp "cmp"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/fragment"
 	"github.com/tiktoken-go/tokenizer"
@@ -173,5 +176,41 @@ func TestCacheIsBounded(t *testing.T) {
 	count("dddd")
 	if hits, _, _ := c.Stats(); hits != 1 {
 		t.Errorf("a recent entry was not a hit")
+	}
+}
+
+// TestShedSequenceSorts: the counting sort gives what sorting the
+// candidates by (register's place, rank, later first) gives, on random
+// candidates in and out of prompt order.
+func TestShedSequenceSorts(t *testing.T) {
+	b, err := New(Bytes(), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 9))
+	for round := range 500 {
+		n := r.IntN(60)
+		cands := make([]Candidate, n)
+		for i := range cands {
+			cands[i] = Candidate{Index: i, Register: fragment.Register(r.IntN(4)), Rank: r.IntN(5) - 2}
+		}
+		if round%2 == 1 {
+			r.Shuffle(n, func(i, j int) { cands[i], cands[j] = cands[j], cands[i] })
+		}
+		var want []Candidate
+		for _, c := range cands {
+			if slices.Contains(DefaultShedOrder, c.Register) {
+				want = append(want, c)
+			}
+		}
+		slices.SortFunc(want, func(x, y Candidate) int {
+			return stdcmp.Or(
+				stdcmp.Compare(slices.Index(DefaultShedOrder, x.Register), slices.Index(DefaultShedOrder, y.Register)),
+				stdcmp.Compare(x.Rank, y.Rank),
+				stdcmp.Compare(y.Index, x.Index))
+		})
+		if diff := cmp.Diff(want, b.ShedSequence(cands), cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("round %d (-sorted +ShedSequence):\n%s", round, diff)
+		}
 	}
 }

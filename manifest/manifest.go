@@ -144,6 +144,9 @@ func New(r *reducer.Reduction, callRole string) *Manifest {
 	// Every digest's text goes into one buffer, sized up front so it never
 	// moves: one allocation for all of them, not one per row.
 	hexes := make([]byte, 0, len(r.Rows)*digest.TextLen)
+	// Rows mostly share a producer and a reason: each distinct one is
+	// redacted once, not once per row.
+	var producer, reason redactMemo
 	included := 0
 	for i := range r.Rows {
 		row := &r.Rows[i]
@@ -155,16 +158,16 @@ func New(r *reducer.Reduction, callRole string) *Manifest {
 		// the catalog can match: it is the one string not scanned.
 		*s = Segment{
 			ID:       redact.String(f.ID),
-			Producer: redact.String(f.ProducerOrSource()),
+			Producer: producer.of(f.ProducerOrSource()),
 			Bucket:   f.Bucket.String(),
 			Included: row.Included,
-			Reason:   redact.String(row.Reason),
+			Reason:   reason.of(row.Reason),
 			Bytes:    row.Bytes,
 			Digest:   unsafe.String(&hexes[at], digest.TextLen),
 			Sources:  redactAll(f.Sources),
 		}
 		if f.Register != fragment.Binding || f.Rank != 0 || len(f.Sources) > 0 {
-			s.Register = redact.String(f.Register.String())
+			s.Register = f.Register.String() // a fixed name, or register(N): nothing to redact
 			s.Rank = &f.Rank
 		}
 		if row.Included {
@@ -182,6 +185,24 @@ func New(r *reducer.Reduction, callRole string) *Manifest {
 		}
 	}
 	return m
+}
+
+// redactMemo remembers the redactions of a few hundred distinct strings.
+type redactMemo map[string]string
+
+// of returns s redacted, from memory when it was asked for before.
+func (m *redactMemo) of(s string) string {
+	if r, ok := (*m)[s]; ok {
+		return r
+	}
+	r := redact.String(s)
+	if *m == nil {
+		*m = make(redactMemo)
+	}
+	if len(*m) < 256 {
+		(*m)[s] = r
+	}
+	return r
 }
 
 // redactAll returns ss with each string redacted, sharing ss when none

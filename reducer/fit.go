@@ -3,16 +3,15 @@ package reducer
 import (
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/digest"
-	"github.com/promptloom/promptloom/fragment"
 )
 
 // fit holds a reduction's included rows to a budget: it counts them,
 // sheds in the budget's order until the exact count of the whole prompt is
 // within the total.
 func fit(r *Reduction, b *budget.Budget) error {
-	var rows []int // row index of each piece
-	var tally []budget.Piece
-	var cands []budget.Candidate
+	rows := make([]int, 0, len(r.Rows)) // row index of each piece
+	tally := make([]budget.Piece, 0, len(r.Rows))
+	cands := make([]budget.Candidate, 0, len(r.Rows))
 	for i := range r.Rows {
 		row := &r.Rows[i]
 		if !row.Included {
@@ -32,19 +31,16 @@ func fit(r *Reduction, b *budget.Budget) error {
 	}
 	shed := 0
 	seq := b.ShedSequence(cands)
-	type regRank struct {
-		reg  fragment.Register
-		rank int
-	}
-	reasons := map[regRank]string{} // one string per register and rank shed
+	// The sequence runs class by class (register, then rank): one reason
+	// string per class, built when its first row is shed.
+	var reason string
+	var last budget.Candidate
 	for t.Count() > b.Total && shed < len(seq) {
 		c := seq[shed]
 		t.Remove(c.Index)
 		row := &r.Rows[rows[c.Index]]
-		reason, ok := reasons[regRank{c.Register, c.Rank}]
-		if !ok {
-			reason = budget.ShedReason(c.Register, c.Rank)
-			reasons[regRank{c.Register, c.Rank}] = reason
+		if shed == 0 || c.Register != last.Register || c.Rank != last.Rank {
+			reason, last = budget.ShedReason(c.Register, c.Rank), c
 		}
 		row.Included, row.Bytes, row.Reason, row.Shed = false, 0, reason, true
 		shed++

@@ -226,6 +226,12 @@ func Reduce(frags []fragment.Fragment, active gating.Active, opts ...Option) (*R
 			if err := fit(r, cfg.budget); err != nil {
 				return nil, err
 			}
+			capacity = 0 // the prompt holds what the budget kept
+			for i := range r.Rows {
+				if r.Rows[i].Included {
+					capacity += len(Separator) + len(r.Rows[i].Body)
+				}
+			}
 		}
 	}
 
