@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"io"
 	"reflect"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // writeStreamed writes v, a struct, exactly as writeJSON would (indented by
@@ -32,6 +34,7 @@ func writeStreamed(w io.Writer, v any) error {
 		_, err := bw.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 		return err
 	}
+	var scratch []byte
 	rv := reflect.ValueOf(v)
 	for rv.Kind() == reflect.Pointer {
 		rv = rv.Elem()
@@ -57,6 +60,40 @@ func writeStreamed(w io.Writer, v any) error {
 		bw.WriteString("\n  ")
 		bw.Write(key)
 		bw.WriteString(": ")
+		// Scalars and rows are written here; encoding/json, whose
+		// indenting pass reads every byte again, writes the rest (small
+		// values: the budget, traces, lint, reminders, the actor chain).
+		switch x := fv.Interface().(type) {
+		case string:
+			scratch = appendString(scratch[:0], x)
+			bw.Write(scratch)
+			continue
+		case *string:
+			if x == nil {
+				bw.WriteString("null")
+			} else {
+				scratch = appendString(scratch[:0], *x)
+				bw.Write(scratch)
+			}
+			continue
+		case int:
+			bw.Write(strconv.AppendInt(scratch[:0], int64(x), 10))
+			continue
+		case []Row:
+			if len(x) == 0 {
+				break
+			}
+			bw.WriteString("[")
+			for j := range x {
+				if j > 0 {
+					bw.WriteString(",")
+				}
+				scratch = appendRow(append(scratch[:0], "\n    "...), &x[j])
+				bw.Write(scratch)
+			}
+			bw.WriteString("\n  ]")
+			continue
+		}
 		if fv.Kind() != reflect.Slice || fv.IsNil() || fv.Len() == 0 || fv.Type().Elem().Kind() != reflect.Struct {
 			if err := encode(fv.Interface(), 1); err != nil {
 				return err
@@ -69,11 +106,7 @@ func writeStreamed(w io.Writer, v any) error {
 				bw.WriteString(",")
 			}
 			bw.WriteString("\n    ")
-			el := fv.Index(j).Interface()
-			if r, ok := el.(Row); ok {
-				el = r.wire() // what Row.MarshalJSON writes, without encoding it twice
-			}
-			if err := encode(el, 2); err != nil {
+			if err := encode(fv.Index(j).Interface(), 2); err != nil {
 				return err
 			}
 		}
@@ -121,4 +154,122 @@ func isEmptyValue(v reflect.Value) bool {
 		return v.IsZero()
 	}
 	return false
+}
+
+// appendRow appends r as encoding/json writes its wire form (rowJSON)
+// indented at depth 2 of the document: the hot loop of a large
+// explanation, written without reflection or a second indenting pass.
+func appendRow(b []byte, r *Row) []byte {
+	const field = "\n      " // a member's line at depth 3
+	str := func(name, v string) {
+		b = append(b, field...)
+		b = append(b, name...)
+		b = appendString(b, v)
+	}
+	num := func(name string, v int) {
+		b = append(b, field...)
+		b = append(b, name...)
+		b = strconv.AppendInt(b, int64(v), 10)
+	}
+	b = append(b, '{')
+	str(`"id": `, r.ID)
+	b = append(b, ',')
+	str(`"source": `, r.Source)
+	b = append(b, ',')
+	str(`"producer": `, r.Producer)
+	b = append(b, ',')
+	str(`"bucket": `, r.Bucket)
+	b = append(b, ',')
+	b = append(b, field...)
+	b = strconv.AppendBool(append(b, `"included": `...), r.Included)
+	b = append(b, ',')
+	str(`"reason": `, r.Reason)
+	b = append(b, ',')
+	num(`"bytes": `, r.Bytes)
+	if r.Offset != nil {
+		b = append(b, ',')
+		num(`"offset": `, *r.Offset)
+	}
+	b = append(b, ',')
+	str(`"digest": `, r.Digest)
+	if r.Register != "" {
+		b = append(b, ',')
+		str(`"register": `, r.Register)
+	}
+	if r.Rank != nil {
+		b = append(b, ',')
+		num(`"rank": `, *r.Rank)
+	}
+	if len(r.Sources) > 0 {
+		b = append(b, ',')
+		b = append(b, field...)
+		b = append(b, `"sources": [`...)
+		for i, s := range r.Sources {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(append(b, "\n        "...), s)
+		}
+		b = append(b, "\n      ]"...)
+	}
+	if r.Tokens != nil {
+		b = append(b, ',')
+		num(`"tokens": `, *r.Tokens)
+	}
+	return append(b, "\n    }"...)
+}
+
+// appendString appends s as a JSON string exactly as encoding/json writes it
+// with HTML escaping off: quote, backslash and control bytes escaped (\b,
+// \f, \n, \r, \t by name), invalid UTF-8 as \ufffd, and U+2028 and U+2029
+// escaped. TestAppendString holds it to encoding/json.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				const hex = "0123456789abcdef"
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', byte('0'+r&0xF))
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }

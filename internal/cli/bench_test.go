@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/promptloom/promptloom/internal/benchdata"
 )
 
 // BenchmarkCLIExplain runs `promptloom explain --format json` end to end on
@@ -40,5 +42,29 @@ func BenchmarkCLIExplain(b *testing.B) {
 		if code := Main([]string{"explain", "--format", "json", path}, nil, io.Discard, io.Discard); code != ExitOK {
 			b.Fatalf("exit %d", code)
 		}
+	}
+}
+
+// BenchmarkCLIExplainBudget is the CLI side of bench/peer, in process:
+// `promptloom explain --budget N --counter bytes --format json` on the
+// prioritized workload (internal/benchdata) held to half its bytes.
+func BenchmarkCLIExplainBudget(b *testing.B) {
+	for _, n := range []int{10000, 100000} {
+		cs := benchdata.Chunks(n)
+		data := benchdata.Options(cs)
+		path := filepath.Join(b.TempDir(), "opts.json")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		args := []string{"explain", "--budget", fmt.Sprint(benchdata.Bytes(cs) / 2), "--counter", "bytes", "--format", "json", path}
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if code := Main(args, nil, io.Discard, io.Discard); code != ExitOK {
+					b.Fatalf("exit %d", code)
+				}
+			}
+		})
 	}
 }
