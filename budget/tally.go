@@ -34,7 +34,8 @@ type Tally struct {
 	// additive: the counter counts bytes, so a join adds its own length
 	// and nothing merges; no window, no cache.
 	additive bool
-	live     int // alive pieces, when additive
+	live     int   // alive pieces, when additive
+	sizes    []int // each piece's size, when additive (pieces is then unused)
 }
 
 type piece struct {
@@ -65,22 +66,23 @@ type Piece struct {
 // NewTally counts pieces joined by sep.
 func (b *Budget) NewTally(pieces []Piece, sep string) *Tally {
 	n := len(pieces)
-	t := &Tally{b: b, sep: sep, pieces: make([]piece, n), prev: make([]int, n), next: make([]int, n),
-		alive: make([]bool, n), window: map[int]int{}}
-	for i := range n {
-		t.prev[i], t.next[i], t.alive[i] = i-1, i+1, true
-	}
 	if _, ok := b.Counter.(bytesCounter); ok {
-		// Bytes add up: the whole is the pieces and the joins, exactly.
-		t.additive, t.live = true, n
+		// Bytes add up: the whole is the pieces and the joins, exactly. Only
+		// each piece's size and whether it is still in are kept.
+		t := &Tally{b: b, sep: sep, additive: true, live: n, sizes: make([]int, n), alive: make([]bool, n)}
 		for i, p := range pieces {
-			t.pieces[i] = piece{text: p.Text, key: p.Key, counts: counts{total: len(p.Text)}}
+			t.sizes[i], t.alive[i] = len(p.Text), true
 			t.total += len(p.Text)
 		}
 		if n > 1 {
 			t.total += (n - 1) * len(sep)
 		}
 		return t
+	}
+	t := &Tally{b: b, sep: sep, pieces: make([]piece, n), prev: make([]int, n), next: make([]int, n),
+		alive: make([]bool, n), window: map[int]int{}}
+	for i := range n {
+		t.prev[i], t.next[i], t.alive[i] = i-1, i+1, true
 	}
 	for i, p := range pieces {
 		t.pieces[i] = piece{text: p.Text, key: p.Key, counts: b.measure(p.Key, p.Text)}
@@ -145,7 +147,12 @@ func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 func (t *Tally) Count() int { return t.total }
 
 // PieceCount is the count of piece i on its own.
-func (t *Tally) PieceCount(i int) int { return t.pieces[i].total }
+func (t *Tally) PieceCount(i int) int {
+	if t.additive {
+		return t.sizes[i]
+	}
+	return t.pieces[i].total
+}
 
 // Remove takes piece i out of the prompt.
 func (t *Tally) Remove(i int) {
@@ -154,7 +161,7 @@ func (t *Tally) Remove(i int) {
 	}
 	if t.additive {
 		t.alive[i] = false
-		t.total -= t.pieces[i].total
+		t.total -= t.sizes[i]
 		if t.live--; t.live > 0 {
 			t.total -= len(t.sep)
 		}

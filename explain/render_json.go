@@ -72,8 +72,7 @@ func writeStreamed(w io.Writer, v any) error {
 			if x == nil {
 				bw.WriteString("null")
 			} else {
-				scratch = appendString(scratch[:0], *x)
-				bw.Write(scratch)
+				scratch = writeString(bw, scratch, *x)
 			}
 			continue
 		case int:
@@ -219,12 +218,36 @@ func appendRow(b []byte, r *Row) []byte {
 	return append(b, "\n    }"...)
 }
 
+// writeString writes s as appendString writes it, a piece at a time
+// through scratch (returned for reuse), so a prompt of megabytes is never
+// held twice. Pieces end before a byte that starts a character, where
+// escaping one piece after another gives what escaping the whole gives.
+func writeString(w *bufio.Writer, scratch []byte, s string) []byte {
+	const piece = 32 << 10
+	w.WriteByte('"')
+	for len(s) > 0 {
+		n := min(len(s), piece)
+		for n < len(s) && !utf8.RuneStart(s[n]) {
+			n++
+		}
+		scratch = appendEscaped(scratch[:0], s[:n])
+		w.Write(scratch)
+		s = s[n:]
+	}
+	w.WriteByte('"')
+	return scratch
+}
+
 // appendString appends s as a JSON string exactly as encoding/json writes it
 // with HTML escaping off: quote, backslash and control bytes escaped (\b,
 // \f, \n, \r, \t by name), invalid UTF-8 as \ufffd, and U+2028 and U+2029
 // escaped. TestAppendString holds it to encoding/json.
 func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
+	return append(appendEscaped(append(b, '"'), s), '"')
+}
+
+// appendEscaped is appendString without the quotes.
+func appendEscaped(b []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -270,6 +293,5 @@ func appendString(b []byte, s string) []byte {
 		i += size
 		start = i
 	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
+	return append(b, s[start:]...)
 }

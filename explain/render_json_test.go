@@ -138,3 +138,29 @@ func TestWriteJSONRowFields(t *testing.T) {
 		t.Fatalf("streamed JSON differs:\nwhole:\n%s\nstreamed:\n%s", whole.Bytes(), streamed.Bytes())
 	}
 }
+
+// TestWriteJSONLongPrompt: a prompt longer than one piece of writeString,
+// with characters, invalid bytes and escapes straddling every piece
+// boundary, streams as encoding/json writes it.
+func TestWriteJSONLongPrompt(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 37))
+	pieces := []string{"a", "é", "€", "𝄞", "\xff", "\xe2\x82", "\"", "\n", "\u2028", "\x01"}
+	var b []byte
+	for len(b) < 200<<10 {
+		b = append(b, pieces[r.IntN(len(pieces))]...)
+	}
+	for offset := range 4 {
+		system := string(b[offset:])
+		e := &Explanation{System: &system}
+		var whole, streamed bytes.Buffer
+		if err := writeJSON(&whole, e); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.WriteJSON(&streamed); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(whole.Bytes(), streamed.Bytes()) {
+			t.Fatalf("offset %d: streamed JSON of a %d-byte prompt differs", offset, len(system))
+		}
+	}
+}

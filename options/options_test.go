@@ -177,3 +177,23 @@ func TestCallRole(t *testing.T) {
 		}
 	}
 }
+
+// TestInPlace: parsing in place reads the same options as parsing a copy,
+// and the same error, on every document TestEachAgrees uses.
+func TestInPlace(t *testing.T) {
+	docs := append([]string{
+		`{"system":[{"content":"a","title":"t","rank":3,"register":"craft"},"x"],"tools":[{"name":"t","guidance":"g"}],"call_role":"r"}`,
+		`{"_system_fragments":[{"body":"b","bucket":"after"}],"context_profile":{"prompt_fragments":[{"body":" p "}]}}`,
+		`{"system":[{"text":"x"}]}`, `{"system":"\u00e9\n"}`, `[`,
+	}, wellFormedCases...)
+	for _, doc := range docs {
+		copied, errCopied := Parse([]byte(doc))
+		inPlace, errInPlace := Parse([]byte(doc), InPlace())
+		if (errCopied == nil) != (errInPlace == nil) || errCopied != nil && errCopied.Error() != errInPlace.Error() {
+			t.Fatalf("%q: errors differ: %v / %v", doc, errCopied, errInPlace)
+		}
+		if diff := cmp.Diff(copied, inPlace); diff != "" {
+			t.Fatalf("%q: in place differs (-copied +in place):\n%s", doc, diff)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package options
 import (
 	"encoding/json"
 	"strings"
+	"unsafe"
 
 	"github.com/promptloom/promptloom/fragment"
 	"github.com/promptloom/promptloom/internal/canon"
@@ -15,10 +16,21 @@ const DefaultMaxBytes = 64 << 20
 // ParseOption configures Parse.
 type ParseOption func(*parseConfig)
 
-type parseConfig struct{ maxBytes int }
+type parseConfig struct {
+	maxBytes int
+	inPlace  bool
+}
 
 // MaxBytes sets the largest input Parse accepts.
 func MaxBytes(n int) ParseOption { return func(c *parseConfig) { c.maxBytes = n } }
+
+// InPlace lets Parse read data where it lies instead of copying it first:
+// the strings of the returned Options (and of the fragments, rows and
+// prompt pieces built from them) share data's bytes, so the caller must
+// never change data afterwards. It is for a caller that reads the options
+// into a buffer of its own and drops it, as the CLI does: a large input is
+// then held in memory once, not twice.
+func InPlace() ParseOption { return func(c *parseConfig) { c.inPlace = true } }
 
 // Parse reads Harn-shaped options. Input over the size limit, invalid UTF-8,
 // malformed JSON and a key given twice anywhere are rejected before anything
@@ -38,7 +50,12 @@ func Parse(data []byte, opts ...ParseOption) (*Options, error) {
 	// One copy of the input, which gjson reads without copying again; one
 	// pass over it for everything checked before reading. Only when that
 	// pass says no do the checks run one by one, to say why and where.
-	text := string(data)
+	var text string
+	if cfg.inPlace {
+		text = unsafe.String(unsafe.SliceData(data), len(data))
+	} else {
+		text = string(data)
+	}
 	if !wellFormed(text) {
 		if off := canon.InvalidUTF8(data); off >= 0 {
 			return nil, errorf(ErrInvalidUTF8, "", off, "invalid UTF-8")
@@ -137,6 +154,12 @@ func (o *Options) parseSystem(v gjson.Result) error {
 		o.SystemText = &s
 		return nil
 	case v.IsArray():
+		// Counted first (a vectorised skim), the list is allocated once at
+		// its size: ten thousand items grown by doubling would allocate
+		// three times what they hold.
+		n := 0
+		each(v, func(_, _ gjson.Result) bool { n++; return true })
+		o.SystemItems = make([]SystemItem, 0, n)
 		return eachItem(v, func(i int, item gjson.Result) error {
 			it, err := o.parseSystemItem(item, i)
 			o.SystemItems = append(o.SystemItems, it)

@@ -25,6 +25,10 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 2 && os.Args[1] == measureArg {
+		measure(os.Args[2:])
+		return
+	}
 	n := flag.Int("n", 10000, "fragments")
 	runs := flag.Int("runs", 11, "timed runs of the library call and of the CLI")
 	peerRuns := flag.Int("peer-runs", 3, "timed renders of prompt-tsx (0: skip the peer)")
@@ -96,20 +100,18 @@ func run(n, runs, peerRuns int, dir, cli string) error {
 	libMS := median(lib)
 	fmt.Printf("explain.Explain + WithBudget:   median %9.2f ms  (%d bytes kept)\n", libMS, kept)
 
-	base, err := peak(exec.Command(cli, "--version"))
+	base, _, err := peak(cli, "--version")
 	if err != nil {
 		return err
 	}
 	var wall []float64
 	var rss []int64
 	for range runs {
-		cmd := exec.Command(cli, "explain", "--budget", strconv.Itoa(total), "--counter", "bytes", "--format", "json", optsPath)
-		start := time.Now()
-		maxrss, err := peak(cmd)
+		maxrss, took, err := peak(cli, "explain", "--budget", strconv.Itoa(total), "--counter", "bytes", "--format", "json", optsPath)
 		if err != nil {
 			return err
 		}
-		wall = append(wall, ms(time.Since(start)))
+		wall = append(wall, took)
 		rss = append(rss, maxrss)
 	}
 	cliMS := median(wall)
@@ -123,17 +125,48 @@ func run(n, runs, peerRuns int, dir, cli string) error {
 	return nil
 }
 
-// peak runs cmd, its output discarded, and returns its peak resident set
-// in bytes.
-func peak(cmd *exec.Cmd) (int64, error) {
+// measureArg makes this program a small measuring parent (see peak).
+const measureArg = "-measure-child"
+
+// peak runs a command, its output discarded, and returns its peak resident
+// set in bytes and its wall time in milliseconds. The command is started
+// by a fresh copy of this program, not by this process: Go starts children
+// with vfork, and Linux then counts the parent's own peak (here the
+// library runs and all their garbage) in the child's, so a child of this
+// process would report at least this process's peak. The fresh copy's
+// peak is a few MB, below any run of the CLI.
+func peak(args ...string) (int64, float64, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return 0, 0, err
+	}
+	out, err := exec.Command(self, append([]string{measureArg}, args...)...).Output()
+	if err != nil {
+		return 0, 0, fmt.Errorf("%v: %w", args, err)
+	}
+	var rss int64
+	var took float64
+	if _, err := fmt.Sscan(string(out), &rss, &took); err != nil {
+		return 0, 0, fmt.Errorf("%v: measuring child said %q: %w", args, out, err)
+	}
+	return rss, took, nil
+}
+
+// measure runs args and prints its peak RSS in bytes and its wall time in
+// milliseconds.
+func measure(args []string) {
+	cmd := exec.Command(args[0], args[1:]...)
+	start := time.Now()
 	if err := cmd.Run(); err != nil {
-		return 0, fmt.Errorf("%v: %w", cmd.Args, err)
+		fmt.Fprintln(os.Stderr, "peer:", err)
+		os.Exit(1)
 	}
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok {
-		return 0, nil
+	took := ms(time.Since(start))
+	var rss int64
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		rss = ru.Maxrss * 1024 // Linux reports KiB
 	}
-	return ru.Maxrss * 1024, nil // Linux reports KiB
+	fmt.Println(rss, took)
 }
 
 func median(xs []float64) float64 {

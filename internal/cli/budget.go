@@ -44,7 +44,9 @@ func pipelineFlags(fs *flag.FlagSet) func() (pipeline, error) {
 		if set["counter"] && *counter == "" {
 			return pipeline{}, fmt.Errorf("--counter must name a counter, got \"\"")
 		}
-		p := pipeline{parse: []options.ParseOption{options.MaxBytes(*maxBytes)}, maxBytes: int64(*maxBytes)}
+		// Every options file is read into a buffer of its own that nothing
+		// changes afterwards: it is parsed in place.
+		p := pipeline{parse: []options.ParseOption{options.MaxBytes(*maxBytes), options.InPlace()}, maxBytes: int64(*maxBytes)}
 		p.explain = append(p.explain, explain.WithParseOptions(p.parse...))
 		if *projectDir != "" {
 			p.explain = append(p.explain, explain.WithProject(*projectDir, nil))
