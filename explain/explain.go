@@ -79,15 +79,18 @@ type Explanation struct {
 }
 
 // Row is one fragment's line of the explanation: the manifest's row for
-// it (the same manifest.Segment, so its fields read the same way in both),
-// plus where the fragment came from and where it starts in the prompt.
+// it, plus where the fragment came from and where it starts in the prompt.
+// The segment is the manifest's own, shared, not copied: an explanation and
+// its manifest cannot disagree, and a large prompt's rows are not held
+// twice (at a million fragments that copy was a third of the input's size).
+// Explain and New always set it; a Row built by hand needs one too.
 //
 // Its JSON is Harn's prompt_explain row, whose order interleaves the two
 // additions with the segment's fields: id, source, producer, bucket,
 // included, reason, bytes, offset, digest, then promptloom's register, rank,
 // sources and tokens (MarshalJSON keeps that order; encoding/json reads it back as it is).
 type Row struct {
-	manifest.Segment
+	*manifest.Segment
 	// Source is the fragment's source (fragment.Fragment.Source).
 	Source string `json:"source"`
 	// Offset is where the fragment starts in the system prompt; only
@@ -252,8 +255,8 @@ func build(r *reducer.Reduction, m *manifest.Manifest) *Explanation {
 		e.System = &r.System
 	}
 	for i := range r.Rows {
-		row, seg := &r.Rows[i], &m.Segments[i]
-		e.Fragments[i] = Row{Segment: *seg, Source: row.Fragment.Source}
+		row := &r.Rows[i]
+		e.Fragments[i] = Row{Segment: &m.Segments[i], Source: row.Fragment.Source}
 		if row.Included {
 			e.Fragments[i].Offset = &row.Offset
 			e.Included++

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/promptloom/promptloom/budget"
+	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/reducer"
 )
 
@@ -121,8 +122,8 @@ func TestWriteJSONRowFields(t *testing.T) {
 	one, two := 1, 22
 	hostile := "q\"\\\n\x01\u2028\xff<&>"
 	e := &Explanation{System: &hostile, Schema: hostile, CallRole: hostile, Fragments: []Row{
-		{Source: hostile},
-		{Source: "s", Offset: &one},
+		{Segment: &manifest.Segment{}, Source: hostile},
+		{Segment: &manifest.Segment{}, Source: "s", Offset: &one},
 	}}
 	e.Fragments[0].ID, e.Fragments[0].Reason, e.Fragments[0].Digest = hostile, hostile, hostile
 	e.Fragments[1].Register, e.Fragments[1].Rank, e.Fragments[1].Tokens = "craft", &two, &one

@@ -25,7 +25,7 @@ func TestRowJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	rank := 3
-	e.Fragments = append(e.Fragments, Row{Segment: manifest.Segment{ID: "p", Producer: "r", Bucket: "after",
+	e.Fragments = append(e.Fragments, Row{Segment: &manifest.Segment{ID: "p", Producer: "r", Bucket: "after",
 		Reason: "shed <x>", Digest: "blake3:00", Register: "considered", Rank: &rank, Sources: []string{"s:1"}, Tokens: &rank}, Source: "s"})
 	wantKeys := map[bool]string{
 		true:  "id source producer bucket included reason bytes offset digest",

@@ -21,12 +21,20 @@ import (
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/internal/benchdata"
+	"github.com/promptloom/promptloom/options"
 	"github.com/promptloom/promptloom/reducer"
 )
 
 func main() {
 	if len(os.Args) > 2 && os.Args[1] == measureArg {
 		measure(os.Args[2:])
+		return
+	}
+	if len(os.Args) == 4 && os.Args[1] == libraryArg {
+		if err := library(os.Args[2], os.Args[3]); err != nil {
+			fmt.Fprintln(os.Stderr, "peer:", err)
+			os.Exit(1)
+		}
 		return
 	}
 	n := flag.Int("n", 10000, "fragments")
@@ -88,7 +96,7 @@ func run(n, runs, peerRuns int, dir, cli string) error {
 	kept := 0
 	for i := range runs + 1 {
 		start := time.Now()
-		x, err := explain.Explain(data, explain.WithReduceOptions(reducer.WithBudget(b)))
+		x, err := explain.Explain(data, explain.WithParseOptions(options.MaxBytes(len(data))), explain.WithReduceOptions(reducer.WithBudget(b)))
 		if err != nil {
 			return err
 		}
@@ -107,7 +115,8 @@ func run(n, runs, peerRuns int, dir, cli string) error {
 	var wall []float64
 	var rss []int64
 	for range runs {
-		maxrss, took, err := peak(cli, "explain", "--budget", strconv.Itoa(total), "--counter", "bytes", "--format", "json", optsPath)
+		maxrss, took, err := peak(cli, "explain", "--budget", strconv.Itoa(total), "--counter", "bytes", "--format", "json",
+			"--max-bytes", strconv.Itoa(max(len(data), 1)), optsPath)
 		if err != nil {
 			return err
 		}
@@ -119,10 +128,49 @@ func run(n, runs, peerRuns int, dir, cli string) error {
 	top := rss[len(rss)-1]
 	fmt.Printf("promptloom explain (process):   median %9.2f ms  peak RSS %.1f MB (runtime baseline %.1f MB: %.2fx the input above it)\n",
 		cliMS, mb(top), mb(base), float64(top-base)/float64(len(data)))
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	libBase, _, err := peak(self, libraryArg, optsPath, "-")
+	if err != nil {
+		return err
+	}
+	libTop, libTook, err := peak(self, libraryArg, optsPath, strconv.Itoa(total))
+	if err != nil {
+		return err
+	}
+	fmt.Printf("explain.Explain, one process:   %9.2f ms  peak RSS %.1f MB (baseline %.1f MB: %.2fx the input above it)\n",
+		libTook, mb(libTop), mb(libBase), float64(libTop-libBase)/float64(len(data)))
 	if peerMS > 0 {
 		fmt.Printf("ratios in this run: library %.0fx, CLI process %.0fx faster than prompt-tsx\n", peerMS/libMS, peerMS/cliMS)
 	}
 	return nil
+}
+
+// libraryArg makes this program run explain.Explain once, as a harness
+// would: read the options file, explain it under a bytes budget, drop the
+// result. With the budget "-" it only starts, for the baseline.
+const libraryArg = "-library-child"
+
+func library(path, total string) error {
+	if total == "-" {
+		return nil
+	}
+	n, err := strconv.Atoi(total)
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	b, err := budget.New(budget.Bytes(), n)
+	if err != nil {
+		return err
+	}
+	_, err = explain.Explain(data, explain.WithParseOptions(options.MaxBytes(len(data))), explain.WithReduceOptions(reducer.WithBudget(b)))
+	return err
 }
 
 // measureArg makes this program a small measuring parent (see peak).
