@@ -30,8 +30,8 @@ func main() {
 		measure(os.Args[2:])
 		return
 	}
-	if len(os.Args) == 4 && os.Args[1] == libraryArg {
-		if err := library(os.Args[2], os.Args[3]); err != nil {
+	if len(os.Args) == 5 && os.Args[1] == libraryArg {
+		if err := library(os.Args[2], os.Args[3], os.Args[4] == "inplace"); err != nil {
 			fmt.Fprintln(os.Stderr, "peer:", err)
 			os.Exit(1)
 		}
@@ -132,16 +132,18 @@ func run(n, runs, peerRuns int, dir, cli string) error {
 	if err != nil {
 		return err
 	}
-	libBase, _, err := peak(self, libraryArg, optsPath, "-")
+	libBase, _, err := peak(self, libraryArg, optsPath, "-", "copy")
 	if err != nil {
 		return err
 	}
-	libTop, libTook, err := peak(self, libraryArg, optsPath, strconv.Itoa(total))
-	if err != nil {
-		return err
+	for _, mode := range []string{"copy", "inplace"} {
+		libTop, libTook, err := peak(self, libraryArg, optsPath, strconv.Itoa(total), mode)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("explain.Explain, own process, %-7s %9.2f ms  peak RSS %.1f MB (baseline %.1f MB: %.2fx the input above it)\n",
+			mode+":", libTook, mb(libTop), mb(libBase), float64(libTop-libBase)/float64(len(data)))
 	}
-	fmt.Printf("explain.Explain, one process:   %9.2f ms  peak RSS %.1f MB (baseline %.1f MB: %.2fx the input above it)\n",
-		libTook, mb(libTop), mb(libBase), float64(libTop-libBase)/float64(len(data)))
 	if peerMS > 0 {
 		fmt.Printf("ratios in this run: library %.0fx, CLI process %.0fx faster than prompt-tsx\n", peerMS/libMS, peerMS/cliMS)
 	}
@@ -150,10 +152,12 @@ func run(n, runs, peerRuns int, dir, cli string) error {
 
 // libraryArg makes this program run explain.Explain once, as a harness
 // would: read the options file, explain it under a bytes budget, drop the
-// result. With the budget "-" it only starts, for the baseline.
+// result. With the budget "-" it only starts, for the baseline. In place,
+// the options are parsed where they were read (options.InPlace), as a
+// harness that owns its buffer may ask; otherwise Explain copies them.
 const libraryArg = "-library-child"
 
-func library(path, total string) error {
+func library(path, total string, inPlace bool) error {
 	if total == "-" {
 		return nil
 	}
@@ -169,7 +173,11 @@ func library(path, total string) error {
 	if err != nil {
 		return err
 	}
-	_, err = explain.Explain(data, explain.WithParseOptions(options.MaxBytes(len(data))), explain.WithReduceOptions(reducer.WithBudget(b)))
+	parse := []options.ParseOption{options.MaxBytes(len(data))}
+	if inPlace {
+		parse = append(parse, options.InPlace())
+	}
+	_, err = explain.Explain(data, explain.WithParseOptions(parse...), explain.WithReduceOptions(reducer.WithBudget(b)))
 	return err
 }
 

@@ -34,6 +34,10 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	flags          *flag.FlagSet // the last flag set made, for --help
+	// optionBytes counts the options read so far, for the heap's soft
+	// limit (boundHeap); restoreLimit puts back the limit found at start.
+	optionBytes  int64
+	restoreLimit func()
 }
 
 type command struct {
@@ -65,6 +69,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if !ok {
 		return e.fail("unknown command %q (try: promptloom help)", args[0])
 	}
+	defer func() {
+		if e.restoreLimit != nil {
+			e.restoreLimit()
+		}
+	}()
 	return c.run(e, args[1:])
 }
 

@@ -120,5 +120,6 @@ func (e *env) parseOptions(name string, pl pipeline) (*options.Options, error) {
 	if err != nil {
 		return nil, err
 	}
+	e.boundHeap(len(data))
 	return options.Parse(data, pl.parse...)
 }

@@ -20,6 +20,7 @@ func (e *env) explainFile(name string, pl pipeline) (*explain.Explanation, error
 	if err != nil {
 		return nil, err
 	}
+	e.boundHeap(len(data))
 	return explain.Explain(data, pl.explain...)
 }
 
