@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/tidwall/gjson"
 )
 
@@ -46,6 +48,53 @@ func agree(t *testing.T, doc string) {
 // TestEachAgrees: on every well-formed document here, in the fuzz corpus
 // and among random mutations, each gives exactly ForEach's members.
 func TestEachAgrees(t *testing.T) {
+	n := 0
+	for _, doc := range testDocs(t) {
+		if wellFormed(doc) {
+			agree(t, doc)
+			n++
+		}
+	}
+	if n < 1000 {
+		t.Fatalf("only %d well-formed documents checked", n)
+	}
+}
+
+// TestScanTopLevel: the root members scan records are those each finds,
+// in document order, with each list's length.
+func TestScanTopLevel(t *testing.T) {
+	n := 0
+	for _, doc := range testDocs(t) {
+		top, ok := scan(doc)
+		if !ok {
+			continue
+		}
+		root := gjson.Parse(doc)
+		var want []topMember
+		if root.IsObject() {
+			each(root, func(k, v gjson.Result) bool {
+				m := topMember{key: k.Str, start: v.Index, end: v.Index + len(v.Raw)}
+				if v.IsArray() {
+					each(v, func(_, _ gjson.Result) bool { m.items++; return true })
+				}
+				want = append(want, m)
+				return true
+			})
+			n++
+		}
+		if diff := cmp.Diff(want, top, cmp.AllowUnexported(topMember{}), cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("%q (-each +scan):\n%s", clip(doc), diff)
+		}
+	}
+	if n < 500 {
+		t.Fatalf("only %d objects checked", n)
+	}
+}
+
+// testDocs is documents at JSON's edges, the fuzz corpus, and random
+// mutations of them, well-formed or not.
+func testDocs(t *testing.T) []string {
+	t.Helper()
 	docs := []string{
 		`{"system":[{"content":"a b: c","rank":3},"x"],"tools":[{"name":"t"}],"n":[1.5,-2e3,true,null,-0,1E+2]}`,
 		` { "a" : [ 1 , { "b" : "c\"}" } , [ ] , { } ] , "d\u0065" : "\\" , "e" : "\\\"" } `,
@@ -86,16 +135,7 @@ func TestEachAgrees(t *testing.T) {
 		}
 		docs = append(docs, string(doc))
 	}
-	n := 0
-	for _, doc := range docs {
-		if wellFormed(doc) {
-			agree(t, doc)
-			n++
-		}
-	}
-	if n < 1000 {
-		t.Fatalf("only %d well-formed documents checked", n)
-	}
+	return docs
 }
 
 // FuzzEach holds each to gjson's ForEach on any well-formed document.

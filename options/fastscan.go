@@ -24,13 +24,29 @@ const maxDepth = 10000
 // time: the closing quote and any backslash are found with a vectorised
 // search, control characters eight bytes at a time, UTF-8 by utf8.ValidString.
 func wellFormed(s string) bool {
+	_, ok := scan(s)
+	return ok
+}
+
+// scan is wellFormed that also returns the members of the document's root
+// object, as it found them: Parse then reads the top level without
+// scanning the document again to find where each value ends.
+func scan(s string) ([]topMember, bool) {
 	p := scanner{s: s}
 	p.skipSpace()
 	if !p.value() {
-		return false
+		return nil, false
 	}
 	p.skipSpace()
-	return p.i == len(s)
+	return p.top, p.i == len(s)
+}
+
+// topMember is one member of the root object: its key, where its value
+// lies in the document, and how many items it has when it is a list.
+type topMember struct {
+	key        string
+	start, end int
+	items      int
 }
 
 type scanner struct {
@@ -38,6 +54,8 @@ type scanner struct {
 	i     int
 	depth int
 	keys  []string // the keys of every open object, innermost last
+	top   []topMember
+	items int // the item count of the list scanned last
 }
 
 func (p *scanner) skipSpace() {
@@ -131,8 +149,16 @@ func (p *scanner) object() bool {
 		}
 		p.i++
 		p.skipSpace()
+		start := p.i
 		if !p.value() {
 			return false
+		}
+		if p.depth == 1 {
+			m := topMember{key: key, start: start, end: p.i}
+			if p.s[start] == '[' {
+				m.items = p.items
+			}
+			p.top = append(p.top, m)
 		}
 		p.skipSpace()
 		if p.i >= len(p.s) {
@@ -162,9 +188,10 @@ func (p *scanner) array() bool {
 	if p.i < len(p.s) && p.s[p.i] == ']' {
 		p.i++
 		p.depth--
+		p.items = 0
 		return true
 	}
-	for {
+	for n := 1; ; n++ {
 		if !p.value() {
 			return false
 		}
@@ -179,6 +206,7 @@ func (p *scanner) array() bool {
 		case ']':
 			p.i++
 			p.depth--
+			p.items = n
 			return true
 		default:
 			return false

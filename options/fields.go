@@ -30,10 +30,15 @@ func members(v gjson.Result) object {
 		o.vals = append(o.vals, val)
 		return true
 	})
+	o.sort()
+	return o
+}
+
+// sort puts the members in key order.
+func (o object) sort() {
 	if !sort.StringsAreSorted(o.keys) {
 		sort.Sort(byKey(o))
 	}
-	return o
 }
 
 type byKey object

@@ -56,7 +56,8 @@ func Parse(data []byte, opts ...ParseOption) (*Options, error) {
 	} else {
 		text = string(data)
 	}
-	if !wellFormed(text) {
+	top0, ok := scan(text)
+	if !ok {
 		if off := canon.InvalidUTF8(data); off >= 0 {
 			return nil, errorf(ErrInvalidUTF8, "", off, "invalid UTF-8")
 		}
@@ -71,7 +72,22 @@ func Parse(data []byte, opts ...ParseOption) (*Options, error) {
 	if !root.IsObject() {
 		return nil, errorf(ErrType, "", 0, "must be a JSON object, got %s", kind(root))
 	}
-	top := members(root)
+	// The scan found the root's members and where each ends: they are read
+	// from there, not found again.
+	// (When the scan said no and the checks one by one said yes, the
+	// members are found the slow way.)
+	var top object
+	listItems := map[string]int{}
+	if ok {
+		top = object{keys: make([]string, len(top0)), vals: make([]gjson.Result, len(top0))}
+		for i, m := range top0 {
+			top.keys[i], top.vals[i] = m.key, readValue(text[m.start:m.end], m.start)
+			listItems[m.key] = m.items
+		}
+		top.sort()
+	} else {
+		top = members(root)
+	}
 	// Harn checks every key before reading any (validate.rs), in key order.
 	for _, k := range top.keys {
 		if fix, ok := removedOptions[k]; ok {
@@ -86,7 +102,7 @@ func Parse(data []byte, opts ...ParseOption) (*Options, error) {
 	if err := o.parseCallRole(get("call_role"), get("mock_scope")); err != nil {
 		return nil, err
 	}
-	if err := o.parseSystem(get("system")); err != nil {
+	if err := o.parseSystem(get("system"), listItems["system"]); err != nil {
 		return nil, err
 	}
 	if err := o.parsePrimaryParts(get("_system_fragments")); err != nil {
@@ -145,7 +161,10 @@ func (o *Options) parseCallRole(role, scope gjson.Result) error {
 	return nil
 }
 
-func (o *Options) parseSystem(v gjson.Result) error {
+// parseSystem reads the system option; n is the length of the list form,
+// so the list is allocated once at its size (ten thousand items grown by
+// doubling would allocate three times what they hold).
+func (o *Options) parseSystem(v gjson.Result, n int) error {
 	switch {
 	case !v.Exists() || v.Type == gjson.Null:
 		return nil
@@ -154,11 +173,6 @@ func (o *Options) parseSystem(v gjson.Result) error {
 		o.SystemText = &s
 		return nil
 	case v.IsArray():
-		// Counted first (a vectorised skim), the list is allocated once at
-		// its size: ten thousand items grown by doubling would allocate
-		// three times what they hold.
-		n := 0
-		each(v, func(_, _ gjson.Result) bool { n++; return true })
 		o.SystemItems = make([]SystemItem, 0, n)
 		return eachItem(v, func(i int, item gjson.Result) error {
 			it, err := o.parseSystemItem(item, i)
