@@ -282,6 +282,7 @@ func isHex(c byte) bool {
 // holds no control character and is UTF-8.
 func plainRun(run string) bool {
 	i := 0
+	var high uint64 // the high bits seen: none means ASCII, UTF-8 already
 	for ; i+8 <= len(run); i += 8 {
 		// A byte below 0x20 has its high bit set in x-0x20..20 and clear
 		// in x; bytes of 0x80 and up are cleared by ^x.
@@ -289,13 +290,15 @@ func plainRun(run string) bool {
 		if (x-0x2020202020202020)&^x&0x8080808080808080 != 0 {
 			return false
 		}
+		high |= x
 	}
 	for ; i < len(run); i++ {
 		if run[i] < 0x20 {
 			return false
 		}
+		high |= uint64(run[i])
 	}
-	return utf8.ValidString(run)
+	return high&0x8080808080808080 == 0 || utf8.ValidString(run)
 }
 
 // number scans a number as JSON spells it. A plain integer of up to 308
