@@ -187,21 +187,29 @@ func New(r *reducer.Reduction, callRole string) *Manifest {
 	return m
 }
 
-// redactMemo remembers the redactions of a few hundred distinct strings.
-type redactMemo map[string]string
+// redactMemo remembers the redactions of a few hundred distinct strings,
+// and the last one asked for (neighbouring rows often share it).
+type redactMemo struct {
+	seen      map[string]string
+	last, out string
+}
 
 // of returns s redacted, from memory when it was asked for before.
 func (m *redactMemo) of(s string) string {
-	if r, ok := (*m)[s]; ok {
-		return r
+	if s == m.last && m.seen != nil {
+		return m.out
 	}
-	r := redact.String(s)
-	if *m == nil {
-		*m = make(redactMemo)
+	r, ok := m.seen[s]
+	if !ok {
+		r = redact.String(s)
+		if m.seen == nil {
+			m.seen = make(map[string]string)
+		}
+		if len(m.seen) < 256 {
+			m.seen[s] = r
+		}
 	}
-	if len(*m) < 256 {
-		(*m)[s] = r
-	}
+	m.last, m.out = s, r
 	return r
 }
 
