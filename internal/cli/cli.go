@@ -35,9 +35,8 @@ type env struct {
 	stdout, stderr io.Writer
 	flags          *flag.FlagSet // the last flag set made, for --help
 	// optionBytes counts the options read so far, for the heap's soft
-	// limit (boundHeap); restoreLimit puts back the limit found at start.
-	optionBytes  int64
-	restoreLimit func()
+	// limit (boundHeap).
+	optionBytes int64
 }
 
 type command struct {
@@ -69,11 +68,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if !ok {
 		return e.fail("unknown command %q (try: promptloom help)", args[0])
 	}
-	defer func() {
-		if e.restoreLimit != nil {
-			e.restoreLimit()
-		}
-	}()
+	defer e.releaseHeap()
 	return c.run(e, args[1:])
 }
 
