@@ -29,6 +29,8 @@ bench:
 # Minimising a new input stops the other counters; 10s keeps it short.
 fuzz:
 	go test ./options -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s
+	go test ./options -run '^$$' -fuzz '^FuzzWellFormed$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s
+	go test ./options -run '^$$' -fuzz '^FuzzEach$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s
 	go test ./manifest -run '^$$' -fuzz '^FuzzReadValidate$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s
 	go test ./manifest -run '^$$' -fuzz '^FuzzMetadataRedacted$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s
 	go test ./redact -run '^$$' -fuzz '^FuzzRedact$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s

@@ -109,9 +109,12 @@ func testDocs(t *testing.T) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if i := strings.Index(string(b), "[]byte("); i >= 0 {
-			if s, err := strconv.Unquote(strings.TrimSuffix(strings.TrimSpace(string(b[i+7:])), ")")); err == nil {
-				docs = append(docs, s)
+		// A corpus file: a header line, then []byte("...") or string("...").
+		for _, open := range []string{"[]byte(", "string("} {
+			if i := strings.Index(string(b), open); i >= 0 {
+				if s, err := strconv.Unquote(strings.TrimSuffix(strings.TrimSpace(string(b[i+len(open):])), ")")); err == nil {
+					docs = append(docs, s)
+				}
 			}
 		}
 	}
