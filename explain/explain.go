@@ -24,6 +24,7 @@ package explain
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/promptloom/promptloom/internal/canon"
@@ -83,7 +84,9 @@ type Explanation struct {
 // The segment is the manifest's own, shared, not copied: an explanation and
 // its manifest cannot disagree, and a large prompt's rows are not held
 // twice (at a million fragments that copy was a third of the input's size).
-// Explain and New always set it; a Row built by hand needs one too.
+// Explain, New and UnmarshalJSON always set it. A Row built by hand needs
+// one too: WriteJSON and MarshalJSON read a row without one as empty, but
+// the text, HTML and diff renderers read its fields through the pointer.
 //
 // Its JSON is Harn's prompt_explain row, whose order interleaves the two
 // additions with the segment's fields: id, source, producer, bucket,
@@ -117,9 +120,23 @@ type rowJSON struct {
 }
 
 func (r *Row) wire() rowJSON {
-	return rowJSON{ID: r.ID, Source: r.Source, Producer: r.Producer, Bucket: r.Bucket,
-		Included: r.Included, Reason: r.Reason, Bytes: r.Bytes, Offset: r.Offset, Digest: r.Digest,
-		Register: r.Register, Rank: r.Rank, Sources: r.Sources, Tokens: r.Tokens}
+	s := r.segment()
+	return rowJSON{ID: s.ID, Source: r.Source, Producer: s.Producer, Bucket: s.Bucket,
+		Included: s.Included, Reason: s.Reason, Bytes: s.Bytes, Offset: r.Offset, Digest: s.Digest,
+		Register: s.Register, Rank: s.Rank, Sources: s.Sources, Tokens: s.Tokens}
+}
+
+// noSegment stands in for the segment of a row built without one; it is
+// only read.
+var noSegment manifest.Segment
+
+// segment returns the row's segment, or an empty one when it has none, so
+// writing a row built by hand never meets a nil pointer.
+func (r *Row) segment() *manifest.Segment {
+	if r.Segment == nil {
+		return &noSegment
+	}
+	return r.Segment
 }
 
 // MarshalJSON writes the row in Harn's prompt_explain order.
@@ -127,6 +144,20 @@ func (r Row) MarshalJSON() ([]byte, error) {
 	// The caller's encoder escapes HTML or not as it was told to; escaping
 	// here would take that choice from it.
 	return canon.MarshalRaw(r.wire())
+}
+
+// UnmarshalJSON reads a row as MarshalJSON writes it, into a segment of its
+// own: a row read back always has one.
+func (r *Row) UnmarshalJSON(b []byte) error {
+	var w rowJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*r = Row{Segment: &manifest.Segment{ID: w.ID, Producer: w.Producer, Bucket: w.Bucket,
+		Included: w.Included, Reason: w.Reason, Bytes: w.Bytes, Digest: w.Digest,
+		Register: w.Register, Rank: w.Rank, Sources: w.Sources, Tokens: w.Tokens},
+		Source: w.Source, Offset: w.Offset}
+	return nil
 }
 
 // Text returns the system prompt, "" when absent.
@@ -201,12 +232,16 @@ func FromOptions(o *options.Options, opts ...Option) (*Explanation, error) {
 	if err != nil {
 		return nil, err
 	}
+	// What is still needed of the options is taken now, so the rest (the
+	// parsed items, as large as the fragments) can be collected while the
+	// prompt and its manifest are built.
+	callRole, actorChain, warnings := o.CallRole, o.ActorChain, o.Warnings
 	r, err := reducer.Reduce(run.Fragments, activeSet(run.Snapshot), cfg.reduce...)
 	if err != nil {
 		return nil, err
 	}
-	m := manifest.New(r, o.CallRole)
-	if err := m.SetActorChain(o.ActorChain); err != nil {
+	m := manifest.New(r, callRole)
+	if err := m.SetActorChain(actorChain); err != nil {
 		return nil, err
 	}
 	// The manifest's digests are the reducer's, taken over the bytes of
@@ -219,19 +254,27 @@ func FromOptions(o *options.Options, opts ...Option) (*Explanation, error) {
 	}
 	e := build(r, m)
 	e.Traces = run.Traces
-	e.warnings = o.Warnings
+	e.warnings = warnings
 	e.Reminders, _ = stage.Lookup[*RenderedReminders](run.Snapshot, ResolvedReminders)
 	return e, nil
 }
 
-// New explains a reduction whose manifest is m. It fails when m does not
-// hold for the reduction's own prompt.
+// New explains a reduction whose manifest is m (the explanation's rows
+// share m's segments). It fails when m does not hold for the reduction's
+// own prompt, or has not one segment per row of the reduction.
 func New(r *reducer.Reduction, m *manifest.Manifest) (*Explanation, error) {
 	if err := manifest.Validate(m, r.System); err != nil {
 		return nil, fmt.Errorf("explain: the fragments make a manifest that does not hold: %w", err)
 	}
+	if len(m.Segments) != len(r.Rows) {
+		return nil, fmt.Errorf("%w: %d segments for %d rows", ErrManifestMismatch, len(m.Segments), len(r.Rows))
+	}
 	return build(r, m), nil
 }
+
+// ErrManifestMismatch is New's error for a manifest that was not made from
+// the reduction it is given with: its segments do not match the rows.
+var ErrManifestMismatch = errors.New("explain: the manifest is not the reduction's")
 
 // build is the explanation of r and its manifest m, unchecked.
 func build(r *reducer.Reduction, m *manifest.Manifest) *Explanation {

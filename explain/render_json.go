@@ -158,8 +158,9 @@ func isEmptyValue(v reflect.Value) bool {
 // appendRow appends r as encoding/json writes its wire form (rowJSON)
 // indented at depth 2 of the document: the hot loop of a large
 // explanation, written without reflection or a second indenting pass.
-func appendRow(b []byte, r *Row) []byte {
+func appendRow(b []byte, row *Row) []byte {
 	const field = "\n      " // a member's line at depth 3
+	r := row.segment()
 	str := func(name, v string) {
 		b = append(b, field...)
 		b = append(b, name...)
@@ -173,7 +174,7 @@ func appendRow(b []byte, r *Row) []byte {
 	b = append(b, '{')
 	str(`"id": `, r.ID)
 	b = append(b, ',')
-	str(`"source": `, r.Source)
+	str(`"source": `, row.Source)
 	b = append(b, ',')
 	str(`"producer": `, r.Producer)
 	b = append(b, ',')
@@ -185,9 +186,9 @@ func appendRow(b []byte, r *Row) []byte {
 	str(`"reason": `, r.Reason)
 	b = append(b, ',')
 	num(`"bytes": `, r.Bytes)
-	if r.Offset != nil {
+	if row.Offset != nil {
 		b = append(b, ',')
-		num(`"offset": `, *r.Offset)
+		num(`"offset": `, *row.Offset)
 	}
 	b = append(b, ',')
 	str(`"digest": `, r.Digest)

@@ -3,6 +3,7 @@ package manifest
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -162,5 +163,41 @@ func TestReadRedacts(t *testing.T) {
 	}
 	if err := Validate(m, "a"); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestRedactedManyProducers: producers and reasons are redacted through a
+// memo of up to 256 distinct values; past it, and when neighbouring rows
+// repeat or alternate, every row still carries its own value redacted.
+func TestRedactedManyProducers(t *testing.T) {
+	var frags []fragment.Fragment
+	for i := range 600 {
+		f := fragment.Primary(fmt.Sprintf("body %d", i))
+		f.ID = fmt.Sprintf("f%d", i)
+		switch i % 3 {
+		case 0: // a producer of its own, holding a secret
+			f.Producer = fmt.Sprintf("agent-%d ghp_%036d", i, i)
+		case 1: // the same as the row before it
+			f.Producer = fmt.Sprintf("agent-%d ghp_%036d", i-1, i-1)
+		default: // one shared by many rows
+			f.Producer = "shared"
+		}
+		frags = append(frags, f)
+	}
+	r, err := reducer.Reduce(frags, gating.Active{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(r, "")
+	for i, s := range m.Segments {
+		if want := redact.String(frags[i].Producer); s.Producer != want {
+			t.Fatalf("row %d: producer %q, want %q", i, s.Producer, want)
+		}
+		if strings.Contains(s.Producer, "ghp_") {
+			t.Fatalf("row %d: producer not redacted: %q", i, s.Producer)
+		}
+		if want := redact.String(r.Rows[i].Reason); s.Reason != want {
+			t.Fatalf("row %d: reason %q, want %q", i, s.Reason, want)
+		}
 	}
 }

@@ -14,7 +14,7 @@ import (
 // reads it twice (once to find its end, then again to iterate it).
 //
 // It relies on what Parse has already checked: v.Raw is well-formed JSON
-// (wellFormed or checkDocument said so). Anything that is not a plain
+// (scan or checkDocument said so). Anything that is not a plain
 // string or a container (numbers, literals) and any string with an escape
 // is read by gjson itself, so the values are gjson's to the byte; the
 // agreement is held by TestEachAgrees and FuzzEach.

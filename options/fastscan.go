@@ -11,7 +11,7 @@ import (
 // malformed to json.Valid.
 const maxDepth = 10000
 
-// wellFormed reports, in one pass over s, whether s passes every check Parse
+// scan reports, in one pass over s, whether s passes every check Parse
 // makes before reading: UTF-8 (canon.InvalidUTF8), JSON syntax with
 // encoding/json's nesting limit (checkSyntax), no key given twice in an
 // object and no number past float range (checkDocument). It says only yes
@@ -20,17 +20,14 @@ const maxDepth = 10000
 // costs time only), but it must never accept what one of them refuses;
 // TestWellFormedAgrees holds it to that.
 //
+// On the way it records the members of the document's root object (when
+// the root is one): Parse then reads the top level without scanning the
+// document again to find where each value ends.
+//
 // Strings, which are nearly all of an options file, are checked a run at a
 // time: the closing quote and any backslash are found with a vectorised
-// search, control characters eight bytes at a time, UTF-8 by utf8.ValidString.
-func wellFormed(s string) bool {
-	_, ok := scan(s)
-	return ok
-}
-
-// scan is wellFormed that also returns the members of the document's root
-// object, as it found them: Parse then reads the top level without
-// scanning the document again to find where each value ends.
+// search, control characters eight bytes at a time, UTF-8 by utf8.ValidString
+// (only for a run that is not all ASCII).
 func scan(s string) ([]topMember, bool) {
 	p := scanner{s: s}
 	p.skipSpace()

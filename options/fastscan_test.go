@@ -11,6 +11,12 @@ import (
 	"github.com/promptloom/promptloom/internal/canon"
 )
 
+// wellFormed is scan's verdict alone.
+func wellFormed(s string) bool {
+	_, ok := scan(s)
+	return ok
+}
+
 // oldChecks is what Parse checked before wellFormed: the UTF-8 scan, the
 // syntax check and the document walk, one after another.
 func oldChecks(data []byte) bool {

@@ -130,8 +130,11 @@ func (o *Options) SystemFragments() []fragment.Fragment {
 	if o.Replacement != nil {
 		return []fragment.Fragment{fragment.Replacement(*o.Replacement)}
 	}
-	out := make([]fragment.Fragment, 0, len(o.SystemItems))
-	for _, it := range o.SystemItems {
+	var out []fragment.Fragment // nil when no item is enabled
+	for i, it := range o.SystemItems {
+		if out == nil && it.Enabled {
+			out = make([]fragment.Fragment, 0, len(o.SystemItems)-i)
+		}
 		if !it.Enabled {
 			continue
 		}

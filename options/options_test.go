@@ -2,6 +2,7 @@ package options
 
 import (
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -195,5 +196,22 @@ func TestInPlace(t *testing.T) {
 		if diff := cmp.Diff(copied, inPlace); diff != "" {
 			t.Fatalf("%q: in place differs (-copied +in place):\n%s", doc, diff)
 		}
+	}
+}
+
+// TestLongListAllocation: a system list of a million bare zeros fails at
+// its first item without first reserving room for a million items: Parse
+// allocates within a small multiple of the input.
+func TestLongListAllocation(t *testing.T) {
+	data := []byte(`{"system":[0` + strings.Repeat(",0", 1<<20) + `]}`)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := Parse(data)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrType) || !strings.Contains(err.Error(), "system[0]") {
+		t.Fatalf("got %v, want the type error of system[0]", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 3*uint64(len(data)) {
+		t.Errorf("Parse allocated %d bytes for a %d-byte input", got, len(data))
 	}
 }

@@ -163,7 +163,10 @@ func (o *Options) parseCallRole(role, scope gjson.Result) error {
 
 // parseSystem reads the system option; n is the length of the list form,
 // so the list is allocated once at its size (ten thousand items grown by
-// doubling would allocate three times what they hold).
+// doubling would allocate three times what they hold). Up front it takes
+// at most one item per 64 bytes of the list, and grows past that as items
+// are read: a list of a million bare zeros that fails at its first item
+// must not first reserve memory for a million items.
 func (o *Options) parseSystem(v gjson.Result, n int) error {
 	switch {
 	case !v.Exists() || v.Type == gjson.Null:
@@ -173,7 +176,9 @@ func (o *Options) parseSystem(v gjson.Result, n int) error {
 		o.SystemText = &s
 		return nil
 	case v.IsArray():
-		o.SystemItems = make([]SystemItem, 0, n)
+		if n = min(n, len(v.Raw)/64); n > 0 {
+			o.SystemItems = make([]SystemItem, 0, n)
+		}
 		return eachItem(v, func(i int, item gjson.Result) error {
 			it, err := o.parseSystemItem(item, i)
 			o.SystemItems = append(o.SystemItems, it)

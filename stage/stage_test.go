@@ -172,11 +172,18 @@ func TestStagesReturnRatherThanMutate(t *testing.T) {
 // trace still sees the change.
 func TestReadOnlyStageAppendsWithoutCopy(t *testing.T) {
 	p, _ := NewPlan()
-	var seen *fragment.Fragment
+	var seen, produced *fragment.Fragment
 	var previous []fragment.Fragment
-	p.Add(appender("a", "one"),
+	p.Add(Stage{ID: "a", Kind: Compilation, Handler: func(_ context.Context, in Input) (any, error) {
+		out := append(in.Fragments, fragment.Fragment{ID: "a", Body: "one"})
+		produced = &out[0]
+		return out, nil
+	}},
 		Stage{ID: "peek", Kind: Compilation, ReadOnly: true, Handler: func(_ context.Context, in Input) (any, error) {
 			seen, previous = &in.Fragments[0], in.Fragments
+			if seen != produced {
+				t.Error("a ReadOnly stage was handed a copy of the list, not the list")
+			}
 			if cap(in.Fragments) != len(in.Fragments) {
 				t.Errorf("list not clipped: len %d cap %d", len(in.Fragments), cap(in.Fragments))
 			}

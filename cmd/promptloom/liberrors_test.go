@@ -13,6 +13,7 @@ import (
 
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/fragment"
 	"github.com/promptloom/promptloom/gating"
 	"github.com/promptloom/promptloom/internal/pgtest"
@@ -39,6 +40,18 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 	"reducer.ErrEmptyID": func(t *testing.T) (error, error) {
 		_, err := reducer.Reduce([]fragment.Fragment{fragment.Primary("x"), {Source: "caller", Body: "y"}}, gating.Active{})
 		return err, reducer.ErrEmptyID
+	},
+	"explain.ErrManifestMismatch": func(t *testing.T) (error, error) {
+		r, err := reducer.Reduce([]fragment.Fragment{fragment.Primary("hello"), fragment.ToolGuidance("t", "g")}, gating.Active{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		other, err := reducer.Reduce([]fragment.Fragment{fragment.Primary("hello")}, gating.Active{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = explain.New(r, manifest.New(other, ""))
+		return err, explain.ErrManifestMismatch
 	},
 	"budget.ErrInvalid (binding in the shed order)": func(t *testing.T) (error, error) {
 		_, err := budget.New(budget.Bytes(), 100, fragment.Considered, fragment.Binding)

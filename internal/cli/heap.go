@@ -6,69 +6,61 @@ import (
 	"sync"
 )
 
-// The heap an explanation needs is about 2.7 times its options file: the
-// file itself (parsed in place), the prompt, and a fragment, a reducer row
-// and a manifest segment per item. Go's collector lets the heap grow past
-// what it last found live before it collects again, so on a large file the
-// peak went past three times. The CLI knows its input's size: it sets a
-// soft memory limit of heapPerInputByte times the options it has read,
-// plus room for the runtime, and the collector works harder only as the
-// heap nears it (at a million fragments, 442 MB, the peak above the
-// runtime's baseline went from 3.19 to 2.88 times the input, for about 10%
-// more time; see docs/performance.md). A GOMEMLIMIT the user set is left
-// alone; a small input never comes near the limit.
+// An explanation holds about 2.7 times its options file on the benchmark's
+// workload (the file itself, parsed in place, the prompt, and a fragment,
+// a reducer row and a manifest segment per item), and Go's collector, at
+// its default GOGC of 100, lets the heap grow well past what it last found
+// live before collecting again: at a million fragments (442 MB) the peak
+// above the runtime's baseline was 3.19 times the input. From
+// largeOptionsBytes of options read, the CLI collects at GOGC 50 instead,
+// which brought that peak to 2.92 times at about the same speed
+// (docs/performance.md). Unlike a memory limit sized from the input, it
+// cannot make the collector run without end on an input whose items are
+// many and small (whose heap is many times the input whatever is done). A
+// GOGC the user set is left alone, and a small input is not touched.
 const (
-	heapPerInputByte = 2.9
-	heapRoom         = 16 << 20
+	largeOptionsBytes = 32 << 20
+	largeGCPercent    = 50
 )
 
-// The limit is the process's, and Main may run in several goroutines at
-// once (tests do): the limit in force is the largest any running command
-// asked for, and the one found before the first is put back after the
-// last.
+// The GC percent is the process's, and Main may run in several goroutines
+// at once (tests do): it is lowered while any command with a large input
+// runs, and the value found before the first is put back after the last.
 var heap struct {
 	sync.Mutex
-	wanted   map[*env]int64
-	original int64
+	large    map[*env]bool
+	original int
 }
 
-// boundHeap records n more bytes of options read and raises the soft
-// memory limit to match, unless the user set GOMEMLIMIT.
+// boundHeap records n more bytes of options read; once they reach
+// largeOptionsBytes, the collector runs at largeGCPercent until the
+// command ends, unless the user set GOGC.
 func (e *env) boundHeap(n int) {
-	if os.Getenv("GOMEMLIMIT") != "" {
+	e.optionBytes += int64(n)
+	if e.optionBytes < largeOptionsBytes || os.Getenv("GOGC") != "" {
 		return
 	}
-	e.optionBytes += int64(n)
 	heap.Lock()
 	defer heap.Unlock()
-	if len(heap.wanted) == 0 {
-		heap.wanted = map[*env]int64{}
-		heap.original = debug.SetMemoryLimit(-1)
+	if heap.large[e] {
+		return
 	}
-	heap.wanted[e] = int64(heapPerInputByte*float64(e.optionBytes)) + heapRoom
-	setHeapLimit()
+	if len(heap.large) == 0 {
+		heap.large = map[*env]bool{}
+		heap.original = debug.SetGCPercent(largeGCPercent)
+	}
+	heap.large[e] = true
 }
 
-// releaseHeap withdraws e's limit, when it set one.
+// releaseHeap withdraws e's setting, when it made one.
 func (e *env) releaseHeap() {
 	heap.Lock()
 	defer heap.Unlock()
-	if _, ok := heap.wanted[e]; !ok {
+	if !heap.large[e] {
 		return
 	}
-	delete(heap.wanted, e)
-	if len(heap.wanted) == 0 {
-		debug.SetMemoryLimit(heap.original)
-		return
+	delete(heap.large, e)
+	if len(heap.large) == 0 {
+		debug.SetGCPercent(heap.original)
 	}
-	setHeapLimit()
-}
-
-// setHeapLimit sets the largest limit wanted (heap held).
-func setHeapLimit() {
-	var limit int64
-	for _, l := range heap.wanted {
-		limit = max(limit, l)
-	}
-	debug.SetMemoryLimit(limit)
 }

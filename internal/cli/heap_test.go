@@ -8,35 +8,43 @@ import (
 	"testing"
 )
 
-// TestHeapLimit: a command raises the soft memory limit in proportion to
-// the options it read; with several running, the largest wanted holds;
-// the limit found before the first is back after the last; a GOMEMLIMIT
-// the user set is left alone.
-func TestHeapLimit(t *testing.T) {
-	t.Setenv("GOMEMLIMIT", "") // as if unset
-	os.Unsetenv("GOMEMLIMIT")
-	before := debug.SetMemoryLimit(-1)
-	a, b := &env{}, &env{}
-	a.boundHeap(100 << 20)
-	wanted := func(n int) int64 { f := heapPerInputByte * float64(n); return int64(f) + heapRoom }
-	want := wanted(100 << 20)
-	if got := debug.SetMemoryLimit(-1); got != want {
-		t.Fatalf("limit %d after 100 MiB read, want %d", got, want)
+// gcPercent reads the GC percent without changing it.
+func gcPercent() int {
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	return p
+}
+
+// TestHeapGCPercent: a command that has read largeOptionsBytes of options
+// lowers the GC percent until it ends; with several running, it stays
+// lowered until the last ends, then the original is back; a small input
+// and a GOGC the user set are left alone.
+func TestHeapGCPercent(t *testing.T) {
+	t.Setenv("GOGC", "")
+	os.Unsetenv("GOGC")
+	before := gcPercent()
+	a, b, small := &env{}, &env{}, &env{}
+	small.boundHeap(largeOptionsBytes - 1)
+	if got := gcPercent(); got != before {
+		t.Fatalf("a small input changed the GC percent to %d", got)
 	}
-	b.boundHeap(1 << 20)
-	if got := debug.SetMemoryLimit(-1); got != want {
-		t.Fatalf("a smaller command lowered the limit to %d (want %d)", got, want)
+	a.boundHeap(largeOptionsBytes / 2)
+	a.boundHeap(largeOptionsBytes / 2) // two files, as diff reads them
+	if got := gcPercent(); got != largeGCPercent {
+		t.Fatalf("GC percent %d after a large input, want %d", got, largeGCPercent)
 	}
+	b.boundHeap(largeOptionsBytes)
 	a.releaseHeap()
-	if got, wantB := debug.SetMemoryLimit(-1), wanted(1<<20); got != wantB {
-		t.Fatalf("limit %d after the larger command ended, want %d", got, wantB)
+	if got := gcPercent(); got != largeGCPercent {
+		t.Fatalf("GC percent %d while a large command still runs, want %d", got, largeGCPercent)
 	}
+	small.releaseHeap()
 	b.releaseHeap()
-	if got := debug.SetMemoryLimit(-1); got != before {
-		t.Fatalf("limit %d after every command ended, want the original %d", got, before)
+	if got := gcPercent(); got != before {
+		t.Fatalf("GC percent %d after every command ended, want the original %d", got, before)
 	}
 
-	// Through Main: the limit is back when it returns.
+	// Through Main: the percent is back when it returns.
 	path := filepath.Join(t.TempDir(), "o.json")
 	if err := os.WriteFile(path, []byte(`{"system":"hello"}`), 0o644); err != nil {
 		t.Fatal(err)
@@ -44,15 +52,15 @@ func TestHeapLimit(t *testing.T) {
 	if code := Main([]string{"explain", path}, nil, io.Discard, io.Discard); code != ExitOK {
 		t.Fatalf("exit %d", code)
 	}
-	if got := debug.SetMemoryLimit(-1); got != before {
-		t.Fatalf("limit %d after Main, want the original %d", got, before)
+	if got := gcPercent(); got != before {
+		t.Fatalf("GC percent %d after Main, want the original %d", got, before)
 	}
 
-	t.Setenv("GOMEMLIMIT", "1GiB")
+	t.Setenv("GOGC", "200")
 	c := &env{}
-	c.boundHeap(100 << 20)
-	if got := debug.SetMemoryLimit(-1); got != before {
-		t.Fatalf("GOMEMLIMIT set, yet the limit changed to %d", got)
+	c.boundHeap(largeOptionsBytes)
+	if got := gcPercent(); got != before {
+		t.Fatalf("GOGC set, yet the GC percent changed to %d", got)
 	}
 	c.releaseHeap()
 }
