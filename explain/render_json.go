@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/promptloom/promptloom/internal/canon"
 )
 
 // writeStreamed writes v, a struct, exactly as writeJSON would (indented by
@@ -257,24 +259,7 @@ func appendEscaped(b []byte, s string) []byte {
 				i++
 				continue
 			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				const hex = "0123456789abcdef"
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			}
+			b = canon.AppendEscape(append(b, s[start:i]...), c)
 			i++
 			start = i
 			continue

@@ -3,6 +3,7 @@ package explain
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -13,25 +14,28 @@ import (
 	"github.com/promptloom/promptloom/reducer"
 )
 
+// sameJSON fails t unless e streams to the bytes encoding/json writes for
+// it whole.
+func sameJSON(t *testing.T, name string, e *Explanation) {
+	t.Helper()
+	var whole, streamed bytes.Buffer
+	if err := writeJSON(&whole, e); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.WriteJSON(&streamed); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(whole.Bytes(), streamed.Bytes()) {
+		t.Fatalf("%s: streamed JSON differs:\nwhole:\n%.2000s\nstreamed:\n%.2000s", name, whole.Bytes(), streamed.Bytes())
+	}
+}
+
 // TestWriteJSONStreams: the streamed JSON of an explanation is, byte for
 // byte, what encoding/json writes for the whole value at once, on random
 // Harn-shaped options (with and without a budget, lint, reminders and
 // traces), on every vector's options, and on the empty explanation.
 func TestWriteJSONStreams(t *testing.T) {
-	same := func(name string, e *Explanation) {
-		t.Helper()
-		var whole, streamed bytes.Buffer
-		if err := writeJSON(&whole, e); err != nil {
-			t.Fatal(err)
-		}
-		if err := e.WriteJSON(&streamed); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(whole.Bytes(), streamed.Bytes()) {
-			t.Fatalf("%s: streamed JSON differs:\nwhole:\n%s\nstreamed:\n%s", name, whole.Bytes(), streamed.Bytes())
-		}
-	}
-	same("empty", &Explanation{})
+	sameJSON(t, "empty", &Explanation{})
 	rich, err := Explain([]byte(`{"system":[{"content":"a <b> & c","register":"craft","rank":2},"x"],
 		"tools":[{"name":"t","guidance":"use <t>"}],"actor_chain":{"b":[1, 2],"a":"\u00e9"},
 		"reminders":[{"body":"be <brief>","tags":["x"],"ttl_turns":2},{"body":"b","dedupe_key":"k"},{"body":"c","dedupe_key":"k"}]}`))
@@ -41,7 +45,7 @@ func TestWriteJSONStreams(t *testing.T) {
 	if rich.Reminders == nil || len(rich.Traces) == 0 {
 		t.Fatal("the rich case lost its reminders or traces")
 	}
-	same("rich", rich)
+	sameJSON(t, "rich", rich)
 	r := rand.New(rand.NewPCG(17, 19))
 	for i := range 1000 {
 		data, err := json.Marshal(randOptions(r))
@@ -61,7 +65,7 @@ func TestWriteJSONStreams(t *testing.T) {
 			e.Traces = nil
 		}
 		e.Lint = Lint(e)
-		same(string(data), e)
+		sameJSON(t, string(data), e)
 	}
 	files, _ := filepath.Glob("../testdata/*/*/*.json")
 	more, _ := filepath.Glob("../testdata/vectors/*.json")
@@ -77,7 +81,7 @@ func TestWriteJSONStreams(t *testing.T) {
 			continue
 		}
 		if e, err := Explain(v.Options); err == nil {
-			same(path, e)
+			sameJSON(t, path, e)
 		}
 	}
 }
@@ -128,16 +132,7 @@ func TestWriteJSONRowFields(t *testing.T) {
 	e.Fragments[0].ID, e.Fragments[0].Reason, e.Fragments[0].Digest = hostile, hostile, hostile
 	e.Fragments[1].Register, e.Fragments[1].Rank, e.Fragments[1].Tokens = "craft", &two, &one
 	e.Fragments[1].Sources = []string{"ev:1", hostile}
-	var whole, streamed bytes.Buffer
-	if err := writeJSON(&whole, e); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.WriteJSON(&streamed); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(whole.Bytes(), streamed.Bytes()) {
-		t.Fatalf("streamed JSON differs:\nwhole:\n%s\nstreamed:\n%s", whole.Bytes(), streamed.Bytes())
-	}
+	sameJSON(t, "hostile rows", e)
 }
 
 // TestWriteJSONLongPrompt: a prompt longer than one piece of writeString,
@@ -153,15 +148,6 @@ func TestWriteJSONLongPrompt(t *testing.T) {
 	for offset := range 4 {
 		system := string(b[offset:])
 		e := &Explanation{System: &system}
-		var whole, streamed bytes.Buffer
-		if err := writeJSON(&whole, e); err != nil {
-			t.Fatal(err)
-		}
-		if err := e.WriteJSON(&streamed); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(whole.Bytes(), streamed.Bytes()) {
-			t.Fatalf("offset %d: streamed JSON of a %d-byte prompt differs", offset, len(system))
-		}
+		sameJSON(t, fmt.Sprintf("offset %d, a %d-byte prompt", offset, len(system)), e)
 	}
 }

@@ -3,9 +3,6 @@ package options
 import (
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -103,40 +100,11 @@ func testDocs(t *testing.T) []string {
 		`{"x":"` + strings.Repeat(`a\"b`, 100) + `"}`,
 	}
 	docs = append(docs, wellFormedCases...)
-	corpus, _ := filepath.Glob("testdata/fuzz/*/*")
-	for _, path := range corpus {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// A corpus file: a header line, then []byte("...") or string("...").
-		for _, open := range []string{"[]byte(", "string("} {
-			if i := strings.Index(string(b), open); i >= 0 {
-				if s, err := strconv.Unquote(strings.TrimSuffix(strings.TrimSpace(string(b[i+len(open):])), ")")); err == nil {
-					docs = append(docs, s)
-				}
-			}
-		}
-	}
+	docs = append(docs, corpusDocs(t)...)
 	r := rand.New(rand.NewPCG(7, 11))
 	alphabet := []byte("{}[]\":,\\ \t\n0123456789-+.eEtrufalsnxu\xc3\xa9")
 	for range 20000 {
-		doc := []byte(docs[r.IntN(10)])
-		for range 1 + r.IntN(3) {
-			i := r.IntN(len(doc))
-			switch r.IntN(3) {
-			case 0:
-				doc[i] = alphabet[r.IntN(len(alphabet))]
-			case 1:
-				doc = append(doc[:i:i], doc[i+1:]...)
-			default:
-				doc = append(doc[:i:i], append([]byte{alphabet[r.IntN(len(alphabet))]}, doc[i:]...)...)
-			}
-			if len(doc) == 0 {
-				break
-			}
-		}
-		docs = append(docs, string(doc))
+		docs = append(docs, string(mutate(r, []byte(docs[r.IntN(10)]), alphabet)))
 	}
 	return docs
 }

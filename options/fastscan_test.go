@@ -2,9 +2,6 @@ package options
 
 import (
 	"math/rand/v2"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -58,18 +55,8 @@ func TestWellFormedAgrees(t *testing.T) {
 	for _, doc := range wellFormedCases {
 		check(doc)
 	}
-	corpus, _ := filepath.Glob("testdata/fuzz/*/*")
-	for _, path := range corpus {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// The corpus file format: a header line, then []byte("...").
-		if i := strings.Index(string(b), "[]byte("); i >= 0 {
-			if s, err := strconv.Unquote(strings.TrimSuffix(strings.TrimSpace(string(b[i+7:])), ")")); err == nil {
-				check(s)
-			}
-		}
+	for _, doc := range corpusDocs(t) {
+		check(doc)
 	}
 	r := rand.New(rand.NewPCG(3, 5))
 	alphabet := []byte("{}[]\":,\\ \t\n0123456789-+.eEtrufalsnx\x00\x1f\x7f\x80\xc3\xa9\xff")
@@ -78,21 +65,7 @@ func TestWellFormedAgrees(t *testing.T) {
 		if r.IntN(2) == 0 {
 			doc = []byte(`{"system":[{"content":"a b: c","rank":3},"x"],"tools":[{"name":"t"}],"n":[1.5,-2e3,true,null]}`)
 		}
-		for range 1 + r.IntN(3) {
-			if len(doc) == 0 {
-				break
-			}
-			i := r.IntN(len(doc))
-			switch r.IntN(3) {
-			case 0:
-				doc[i] = alphabet[r.IntN(len(alphabet))]
-			case 1:
-				doc = append(doc[:i:i], doc[i+1:]...)
-			default:
-				doc = append(doc[:i:i], append([]byte{alphabet[r.IntN(len(alphabet))]}, doc[i:]...)...)
-			}
-		}
-		check(string(doc))
+		check(string(mutate(r, doc, alphabet)))
 	}
 }
 

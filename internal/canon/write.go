@@ -61,37 +61,40 @@ func (w *writer) value(v *value) {
 	}
 }
 
-const hexDigits = "0123456789abcdef"
-
 func appendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
+			dst = AppendEscape(append(dst, s[start:i]...), c)
+			start = i + 1
 		}
-		dst = append(dst, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			dst = append(dst, '\\', c)
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&15])
-		}
-		start = i + 1
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// AppendEscape appends the JSON escape of c, a byte that cannot stand in a
+// string as itself: a quote, a backslash or a control byte. serde_json and
+// encoding/json write these alike: a backslash before a quote or a
+// backslash, \b \f \n \r \t by name, \u00XX (lower-case hex) for the rest.
+func AppendEscape(dst []byte, c byte) []byte {
+	switch c {
+	case '"', '\\':
+		return append(dst, '\\', c)
+	case '\b':
+		return append(dst, '\\', 'b')
+	case '\f':
+		return append(dst, '\\', 'f')
+	case '\n':
+		return append(dst, '\\', 'n')
+	case '\r':
+		return append(dst, '\\', 'r')
+	case '\t':
+		return append(dst, '\\', 't')
+	}
+	const hex = "0123456789abcdef"
+	return append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
 }
 
 // appendNumber appends the canonical form of tok, a number token by JSON's
