@@ -156,9 +156,16 @@ func New(r *reducer.Reduction, callRole string) *Manifest {
 		hexes = row.Digest.AppendText(hexes)
 		// A digest is "blake3:" and lower-case hex, which no pattern of
 		// the catalog can match: it is the one string not scanned.
+		// A system item's source is its id: redacted once for both.
+		id, prod := redact.String(f.ID), f.ProducerOrSource()
+		if prod == f.ID {
+			prod = id
+		} else {
+			prod = producer.of(prod)
+		}
 		*s = Segment{
-			ID:       redact.String(f.ID),
-			Producer: producer.of(f.ProducerOrSource()),
+			ID:       id,
+			Producer: prod,
 			Bucket:   f.Bucket.String(),
 			Included: row.Included,
 			Reason:   reason.of(row.Reason),
