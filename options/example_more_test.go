@@ -39,3 +39,17 @@ func ExampleOptions_WithoutTool() {
 	// <nil> [] 1
 	// no such tool: "web" is not declared in tools
 }
+
+// A caller that reads options into a buffer of its own, and never changes
+// it afterwards, can have them parsed where they lie: the Options' strings
+// then share the buffer's bytes, and a large file is held once, not twice.
+func ExampleInPlace() {
+	buf := []byte(`{"system": "You are terse."}`) // read from a file, say, and never reused
+	o, err := options.Parse(buf, options.InPlace(), options.MaxBytes(1<<20))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(*o.SystemText)
+	// Output:
+	// You are terse.
+}
