@@ -33,13 +33,9 @@ func (e *env) verifyPayload(pos []string, f payloadFlags) int {
 	if err != nil {
 		return e.fail("verify: --provider: %v", err)
 	}
-	raw, err := e.readLimited(pos[0], maxManifestBytes())
+	m, err := e.readManifest(pos[0])
 	if err != nil {
 		return e.fail("verify: %v", err)
-	}
-	m, err := manifest.Read(raw)
-	if err != nil {
-		return e.fail("verify: %s: %v", pos[0], err)
 	}
 	body, err := e.readLimited(*f.payload, maxPayloadBytes)
 	if err != nil {
@@ -59,9 +55,13 @@ func (e *env) verifyPayload(pos []string, f payloadFlags) int {
 	case err != nil:
 		return e.fail("verify: %s: %v", *f.payload, err)
 	}
+	hash, err := m.ContentHash()
+	if err != nil {
+		return e.fail("verify: %s: %v", pos[0], err)
+	}
 	c := res.Channel
-	head := fmt.Sprintf("ok: manifest %s holds for the %s system channel (%s, %d piece(s))",
-		manifest.HashBytes(raw), c.Provider, c.Field, len(c.Pieces))
+	head := fmt.Sprintf("ok: manifest content hash %s holds for the %s system channel (%s, %d piece(s))",
+		hash, c.Provider, c.Field, len(c.Pieces))
 	if !res.Placed {
 		fmt.Fprintf(e.stdout, "%s: %d bytes (%d segments, %d included)\n", head, len(c.Text), len(m.Segments), m.IncludedCount())
 		return ExitOK
@@ -120,13 +120,9 @@ func (e *env) writePayload(x *explain.Explanation, p payload.Provider, f placeFl
 		opts = append(opts, payload.MaxBreakpoints(*f.max))
 	}
 	if *f.since != "" {
-		raw, err := e.readLimited(*f.since, maxManifestBytes())
+		old, err := e.readManifest(*f.since)
 		if err != nil {
 			return e.fail("explain: --since: %v", err)
-		}
-		old, err := manifest.Read(raw)
-		if err != nil {
-			return e.fail("explain: --since: %s: %v", *f.since, err)
 		}
 		opts = append(opts, payload.Since(old))
 	}

@@ -24,9 +24,20 @@ var (
 	maxPayloadBytes int64 = 256 << 20
 )
 
-// maxManifestBytes is the largest manifest the CLI reads: manifest.Read's
-// own limit, so reading stops where Read would refuse.
-func maxManifestBytes() int64 { return int64(manifest.MaxBytes) }
+// readManifest reads and parses a manifest file, at most manifest.Read's
+// own limit (reading stops where Read would refuse); an error names the
+// file.
+func (e *env) readManifest(path string) (*manifest.Manifest, error) {
+	raw, err := e.readLimited(path, int64(manifest.MaxBytes))
+	if err != nil {
+		return nil, err
+	}
+	m, err := manifest.Read(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, nil
+}
 
 // InputTooLargeError is returned for a file (or stdin, "-") that holds more
 // bytes than the CLI reads of it. It is raised as soon as the limit is

@@ -38,13 +38,9 @@ func runVerify(e *env, args []string) int {
 	if len(pos) != 2 {
 		return e.fail("verify: takes MANIFEST and SYSTEM_FILE, got %d argument(s)", len(pos))
 	}
-	raw, err := e.readLimited(pos[0], maxManifestBytes())
+	m, err := e.readManifest(pos[0])
 	if err != nil {
 		return e.fail("verify: %v", err)
-	}
-	m, err := manifest.Read(raw)
-	if err != nil {
-		return e.fail("verify: %s: %v", pos[0], err)
 	}
 	system, err := e.readLimited(pos[1], maxPromptBytes)
 	if err != nil {
