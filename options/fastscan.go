@@ -157,23 +157,31 @@ func (p *scanner) object() bool {
 			}
 			p.top = append(p.top, m)
 		}
-		p.skipSpace()
-		if p.i >= len(p.s) {
-			return false
-		}
-		switch p.s[p.i] {
-		case ',':
-			p.i++
-			p.skipSpace()
-		case '}':
-			p.i++
+		if done, ok := p.next('}'); !ok || done {
 			p.keys = p.keys[:base]
-			p.depth--
-			return true
-		default:
-			return false
+			return ok
 		}
 	}
+}
+
+// next reads what follows a member or an item: a comma (more to come) or
+// the closing byte of the container, which it leaves.
+func (p *scanner) next(closing byte) (done, ok bool) {
+	p.skipSpace()
+	if p.i >= len(p.s) {
+		return false, false
+	}
+	switch p.s[p.i] {
+	case ',':
+		p.i++
+		p.skipSpace()
+		return false, true
+	case closing:
+		p.i++
+		p.depth--
+		return true, true
+	}
+	return false, false
 }
 
 func (p *scanner) array() bool {
@@ -192,21 +200,9 @@ func (p *scanner) array() bool {
 		if !p.value() {
 			return false
 		}
-		p.skipSpace()
-		if p.i >= len(p.s) {
-			return false
-		}
-		switch p.s[p.i] {
-		case ',':
-			p.i++
-			p.skipSpace()
-		case ']':
-			p.i++
-			p.depth--
+		if done, ok := p.next(']'); !ok || done {
 			p.items = n
-			return true
-		default:
-			return false
+			return ok
 		}
 	}
 }
