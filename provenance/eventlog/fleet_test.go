@@ -133,11 +133,7 @@ func TestPostgresFleet(t *testing.T) {
 func TestPostgresLaterBatchWaitsForEarlier(t *testing.T) {
 	dsn := pgtest.URL(t)
 	ctx := context.Background()
-	s, err := OpenPostgres(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := pgStore(ctx, t, dsn)
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -213,16 +209,8 @@ func TestPostgresWaitWakesAcrossConnections(t *testing.T) {
 	dsn := pgtest.URL(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	a, err := OpenPostgres(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := OpenPostgres(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a := pgStore(ctx, t, dsn)
+	b := pgStore(ctx, t, dsn)
 	got := make(chan int64, 1)
 	go func() {
 		head, err := a.Wait(ctx, 0)
@@ -265,11 +253,7 @@ func TestPostgresSchemaVersionIsChecked(t *testing.T) {
 func TestPostgresOneRefusedBatchFailsAlone(t *testing.T) {
 	dsn := pgtest.URL(t)
 	ctx := context.Background()
-	s, err := OpenPostgres(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := pgStore(ctx, t, dsn)
 	// A rule only the server knows: kind "poison" is refused.
 	if _, err := s.pool.Exec(ctx, `ALTER TABLE events ADD CHECK (kind <> 'poison')`); err != nil {
 		t.Fatal(err)
@@ -312,17 +296,13 @@ func TestPostgresWaitSurvivesALostListener(t *testing.T) {
 	dsn := pgtest.URL(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	a, err := OpenPostgres(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a := pgStore(ctx, t, dsn)
 	if err := a.listen(ctx); err != nil {
 		t.Fatal(err)
 	}
 	var killed int
 	listen := "LISTEN " + pgx.Identifier{a.channel}.Sanitize()
-	err = a.pool.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+	err := a.pool.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
 		WHERE query = $1`, listen).Scan(&killed)
 	if err != nil || killed != 1 {
 		t.Fatalf("terminated %d listeners: %v", killed, err)
@@ -348,15 +328,22 @@ func TestPostgresWaitSurvivesALostListener(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	b, err := OpenPostgres(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := pgStore(ctx, t, dsn)
 	if _, err := b.Append(ctx, Draft{Kind: "k", Payload: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if head := <-got; head != 1 {
 		t.Errorf("Wait = %d, want 1", head)
 	}
+}
+
+// pgStore opens a store on dsn for the test, closed when it ends.
+func pgStore(ctx context.Context, t *testing.T, dsn string) *Postgres {
+	t.Helper()
+	s, err := OpenPostgres(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
