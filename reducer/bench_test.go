@@ -10,6 +10,7 @@ import (
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/fragment"
 	"github.com/promptloom/promptloom/gating"
+	"github.com/promptloom/promptloom/internal/benchdata"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/reducer"
 )
@@ -29,14 +30,7 @@ func fragments(n int) []fragment.Fragment {
 	r := rand.New(rand.NewPCG(uint64(n), 7))
 	out := make([]fragment.Fragment, n)
 	for i := range out {
-		var b strings.Builder
-		for b.Len() < 400 {
-			if b.Len() > 0 {
-				b.WriteByte(' ')
-			}
-			b.WriteString(words[r.IntN(len(words))])
-		}
-		f := fragment.Fragment{ID: fmt.Sprintf("part[%d]", i), Source: "bench", Body: b.String()}
+		f := fragment.Fragment{ID: fmt.Sprintf("part[%d]", i), Source: "bench", Body: benchdata.Prose(r, words, 400)}
 		switch i % 10 {
 		case 3:
 			f.RequiresTools = []string{"read"}

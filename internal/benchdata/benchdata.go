@@ -31,17 +31,22 @@ func Chunks(n int) []Chunk {
 	r := rand.New(rand.NewPCG(uint64(n), 11))
 	out := make([]Chunk, n)
 	for i := range out {
-		var b strings.Builder
-		for b.Len() < 390 {
-			if b.Len() > 0 {
-				b.WriteByte(' ')
-			}
-			b.WriteString(Words[r.IntN(len(Words))])
-		}
-		b.WriteByte('.')
-		out[i] = Chunk{Text: b.String(), Rank: r.IntN(100)}
+		out[i] = Chunk{Text: Prose(r, Words, 390) + ".", Rank: r.IntN(100)}
 	}
 	return out
+}
+
+// Prose returns words drawn from vocab with r, joined by spaces, until
+// there are at least size bytes.
+func Prose(r *rand.Rand, vocab []string, size int) string {
+	var b strings.Builder
+	for b.Len() < size {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(vocab[r.IntN(len(vocab))])
+	}
+	return b.String()
 }
 
 // Bytes is the size of the prompt the chunks make when all are included:
