@@ -62,15 +62,21 @@ func New(w io.Writer, opts ...Option) *Journal {
 }
 
 // Close ends the journal's session with a journal_close line counting its
-// calls (when it wrote any), then closes the file. A verifier reports a
-// session with no close line as incomplete: the run was cut short.
+// calls (when it wrote any), then closes the file. A call begun before
+// Close is let finish first, so its outcome is recorded; a call begun
+// after is ErrClosed. A verifier reports a session with no close line as
+// incomplete: the run was cut short.
 func (j *Journal) Close() error {
 	j.mu.Lock()
-	defer j.mu.Unlock()
 	if j.closed {
+		j.mu.Unlock()
 		return nil
 	}
 	j.closed = true
+	j.mu.Unlock()
+	j.running.Wait()
+	j.mu.Lock()
+	defer j.mu.Unlock()
 	var err error
 	if j.opened {
 		err = j.append(func(b *lineBuilder) {

@@ -2,10 +2,13 @@ package journal
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -156,5 +159,59 @@ func TestOpenRefusesAForeignTranscript(t *testing.T) {
 	os.WriteFile(path, []byte(`{"type":"system_prompt","content":"x"}`+"\n"), 0o644)
 	if _, err := Open(path); err == nil || !strings.Contains(err.Error(), "not a chained promptloom transcript") {
 		t.Errorf("Open = %v", err)
+	}
+}
+
+// Close while a call waits on its model: Close lets the call finish, its
+// answer is recorded before the close line, and the transcript verifies;
+// a call begun after Close is ErrClosed.
+func TestCloseWaitsForRunningCalls(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	j, err := Open(path, WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked, release := make(chan struct{}), make(chan struct{})
+	slow := ModelFunc(func(c context.Context, req Request) (Response, error) {
+		close(asked)
+		<-release
+		return echo(c, req)
+	})
+	answered := make(chan error, 1)
+	go func() {
+		_, err := j.Call(ctx, slow, request(t, "slow", `{"system": "Wait."}`))
+		answered <- err
+	}()
+	<-asked
+	closed := make(chan error, 1)
+	go func() { closed <- j.Close() }()
+	// Close has marked the journal closed before it waits: a new call is
+	// refused.
+	for {
+		_, err := j.Call(ctx, echo, request(t, "late", `{"system": "Late."}`))
+		if errors.Is(err, ErrClosed) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		runtime.Gosched()
+	}
+	close(release)
+	if err := <-answered; err != nil {
+		t.Fatalf("the running call failed: %v", err)
+	}
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Verify(bytes.NewReader(data))
+	if err != nil || !rep.OK() {
+		var b strings.Builder
+		rep.WriteText(&b)
+		t.Fatalf("verify: %v\n%s", err, b.String())
 	}
 }

@@ -154,6 +154,9 @@ type Journal struct {
 	opened  bool // the session's journal_open line is written
 	closed  bool
 	calls   int
+	// running counts the calls whose request is written and whose outcome
+	// is not yet: Close waits for them, so no answer finds the file closed.
+	running sync.WaitGroup
 	tail    tail              // the chain after the last line this journal knows of
 	last    map[string]string // kind -> content hash of the last line of it this journal wrote
 	// Repaired is the number of bytes of a torn last line cut off when the
@@ -202,11 +205,12 @@ func (j *Journal) Call(ctx context.Context, m Model, req Request) (Response, err
 		SystemPromptContentHash: digest.Of(served).String(),
 		SystemPromptBytes:       len(served),
 	}
-	parts := []struct {
+	type part struct {
 		name string
 		raw  json.RawMessage
 		hash *string
-	}{{"messages", req.Messages, &sc.MessagesContentHash}, {"tools", req.Tools, &sc.ToolsContentHash},
+	}
+	parts := []part{{"messages", req.Messages, &sc.MessagesContentHash}, {"tools", req.Tools, &sc.ToolsContentHash},
 		{"parameters", req.Parameters, &sc.ParametersContentHash}}
 	retained := map[string]json.RawMessage{
 		"messages": orNull(req.Messages), "tools": orNull(req.Tools), "parameters": orNull(req.Parameters)}
@@ -214,11 +218,7 @@ func (j *Journal) Call(ctx context.Context, m Model, req Request) (Response, err
 		n := len(eg.channel.Text)
 		sc.PayloadSystemContentHash = digest.Of(eg.channel.Text).String()
 		sc.PayloadSystemBytes, sc.PayloadProvider = &n, string(eg.channel.Provider)
-		parts = append(parts, struct {
-			name string
-			raw  json.RawMessage
-			hash *string
-		}{"payload", eg.retained, &sc.PayloadContentHash})
+		parts = append(parts, part{"payload", eg.retained, &sc.PayloadContentHash})
 		retained["payload"] = eg.retained
 	}
 	for _, part := range parts {
@@ -257,11 +257,13 @@ func (j *Journal) Call(ctx context.Context, m Model, req Request) (Response, err
 		j.opened = true
 		j.calls++
 		j.last[KindSystemPrompt], j.last[KindContextManifest] = sc.SystemPromptContentHash, sc.ManifestContentHash
+		j.running.Add(1)
 	}
 	j.mu.Unlock()
 	if err != nil {
 		return Response{}, err
 	}
+	defer j.running.Done()
 
 	resp, callErr := m.Complete(ctx, req)
 	kind, field, hashField := KindResponse, "response", "response_content_hash"
