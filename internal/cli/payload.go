@@ -45,13 +45,7 @@ func (e *env) verifyPayload(pos []string, f payloadFlags) int {
 	var mm *payload.MismatchError
 	switch {
 	case errors.As(err, &mm):
-		var rule manifest.Rule
-		name := "unknown"
-		if errors.As(err, &rule) {
-			name = rule.Rule()
-		}
-		fmt.Fprintf(e.stdout, "FAIL %s: %v\n", name, err)
-		return ExitFail
+		return e.failRule(err)
 	case err != nil:
 		return e.fail("verify: %s: %v", *f.payload, err)
 	}

@@ -47,18 +47,7 @@ func runVerify(e *env, args []string) int {
 		return e.fail("verify: %v", err)
 	}
 	if err := manifest.Validate(m, string(system)); err != nil {
-		var rule manifest.Rule
-		name := "unknown"
-		if errors.As(err, &rule) {
-			name = rule.Rule()
-		}
-		fmt.Fprintf(e.stdout, "FAIL %s: %s\n", name, textsafe.Line(err.Error()))
-		// Harn reports the whole digest first; say where the prompt differs.
-		var whole *manifest.WholeDigestError
-		if errors.As(err, &whole) && whole.Located != nil {
-			fmt.Fprintf(e.stdout, "FAIL %s: %s\n", whole.Located.Rule(), textsafe.Line(whole.Located.Error()))
-		}
-		return ExitFail
+		return e.failRule(err)
 	}
 	hash, err := m.ContentHash()
 	if err != nil {
@@ -89,4 +78,22 @@ func (e *env) verifyTranscript(path string) int {
 		return ExitFail
 	}
 	return ExitOK
+}
+
+// failRule prints a manifest that does not hold as verify's FAIL line,
+// named by the rule it breaks and escaped (textsafe), and exits 1. Harn
+// reports a changed byte as the whole digest first; a second line then
+// says where the prompt differs.
+func (e *env) failRule(err error) int {
+	var rule manifest.Rule
+	name := "unknown"
+	if errors.As(err, &rule) {
+		name = rule.Rule()
+	}
+	fmt.Fprintf(e.stdout, "FAIL %s: %s\n", name, textsafe.Line(err.Error()))
+	var whole *manifest.WholeDigestError
+	if errors.As(err, &whole) && whole.Located != nil {
+		fmt.Fprintf(e.stdout, "FAIL %s: %s\n", whole.Located.Rule(), textsafe.Line(whole.Located.Error()))
+	}
+	return ExitFail
 }
