@@ -176,3 +176,25 @@ func TestProjectProfile(t *testing.T) {
 		t.Errorf("fragments %+v", e.Fragments)
 	}
 }
+
+// A caller stage that leaves the fragments unfit for the reducer fails at
+// kernel.prompt, naming it, with the reducer's own errors.
+func TestKernelPromptRefusesWithTheReducersErrors(t *testing.T) {
+	add := func(f fragment.Fragment) stage.Stage {
+		return stage.Stage{ID: "caller.add", Capability: "test", Kind: stage.Compilation,
+			Handler: func(_ context.Context, in stage.Input) (any, error) { return append(in.Fragments, f), nil }}
+	}
+	for _, tc := range []struct {
+		f    fragment.Fragment
+		want error
+	}{
+		{fragment.Fragment{Source: "caller", Body: "no id"}, reducer.ErrEmptyID},
+		{fragment.Replacement("only me"), reducer.ErrReplacementNotAlone},
+	} {
+		_, err := Explain([]byte(`{"system": "base"}`), WithStages(add(tc.f)))
+		var se *stage.Error
+		if !errors.Is(err, tc.want) || !errors.As(err, &se) || se.StageID != "kernel.prompt" {
+			t.Errorf("got %v, want %v from kernel.prompt", err, tc.want)
+		}
+	}
+}

@@ -28,8 +28,6 @@
 package reducer
 
 import (
-	"errors"
-	"fmt"
 	"runtime"
 	"strings"
 
@@ -61,35 +59,18 @@ const (
 )
 
 // ErrReplacementNotAlone is returned when a replacement root (a Verbatim
-// fragment) is reduced together with any other fragment.
-var ErrReplacementNotAlone = errors.New("replacement root must be the only fragment")
+// fragment) is reduced together with any other fragment. It is
+// fragment.ErrReplacementNotAlone: the pipeline's kernel.prompt stage
+// refuses the same lists with the same error.
+var ErrReplacementNotAlone = fragment.ErrReplacementNotAlone
 
 // ErrEmptyID is matched (errors.Is) by the *IDError Reduce returns for a
-// fragment with an empty id: every row must name its fragment.
-var ErrEmptyID = errors.New("fragment id is empty")
+// fragment with an empty id: every row must name its fragment. It is
+// fragment.ErrEmptyID.
+var ErrEmptyID = fragment.ErrEmptyID
 
-// IDError is a fragment Reduce refuses for its id. Index is the fragment's
-// place in the slice given to Reduce.
-//
-// Only an empty id is refused. Two fragments with one id are accepted, even
-// with different bodies: Harn builds them (a tool declared twice gives two
-// tool:NAME.guidance fragments, each with its copy's guidance, and
-// _system_fragments items may repeat an id), and its manifests record them.
-// What Harn refuses, two included rows with one id and one digest, is
-// manifest.Validate's rule.
-type IDError struct {
-	Index  int
-	ID     string
-	Source string
-	Err    error
-}
-
-func (e *IDError) Error() string {
-	return fmt.Sprintf("fragment %d (source %q): %v", e.Index, e.Source, e.Err)
-}
-
-// Unwrap returns the sentinel (ErrEmptyID).
-func (e *IDError) Unwrap() error { return e.Err }
+// IDError is a fragment Reduce refuses for its id (fragment.IDError).
+type IDError = fragment.IDError
 
 // Row is what became of one fragment. It is the reducer's working row, not
 // a second copy of the manifest's (manifest.Segment, which explain.Row and
@@ -185,17 +166,11 @@ func Reduce(frags []fragment.Fragment, active gating.Active, opts ...Option) (*R
 			return nil, err
 		}
 	}
-	for i := range frags {
-		if frags[i].ID == "" {
-			return nil, &IDError{Index: i, Source: frags[i].Source, Err: ErrEmptyID}
-		}
-		if frags[i].Verbatim {
-			if len(frags) != 1 {
-				return nil, fmt.Errorf("%w: %q stands beside %d other fragment(s)",
-					ErrReplacementNotAlone, frags[i].ID, len(frags)-1)
-			}
-			return replace(&frags[i], cfg.budget)
-		}
+	if err := fragment.Check(frags); err != nil {
+		return nil, err
+	}
+	if len(frags) == 1 && frags[0].Verbatim {
+		return replace(&frags[0], cfg.budget)
 	}
 
 	// First pass: order and gate. Gating does not read bodies, so this

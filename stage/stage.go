@@ -344,19 +344,13 @@ func typeName(v any) string {
 }
 
 // KernelPrompt is the kernel's last compilation stage, kernel.prompt: it
-// checks that the fragments are fit for the reducer (every fragment named,
-// a replacement root alone) and changes nothing.
+// checks that the fragments are fit for the reducer (fragment.Check: every
+// fragment named, a replacement root alone), so a run that would fail
+// fails here, naming the stage, with the reducer's own error; it changes
+// nothing.
 func KernelPrompt() Stage {
 	return Stage{ID: ReservedPrefix + "prompt", Capability: "kernel", Kind: Compilation, ReadOnly: true,
 		Handler: func(_ context.Context, in Input) (any, error) {
-			for i, f := range in.Fragments {
-				if f.ID == "" {
-					return nil, fmt.Errorf("fragment %d has no id", i)
-				}
-				if f.Verbatim && len(in.Fragments) > 1 {
-					return nil, fmt.Errorf("replacement root %q stands beside %d other fragment(s)", f.ID, len(in.Fragments)-1)
-				}
-			}
-			return nil, nil
+			return nil, fragment.Check(in.Fragments)
 		}}
 }
