@@ -278,21 +278,24 @@ var ErrManifestMismatch = errors.New("explain: the manifest is not the reduction
 
 // build is the explanation of r and its manifest m, unchecked.
 func build(r *reducer.Reduction, m *manifest.Manifest) *Explanation {
+	// The record's fields are the manifest's own, read from it.
 	e := &Explanation{
-		Schema:            manifest.Schema,
-		Scope:             "system_prompt",
-		Boundary:          "observed_llm_call_pre_egress",
-		Messages:          "served_context_digest_only",
-		ActorChain:        m.ActorChain,
-		JoinSeparator:     reducer.Separator,
-		Root:              m.Root,
-		CallRole:          m.CallRole,
-		Fragments:         make([]Row, len(r.Rows)),
-		WholePromptDigest: m.WholePromptDigest,
-		SystemPromptBytes: m.SystemPromptBytes,
-		Manifest:          m,
-		Reduction:         r,
-		Budget:            r.Fit,
+		Schema:             m.Schema,
+		Scope:              m.Scope,
+		Boundary:           m.Boundary,
+		Messages:           m.Messages,
+		ActorChain:         m.ActorChain,
+		JoinSeparator:      m.JoinSeparator,
+		JoinSeparatorBytes: m.JoinSeparatorBytes,
+		JoinSeparatorCount: m.JoinSeparatorCount,
+		Root:               m.Root,
+		CallRole:           m.CallRole,
+		Fragments:          make([]Row, len(r.Rows)),
+		WholePromptDigest:  m.WholePromptDigest,
+		SystemPromptBytes:  m.SystemPromptBytes,
+		Manifest:           m,
+		Reduction:          r,
+		Budget:             r.Fit,
 	}
 	if r.Present {
 		e.System = &r.System
@@ -306,10 +309,6 @@ func build(r *reducer.Reduction, m *manifest.Manifest) *Explanation {
 		} else {
 			e.Excluded++
 		}
-	}
-	e.JoinSeparatorBytes = len(e.JoinSeparator)
-	if e.Included > 0 {
-		e.JoinSeparatorCount = e.Included - 1
 	}
 	return e
 }
