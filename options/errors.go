@@ -105,32 +105,13 @@ func field(path, key string) string {
 	return path + "." + key
 }
 
-// quoteLimit is how many characters of a value an error message quotes.
-const quoteLimit = 80
-
-// quote returns s as a Go-quoted string for an error message: redacted
-// first (a secret given in the wrong place is not printed), then cut to
-// quoteLimit characters, with the full length said when it was cut.
-func quote(s string) string {
-	r := redact.String(s)
-	if utf8.RuneCountInString(r) <= quoteLimit {
-		return strconv.Quote(r)
-	}
-	n, cut := 0, len(r)
-	for i := range r {
-		if n == quoteLimit {
-			cut = i
-			break
-		}
-		n++
-	}
-	return strconv.Quote(r[:cut]) + "… (" + strconv.Itoa(len(s)) + " bytes)"
-}
+// quote is redact.Quote: redacted, cut to 80 characters, Go-quoted.
+func quote(s string) string { return redact.Quote(s) }
 
 // clip returns s as it is when it is short, printable and holds no secret,
 // and quote(s) otherwise: for keys in paths and numbers in messages.
 func clip(s string) string {
-	if len(s) <= quoteLimit && redact.String(s) == s && isPlain(s) {
+	if len(s) <= redact.QuoteLimit && redact.String(s) == s && isPlain(s) {
 		return s
 	}
 	return quote(s)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/promptloom/promptloom/internal/canon"
 	"github.com/tidwall/gjson"
 )
 
@@ -56,6 +57,12 @@ func Extract(body []byte, p Provider) (*Channel, error) {
 			msg = err.Error()
 		}
 		return nil, &MalformedError{Provider: p, Msg: msg}
+	}
+	// encoding/json accepts bytes that are not UTF-8 inside strings (and
+	// reads them as U+FFFD) where gjson keeps them: refused here, so a text
+	// is never one thing to the verifier and another to a decoder.
+	if off := canon.InvalidUTF8(body); off >= 0 {
+		return nil, &MalformedError{Provider: p, Offset: int64(off), Msg: "invalid UTF-8"}
 	}
 	root := gjson.ParseBytes(body)
 	if !root.IsObject() {

@@ -2,6 +2,7 @@ package payload
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -93,6 +94,8 @@ func TestExtractErrors(t *testing.T) {
 	}{
 		{"not JSON", `{"system": "x",}`, Auto, ErrMalformed,
 			"malformed request body: invalid character '}' looking for beginning of object key string at byte 16"},
+		{"not UTF-8", "{\"system\": \"a\xffb\"}", Auto, ErrMalformed,
+			"malformed request body: invalid UTF-8 at byte 13"},
 		{"not an object", `["system"]`, Auto, ErrMalformed,
 			"malformed request body: the body is not a JSON object at byte 0"},
 		{"system is a number", `{"system": 3}`, Auto, ErrMalformed,
@@ -156,5 +159,19 @@ func TestParseProvider(t *testing.T) {
 	}
 	if _, err := ParseProvider("openai"); !errors.Is(err, ErrUnknownProvider) {
 		t.Errorf("openai: %v", err)
+	}
+}
+
+// A value quoted in an error is redacted and cut short: a secret in the
+// wrong field is not printed.
+func TestExtractErrorQuotesRedacted(t *testing.T) {
+	token := "ghp_" + strings.Repeat("Z9y8", 9)
+	_, err := Extract([]byte(`{"system": [{"type": "`+token+`", "text": "x"}]}`), Anthropic)
+	if !errors.Is(err, ErrMalformed) || strings.Contains(err.Error(), token) || !strings.Contains(err.Error(), "block type") {
+		t.Fatalf("got %v", err)
+	}
+	_, err = Extract([]byte(`{"system": [{"type": "`+strings.Repeat("x", 500)+`", "text": "x"}]}`), Anthropic)
+	if err == nil || len(err.Error()) > 300 {
+		t.Fatalf("a long value was not cut short: %v", err)
 	}
 }

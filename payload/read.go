@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/promptloom/promptloom/redact"
 	"github.com/tidwall/gjson"
 )
 
@@ -59,7 +60,7 @@ func (r reader) text(v gjson.Result, path string, types ...string) (string, erro
 			ok = ok || (t.Type == gjson.String && t.Str == want)
 		}
 		if !ok {
-			return "", r.bad(join(path, "type"), "block type %s, want %s", t.Raw, strings.Join(types, " or "))
+			return "", r.bad(join(path, "type"), "block type %s, want %s", quoteRaw(t), strings.Join(types, " or "))
 		}
 	}
 	s, err := r.get(v, path, "text")
@@ -91,4 +92,13 @@ func kind(v gjson.Result) string {
 		return "a boolean"
 	}
 	return "null"
+}
+
+// quoteRaw is a value as an error message shows it: a string redacted and
+// cut short (redact.Quote), anything else by its kind.
+func quoteRaw(v gjson.Result) string {
+	if v.Type == gjson.String {
+		return redact.Quote(v.Str)
+	}
+	return kind(v)
 }
