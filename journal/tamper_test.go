@@ -93,21 +93,40 @@ func TestTamperingThatMustFail(t *testing.T) {
 }
 
 // Escapes and surrogate pairs that are whole decode one way in every
-// reader: they are no problem, and neither are the edits that keep every
-// value (keys reordered, "\u0061" for "a", a valid pair), once rechained.
+// reader: they are no problem. An edit that keeps every value ("\u0074"
+// for "t") verifies once rechained; one that changes a value (a pair, an
+// escaped backslash before "u") fails only on the changed response's hash,
+// never as a lone surrogate.
 func TestEquivalentSpellingsVerify(t *testing.T) {
 	orig := recorded(t)
-	for _, tc := range []struct{ name, old, new string }{
-		{"an escaped letter", "reply to c1", `reply \u0074o c1`},
-		{"a whole surrogate pair", "reply to c1", `reply to \ud83d\ude00`},
-		{"an escaped backslash before u", "reply to c1", `reply to \\ud800`},
+	for _, tc := range []struct {
+		name, old, new string
+		same           bool // the edit keeps the value
+	}{
+		{"an escaped letter", "reply to c1", `reply \u0074o c1`, true},
+		{"a whole surrogate pair", "reply to c1", `reply to \ud83d\ude00`, false},
+		{"an escaped backslash before u", "reply to c1", `reply to \\ud800`, false},
 	} {
 		edited := rechain(strings.Replace(orig, tc.old, tc.new, 1))
+		if edited == rechain(orig) {
+			t.Fatalf("%s: the edit changed nothing", tc.name)
+		}
 		if loneSurrogate([]byte(lines(edited)[4])) != false {
 			t.Errorf("%s: taken for a lone surrogate", tc.name)
 		}
-		if _, err := Verify(strings.NewReader(edited)); err != nil {
-			t.Errorf("%s: %v", tc.name, err)
+		rep, err := Verify(strings.NewReader(edited))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		var b strings.Builder
+		rep.WriteText(&b)
+		switch {
+		case tc.same && !rep.OK():
+			t.Errorf("%s: an edit that keeps the value does not verify:\n%s", tc.name, b.String())
+		case !tc.same && (rep.OK() || !strings.Contains(b.String(), "response_content_hash")):
+			t.Errorf("%s: want a failure on the response's hash alone:\n%s", tc.name, b.String())
+		case strings.Contains(b.String(), "surrogate"):
+			t.Errorf("%s: reported as a surrogate:\n%s", tc.name, b.String())
 		}
 	}
 }
