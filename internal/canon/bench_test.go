@@ -43,30 +43,3 @@ func BenchmarkEncodeDepth(b *testing.B) {
 		})
 	}
 }
-
-// The parser's cursor visits each input byte once: reading a document nested
-// d deep takes as many steps as reading it flat, counted as the number of
-// values built (a re-scanning reader builds each inner value once per
-// enclosing level).
-func TestParseBuildsEachValueOnce(t *testing.T) {
-	for _, depth := range []int{1, 10, 1000} {
-		doc := nested(200_000, depth)
-		v, err := parse(doc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var count func(v *value) int
-		count = func(v *value) int {
-			n := 1
-			for i := range v.kids {
-				n += count(&v.kids[i])
-			}
-			return n
-		}
-		// each item is an object and two strings; each level an array; one 0
-		tokens := strings.Count(string(doc), `"role"`)*3 + depth + 1
-		if got := count(&v); got != tokens {
-			t.Errorf("depth %d: %d values for %d tokens", depth, got, tokens)
-		}
-	}
-}
