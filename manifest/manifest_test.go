@@ -296,3 +296,24 @@ func TestForEgress(t *testing.T) {
 		t.Errorf("identity egress: %+v, %v", same, err)
 	}
 }
+
+// A segment that starts or ends inside a character of the prompt breaks
+// segment_boundary, even when the byte counts add up and the whole digest
+// holds; Validate and ValidateStructure agree on it.
+func TestValidateBoundary(t *testing.T) {
+	r, err := reducer.Reduce([]fragment.Fragment{fragment.PrimaryPart(0, "é"), fragment.PrimaryPart(1, "x")}, gating.Active{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(r, "")
+	if err := Validate(m, r.System); err != nil {
+		t.Fatal(err)
+	}
+	m.Segments[0].Bytes, m.Segments[1].Bytes = 1, 2 // "é" is two bytes: the cut falls inside it
+	for name, validate := range map[string]func(*Manifest, string) error{"Validate": Validate, "ValidateStructure": ValidateStructure} {
+		var b *BoundaryError
+		if err := validate(m, r.System); !errors.As(err, &b) || b.ID != "primary[0]" || b.Rule() != "segment_boundary" {
+			t.Errorf("%s = %v, want the segment_boundary rule on primary[0]", name, err)
+		}
+	}
+}
