@@ -5,20 +5,21 @@ import (
 	"encoding/json"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/promptloom/promptloom/internal/canon"
 )
 
-// maxDepth is encoding/json's nesting limit: a document nested deeper is
-// malformed to json.Valid.
-const maxDepth = 10000
+// maxDepth is encoding/json's nesting limit, and canonical JSON's: a
+// document nested deeper is malformed to json.Valid.
+const maxDepth = canon.MaxDepth
 
 // scan reports, in one pass over s, whether s passes every check Parse
 // makes before reading: UTF-8 (canon.InvalidUTF8), JSON syntax with
 // encoding/json's nesting limit (checkSyntax), no key given twice in an
 // object and no number past float range (checkDocument). It says only yes
 // or no: on no, Parse runs those checks one by one, and they give the error
-// with its offset or path. So it may refuse what they would accept (that
-// costs time only), but it must never accept what one of them refuses;
-// TestWellFormedAgrees holds it to that.
+// with its offset or path. It agrees with them exactly on every document:
+// TestWellFormedAgrees and FuzzWellFormed hold it to that.
 //
 // On the way it records the members of the document's root object (when
 // the root is one): Parse then reads the top level without scanning the

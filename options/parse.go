@@ -67,6 +67,10 @@ func Parse(data []byte, opts ...ParseOption) (*Options, error) {
 		if err := checkDocument(data); err != nil {
 			return nil, err
 		}
+		// The scan and the checks agree on every document
+		// (TestWellFormedAgrees, FuzzWellFormed): reaching here is a bug,
+		// refused rather than read.
+		return nil, errorf(ErrSyntax, "", 0, "the document passed each check but not the scan that reads it (a bug; please report it)")
 	}
 	root := gjson.Parse(text)
 	if !root.IsObject() {
@@ -74,20 +78,15 @@ func Parse(data []byte, opts ...ParseOption) (*Options, error) {
 	}
 	// The scan found the root's members and where each ends: they are read
 	// from there, not found again.
-	// (When the scan said no and the checks one by one said yes, the
-	// members are found the slow way.)
-	var top object
-	listItems := map[string]int{}
-	if ok {
-		top = object{keys: make([]string, len(top0)), vals: make([]gjson.Result, len(top0))}
-		for i, m := range top0 {
-			top.keys[i], top.vals[i] = m.key, readValue(text[m.start:m.end], m.start)
-			listItems[m.key] = m.items
+	top := object{keys: make([]string, len(top0)), vals: make([]gjson.Result, len(top0))}
+	systemItems := 0
+	for i, m := range top0 {
+		top.keys[i], top.vals[i] = m.key, readValue(text[m.start:m.end], m.start)
+		if m.key == "system" {
+			systemItems = m.items
 		}
-		top.sort()
-	} else {
-		top = members(root)
 	}
+	top.sort()
 	// Harn checks every key before reading any (validate.rs), in key order.
 	for _, k := range top.keys {
 		if fix, ok := removedOptions[k]; ok {
@@ -102,7 +101,7 @@ func Parse(data []byte, opts ...ParseOption) (*Options, error) {
 	if err := o.parseCallRole(get("call_role"), get("mock_scope")); err != nil {
 		return nil, err
 	}
-	if err := o.parseSystem(get("system"), listItems["system"]); err != nil {
+	if err := o.parseSystem(get("system"), systemItems); err != nil {
 		return nil, err
 	}
 	if err := o.parsePrimaryParts(get("_system_fragments")); err != nil {
