@@ -32,7 +32,6 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -131,13 +130,16 @@ type ModelFunc func(ctx context.Context, req Request) (Response, error)
 // Complete implements Model.
 func (f ModelFunc) Complete(ctx context.Context, req Request) (Response, error) { return f(ctx, req) }
 
-// JSONHash is the content hash of a JSON value: BLAKE3 over its canonical
-// encoding with every string redacted first. Empty JSON hashes as null.
+// JSONHash is the content hash of a JSON value, Harn's
+// stable_redacted_json_hash: BLAKE3 over its canonical encoding after
+// Harn's redact_json (every string value redacted, and the value of a
+// credential-like key, redact.FieldIsSensitive, replaced whole). Empty JSON
+// hashes as null.
 func JSONHash(raw json.RawMessage) (string, error) {
 	if len(raw) == 0 {
 		raw = json.RawMessage("null")
 	}
-	b, err := canon.EncodeStrings(raw, redact.String)
+	b, err := canon.EncodeRedacted(raw, redact.String, redact.FieldIsSensitive)
 	if err != nil {
 		return "", err
 	}
@@ -300,11 +302,8 @@ type CallError struct {
 	Message string `json:"message"`
 }
 
-func quote(s string) string {
-	var b strings.Builder
-	canon.WriteString(&b, s)
-	return b.String()
-}
+// quote is s as a JSON string, as canonical JSON writes it.
+func quote(s string) string { return string(canon.AppendString(nil, s)) }
 
 func orNull(raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 {

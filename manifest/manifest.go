@@ -241,7 +241,7 @@ func redactAll(ss []string) []string {
 // SetActorChain stores raw (JSON; nil or empty is null) as the manifest's
 // actor_chain, redacted as Harn's redact_json redacts it (every string
 // through redact.String; the value of a member with a credential-like key,
-// canon.SensitiveField, replaced by "[redacted]") and in canonical form. It
+// redact.FieldIsSensitive, replaced by "[redacted]") and in canonical form. It
 // fails for raw that has no canonical form (not JSON, a repeated key).
 func (m *Manifest) SetActorChain(raw json.RawMessage) error {
 	if len(raw) == 0 {
@@ -258,7 +258,7 @@ func (m *Manifest) SetActorChain(raw json.RawMessage) error {
 
 // redactJSON is Harn's redact_json followed by its canonical encoding.
 func redactJSON(raw []byte) ([]byte, error) {
-	return canon.EncodeRedacted(raw, redact.String, canon.SensitiveField)
+	return canon.EncodeRedacted(raw, redact.String, redact.FieldIsSensitive)
 }
 
 // Canonical returns the bytes a manifest is named by, printed as and

@@ -56,9 +56,13 @@ func compactName(name string) string {
 // are never redacted themselves; numbers, booleans and null are kept.
 // JSONValue returns a new value and leaves v as it was.
 //
-// To hash a JSON value as Harn's stable_redacted_json_hash does, apply
-// JSONValue and then encode canonically. Applying String to every string
-// value is not enough: it misses the sensitive field names.
+// It is for a value already decoded. To hash JSON as Harn's
+// stable_redacted_json_hash does, work from the bytes instead
+// (journal.JSONHash, manifest's content hash): encoding/json has turned
+// every number of a decoded value into a float64, so 1.0 and a 64-bit
+// integer no longer encode as Harn writes them. Applying String to every
+// string value is not enough either way: it misses the sensitive field
+// names.
 func JSONValue(v any) any {
 	switch v := v.(type) {
 	case map[string]any:

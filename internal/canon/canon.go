@@ -24,7 +24,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -65,20 +64,7 @@ func (e *Error) Is(t error) bool { return t == ErrInvalid || (e.dup && t == ErrD
 
 // Encode returns the canonical encoding of raw, a JSON document.
 func Encode(raw []byte) ([]byte, error) {
-	return EncodeStrings(raw, nil)
-}
-
-// EncodeStrings returns the canonical encoding of raw redacted as Harn's
-// redact_json redacts it, with f as the string policy: every string value
-// (not object keys) passes through f, and the value of a member whose key
-// SensitiveField reports becomes Placeholder. EncodeStrings(raw,
-// redact.String) is the input of Harn's stable_redacted_json_hash. A nil f
-// redacts nothing (Encode).
-func EncodeStrings(raw []byte, f func(string) string) ([]byte, error) {
-	if f == nil {
-		return EncodeRedacted(raw, nil, nil)
-	}
-	return EncodeRedacted(raw, f, SensitiveField)
+	return EncodeRedacted(raw, nil, nil)
 }
 
 // EncodeRedacted is Harn's redact_json followed by its canonical encoding
@@ -125,19 +111,9 @@ func InvalidUTF8(b []byte) int {
 	return -1
 }
 
-// WriteString writes s as serde_json writes a string: only the quote, the
-// backslash and control characters are escaped (\b \t \n \f \r in their
-// short forms, the rest as \u00xx with lower-case hex).
-func WriteString(b *strings.Builder, s string) {
-	var tmp [64]byte
-	if len(s) < 60 {
-		b.Write(appendString(tmp[:0], s))
-		return
-	}
-	b.Write(appendString(make([]byte, 0, len(s)+2), s))
-}
-
-// AppendString appends s to dst as WriteString writes it.
+// AppendString appends s to dst as serde_json writes a string: only the
+// quote, the backslash and control characters are escaped (\b \t \n \f \r
+// in their short forms, the rest as \u00xx with lower-case hex).
 func AppendString(dst []byte, s string) []byte { return appendString(dst, s) }
 
 // MarshalRaw is encoding/json's Marshal without HTML escaping and without

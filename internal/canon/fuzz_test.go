@@ -3,6 +3,8 @@ package canon
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/promptloom/promptloom/redact"
 )
 
 // FuzzEncode: whatever Encode accepts, encoding/json accepts too, and the
@@ -13,7 +15,7 @@ func FuzzEncode(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		out, err := EncodeRedacted(data, nil, SensitiveField)
+		out, err := EncodeRedacted(data, nil, redact.FieldIsSensitive)
 		if err != nil {
 			if _, ok := err.(*Error); !ok {
 				t.Fatalf("error %T %v is not an *Error", err, err)
@@ -23,7 +25,7 @@ func FuzzEncode(f *testing.F) {
 		if !json.Valid(data) || !json.Valid(out) {
 			t.Fatalf("accepted %q, wrote %q: one is not JSON", data, out)
 		}
-		again, err := EncodeRedacted(out, nil, SensitiveField)
+		again, err := EncodeRedacted(out, nil, redact.FieldIsSensitive)
 		if err != nil || string(again) != string(out) {
 			t.Fatalf("not a fixed point: %q -> %q -> %q (%v)", data, out, again, err)
 		}
