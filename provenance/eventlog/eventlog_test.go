@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -125,3 +126,18 @@ func reopen(t *testing.T, open func(...Option) (Store, error)) {
 
 // pgURL is pgtest.URL for benchmarks too.
 func pgURL(tb testing.TB) string { return pgtest.URL(tb) }
+
+// A connection URL quoted in an error never carries its password.
+func TestDSNForError(t *testing.T) {
+	for dsn, want := range map[string]string{
+		"postgres://alice:s3cret@db.example:5432/log":                 "postgres://alice:xxxxx@db.example:5432/log",
+		"postgres://alice@db.example/log?password=s3cret&sslmode=off": "postgres://alice@db.example/log?password=xxxxx&sslmode=off",
+		"postgres://alice:p%40ss@db.example/log":                      "postgres://alice:xxxxx@db.example/log",
+		"postgres://db.example/log":                                   "postgres://db.example/log",
+		"postgres://alice:s3cret@db.example:port/log\x7f":             "(a connection URL that does not parse)",
+	} {
+		if got := dsnForError(dsn); got != want || strings.Contains(got, "s3cret") {
+			t.Errorf("dsnForError(%q) = %q, want %q", dsn, got, want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -89,35 +90,34 @@ INSERT INTO eventlog_schema (version) VALUES (1);`
 func OpenPostgres(ctx context.Context, url string, opts ...Option) (*Postgres, error) {
 	pcfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		return nil, fmt.Errorf("eventlog: open %s: %w", redactURL(url), err)
+		return nil, fmt.Errorf("eventlog: open %s: %w", dsnForError(url), err)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
-		return nil, fmt.Errorf("eventlog: open %s: %w", redactURL(url), err)
+		return nil, fmt.Errorf("eventlog: open %s: %w", dsnForError(url), err)
 	}
 	p := &Postgres{pool: pool, cfg: newConfig(opts)}
 	p.stop, p.cancel = context.WithCancel(context.Background())
 	if err := p.migrate(ctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("eventlog: open %s: %w", redactURL(url), err)
+		return nil, fmt.Errorf("eventlog: open %s: %w", dsnForError(url), err)
 	}
 	return p, nil
 }
 
-// redactURL drops a password from a URL quoted in an error.
-func redactURL(u string) string {
-	scheme, rest, ok := strings.Cut(u, "://")
-	if !ok {
-		return u
+// dsnForError is a connection URL as an error quotes it: the password,
+// given as user:password@ or as ?password=, replaced by xxxxx; a URL that
+// does not parse is not quoted at all.
+func dsnForError(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "(a connection URL that does not parse)"
 	}
-	auth, host, ok := strings.Cut(rest, "@")
-	if !ok {
-		return u
+	if q := u.Query(); q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
 	}
-	if user, _, ok := strings.Cut(auth, ":"); ok {
-		return scheme + "://" + user + ":xxxxx@" + host
-	}
-	return u
+	return u.Redacted()
 }
 
 // migrate creates the schema, or checks the one that is there. Processes
