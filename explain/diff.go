@@ -157,7 +157,10 @@ func matchRows(a, b []Row) []FragmentDelta {
 			common = append(common, i)
 		}
 	}
-	stays := longestIncreasing(common)
+	stays := map[int]bool{} // A positions on the run
+	for _, i := range longestIncreasing(common) {
+		stays[common[i]] = true
+	}
 
 	classify := func(ai, bi int) Change {
 		ra, rb := &a[ai], &b[bi]
@@ -204,9 +207,9 @@ func matchRows(a, b []Row) []FragmentDelta {
 	return out
 }
 
-// longestIncreasing returns the set of values on one longest strictly
-// increasing subsequence of seq (patience sorting, O(n log n)).
-func longestIncreasing(seq []int) map[int]bool {
+// longestIncreasing returns the positions in seq of one longest strictly
+// increasing run, in order (patience sorting, n log n).
+func longestIncreasing(seq []int) []int {
 	var tails []int // index into seq of the smallest tail of each length
 	prev := make([]int, len(seq))
 	for i, v := range seq {
@@ -222,14 +225,14 @@ func longestIncreasing(seq []int) map[int]bool {
 			tails[j] = i
 		}
 	}
-	out := make(map[int]bool, len(tails))
 	if len(tails) == 0 {
-		return out
+		return nil
 	}
-	for i := tails[len(tails)-1]; i >= 0; i = prev[i] {
-		out[seq[i]] = true
+	run := make([]int, len(tails))
+	for i, k := tails[len(tails)-1], len(tails)-1; i >= 0; i, k = prev[i], k-1 {
+		run[k] = i
 	}
-	return out
+	return run
 }
 
 // Counts tallies the deltas by change, for summaries.

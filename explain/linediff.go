@@ -1,8 +1,6 @@
 package explain
 
 import (
-	"slices"
-	"sort"
 	"strings"
 
 	dmp "github.com/sergi/go-diff/diffmatchpatch"
@@ -118,27 +116,16 @@ func anchors(a, b []int32) [][2]int {
 	if len(pairs) == 0 {
 		return nil
 	}
-	// longest increasing subsequence of the b indices
-	tails := []int{}                // tails[k]: index into pairs of the smallest tail of a run of k+1
-	prev := make([]int, len(pairs)) // prev[x]: the pair before x in its run
+	// The longest run increasing in b too.
+	bs := make([]int, len(pairs))
 	for x, pr := range pairs {
-		k := sort.Search(len(tails), func(k int) bool { return pairs[tails[k]][1] >= pr[1] })
-		if k > 0 {
-			prev[x] = tails[k-1]
-		} else {
-			prev[x] = -1
-		}
-		if k == len(tails) {
-			tails = append(tails, x)
-		} else {
-			tails[k] = x
-		}
+		bs[x] = pr[1]
 	}
-	run := make([][2]int, 0, len(tails))
-	for x := tails[len(tails)-1]; x >= 0; x = prev[x] {
-		run = append(run, pairs[x])
+	at := longestIncreasing(bs)
+	run := make([][2]int, len(at))
+	for k, x := range at {
+		run[k] = pairs[x]
 	}
-	slices.Reverse(run)
 	return run
 }
 
