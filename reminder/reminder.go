@@ -186,9 +186,10 @@ type Deduped struct {
 // counts it.
 type CompactReport struct {
 	// Expired reached the end of their TTL at the compaction boundary.
+	// (Harn's report also counts reminders deduplicated by key here; a Set
+	// never holds two with one key, since Inject replaces the older, so
+	// there is nothing to count.)
 	Expired []Reminder
-	// Deduped lost to a newer reminder with the same dedupe key.
-	Deduped []Deduped
 	// Compacted were folded away: not marked preserve_on_compact.
 	Compacted []Reminder
 	// Decremented counts the finite TTLs that went down and stayed alive.
@@ -198,25 +199,15 @@ type CompactReport struct {
 }
 
 // Compact is Harn's reminder pass before a compaction (compact_reminder_events):
-// finite TTLs count down as at a turn boundary, reminders that share a dedupe
-// key collapse to the newest, and only those marked preserve_on_compact stay
-// pending.
+// finite TTLs count down as at a turn boundary, and only the reminders
+// marked preserve_on_compact stay pending. (Harn also collapses reminders
+// that share a dedupe key to the newest; a Set holds none such.)
 func (s *Set) Compact() CompactReport {
 	var rep CompactReport
 	var live []Reminder
 	live, rep.Expired, rep.Decremented = countDown(s.pending)
-	newest := map[string]int{}
-	for i, r := range live {
-		if r.DedupeKey != "" {
-			newest[r.DedupeKey] = i
-		}
-	}
 	var kept []Reminder
-	for i, r := range live {
-		if w, ok := newest[r.DedupeKey]; ok && w != i {
-			rep.Deduped = append(rep.Deduped, Deduped{Replaced: r.ID, Replacing: live[w].ID, Reason: "dedupe_key", Key: r.DedupeKey})
-			continue
-		}
+	for _, r := range live {
 		if r.PreserveOnCompact {
 			kept = append(kept, r)
 			rep.Preserved++

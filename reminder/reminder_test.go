@@ -93,7 +93,7 @@ func TestCompact(t *testing.T) {
 	s.Inject(Reminder{Body: "scratch"})                                           // r4
 	s.Inject(Reminder{Body: "Run  the tests.", PreserveOnCompact: true})          // r5
 	s.Inject(Reminder{Body: "Run the\ntests.", PreserveOnCompact: true})          // r6: bodies are not compared here
-	s.pending = append(s.pending, Reminder{ID: "r7", Body: "newer", DedupeKey: "k", Authority: Advisory, PreserveOnCompact: true})
+	s.Inject(Reminder{Body: "newer", DedupeKey: "k", Authority: Advisory, PreserveOnCompact: true}) // r7 replaces r2
 	rep := s.Compact()
 	if diff := cmp.Diff([]string{"r3", "r5", "r6", "r7"}, ids(s.Pending())); diff != "" {
 		t.Errorf("kept (-want +got):\n%s", diff)
@@ -103,7 +103,6 @@ func TestCompact(t *testing.T) {
 	}
 	want := CompactReport{
 		Expired:     []Reminder{{ID: "r1", Body: "expires now", TTLTurns: 1, PreserveOnCompact: true, Authority: Contract}},
-		Deduped:     []Deduped{{Replaced: "r2", Replacing: "r7", Reason: "dedupe_key", Key: "k"}},
 		Compacted:   []Reminder{{ID: "r4", Body: "scratch", Authority: Contract}},
 		Decremented: 1,
 		Preserved:   4,
