@@ -22,6 +22,55 @@ import (
 // served_message definitions of the message lineage are retained, they
 // must rebuild the messages that messages_content_hash names. The payload
 // receipt, when there is one, is checked by checkPayload.
+// pairKey names a retained context_manifest line and system_prompt line,
+// read as Harn's or promptloom's.
+type pairKey struct {
+	manifestLine, systemLine int
+	harn                     bool
+}
+
+// pair is what checkPair found of one pair of retained lines: the manifest
+// read, an error that stops every call citing them (err), and one found
+// after the per-call byte count is checked (holdErr).
+type pair struct {
+	mf           *manifest.Manifest
+	err, holdErr error
+}
+
+// checkPair checks a retained manifest and system prompt against their
+// content hashes and each other.
+func checkPair(m, sys retained, haveSys bool, mhash, shash string, harn bool) pair {
+	switch {
+	case !harn && manifest.HashBytes([]byte(m.raw)) != mhash, harn && !rederives(m.raw, mhash):
+		return pair{err: fmt.Errorf("%w: the context_manifest at line %d does not hash to its content_hash (%s)", errCall, m.line, manifest.HashBytes([]byte(m.raw)))}
+	case !haveSys:
+		return pair{err: fmt.Errorf("%w: no retained system_prompt has content_hash %s", errCall, shash)}
+	case digest.Of(sys.raw).String() != shash:
+		return pair{err: fmt.Errorf("%w: the system_prompt at line %d does not hash to its content_hash (%s)", errCall, sys.line, digest.Of(sys.raw))}
+	}
+	mf, err := manifest.Read([]byte(m.raw))
+	if err != nil {
+		return pair{err: fmt.Errorf("%w: the context_manifest at line %d: %w", errCall, m.line, err)}
+	}
+	if mf.WholePromptDigest != shash {
+		return pair{err: fmt.Errorf("%w: system_prompt_content_hash is not the manifest's whole_prompt_digest %s", errCall, mf.WholePromptDigest)}
+	}
+	p := pair{mf: mf}
+	// A Harn writer redacts a line before writing it: when that changed
+	// the retained prompt's length, its hash still re-derives (redaction is
+	// a fixed point) but segment offsets refer to the bytes sent, not
+	// retained. Only redaction may explain the difference: each placeholder
+	// <redacted:NAME:LEN> stands for LEN bytes sent, and they must add up.
+	if !harn || len(sys.raw) == mf.SystemPromptBytes {
+		if err := manifest.Validate(mf, sys.raw); err != nil {
+			p.holdErr = fmt.Errorf("%w: the manifest at line %d does not hold for the system prompt at line %d: %w", errCall, m.line, sys.line, err)
+		}
+	} else if sent, n := sentBytes(sys.raw); n == 0 || sent != mf.SystemPromptBytes {
+		p.holdErr = fmt.Errorf("%w: the system prompt at line %d is %d bytes, the manifest at line %d says %d, and its redaction placeholders do not account for the difference", errCall, sys.line, len(sys.raw), m.line, mf.SystemPromptBytes)
+	}
+	return p
+}
+
 func (v *verifier) checkReceipts(l gjson.Result, harn bool, c *CallReport) error {
 	s := l.Get("served_context")
 	if !s.IsObject() {
@@ -35,15 +84,10 @@ func (v *verifier) checkReceipts(l gjson.Result, harn bool, c *CallReport) error
 		return err
 	}
 	m, ok := v.manifests[mhash]
-	if ok {
-		c.ManifestLine = m.line
-	}
-	switch {
-	case !ok:
+	if !ok {
 		return fmt.Errorf("%w: no retained context_manifest has content_hash %s", errCall, mhash)
-	case !harn && manifest.HashBytes([]byte(m.raw)) != mhash, harn && !rederives(m.raw, mhash):
-		return fmt.Errorf("%w: the context_manifest at line %d does not hash to its content_hash (%s)", errCall, m.line, manifest.HashBytes([]byte(m.raw)))
 	}
+	c.ManifestLine = m.line
 	shash, err := receiptHash(s, "system_prompt_content_hash")
 	if err != nil {
 		return err
@@ -52,34 +96,24 @@ func (v *verifier) checkReceipts(l gjson.Result, harn bool, c *CallReport) error
 	if ok {
 		c.SystemLine = sys.line
 	}
-	switch {
-	case !ok:
-		return fmt.Errorf("%w: no retained system_prompt has content_hash %s", errCall, shash)
-	case digest.Of(sys.raw).String() != shash:
-		return fmt.Errorf("%w: the system_prompt at line %d does not hash to its content_hash (%s)", errCall, sys.line, digest.Of(sys.raw))
+	// What depends only on the two retained lines (their hashes, the
+	// manifest read and held to the prompt) is worked out once per pair:
+	// the lines are written only when they change, so most calls share it.
+	key := pairKey{m.line, sys.line, harn}
+	p, done := v.pairs[key]
+	if !done {
+		p = checkPair(m, sys, ok, mhash, shash, harn)
+		v.pairs[key] = p
 	}
-	mf, err := manifest.Read([]byte(m.raw))
-	if err != nil {
-		return fmt.Errorf("%w: the context_manifest at line %d: %w", errCall, m.line, err)
-	}
-	if mf.WholePromptDigest != shash {
-		return fmt.Errorf("%w: system_prompt_content_hash is not the manifest's whole_prompt_digest %s", errCall, mf.WholePromptDigest)
+	if p.err != nil {
+		return p.err
 	}
 	got := s.Get("system_prompt_bytes")
-	if n, ok := intField(got); !ok || n != int64(mf.SystemPromptBytes) {
-		return fmt.Errorf("%w: system_prompt_bytes %s, but the manifest at line %d says %d", errCall, orRawNull(got.Raw), m.line, mf.SystemPromptBytes)
+	if n, ok := intField(got); !ok || n != int64(p.mf.SystemPromptBytes) {
+		return fmt.Errorf("%w: system_prompt_bytes %s, but the manifest at line %d says %d", errCall, orRawNull(got.Raw), m.line, p.mf.SystemPromptBytes)
 	}
-	// A Harn writer redacts a line before writing it: when that changed
-	// the retained prompt's length, its hash still re-derives (redaction is
-	// a fixed point) but segment offsets refer to the bytes sent, not
-	// retained. Only redaction may explain the difference: each placeholder
-	// <redacted:NAME:LEN> stands for LEN bytes sent, and they must add up.
-	if !harn || len(sys.raw) == mf.SystemPromptBytes {
-		if err := manifest.Validate(mf, sys.raw); err != nil {
-			return fmt.Errorf("%w: the manifest at line %d does not hold for the system prompt at line %d: %w", errCall, m.line, sys.line, err)
-		}
-	} else if sent, n := sentBytes(sys.raw); n == 0 || sent != mf.SystemPromptBytes {
-		return fmt.Errorf("%w: the system prompt at line %d is %d bytes, the manifest at line %d says %d, and its redaction placeholders do not account for the difference", errCall, sys.line, len(sys.raw), m.line, mf.SystemPromptBytes)
+	if p.holdErr != nil {
+		return p.holdErr
 	}
 	if harn {
 		return v.checkHarnParts(s)
@@ -113,7 +147,7 @@ func (v *verifier) checkReceipts(l gjson.Result, harn bool, c *CallReport) error
 	if err != nil {
 		return err
 	}
-	return checkPayload(s, req, sys, mf, shash)
+	return checkPayload(s, req, sys, p.mf, shash)
 }
 
 // receiptHash reads a required blake3:<hex> hash of a receipt.

@@ -32,7 +32,7 @@ import (
 func Verify(r io.Reader) (*Report, error) {
 	v := &verifier{rep: &Report{}, systems: map[string]retained{}, manifests: map[string]retained{},
 		schemas: map[string]retained{}, messages: map[string]retained{}, sessions: map[string]*session{},
-		pending: map[int64]pendingRequest{}, prev: Genesis}
+		pending: map[int64]pendingRequest{}, pairs: map[pairKey]pair{}, prev: Genesis}
 	lr := newLineReader(r)
 	for {
 		line, err := lr.next()
@@ -72,6 +72,7 @@ type verifier struct {
 	systems, manifests, schemas, messages map[string]retained
 	sessions                              map[string]*session
 	pending                               map[int64]pendingRequest // by request seq
+	pairs                                 map[pairKey]pair         // checkPair's verdicts
 	prev, cur                             string                   // the chain hashes of the last line and this one
 	seq                                   int64
 }
