@@ -242,6 +242,16 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 			Manifest: manifest.New(r, "agent"), Sent: &sent, Body: []byte(`{"system":"You are careful."}`)})
 		return err, journal.ErrBodyNotSent
 	},
+	"journal.LineTooLongError": func(t *testing.T) (error, error) {
+		defer func(n int) { journal.MaxLineBytes = n }(journal.MaxLineBytes)
+		journal.MaxLineBytes = 64
+		_, err := journal.Verify(strings.NewReader(strings.Repeat("x", 100) + "\n"))
+		var long *journal.LineTooLongError
+		if !errors.As(err, &long) {
+			t.Fatalf("got %v, want a *journal.LineTooLongError", err)
+		}
+		return err, err // a type, not a sentinel: errors.As above is its check
+	},
 	"journal.ErrClosed": func(t *testing.T) (error, error) {
 		r, _ := reducer.Reduce([]fragment.Fragment{fragment.Primary("You are careful.")}, gating.Active{})
 		j := journal.New(io.Discard)
