@@ -33,7 +33,6 @@ const (
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
-	flags          *flag.FlagSet // the last flag set made, for --help
 	// optionBytes counts the options read so far, for the heap's soft
 	// limit (boundHeap).
 	optionBytes int64
@@ -114,24 +113,20 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 // newFlags returns a flag set that reports errors through e and not os.Exit.
-func newFlags(e *env, name string) *flag.FlagSet {
+func newFlags(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	e.flags = fs
 	return fs
 }
 
-// flagError turns a flag parse error into the one-line failure.
-func (e *env) flagError(name string, err error) int {
+// flagError turns a parse error of command's flags fs into the one-line
+// failure, or --help into the command's help.
+func (e *env) flagError(fs *flag.FlagSet, command string, err error) int {
 	if errors.Is(err, flag.ErrHelp) {
-		if e.flags != nil {
-			writeHelp(e.stdout, e.flags.Name(), e.flags)
-		} else {
-			fmt.Fprintf(e.stdout, "usage: promptloom %s\n", commands[name].usage)
-		}
+		writeHelp(e.stdout, fs.Name(), fs)
 		return ExitOK
 	}
-	return e.fail("%s: %v (usage: promptloom %s)", name, err, commands[name].usage)
+	return e.fail("%s: %v (usage: promptloom %s)", command, err, commands[command].usage)
 }
 
 // oneOf checks a flag's value against its choices.

@@ -34,14 +34,14 @@ func runDemo(e *env, args []string) int {
 }
 
 func runPromptGuidance(e *env, args []string) int {
-	fs := newFlags(e, "demo prompt-guidance")
+	fs := newFlags("demo prompt-guidance")
 	format := fs.String("format", "text", "text, json or html")
 	pos, err := parseInterleaved(fs, args)
 	if err == nil {
 		err = oneOf("format", *format, "text", "json", "html")
 	}
 	if err != nil {
-		return e.flagError("demo", err)
+		return e.flagError(fs, "demo", err)
 	}
 	if len(pos) > 0 {
 		return e.fail("demo prompt-guidance: takes no arguments, got %q", pos[0])
@@ -65,7 +65,7 @@ func runPromptGuidance(e *env, args []string) int {
 }
 
 func runNegotiation(e *env, args []string) int {
-	fs := newFlags(e, "demo negotiation")
+	fs := newFlags("demo negotiation")
 	format := fs.String("format", "text", "text or json")
 	db := fs.String("db", "", "keep the event log in LOG (new or empty): a SQLite file, or a postgres:// URL; in memory when not given")
 	record := fs.String("record", "", "record the run: the log (with pinned answers) in LOG, the transcript in LOG.jsonl or --transcript")
@@ -86,7 +86,7 @@ func runNegotiation(e *env, args []string) int {
 		err = oneOf("format", *format, "text", "json")
 	}
 	if err != nil {
-		return e.flagError("demo", err)
+		return e.flagError(fs, "demo", err)
 	}
 	if len(pos) > 0 {
 		return e.fail("demo negotiation: takes no arguments, got %q", pos[0])

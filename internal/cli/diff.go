@@ -19,7 +19,7 @@ type change struct{ flag, name string }
 // runDiff compares two prompts. Exit 0 when the system strings are
 // identical, 1 when they differ, 2 on bad input, like diff(1).
 func runDiff(e *env, args []string) int {
-	fs := newFlags(e, "diff")
+	fs := newFlags("diff")
 	format := fs.String("format", "text", "text, json or html")
 	var changes []change
 	for _, name := range []string{"without-tool", "with-tool", "with-cap", "without-cap"} {
@@ -38,7 +38,7 @@ func runDiff(e *env, args []string) int {
 		pl, err = pipelineOpts()
 	}
 	if err != nil {
-		return e.flagError("diff", err)
+		return e.flagError(fs, "diff", err)
 	}
 	if len(pos) == 0 || len(pos) > 2 || (len(pos) == 1 && len(changes) == 0) {
 		return e.fail("diff: give two options files, or one and at least one --with/--without flag")

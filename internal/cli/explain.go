@@ -36,7 +36,7 @@ func onePath(pos []string) (string, bool) {
 }
 
 func runExplain(e *env, args []string) int {
-	fs := newFlags(e, "explain")
+	fs := newFlags("explain")
 	format := fs.String("format", "text", "text, json, html, raw (the prompt's exact bytes), or payload:PROVIDER (the provider's system field; docs/payload.md)")
 	lint := fs.Bool("lint", false, "warn on stderr about gated fragments that split the prompt cache and options Harn accepts but are likely mistakes")
 	strict := fs.Bool("strict", false, "with --lint (implied), exit 1 when there is any warning: for CI")
@@ -52,7 +52,7 @@ func runExplain(e *env, args []string) int {
 		pl, err = pipelineOpts()
 	}
 	if err != nil {
-		return e.flagError("explain", err)
+		return e.flagError(fs, "explain", err)
 	}
 	path, ok := onePath(pos)
 	if !ok {
@@ -95,7 +95,7 @@ func runExplain(e *env, args []string) int {
 }
 
 func runManifest(e *env, args []string) int {
-	fs := newFlags(e, "manifest")
+	fs := newFlags("manifest")
 	hash := fs.Bool("hash", false, "print the content hash alone")
 	pipelineOpts := pipelineFlags(fs)
 	pos, err := parseInterleaved(fs, args)
@@ -104,7 +104,7 @@ func runManifest(e *env, args []string) int {
 		pl, err = pipelineOpts()
 	}
 	if err != nil {
-		return e.flagError("manifest", err)
+		return e.flagError(fs, "manifest", err)
 	}
 	path, ok := onePath(pos)
 	if !ok {

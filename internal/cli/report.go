@@ -17,12 +17,12 @@ func init() {
 // exit code is verify's: 0 when the run verifies, 1 when it does not (the
 // page is written either way, marking what failed).
 func runReport(e *env, args []string) int {
-	fs := newFlags(e, "report")
+	fs := newFlags("report")
 	transcript := fs.String("transcript", "", "the JSONL transcript to report")
 	format := fs.String("format", "text", "text or html")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
-		return e.flagError("report", err)
+		return e.flagError(fs, "report", err)
 	}
 	if err := oneOf("format", *format, "text", "html"); err != nil {
 		return e.fail("report: %v", err)

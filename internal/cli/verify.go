@@ -19,12 +19,12 @@ func init() {
 // exit 0 when everything holds and at least one call verified, 1 naming the
 // line and what does not (an empty or unreadable transcript included).
 func runVerify(e *env, args []string) int {
-	fs := newFlags(e, "verify")
+	fs := newFlags("verify")
 	transcript := fs.String("transcript", "", "verify every call of a JSONL transcript")
 	pf := addPayloadFlags(fs)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
-		return e.flagError("verify", err)
+		return e.flagError(fs, "verify", err)
 	}
 	if *transcript != "" {
 		if len(pos) > 0 {
