@@ -136,57 +136,45 @@ func eachItem(v gjson.Result, fn func(i int, item gjson.Result) error) error {
 	return err
 }
 
-func parseRegister(v gjson.Result, path string) (fragment.Register, error) {
-	if v.Type == gjson.Null {
+// parseRegister reads a register name; null is binding. path is called
+// only for an error, so the usual item builds no path string.
+func parseRegister(v gjson.Result, path func() string) (fragment.Register, error) {
+	switch v.Type {
+	case gjson.Null:
 		return fragment.Binding, nil
-	}
-	if v.Type != gjson.String {
-		return fragment.Binding, errorf(ErrType, path, v.Index, "must be a string, got %s", kind(v))
-	}
-	r, err := fragment.ParseRegister(v.String())
-	if err != nil {
-		return r, errorf(ErrValue, path, v.Index, "unknown register %s (want one of binding, considered, craft, generated)", quote(v.String()))
-	}
-	return r, nil
-}
-
-// parseRank reads an integer from -2^63 to 2^63-1; a fraction or an
-// exponent is the wrong type, an integer outside that range a bad value.
-// registerAt is parseRegister of an item's "register", the path built
-// only for an error.
-func registerAt(v gjson.Result, item func() string) (fragment.Register, error) {
-	if v.Type == gjson.String {
+	case gjson.String:
 		if r, err := fragment.ParseRegister(v.Str); err == nil {
 			return r, nil
 		}
+		return fragment.Binding, errorf(ErrValue, path(), v.Index, "unknown register %s (want one of binding, considered, craft, generated)", quote(v.Str))
 	}
-	return parseRegister(v, field(item(), "register"))
+	return fragment.Binding, errorf(ErrType, path(), v.Index, "must be a string, got %s", kind(v))
 }
 
-// rankAt is parseRank of an item's "rank", the path built only for an
-// error.
-func rankAt(v gjson.Result, item func() string) (int, error) {
-	if v.Type == gjson.Number && !strings.ContainsAny(v.Raw, ".eE") {
-		if i, err := strconv.ParseInt(v.Raw, 10, 64); err == nil && int64(int(i)) == i {
-			return int(i), nil
-		}
-	}
-	return parseRank(v, field(item(), "rank"))
-}
-
-func parseRank(v gjson.Result, path string) (int, error) {
+// parseInt reads an integer from -2^63 to 2^63-1 (what names it in the
+// error for one outside that range); null is 0. A fraction or an exponent
+// is the wrong type. path is called only for an error.
+func parseInt(v gjson.Result, path func() string, what string) (int, error) {
 	if v.Type == gjson.Null {
 		return 0, nil
 	}
 	if v.Type != gjson.Number || strings.ContainsAny(v.Raw, ".eE") {
-		return 0, errorf(ErrType, path, v.Index, "must be an integer, got %s", clip(v.Raw))
+		return 0, errorf(ErrType, path(), v.Index, "must be an integer, got %s", clip(v.Raw))
 	}
 	i, err := strconv.ParseInt(v.Raw, 10, 64)
 	if err != nil || int64(int(i)) != i {
-		return 0, errorf(ErrValue, path, v.Index, "%s is out of range: a rank is an integer from -2^63 to 2^63-1", clip(v.Raw))
+		return 0, errorf(ErrValue, path(), v.Index, "%s is out of range: %s is an integer from -2^63 to 2^63-1", clip(v.Raw), what)
 	}
 	return int(i), nil
 }
+
+// at is the path of key under the item at path, built when called.
+func at(path func() string, key string) func() string {
+	return func() string { return field(path(), key) }
+}
+
+// is is a path already built.
+func is(path string) func() string { return func() string { return path } }
 
 func kind(v gjson.Result) string {
 	switch {

@@ -267,12 +267,12 @@ func (o *Options) parseSystemItem(v gjson.Result, i int) (SystemItem, error) {
 	}
 	var err error
 	if register.Exists() {
-		if it.Register, err = registerAt(register, path); err != nil {
+		if it.Register, err = parseRegister(register, at(path, "register")); err != nil {
 			return it, err
 		}
 	}
 	if rank.Exists() {
-		if it.Rank, err = rankAt(rank, path); err != nil {
+		if it.Rank, err = parseInt(rank, at(path, "rank"), "a rank"); err != nil {
 			return it, err
 		}
 	}

@@ -40,7 +40,7 @@ func parseReminder(v gjson.Result, i int) (reminder.Reminder, error) {
 		case "dedupe_key":
 			r.DedupeKey, err = optString(val, f)
 		case "ttl_turns":
-			r.TTLTurns, err = parseRank(val, f)
+			r.TTLTurns, err = parseInt(val, is(f), "ttl_turns")
 			if err == nil && r.TTLTurns < 0 {
 				err = errorf(ErrValue, f, val.Index, "must not be negative, got %d", r.TTLTurns)
 			}

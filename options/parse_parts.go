@@ -62,12 +62,12 @@ func (o *Options) parsePrimaryParts(v gjson.Result) error {
 			}
 		}
 		if v, ok := m.get("register"); ok {
-			if p.Register, err = parseRegister(v, field(path, "register")); err != nil {
+			if p.Register, err = parseRegister(v, is(field(path, "register"))); err != nil {
 				return err
 			}
 		}
 		if v, ok := m.get("rank"); ok {
-			if p.Rank, err = parseRank(v, field(path, "rank")); err != nil {
+			if p.Rank, err = parseInt(v, is(field(path, "rank")), "a rank"); err != nil {
 				return err
 			}
 		}
