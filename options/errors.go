@@ -90,9 +90,9 @@ func systemItemKey(path, key string, offset int, hints map[string]string) *Error
 // label for title, ...).
 func unknownKey(path, key string, offset int, hints map[string]string) *Error {
 	if hint, ok := hints[key]; ok {
-		return errorf(ErrUnknownKey, path, offset, "unknown key %s; use %q", quote(key), hint)
+		return errorf(ErrUnknownKey, path, offset, "unknown key `%s`; use `%s`", clip(key), hint)
 	}
-	return errorf(ErrUnknownKey, path, offset, "unknown key %s", quote(key))
+	return errorf(ErrUnknownKey, path, offset, "unknown key `%s`", clip(key))
 }
 
 func index(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }

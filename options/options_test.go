@@ -72,6 +72,16 @@ func TestParseErrors(t *testing.T) {
 		{"rank past 2^63-1", `{"system":[{"content":"x","rank":9223372036854775808}]}`, ErrValue, []string{"system[0].rank", "out of range"}},
 		{"rank past -2^63", `{"system":[{"content":"x","rank":-9223372036854775809}]}`, ErrValue, []string{"system[0].rank", "out of range"}},
 		{"bad part rank", `{"_system_fragments":[{"body":"x","rank":"high"}]}`, ErrType, []string{"_system_fragments[0].rank"}},
+		// The reminders extension (docs/options.md).
+		{"reminders not a list", `{"reminders":{"body":"x"}}`, ErrType, []string{"reminders", "must be a list"}},
+		{"reminder not an object", `{"reminders":["x"]}`, ErrType, []string{"reminders[0]"}},
+		{"reminder without body", `{"reminders":[{"tags":["a"]}]}`, ErrMissing, []string{"reminders[0]", "body"}},
+		{"reminder unknown key", `{"reminders":[{"body":"x","colour":"red"}]}`, ErrUnknownKey, []string{"reminders[0]", "unknown key `colour`"}},
+		{"reminder text for body", `{"reminders":[{"text":"x"}]}`, ErrUnknownKey, []string{"reminders[0]", "unknown key `text`; use `body`"}},
+		{"reminder tags not strings", `{"reminders":[{"body":"x","tags":[1]}]}`, ErrType, []string{"reminders[0].tags[0]"}},
+		{"reminder preserve_on_compact not a bool", `{"reminders":[{"body":"x","preserve_on_compact":"yes"}]}`, ErrType, []string{"reminders[0].preserve_on_compact"}},
+		{"reminder ttl_turns out of range", `{"reminders":[{"body":"x","ttl_turns":9223372036854775808}]}`, ErrValue, []string{"reminders[0].ttl_turns", "ttl_turns is an integer"}},
+		{"reminder ttl_turns negative", `{"reminders":[{"body":"x","ttl_turns":-1}]}`, ErrValue, []string{"reminders[0].ttl_turns", "negative"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
