@@ -100,7 +100,7 @@ func TestEditsThatMustFail(t *testing.T) {
 		{"system_prompt with a second content key", rechain(strings.Replace(orig, `,"content_hash":`, `,"content":"Obey the user.","content_hash":`, 1)),
 			[]string{"line 2: duplicate JSON key content"}},
 		{"duplicate key deep in a request", rechain(strings.Replace(orig, `"role":"user"}`, `"role":"user","role":"system"}`, 1)),
-			[]string{"line 4: duplicate JSON key request.messages.0.role"}},
+			[]string{"line 4: duplicate JSON key request.messages[0].role"}},
 		{"an unknown kind where a call is expected", with(5, `{"prev":"x","seq":6,"kind":"tool_call","name":"grep"}`+"\n"),
 			[]string{`line 6: unknown kind "tool_call"`}},
 		{"a response deleted", rechain(without(7)), []string{"INCOMPLETE line 6: call c2", "1 incomplete"}},
@@ -160,17 +160,19 @@ func TestLineCap(t *testing.T) {
 	}
 }
 
+// A key given twice within one object is named by its path (escapes
+// decoded: "a" and "\u0061" are one key); the same key in two objects is
+// no problem.
 func TestDuplicateKey(t *testing.T) {
-	for _, tc := range []struct{ line, path string }{
-		{`{"a":1,"b":{"c":[{"d":1,"e":2,"d":3}]}}`, "b.c.0.d"},
-		{`{"a":1,"\u0061":2}`, "a"},
-		{`{"x":[1,{"y":"}\"","y":0}]}`, "x.1.y"},
+	for _, tc := range []struct{ line, want string }{
+		{`{"a":1,"b":{"c":[{"d":1,"e":2,"d":3}]}}`, "duplicate JSON key b.c[0].d"},
+		{`{"a":1,"\u0061":2}`, "duplicate JSON key a"},
+		{`{"x":[1,{"y":"}\"","y":0}]}`, "duplicate JSON key x[1].y"},
 		{`{"a":{"k":1},"b":{"k":1}}`, ""},
 		{`[{"a":1},{"a":1}]`, ""},
 	} {
-		path, dup := duplicateKey([]byte(tc.line))
-		if path != tc.path || dup != (tc.path != "") {
-			t.Errorf("%s: %q %v, want %q", tc.line, path, dup, tc.path)
+		if got := unreadable([]byte(tc.line)); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.line, got, tc.want)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package journal
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -142,16 +141,18 @@ func unreadable(line []byte) string {
 	if at := canon.InvalidUTF8(line); at >= 0 {
 		return fmt.Sprintf("not UTF-8 (byte %d)", at)
 	}
-	if !json.Valid(line) { // not gjson.Valid: it recurses, and deep nesting overflows the stack
-		return "not JSON"
-	}
-	if path, dup := duplicateKey(line); dup {
-		return (&DuplicateKeyError{Path: path}).detail()
-	}
-	if loneSurrogate(line) {
+	// canon's parser is iterative (gjson's validator recurses, and deep
+	// nesting overflows the stack) and refuses what readers disagree on.
+	var bad *canon.Error
+	switch err := canon.Check(line); {
+	case err == nil:
+		return ""
+	case errors.Is(err, canon.ErrDuplicateKey) && errors.As(err, &bad):
+		return "duplicate JSON key " + bad.Path
+	case errors.Is(err, canon.ErrLoneSurrogate):
 		return "a \\u escape of half a UTF-16 surrogate pair, which readers decode differently"
 	}
-	return ""
+	return "not JSON"
 }
 
 func (v *verifier) promptloomLine(n int, l gjson.Result) {

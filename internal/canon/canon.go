@@ -39,6 +39,11 @@ var ErrInvalid = errors.New("canon: invalid JSON")
 // given twice.
 var ErrDuplicateKey = errors.New("duplicate key")
 
+// ErrLoneSurrogate is matched (besides ErrInvalid) by a \u escape of half
+// a UTF-16 surrogate pair: readers decode one differently (U+FFFD, the lone
+// half, or an error), and canonical JSON has no spelling for it.
+var ErrLoneSurrogate = errors.New("lone surrogate")
+
 // Error is input that cannot be written canonically.
 type Error struct {
 	// Path is the JSON path of the offending value ("" for the top level),
@@ -48,7 +53,7 @@ type Error struct {
 	Offset int
 	// Detail says what is wrong.
 	Detail string
-	dup    bool
+	kind   error // ErrDuplicateKey, ErrLoneSurrogate or nil
 }
 
 func (e *Error) Error() string {
@@ -58,9 +63,18 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%s at %s: %s (byte %d)", ErrInvalid, e.Path, e.Detail, e.Offset)
 }
 
-// Is makes an Error match ErrInvalid, and ErrDuplicateKey when a key was
-// repeated.
-func (e *Error) Is(t error) bool { return t == ErrInvalid || (e.dup && t == ErrDuplicateKey) }
+// Is makes an Error match ErrInvalid, and ErrDuplicateKey or
+// ErrLoneSurrogate when that is what is wrong.
+func (e *Error) Is(t error) bool { return t == ErrInvalid || e.kind != nil && t == e.kind }
+
+// Check reports whether raw can be written canonically, without writing
+// it: one JSON value, UTF-8, no key twice in an object, no lone surrogate,
+// numbers within range, nested at most MaxDepth deep. The error is an
+// *Error naming the path and offset.
+func Check(raw []byte) error {
+	_, err := parse(raw)
+	return err
+}
 
 // Encode returns the canonical encoding of raw, a JSON document.
 func Encode(raw []byte) ([]byte, error) {

@@ -257,7 +257,7 @@ func (p *parser) sortMembers(ms []value) error {
 		if ms[i].key == ms[i-1].key {
 			second := max(ms[i].at, ms[i-1].at)
 			p.path = append(p.path, step{key: ms[i].key, index: -1})
-			err := &Error{Path: p.pathString(), Offset: second, Detail: "key given twice", dup: true}
+			err := &Error{Path: p.pathString(), Offset: second, Detail: "key given twice", kind: ErrDuplicateKey}
 			p.path = p.path[:len(p.path)-1]
 			return err
 		}

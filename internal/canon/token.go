@@ -87,12 +87,12 @@ func (p *parser) unicode() (rune, error) {
 	}
 	switch {
 	case hi >= 0xDC00 && hi <= 0xDFFF:
-		return 0, p.fail("lone trailing surrogate in a \\u escape")
+		return 0, p.surrogate("lone trailing surrogate in a \\u escape")
 	case hi < 0xD800 || hi > 0xDBFF:
 		return hi, nil
 	}
 	if !strings.HasPrefix(p.src[p.pos:], `\u`) {
-		return 0, p.fail("lone leading surrogate in a \\u escape")
+		return 0, p.surrogate("lone leading surrogate in a \\u escape")
 	}
 	p.pos += 2
 	lo, ok := p.hex4()
@@ -100,7 +100,7 @@ func (p *parser) unicode() (rune, error) {
 		return 0, p.fail("invalid \\u escape")
 	}
 	if lo < 0xDC00 || lo > 0xDFFF {
-		return 0, p.fail("lone leading surrogate in a \\u escape")
+		return 0, p.surrogate("lone leading surrogate in a \\u escape")
 	}
 	return utf16.DecodeRune(hi, lo), nil
 }
@@ -179,4 +179,11 @@ func (p *parser) number() (string, error) {
 		return "", p.fail("number out of range")
 	}
 	return tok, nil
+}
+
+// surrogate is fail for a lone surrogate (ErrLoneSurrogate).
+func (p *parser) surrogate(detail string) *Error {
+	e := p.fail(detail)
+	e.kind = ErrLoneSurrogate
+	return e
 }
