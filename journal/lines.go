@@ -71,7 +71,6 @@ func (lr *lineReader) next() ([]byte, error) {
 // blank reports whether a line is blank.
 func blank(line []byte) bool { return len(bytes.TrimSpace(line)) == 0 }
 
-
 // intField reads a field that must be a JSON integer written as writers
 // write one: digits only, no sign, fraction or exponent ("4", never "4.0",
 // "4e0" or "\"4\""), fitting in an int64. Readers disagree on what 4.9 or
