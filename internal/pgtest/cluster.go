@@ -1,13 +1,15 @@
 package pgtest
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"sort"
+	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -37,7 +39,9 @@ func NewCluster(t testing.TB) *Cluster {
 	if len(bins) == 0 {
 		t.Skip("no PostgreSQL binaries in /usr/lib/postgresql (apt-get install postgresql)")
 	}
-	sort.Strings(bins)
+	// The newest major version, compared as numbers (9 before 15), as
+	// .ci/postgres.sh's sort -V picks it.
+	slices.SortFunc(bins, func(a, b string) int { return cmp.Compare(majorOf(a), majorOf(b)) })
 	me, err := user.Current()
 	if err != nil || (me.Uid != "0" && me.Username != "postgres") {
 		t.Skip("starting a private PostgreSQL cluster needs root or the postgres user")
@@ -96,4 +100,10 @@ func (c *Cluster) Start() {
 		log, _ := os.ReadFile(filepath.Join(c.dir, "log"))
 		c.t.Fatalf("restart: %v\n%s", err, log)
 	}
+}
+
+// majorOf is the major version in /usr/lib/postgresql/MAJOR/bin/initdb.
+func majorOf(initdb string) int {
+	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(initdb))))
+	return n
 }
