@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"fmt"
 	"os"
 
-	"github.com/promptloom/promptloom/internal/textsafe"
 	"github.com/promptloom/promptloom/journal"
 )
 
@@ -51,12 +49,10 @@ func runReport(e *env, args []string) int {
 	if err != nil {
 		return e.fail("report: %v", err)
 	}
-	if verr != nil {
-		fmt.Fprintf(e.stdout, "FAIL %s\n", textsafe.Line(verr.Error()))
-		return ExitFail
+	// After a page, a FAIL line goes to stderr: the page stays HTML.
+	w := e.stdout
+	if *format == "html" {
+		w = e.stderr
 	}
-	if !rep.OK() {
-		return ExitFail
-	}
-	return ExitOK
+	return verdict(w, rep, verr)
 }

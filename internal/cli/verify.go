@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/promptloom/promptloom/internal/textsafe"
@@ -68,10 +69,16 @@ func (e *env) verifyTranscript(path string) int {
 	if werr := rep.WriteText(e.stdout); werr != nil {
 		return e.fail("verify: %v", werr)
 	}
+	return verdict(e.stdout, rep, err)
+}
+
+// verdict is the exit code of a verified transcript: 1 when it has a
+// problem, or when err (a line past the cap, a read that failed) cut the
+// reading short; err is then a FAIL line on w: what was read is reported,
+// and the transcript is not proven.
+func verdict(w io.Writer, rep *journal.Report, err error) int {
 	if err != nil {
-		// A line past the cap, or a read that failed: what was read is
-		// reported above, and the transcript is not proven.
-		fmt.Fprintf(e.stdout, "FAIL %s\n", textsafe.Line(err.Error()))
+		fmt.Fprintf(w, "FAIL %s\n", textsafe.Line(err.Error()))
 		return ExitFail
 	}
 	if !rep.OK() {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/promptloom/promptloom/journal"
 )
 
 // verify's FAIL lines, with or without --payload, escape what the manifest
@@ -40,3 +42,37 @@ func TestVerifyFailLinesAreEscaped(t *testing.T) {
 		}
 	}
 }
+
+// A transcript cut short by a line past the cap: verify and the text report
+// end with the FAIL line on stdout; the HTML report keeps its page whole and
+// says FAIL on stderr. Each exits 1.
+func TestTranscriptCutShort(t *testing.T) {
+	defer func(n int) { journal.MaxLineBytes = n }(journal.MaxLineBytes)
+	journal.MaxLineBytes = 64
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	if err := os.WriteFile(path, []byte(strings.Repeat("x", 100)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args      []string
+		failOnStd bool
+	}{
+		{[]string{"verify", "--transcript", path}, true},
+		{[]string{"report", "--transcript", path}, true},
+		{[]string{"report", "--transcript", path, "--format", "html"}, false},
+	} {
+		code, out, errOut := run(t, tc.args...)
+		fail := out
+		if !tc.failOnStd {
+			fail = errOut
+			if !strings.HasSuffix(strings.TrimSpace(out), "</html>") {
+				t.Errorf("%v: the page does not end the output: %q", tc.args, lastN(out, 200))
+			}
+		}
+		if code != ExitFail || !strings.Contains(fail, "FAIL journal: line 1 is longer than 64 bytes") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", tc.args, code, lastN(out, 200), errOut)
+		}
+	}
+}
+
+func lastN(s string, n int) string { return s[max(0, len(s)-n):] }
