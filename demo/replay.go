@@ -67,7 +67,7 @@ func ReplayNegotiation(ctx context.Context, recorded eventlog.Store, transcript 
 			rc.RecordedManifest = rec.hash
 			rc.ReplayedManifest, _ = req.Manifest.ContentHash()
 			rc.Identical = rc.RecordedManifest == rc.ReplayedManifest
-			for _, c := range journal.ChangedFragments(segments(rec.manifest), segments(req.Manifest)) {
+			for _, c := range journal.ChangedFragments(rec.manifest.Rows(), req.Manifest.Rows()) {
 				rc.Changes = append(rc.Changes, c.String())
 			}
 		}
@@ -140,12 +140,4 @@ type countingModel struct{ calls int }
 func (m *countingModel) Complete(context.Context, journal.Request) (journal.Response, error) {
 	m.calls++
 	return journal.Response{}, fmt.Errorf("replay reached the model")
-}
-
-// segments is m's rows, nil for no manifest.
-func segments(m *manifest.Manifest) []manifest.Segment {
-	if m == nil {
-		return nil
-	}
-	return m.Segments
 }

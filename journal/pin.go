@@ -96,14 +96,6 @@ func (p *Pin) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// segmentsOf is m's rows, nil for no manifest.
-func segmentsOf(m *manifest.Manifest) []manifest.Segment {
-	if m == nil {
-		return nil
-	}
-	return m.Segments
-}
-
 // Errors of pinned models.
 var (
 	// ErrPinMiss is a strict call with no pin.
@@ -260,7 +252,7 @@ func (p *PinnedModel) Complete(ctx context.Context, req Request) (Response, erro
 	if err != nil {
 		return Response{}, err
 	}
-	pin := Pin{Key: key, Call: req.Call, SystemDigest: system, Segments: segmentsOf(req.Manifest)}
+	pin := Pin{Key: key, Call: req.Call, SystemDigest: system, Segments: req.Manifest.Rows()}
 	switch p.Mode {
 	case Strict:
 		p.mu.Lock()

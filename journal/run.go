@@ -113,7 +113,7 @@ func NewRun(r io.Reader, source string, rep *Report) (*Run, error) {
 			}
 			if p := last[c.Role]; p != nil && m != nil && p.Fragments != nil {
 				common := commonPrefix(p.system, c.system)
-				c.Since = &RunChange{Previous: p.Call, Changes: ChangedFragments(p.segments(), segmentsOf(m)),
+				c.Since = &RunChange{Previous: p.Call, Changes: ChangedFragments(p.mf.Rows(), m.Rows()),
 					CommonPrefixBytes: common, ResendBytes: len(c.system) - common}
 			}
 			if m != nil {
@@ -146,8 +146,6 @@ func segState(s manifest.Segment) string {
 	}
 	return "excluded"
 }
-
-func (c *RunCall) segments() []manifest.Segment { return segmentsOf(c.mf) }
 
 func commonPrefix(a, b string) int {
 	n := min(len(a), len(b))
