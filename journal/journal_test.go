@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -355,5 +356,19 @@ func TestPinKeysHashRedactedValues(t *testing.T) {
 	}
 	if key(`[{"content":"a"}]`, `[]`, `{}`) == key(`[{"content":"b"}]`, `[]`, `{}`) {
 		t.Error("different messages share a key")
+	}
+}
+
+// A fragment's state changes are named as the report names states:
+// included, shed (by a budget) or excluded.
+func TestChangedFragmentsNameStates(t *testing.T) {
+	old := []manifest.Segment{{ID: "a", Digest: "d", Reason: "shed by budget: considered rank 1"}, {ID: "b", Digest: "d", Included: true}}
+	cur := []manifest.Segment{{ID: "a", Digest: "d", Included: true}, {ID: "b", Digest: "d", Reason: "requires tool t"}}
+	var got []string
+	for _, c := range ChangedFragments(old, cur) {
+		got = append(got, c.String())
+	}
+	if want := []string{"a (shed → included)", "b (included → excluded)"}; !slices.Equal(got, want) {
+		t.Errorf("changes = %q, want %q", got, want)
 	}
 }

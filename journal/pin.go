@@ -341,8 +341,8 @@ func ChangedFragments(old, cur []manifest.Segment) []FragmentChange {
 			if o.Digest != s.Digest {
 				what = append(what, "digest")
 			}
-			if o.Included != s.Included {
-				what = append(what, inclusion(o.Included)+" → "+inclusion(s.Included))
+			if a, b := segState(o), segState(s); a != b {
+				what = append(what, a+" → "+b)
 			}
 			if register(o) != register(s) {
 				what = append(what, "register "+register(o)+" → "+register(s))
@@ -361,13 +361,6 @@ func ChangedFragments(old, cur []manifest.Segment) []FragmentChange {
 		}
 	}
 	return out
-}
-
-func inclusion(in bool) string {
-	if in {
-		return "included"
-	}
-	return "excluded"
 }
 
 // register and rank read a segment's, which the manifest leaves out for a

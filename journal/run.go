@@ -137,6 +137,9 @@ func NewRun(r io.Reader, source string, rep *Report) (*Run, error) {
 	return run, nil
 }
 
+// segState names a segment's state as the report and ChangedFragments say
+// it: included, shed by a budget, or excluded (a pin keeps no reason, so
+// its shed rows read as excluded).
 func segState(s manifest.Segment) string {
 	switch {
 	case s.Included:
