@@ -28,9 +28,12 @@ type Description struct {
 	Traces []stage.Trace `json:"traces"`
 }
 
-// DescribedPart is one part of a Description: the manifest's row of the
-// part's fragment (manifest.Segment: its ID is the slot, its Sources what
-// the part cites), with Register and Rank always set, as the part has them.
+// DescribedPart is one part of a Description, as a manifest.Segment: the
+// row of the part's fragment, with the part's own words where the manifest
+// would differ. ID is the slot and Sources what the part cites, as the part
+// names them (a manifest redacts them); Included, Reason, Bytes and Digest
+// are the reduction's; Register and Rank are always set. Producer, Bucket
+// and Tokens are the manifest's, and the JSON leaves them out.
 //
 // Its JSON is the part's own view, in the part's words: slot, register,
 // rank, cites, included, reason, bytes, digest (MarshalJSON), where a
