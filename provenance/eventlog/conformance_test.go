@@ -19,6 +19,20 @@ type storeCase struct {
 var errStop = errors.New("stop")
 
 var conformanceCases = []storeCase{
+	{"AudienceIsTheStoresOwn", func(t *testing.T, s Store) {
+		// What Append returns does not change when the caller reuses its
+		// draft's slice; an empty audience comes back nil, as Get reads it.
+		ctx := context.Background()
+		aud := []string{"eu"}
+		envs, err := s.Append(ctx, Draft{Kind: "k", Audience: aud, Payload: 1}, Draft{Kind: "k", Audience: []string{}, Payload: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		aud[0] = "uk"
+		if envs[0].Audience[0] != "eu" || envs[1].Audience != nil {
+			t.Errorf("audiences %q and %#v", envs[0].Audience, envs[1].Audience)
+		}
+	}},
 	{"AppendScanGet", func(t *testing.T, s Store) {
 		ctx := context.Background()
 		envs, err := s.Append(ctx,

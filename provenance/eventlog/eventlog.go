@@ -182,3 +182,23 @@ func FixedClock(start time.Time) func() time.Time {
 		return t
 	}
 }
+
+// ownAudience is a draft's audience as a store keeps it: a copy of its own
+// (the caller may change the draft's slice afterwards), nil when empty,
+// as every store reads it back.
+func ownAudience(aud []string) []string {
+	if len(aud) == 0 {
+		return nil
+	}
+	return slices.Clone(aud)
+}
+
+// audienceJSON is an audience as the stores write it: a JSON list, [] when
+// empty.
+func audienceJSON(aud []string) string {
+	if aud == nil {
+		aud = []string{}
+	}
+	b, _ := json.Marshal(aud)
+	return string(b)
+}

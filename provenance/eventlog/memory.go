@@ -42,7 +42,7 @@ func (m *Memory) Append(ctx context.Context, drafts ...Draft) ([]Envelope, error
 			Seq:      int64(len(m.events) + 1),
 			Kind:     d.Kind,
 			Actor:    d.Actor,
-			Audience: slices.Clone(d.Audience),
+			Audience: ownAudience(d.Audience),
 			At:       m.cfg.clock(),
 		}
 		m.events = append(m.events, Event{Envelope: env, Payload: slices.Clone(payloads[i])})

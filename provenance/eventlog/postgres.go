@@ -197,26 +197,6 @@ func jsonbCan(raw []byte) bool {
 	return utf8.Valid(raw) && !bytes.Contains(raw, []byte(`\u0000`))
 }
 
-func jsonStrings(s []string) string {
-	var b strings.Builder
-	b.WriteByte('[')
-	for i, v := range s {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(quoteJSON(v))
-	}
-	b.WriteByte(']')
-	return b.String()
-}
-
-func cloneOrNil(s []string) []string {
-	if len(s) == 0 {
-		return nil
-	}
-	return append([]string(nil), s...)
-}
-
 // Head implements Store. Every position up to the one returned is on disk.
 func (p *Postgres) Head(ctx context.Context) (int64, error) {
 	if err := p.open(); err != nil {

@@ -203,14 +203,14 @@ func (p *Postgres) write(group []*appendReq, n int) error {
 		for i, d := range r.drafts {
 			at := r.ats[i]
 			kinds, actors = append(kinds, d.Kind), append(actors, d.Actor)
-			auds, ats = append(auds, jsonStrings(d.Audience)), append(ats, at)
+			auds, ats = append(auds, audienceJSON(d.Audience)), append(ats, at)
 			var js *string
 			if jsonbCan(r.payloads[i]) {
 				s := string(r.payloads[i])
 				js = &s
 			}
 			jsons, raws = append(jsons, js), append(raws, r.payloads[i])
-			envs[g][i] = Envelope{Kind: d.Kind, Actor: d.Actor, Audience: cloneOrNil(d.Audience), At: at}
+			envs[g][i] = Envelope{Kind: d.Kind, Actor: d.Actor, Audience: ownAudience(d.Audience), At: at}
 		}
 	}
 	var head int64

@@ -103,9 +103,8 @@ func (s *SQLite) Append(ctx context.Context, drafts ...Draft) ([]Envelope, error
 	defer stmt.Close()
 	out := make([]Envelope, len(drafts))
 	for i, d := range drafts {
-		env := Envelope{Seq: head + int64(i) + 1, Kind: d.Kind, Actor: d.Actor, Audience: d.Audience, At: s.cfg.clock()}
-		aud, _ := json.Marshal(orEmpty(d.Audience))
-		if _, err := stmt.ExecContext(ctx, env.Seq, env.Kind, env.Actor, string(aud),
+		env := Envelope{Seq: head + int64(i) + 1, Kind: d.Kind, Actor: d.Actor, Audience: ownAudience(d.Audience), At: s.cfg.clock()}
+		if _, err := stmt.ExecContext(ctx, env.Seq, env.Kind, env.Actor, audienceJSON(d.Audience),
 			env.At.Format(time.RFC3339Nano), payloads[i]); err != nil {
 			return nil, s.wrap(err)
 		}
@@ -116,13 +115,6 @@ func (s *SQLite) Append(ctx context.Context, drafts ...Draft) ([]Envelope, error
 	}
 	s.wake.wake()
 	return out, nil
-}
-
-func orEmpty(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }
 
 // Head implements Store.

@@ -2,7 +2,6 @@ package eventlog
 
 import (
 	"context"
-	"encoding/json"
 	"sync"
 	"time"
 
@@ -183,9 +182,4 @@ func (p *Postgres) listenLoop(ctx context.Context, conn *pgx.Conn, done chan str
 			conn = nil
 		}
 	}
-}
-
-func quoteJSON(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
 }
