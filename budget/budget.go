@@ -156,9 +156,12 @@ func (b *Budget) ShedSequence(cands []Candidate) []Candidate {
 	return out
 }
 
+// ShedPrefix begins the manifest reason of every fragment a budget shed.
+const ShedPrefix = "shed by budget: "
+
 // ShedReason is the manifest reason of a shed fragment.
 func ShedReason(r fragment.Register, rank int) string {
-	return "shed by budget: " + r.String() + " rank " + strconv.Itoa(rank)
+	return ShedPrefix + r.String() + " rank " + strconv.Itoa(rank)
 }
 
 // ExceededError is a prompt over its budget with nothing left to shed.

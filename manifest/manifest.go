@@ -18,6 +18,7 @@ package manifest
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/promptloom/promptloom/budget"
 	"strings"
 	"unsafe"
 
@@ -89,15 +90,11 @@ type Segment struct {
 	Tokens *int `json:"tokens,omitempty"`
 }
 
-// shedPrefix begins the reason of every fragment a budget shed
-// (budget.ShedReason).
-const shedPrefix = "shed by budget: "
-
 // Shed reports whether a budget shed the segment's fragment. The manifest
 // has no field for it (Harn's schema has none), so it is read from the
 // reason the reducer gave; it agrees with reducer.Row.Shed for every
 // manifest New makes. Test this, not the reason's wording.
-func (s *Segment) Shed() bool { return !s.Included && strings.HasPrefix(s.Reason, shedPrefix) }
+func (s *Segment) Shed() bool { return !s.Included && strings.HasPrefix(s.Reason, budget.ShedPrefix) }
 
 // EgressDelta records how the bytes sent differ from the assembled prompt.
 type EgressDelta struct {

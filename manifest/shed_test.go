@@ -46,7 +46,7 @@ func TestSegmentShedAgreesWithRow(t *testing.T) {
 	if shed == 0 {
 		t.Error("nothing shed at any total; the fixture no longer tests shedding")
 	}
-	for _, s := range []Segment{{Reason: "shed"}, {Reason: "not shed by budget: x"}, {Included: true, Reason: shedPrefix + "craft rank 1"}} {
+	for _, s := range []Segment{{Reason: "shed"}, {Reason: "not shed by budget: x"}, {Included: true, Reason: budget.ShedPrefix + "craft rank 1"}} {
 		if s.Shed() {
 			t.Errorf("%+v reads as shed", s)
 		}

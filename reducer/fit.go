@@ -17,8 +17,10 @@ func fit(r *Reduction, b *budget.Budget) error {
 		if !row.Included {
 			continue
 		}
-		key := row.Digest // the digest of the redacted text is that of the text when nothing was redacted
-		if row.redacted {
+		// The cache key is the digest of the text as it is: the row's own
+		// when nothing was redacted. Bytes are counted without the cache.
+		key := row.Digest
+		if row.redacted && b.Counter.Encoding() != budget.EncodingBytes {
 			key = digest.String(row.Body)
 		}
 		cands = append(cands, budget.Candidate{Index: len(rows), Register: row.Fragment.Register, Rank: row.Fragment.Rank})
