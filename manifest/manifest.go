@@ -18,10 +18,10 @@ package manifest
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/promptloom/promptloom/budget"
 	"strings"
 	"unsafe"
 
+	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/fragment"
 	"github.com/promptloom/promptloom/internal/canon"
