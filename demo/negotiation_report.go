@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/provenance"
 )
 
@@ -29,10 +30,7 @@ func (n *Negotiation) Reports() ([]CallReport, error) {
 		if err != nil {
 			return nil, err
 		}
-		hash, err := c.Context.Manifest.ContentHash()
-		if err != nil {
-			return nil, err
-		}
+		hash := manifest.HashBytes(m) // ContentHash, without encoding again
 		out = append(out, CallReport{Role: c.Role, Round: c.Round, Seq: c.Seq, Context: c.Context.Describe(),
 			ManifestContentHash: hash, Manifest: m, Reply: c.Reply})
 	}
