@@ -5,8 +5,10 @@
 // Every command's --help prints its usage line, one line per flag and an
 // example (help.go), and exits 0. Exit codes follow diff(1): 0 for yes or
 // same, 1 for a check that failed (verify, a diff that differs, lint under
-// --strict), 2 for bad input. A file argument of "-" (the default) reads
-// stdin, with a notice on stderr when stdin is a terminal.
+// --strict), 2 for bad input. An options, manifest, system or payload file
+// of "-" (for options, the default) reads stdin, with a notice on stderr
+// when stdin is a terminal; a transcript is always a file (report reads it
+// twice).
 package cli
 
 import (

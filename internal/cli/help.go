@@ -147,5 +147,5 @@ func (e *env) noticeTerminal() {
 	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
 		return
 	}
-	fmt.Fprintln(e.stderr, "promptloom: reading options from the terminal (stdin); end with Ctrl-D, or name a FILE")
+	fmt.Fprintln(e.stderr, "promptloom: reading from the terminal (stdin); end with Ctrl-D, or name a FILE")
 }

@@ -45,7 +45,7 @@ func TestTerminalNotice(t *testing.T) {
 			if code := Main([]string{"explain", "--format", "raw"}, in, &out, &errb); code != ExitOK {
 				t.Fatalf("exit %d: %s", code, errb.String())
 			}
-			got := strings.Contains(errb.String(), "reading options from the terminal")
+			got := strings.Contains(errb.String(), "reading from the terminal")
 			if got != tc.notice {
 				t.Errorf("notice = %v, want %v (stderr %q)", got, tc.notice, errb.String())
 			}
