@@ -51,7 +51,7 @@ type scanner struct {
 	s     string
 	i     int
 	depth int
-	keys  []string // the keys of every open object, innermost last
+	sets  []keySet // the keys of each open object, by depth
 	top   []topMember
 	items int // the item count of the list scanned last
 }
@@ -105,8 +105,13 @@ func (p *scanner) object() bool {
 		return false
 	}
 	p.i++ // {
-	base := len(p.keys)
-	var set map[string]struct{} // the keys, once the object has many
+	// One key set per depth (lists' stay empty), reused from object to
+	// object.
+	d := p.depth - 1
+	for len(p.sets) <= d {
+		p.sets = append(p.sets, keySet{})
+	}
+	p.sets[d].reset()
 	p.skipSpace()
 	if p.i < len(p.s) && p.s[p.i] == '}' {
 		p.i++
@@ -121,25 +126,8 @@ func (p *scanner) object() bool {
 		if !ok {
 			return false
 		}
-		switch {
-		case set != nil:
-			if _, dup := set[key]; dup {
-				return false
-			}
-			set[key] = struct{}{}
-		default:
-			for _, k := range p.keys[base:] {
-				if k == key {
-					return false
-				}
-			}
-			p.keys = append(p.keys, key)
-			if len(p.keys)-base > 16 {
-				set = make(map[string]struct{}, 64)
-				for _, k := range p.keys[base:] {
-					set[k] = struct{}{}
-				}
-			}
+		if p.sets[d].add(key) {
+			return false
 		}
 		p.skipSpace()
 		if p.i >= len(p.s) || p.s[p.i] != ':' {
@@ -159,7 +147,6 @@ func (p *scanner) object() bool {
 			p.top = append(p.top, m)
 		}
 		if done, ok := p.next('}'); !ok || done {
-			p.keys = p.keys[:base]
 			return ok
 		}
 	}

@@ -6,39 +6,48 @@ import (
 	"strconv"
 )
 
+// keySet holds the keys of one object: a short list, and a map once the
+// object has many (most objects have a handful of keys). Both the one-pass
+// scan and checkDocument keep one per open object.
+type keySet struct {
+	keys []string
+	set  map[string]struct{}
+}
+
+// add records key and reports whether it was there already.
+func (k *keySet) add(key string) (dup bool) {
+	if k.set != nil {
+		if _, ok := k.set[key]; ok {
+			return true
+		}
+		k.set[key] = struct{}{}
+		return false
+	}
+	for _, have := range k.keys {
+		if have == key {
+			return true
+		}
+	}
+	k.keys = append(k.keys, key)
+	if len(k.keys) > 16 {
+		k.set = make(map[string]struct{}, 2*len(k.keys))
+		for _, have := range k.keys {
+			k.set[have] = struct{}{}
+		}
+	}
+	return false
+}
+
+// reset empties the set for the next object, keeping the list's room.
+func (k *keySet) reset() { k.keys, k.set = k.keys[:0], nil }
+
 // frame is one open object or list of the document being scanned.
 type frame struct {
 	object  bool
 	wantKey bool
 	key     string // the object's current key
 	n       int    // the list's current index
-	keys    []string
-	set     map[string]struct{} // keys, once the object has many
-}
-
-// seen records key in f and reports whether it was there already.
-func (f *frame) seen(key string) bool {
-	if f.set != nil {
-		if _, ok := f.set[key]; ok {
-			return true
-		}
-		f.set[key] = struct{}{}
-		return false
-	}
-	for _, k := range f.keys {
-		if k == key {
-			return true
-		}
-	}
-	f.keys = append(f.keys, key)
-	if len(f.keys) > 16 {
-		f.set = make(map[string]struct{}, 2*len(f.keys))
-		for _, k := range f.keys {
-			f.set[k] = struct{}{}
-		}
-		f.keys = nil
-	}
-	return false
+	keys    keySet
 }
 
 // pathOf is the JSON path of the value the innermost frame is at.
@@ -96,7 +105,7 @@ func checkDocument(data []byte) error {
 				}
 			}
 			f.key, f.wantKey = key, false
-			if f.seen(key) {
+			if f.keys.add(key) {
 				return errorf(ErrDuplicateKey, pathOf(stack), start, "key given twice")
 			}
 		default:
