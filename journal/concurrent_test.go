@@ -40,16 +40,7 @@ func appendMany(t *testing.T, path, prefix string, n int) {
 // each to: every call is present, once, and the whole run verifies.
 func checkAll(t *testing.T, path string, writers []string, n int) {
 	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Verify(bytes.NewReader(data))
-	if err != nil || !rep.OK() {
-		var b strings.Builder
-		rep.WriteText(&b)
-		t.Fatalf("verify: %v\n%s", err, lastBytes(b.String(), 2000))
-	}
+	rep := verifyFile(t, path)
 	seen := map[string]int{}
 	for _, c := range rep.Calls {
 		seen[c.Call]++
@@ -204,6 +195,13 @@ func TestCloseWaitsForRunningCalls(t *testing.T) {
 	if err := <-closed; err != nil {
 		t.Fatal(err)
 	}
+	verifyFile(t, path)
+}
+
+// verifyFile verifies the transcript at path, failing t with the end of
+// the report unless it holds.
+func verifyFile(t *testing.T, path string) *Report {
+	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -212,6 +210,7 @@ func TestCloseWaitsForRunningCalls(t *testing.T) {
 	if err != nil || !rep.OK() {
 		var b strings.Builder
 		rep.WriteText(&b)
-		t.Fatalf("verify: %v\n%s", err, b.String())
+		t.Fatalf("verify: %v\n%s", err, lastBytes(b.String(), 2000))
 	}
+	return rep
 }
