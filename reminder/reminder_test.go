@@ -87,12 +87,12 @@ func TestTurnCountsDownFiniteTTLs(t *testing.T) {
 // the newest event; only preserve_on_compact: true reminders are copied".
 func TestCompact(t *testing.T) {
 	var s Set
-	s.Inject(Reminder{Body: "expires now", TTLTurns: 1, PreserveOnCompact: true}) // r1
-	s.Inject(Reminder{Body: "older", DedupeKey: "k", Authority: Contract})        // r2
-	s.Inject(Reminder{Body: "two left", TTLTurns: 3, PreserveOnCompact: true})    // r3
-	s.Inject(Reminder{Body: "scratch"})                                           // r4
-	s.Inject(Reminder{Body: "Run  the tests.", PreserveOnCompact: true})          // r5
-	s.Inject(Reminder{Body: "Run the\ntests.", PreserveOnCompact: true})          // r6: bodies are not compared here
+	s.Inject(Reminder{Body: "expires now", TTLTurns: 1, PreserveOnCompact: true})                   // r1
+	s.Inject(Reminder{Body: "older", DedupeKey: "k", Authority: Contract})                          // r2
+	s.Inject(Reminder{Body: "two left", TTLTurns: 3, PreserveOnCompact: true})                      // r3
+	s.Inject(Reminder{Body: "scratch"})                                                             // r4
+	s.Inject(Reminder{Body: "Run  the tests.", PreserveOnCompact: true})                            // r5
+	s.Inject(Reminder{Body: "Run the\ntests.", PreserveOnCompact: true})                            // r6: bodies are not compared here
 	s.Inject(Reminder{Body: "newer", DedupeKey: "k", Authority: Advisory, PreserveOnCompact: true}) // r7 replaces r2
 	rep := s.Compact()
 	if diff := cmp.Diff([]string{"r3", "r5", "r6", "r7"}, ids(s.Pending())); diff != "" {
