@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-
-	"github.com/promptloom/promptloom/fragment"
 )
 
 // Budget is a size limit and how to meet it.
@@ -19,7 +17,7 @@ type Budget struct {
 	// ShedOrder lists the registers that may be shed, first shed first;
 	// nil means DefaultShedOrder. Binding may never be in it, and a register
 	// not in it is never shed.
-	ShedOrder []fragment.Register
+	ShedOrder []Register
 	// Cache remembers counts; nil means a bounded cache shared by the
 	// process.
 	Cache *Cache
@@ -27,7 +25,7 @@ type Budget struct {
 
 // DefaultShedOrder sheds considered material first, then generated prose,
 // then craft advice; rules (binding) are never shed.
-var DefaultShedOrder = []fragment.Register{fragment.Considered, fragment.Generated, fragment.Craft}
+var DefaultShedOrder = []Register{Considered, Generated, Craft}
 
 // Errors of a budget.
 var (
@@ -40,7 +38,7 @@ var (
 )
 
 // New returns a checked budget.
-func New(counter Counter, total int, order ...fragment.Register) (*Budget, error) {
+func New(counter Counter, total int, order ...Register) (*Budget, error) {
 	b := &Budget{Counter: counter, Total: total, ShedOrder: order}
 	if err := b.Check(); err != nil {
 		return nil, err
@@ -57,7 +55,7 @@ func (b *Budget) Check() error {
 		return fmt.Errorf("%w: total %d is negative", ErrInvalid, b.Total)
 	}
 	for i, r := range b.ShedOrder {
-		if r == fragment.Binding {
+		if r == Binding {
 			return fmt.Errorf("%w: binding fragments are never shed, so binding cannot be in the shed order", ErrInvalid)
 		}
 		if slices.Contains(b.ShedOrder[:i], r) {
@@ -67,7 +65,7 @@ func (b *Budget) Check() error {
 	return nil
 }
 
-func (b *Budget) order() []fragment.Register {
+func (b *Budget) order() []Register {
 	if b.ShedOrder == nil {
 		return DefaultShedOrder
 	}
@@ -85,7 +83,7 @@ func (b *Budget) cache() *Cache {
 // register and its rank.
 type Candidate struct {
 	Index    int
-	Register fragment.Register
+	Register Register
 	Rank     int
 }
 
@@ -160,7 +158,7 @@ func (b *Budget) ShedSequence(cands []Candidate) []Candidate {
 const ShedPrefix = "shed by budget: "
 
 // ShedReason is the manifest reason of a shed fragment.
-func ShedReason(r fragment.Register, rank int) string {
+func ShedReason(r Register, rank int) string {
 	return ShedPrefix + r.String() + " rank " + strconv.Itoa(rank)
 }
 

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promptloom/promptloom/digest"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"github.com/promptloom/promptloom/digest"
-	"github.com/promptloom/promptloom/fragment"
 	"github.com/tiktoken-go/tokenizer"
 )
 
@@ -122,13 +122,13 @@ func TestShedSequence(t *testing.T) {
 		t.Fatal(err)
 	}
 	cands := []Candidate{
-		{0, fragment.Binding, 0},
-		{1, fragment.Craft, 0},
-		{2, fragment.Considered, 5},
-		{3, fragment.Generated, 1},
-		{4, fragment.Considered, 1},
-		{5, fragment.Considered, 1},
-		{6, fragment.Generated, 0},
+		{0, Binding, 0},
+		{1, Craft, 0},
+		{2, Considered, 5},
+		{3, Generated, 1},
+		{4, Considered, 1},
+		{5, Considered, 1},
+		{6, Generated, 0},
 	}
 	var got []int
 	for _, c := range b.ShedSequence(cands) {
@@ -145,8 +145,8 @@ func TestBudgetChecks(t *testing.T) {
 		name string
 		b    Budget
 	}{
-		{"binding in the order", Budget{Counter: Bytes(), Total: 5, ShedOrder: []fragment.Register{fragment.Craft, fragment.Binding}}},
-		{"register twice", Budget{Counter: Bytes(), Total: 5, ShedOrder: []fragment.Register{fragment.Craft, fragment.Craft}}},
+		{"binding in the order", Budget{Counter: Bytes(), Total: 5, ShedOrder: []Register{Craft, Binding}}},
+		{"register twice", Budget{Counter: Bytes(), Total: 5, ShedOrder: []Register{Craft, Craft}}},
 		{"no counter", Budget{Total: 5}},
 		{"negative total", Budget{Counter: Bytes(), Total: -1}},
 	}
@@ -155,7 +155,7 @@ func TestBudgetChecks(t *testing.T) {
 			t.Errorf("%s: Check = %v", tt.name, err)
 		}
 	}
-	if _, err := New(Bytes(), 5, fragment.Binding); !errors.Is(err, ErrInvalid) {
+	if _, err := New(Bytes(), 5, Binding); !errors.Is(err, ErrInvalid) {
 		t.Errorf("New with binding = %v", err)
 	}
 }
@@ -192,7 +192,7 @@ func TestShedSequenceSorts(t *testing.T) {
 		n := r.IntN(60)
 		cands := make([]Candidate, n)
 		for i := range cands {
-			cands[i] = Candidate{Index: i, Register: fragment.Register(r.IntN(4)), Rank: r.IntN(5) - 2}
+			cands[i] = Candidate{Index: i, Register: Register(r.IntN(4)), Rank: r.IntN(5) - 2}
 		}
 		if round%2 == 1 {
 			r.Shuffle(n, func(i, j int) { cands[i], cands[j] = cands[j], cands[i] })

@@ -13,7 +13,8 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/promptloom/promptloom/redact"
+	"github.com/promptloom/promptloom/harn/redact"
+
 	"lukechampine.com/blake3"
 )
 

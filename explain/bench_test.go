@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/explain"
-	"github.com/promptloom/promptloom/internal/benchdata"
-	"github.com/promptloom/promptloom/reducer"
+	"github.com/promptloom/promptloom/internal/testkit/benchdata"
 )
 
 // BenchmarkExplainBudget is the budgeted library call a harness makes:
@@ -26,7 +26,7 @@ func BenchmarkExplainBudget(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
 			for b.Loop() {
-				x, err := explain.Explain(data, explain.WithReduceOptions(reducer.WithBudget(bud)))
+				x, err := explain.Explain(data, explain.WithReduceOptions(promptloom.WithBudget(bud)))
 				if err != nil {
 					b.Fatal(err)
 				}

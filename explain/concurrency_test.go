@@ -7,8 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/budget"
-	"github.com/promptloom/promptloom/reducer"
 )
 
 // Explain, the reducer and a budget's shared count cache are safe for
@@ -30,7 +30,7 @@ func TestConcurrentExplain(t *testing.T) {
 		out := make([]string, len(inputs))
 		for i, data := range inputs {
 			b := &budget.Budget{Counter: counter, Total: 1 << 20, Cache: shared}
-			e, err := Explain(data, WithReduceOptions(reducer.WithBudget(b)))
+			e, err := Explain(data, WithReduceOptions(promptloom.WithBudget(b)))
 			if err != nil {
 				out[i] = err.Error()
 				continue

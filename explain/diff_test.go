@@ -5,8 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promptloom/promptloom/harn/options"
+
 	"github.com/google/go-cmp/cmp"
-	"github.com/promptloom/promptloom/options"
 )
 
 func explainJSON(t *testing.T, in string) *Explanation {

@@ -3,10 +3,10 @@ package explain_test
 import (
 	"fmt"
 
+	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/explain"
-	"github.com/promptloom/promptloom/options"
-	"github.com/promptloom/promptloom/reducer"
+	"github.com/promptloom/promptloom/harn/options"
 )
 
 func ExampleExplain() {
@@ -50,7 +50,7 @@ func ExampleWithReduceOptions() {
 	e, err := explain.Explain([]byte(`{"system": [
 		{"content": "You are careful."},
 		{"content": "Yesterday the build was red.", "register": "considered"}
-	]}`), explain.WithReduceOptions(reducer.WithBudget(b)))
+	]}`), explain.WithReduceOptions(promptloom.WithBudget(b)))
 	if err != nil {
 		panic(err)
 	}

@@ -27,10 +27,10 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/promptloom/promptloom/internal/canon"
+	"github.com/promptloom/promptloom"
+	"github.com/promptloom/promptloom/harn/options"
+	canon "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/manifest"
-	"github.com/promptloom/promptloom/options"
-	"github.com/promptloom/promptloom/reducer"
 	"github.com/promptloom/promptloom/stage"
 )
 
@@ -61,7 +61,7 @@ type Explanation struct {
 	Included           int `json:"included"`
 	Excluded           int `json:"excluded"`
 	// Budget says what a budget did, when one was applied.
-	Budget *reducer.Fit `json:"budget,omitempty"`
+	Budget *promptloom.Fit `json:"budget,omitempty"`
 	// Lint holds the warnings of Lint when the caller asked for them.
 	Lint []Warning `json:"lint,omitempty"`
 	// Reminders is the trailing user message the reminders render to, with
@@ -72,8 +72,8 @@ type Explanation struct {
 
 	// Manifest is the prompt's context manifest; Reduction the reducer's
 	// output it was built from.
-	Manifest  *manifest.Manifest `json:"-"`
-	Reduction *reducer.Reduction `json:"-"`
+	Manifest  *manifest.Manifest    `json:"-"`
+	Reduction *promptloom.Reduction `json:"-"`
 
 	// warnings are the options' warnings, for Lint.
 	warnings []options.Warning
@@ -173,7 +173,7 @@ type Option func(*config)
 
 type config struct {
 	parse   []options.ParseOption
-	reduce  []reducer.Option
+	reduce  []promptloom.Option
 	project string
 	envHas  func(string) bool
 	stages  []stage.Stage
@@ -196,7 +196,7 @@ func WithStages(s ...stage.Stage) Option {
 // WithReduceOptions passes options to reducer.Reduce: a budget, as
 // WithReduceOptions(reducer.WithBudget(b)). reducer.WithBudget is the one
 // budget option; explain and provenance take it as it is.
-func WithReduceOptions(ro ...reducer.Option) Option {
+func WithReduceOptions(ro ...promptloom.Option) Option {
 	return func(c *config) { c.reduce = append(c.reduce, ro...) }
 }
 
@@ -236,7 +236,7 @@ func FromOptions(o *options.Options, opts ...Option) (*Explanation, error) {
 	// parsed items, as large as the fragments) can be collected while the
 	// prompt and its manifest are built.
 	callRole, actorChain, warnings := o.CallRole, o.ActorChain, o.Warnings
-	r, err := reducer.Reduce(run.Fragments, activeSet(run.Snapshot), cfg.reduce...)
+	r, err := promptloom.Reduce(run.Fragments, activeSet(run.Snapshot), cfg.reduce...)
 	if err != nil {
 		return nil, err
 	}
@@ -262,7 +262,7 @@ func FromOptions(o *options.Options, opts ...Option) (*Explanation, error) {
 // New explains a reduction whose manifest is m (the explanation's rows
 // share m's segments). It fails when m does not hold for the reduction's
 // own prompt, or has not one segment per row of the reduction.
-func New(r *reducer.Reduction, m *manifest.Manifest) (*Explanation, error) {
+func New(r *promptloom.Reduction, m *manifest.Manifest) (*Explanation, error) {
 	if err := manifest.Validate(m, r.System); err != nil {
 		return nil, fmt.Errorf("explain: the fragments make a manifest that does not hold: %w", err)
 	}
@@ -277,7 +277,7 @@ func New(r *reducer.Reduction, m *manifest.Manifest) (*Explanation, error) {
 var ErrManifestMismatch = errors.New("explain: the manifest is not the reduction's")
 
 // build is the explanation of r and its manifest m, unchecked.
-func build(r *reducer.Reduction, m *manifest.Manifest) *Explanation {
+func build(r *promptloom.Reduction, m *manifest.Manifest) *Explanation {
 	// The record's fields are the manifest's own, read from it.
 	e := &Explanation{
 		Schema:             m.Schema,

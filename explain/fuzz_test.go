@@ -4,8 +4,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/promptloom/promptloom/harn/options"
 	"github.com/promptloom/promptloom/manifest"
-	"github.com/promptloom/promptloom/options"
 )
 
 // FuzzRoundTrip: for any accepted options, the manifest of the reduction

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promptloom/promptloom/options"
+	"github.com/promptloom/promptloom/harn/options"
 )
 
 // Tests ported from Harn's crates/harn-vm/src/llm/helpers/options/

@@ -2,15 +2,14 @@ package explain
 
 import (
 	"bytes"
-
 	"image/png"
 	"os"
 	"path/filepath"
 	"regexp"
 	"testing"
 
-	"github.com/promptloom/promptloom/internal/chromiumtest"
-	"github.com/promptloom/promptloom/options"
+	"github.com/promptloom/promptloom/harn/options"
+	"github.com/promptloom/promptloom/internal/testkit/chromiumtest"
 )
 
 func TestHTMLRendersInChromium(t *testing.T) {

@@ -4,8 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/promptloom/promptloom/fragment"
-	"github.com/promptloom/promptloom/gating"
+	"github.com/promptloom/promptloom"
 )
 
 // Warning is one finding of Lint.
@@ -42,14 +41,14 @@ func Lint(e *Explanation) []Warning {
 	}
 	// One pass from the end (rows are in prompt order: before, then
 	// after), remembering the first unconditional fragment still to come.
-	var next *fragment.Fragment
+	var next *promptloom.Fragment
 	var gated []Warning
 	for i := len(r.Rows) - 1; i >= 0; i-- {
 		f := r.Rows[i].Fragment
 		if r.Rows[i].Body == "" {
 			continue
 		}
-		if !gating.Gated(f) {
+		if !promptloom.Gated(f) {
 			next = f
 			continue
 		}

@@ -5,11 +5,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/promptloom/promptloom/fragment"
-	"github.com/promptloom/promptloom/gating"
-	"github.com/promptloom/promptloom/options"
+	"github.com/promptloom/promptloom"
+	"github.com/promptloom/promptloom/harn/options"
+	"github.com/promptloom/promptloom/harn/reminder"
 	"github.com/promptloom/promptloom/project"
-	"github.com/promptloom/promptloom/reminder"
 	"github.com/promptloom/promptloom/stage"
 )
 
@@ -48,7 +47,7 @@ func corePlan(o *options.Options, cfg config) (*stage.Plan, error) {
 				return &stage.Resolved{Name: name, Value: v, Reason: why}, nil
 			}}
 	}
-	compile := func(id string, frags func() []fragment.Fragment) stage.Stage {
+	compile := func(id string, frags func() []promptloom.Fragment) stage.Stage {
 		return stage.Stage{ID: id, Capability: "core", Kind: stage.Compilation, ReadOnly: true,
 			Handler: func(_ context.Context, in stage.Input) (any, error) {
 				add := frags()
@@ -121,7 +120,7 @@ func renderReminders(rs []reminder.Reminder) (any, string, error) {
 
 // activeSet gathers the active tools and capabilities from the snapshot:
 // the options', the project's, and any a caller resolved under caps.*.
-func activeSet(snap stage.Snapshot) gating.Active {
+func activeSet(snap stage.Snapshot) promptloom.Active {
 	tools, _ := stage.Lookup[[]string](snap, ResolvedTools)
 	caps, _ := stage.Lookup[[]string](snap, ResolvedCapabilities)
 	caps = append([]string(nil), caps...)
@@ -134,5 +133,5 @@ func activeSet(snap stage.Snapshot) gating.Active {
 			caps = append(caps, extra...)
 		}
 	}
-	return gating.NewActive(tools, caps)
+	return promptloom.NewActive(tools, caps)
 }

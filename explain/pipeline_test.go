@@ -11,21 +11,20 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-	"github.com/promptloom/promptloom/fragment"
-	"github.com/promptloom/promptloom/gating"
+	"github.com/promptloom/promptloom"
+	"github.com/promptloom/promptloom/harn/options"
+	"github.com/promptloom/promptloom/harn/reminder"
 	"github.com/promptloom/promptloom/manifest"
-	"github.com/promptloom/promptloom/options"
-	"github.com/promptloom/promptloom/reducer"
-	"github.com/promptloom/promptloom/reminder"
 	"github.com/promptloom/promptloom/stage"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // direct explains options the way explain did before contributors became
 // stages: every fragment at once, straight into the reducer.
 func direct(t *testing.T, o *options.Options) []byte {
 	t.Helper()
-	r, err := reducer.Reduce(o.Fragments(), gating.NewActive(o.ActiveTools(), o.AllCapabilities()))
+	r, err := promptloom.Reduce(o.Fragments(), promptloom.NewActive(o.ActiveTools(), o.AllCapabilities()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +98,7 @@ func TestCallerStages(t *testing.T) {
 		}}
 	note := stage.Stage{ID: "harness.note", Capability: "harness", Kind: stage.Compilation,
 		Handler: func(_ context.Context, in stage.Input) (any, error) {
-			return append(in.Fragments, fragment.Fragment{ID: "harness:branch", Source: "harness",
+			return append(in.Fragments, promptloom.Fragment{ID: "harness:branch", Source: "harness",
 				Body: "You are on a feature branch.", RequiresCaps: []string{"vcs.branch"}}), nil
 		}}
 	e, err := Explain([]byte(`{"system": "base"}`), WithStages(branch, note))
@@ -180,16 +179,16 @@ func TestProjectProfile(t *testing.T) {
 // A caller stage that leaves the fragments unfit for the reducer fails at
 // kernel.prompt, naming it, with the reducer's own errors.
 func TestKernelPromptRefusesWithTheReducersErrors(t *testing.T) {
-	add := func(f fragment.Fragment) stage.Stage {
+	add := func(f promptloom.Fragment) stage.Stage {
 		return stage.Stage{ID: "caller.add", Capability: "test", Kind: stage.Compilation,
 			Handler: func(_ context.Context, in stage.Input) (any, error) { return append(in.Fragments, f), nil }}
 	}
 	for _, tc := range []struct {
-		f    fragment.Fragment
+		f    promptloom.Fragment
 		want error
 	}{
-		{fragment.Fragment{Source: "caller", Body: "no id"}, reducer.ErrEmptyID},
-		{fragment.Replacement("only me"), reducer.ErrReplacementNotAlone},
+		{promptloom.Fragment{Source: "caller", Body: "no id"}, promptloom.ErrEmptyID},
+		{promptloom.Replacement("only me"), promptloom.ErrReplacementNotAlone},
 	} {
 		_, err := Explain([]byte(`{"system": "base"}`), WithStages(add(tc.f)))
 		var se *stage.Error

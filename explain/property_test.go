@@ -6,9 +6,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/manifest"
-	"github.com/promptloom/promptloom/reducer"
 )
 
 // TestManifestAlwaysValidates is the property that lets Explain skip
@@ -31,7 +31,7 @@ func TestManifestAlwaysValidates(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			opts = append(opts, WithReduceOptions(reducer.WithBudget(b)))
+			opts = append(opts, WithReduceOptions(promptloom.WithBudget(b)))
 		}
 		e, err := Explain(data, opts...)
 		if errors.Is(err, budget.ErrBudgetExceeded) {

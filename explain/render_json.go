@@ -10,7 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/promptloom/promptloom/internal/canon"
+	canon "github.com/promptloom/promptloom/internal/json"
 )
 
 // writeStreamed writes v, a struct, exactly as writeJSON would (indented by

@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/manifest"
-	"github.com/promptloom/promptloom/reducer"
 )
 
 // sameJSON fails t unless e streams to the bytes encoding/json writes for
@@ -55,7 +55,7 @@ func TestWriteJSONStreams(t *testing.T) {
 		var opts []Option
 		if i%2 == 0 {
 			b, _ := budget.New(budget.Bytes(), 1<<20)
-			opts = append(opts, WithReduceOptions(reducer.WithBudget(b)))
+			opts = append(opts, WithReduceOptions(promptloom.WithBudget(b)))
 		}
 		e, err := Explain(data, opts...)
 		if err != nil {

@@ -6,10 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/manifest"
-	"github.com/promptloom/promptloom/reducer"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestRowJSON: a Row, which embeds manifest.Segment, writes Harn's
@@ -20,7 +21,7 @@ import (
 func TestRowJSON(t *testing.T) {
 	e, err := Explain([]byte(`{"system":[{"content":"a <b> & c\u2028","register":"craft","rank":2},"x",
 		{"content":"off","enabled":false}]}`),
-		WithReduceOptions(reducer.WithBudget(mustBudget(t))))
+		WithReduceOptions(promptloom.WithBudget(mustBudget(t))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func jsonKeys(t *testing.T, b []byte) []string {
 // none of its fields) writes as an empty row instead of panicking.
 func TestRowRoundTrip(t *testing.T) {
 	e, err := Explain([]byte(`{"system":[{"content":"a","register":"craft","rank":2},"b",{"content":"c","enabled":false}],
-		"tools":[{"name":"t","guidance":"use t"}]}`), WithReduceOptions(reducer.WithBudget(mustBudget(t))))
+		"tools":[{"name":"t","guidance":"use t"}]}`), WithReduceOptions(promptloom.WithBudget(mustBudget(t))))
 	if err != nil {
 		t.Fatal(err)
 	}

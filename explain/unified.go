@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/promptloom/promptloom/internal/textsafe"
+
 	dmp "github.com/sergi/go-diff/diffmatchpatch"
 )
 

@@ -9,8 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promptloom/promptloom/harn/options"
+
 	"github.com/google/go-cmp/cmp"
-	"github.com/promptloom/promptloom/options"
 )
 
 // vector is one file of testdata/conformance/*/ or testdata/vectors/:

@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/promptloom/promptloom/digest"
+
 	"github.com/tidwall/gjson"
 )
 

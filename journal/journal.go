@@ -36,10 +36,10 @@ import (
 	"time"
 
 	"github.com/promptloom/promptloom/digest"
-	"github.com/promptloom/promptloom/internal/canon"
+	"github.com/promptloom/promptloom/harn/redact"
+	canon "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
-	"github.com/promptloom/promptloom/redact"
 )
 
 // Event kinds of a transcript line.
@@ -100,9 +100,9 @@ type Request struct {
 	Parameters json.RawMessage
 }
 
-// served is the system text the provider is sent: the body's system
-// channel when the body is given and readable.
-func (r Request) served() string {
+// Served is the system text the provider is sent: the body's system
+// channel when the body is given and readable, else Sent, else System.
+func (r Request) Served() string {
 	if r.Body != nil {
 		if c, err := payload.Extract(r.Body, r.Provider); err == nil {
 			return c.Text

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promptloom/promptloom/internal/chromiumtest"
+	"github.com/promptloom/promptloom/internal/testkit/chromiumtest"
 )
 
 // runForPage records a run with two roles, a changed prompt between the

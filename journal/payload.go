@@ -5,9 +5,10 @@ import (
 	"fmt"
 
 	"github.com/promptloom/promptloom/digest"
-	"github.com/promptloom/promptloom/internal/canon"
+	canon "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
+
 	"github.com/tidwall/gjson"
 )
 
@@ -60,7 +61,7 @@ func (r Request) egress() (egress, error) {
 		return egress{}, fmt.Errorf("%w: call %s: %w", ErrStaleManifest, r.Call, err)
 	}
 	if r.Body == nil {
-		e := egress{text: r.served(), manifest: r.Manifest}
+		e := egress{text: r.Served(), manifest: r.Manifest}
 		if e.text != r.System {
 			var err error
 			if e.manifest, err = r.Manifest.ForEgress(e.text); err != nil {

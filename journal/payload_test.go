@@ -11,6 +11,7 @@ import (
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
+
 	"github.com/tidwall/gjson"
 )
 
@@ -162,11 +163,11 @@ func ptr(s string) *string { return &s }
 // A pin keys a call by the system text sent: with a body, its channel's.
 func TestServedIsTheBodysChannel(t *testing.T) {
 	r := request(t, "c1", twoFragments)
-	if got := r.served(); got != "You are careful.\n\nAnswer in English." {
+	if got := r.Served(); got != "You are careful.\n\nAnswer in English." {
 		t.Errorf("without a body: %q", got)
 	}
 	r.Body = []byte(`{"system":[{"type":"text","text":"You are careful."},{"type":"text","text":"Answer in English."}]}`)
-	if got := r.served(); got != "You are careful.Answer in English." {
+	if got := r.Served(); got != "You are careful.Answer in English." {
 		t.Errorf("with a body: %q", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/manifest"
+
 	"github.com/tidwall/gjson"
 )
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/promptloom/promptloom/internal/textsafe"
 	"github.com/promptloom/promptloom/manifest"
+
 	"github.com/tidwall/gjson"
 )
 

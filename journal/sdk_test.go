@@ -18,17 +18,14 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/anthropics/anthropic-sdk-go"
-	aoption "github.com/anthropics/anthropic-sdk-go/option"
-	"github.com/tidwall/gjson"
-
-	"github.com/promptloom/promptloom/fragment"
-	"github.com/promptloom/promptloom/gating"
-	"github.com/promptloom/promptloom/internal/cli"
+	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
-	"github.com/promptloom/promptloom/reducer"
+
+	"github.com/anthropics/anthropic-sdk-go"
+	aoption "github.com/anthropics/anthropic-sdk-go/option"
+	"github.com/tidwall/gjson"
 )
 
 const anthropicReply = `{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"main.go:1"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}`
@@ -70,11 +67,11 @@ func recordingClient(t *testing.T, j *journal.Journal, m *manifest.Manifest, sys
 }
 
 func TestAnthropicSDKCallIsRecordedAndVerified(t *testing.T) {
-	r, err := reducer.Reduce([]fragment.Fragment{
-		fragment.SystemItem(0, "Rules", "Answer <briefly> & \"plainly\".", fragment.Before),
-		fragment.ToolGuidance("grep", "Use grep before guessing."),
-		fragment.Primary("You are the harness's agent."),
-	}, gating.NewActive([]string{"grep"}, nil))
+	r, err := promptloom.Reduce([]promptloom.Fragment{
+		promptloom.SystemItem(0, "Rules", "Answer <briefly> & \"plainly\".", promptloom.Before),
+		promptloom.ToolGuidance("grep", "Use grep before guessing."),
+		promptloom.Primary("You are the harness's agent."),
+	}, promptloom.NewActive([]string{"grep"}, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,13 +146,18 @@ func TestAnthropicSDKCallIsRecordedAndVerified(t *testing.T) {
 
 func verifyTranscript(t *testing.T, transcript []byte) (int, string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "t.jsonl")
-	if err := os.WriteFile(path, transcript, 0o644); err != nil {
+	rep, err := journal.Verify(bytes.NewReader(transcript))
+	if err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	code := cli.Main([]string{"verify", "--transcript", path}, strings.NewReader(""), &out, &out)
-	return code, out.String()
+	if err := rep.WriteText(&out); err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() {
+		return 1, out.String()
+	}
+	return 0, out.String()
 }
 
 func requestLine(t *testing.T, transcript []byte) string {

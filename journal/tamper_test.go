@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/promptloom/promptloom/digest"
+
 	"github.com/tidwall/gjson"
 )
 

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/promptloom/promptloom/digest"
-	"github.com/promptloom/promptloom/internal/canon"
+	canon "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/manifest"
 
 	"github.com/tidwall/gjson"

@@ -3,16 +3,14 @@ package manifest
 import (
 	"testing"
 
-	"github.com/promptloom/promptloom/fragment"
-	"github.com/promptloom/promptloom/gating"
-	"github.com/promptloom/promptloom/reducer"
+	"github.com/promptloom/promptloom"
 )
 
 // TestNewDefaultsBlankCallRole: New with a blank call role attributes the
 // manifest to DefaultCallRole, as options naming no call_role are, so the
 // manifest validates; a named role is kept as given.
 func TestNewDefaultsBlankCallRole(t *testing.T) {
-	r, err := reducer.Reduce([]fragment.Fragment{frag("a", fragment.Before, "body")}, gating.Active{})
+	r, err := promptloom.Reduce([]promptloom.Fragment{frag("a", promptloom.Before, "body")}, promptloom.Active{})
 	if err != nil {
 		t.Fatal(err)
 	}

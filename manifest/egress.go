@@ -1,8 +1,8 @@
 package manifest
 
 import (
+	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/digest"
-	"github.com/promptloom/promptloom/reducer"
 )
 
 // Egress names the row and producer of a system transform at the provider
@@ -46,7 +46,7 @@ func (m *Manifest) ForEgress(sent string) (*Manifest, error) {
 			BytesAdded:               max(0, len(sent)-m.SystemPromptBytes),
 			BytesRemoved:             max(0, m.SystemPromptBytes-len(sent)),
 		}
-		out.Root = string(reducer.Transformed)
+		out.Root = string(promptloom.RootTransformed)
 		out.WholePromptDigest, out.SystemPromptBytes = d.String(), len(sent)
 		out.JoinSeparatorCount = 0
 		// a budget's count was of the assembled prompt, not of these bytes

@@ -3,19 +3,17 @@ package manifest_test
 import (
 	"fmt"
 
-	"github.com/promptloom/promptloom/fragment"
-	"github.com/promptloom/promptloom/gating"
+	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/manifest"
-	"github.com/promptloom/promptloom/reducer"
 )
 
 // New turns a reduction into its manifest; ContentHash names it (the hash
 // of its canonical JSON), and Read takes it back from those bytes.
 func ExampleNew() {
-	r, _ := reducer.Reduce([]fragment.Fragment{
-		fragment.Primary("You are careful."),
-		fragment.ToolGuidance("todo", "Keep the list current."),
-	}, gating.Active{})
+	r, _ := promptloom.Reduce([]promptloom.Fragment{
+		promptloom.Primary("You are careful."),
+		promptloom.ToolGuidance("todo", "Keep the list current."),
+	}, promptloom.Active{})
 	m := manifest.New(r, "") // a blank call role is "unattributed"
 	fmt.Println(m.CallRole, m.Root, m.SystemPromptBytes, m.IncludedCount(), len(m.Segments))
 	for _, s := range m.Segments {

@@ -4,14 +4,12 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/promptloom/promptloom/fragment"
-	"github.com/promptloom/promptloom/gating"
+	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/manifest"
-	"github.com/promptloom/promptloom/reducer"
 )
 
 func ExampleValidate() {
-	r, _ := reducer.Reduce([]fragment.Fragment{fragment.Primary("You are careful.")}, gating.Active{})
+	r, _ := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("You are careful.")}, promptloom.Active{})
 	m := manifest.New(r, "agent.main")
 	fmt.Println(manifest.Validate(m, r.System))
 

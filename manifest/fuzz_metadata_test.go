@@ -5,11 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promptloom/promptloom/fragment"
-	"github.com/promptloom/promptloom/gating"
-	"github.com/promptloom/promptloom/internal/canon"
-	"github.com/promptloom/promptloom/redact"
-	"github.com/promptloom/promptloom/reducer"
+	"github.com/promptloom/promptloom"
+	"github.com/promptloom/promptloom/harn/redact"
+	canon "github.com/promptloom/promptloom/internal/json"
 )
 
 // FuzzMetadataRedacted holds the redaction of a manifest's metadata to
@@ -26,9 +24,9 @@ func FuzzMetadataRedacted(f *testing.F) {
 		if id == "" {
 			return // the reducer refuses an empty id
 		}
-		fr := fragment.Fragment{ID: id, Source: id, Producer: producer, Bucket: fragment.Before, Body: "body", Sources: []string{source}}
-		guidance := fragment.ToolGuidance(tool, "use it")
-		r, err := reducer.Reduce([]fragment.Fragment{fr, guidance}, gating.NewActive([]string{tool}, nil))
+		fr := promptloom.Fragment{ID: id, Source: id, Producer: producer, Bucket: promptloom.Before, Body: "body", Sources: []string{source}}
+		guidance := promptloom.ToolGuidance(tool, "use it")
+		r, err := promptloom.Reduce([]promptloom.Fragment{fr, guidance}, promptloom.NewActive([]string{tool}, nil))
 		if err != nil {
 			return
 		}

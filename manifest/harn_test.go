@@ -5,19 +5,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/digest"
-	"github.com/promptloom/promptloom/fragment"
-	"github.com/promptloom/promptloom/gating"
-	"github.com/promptloom/promptloom/reducer"
 )
 
 // Tests ported from Harn's crates/harn-vm/src/llm/prompt.rs (mod tests), the
 // ones about ContextAssemblyManifest::validate: each checks the words of
 // Harn's error, so the messages here keep them.
 
-func reduceHarn(t *testing.T, frags ...fragment.Fragment) (*Manifest, string) {
+func reduceHarn(t *testing.T, frags ...promptloom.Fragment) (*Manifest, string) {
 	t.Helper()
-	r, err := reducer.Reduce(frags, gating.NewActive(nil, nil))
+	r, err := promptloom.Reduce(frags, promptloom.NewActive(nil, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +24,7 @@ func reduceHarn(t *testing.T, frags ...fragment.Fragment) (*Manifest, string) {
 
 // duplicate_included_id_and_digest_is_rejected.
 func TestDuplicateIncludedIDAndDigestIsRejected(t *testing.T) {
-	m, system := reduceHarn(t, frag("same", fragment.Before, "duplicate"), frag("same", fragment.Before, "duplicate"))
+	m, system := reduceHarn(t, frag("same", promptloom.Before, "duplicate"), frag("same", promptloom.Before, "duplicate"))
 	err := Validate(m, system)
 	var dup *DuplicateSegmentError
 	if !errors.As(err, &dup) || !strings.Contains(err.Error(), "duplicate included context segment") {
@@ -36,7 +34,7 @@ func TestDuplicateIncludedIDAndDigestIsRejected(t *testing.T) {
 
 // included_segment_digest_must_match_its_exact_prompt_slice.
 func TestIncludedSegmentDigestMustMatchItsExactPromptSlice(t *testing.T) {
-	m, system := reduceHarn(t, frag("first", fragment.Before, "alpha"), frag("second", fragment.After, "omega"))
+	m, system := reduceHarn(t, frag("first", promptloom.Before, "alpha"), frag("second", promptloom.After, "omega"))
 	m.Segments[0].Digest = digest.Of("wrong").String()
 	err := Validate(m, system)
 	var sd *SegmentDigestError
@@ -47,7 +45,7 @@ func TestIncludedSegmentDigestMustMatchItsExactPromptSlice(t *testing.T) {
 
 // replacement_root_with_a_surviving_segment_is_rejected.
 func TestReplacementRootWithASurvivingSegmentIsRejected(t *testing.T) {
-	m, _ := reduceHarn(t, fragment.Replacement("replacement"))
+	m, _ := reduceHarn(t, promptloom.Replacement("replacement"))
 	m.Segments = append(m.Segments, Segment{ID: "leaked", Producer: "test", Bucket: "before", Included: true,
 		Reason: "deliberate leak", Bytes: 4, Digest: digest.Of("leak").String()})
 	system := "replacement\n\nleak"
@@ -63,7 +61,7 @@ func TestReplacementRootWithASurvivingSegmentIsRejected(t *testing.T) {
 // replacement_root_preserves_exact_bytes_and_has_single_provenance_entry and
 // empty_fragment_set_yields_none: both manifests validate.
 func TestHarnManifestsValidate(t *testing.T) {
-	m, system := reduceHarn(t, fragment.Replacement("  exact replacement\n"))
+	m, system := reduceHarn(t, promptloom.Replacement("  exact replacement\n"))
 	if err := Validate(m, system); err != nil || m.Segments[0].Bytes != 20 || m.Segments[0].Reason != "exclusive replacement root" {
 		t.Errorf("replacement: %v %+v", err, m.Segments)
 	}
@@ -102,7 +100,7 @@ func TestValidateOrderAndWordsAreHarns(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, system := reduceHarn(t, frag("first", fragment.Before, "alpha"), frag("second", fragment.After, "omega"))
+			m, system := reduceHarn(t, frag("first", promptloom.Before, "alpha"), frag("second", promptloom.After, "omega"))
 			tt.edit(m, &system)
 			if err := Validate(m, system); err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Validate = %v, want %q", err, tt.want)

@@ -21,12 +21,11 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/digest"
-	"github.com/promptloom/promptloom/fragment"
-	"github.com/promptloom/promptloom/internal/canon"
-	"github.com/promptloom/promptloom/redact"
-	"github.com/promptloom/promptloom/reducer"
+	"github.com/promptloom/promptloom/harn/redact"
+	canon "github.com/promptloom/promptloom/internal/json"
 )
 
 // Constant fields of every manifest.
@@ -36,7 +35,7 @@ const (
 	Messages           = "served_context_digest_only"
 	BoundaryPreEgress  = "observed_llm_call_pre_egress"
 	BoundaryEgress     = "llm_request_payload_egress"
-	JoinSeparator      = reducer.Separator
+	JoinSeparator      = promptloom.Separator
 	joinSeparatorBytes = len(JoinSeparator)
 )
 
@@ -120,7 +119,7 @@ const DefaultCallRole = "unattributed"
 // call_role: New never makes a manifest that Validate refuses for its call
 // role. (Validate still refuses an empty call_role in a manifest read from
 // elsewhere.)
-func New(r *reducer.Reduction, callRole string) *Manifest {
+func New(r *promptloom.Reduction, callRole string) *Manifest {
 	if strings.TrimSpace(callRole) == "" {
 		callRole = DefaultCallRole
 	}
@@ -170,7 +169,7 @@ func New(r *reducer.Reduction, callRole string) *Manifest {
 			Digest:   unsafe.String(&hexes[at], digest.TextLen),
 			Sources:  redactAll(f.Sources),
 		}
-		if f.Register != fragment.Binding || f.Rank != 0 || len(f.Sources) > 0 {
+		if f.Register != budget.Binding || f.Rank != 0 || len(f.Sources) > 0 {
 			s.Register = f.Register.String() // a fixed name, or register(N): nothing to redact
 			s.Rank = &f.Rank
 		}

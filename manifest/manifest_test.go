@@ -6,15 +6,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/digest"
-	"github.com/promptloom/promptloom/fragment"
-	"github.com/promptloom/promptloom/gating"
-	"github.com/promptloom/promptloom/reducer"
 )
 
-func build(t *testing.T, frags ...fragment.Fragment) (*Manifest, string) {
+func build(t *testing.T, frags ...promptloom.Fragment) (*Manifest, string) {
 	t.Helper()
-	r, err := reducer.Reduce(frags, gating.NewActive([]string{"todo"}, nil))
+	r, err := promptloom.Reduce(frags, promptloom.NewActive([]string{"todo"}, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,19 +23,19 @@ func build(t *testing.T, frags ...fragment.Fragment) (*Manifest, string) {
 	return m, r.System
 }
 
-func frag(id string, bucket fragment.Bucket, body string) fragment.Fragment {
-	return fragment.Fragment{ID: id, Source: id, Bucket: bucket, Body: body}
+func frag(id string, bucket promptloom.Bucket, body string) promptloom.Fragment {
+	return promptloom.Fragment{ID: id, Source: id, Bucket: bucket, Body: body}
 }
 
 // sample has an included, an excluded (gated) and an after fragment.
 func sample(t *testing.T) (*Manifest, string) {
-	gated := frag("gated", fragment.Before, "needs shell")
+	gated := frag("gated", promptloom.Before, "needs shell")
 	gated.RequiresTools = []string{"shell"}
 	return build(t,
-		frag("first", fragment.Before, "alpha"),
+		frag("first", promptloom.Before, "alpha"),
 		gated,
-		frag("second", fragment.After, "omega"),
-		fragment.ToolGuidance("todo", "keep the list current"),
+		frag("second", promptloom.After, "omega"),
+		promptloom.ToolGuidance("todo", "keep the list current"),
 	)
 }
 
@@ -145,11 +143,11 @@ func TestValidateRejectsEverySingleByteChange(t *testing.T) {
 }
 
 func TestReplacementRootValidates(t *testing.T) {
-	m, system := build(t, fragment.Replacement("  exact bytes \n"))
+	m, system := build(t, promptloom.Replacement("  exact bytes \n"))
 	if system != "  exact bytes \n" || m.Root != "replacement" || len(m.Segments) != 1 {
 		t.Fatalf("replacement: system %q, root %s, %d segments", system, m.Root, len(m.Segments))
 	}
-	leak := frag("leak", fragment.Before, "leak")
+	leak := frag("leak", promptloom.Before, "leak")
 	m.Segments = append(m.Segments, Segment{ID: leak.ID, Producer: "test", Bucket: "before", Included: true,
 		Reason: "deliberate leak", Bytes: 4, Digest: digest.Of("leak").String()})
 	served := system + "\n\nleak"
@@ -161,7 +159,7 @@ func TestReplacementRootValidates(t *testing.T) {
 }
 
 func TestAbsentPromptValidates(t *testing.T) {
-	m, system := build(t, frag("blank", fragment.Before, "  \n"))
+	m, system := build(t, frag("blank", promptloom.Before, "  \n"))
 	if system != "" || m.WholePromptDigest != digest.Empty.String() || m.Segments[0].Reason != "empty body" {
 		t.Fatalf("absent prompt: %q %s %+v", system, m.WholePromptDigest, m.Segments)
 	}
@@ -173,7 +171,7 @@ func TestAbsentPromptValidates(t *testing.T) {
 func TestSecretIsRedactedBeforeHashing(t *testing.T) {
 	token := "ghp_" + strings.Repeat("Z9y8", 9)
 	body := "Push with " + token + " when asked."
-	m, system := build(t, frag("creds", fragment.Before, body))
+	m, system := build(t, frag("creds", promptloom.Before, body))
 	seg := m.Segments[0]
 	if seg.Bytes != len(body) {
 		t.Errorf("bytes = %d, want the raw length %d", seg.Bytes, len(body))
@@ -263,7 +261,7 @@ func TestReadRejects(t *testing.T) {
 
 // An adapter that adds ten bytes: 17 in, 27 out.
 func TestForEgress(t *testing.T) {
-	m, system := build(t, frag("a", fragment.Before, "You are careful.!"))
+	m, system := build(t, frag("a", promptloom.Before, "You are careful.!"))
 	if len(system) != 17 {
 		t.Fatalf("system is %d bytes", len(system))
 	}
@@ -301,7 +299,7 @@ func TestForEgress(t *testing.T) {
 // segment_boundary, even when the byte counts add up and the whole digest
 // holds; Validate and ValidateStructure agree on it.
 func TestValidateBoundary(t *testing.T) {
-	r, err := reducer.Reduce([]fragment.Fragment{fragment.PrimaryPart(0, "é"), fragment.PrimaryPart(1, "x")}, gating.Active{})
+	r, err := promptloom.Reduce([]promptloom.Fragment{promptloom.PrimaryPart(0, "é"), promptloom.PrimaryPart(1, "x")}, promptloom.Active{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/promptloom/promptloom/internal/canon"
-	"github.com/promptloom/promptloom/redact"
-	"github.com/promptloom/promptloom/reducer"
+	"github.com/promptloom/promptloom"
+	"github.com/promptloom/promptloom/harn/redact"
+	canon "github.com/promptloom/promptloom/internal/json"
+
 	"github.com/tidwall/gjson"
 )
 
@@ -91,7 +92,7 @@ func Read(data []byte) (*Manifest, error) {
 		Messages:           r.str("messages", false, Messages),
 		CallRole:           r.str("call_role", false, ""),
 		ActorChain:         nullJSON,
-		Root:               r.str("root", false, string(reducer.Composed)),
+		Root:               r.str("root", false, string(promptloom.RootComposed)),
 		WholePromptDigest:  r.str("whole_prompt_digest", true, ""),
 		SystemPromptBytes:  r.count("system_prompt_bytes", true),
 		JoinSeparator:      r.str("join_separator", false, JoinSeparator),
@@ -120,8 +121,8 @@ func Read(data []byte) (*Manifest, error) {
 	case m.JoinSeparator != JoinSeparator:
 		return nil, &ReadError{Field: "join_separator", Detail: fmt.Sprintf("is %q; only %q is defined", m.JoinSeparator, JoinSeparator)}
 	}
-	switch reducer.Root(m.Root) {
-	case reducer.Composed, reducer.Replacement, reducer.Transformed:
+	switch promptloom.Root(m.Root) {
+	case promptloom.RootComposed, promptloom.RootReplacement, promptloom.RootTransformed:
 	default:
 		return nil, &ReadError{Field: "root", Detail: fmt.Sprintf("unknown root %q", m.Root)}
 	}

@@ -7,12 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promptloom/promptloom"
+	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/digest"
-	"github.com/promptloom/promptloom/fragment"
-	"github.com/promptloom/promptloom/gating"
-	"github.com/promptloom/promptloom/internal/canon"
-	"github.com/promptloom/promptloom/redact"
-	"github.com/promptloom/promptloom/reducer"
+	"github.com/promptloom/promptloom/harn/redact"
+	canon "github.com/promptloom/promptloom/internal/json"
 )
 
 var token = "ghp_" + strings.Repeat("Z9y8", 9)
@@ -20,10 +19,10 @@ var token = "ghp_" + strings.Repeat("Z9y8", 9)
 // Every string New writes is redacted: a secret in an id, a producer, a
 // source or call_role reaches neither the manifest nor its canonical bytes.
 func TestNewRedactsEveryString(t *testing.T) {
-	f := frag("tool:"+token, fragment.Before, "body")
+	f := frag("tool:"+token, promptloom.Before, "body")
 	f.Producer = "producer " + token
 	f.Sources = []string{"clean", "src " + token}
-	f.Register = fragment.Craft
+	f.Register = budget.Craft
 	r := reduce(t, f)
 	m := New(r, "role "+token)
 	s := m.Segments[0]
@@ -55,7 +54,7 @@ func TestNewRedactsEveryString(t *testing.T) {
 // duplicate rule reports.
 func TestRedactedIDsThatCollideAreDuplicates(t *testing.T) {
 	other := "ghp_" + strings.Repeat("Q7w6", 9)
-	r := reduce(t, frag("a "+token, fragment.Before, "same"), frag("a "+other, fragment.Before, "same"))
+	r := reduce(t, frag("a "+token, promptloom.Before, "same"), frag("a "+other, promptloom.Before, "same"))
 	var dup *DuplicateSegmentError
 	if err := Validate(New(r, "agent"), r.System); !errors.As(err, &dup) || strings.Contains(dup.Error(), "Z9y8") {
 		t.Errorf("Validate = %v, want a DuplicateSegmentError naming the redacted id", err)
@@ -68,7 +67,7 @@ func TestRedactedIDsThatCollideAreDuplicates(t *testing.T) {
 // content hash is BLAKE3 over exactly those bytes. The expected text is
 // written out by those rules.
 func TestCanonicalIsHarnsCanonicalJSON(t *testing.T) {
-	r := reduce(t, frag("a", fragment.Before, "alpha"))
+	r := reduce(t, frag("a", promptloom.Before, "alpha"))
 	m := New(r, "agent")
 	d := digest.Of("alpha").String()
 	want := `{"actor_chain":null,"boundary":"observed_llm_call_pre_egress","call_role":"agent",` +
@@ -134,9 +133,9 @@ func TestReadDefaultsAndKeeps(t *testing.T) {
 	}
 }
 
-func reduce(t *testing.T, frags ...fragment.Fragment) *reducer.Reduction {
+func reduce(t *testing.T, frags ...promptloom.Fragment) *promptloom.Reduction {
 	t.Helper()
-	r, err := reducer.Reduce(frags, gating.NewActive([]string{"todo"}, nil))
+	r, err := promptloom.Reduce(frags, promptloom.NewActive([]string{"todo"}, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,9 +169,9 @@ func TestReadRedacts(t *testing.T) {
 // memo of up to 256 distinct values; past it, and when neighbouring rows
 // repeat or alternate, every row still carries its own value redacted.
 func TestRedactedManyProducers(t *testing.T) {
-	var frags []fragment.Fragment
+	var frags []promptloom.Fragment
 	for i := range 600 {
-		f := fragment.Primary(fmt.Sprintf("body %d", i))
+		f := promptloom.Primary(fmt.Sprintf("body %d", i))
 		f.ID = fmt.Sprintf("f%d", i)
 		switch i % 3 {
 		case 0: // a producer of its own, holding a secret
@@ -184,7 +183,7 @@ func TestRedactedManyProducers(t *testing.T) {
 		}
 		frags = append(frags, f)
 	}
-	r, err := reducer.Reduce(frags, gating.Active{})
+	r, err := promptloom.Reduce(frags, promptloom.Active{})
 	if err != nil {
 		t.Fatal(err)
 	}

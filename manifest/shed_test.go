@@ -3,10 +3,8 @@ package manifest
 import (
 	"testing"
 
+	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/budget"
-	"github.com/promptloom/promptloom/fragment"
-	"github.com/promptloom/promptloom/gating"
-	"github.com/promptloom/promptloom/reducer"
 )
 
 // TestSegmentShedAgreesWithRow: Segment.Shed, read from the reason, says
@@ -14,22 +12,22 @@ import (
 // reason is not a budget's, included rows; and a segment read from elsewhere
 // whose reason only mentions shedding is not shed.
 func TestSegmentShedAgreesWithRow(t *testing.T) {
-	frag := func(id string, r fragment.Register, rank int) fragment.Fragment {
-		f := fragment.Primary(id + "-aaaa")
+	frag := func(id string, r budget.Register, rank int) promptloom.Fragment {
+		f := promptloom.Primary(id + "-aaaa")
 		f.ID, f.Register, f.Rank = id, r, rank
 		return f
 	}
-	frags := []fragment.Fragment{
-		frag("rule", fragment.Binding, 0),
-		frag("c0", fragment.Considered, 0),
-		frag("c1", fragment.Considered, 1),
-		frag("gen", fragment.Generated, 2),
-		fragment.ToolGuidance("absent", "never shown"),
+	frags := []promptloom.Fragment{
+		frag("rule", budget.Binding, 0),
+		frag("c0", budget.Considered, 0),
+		frag("c1", budget.Considered, 1),
+		frag("gen", budget.Generated, 2),
+		promptloom.ToolGuidance("absent", "never shown"),
 	}
 	shed := 0
 	for total := 0; total <= 60; total += 6 {
 		b, _ := budget.New(budget.Bytes(), total)
-		r, err := reducer.Reduce(frags, gating.Active{}, reducer.WithBudget(b))
+		r, err := promptloom.Reduce(frags, promptloom.Active{}, promptloom.WithBudget(b))
 		if err != nil {
 			continue // binding alone does not fit
 		}

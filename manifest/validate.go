@@ -6,8 +6,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/digest"
-	"github.com/promptloom/promptloom/reducer"
 )
 
 // ErrInvalid matches every validation failure: errors.Is(err, ErrInvalid).
@@ -219,7 +219,7 @@ func validate(m *Manifest, system string, hash bool) error {
 		}
 		seen[k] = struct{}{}
 	}
-	if m.Root == string(reducer.Replacement) &&
+	if m.Root == string(promptloom.RootReplacement) &&
 		(len(m.Segments) != 1 || included != 1 || m.Segments[0].ID != "replacement") {
 		return &ReplacementRootError{Segments: len(m.Segments), Included: included}
 	}

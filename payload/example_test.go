@@ -4,21 +4,19 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/promptloom/promptloom/fragment"
-	"github.com/promptloom/promptloom/gating"
+	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
-	"github.com/promptloom/promptloom/reducer"
 )
 
 // A harness builds Anthropic's system field from a reduction, sends it, and
 // holds the body to the manifest at send time; the payload-side digest is
 // what its transcript records beside the prompt's.
 func Example() {
-	r, _ := reducer.Reduce([]fragment.Fragment{
-		fragment.SystemItem(0, "", "You are careful.", fragment.Before),
-		fragment.ToolGuidance("grep", "Use grep before guessing."),
-	}, gating.NewActive([]string{"grep"}, nil))
+	r, _ := promptloom.Reduce([]promptloom.Fragment{
+		promptloom.SystemItem(0, "", "You are careful.", promptloom.Before),
+		promptloom.ToolGuidance("grep", "Use grep before guessing."),
+	}, promptloom.NewActive([]string{"grep"}, nil))
 	m := manifest.New(r, "agent.main")
 
 	field, place, _ := payload.Field(r, payload.Anthropic)

@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/promptloom/promptloom/internal/canon"
+	canon "github.com/promptloom/promptloom/internal/json"
+
 	"github.com/tidwall/gjson"
 )
 

@@ -1,8 +1,8 @@
 package payload
 
 import (
-	"github.com/promptloom/promptloom/internal/canon"
-	"github.com/promptloom/promptloom/reducer"
+	"github.com/promptloom/promptloom"
+	canon "github.com/promptloom/promptloom/internal/json"
 )
 
 // Field builds a provider's system field for a reduction's prompt: a JSON
@@ -18,7 +18,7 @@ import (
 // An absent prompt is {} (no system field) for every provider. OpenAI
 // caches prompt prefixes without markers and Gemini through a separate
 // cache resource, so only Anthropic gets breakpoints.
-func Field(r *reducer.Reduction, p Provider, opts ...PlaceOption) ([]byte, *Placement, error) {
+func Field(r *promptloom.Reduction, p Provider, opts ...PlaceOption) ([]byte, *Placement, error) {
 	var v any = struct{}{}
 	var pl *Placement
 	switch p {

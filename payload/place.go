@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/promptloom/promptloom/fragment"
-	"github.com/promptloom/promptloom/gating"
+	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/manifest"
-	"github.com/promptloom/promptloom/reducer"
 )
 
 // Block is one Anthropic system text block.
@@ -101,7 +99,7 @@ func MaxBreakpoints(n int) PlaceOption {
 // with Since, one at the end of the fragments unchanged since the previous
 // manifest and, within that, one before each gated fragment, latest first;
 // at most MaxBreakpoints. An absent prompt has no blocks.
-func Place(r *reducer.Reduction, opts ...PlaceOption) *Placement {
+func Place(r *promptloom.Reduction, opts ...PlaceOption) *Placement {
 	cfg := placeConfig{max: AnthropicMaxBreakpoints}
 	for _, o := range opts {
 		o(&cfg)
@@ -131,7 +129,7 @@ func Place(r *reducer.Reduction, opts ...PlaceOption) *Placement {
 }
 
 // place cuts the prompt at the breakpoints' offsets into blocks.
-func place(r *reducer.Reduction, p *Placement) *Placement {
+func place(r *promptloom.Reduction, p *Placement) *Placement {
 	from := 0
 	for i := range p.Breakpoints {
 		bp := &p.Breakpoints[i]
@@ -147,14 +145,14 @@ func place(r *reducer.Reduction, p *Placement) *Placement {
 }
 
 // end is where row i's bytes end in the prompt.
-func end(row *reducer.Row) int { return row.Offset + row.Bytes }
+func end(row *promptloom.Row) int { return row.Offset + row.Bytes }
 
 // candidates returns the breakpoints worth placing, best first, at most
 // one per offset.
-func candidates(r *reducer.Reduction, since *manifest.Manifest) []Breakpoint {
+func candidates(r *promptloom.Reduction, since *manifest.Manifest) []Breakpoint {
 	var out []Breakpoint
 	seen := map[int]bool{}
-	add := func(row *reducer.Row, kind, reason string) {
+	add := func(row *promptloom.Row, kind, reason string) {
 		if o := end(row); !seen[o] {
 			seen[o] = true
 			out = append(out, Breakpoint{After: row.Fragment.ID, Offset: o, Kind: kind, Reason: reason})
@@ -166,7 +164,7 @@ func candidates(r *reducer.Reduction, since *manifest.Manifest) []Breakpoint {
 		if row.Body == "" {
 			continue // empty in every call: no bytes, no split
 		}
-		if !row.Included || gating.Gated(row.Fragment) || row.Fragment.Bucket != fragment.Before {
+		if !row.Included || promptloom.Gated(row.Fragment) || row.Fragment.Bucket != promptloom.Before {
 			break
 		}
 		first = i
@@ -187,7 +185,7 @@ func candidates(r *reducer.Reduction, since *manifest.Manifest) []Breakpoint {
 	// Gate boundaries inside the stable prefix, latest first.
 	for j := stable; j > first && j >= 0; j-- {
 		row := &r.Rows[j]
-		if row.Body == "" || !gating.Gated(row.Fragment) {
+		if row.Body == "" || !promptloom.Gated(row.Fragment) {
 			continue
 		}
 		prev := -1
@@ -208,8 +206,8 @@ func candidates(r *reducer.Reduction, since *manifest.Manifest) []Breakpoint {
 // stableRows returns the last row of the longest run of included rows,
 // from the start, that match the old manifest's included segments by id,
 // digest and bytes; -1 when the first differs.
-func stableRows(r *reducer.Reduction, old *manifest.Manifest) int {
-	if old.Root == string(reducer.Transformed) {
+func stableRows(r *promptloom.Reduction, old *manifest.Manifest) int {
+	if old.Root == string(promptloom.RootTransformed) {
 		return -1 // an egress manifest's rows are not fragments
 	}
 	last, k := -1, 0
@@ -235,7 +233,7 @@ func stableRows(r *reducer.Reduction, old *manifest.Manifest) int {
 
 // warnings names each gated fragment (included or gated out) that stands
 // before a breakpoint, with the first such breakpoint.
-func warnings(r *reducer.Reduction, bps []Breakpoint) []Warning {
+func warnings(r *promptloom.Reduction, bps []Breakpoint) []Warning {
 	var out []Warning
 	// Row positions of the breakpoints: a row stands before breakpoint b
 	// when it comes before the row b ends.
@@ -249,7 +247,7 @@ func warnings(r *reducer.Reduction, bps []Breakpoint) []Warning {
 	}
 	for i := range r.Rows {
 		row := &r.Rows[i]
-		if row.Body == "" || !gating.Gated(row.Fragment) {
+		if row.Body == "" || !promptloom.Gated(row.Fragment) {
 			continue
 		}
 		for b := range bps {

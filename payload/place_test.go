@@ -4,37 +4,36 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-	"github.com/promptloom/promptloom/fragment"
-	"github.com/promptloom/promptloom/gating"
+	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/manifest"
-	"github.com/promptloom/promptloom/reducer"
+
+	"github.com/google/go-cmp/cmp"
 )
 
-func reduce(t *testing.T, frags []fragment.Fragment, tools ...string) *reducer.Reduction {
+func reduce(t *testing.T, frags []promptloom.Fragment, tools ...string) *promptloom.Reduction {
 	t.Helper()
-	r, err := reducer.Reduce(frags, gating.NewActive(tools, nil))
+	r, err := promptloom.Reduce(frags, promptloom.NewActive(tools, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
 }
 
-func item(i int, body string) fragment.Fragment {
-	return fragment.SystemItem(i, "", body, fragment.Before)
+func item(i int, body string) promptloom.Fragment {
+	return promptloom.SystemItem(i, "", body, promptloom.Before)
 }
 
 // base is "Base.\n\nStyle.\n\nUse grep.\n\nLate rule.\n\nYou are X.\n\nAppendix."
 // with grep active: Style. ends at 13, Use grep. at 24, Late rule. at 36,
 // You are X. at 48, Appendix. at 59.
-func base(primary string) []fragment.Fragment {
-	return []fragment.Fragment{
+func base(primary string) []promptloom.Fragment {
+	return []promptloom.Fragment{
 		item(0, "Base."),
 		item(1, "Style."),
-		fragment.ToolGuidance("grep", "Use grep."),
+		promptloom.ToolGuidance("grep", "Use grep."),
 		item(3, "Late rule."),
-		fragment.Primary(primary),
-		fragment.SystemItem(5, "", "Appendix.", fragment.After),
+		promptloom.Primary(primary),
+		promptloom.SystemItem(5, "", "Appendix.", promptloom.After),
 	}
 }
 
@@ -45,15 +44,15 @@ type bp struct {
 }
 
 func TestPlace(t *testing.T) {
-	gates := []fragment.Fragment{
-		item(0, "A."), item(1, "B."), fragment.ToolGuidance("grep", "Grep."),
-		item(3, "C."), fragment.ToolGuidance("ls", "Ls."), item(5, "D."),
+	gates := []promptloom.Fragment{
+		item(0, "A."), item(1, "B."), promptloom.ToolGuidance("grep", "Grep."),
+		item(3, "C."), promptloom.ToolGuidance("ls", "Ls."), item(5, "D."),
 	}
 	tests := []struct {
 		name     string
-		frags    []fragment.Fragment
+		frags    []promptloom.Fragment
 		tools    []string
-		since    []fragment.Fragment // nil: no previous manifest
+		since    []promptloom.Fragment // nil: no previous manifest
 		max      int
 		want     []bp
 		dropped  []bp
@@ -75,7 +74,7 @@ func TestPlace(t *testing.T) {
 			want:     []bp{{"system[1]", 13, KindUnconditional}, {"system[3]", 36, KindStable}},
 			warnings: []string{"tool:grep.guidance"}},
 		{name: "first fragment changed: nothing stable beyond the unconditional run",
-			frags: base("You are X."), tools: []string{"grep"}, since: append([]fragment.Fragment{item(0, "Other.")}, base("You are X.")[1:]...), max: 4,
+			frags: base("You are X."), tools: []string{"grep"}, since: append([]promptloom.Fragment{item(0, "Other.")}, base("You are X.")[1:]...), max: 4,
 			want: []bp{{"system[1]", 13, KindUnconditional}}},
 		{name: "gate boundaries inside the stable prefix",
 			frags: gates, tools: []string{"grep", "ls"}, since: gates, max: 4,
@@ -87,13 +86,13 @@ func TestPlace(t *testing.T) {
 			dropped:  []bp{{"system[3]", 17, KindGate}},
 			warnings: []string{"tool:grep.guidance", "tool:ls.guidance"}},
 		{name: "a gated first fragment leaves no breakpoint",
-			frags: []fragment.Fragment{fragment.ToolGuidance("grep", "Grep."), item(1, "B.")}, tools: []string{"grep"}, max: 4,
+			frags: []promptloom.Fragment{promptloom.ToolGuidance("grep", "Grep."), item(1, "B.")}, tools: []string{"grep"}, max: 4,
 			none: "no fragment boundary is stable: the first fragment is gated or in the after bucket"},
 		{name: "an absent prompt has no blocks",
-			frags: []fragment.Fragment{fragment.ToolGuidance("grep", "Grep.")}, max: 4,
+			frags: []promptloom.Fragment{promptloom.ToolGuidance("grep", "Grep.")}, max: 4,
 			none: "the prompt is absent"},
 		{name: "a replacement root is one unconditional block",
-			frags: []fragment.Fragment{fragment.Replacement("  Exactly this.\n")}, max: 4,
+			frags: []promptloom.Fragment{promptloom.Replacement("  Exactly this.\n")}, max: 4,
 			want: []bp{{"replacement", 16, KindUnconditional}}},
 	}
 	for _, tt := range tests {
@@ -136,7 +135,7 @@ func points(bps []Breakpoint) []bp {
 // checkBlocks: the blocks concatenate to the prompt; exactly the blocks
 // that end at a breakpoint carry cache_control; no block starts with a
 // fragment and ends with a separator.
-func checkBlocks(t *testing.T, r *reducer.Reduction, p *Placement) {
+func checkBlocks(t *testing.T, r *promptloom.Reduction, p *Placement) {
 	t.Helper()
 	var b strings.Builder
 	marked := 0
@@ -171,9 +170,9 @@ func TestWarningMessage(t *testing.T) {
 
 // Every provider's field reads back as the prompt, and as the manifest's.
 func TestFieldRoundTrip(t *testing.T) {
-	for _, frags := range [][]fragment.Fragment{
+	for _, frags := range [][]promptloom.Fragment{
 		base("You are <X> & \"Y\" 😀."),
-		{fragment.Replacement("  verbatim\n\n")},
+		{promptloom.Replacement("  verbatim\n\n")},
 	} {
 		r := reduce(t, frags, "grep")
 		m := manifest.New(r, "agent")
@@ -191,7 +190,7 @@ func TestFieldRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	absent := reduce(t, []fragment.Fragment{fragment.ToolGuidance("ls", "x")})
+	absent := reduce(t, []promptloom.Fragment{promptloom.ToolGuidance("ls", "x")})
 	for _, p := range Providers {
 		if body, _, err := Field(absent, p); err != nil || string(body) != "{}" {
 			t.Errorf("%s: absent prompt gave %s, %v", p, body, err)

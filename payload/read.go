@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/promptloom/promptloom/redact"
+	"github.com/promptloom/promptloom/harn/redact"
+
 	"github.com/tidwall/gjson"
 )
 

@@ -20,18 +20,15 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/promptloom/promptloom"
+	"github.com/promptloom/promptloom/manifest"
+	"github.com/promptloom/promptloom/payload"
+
 	"github.com/anthropics/anthropic-sdk-go"
 	aoption "github.com/anthropics/anthropic-sdk-go/option"
 	"github.com/openai/openai-go"
 	ooption "github.com/openai/openai-go/option"
 	"github.com/openai/openai-go/responses"
-
-	"github.com/promptloom/promptloom/fragment"
-	"github.com/promptloom/promptloom/gating"
-	"github.com/promptloom/promptloom/internal/cli"
-	"github.com/promptloom/promptloom/manifest"
-	"github.com/promptloom/promptloom/payload"
-	"github.com/promptloom/promptloom/reducer"
 )
 
 // wire is a provider endpoint that records the last request body.
@@ -72,15 +69,15 @@ const (
 
 // prompt has characters every encoder escapes differently (HTML, U+2028,
 // an astral character, quotes, a tab), a gated fragment and an after one.
-func prompt(t *testing.T) (*reducer.Reduction, *manifest.Manifest) {
+func prompt(t *testing.T) (*promptloom.Reduction, *manifest.Manifest) {
 	t.Helper()
-	r, err := reducer.Reduce([]fragment.Fragment{
-		fragment.SystemItem(0, "Rules", "Answer <briefly> & \"plainly\".", fragment.Before),
-		fragment.SystemItem(1, "", "Line\u2028separator, tab\tand 😀.", fragment.Before),
-		fragment.ToolGuidance("grep", "Use grep before guessing."),
-		fragment.Primary("You are the harness's agent."),
-		fragment.SystemItem(4, "", "Cite files as path:line.", fragment.After),
-	}, gating.NewActive([]string{"grep"}, nil))
+	r, err := promptloom.Reduce([]promptloom.Fragment{
+		promptloom.SystemItem(0, "Rules", "Answer <briefly> & \"plainly\".", promptloom.Before),
+		promptloom.SystemItem(1, "", "Line\u2028separator, tab\tand 😀.", promptloom.Before),
+		promptloom.ToolGuidance("grep", "Use grep before guessing."),
+		promptloom.Primary("You are the harness's agent."),
+		promptloom.SystemItem(4, "", "Cite files as path:line.", promptloom.After),
+	}, promptloom.NewActive([]string{"grep"}, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,27 +139,6 @@ func responsesSend(t *testing.T, instructions string) []byte {
 	return w.last(t)
 }
 
-// verifyCLI runs `promptloom verify m.json --payload body.json` and returns
-// the exit code and output.
-func verifyCLI(t *testing.T, m *manifest.Manifest, body []byte) (int, string) {
-	t.Helper()
-	dir := t.TempDir()
-	raw, err := m.Canonical()
-	if err != nil {
-		t.Fatal(err)
-	}
-	mp, bp := filepath.Join(dir, "m.json"), filepath.Join(dir, "body.json")
-	if err := os.WriteFile(mp, raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bp, body, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	code := cli.Main([]string{"verify", mp, "--payload", bp}, strings.NewReader(""), &out, &out)
-	return code, out.String()
-}
-
 // change flips one character of the system text inside a sent body: the
 // first "plainly" becomes "plainlY", wherever the SDK put it.
 func change(t *testing.T, body []byte) []byte {
@@ -201,9 +177,6 @@ func TestSDKBodies(t *testing.T) {
 			if res.Channel.Provider != tt.provider || res.Placed || res.Channel.Text != r.System {
 				t.Errorf("read as %s, placed %v", res.Channel.Provider, res.Placed)
 			}
-			if code, out := verifyCLI(t, m, body); code != cli.ExitOK {
-				t.Errorf("verify --payload: exit %d: %s", code, out)
-			}
 
 			// One changed character fails, naming the fragment and offset.
 			bad := change(t, body)
@@ -212,9 +185,8 @@ func TestSDKBodies(t *testing.T) {
 			if !errors.As(err, &mm) || mm.Fragment != "system[0]" || mm.Offset != 0 {
 				t.Errorf("changed body: %v", err)
 			}
-			code, out := verifyCLI(t, m, bad)
-			if code != cli.ExitFail || !strings.Contains(out, `FAIL segment_digest: `+string(tt.provider)+`: system channel differs from the manifest: fragment "system[0]" at byte 0`) {
-				t.Errorf("changed body: exit %d: %s", code, out)
+			if want := string(tt.provider) + `: system channel differs from the manifest: fragment "system[0]" at byte 0`; err == nil || !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("changed body: %v, want %s", err, want)
 			}
 		})
 	}
@@ -231,8 +203,8 @@ func TestSDKBodyWithoutSystem(t *testing.T) {
 		if _, err := payload.Verify(m, body, payload.Auto); !errors.Is(err, payload.ErrNoSystem) {
 			t.Errorf("%s: %v", name, err)
 		}
-		if code, out := verifyCLI(t, m, body); code != cli.ExitBadArgs || !strings.Contains(out, "no recognisable system channel") {
-			t.Errorf("%s: exit %d: %s", name, code, out)
+		if _, err := payload.Verify(m, body, payload.Auto); err == nil || !strings.Contains(err.Error(), "no recognisable system channel") {
+			t.Errorf("%s: %v", name, err)
 		}
 	}
 }
@@ -247,8 +219,8 @@ func TestSDKBodyWithEmptySystem(t *testing.T) {
 	if !errors.As(err, &mm) || mm.Fragment != "system[0]" || mm.Offset != 0 {
 		t.Fatalf("err = %v", err)
 	}
-	if code, out := verifyCLI(t, m, body); code != cli.ExitFail || !strings.HasPrefix(out, "FAIL system_prompt_bytes: anthropic: ") {
-		t.Errorf("exit %d: %s", code, out)
+	if err == nil || !strings.HasPrefix(err.Error(), "anthropic: ") || !strings.Contains(err.Error(), "system_prompt_bytes") {
+		t.Errorf("err = %v", err)
 	}
 }
 

@@ -5,22 +5,20 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/digest"
-	"github.com/promptloom/promptloom/fragment"
-	"github.com/promptloom/promptloom/gating"
 	"github.com/promptloom/promptloom/manifest"
-	"github.com/promptloom/promptloom/reducer"
 )
 
 // threeItems is "alpha\n\nbeta\n\ngamma": system[1] starts at byte 7,
 // system[2] at 13, and the prompt is 18 bytes.
-func threeItems(t *testing.T) (*reducer.Reduction, *manifest.Manifest) {
+func threeItems(t *testing.T) (*promptloom.Reduction, *manifest.Manifest) {
 	t.Helper()
-	r, err := reducer.Reduce([]fragment.Fragment{
-		fragment.SystemItem(0, "", "alpha", fragment.Before),
-		fragment.SystemItem(1, "", "beta", fragment.Before),
-		fragment.SystemItem(2, "", "gamma", fragment.Before),
-	}, gating.Active{})
+	r, err := promptloom.Reduce([]promptloom.Fragment{
+		promptloom.SystemItem(0, "", "alpha", promptloom.Before),
+		promptloom.SystemItem(1, "", "beta", promptloom.Before),
+		promptloom.SystemItem(2, "", "gamma", promptloom.Before),
+	}, promptloom.Active{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +159,7 @@ func TestVerifyNoSystem(t *testing.T) {
 // egress boundary is transformed, its one included row is egress:system, and
 // the delta says 10 bytes were added. Here the bytes come from the body.
 func TestServedContextCertifiesQwenThinkingDisableEgressBytes(t *testing.T) {
-	r, err := reducer.Reduce([]fragment.Fragment{fragment.Primary("you are an agent.")}, gating.Active{})
+	r, err := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("you are an agent.")}, promptloom.Active{})
 	if err != nil {
 		t.Fatal(err)
 	}

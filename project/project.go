@@ -21,9 +21,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/promptloom/promptloom/fragment"
-	"github.com/promptloom/promptloom/internal/canon"
+	"github.com/promptloom/promptloom"
+	canon "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/stage"
+
 	"github.com/tidwall/gjson"
 )
 
@@ -35,7 +36,7 @@ type Profile struct {
 	Signals []Signal `json:"signals"`
 	// Fragments are the profile's prompt fragments, each gated on the
 	// capability it describes.
-	Fragments []fragment.Fragment `json:"-"`
+	Fragments []promptloom.Fragment `json:"-"`
 }
 
 // Signal is one capability and where it came from.
@@ -115,7 +116,7 @@ func (d *detector) add(cap, from, id, body string) {
 	d.p.Caps = append(d.p.Caps, cap)
 	d.p.Signals = append(d.p.Signals, Signal{Cap: cap, From: from})
 	if body != "" {
-		d.p.Fragments = append(d.p.Fragments, fragment.Fragment{
+		d.p.Fragments = append(d.p.Fragments, promptloom.Fragment{
 			ID: "profile:" + id, Source: "project", Body: body, RequiresCaps: []string{cap},
 		})
 	}

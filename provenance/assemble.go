@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/promptloom/promptloom/fragment"
-	"github.com/promptloom/promptloom/gating"
+	"github.com/promptloom/promptloom"
+	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/manifest"
-	"github.com/promptloom/promptloom/reducer"
 	"github.com/promptloom/promptloom/stage"
 )
 
@@ -18,7 +17,7 @@ import (
 type Part struct {
 	// Slot names the part; it becomes the fragment id.
 	Slot     string
-	Register fragment.Register
+	Register budget.Register
 	Rank     int
 	Text     string
 	Cites    []Source
@@ -45,8 +44,8 @@ type Context struct {
 	Upto      int64
 	Parts     []Part
 	Read      []Source
-	Fragments []fragment.Fragment
-	Reduction *reducer.Reduction
+	Fragments []promptloom.Fragment
+	Reduction *promptloom.Reduction
 	Manifest  *manifest.Manifest
 	// Traces records the stages of the assembly.
 	Traces []stage.Trace
@@ -70,7 +69,7 @@ type Context struct {
 // opts go to reducer.Reduce as they are: reducer.WithBudget(b) holds the
 // context's prompt to a budget, shedding parts by register and rank, never a
 // binding one.
-func Assemble[G any](ctx context.Context, role string, asm Assembler[G], grant G, opts ...reducer.Option) (*Context, error) {
+func Assemble[G any](ctx context.Context, role string, asm Assembler[G], grant G, opts ...promptloom.Option) (*Context, error) {
 	plan, err := stage.NewPlan(
 		stage.Stage{ID: "provenance.grant", Capability: "provenance", Kind: stage.Resolution,
 			Handler: func(ctx context.Context, _ stage.Input) (any, error) {
@@ -96,7 +95,7 @@ func Assemble[G any](ctx context.Context, role string, asm Assembler[G], grant G
 		return nil, err
 	}
 	a, _ := stage.Lookup[*assembled](run.Snapshot, "assembled")
-	r, err := reducer.Reduce(run.Fragments, gating.Active{}, opts...)
+	r, err := promptloom.Reduce(run.Fragments, promptloom.Active{}, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("context of %s: %w", role, err)
 	}
@@ -231,7 +230,7 @@ func checkParts(parts []Part, read []Source) error {
 				return fmt.Errorf("%w: part %q cites %s", ErrUncitedSource, p.Slot, c)
 			}
 			if c.Kind == KindSection {
-				if p.Register != fragment.Generated {
+				if p.Register != budget.Generated {
 					return fmt.Errorf("%w: part %q cites chronicle %s but is %s, not generated", ErrMislabelledPart, p.Slot, c, p.Register)
 				}
 				citedByGenerated[c] = true

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/promptloom/promptloom/provenance/eventlog"
+	"github.com/promptloom/promptloom/eventlog"
 )
 
 // Event kinds the Beliefs fold claims.

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/promptloom/promptloom/provenance/eventlog"
+	"github.com/promptloom/promptloom/eventlog"
 )
 
 // KindSectionClosed is the event kind that records a closed chronicle

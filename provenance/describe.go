@@ -4,9 +4,8 @@ import (
 	"encoding/json"
 	"slices"
 
-	"github.com/promptloom/promptloom/internal/canon"
+	canon "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/manifest"
-
 	"github.com/promptloom/promptloom/stage"
 )
 

@@ -4,8 +4,9 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/promptloom/promptloom/manifest"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestDescribedPartJSON: a DescribedPart is its fragment's manifest row, but

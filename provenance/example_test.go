@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/promptloom/promptloom/fragment"
+	"github.com/promptloom/promptloom/budget"
+	"github.com/promptloom/promptloom/eventlog"
 	"github.com/promptloom/promptloom/provenance"
-	"github.com/promptloom/promptloom/provenance/eventlog"
 )
 
 // A grant is a struct of slices, all at one log position: the assembler can
@@ -34,7 +34,7 @@ func ExampleAssemble() {
 	}
 
 	asm := func(ctx context.Context, g grant) ([]provenance.Part, error) {
-		parts := []provenance.Part{{Slot: "brief", Register: fragment.Binding, Text: g.Brief.Value(),
+		parts := []provenance.Part{{Slot: "brief", Register: budget.Binding, Text: g.Brief.Value(),
 			Cites: []provenance.Source{provenance.GivenSource("brief")}}}
 		evs, err := g.Log.Events(ctx, "note")
 		if err != nil {
@@ -43,12 +43,12 @@ func ExampleAssemble() {
 		for _, e := range evs {
 			var text string
 			e.Decode(&text)
-			parts = append(parts, provenance.Part{Slot: fmt.Sprintf("note-%d", e.Seq), Register: fragment.Considered,
+			parts = append(parts, provenance.Part{Slot: fmt.Sprintf("note-%d", e.Seq), Register: budget.Considered,
 				Text: text, Cites: []provenance.Source{provenance.EventSource(e.Seq)}})
 		}
 		held, err := g.Beliefs.Beliefs("assistant")
 		for _, b := range held {
-			parts = append(parts, provenance.Part{Slot: "belief-" + b.ID, Register: fragment.Considered,
+			parts = append(parts, provenance.Part{Slot: "belief-" + b.ID, Register: budget.Considered,
 				Text: b.Text, Cites: []provenance.Source{provenance.BeliefSource(b.ID)}})
 		}
 		return parts, err

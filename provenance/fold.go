@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/promptloom/promptloom/provenance/eventlog"
+	"github.com/promptloom/promptloom/eventlog"
 )
 
 // Fold is derived state: it applies the events it claims, in order, and

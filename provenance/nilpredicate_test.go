@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/promptloom/promptloom/provenance/eventlog"
+	"github.com/promptloom/promptloom/eventlog"
 )
 
 // A nil predicate admits nothing and is never a panic: reads that can fail

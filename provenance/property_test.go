@@ -10,10 +10,11 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/promptloom/promptloom/budget"
+	"github.com/promptloom/promptloom/eventlog"
+	"github.com/promptloom/promptloom/internal/testkit/pgtest"
+
 	"github.com/google/go-cmp/cmp"
-	"github.com/promptloom/promptloom/fragment"
-	"github.com/promptloom/promptloom/internal/pgtest"
-	"github.com/promptloom/promptloom/provenance/eventlog"
 )
 
 var roles = []string{"a", "b", "c"}
@@ -59,17 +60,17 @@ func greedy(role string) Assembler[Grant] {
 			return nil, err
 		}
 		for _, e := range evs {
-			parts = append(parts, Part{Slot: "e" + strconv.FormatInt(e.Seq, 10), Register: fragment.Considered, Text: string(e.Payload), Cites: []Source{EventSource(e.Seq)}})
+			parts = append(parts, Part{Slot: "e" + strconv.FormatInt(e.Seq, 10), Register: budget.Considered, Text: string(e.Payload), Cites: []Source{EventSource(e.Seq)}})
 		}
 		held, err := g.Beliefs.Beliefs(role)
 		if err != nil {
 			return nil, err
 		}
 		for _, b := range held {
-			parts = append(parts, Part{Slot: "b:" + b.ID, Register: fragment.Considered, Text: b.Text, Cites: []Source{BeliefSource(b.ID)}})
+			parts = append(parts, Part{Slot: "b:" + b.ID, Register: budget.Considered, Text: b.Text, Cites: []Source{BeliefSource(b.ID)}})
 		}
 		for _, s := range g.Chronicle.Sections() {
-			parts = append(parts, Part{Slot: "s:" + s.ID, Register: fragment.Generated, Text: s.Text, Cites: []Source{SectionSource(s.ID)}})
+			parts = append(parts, Part{Slot: "s:" + s.ID, Register: budget.Generated, Text: s.Text, Cites: []Source{SectionSource(s.ID)}})
 		}
 		return parts, nil
 	}

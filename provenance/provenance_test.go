@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/budget"
-	"github.com/promptloom/promptloom/fragment"
-	"github.com/promptloom/promptloom/provenance/eventlog"
-	"github.com/promptloom/promptloom/reducer"
+	"github.com/promptloom/promptloom/eventlog"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 var ctx = context.Background()
@@ -103,7 +103,7 @@ func (f *fixture) grant(role string, upto int64) Grant {
 // assembler reads everything its grant offers and cites it honestly.
 func assembler(role string) Assembler[Grant] {
 	return func(ctx context.Context, g Grant) ([]Part, error) {
-		parts := []Part{{Slot: "brief", Register: fragment.Binding, Text: g.Brief.Value(), Cites: []Source{GivenSource("brief")}}}
+		parts := []Part{{Slot: "brief", Register: budget.Binding, Text: g.Brief.Value(), Cites: []Source{GivenSource("brief")}}}
 		evs, err := g.Log.Events(ctx, "offer", "remark")
 		if err != nil {
 			return nil, err
@@ -116,18 +116,18 @@ func assembler(role string) Assembler[Grant] {
 			lines = append(lines, e.Actor+": "+p["text"])
 			cites = append(cites, EventSource(e.Seq))
 		}
-		parts = append(parts, Part{Slot: "record", Register: fragment.Considered, Rank: 2, Text: strings.Join(lines, "\n"), Cites: cites})
+		parts = append(parts, Part{Slot: "record", Register: budget.Considered, Rank: 2, Text: strings.Join(lines, "\n"), Cites: cites})
 		held, err := g.Beliefs.Beliefs(role)
 		if err != nil {
 			return nil, err
 		}
 		for _, b := range held {
-			parts = append(parts, Part{Slot: "belief:" + b.ID, Register: fragment.Considered, Rank: 1, Text: b.Text, Cites: []Source{BeliefSource(b.ID)}})
+			parts = append(parts, Part{Slot: "belief:" + b.ID, Register: budget.Considered, Rank: 1, Text: b.Text, Cites: []Source{BeliefSource(b.ID)}})
 		}
 		for _, s := range g.Chronicle.Sections() {
-			parts = append(parts, Part{Slot: "summary:" + s.ID, Register: fragment.Generated, Text: s.Text, Cites: []Source{SectionSource(s.ID)}})
+			parts = append(parts, Part{Slot: "summary:" + s.ID, Register: budget.Generated, Text: s.Text, Cites: []Source{SectionSource(s.ID)}})
 		}
-		parts = append(parts, Part{Slot: "style", Register: fragment.Craft, Text: "Be brief and courteous."})
+		parts = append(parts, Part{Slot: "style", Register: budget.Craft, Text: "Be brief and courteous."})
 		return parts, nil
 	}
 }
@@ -233,14 +233,14 @@ func TestErrors(t *testing.T) {
 		{"chronicle prose not labelled generated", func() error {
 			_, err := Assemble(ctx, "uk", func(ctx context.Context, g Grant) ([]Part, error) {
 				s := g.Chronicle.Sections()[0]
-				return []Part{{Slot: "summary", Register: fragment.Considered, Text: s.Text, Cites: []Source{SectionSource(s.ID)}}}, nil
+				return []Part{{Slot: "summary", Register: budget.Considered, Text: s.Text, Cites: []Source{SectionSource(s.ID)}}}, nil
 			}, f.grant("uk", f.head))
 			return err
 		}, ErrMislabelledPart},
 		{"chronicle prose read but cited by nothing", func() error {
 			_, err := Assemble(ctx, "uk", func(ctx context.Context, g Grant) ([]Part, error) {
 				s := g.Chronicle.Sections()[0]
-				return []Part{{Slot: "laundered", Register: fragment.Binding, Text: s.Text}}, nil
+				return []Part{{Slot: "laundered", Register: budget.Binding, Text: s.Text}}, nil
 			}, f.grant("uk", f.head))
 			return err
 		}, ErrMislabelledPart},
@@ -291,7 +291,7 @@ func TestAssembleUnderBudgetShedsParts(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := budget.New(budget.Bytes(), len(full.Reduction.System)-1)
-	c, err := Assemble(ctx, "uk", assembler("uk"), f.grant("uk", f.head), reducer.WithBudget(b))
+	c, err := Assemble(ctx, "uk", assembler("uk"), f.grant("uk", f.head), promptloom.WithBudget(b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +309,7 @@ func TestAssembleUnderBudgetShedsParts(t *testing.T) {
 		}
 	}
 	tiny, _ := budget.New(budget.Bytes(), 5)
-	if _, err := Assemble(ctx, "uk", assembler("uk"), f.grant("uk", f.head), reducer.WithBudget(tiny)); !errors.Is(err, budget.ErrBudgetExceeded) {
+	if _, err := Assemble(ctx, "uk", assembler("uk"), f.grant("uk", f.head), promptloom.WithBudget(tiny)); !errors.Is(err, budget.ErrBudgetExceeded) {
 		t.Errorf("a budget the rules alone exceed: %v", err)
 	}
 }

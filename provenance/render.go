@@ -4,16 +4,17 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/promptloom/promptloom/fragment"
+	"github.com/promptloom/promptloom"
+	"github.com/promptloom/promptloom/budget"
 )
 
 // headings are RenderLabelled's register headings. The generated one says
 // what generated prose is: advisory, never canon.
-var headings = map[fragment.Register]string{
-	fragment.Binding:    "## Rules (binding)",
-	fragment.Considered: "## Considered (what you have read; weigh it)",
-	fragment.Craft:      "## Craft (how to write; follow unless a rule says otherwise)",
-	fragment.Generated:  "## Generated summaries (advisory, not canon: written by a model and may be wrong; the rules and the record win)",
+var headings = map[budget.Register]string{
+	budget.Binding:    "## Rules (binding)",
+	budget.Considered: "## Considered (what you have read; weigh it)",
+	budget.Craft:      "## Craft (how to write; follow unless a rule says otherwise)",
+	budget.Generated:  "## Generated summaries (advisory, not canon: written by a model and may be wrong; the rules and the record win)",
 }
 
 // RenderLabelled renders a role's parts as Assemble does: parts grouped by register
@@ -24,9 +25,9 @@ var headings = map[fragment.Register]string{
 // first and, among equals, later first, so that first part is the last of
 // its register to go: a heading never stands without its parts, and never
 // leaves them behind.
-func RenderLabelled(role string, parts []Part) []fragment.Fragment {
-	var out []fragment.Fragment
-	for _, reg := range fragment.Registers() {
+func RenderLabelled(role string, parts []Part) []promptloom.Fragment {
+	var out []promptloom.Fragment
+	for _, reg := range budget.Registers() {
 		var group []Part
 		for _, p := range parts {
 			if p.Register == reg {
@@ -39,7 +40,7 @@ func RenderLabelled(role string, parts []Part) []fragment.Fragment {
 			if i == 0 {
 				body = headings[reg] + "\n" + p.Text
 			}
-			out = append(out, fragment.Fragment{
+			out = append(out, promptloom.Fragment{
 				ID: p.Slot, Source: "part", Producer: role, Body: body,
 				Register: p.Register, Rank: p.Rank, Sources: sourceStrings(p.Cites),
 			})

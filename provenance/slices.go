@@ -7,7 +7,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/promptloom/promptloom/provenance/eventlog"
+	"github.com/promptloom/promptloom/eventlog"
 )
 
 // Slice is a read-only source opened at one log position that records

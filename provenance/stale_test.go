@@ -5,8 +5,8 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/promptloom/promptloom/fragment"
-	"github.com/promptloom/promptloom/provenance/eventlog"
+	"github.com/promptloom/promptloom/budget"
+	"github.com/promptloom/promptloom/eventlog"
 )
 
 // A belief event folded mid-assembly must not reach a context that reports
@@ -29,7 +29,7 @@ func TestBeliefSliceRefusesAFoldThatMovedMidAssembly(t *testing.T) {
 		var parts []Part
 		for _, b := range held {
 			sawNew = sawNew || b.ID == "uk-later"
-			parts = append(parts, Part{Slot: "belief:" + b.ID, Register: fragment.Considered, Text: b.Text, Cites: []Source{BeliefSource(b.ID)}})
+			parts = append(parts, Part{Slot: "belief:" + b.ID, Register: budget.Considered, Text: b.Text, Cites: []Source{BeliefSource(b.ID)}})
 		}
 		return parts, err
 	}, f.grant("uk", f.head))
@@ -56,7 +56,7 @@ func TestBeliefSliceToleratesUnclaimedEventsMidAssembly(t *testing.T) {
 		held, err := g.Beliefs.Beliefs("uk")
 		var parts []Part
 		for _, b := range held {
-			parts = append(parts, Part{Slot: "belief:" + b.ID, Register: fragment.Considered, Text: b.Text, Cites: []Source{BeliefSource(b.ID)}})
+			parts = append(parts, Part{Slot: "belief:" + b.ID, Register: budget.Considered, Text: b.Text, Cites: []Source{BeliefSource(b.ID)}})
 		}
 		return parts, err
 	}, f.grant("uk", f.head))

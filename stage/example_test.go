@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/promptloom/promptloom/fragment"
+	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/stage"
 )
 
@@ -14,7 +14,7 @@ func ExamplePlan() {
 		stage.Stage{ID: "greeting", Capability: "demo", Kind: stage.Compilation,
 			Handler: func(_ context.Context, in stage.Input) (any, error) {
 				name, _ := stage.Lookup[string](in.Snapshot, "name")
-				return append(in.Fragments, fragment.Fragment{ID: "hello", Body: "Hello, " + name}), nil
+				return append(in.Fragments, promptloom.Fragment{ID: "hello", Body: "Hello, " + name}), nil
 			}},
 		stage.Stage{ID: "who", Capability: "demo", Kind: stage.Resolution,
 			Handler: func(context.Context, stage.Input) (any, error) {

@@ -21,7 +21,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/promptloom/promptloom/fragment"
+	"github.com/promptloom/promptloom"
 )
 
 // Kind says which half of the run a stage belongs to.
@@ -66,7 +66,7 @@ type Resolved struct {
 // compilation stage, the fragments its predecessors produced.
 type Input struct {
 	Snapshot  Snapshot
-	Fragments []fragment.Fragment
+	Fragments []promptloom.Fragment
 }
 
 // Handler runs a stage. A resolution handler returns *Resolved (or nil);
@@ -208,7 +208,7 @@ func (p *Plan) Stages() []Stage { return slices.Clone(p.stages) }
 // per stage that ran, in order.
 type Result struct {
 	Snapshot  Snapshot
-	Fragments []fragment.Fragment
+	Fragments []promptloom.Fragment
 	Traces    []Trace
 }
 
@@ -317,7 +317,7 @@ func compile(out any, res *Result, tr *Trace) error {
 	case nil:
 		tr.Status, tr.Reason = NoChange, "no fragment changed"
 		return nil
-	case []fragment.Fragment:
+	case []promptloom.Fragment:
 		before := len(res.Fragments)
 		changed := !sameFragments(res.Fragments, v)
 		res.Fragments = v
@@ -332,7 +332,7 @@ func compile(out any, res *Result, tr *Trace) error {
 	return fmt.Errorf("%w: a compilation stage returns []fragment.Fragment, got %s", ErrMalformed, typeName(out))
 }
 
-func sameFragments(a, b []fragment.Fragment) bool {
+func sameFragments(a, b []promptloom.Fragment) bool {
 	return len(a) == len(b) && reflect.DeepEqual(a, b)
 }
 
@@ -351,6 +351,6 @@ func typeName(v any) string {
 func KernelPrompt() Stage {
 	return Stage{ID: ReservedPrefix + "prompt", Capability: "kernel", Kind: Compilation, ReadOnly: true,
 		Handler: func(_ context.Context, in Input) (any, error) {
-			return nil, fragment.Check(in.Fragments)
+			return nil, promptloom.Check(in.Fragments)
 		}}
 }

@@ -5,8 +5,9 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/promptloom/promptloom"
+
 	"github.com/google/go-cmp/cmp"
-	"github.com/promptloom/promptloom/fragment"
 )
 
 var ctx = context.Background()
@@ -19,7 +20,7 @@ func resolver(id, name string, value any) Stage {
 
 func appender(id, body string) Stage {
 	return Stage{ID: id, Capability: "test", Kind: Compilation, Handler: func(_ context.Context, in Input) (any, error) {
-		return append(in.Fragments, fragment.Fragment{ID: id, Body: body}), nil
+		return append(in.Fragments, promptloom.Fragment{ID: id, Body: body}), nil
 	}}
 }
 
@@ -41,7 +42,7 @@ func TestResolutionRunsBeforeCompilationInDeclaredOrder(t *testing.T) {
 		Stage{ID: "c2", Capability: "test", Kind: Compilation, Handler: func(_ context.Context, in Input) (any, error) {
 			lang, _ := Lookup[string](in.Snapshot, "lang")
 			seen = append(seen, lang)
-			return append(in.Fragments, fragment.Fragment{ID: "c2", Body: "lang " + lang}), nil
+			return append(in.Fragments, promptloom.Fragment{ID: "c2", Body: "lang " + lang}), nil
 		}},
 		resolver("r2", "nothing", nil),
 		Stage{ID: "r3", Capability: "test", Kind: Resolution, Handler: func(context.Context, Input) (any, error) { return nil, nil }},
@@ -80,7 +81,7 @@ func TestFailuresBlameTheRightStage(t *testing.T) {
 		{"handler error", []Stage{appender("ok", "x"), {ID: "bad", Kind: Compilation, Handler: func(context.Context, Input) (any, error) { return nil, boom }}}, "bad", ErrStageFailed},
 		{"handler panic", []Stage{{ID: "panicky", Kind: Resolution, Handler: func(context.Context, Input) (any, error) { panic("oops") }}}, "panicky", ErrPanicked},
 		{"wrong type from compilation", []Stage{{ID: "typo", Kind: Compilation, Handler: func(context.Context, Input) (any, error) { return "a fragment", nil }}}, "typo", ErrMalformed},
-		{"wrong type from resolution", []Stage{{ID: "r-bad", Kind: Resolution, Handler: func(context.Context, Input) (any, error) { return []fragment.Fragment{}, nil }}}, "r-bad", ErrMalformed},
+		{"wrong type from resolution", []Stage{{ID: "r-bad", Kind: Resolution, Handler: func(context.Context, Input) (any, error) { return []promptloom.Fragment{}, nil }}}, "r-bad", ErrMalformed},
 		{"name resolved twice", []Stage{resolver("r-a", "lang", "go"), resolver("r-b", "lang", "rust")}, "r-b", ErrMalformed},
 	}
 	for _, tt := range tests {
@@ -155,7 +156,7 @@ func TestStagesReturnRatherThanMutate(t *testing.T) {
 	p, _ := NewPlan()
 	p.Add(appender("a", "one"),
 		Stage{ID: "vandal", Kind: Compilation, Handler: func(_ context.Context, in Input) (any, error) {
-			in.Fragments[0] = fragment.Fragment{ID: "vandalised"}
+			in.Fragments[0] = promptloom.Fragment{ID: "vandalised"}
 			return nil, nil
 		}})
 	res, err := p.Run(ctx)
@@ -172,10 +173,10 @@ func TestStagesReturnRatherThanMutate(t *testing.T) {
 // trace still sees the change.
 func TestReadOnlyStageAppendsWithoutCopy(t *testing.T) {
 	p, _ := NewPlan()
-	var seen, produced *fragment.Fragment
-	var previous []fragment.Fragment
+	var seen, produced *promptloom.Fragment
+	var previous []promptloom.Fragment
 	p.Add(Stage{ID: "a", Kind: Compilation, Handler: func(_ context.Context, in Input) (any, error) {
-		out := append(in.Fragments, fragment.Fragment{ID: "a", Body: "one"})
+		out := append(in.Fragments, promptloom.Fragment{ID: "a", Body: "one"})
 		produced = &out[0]
 		return out, nil
 	}},
@@ -187,7 +188,7 @@ func TestReadOnlyStageAppendsWithoutCopy(t *testing.T) {
 			if cap(in.Fragments) != len(in.Fragments) {
 				t.Errorf("list not clipped: len %d cap %d", len(in.Fragments), cap(in.Fragments))
 			}
-			return append(in.Fragments, fragment.Fragment{ID: "b"}), nil
+			return append(in.Fragments, promptloom.Fragment{ID: "b"}), nil
 		}})
 	res, err := p.Run(ctx)
 	if err != nil {

@@ -18,11 +18,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/explain"
-	"github.com/promptloom/promptloom/internal/benchdata"
-	"github.com/promptloom/promptloom/options"
-	"github.com/promptloom/promptloom/reducer"
+	"github.com/promptloom/promptloom/harn/options"
+	"github.com/promptloom/promptloom/internal/testkit/benchdata"
 )
 
 func main() {
@@ -96,7 +96,7 @@ func run(n, runs, peerRuns int, dir, cli string) error {
 	kept := 0
 	for i := range runs + 1 {
 		start := time.Now()
-		x, err := explain.Explain(data, explain.WithParseOptions(options.MaxBytes(len(data))), explain.WithReduceOptions(reducer.WithBudget(b)))
+		x, err := explain.Explain(data, explain.WithParseOptions(options.MaxBytes(len(data))), explain.WithReduceOptions(promptloom.WithBudget(b)))
 		if err != nil {
 			return err
 		}
@@ -177,7 +177,7 @@ func library(path, total string, inPlace bool) error {
 	if inPlace {
 		parse = append(parse, options.InPlace())
 	}
-	_, err = explain.Explain(data, explain.WithParseOptions(parse...), explain.WithReduceOptions(reducer.WithBudget(b)))
+	_, err = explain.Explain(data, explain.WithParseOptions(parse...), explain.WithReduceOptions(promptloom.WithBudget(b)))
 	return err
 }
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promptloom/promptloom/internal/cli"
+	"github.com/promptloom/promptloom/cmd/promptloom/internal/cli"
 )
 
 // errcase is one example of docs/errors.md: commands (the last one is
@@ -124,7 +124,7 @@ func TestEveryCLIFailureIsDocumented(t *testing.T) {
 		outputs.WriteByte('\n')
 	}
 	failRE := regexp.MustCompile(`e\.fail\("((?:[^"\\]|\\.)*)"`)
-	files, err := filepath.Glob("../../internal/cli/*.go")
+	files, err := filepath.Glob("internal/cli/*.go")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no CLI sources: %v", err)
 	}

@@ -11,19 +11,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/eventlog"
 	"github.com/promptloom/promptloom/explain"
-	"github.com/promptloom/promptloom/fragment"
-	"github.com/promptloom/promptloom/gating"
-	"github.com/promptloom/promptloom/internal/pgtest"
+	"github.com/promptloom/promptloom/harn/reminder"
+	"github.com/promptloom/promptloom/internal/testkit/pgtest"
 	"github.com/promptloom/promptloom/journal"
+	"github.com/promptloom/promptloom/journal/replay"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/project"
 	"github.com/promptloom/promptloom/provenance"
-	"github.com/promptloom/promptloom/provenance/eventlog"
-	"github.com/promptloom/promptloom/reducer"
-	"github.com/promptloom/promptloom/reminder"
 	"github.com/promptloom/promptloom/stage"
 
 	"github.com/jackc/pgx/v5"
@@ -34,19 +33,19 @@ import (
 // match. docs/errors.md documents each by name with its exact message.
 var libErrors = map[string]func(t *testing.T) (error, error){
 	"reducer.ErrReplacementNotAlone": func(t *testing.T) (error, error) {
-		_, err := reducer.Reduce([]fragment.Fragment{fragment.Replacement("x"), fragment.Primary("y")}, gating.Active{})
-		return err, reducer.ErrReplacementNotAlone
+		_, err := promptloom.Reduce([]promptloom.Fragment{promptloom.Replacement("x"), promptloom.Primary("y")}, promptloom.Active{})
+		return err, promptloom.ErrReplacementNotAlone
 	},
 	"reducer.ErrEmptyID": func(t *testing.T) (error, error) {
-		_, err := reducer.Reduce([]fragment.Fragment{fragment.Primary("x"), {Source: "caller", Body: "y"}}, gating.Active{})
-		return err, reducer.ErrEmptyID
+		_, err := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("x"), {Source: "caller", Body: "y"}}, promptloom.Active{})
+		return err, promptloom.ErrEmptyID
 	},
 	"explain.ErrManifestMismatch": func(t *testing.T) (error, error) {
-		r, err := reducer.Reduce([]fragment.Fragment{fragment.Primary("hello"), fragment.ToolGuidance("t", "g")}, gating.Active{})
+		r, err := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("hello"), promptloom.ToolGuidance("t", "g")}, promptloom.Active{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		other, err := reducer.Reduce([]fragment.Fragment{fragment.Primary("hello")}, gating.Active{})
+		other, err := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("hello")}, promptloom.Active{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,11 +53,11 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 		return err, explain.ErrManifestMismatch
 	},
 	"budget.ErrInvalid (binding in the shed order)": func(t *testing.T) (error, error) {
-		_, err := budget.New(budget.Bytes(), 100, fragment.Considered, fragment.Binding)
+		_, err := budget.New(budget.Bytes(), 100, budget.Considered, budget.Binding)
 		return err, budget.ErrInvalid
 	},
 	"budget.ErrInvalid (a register twice)": func(t *testing.T) (error, error) {
-		_, err := budget.New(budget.Bytes(), 100, fragment.Craft, fragment.Craft)
+		_, err := budget.New(budget.Bytes(), 100, budget.Craft, budget.Craft)
 		return err, budget.ErrInvalid
 	},
 	"budget.ErrInvalid (no counter)": func(t *testing.T) (error, error) {
@@ -129,7 +128,7 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 	"provenance.ErrMislabelledPart": func(t *testing.T) (error, error) {
 		_, err := provenance.Assemble(context.Background(), "uk", func(_ context.Context, g chronicleGrant) ([]provenance.Part, error) {
 			s := g.Chronicle.Sections()[0]
-			return []provenance.Part{{Slot: "summary", Register: fragment.Considered, Text: s.Text,
+			return []provenance.Part{{Slot: "summary", Register: budget.Considered, Text: s.Text,
 				Cites: []provenance.Source{provenance.SectionSource(s.ID)}}}, nil
 		}, chronicleOf(t))
 		return err, provenance.ErrMislabelledPart
@@ -224,19 +223,19 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 		return err, reminder.ErrBadTTL
 	},
 	"journal.ErrStaleManifest": func(t *testing.T) (error, error) {
-		r, _ := reducer.Reduce([]fragment.Fragment{fragment.Primary("You are careful.")}, gating.Active{})
+		r, _ := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("You are careful.")}, promptloom.Active{})
 		_, err := journal.New(nil).Call(context.Background(), nil,
 			journal.Request{Call: "c1", System: "You are careless.", Manifest: manifest.New(r, "agent")})
 		return err, journal.ErrStaleManifest
 	},
 	"journal.PayloadError": func(t *testing.T) (error, error) {
-		r, _ := reducer.Reduce([]fragment.Fragment{fragment.Primary("You are careful.")}, gating.Active{})
+		r, _ := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("You are careful.")}, promptloom.Active{})
 		_, err := journal.New(nil).Call(context.Background(), nil, journal.Request{Call: "c1", System: r.System,
 			Manifest: manifest.New(r, "agent"), Body: []byte(`{"system":"You are careless."}`)})
 		return err, journal.ErrStaleManifest
 	},
 	"journal.ErrBodyNotSent": func(t *testing.T) (error, error) {
-		r, _ := reducer.Reduce([]fragment.Fragment{fragment.Primary("You are careful.")}, gating.Active{})
+		r, _ := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("You are careful.")}, promptloom.Active{})
 		sent := "/no_think\nYou are careful."
 		_, err := journal.New(nil).Call(context.Background(), nil, journal.Request{Call: "c1", System: r.System,
 			Manifest: manifest.New(r, "agent"), Sent: &sent, Body: []byte(`{"system":"You are careful."}`)})
@@ -253,7 +252,7 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 		return err, err // a type, not a sentinel: errors.As above is its check
 	},
 	"journal.ErrClosed": func(t *testing.T) (error, error) {
-		r, _ := reducer.Reduce([]fragment.Fragment{fragment.Primary("You are careful.")}, gating.Active{})
+		r, _ := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("You are careful.")}, promptloom.Active{})
 		j := journal.New(io.Discard)
 		j.Close()
 		_, err := j.Call(context.Background(), nil, journal.Request{Call: "c1", System: r.System, Manifest: manifest.New(r, "agent")})
@@ -265,18 +264,18 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 		_, err := journal.Open(path)
 		return err, journal.ErrForeignTranscript
 	},
-	"journal.ErrNoRecording": func(t *testing.T) (error, error) {
-		_, err := journal.NewPinnedModel(context.Background(), nil, journal.Strict, nil, nil)
-		return err, journal.ErrNoRecording
+	"replay.ErrNoRecording": func(t *testing.T) (error, error) {
+		_, err := replay.NewPinnedModel(context.Background(), nil, replay.Strict, nil, nil)
+		return err, replay.ErrNoRecording
 	},
-	"journal.ErrUnknownMode": func(t *testing.T) (error, error) {
-		_, err := journal.NewPinnedModel(context.Background(), nil, "eager", nil, nil)
-		return err, journal.ErrUnknownMode
+	"replay.ErrUnknownMode": func(t *testing.T) (error, error) {
+		_, err := replay.NewPinnedModel(context.Background(), nil, "eager", nil, nil)
+		return err, replay.ErrUnknownMode
 	},
-	"journal.ErrPinMiss": func(t *testing.T) (error, error) {
-		p, _ := journal.NewPinnedModel(context.Background(), nil, journal.Strict, nil, eventlog.NewMemory())
+	"replay.ErrPinMiss": func(t *testing.T) (error, error) {
+		p, _ := replay.NewPinnedModel(context.Background(), nil, replay.Strict, nil, eventlog.NewMemory())
 		_, err := p.Complete(context.Background(), journal.Request{Call: "c1", System: "hello"})
-		return err, journal.ErrPinMiss
+		return err, replay.ErrPinMiss
 	},
 	"digest.ErrMalformed": func(t *testing.T) (error, error) {
 		_, err := digest.Parse("sha256:abc")

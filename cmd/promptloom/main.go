@@ -5,7 +5,7 @@ package main
 import (
 	"os"
 
-	"github.com/promptloom/promptloom/internal/cli"
+	"github.com/promptloom/promptloom/cmd/promptloom/internal/cli"
 )
 
 func main() {

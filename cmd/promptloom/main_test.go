@@ -9,7 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promptloom/promptloom/internal/cli"
+	"github.com/promptloom/promptloom/cmd/promptloom/internal/cli"
+
 	"github.com/rogpeppe/go-internal/testscript"
 )
 

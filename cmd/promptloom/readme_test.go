@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promptloom/promptloom/internal/cli"
+	"github.com/promptloom/promptloom/cmd/promptloom/internal/cli"
 )
 
 // TestREADME runs the README's tour as a reader would type it: the first

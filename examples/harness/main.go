@@ -12,8 +12,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/explain"
-	"github.com/promptloom/promptloom/fragment"
 	"github.com/promptloom/promptloom/stage"
 )
 
@@ -41,8 +41,8 @@ var locale = stage.Stage{
 var spelling = stage.Stage{
 	ID: "harness.spelling", Capability: "harness", Kind: stage.Compilation,
 	Handler: func(_ context.Context, in stage.Input) (any, error) {
-		return append(in.Fragments, fragment.Fragment{
-			ID: "harness:spelling", Source: "harness", Bucket: fragment.After,
+		return append(in.Fragments, promptloom.Fragment{
+			ID: "harness:spelling", Source: "harness", Bucket: promptloom.After,
 			Body: "Write British English.", RequiresCaps: []string{"locale.en-GB"},
 		}), nil
 	},

@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/promptloom/promptloom/explain"
+	"github.com/promptloom/promptloom/harn/options"
+)
+
+func init() {
+	register("diff", "diff [--format text|json|html] A [B] [--without-tool N] [--with-tool N] [--with-cap N] [--without-cap N] [--project DIR] [--budget N] [--counter NAME] [--max-bytes N]", runDiff)
+}
+
+// change is one flag-derived edit of B, in the order given.
+type change struct{ flag, name string }
+
+// runDiff compares two prompts. Exit 0 when the system strings are
+// identical, 1 when they differ, 2 on bad input, like diff(1).
+func runDiff(e *env, args []string) int {
+	fs := newFlags("diff")
+	format := fs.String("format", "text", "text, json or html")
+	var changes []change
+	for _, name := range []string{"without-tool", "with-tool", "with-cap", "without-cap"} {
+		fs.Func(name, "derive B: "+name+" NAME (repeatable)", func(v string) error {
+			changes = append(changes, change{name, v})
+			return nil
+		})
+	}
+	pipelineOpts := pipelineFlags(fs)
+	pos, err := parseInterleaved(fs, args)
+	if err == nil {
+		err = oneOf("format", *format, "text", "json", "html")
+	}
+	var pl pipeline
+	if err == nil {
+		pl, err = pipelineOpts()
+	}
+	if err != nil {
+		return e.flagError(fs, "diff", err)
+	}
+	if len(pos) == 0 || len(pos) > 2 || (len(pos) == 1 && len(changes) == 0) {
+		return e.fail("diff: give two options files, or one and at least one --with/--without flag")
+	}
+
+	oa, err := e.parseOptions(pos[0], pl)
+	if err != nil {
+		return e.fail("%v", named(pos[0], err))
+	}
+	ob, bName := oa.Clone(), pos[0]
+	if len(pos) == 2 {
+		if ob, err = e.parseOptions(pos[1], pl); err != nil {
+			return e.fail("%v", named(pos[1], err))
+		}
+		bName = pos[1]
+	}
+	var described []string
+	for _, c := range changes {
+		if err := apply(ob, c); err != nil {
+			return e.fail("diff: --%s: %v", c.flag, err)
+		}
+		described = append(described, c.flag+" "+c.name)
+	}
+	if len(described) > 0 {
+		bName += " (" + strings.Join(described, ", ") + ")"
+	}
+
+	a, err := explain.FromOptions(oa, pl.explain...)
+	if err != nil {
+		return e.fail("%s: %v", pos[0], err)
+	}
+	b, err := explain.FromOptions(ob, pl.explain...)
+	if err != nil {
+		return e.fail("%s: %v", bName, err)
+	}
+	d := explain.Diff(a, b, pos[0], bName)
+	switch *format {
+	case "json":
+		err = d.WriteJSON(e.stdout)
+	case "html":
+		err = d.WriteHTML(e.stdout, pos[0], bName)
+	default:
+		err = d.WriteText(e.stdout, pos[0], bName)
+	}
+	if err != nil {
+		return e.fail("diff: %v", err)
+	}
+	if d.Identical {
+		return ExitOK
+	}
+	return ExitFail
+}
+
+// named prefixes err with the file it concerns, unless it names it already.
+func named(name string, err error) error {
+	var big *InputTooLargeError
+	if errors.As(err, &big) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+func apply(o *options.Options, c change) error {
+	switch c.flag {
+	case "without-tool":
+		return o.WithoutTool(c.name)
+	case "with-tool":
+		o.WithTool(c.name)
+	case "with-cap":
+		o.WithCap(c.name)
+	case "without-cap":
+		o.WithoutCap(c.name)
+	}
+	return nil
+}
+
+func (e *env) parseOptions(name string, pl pipeline) (*options.Options, error) {
+	data, err := e.readLimited(name, pl.maxBytes)
+	if err != nil {
+		return nil, err
+	}
+	e.boundHeap(len(data))
+	return options.Parse(data, pl.parse...)
+}

@@ -1,0 +1,16 @@
+package demo_test
+
+import (
+	"fmt"
+
+	"github.com/promptloom/promptloom/cmd/promptloom/internal/demo"
+)
+
+func ExampleRunPromptGuidance() {
+	p, err := demo.RunPromptGuidance()
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(p.With.SystemPromptBytes, p.Without.SystemPromptBytes, *p.Delta.FirstChangedFragment)
+	// Output: 566 477 tool:todo.guidance
+}

@@ -1,0 +1,116 @@
+package eventlog
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/promptloom/promptloom/internal/testkit/pgtest"
+)
+
+// The PostgreSQL server itself crashes (immediate shutdown: WAL not yet
+// flushed is lost) while a writer appends batches and a reader follows
+// Head. After recovery the log holds every acknowledged event and every
+// position Head reported, whole batches only, no gap: Append's and Head's
+// WAL flushes are what make that so (see docs/architecture.md).
+func TestPostgresServerCrash(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a PostgreSQL cluster")
+	}
+	for _, serial := range []bool{false, true} {
+		t.Run(map[bool]string{false: "default", true: "WithSerialFlush"}[serial], func(t *testing.T) {
+			serverCrash(t, serial)
+		})
+	}
+}
+
+func serverCrash(t *testing.T, serial bool) {
+	c := pgtest.NewCluster(t)
+	ctx := context.Background()
+	var opts []Option
+	if serial {
+		opts = append(opts, WithSerialFlush())
+	}
+	reader, err := OpenPostgres(ctx, c.URL, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$")
+	cmd.Env = append(os.Environ(), "PROMPTLOOM_CRASH_DB="+c.URL)
+	if serial {
+		cmd.Env = append(cmd.Env, "PROMPTLOOM_CRASH_SERIAL=1")
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The reader follows the head until the server dies.
+	var mu sync.Mutex
+	seen := int64(0)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if h, err := reader.Head(ctx); err == nil {
+				mu.Lock()
+				seen = max(seen, h)
+				mu.Unlock()
+			}
+		}
+	})
+	sc := bufio.NewScanner(out)
+	acked := readAcked(sc, 0, 300*crashBatch, time.Now().Add(60*time.Second))
+	c.Crash()
+	close(stop)
+	wg.Wait()
+	reader.Close()
+	cmd.Process.Signal(syscall.SIGKILL)
+	acked = readAcked(sc, acked, 0, time.Time{})
+	cmd.Wait()
+	if acked == 0 {
+		t.Fatal("the writer acknowledged nothing")
+	}
+	c.Start()
+
+	s, err := Open(ctx, c.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	head, err := s.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if head < acked || head < seen {
+		t.Fatalf("after recovery the log has %d events; %d were acknowledged and Head reported %d", head, acked, seen)
+	}
+	if head%crashBatch != 0 {
+		t.Fatalf("after recovery the log has %d events: a partial batch of %d", head, head%crashBatch)
+	}
+	want := int64(1)
+	err = s.Scan(ctx, 1, head, func(env Envelope) error {
+		if env.Seq != want {
+			return fmt.Errorf("event %d follows event %d", env.Seq, want-1)
+		}
+		want++
+		return nil
+	})
+	if err != nil || want != head+1 {
+		t.Fatalf("scan after recovery: %v (%d events, head %d)", err, want-1, head)
+	}
+	t.Logf("server crashed after %d acknowledged events (Head had shown %d); %d recovered", acked, seen, head)
+}

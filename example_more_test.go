@@ -1,0 +1,45 @@
+package promptloom_test
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/promptloom/promptloom"
+	"github.com/promptloom/promptloom/budget"
+)
+
+// A budget holds the whole prompt to a total, shedding the fragments a
+// harness marked as sheddable (never a binding one). The shed row stays,
+// excluded, with its reason.
+func ExampleWithBudget() {
+	rules := promptloom.Primary("You are careful.")
+	notes := promptloom.Fragment{ID: "notes", Source: "memory", Body: "Yesterday the build was red.", Register: budget.Considered}
+	b, err := budget.New(budget.Bytes(), 20)
+	if err != nil {
+		panic(err)
+	}
+	r, err := promptloom.Reduce([]promptloom.Fragment{rules, notes}, promptloom.Active{}, promptloom.WithBudget(b))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%q\n", r.System)
+	for _, row := range r.Rows {
+		fmt.Println(row.ID(), row.Included, row.Shed, row.Reason)
+	}
+	// Output:
+	// "You are careful."
+	// primary true false unconditional
+	// notes false true shed by budget: considered rank 0
+}
+
+// Every fragment must name itself: an empty id is refused, naming the
+// fragment's place and source.
+func ExampleIDError() {
+	_, err := promptloom.Reduce([]promptloom.Fragment{{Source: "my-stage", Body: "x"}}, promptloom.Active{})
+	var ie *promptloom.IDError
+	fmt.Println(errors.Is(err, promptloom.ErrEmptyID), errors.As(err, &ie), ie.Index, ie.Source)
+	fmt.Println(err)
+	// Output:
+	// true true 0 my-stage
+	// fragment 0 (source "my-stage"): fragment id is empty
+}

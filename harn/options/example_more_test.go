@@ -1,0 +1,55 @@
+package options_test
+
+import (
+	"fmt"
+
+	"github.com/promptloom/promptloom/harn/options"
+)
+
+// What Harn accepts is accepted, as Harn would build it; what is likely a
+// mistake is recorded as a warning, not refused.
+func ExampleOptions_Warnings() {
+	o, err := options.Parse([]byte(`{"_system_fragments": [{"body": 7, "bucket": "after"}], "call_role": " agent.main "}`))
+	if err != nil {
+		panic(err)
+	}
+	for _, f := range o.Fragments() {
+		fmt.Printf("%s %s %q\n", f.ID, f.Bucket, f.Body)
+	}
+	fmt.Printf("%q\n", o.CallRole)
+	for _, w := range o.Warnings {
+		fmt.Println(w)
+	}
+	// Output:
+	// primary[0] after "7"
+	// "agent.main"
+	// options: _system_fragments[0].body: a number (7) is used as the text "7"
+}
+
+// WithoutTool keeps a tool declared but inactive, so its guidance is still
+// built and then excluded by its gate: the change `promptloom diff
+// --without-tool` makes.
+func ExampleOptions_WithoutTool() {
+	o, _ := options.Parse([]byte(`{"tools": [{"name": "todo", "guidance": "Keep it."}]}`))
+	fmt.Println(o.ActiveTools())
+	fmt.Println(o.WithoutTool("todo"), o.ActiveTools(), len(o.ToolFragments()))
+	fmt.Println(o.WithoutTool("web"))
+	// Output:
+	// [todo]
+	// <nil> [] 1
+	// no such tool: "web" is not declared in tools
+}
+
+// A caller that reads options into a buffer of its own, and never changes
+// it afterwards, can have them parsed where they lie: the Options' strings
+// then share the buffer's bytes, and a large file is held once, not twice.
+func ExampleInPlace() {
+	buf := []byte(`{"system": "You are terse."}`) // read from a file, say, and never reused
+	o, err := options.Parse(buf, options.InPlace(), options.MaxBytes(1<<20))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(*o.SystemText)
+	// Output:
+	// You are terse.
+}

@@ -1,0 +1,101 @@
+package promptloom
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/promptloom/promptloom/digest"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func frag(id string, bucket Bucket, body string) Fragment {
+	return Fragment{ID: id, Source: id, Bucket: bucket, Body: body}
+}
+
+type row struct {
+	ID       string
+	Included bool
+	Reason   string
+	Bytes    int
+	Offset   int
+}
+
+func rows(r *Reduction) []row {
+	var out []row
+	for _, x := range r.Rows {
+		out = append(out, row{x.Fragment.ID, x.Included, x.Reason, x.Bytes, x.Offset})
+	}
+	return out
+}
+
+func TestWireOrderAndOffsets(t *testing.T) {
+	gated := frag("gated", After, "needs git")
+	gated.RequiresCaps = []string{"vcs.git"}
+	frags := []Fragment{
+		frag("parts", Before, "parts"),
+		frag("appendix", After, "  appendix\n"),
+		gated,
+		frag("blank", Before, "\u00a0\t"),
+		frag("base", Before, "base"),
+	}
+	r, err := Reduce(frags, Active{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "parts\n\nbase\n\nappendix"; r.System != want || !r.Present || r.Root != RootComposed {
+		t.Errorf("system = %q (present %v, root %s), want %q", r.System, r.Present, r.Root, want)
+	}
+	want := []row{
+		{"parts", true, "unconditional", 5, 0},
+		{"blank", false, "empty body", 0, -1},
+		{"base", true, "unconditional", 4, 7},
+		{"appendix", true, "unconditional", 8, 13},
+		{"gated", false, "requires capability `vcs.git` (not set)", 0, -1},
+	}
+	if diff := cmp.Diff(want, rows(r)); diff != "" {
+		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+	if r.Rows[4].Digest != digest.Of("needs git") {
+		t.Error("an excluded row has no digest of its body")
+	}
+	if r.WholeDigest != digest.Of(r.System) {
+		t.Error("whole digest is not the digest of the system prompt")
+	}
+}
+
+func TestNothingIncludedIsAbsent(t *testing.T) {
+	r, err := Reduce([]Fragment{frag("a", Before, " ")}, Active{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Present || r.System != "" || r.WholeDigest != digest.Empty || r.Included() != 0 {
+		t.Errorf("reduction of nothing: %+v", r)
+	}
+}
+
+func TestReplacementRoot(t *testing.T) {
+	r, err := Reduce([]Fragment{Replacement("  kept \n")}, Active{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.System != "  kept \n" || r.Root != RootReplacement || r.Rows[0].Reason != ReasonReplacement || r.Rows[0].Bytes != 8 {
+		t.Errorf("replacement: %+v", r)
+	}
+	_, err = Reduce([]Fragment{Replacement("x"), frag("b", Before, "b")}, Active{})
+	if !errors.Is(err, ErrReplacementNotAlone) {
+		t.Errorf("replacement beside another fragment: %v", err)
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	frags := []Fragment{frag("a", After, "x"), frag("b", Before, "y"), ToolGuidance("t", "z")}
+	active := NewActive([]string{"t"}, nil)
+	first, _ := Reduce(frags, active)
+	for range 20 {
+		again, _ := Reduce(frags, active)
+		if again.System != first.System || again.WholeDigest != first.WholeDigest {
+			t.Fatal("two reductions of the same input differ")
+		}
+	}
+}
