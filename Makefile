@@ -3,13 +3,17 @@
 
 FUZZTIME ?= 10m
 
-.PHONY: test race bench fuzz lint
+.PHONY: test race bench fuzz lint api
 
 test:
 	go test ./...
 
 race:
 	go test -race ./...
+
+# The exported names a user must learn, per package (TestExportedNames).
+api:
+	go test -run '^TestExportedNames$$' -v . | sed -n '/exported names per package/,/in all/p'
 
 lint:
 	test -z "$$(gofmt -l . | grep -v '^testdata/')"
