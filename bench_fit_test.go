@@ -41,36 +41,36 @@ func benchFragments(n, size int, seed uint64) []Fragment {
 // (the cache holds the previous fit; one fragment changed since).
 func BenchmarkFit(b *testing.B) {
 	frags := benchFragments(2000, 500, 1)
-	counter, err := budget.NewCounter(budget.EncodingO200k)
+	counter, err := budget.NewCounter("o200k_base")
 	if err != nil {
 		b.Fatal(err)
 	}
-	probe := &budget.Budget{Counter: counter, Total: 1 << 40, Cache: budget.NewCache(1 << 16)}
-	r, _ := Reduce(frags, Active{}, WithBudget(probe))
+	probe := &budget.Budget{Counter: counter, Total: 1 << 30}
+	r, _ := Reduce(frags, &Options{Budget: probe})
 	total := r.Fit.Tokens * 2 / 3
 	bytes := int64(len(r.System))
 
 	b.Run("cold", func(b *testing.B) {
 		b.SetBytes(bytes)
 		for b.Loop() {
-			bud := &budget.Budget{Counter: counter, Total: total, Cache: budget.NewCache(1 << 16)}
-			if _, err := Reduce(frags, Active{}, WithBudget(bud)); err != nil {
+			bud := &budget.Budget{Counter: counter, Total: total}
+			if _, err := Reduce(frags, &Options{Budget: bud}); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("warm", func(b *testing.B) {
 		b.SetBytes(bytes)
-		bud := &budget.Budget{Counter: counter, Total: total, Cache: budget.NewCache(1 << 16)}
+		bud := &budget.Budget{Counter: counter, Total: total}
 		work := append([]Fragment(nil), frags...)
-		if _, err := Reduce(work, Active{}, WithBudget(bud)); err != nil {
+		if _, err := Reduce(work, &Options{Budget: bud}); err != nil {
 			b.Fatal(err)
 		}
 		n := 0
 		for b.Loop() {
 			n++
 			work[1000].Body = frags[1000].Body + fmt.Sprintf(" revision %d", n)
-			if _, err := Reduce(work, Active{}, WithBudget(bud)); err != nil {
+			if _, err := Reduce(work, &Options{Budget: bud}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -82,7 +82,7 @@ func BenchmarkFit(b *testing.B) {
 func BenchmarkFitBaseline(b *testing.B) {
 	frags := benchFragments(2000, 500, 1)
 	for b.Loop() {
-		if _, err := Reduce(frags, Active{}); err != nil {
+		if _, err := Reduce(frags, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -37,7 +37,7 @@ func TestWholeDigestIsRedactedWholePrompt(t *testing.T) {
 			}
 			frags = append(frags, frag(fmt.Sprint("f", j), bucket, b.String()))
 		}
-		red, err := Reduce(frags, Active{})
+		red, err := Reduce(frags, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,20 +11,17 @@ import (
 // A budget holds the whole prompt to a total, shedding the fragments a
 // harness marked as sheddable (never a binding one). The shed row stays,
 // excluded, with its reason.
-func ExampleWithBudget() {
+func ExampleOptions_budget() {
 	rules := promptloom.Primary("You are careful.")
 	notes := promptloom.Fragment{ID: "notes", Source: "memory", Body: "Yesterday the build was red.", Register: budget.Considered}
-	b, err := budget.New(budget.Bytes(), 20)
-	if err != nil {
-		panic(err)
-	}
-	r, err := promptloom.Reduce([]promptloom.Fragment{rules, notes}, promptloom.Active{}, promptloom.WithBudget(b))
+	b := &budget.Budget{Counter: budget.Bytes(), Total: 20}
+	r, err := promptloom.Reduce([]promptloom.Fragment{rules, notes}, &promptloom.Options{Budget: b})
 	if err != nil {
 		panic(err)
 	}
 	fmt.Printf("%q\n", r.System)
 	for _, row := range r.Rows {
-		fmt.Println(row.ID(), row.Included, row.Shed, row.Reason)
+		fmt.Println(row.Fragment.ID, row.Included, row.Shed, row.Reason)
 	}
 	// Output:
 	// "You are careful."
@@ -35,7 +32,7 @@ func ExampleWithBudget() {
 // Every fragment must name itself: an empty id is refused, naming the
 // fragment's place and source.
 func ExampleIDError() {
-	_, err := promptloom.Reduce([]promptloom.Fragment{{Source: "my-stage", Body: "x"}}, promptloom.Active{})
+	_, err := promptloom.Reduce([]promptloom.Fragment{{Source: "my-stage", Body: "x"}}, nil)
 	var ie *promptloom.IDError
 	fmt.Println(errors.Is(err, promptloom.ErrEmptyID), errors.As(err, &ie), ie.Index, ie.Source)
 	fmt.Println(err)

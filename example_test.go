@@ -12,7 +12,7 @@ func ExampleReduce() {
 		promptloom.Primary("  You are careful.  "),
 		promptloom.ToolGuidance("todo", "Keep the list current."),
 	}
-	r, err := promptloom.Reduce(frags, promptloom.NewActive(nil, nil))
+	r, err := promptloom.Reduce(frags, nil)
 	if err != nil {
 		panic(err)
 	}

@@ -35,8 +35,8 @@ func TestBudgetShedsInOrder(t *testing.T) {
 	order := []string{"c0-late", "c0-early", "c1", "gen", "craft"}
 	for shed := 0; shed <= len(order); shed++ {
 		total := all - 12*shed
-		b, _ := budget.New(budget.Bytes(), total)
-		r, err := Reduce(shedFixture, Active{}, WithBudget(b))
+		b := &budget.Budget{Counter: budget.Bytes(), Total: total}
+		r, err := Reduce(shedFixture, &Options{Budget: b})
 		if err != nil {
 			t.Fatalf("total %d: %v", total, err)
 		}
@@ -58,10 +58,10 @@ func TestBudgetShedsInOrder(t *testing.T) {
 		}
 	}
 	// Nothing left to shed but the rules: 22 bytes of binding text.
-	b, _ := budget.New(budget.Bytes(), 21)
-	_, err := Reduce(shedFixture, Active{}, WithBudget(b))
+	b := &budget.Budget{Counter: budget.Bytes(), Total: 21}
+	_, err := Reduce(shedFixture, &Options{Budget: b})
 	var ex *budget.ExceededError
-	if !errors.Is(err, budget.ErrBudgetExceeded) || !errors.As(err, &ex) || ex.Count != 22 || ex.Total != 21 || ex.Shed != 5 {
+	if !errors.Is(err, budget.ErrExceeded) || !errors.As(err, &ex) || ex.Count != 22 || ex.Total != 21 || ex.Shed != 5 {
 		t.Errorf("impossible budget: %v (%+v)", err, ex)
 	}
 }
@@ -82,8 +82,8 @@ func TestGatedFragmentsAreNotCountedOrShed(t *testing.T) {
 	gated := reg("gated", budget.Considered, 0, "needs a tool that is not there")
 	gated.RequiresTools = []string{"absent"}
 	frags := []Fragment{reg("rule", budget.Binding, 0, "rule"), gated, reg("empty", budget.Considered, 0, " ")}
-	b, _ := budget.New(budget.Bytes(), 4)
-	r, err := Reduce(frags, Active{}, WithBudget(b))
+	b := &budget.Budget{Counter: budget.Bytes(), Total: 4}
+	r, err := Reduce(frags, &Options{Budget: b})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,14 +96,14 @@ func TestGatedFragmentsAreNotCountedOrShed(t *testing.T) {
 // total; and both match tiktoken-go's own counts.
 func TestWholeCountIsHeldToTheTotal(t *testing.T) {
 	codec, _ := tokenizer.Get(tokenizer.O200kBase)
-	counter, _ := budget.NewCounter(budget.EncodingO200k)
+	counter, _ := budget.NewCounter("o200k_base")
 	frags := []Fragment{
 		reg("a", budget.Binding, 0, "Keep the todo list current"),
 		reg("b", budget.Considered, 0, "The repository is a Go module"),
 		reg("c", budget.Considered, 1, "Tests run with go test"),
 	}
-	free, _ := budget.New(counter, 1<<30)
-	r, err := Reduce(frags, Active{}, WithBudget(free))
+	free := &budget.Budget{Counter: counter, Total: 1 << 30}
+	r, err := Reduce(frags, &Options{Budget: free})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,8 +120,8 @@ func TestWholeCountIsHeldToTheTotal(t *testing.T) {
 		t.Fatalf("whole %d (tiktoken %d), sum of rows %d: the separators should cost tokens", r.Fit.Tokens, whole, sum)
 	}
 	// A total the rows' sum would meet but the whole prompt does not.
-	tight, _ := budget.New(counter, sum)
-	r, err = Reduce(frags, Active{}, WithBudget(tight))
+	tight := &budget.Budget{Counter: counter, Total: sum}
+	r, err = Reduce(frags, &Options{Budget: tight})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,12 +134,12 @@ func TestWholeCountIsHeldToTheTotal(t *testing.T) {
 }
 
 func TestReplacementUnderBudget(t *testing.T) {
-	b, _ := budget.New(budget.Bytes(), 3)
-	if _, err := Reduce([]Fragment{Replacement("four")}, Active{}, WithBudget(b)); !errors.Is(err, budget.ErrBudgetExceeded) {
+	b := &budget.Budget{Counter: budget.Bytes(), Total: 3}
+	if _, err := Reduce([]Fragment{Replacement("four")}, &Options{Budget: b}); !errors.Is(err, budget.ErrExceeded) {
 		t.Errorf("a replacement root over budget: %v", err)
 	}
 	bad := &budget.Budget{Counter: budget.Bytes(), Total: 3, ShedOrder: []budget.Register{budget.Binding}}
-	if _, err := Reduce(shedFixture, Active{}, WithBudget(bad)); !errors.Is(err, budget.ErrInvalid) {
+	if _, err := Reduce(shedFixture, &Options{Budget: bad}); !errors.Is(err, budget.ErrInvalid) {
 		t.Errorf("binding in the shed order: %v", err)
 	}
 }

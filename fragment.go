@@ -1,22 +1,19 @@
-// Package fragment holds the one value every contributor to a system prompt
-// becomes: an ordered, gated, attributed piece of text.
-//
-// A Fragment says what it is (ID), who contributed it (Source, Producer),
-// where it goes (Bucket), what it needs to be included (RequiresTools,
-// RequiresCaps), how much it matters when the prompt is too long (Register,
-// Rank) and what it was built from (Sources). It does not know whether it
-// will be included: that is gating's decision and the reducer's work.
-//
-// The constructors give each Harn contributor its documented id and source,
-// so every caller spells them the same way.
 package promptloom
 
-import "github.com/promptloom/promptloom/budget"
+import (
+	"strconv"
+	"strings"
 
-// Fragment is one contributor to the system prompt.
+	"github.com/promptloom/promptloom/budget"
+)
+
+// Fragment is one contributor to the system prompt. It does not know
+// whether it will be included: that is the reducer's decision, made from
+// its gates (Gate) and its body.
 type Fragment struct {
 	// ID names the fragment in the manifest, e.g. "system[0]", "primary",
-	// "tool:todo.guidance".
+	// "tool:todo.guidance". It may not be empty; two fragments may share
+	// one (Harn builds such prompts).
 	ID string
 	// Source groups fragments by contributor, e.g. "system[0]", "primary",
 	// "profile", "tool:todo".
@@ -37,21 +34,12 @@ type Fragment struct {
 	// prompt, byte for byte, and no other fragment may stand beside it.
 	Verbatim bool
 	// Register and Rank order shedding under a budget; the zero Register is
-	// Binding, which is never shed.
+	// budget.Binding, which is never shed.
 	Register budget.Register
 	Rank     int
 	// Sources are the citations the fragment was built from, such as
 	// "event:12" or "belief:b3"; they are carried into the manifest.
 	Sources []string
-}
-
-// ProducerOrSource returns the manifest producer: Producer, or Source when
-// Producer is empty.
-func (f *Fragment) ProducerOrSource() string {
-	if f.Producer != "" {
-		return f.Producer
-	}
-	return f.Source
 }
 
 // Bucket is the side of the primary block a fragment lands on.
@@ -71,13 +59,106 @@ func (b Bucket) String() string {
 	return "before"
 }
 
-// ParseBucket reads "before" or "after".
-func ParseBucket(s string) (Bucket, bool) {
-	switch s {
-	case "before":
-		return Before, true
-	case "after":
-		return After, true
+// SystemItem is item index of the list-form system option. A non-blank title
+// renders as a heading, "## TITLE\nCONTENT", with title and content trimmed
+// (Harn's rendering); the index is the item's place in the list as given, so
+// a disabled item still uses up its index.
+func SystemItem(index int, title, content string, bucket Bucket) Fragment {
+	id := "system[" + strconv.Itoa(index) + "]"
+	body := content
+	if t := strings.TrimSpace(title); t != "" {
+		body = "## " + t + "\n" + strings.TrimSpace(content)
 	}
-	return Before, false
+	return Fragment{ID: id, Source: id, Bucket: bucket, Body: body}
+}
+
+// Primary is the primary block given as one string.
+func Primary(body string) Fragment {
+	return Fragment{ID: "primary", Source: "primary", Body: body}
+}
+
+// PrimaryPart is item index of a decomposed primary block
+// (_system_fragments), with its default id and source; callers override
+// them when the item names its own.
+func PrimaryPart(index int, body string) Fragment {
+	return Fragment{ID: "primary[" + strconv.Itoa(index) + "]", Source: "primary", Body: body}
+}
+
+// Profile is item index of context_profile.prompt_fragments. Harn builds
+// profile fragments after the primary block, in the before bucket.
+func Profile(index int, body string) Fragment {
+	return Fragment{ID: "profile[" + strconv.Itoa(index) + "]", Source: "profile", Body: body}
+}
+
+// ToolGuidance is a tool's guidance, gated on the tool itself so that the
+// instruction and the tool can never drift apart.
+func ToolGuidance(tool, guidance string) Fragment {
+	return Fragment{
+		ID:            "tool:" + tool + ".guidance",
+		Source:        "tool:" + tool,
+		Body:          guidance,
+		RequiresTools: []string{tool},
+	}
+}
+
+// Replacement is the exclusive replacement root: content is the whole
+// system prompt, untrimmed, and every other contributor is suppressed.
+func Replacement(content string) Fragment {
+	return Fragment{ID: "replacement", Source: "caller", Producer: "caller", Body: content, Verbatim: true}
+}
+
+// Gated reports whether f depends on any tool or capability: a gated
+// fragment may come and go between calls, so it matters to a prompt cache.
+func (f *Fragment) Gated() bool {
+	return len(f.RequiresTools) > 0 || len(f.RequiresCaps) > 0
+}
+
+// Gate decides whether f's gates let it in under o's active tools and
+// capabilities (rule 2 of Reduce), and says why in the words Harn's
+// manifests use. It looks only at gates: an empty body is excluded by
+// Reduce, not here.
+func (f *Fragment) Gate(o *Options) (included bool, reason string) {
+	if o == nil {
+		o = &Options{}
+	}
+	a := newActive(o)
+	return f.gate(&a)
+}
+
+// active is the set form of Options' tools and capabilities, built once
+// per reduction.
+type active struct{ tools, caps map[string]struct{} }
+
+func newActive(o *Options) active {
+	return active{tools: set(o.Tools), caps: set(o.Capabilities)}
+}
+
+func set(names []string) map[string]struct{} {
+	m := make(map[string]struct{}, len(names))
+	for _, n := range names {
+		m[n] = struct{}{}
+	}
+	return m
+}
+
+// gate is Gate against a built set: tools first, each in declared order,
+// then capabilities; the first missing one is the reason.
+func (f *Fragment) gate(a *active) (bool, string) {
+	for _, t := range f.RequiresTools {
+		if _, ok := a.tools[t]; !ok {
+			return false, "requires tool `" + t + "` (not available)"
+		}
+	}
+	for _, c := range f.RequiresCaps {
+		if _, ok := a.caps[c]; !ok {
+			return false, "requires capability `" + c + "` (not set)"
+		}
+	}
+	switch {
+	case len(f.RequiresTools) > 0:
+		return true, "tool(s) present: " + strings.Join(f.RequiresTools, ", ")
+	case len(f.RequiresCaps) > 0:
+		return true, "capabilit(ies) present: " + strings.Join(f.RequiresCaps, ", ")
+	}
+	return true, ReasonUnconditional
 }

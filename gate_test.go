@@ -4,24 +4,25 @@ import (
 	"testing"
 )
 
-func TestDecide(t *testing.T) {
-	active := NewActive([]string{"todo", "shell"}, []string{"vcs.git"})
+func TestGate(t *testing.T) {
+	active := &Options{Tools: []string{"todo", "shell"}, Capabilities: []string{"vcs.git"}}
 	tests := []struct {
 		tools, caps []string
-		want        Decision
+		want        decision
 	}{
-		{nil, nil, Decision{true, "unconditional"}},
-		{[]string{"todo", "shell"}, nil, Decision{true, "tool(s) present: todo, shell"}},
-		{nil, []string{"vcs.git"}, Decision{true, "capabilit(ies) present: vcs.git"}},
-		{[]string{"todo"}, []string{"vcs.git"}, Decision{true, "tool(s) present: todo"}},
-		{[]string{"todo", "read", "write"}, nil, Decision{false, "requires tool `read` (not available)"}},
-		{[]string{"read"}, []string{"net"}, Decision{false, "requires tool `read` (not available)"}},
-		{[]string{"todo"}, []string{"vcs.git", "net", "fs"}, Decision{false, "requires capability `net` (not set)"}},
+		{nil, nil, decision{true, "unconditional"}},
+		{[]string{"todo", "shell"}, nil, decision{true, "tool(s) present: todo, shell"}},
+		{nil, []string{"vcs.git"}, decision{true, "capabilit(ies) present: vcs.git"}},
+		{[]string{"todo"}, []string{"vcs.git"}, decision{true, "tool(s) present: todo"}},
+		{[]string{"todo", "read", "write"}, nil, decision{false, "requires tool `read` (not available)"}},
+		{[]string{"read"}, []string{"net"}, decision{false, "requires tool `read` (not available)"}},
+		{[]string{"todo"}, []string{"vcs.git", "net", "fs"}, decision{false, "requires capability `net` (not set)"}},
 	}
 	for _, tt := range tests {
 		f := Fragment{RequiresTools: tt.tools, RequiresCaps: tt.caps}
-		if got := Decide(&f, active); got != tt.want {
-			t.Errorf("Decide(tools %v, caps %v) = %+v, want %+v", tt.tools, tt.caps, got, tt.want)
+		var got decision
+		if got.included, got.reason = f.Gate(active); got != tt.want {
+			t.Errorf("Gate(tools %v, caps %v) = %+v, want %+v", tt.tools, tt.caps, got, tt.want)
 		}
 	}
 }

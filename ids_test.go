@@ -24,7 +24,7 @@ func TestEmptyIDRefused(t *testing.T) {
 		{"gated off", []Fragment{{Source: "s", Body: "z", RequiresTools: []string{"absent"}}}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := Reduce(tc.frags, Active{})
+			r, err := Reduce(tc.frags, nil)
 			if r != nil || !errors.Is(err, ErrEmptyID) {
 				t.Fatalf("got %v, %v; want ErrEmptyID", r, err)
 			}
@@ -47,7 +47,7 @@ func TestRepeatedIDAccepted(t *testing.T) {
 		{ID: "p", Source: "primary", Body: "one"},
 		{ID: "p", Source: "primary", Body: "two", Bucket: After},
 	}
-	r, err := Reduce(frags, NewActive([]string{"todo"}, nil))
+	r, err := Reduce(frags, &Options{Tools: []string{"todo"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,23 +67,20 @@ func TestRepeatedIDAccepted(t *testing.T) {
 // TestShedFlag: only rows a budget excluded are Shed; a gated-off or empty
 // row is not, whatever its reason says.
 func TestShedFlag(t *testing.T) {
-	b, err := budget.New(budget.Bytes(), 5)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := &budget.Budget{Counter: budget.Bytes(), Total: 5}
 	frags := []Fragment{
 		frag("keep", Before, "short"),
 		{ID: "gone", Source: "s", Body: "sheddable text", Register: budget.Craft},
 		{ID: "gated", Source: "s", Body: "x", RequiresTools: []string{"t"}, Register: budget.Craft},
 		frag("empty", Before, " "),
 	}
-	r, err := Reduce(frags, Active{}, WithBudget(b))
+	r, err := Reduce(frags, &Options{Budget: b})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]bool{}
 	for i := range r.Rows {
-		got[r.Rows[i].ID()] = r.Rows[i].Shed
+		got[r.Rows[i].Fragment.ID] = r.Rows[i].Shed
 	}
 	want := map[string]bool{"keep": false, "gone": true, "gated": false, "empty": false}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -23,7 +23,7 @@ func TestParallelMatchesSerial(t *testing.T) {
 	bits := []string{"token", ":", "=", " abc123", "Bearer", " abcdefghijklmnop", "AKIAIOSFODNN7EXAMPLE",
 		"ghp_" + strings.Repeat("a", 36), "word", "é", " ", "\n", "password", "'secret1'", "sk-" + strings.Repeat("b", 24)}
 	r := rand.New(rand.NewPCG(5, 9))
-	active := NewActive([]string{"read"}, nil)
+	active := &Options{Tools: []string{"read"}}
 	for trial := range 300 {
 		frags := make([]Fragment, 1+r.IntN(40))
 		for i := range frags {
@@ -43,15 +43,14 @@ func TestParallelMatchesSerial(t *testing.T) {
 			}
 			frags[i] = f
 		}
-		var opts []Option
+		opts := *active
 		if trial%2 == 1 {
-			b, _ := budget.New(budget.Bytes(), r.IntN(400))
-			opts = append(opts, WithBudget(b))
+			opts.Budget = &budget.Budget{Counter: budget.Bytes(), Total: r.IntN(400)}
 		}
 		parallelBytes = math.MaxInt
-		serial, serr := Reduce(frags, active, opts...)
+		serial, serr := Reduce(frags, &opts)
 		parallelBytes = 0
-		parallel, perr := Reduce(frags, active, opts...)
+		parallel, perr := Reduce(frags, &opts)
 		if fmt.Sprint(serr) != fmt.Sprint(perr) {
 			t.Fatalf("trial %d: serial error %v, parallel %v", trial, serr, perr)
 		}

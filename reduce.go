@@ -1,34 +1,8 @@
-// Package reducer turns an ordered list of fragments into the system prompt
-// and one row per fragment that says what became of it.
-//
-// Reduce is the only way a system string is built. It is deterministic and
-// pure: the same fragments and active set always give the same bytes and the
-// same rows, and it is safe to call from many goroutines. Included "before"
-// fragments come first in declaration order, then included "after" ones,
-// joined by exactly "\n\n"; rows come in that wire order, excluded rows at
-// their declaration place within their bucket.
-//
-// Reduce copies each included body into the prompt once and hashes each body
-// once. The whole-prompt digest is Harn's: BLAKE3 of the whole prompt
-// redacted as one string (redact.String). When no body was redacted and none
-// can start a match across a join, that redaction is the prompt itself;
-// otherwise redact.Joined derives it from the bodies' redaction where that is
-// provably the same and redacts the whole where not (see its comment). So on
-// text with no secret the work is one scan and one hash per byte, plus one
-// hash of the whole.
-//
-// Vocabulary: a Row is what became of one fragment (included or not, the
-// Reason, the Offset and Bytes of its body in the prompt, its Digest); the
-// Root is what produced the prompt (Composed from fragments, or the
-// caller's Replacement); a prompt with no included fragment is absent
-// (Present false), not empty. WithBudget holds the whole prompt to a count
-// and sheds by register and rank. A fragment with an empty id is refused
-// (*IDError); a repeated id is not, since Harn builds such prompts. The rules
-// are stated in full in docs/rules.md.
 package promptloom
 
 import (
-	"runtime"
+	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/promptloom/promptloom/budget"
@@ -36,30 +10,43 @@ import (
 	"github.com/promptloom/promptloom/harn/redact"
 )
 
+// Options says what a reduction may use. The zero value (or a nil
+// *Options) has no active tool or capability and no budget.
+type Options struct {
+	// Tools and Capabilities are the call's active tools and
+	// capabilities: a fragment gated on one not listed is excluded.
+	Tools        []string
+	Capabilities []string
+	// Budget, when set, holds the whole prompt to a count and sheds
+	// fragments by register and rank to meet it (rule 6).
+	Budget *budget.Budget
+}
+
 // Separator joins included fragments.
 const Separator = "\n\n"
 
 // Root names what produced the prompt.
 type Root string
 
-// The roots. Transformed is set by a manifest's egress projection, never by
-// Reduce.
+// The roots. RootTransformed is set by a manifest's egress projection,
+// never by Reduce.
 const (
 	RootComposed    Root = "composed"
 	RootReplacement Root = "replacement"
 	RootTransformed Root = "transformed"
 )
 
-// Reasons the reducer gives itself (gating gives the others).
+// The reasons Reduce gives itself; Gate gives the others, and a budget's
+// shed rows say "shed by budget: REGISTER rank N".
 const (
-	ReasonEmptyBody   = "empty body"
-	ReasonReplacement = "exclusive replacement root"
+	ReasonUnconditional = "unconditional"
+	ReasonEmptyBody     = "empty body"
+	ReasonReplacement   = "exclusive replacement root"
 )
 
 // Row is what became of one fragment. It is the reducer's working row, not
-// a second copy of the manifest's (manifest.Segment, which explain.Row and
-// provenance.DescribedPart embed): it points at the fragment and holds its
-// trimmed body, its offset and its digest as a value, from which
+// a second copy of the manifest's segment: it points at the fragment and
+// holds its trimmed body, its offset and its digest as a value, from which
 // manifest.New writes the segment, redacted. It has no JSON form.
 type Row struct {
 	// Fragment is the fragment the row is about (it points into the slice
@@ -88,13 +75,12 @@ type Row struct {
 	redacted, edge bool
 }
 
-// ID returns the id of the row's fragment.
-func (r *Row) ID() string { return r.Fragment.ID }
-
 // Fit is what a budget did to a reduction.
 type Fit struct {
 	Encoding string `json:"encoding"`
-	Total    int    `json:"total"`
+	// Total is the budget's total; nil for an unlimited budget, which
+	// counts without holding the prompt to anything.
+	Total *int `json:"total,omitempty"`
 	// Tokens is the exact count of the whole prompt (tokens merge across
 	// joins, so it is not the sum of the rows' counts).
 	Tokens int `json:"tokens"`
@@ -109,59 +95,111 @@ type Reduction struct {
 	System  string
 	Present bool
 	Root    Root
-	Rows    []Row
-	// WholeDigest is the digest of the redacted System ("" when absent).
+	// Rows holds one row per fragment, in wire order.
+	Rows []Row
+	// WholeDigest is the digest of the redacted System (of "" when absent).
 	WholeDigest digest.Digest
 	// Fit is set when a budget was applied.
 	Fit *Fit
 }
 
-// Option configures Reduce.
-type Option func(*config)
+// The two ways a list of fragments is unfit to become a prompt.
+var (
+	// ErrEmptyID: every row of a prompt names its fragment.
+	ErrEmptyID = errors.New("fragment id is empty")
+	// ErrReplacementNotAlone: a replacement root (a Verbatim fragment) is
+	// the whole prompt, so it stands alone.
+	ErrReplacementNotAlone = errors.New("replacement root must be the only fragment")
+)
 
-type config struct{ budget *budget.Budget }
-
-// WithBudget holds the prompt to a budget: included fragments are counted,
-// and while the whole prompt is over the total, fragments are shed in the
-// budget's order (never a binding one). Shed rows stay, excluded, with the
-// reason "shed by budget: REGISTER rank N". A prompt that does not fit with
-// everything sheddable shed is an error wrapping budget.ErrBudgetExceeded.
-func WithBudget(b *budget.Budget) Option { return func(c *config) { c.budget = b } }
-
-// Included counts the included rows.
-func (r *Reduction) Included() int {
-	n := 0
-	for i := range r.Rows {
-		if r.Rows[i].Included {
-			n++
-		}
-	}
-	return n
+// IDError is a fragment refused for its id. Index is the fragment's place
+// in the list checked.
+//
+// Only an empty id is refused. Two fragments with one id are accepted, even
+// with different bodies: Harn builds them (a tool declared twice gives two
+// tool:NAME.guidance fragments, each with its copy's guidance, and
+// _system_fragments items may repeat an id), and its manifests record them.
+// What Harn refuses, two included rows with one id and one digest, is
+// manifest validation's rule.
+type IDError struct {
+	Index  int
+	ID     string
+	Source string
+	Err    error
 }
 
-// Reduce builds the system prompt from frags, gated by active.
-func Reduce(frags []Fragment, active Active, opts ...Option) (*Reduction, error) {
-	var cfg config
-	for _, o := range opts {
-		o(&cfg)
-	}
-	if cfg.budget != nil {
-		if err := cfg.budget.Check(); err != nil {
-			return nil, err
+func (e *IDError) Error() string {
+	return fmt.Sprintf("fragment %d (source %q): %v", e.Index, e.Source, e.Err)
+}
+
+// Unwrap returns the sentinel (ErrEmptyID).
+func (e *IDError) Unwrap() error { return e.Err }
+
+// Check reports whether frags can become one prompt: each fragment named
+// (an *IDError matching ErrEmptyID), and a replacement root alone (an error
+// matching ErrReplacementNotAlone). Reduce checks this before it reads
+// anything; a pipeline can check it earlier, to name the stage at fault.
+func Check(frags []Fragment) error {
+	for i := range frags {
+		if frags[i].ID == "" {
+			return &IDError{Index: i, Source: frags[i].Source, Err: ErrEmptyID}
+		}
+		if frags[i].Verbatim && len(frags) != 1 {
+			return fmt.Errorf("%w: %q stands beside %d other fragment(s)",
+				ErrReplacementNotAlone, frags[i].ID, len(frags)-1)
 		}
 	}
+	return nil
+}
+
+// Reduce builds the system prompt from frags under o. These are its rules,
+// in the order docs/rules.md states them ("The reducer"):
+//
+//  0. Every fragment has an id, and a replacement root stands alone
+//     (Check). A replacement root is the prompt, byte for byte and
+//     untrimmed: one row, reason "exclusive replacement root".
+//  1. Trim: each body loses its leading and trailing Unicode white space;
+//     one left empty is excluded, reason "empty body".
+//  2. Gate: the first tool of RequiresTools that is not active excludes
+//     the fragment, then the first capability of RequiresCaps that is not
+//     set; an included fragment's reason names what it required, or is
+//     "unconditional" (Gate).
+//  3. Order: the included before fragments in the order given, then the
+//     included after fragments in the order given.
+//  4. Join them with exactly "\n\n".
+//  5. Account: one row per fragment in that order, excluded rows at their
+//     place in their bucket; bytes is the trimmed body's length when
+//     included, 0 when not; the offset is where it starts in the prompt;
+//     the digest is BLAKE3 of the redacted trimmed body, excluded rows too;
+//     the whole-prompt digest is BLAKE3 of the prompt redacted as one
+//     string. With nothing included the prompt is absent.
+//  6. Budget (promptloom's): with o.Budget, while the whole prompt counts
+//     more than the total, fragments are shed in the budget's order (never
+//     a binding one); a shed row stays, excluded, with the reason "shed by
+//     budget: REGISTER rank N". A prompt that cannot fit is an error
+//     matching budget.ErrExceeded.
+//
+// The same fragments and options always give the same bytes and rows, and
+// Reduce is safe to call from many goroutines. Each included body is read
+// once: trimmed, scanned for secrets, hashed and copied while it is in
+// cache (settle.go).
+func Reduce(frags []Fragment, o *Options) (*Reduction, error) {
+	if o == nil {
+		o = &Options{}
+	}
+	// Rule 0.
 	if err := Check(frags); err != nil {
 		return nil, err
 	}
 	if len(frags) == 1 && frags[0].Verbatim {
-		return replace(&frags[0], cfg.budget)
+		return replace(&frags[0], o.Budget)
 	}
 
-	// First pass: order and gate. Gating does not read bodies, so this
-	// pass touches none: each body is read once, below, while it is
-	// trimmed, scanned, hashed and copied.
+	// Rules 2 and 3: gate, and order by bucket. Gating reads no body, so
+	// this pass touches none.
 	r := &Reduction{Root: RootComposed, Rows: make([]Row, 0, len(frags))}
 	capacity := 0
+	a := newActive(o)
 	var reasons reasonCache
 	for _, bucket := range [...]Bucket{Before, After} {
 		for i := range frags {
@@ -172,17 +210,18 @@ func Reduce(frags []Fragment, active Active, opts ...Option) (*Reduction, error)
 			r.Rows = r.Rows[:len(r.Rows)+1] // built in place: a row is a hundred bytes
 			row := &r.Rows[len(r.Rows)-1]
 			*row = Row{Fragment: f, Offset: -1}
-			row.Included, row.Reason = reasons.decide(f, active)
+			row.Included, row.Reason = reasons.decide(f, &a)
 			if row.Included {
 				capacity += len(Separator) + len(f.Body)
 			}
 		}
 	}
-	if cfg.budget != nil {
-		// The budget needs every row settled before it decides which rows
-		// stay, so digests come first and the prompt after.
+
+	// Rules 1 and 6: with a budget every row is trimmed and hashed first,
+	// since the budget decides which rows stay from the trimmed bodies.
+	if o.Budget != nil {
 		if settleAll(r.Rows, capacity) > 0 {
-			if err := fit(r, cfg.budget); err != nil {
+			if err := fit(r, o.Budget); err != nil {
 				return nil, err
 			}
 			capacity = 0 // the prompt holds what the budget kept
@@ -194,28 +233,15 @@ func Reduce(frags []Fragment, active Active, opts ...Option) (*Reduction, error)
 		}
 	}
 
+	// Rules 1, 4 and 5: trim and hash each row (unless the budget did),
+	// join the included ones and note where each starts.
 	var b strings.Builder
 	b.Grow(capacity)
 	plain := true // no included body was redacted or could reach across a join
-	// Without a budget each row is settled as it is copied, while its body
-	// is in cache; on a large prompt the second half is settled meanwhile
-	// on another core.
-	fresh := len(r.Rows)
-	var done chan struct{}
-	if cfg.budget == nil {
-		if mid := splitPoint(r.Rows, capacity); mid < len(r.Rows) {
-			fresh, done = mid, make(chan struct{})
-			go func() { settleRange(r.Rows[mid:]); close(done) }()
-		}
-	}
+	j := newJoiner(r.Rows, capacity, o.Budget == nil)
 	for i := range r.Rows {
 		row := &r.Rows[i]
-		if i == fresh {
-			<-done
-		}
-		if cfg.budget == nil && i < fresh {
-			settle(row)
-		}
+		j.ready(i)
 		if !row.Included {
 			continue
 		}
@@ -247,103 +273,9 @@ func Reduce(frags []Fragment, active Active, opts ...Option) (*Reduction, error)
 	return r, nil
 }
 
-// parallelBytes is the prompt size from which rows are settled on two
-// cores: below it a goroutine costs more than it saves.
-var parallelBytes = 256 << 10
-
-// splitPoint returns the row from which a second goroutine should settle
-// rows, so that each half holds about half of capacity's bytes, or
-// len(rows) when the prompt is too small to be worth it or there is one
-// core.
-func splitPoint(rows []Row, capacity int) int {
-	if capacity < parallelBytes || runtime.GOMAXPROCS(0) < 2 {
-		return len(rows)
-	}
-	half := 0
-	for i := range rows {
-		if rows[i].Included {
-			if half += len(rows[i].Fragment.Body); half >= capacity/2 {
-				return i + 1
-			}
-		}
-	}
-	return len(rows)
-}
-
-// settleAll settles every row, the halves on two cores when the prompt is
-// large, and returns how many are still included. The rows are the same
-// either way: each row's settling reads and writes that row alone.
-func settleAll(rows []Row, capacity int) int {
-	mid := splitPoint(rows, capacity)
-	var done chan struct{}
-	if mid < len(rows) {
-		done = make(chan struct{})
-		go func() { settleRange(rows[mid:]); close(done) }()
-	}
-	settleRange(rows[:mid])
-	if done != nil {
-		<-done
-	}
-	n := 0
-	for i := range rows {
-		if rows[i].Included {
-			n++
-		}
-	}
-	return n
-}
-
-func settleRange(rows []Row) {
-	for i := range rows {
-		settle(&rows[i])
-	}
-}
-
-// settle trims a gated row's body, excludes the row if that leaves nothing,
-// and sets its digest: BLAKE3 of the body after redaction. It reports
-// whether the row is still included.
-func settle(row *Row) bool {
-	row.Body = strings.TrimSpace(row.Fragment.Body)
-	if row.Body == "" {
-		row.Included, row.Reason = false, ReasonEmptyBody
-	}
-	p := redact.Piece(row.Body)
-	row.redacted, row.edge = p.Changed(), p.Edge()
-	row.Digest = digest.String(p.Redacted)
-	if row.Included {
-		row.Bytes = len(row.Body)
-	}
-	return row.Included
-}
-
-// reasonCache remembers the decision for fragments gated on a single tool or
-// capability: within one reduction it is the same for every fragment so
-// gated, and building its reason string once saves an allocation each.
-type reasonCache struct{ tools, caps map[string]Decision }
-
-func (c *reasonCache) decide(f *Fragment, active Active) (bool, string) {
-	var m *map[string]Decision
-	var name string
-	switch {
-	case len(f.RequiresTools) == 1 && len(f.RequiresCaps) == 0:
-		m, name = &c.tools, f.RequiresTools[0]
-	case len(f.RequiresCaps) == 1 && len(f.RequiresTools) == 0:
-		m, name = &c.caps, f.RequiresCaps[0]
-	default:
-		d := Decide(f, active)
-		return d.Included, d.Reason
-	}
-	d, ok := (*m)[name]
-	if !ok {
-		d = Decide(f, active)
-		if *m == nil {
-			*m = map[string]Decision{}
-		}
-		(*m)[name] = d
-	}
-	return d.Included, d.Reason
-}
-
+// replace is the reduction of a lone replacement root (rule 0). Under a
+// budget it is counted as a binding fragment: it is the whole prompt, or
+// there is none.
 func replace(f *Fragment, b *budget.Budget) (*Reduction, error) {
 	d := digest.Of(f.Body)
 	r := &Reduction{
@@ -357,14 +289,12 @@ func replace(f *Fragment, b *budget.Budget) (*Reduction, error) {
 		WholeDigest: d,
 	}
 	if b != nil {
-		// A replacement root is binding by construction: it is the whole
-		// prompt, or there is none.
-		n := b.Counter.Count(f.Body)
-		r.Rows[0].Tokens = n
-		r.Fit = &Fit{Encoding: b.Counter.Encoding(), Total: b.Total, Tokens: n}
-		if n > b.Total {
-			return nil, &budget.ExceededError{Encoding: b.Counter.Encoding(), Total: b.Total, Count: n}
+		fitted, err := b.Fit([]budget.Item{{Text: f.Body, Key: digest.String(f.Body)}}, Separator)
+		if err != nil {
+			return nil, err
 		}
+		r.Rows[0].Tokens = fitted.Counts[0]
+		r.Fit = newFit(b, fitted)
 	}
 	return r, nil
 }

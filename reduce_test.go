@@ -39,7 +39,7 @@ func TestWireOrderAndOffsets(t *testing.T) {
 		frag("blank", Before, "\u00a0\t"),
 		frag("base", Before, "base"),
 	}
-	r, err := Reduce(frags, Active{})
+	r, err := Reduce(frags, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,24 +65,24 @@ func TestWireOrderAndOffsets(t *testing.T) {
 }
 
 func TestNothingIncludedIsAbsent(t *testing.T) {
-	r, err := Reduce([]Fragment{frag("a", Before, " ")}, Active{})
+	r, err := Reduce([]Fragment{frag("a", Before, " ")}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Present || r.System != "" || r.WholeDigest != digest.Empty || r.Included() != 0 {
+	if r.Present || r.System != "" || r.WholeDigest != digest.Empty || r.Rows[0].Included {
 		t.Errorf("reduction of nothing: %+v", r)
 	}
 }
 
 func TestReplacementRoot(t *testing.T) {
-	r, err := Reduce([]Fragment{Replacement("  kept \n")}, Active{})
+	r, err := Reduce([]Fragment{Replacement("  kept \n")}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.System != "  kept \n" || r.Root != RootReplacement || r.Rows[0].Reason != ReasonReplacement || r.Rows[0].Bytes != 8 {
 		t.Errorf("replacement: %+v", r)
 	}
-	_, err = Reduce([]Fragment{Replacement("x"), frag("b", Before, "b")}, Active{})
+	_, err = Reduce([]Fragment{Replacement("x"), frag("b", Before, "b")}, nil)
 	if !errors.Is(err, ErrReplacementNotAlone) {
 		t.Errorf("replacement beside another fragment: %v", err)
 	}
@@ -90,7 +90,7 @@ func TestReplacementRoot(t *testing.T) {
 
 func TestDeterministic(t *testing.T) {
 	frags := []Fragment{frag("a", After, "x"), frag("b", Before, "y"), ToolGuidance("t", "z")}
-	active := NewActive([]string{"t"}, nil)
+	active := &Options{Tools: []string{"t"}}
 	first, _ := Reduce(frags, active)
 	for range 20 {
 		again, _ := Reduce(frags, active)

@@ -5,54 +5,53 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
+
+	"github.com/promptloom/promptloom/digest"
 )
 
-// Budget is a size limit and how to meet it.
+// Budget is a size limit and how to meet it. Its zero value counts nothing
+// and is invalid: it needs a Counter.
 type Budget struct {
-	// Counter counts the prompt: bytes, or tokens of an encoding.
+	// Counter counts the prompt: Bytes(), or the tokens of an encoding.
 	Counter Counter
 	// Total is the most the whole prompt may count.
 	Total int
+	// Unlimited counts the prompt and each fragment without holding the
+	// prompt to anything: nothing is shed and Total, which must be 0, is
+	// not recorded. It is how a harness learns what a prompt costs
+	// without a limit that would have to be invented (and then hashed into
+	// its manifest).
+	Unlimited bool
 	// ShedOrder lists the registers that may be shed, first shed first;
-	// nil means DefaultShedOrder. Binding may never be in it, and a register
-	// not in it is never shed.
+	// nil sheds considered material first, then generated prose, then
+	// craft advice. Binding may never be in it, and a register not in it
+	// is never shed.
 	ShedOrder []Register
-	// Cache remembers counts; nil means a bounded cache shared by the
-	// process.
-	Cache *Cache
 }
 
-// DefaultShedOrder sheds considered material first, then generated prose,
-// then craft advice; rules (binding) are never shed.
-var DefaultShedOrder = []Register{Considered, Generated, Craft}
+// defaultShedOrder is the ShedOrder of a Budget that names none.
+var defaultShedOrder = []Register{Considered, Generated, Craft}
 
 // Errors of a budget.
 var (
-	// ErrInvalid is a budget that cannot be used: binding in the shed
-	// order, a register twice, no counter, a negative total.
+	// ErrInvalid is a budget that cannot be used: no counter, a negative
+	// total, a total beside Unlimited, binding in the shed order, a
+	// register twice.
 	ErrInvalid = errors.New("invalid budget")
-	// ErrBudgetExceeded is a prompt that does not fit even with everything
+	// ErrExceeded is a prompt that does not fit even with everything
 	// sheddable shed; errors.As gives the numbers in an *ExceededError.
-	ErrBudgetExceeded = errors.New("budget exceeded")
+	ErrExceeded = errors.New("budget exceeded")
 )
 
-// New returns a checked budget.
-func New(counter Counter, total int, order ...Register) (*Budget, error) {
-	b := &Budget{Counter: counter, Total: total, ShedOrder: order}
-	if err := b.Check(); err != nil {
-		return nil, err
-	}
-	return b, nil
-}
-
-// Check reports whether the budget can be used.
-func (b *Budget) Check() error {
+// check reports whether the budget can be used.
+func (b *Budget) check() error {
 	switch {
 	case b.Counter == nil:
 		return fmt.Errorf("%w: no counter", ErrInvalid)
 	case b.Total < 0:
 		return fmt.Errorf("%w: total %d is negative", ErrInvalid, b.Total)
+	case b.Unlimited && b.Total != 0:
+		return fmt.Errorf("%w: an unlimited budget has no total, got %d", ErrInvalid, b.Total)
 	}
 	for i, r := range b.ShedOrder {
 		if r == Binding {
@@ -67,31 +66,81 @@ func (b *Budget) Check() error {
 
 func (b *Budget) order() []Register {
 	if b.ShedOrder == nil {
-		return DefaultShedOrder
+		return defaultShedOrder
 	}
 	return b.ShedOrder
 }
 
-func (b *Budget) cache() *Cache {
-	if b.Cache == nil {
-		return defaultCache
-	}
-	return b.Cache
-}
-
-// Candidate is a fragment the budget may shed: its place in the prompt, its
-// register and its rank.
-type Candidate struct {
-	Index    int
+// Item is one text of a prompt the budget counts and may shed: the text,
+// the digest of the text as it is (the count cache's key; not redacted,
+// since two texts that redact alike count differently), and the register
+// and rank that decide when it is shed.
+type Item struct {
+	Text     string
+	Key      digest.Digest
 	Register Register
 	Rank     int
 }
 
-// ShedSequence returns the candidates in the order they are shed: by the
+// Fitted is what Fit did to a prompt's items.
+type Fitted struct {
+	// Counts is each item's own count.
+	Counts []int
+	// Shed lists the items shed, by index, in the order they were shed.
+	Shed []int
+	// Count is the exact count of the items left, joined: tokens merge
+	// across joins, so it is not the sum of their counts.
+	Count int
+}
+
+// Fit counts items joined by sep and, unless the budget is Unlimited,
+// sheds them while the whole is over Total: by the register's place in the
+// shed order, then lowest rank first, then the later item first. A prompt
+// still over Total with everything sheddable shed is an *ExceededError.
+func (b *Budget) Fit(items []Item, sep string) (*Fitted, error) {
+	if err := b.check(); err != nil {
+		return nil, err
+	}
+	pieces := make([]piece, len(items))
+	cands := make([]candidate, 0, len(items))
+	for i, it := range items {
+		pieces[i] = piece{text: it.Text, key: it.Key}
+		cands = append(cands, candidate{index: i, register: it.Register, rank: it.Rank})
+	}
+	t := newTally(b.Counter, defaultCache, pieces, sep)
+	f := &Fitted{Counts: make([]int, len(items))}
+	for i := range items {
+		f.Counts[i] = t.pieceCount(i)
+	}
+	if !b.Unlimited {
+		for _, c := range b.shedSequence(cands) {
+			if t.count() <= b.Total {
+				break
+			}
+			t.remove(c.index)
+			f.Shed = append(f.Shed, c.index)
+		}
+	}
+	f.Count = t.count()
+	if !b.Unlimited && f.Count > b.Total {
+		return nil, &ExceededError{Encoding: b.Counter.Encoding(), Total: b.Total, Count: f.Count, Shed: len(f.Shed)}
+	}
+	return f, nil
+}
+
+// candidate is an item the budget may shed: its place in the prompt, its
+// register and its rank.
+type candidate struct {
+	index    int
+	register Register
+	rank     int
+}
+
+// shedSequence returns the candidates in the order they are shed: by the
 // register's place in the shed order, then lowest rank first, then the one
 // that stands later in the prompt first. Candidates whose register is not in
 // the shed order (binding always) are left out: they are never shed.
-func (b *Budget) ShedSequence(cands []Candidate) []Candidate {
+func (b *Budget) shedSequence(cands []candidate) []candidate {
 	order := b.order()
 	// Candidates fall into classes, one per register and rank, usually far
 	// fewer than the candidates: the classes are sorted, then each
@@ -102,12 +151,12 @@ func (b *Budget) ShedSequence(cands []Candidate) []Candidate {
 	var classes []class
 	of := make([]int, len(cands)) // each candidate's class; -1: never shed
 	for i, c := range cands {
-		at := slices.Index(order, c.Register)
+		at := slices.Index(order, c.register)
 		if at < 0 {
 			of[i] = -1
 			continue
 		}
-		k := class{at, c.Rank}
+		k := class{at, c.rank}
 		id, ok := ids[k]
 		if !ok {
 			id = len(classes)
@@ -134,7 +183,7 @@ func (b *Budget) ShedSequence(cands []Candidate) []Candidate {
 	for _, id := range byOrder {
 		start[id], pos = pos, pos+counts[id]
 	}
-	out := make([]Candidate, pos)
+	out := make([]candidate, pos)
 	// Within a class the later fragment goes first: filled from the last
 	// candidate back, a class comes out in descending order of Index when
 	// the candidates came in ascending order, as the reducer gives them.
@@ -144,11 +193,11 @@ func (b *Budget) ShedSequence(cands []Candidate) []Candidate {
 			start[id]++
 		}
 	}
-	if !slices.IsSortedFunc(cands, func(x, y Candidate) int { return cmp.Compare(x.Index, y.Index) }) {
+	if !slices.IsSortedFunc(cands, func(x, y candidate) int { return cmp.Compare(x.index, y.index) }) {
 		for _, id := range byOrder {
 			n := counts[id]
 			group := out[start[id]-n : start[id]]
-			slices.SortStableFunc(group, func(x, y Candidate) int { return cmp.Compare(y.Index, x.Index) })
+			slices.SortStableFunc(group, func(x, y candidate) int { return cmp.Compare(y.index, x.index) })
 		}
 	}
 	return out
@@ -156,11 +205,6 @@ func (b *Budget) ShedSequence(cands []Candidate) []Candidate {
 
 // ShedPrefix begins the manifest reason of every fragment a budget shed.
 const ShedPrefix = "shed by budget: "
-
-// ShedReason is the manifest reason of a shed fragment.
-func ShedReason(r Register, rank int) string {
-	return ShedPrefix + r.String() + " rank " + strconv.Itoa(rank)
-}
 
 // ExceededError is a prompt over its budget with nothing left to shed.
 type ExceededError struct {
@@ -174,12 +218,12 @@ type ExceededError struct {
 
 func (e *ExceededError) Error() string {
 	unit := e.Encoding + " tokens"
-	if e.Encoding == EncodingBytes {
+	if e.Encoding == "bytes" {
 		unit = "bytes"
 	}
 	return fmt.Sprintf("budget exceeded: the prompt is %d %s with every sheddable fragment shed (%d shed), over the budget of %d; binding fragments are never shed",
 		e.Count, unit, e.Shed, e.Total)
 }
 
-// Is makes ExceededError match ErrBudgetExceeded.
-func (e *ExceededError) Is(t error) bool { return t == ErrBudgetExceeded }
+// Is makes ExceededError match ErrExceeded.
+func (e *ExceededError) Is(t error) bool { return t == ErrExceeded }

@@ -40,7 +40,7 @@ func randomText(r *rand.Rand) string {
 
 func counters(t *testing.T) []Counter {
 	var out []Counter
-	for _, name := range []string{EncodingBytes, EncodingO200k, EncodingCl100k} {
+	for _, name := range []string{encodingBytes, encodingO200k, encodingCl100k} {
 		c, err := NewCounter(name)
 		if err != nil {
 			t.Fatal(err)
@@ -57,19 +57,19 @@ func TestTallyMatchesTokenizer(t *testing.T) {
 	for _, c := range counters(t) {
 		t.Run(c.Encoding(), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(11, 12))
-			b := &Budget{Counter: c, Cache: NewCache(1 << 12)}
+			cache := newCountCache(1 << 12)
 			for trial := range 150 {
 				var texts []string
-				var pieces []Piece
+				var pieces []piece
 				for n := 1 + r.IntN(12); n > 0; n-- {
 					s := randomText(r)
 					if s == "" {
 						continue
 					}
 					texts = append(texts, s)
-					pieces = append(pieces, Piece{Text: s, Key: digest.String(s)})
+					pieces = append(pieces, piece{text: s, key: digest.String(s)})
 				}
-				tally := b.NewTally(pieces, "\n\n")
+				tally := newTally(c, cache, pieces, "\n\n")
 				alive := make([]bool, len(texts))
 				for i := range alive {
 					alive[i] = true
@@ -82,13 +82,13 @@ func TestTallyMatchesTokenizer(t *testing.T) {
 						}
 					}
 					whole := strings.Join(kept, "\n\n")
-					if want := c.Count(whole); tally.Count() != want {
-						t.Fatalf("trial %d, %s: tally %d, tokenizer %d for %q", trial, step, tally.Count(), want, whole)
+					if want := c.Count(whole); tally.count() != want {
+						t.Fatalf("trial %d, %s: tally %d, tokenizer %d for %q", trial, step, tally.count(), want, whole)
 					}
 				}
 				check("start")
 				for _, i := range r.Perm(len(texts)) {
-					tally.Remove(i)
+					tally.remove(i)
 					alive[i] = false
 					check("after removing " + texts[i])
 				}
@@ -100,7 +100,7 @@ func TestTallyMatchesTokenizer(t *testing.T) {
 // The counters agree with tiktoken-go's own count.
 func TestCountersMatchTiktoken(t *testing.T) {
 	text := "Keep the todo list current: add a task before you start it.\n\n日本語 🎉 it's 12345"
-	for _, enc := range []string{EncodingO200k, EncodingCl100k} {
+	for _, enc := range []string{encodingO200k, encodingCl100k} {
 		c, _ := NewCounter(enc)
 		codec, err := tokenizer.Get(tokenizer.Encoding(enc))
 		if err != nil {
@@ -117,11 +117,8 @@ func TestCountersMatchTiktoken(t *testing.T) {
 }
 
 func TestShedSequence(t *testing.T) {
-	b, err := New(Bytes(), 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cands := []Candidate{
+	b := &Budget{Counter: Bytes(), Total: 10}
+	cands := []candidate{
 		{0, Binding, 0},
 		{1, Craft, 0},
 		{2, Considered, 5},
@@ -131,8 +128,8 @@ func TestShedSequence(t *testing.T) {
 		{6, Generated, 0},
 	}
 	var got []int
-	for _, c := range b.ShedSequence(cands) {
-		got = append(got, c.Index)
+	for _, c := range b.shedSequence(cands) {
+		got = append(got, c.index)
 	}
 	// considered (rank 1: later first, then rank 5), generated (rank 0, 1), craft; never binding
 	if diff := cmp.Diff([]int{5, 4, 2, 6, 3, 1}, got); diff != "" {
@@ -151,30 +148,29 @@ func TestBudgetChecks(t *testing.T) {
 		{"negative total", Budget{Counter: Bytes(), Total: -1}},
 	}
 	for _, tt := range tests {
-		if err := tt.b.Check(); !errors.Is(err, ErrInvalid) {
-			t.Errorf("%s: Check = %v", tt.name, err)
+		if _, err := tt.b.Fit(nil, ""); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: Fit = %v", tt.name, err)
 		}
-	}
-	if _, err := New(Bytes(), 5, Binding); !errors.Is(err, ErrInvalid) {
-		t.Errorf("New with binding = %v", err)
 	}
 }
 
 func TestCacheIsBounded(t *testing.T) {
-	c := NewCache(3)
-	b := &Budget{Counter: Bytes(), Cache: c}
-	count := func(s string) int { return b.count(cacheKey{kind: textKey, text: s}, func() string { return s }) }
+	c := newCountCache(3)
+	t0 := newTally(Bytes(), c, nil, "")
+	count := func(s string) int {
+		return t0.countWindow(cacheKey{kind: textKey, text: s}, func() string { return s })
+	}
 	for _, s := range []string{"a", "bb", "ccc", "dddd", "a"} {
 		if n := count(s); n != len(s) {
 			t.Errorf("count(%q) = %d", s, n)
 		}
 	}
-	hits, misses, entries := c.Stats()
+	hits, misses, entries := c.stats()
 	if entries != 3 || misses != 5 || hits != 0 {
 		t.Errorf("stats: %d hits, %d misses, %d entries (a was evicted before its second use)", hits, misses, entries)
 	}
 	count("dddd")
-	if hits, _, _ := c.Stats(); hits != 1 {
+	if hits, _, _ := c.stats(); hits != 1 {
 		t.Errorf("a recent entry was not a hit")
 	}
 }
@@ -183,33 +179,30 @@ func TestCacheIsBounded(t *testing.T) {
 // candidates by (register's place, rank, later first) gives, on random
 // candidates in and out of prompt order.
 func TestShedSequenceSorts(t *testing.T) {
-	b, err := New(Bytes(), 10)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := &Budget{Counter: Bytes(), Total: 10}
 	r := rand.New(rand.NewPCG(1, 9))
 	for round := range 500 {
 		n := r.IntN(60)
-		cands := make([]Candidate, n)
+		cands := make([]candidate, n)
 		for i := range cands {
-			cands[i] = Candidate{Index: i, Register: Register(r.IntN(4)), Rank: r.IntN(5) - 2}
+			cands[i] = candidate{index: i, register: Register(r.IntN(4)), rank: r.IntN(5) - 2}
 		}
 		if round%2 == 1 {
 			r.Shuffle(n, func(i, j int) { cands[i], cands[j] = cands[j], cands[i] })
 		}
-		var want []Candidate
+		var want []candidate
 		for _, c := range cands {
-			if slices.Contains(DefaultShedOrder, c.Register) {
+			if slices.Contains(defaultShedOrder, c.register) {
 				want = append(want, c)
 			}
 		}
-		slices.SortFunc(want, func(x, y Candidate) int {
+		slices.SortFunc(want, func(x, y candidate) int {
 			return stdcmp.Or(
-				stdcmp.Compare(slices.Index(DefaultShedOrder, x.Register), slices.Index(DefaultShedOrder, y.Register)),
-				stdcmp.Compare(x.Rank, y.Rank),
-				stdcmp.Compare(y.Index, x.Index))
+				stdcmp.Compare(slices.Index(defaultShedOrder, x.register), slices.Index(defaultShedOrder, y.register)),
+				stdcmp.Compare(x.rank, y.rank),
+				stdcmp.Compare(y.index, x.index))
 		})
-		if diff := cmp.Diff(want, b.ShedSequence(cands), cmpopts.EquateEmpty()); diff != "" {
+		if diff := cmp.Diff(want, b.shedSequence(cands), cmpopts.EquateEmpty(), cmp.AllowUnexported(candidate{})); diff != "" {
 			t.Fatalf("round %d (-sorted +ShedSequence):\n%s", round, diff)
 		}
 	}

@@ -7,11 +7,11 @@ import (
 	"github.com/promptloom/promptloom/digest"
 )
 
-// Cache remembers counts by (encoding, content digest), so a text is
+// countCache remembers counts by (encoding, content digest), so a text is
 // counted once however many prompts it appears in. It holds at most its
 // capacity of entries, dropping the least recently used, and is safe for
 // concurrent use.
-type Cache struct {
+type countCache struct {
 	mu      sync.Mutex
 	max     int
 	entries map[cacheKey]*list.Element
@@ -45,19 +45,19 @@ type cacheEntry struct {
 	counts counts
 }
 
-// DefaultCacheEntries bounds the default cache: about 6 MB at most.
-const DefaultCacheEntries = 1 << 16
+// defaultCacheEntries bounds the default cache: about 6 MB at most.
+const defaultCacheEntries = 1 << 16
 
-// NewCache returns a cache of at most entries counts.
-func NewCache(entries int) *Cache {
-	return &Cache{max: max(entries, 1), entries: map[cacheKey]*list.Element{}, order: list.New()}
+// newCountCache returns a cache of at most entries counts.
+func newCountCache(entries int) *countCache {
+	return &countCache{max: max(entries, 1), entries: map[cacheKey]*list.Element{}, order: list.New()}
 }
 
-var defaultCache = NewCache(DefaultCacheEntries)
+var defaultCache = newCountCache(defaultCacheEntries)
 
 // get returns the counts of text under key, computing them on a miss with
 // measure (outside the lock: counting is the slow part).
-func (c *Cache) get(k cacheKey, measure func() counts) counts {
+func (c *countCache) get(k cacheKey, measure func() counts) counts {
 	c.mu.Lock()
 	if e, ok := c.entries[k]; ok {
 		c.order.MoveToFront(e)
@@ -86,8 +86,8 @@ func (c *Cache) get(k cacheKey, measure func() counts) counts {
 	return n
 }
 
-// Stats reports hits, misses and the number of entries held.
-func (c *Cache) Stats() (hits, misses int64, entries int) {
+// stats reports hits, misses and the number of entries held.
+func (c *countCache) stats() (hits, misses int64, entries int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.hits, c.misses, c.order.Len()

@@ -25,9 +25,9 @@ type Counter interface {
 
 // The encodings NewCounter knows.
 const (
-	EncodingBytes  = "bytes"
-	EncodingO200k  = "o200k_base"
-	EncodingCl100k = "cl100k_base"
+	encodingBytes  = "bytes"
+	encodingO200k  = "o200k_base"
+	encodingCl100k = "cl100k_base"
 )
 
 // Bytes counts bytes.
@@ -35,7 +35,7 @@ func Bytes() Counter { return bytesCounter{} }
 
 type bytesCounter struct{}
 
-func (bytesCounter) Encoding() string   { return EncodingBytes }
+func (bytesCounter) Encoding() string   { return encodingBytes }
 func (bytesCounter) Count(s string) int { return len(s) }
 
 // NewCounter returns the counter of an encoding: bytes, o200k_base or
@@ -43,9 +43,9 @@ func (bytesCounter) Count(s string) int { return len(s) }
 // downloaded.
 func NewCounter(encoding string) (Counter, error) {
 	switch encoding {
-	case EncodingBytes:
+	case encodingBytes:
 		return Bytes(), nil
-	case EncodingO200k, EncodingCl100k:
+	case encodingO200k, encodingCl100k:
 		return tokenCounter(encoding)
 	}
 	return nil, fmt.Errorf("unknown counter %q (want bytes, o200k_base or cl100k_base)", encoding)

@@ -6,7 +6,7 @@ import (
 	"github.com/promptloom/promptloom/digest"
 )
 
-// Tally keeps the exact count of a prompt made of pieces joined by a
+// tally keeps the exact count of a prompt made of pieces joined by a
 // separator, as pieces leave it.
 //
 // Tokens can merge across a join, so the count of a prompt is not the sum of
@@ -21,16 +21,17 @@ import (
 // piece without a cut, to the next piece's head. Removing a piece recounts
 // one window. TestTallyMatchesTokenizer holds this to the tokenizer's count
 // of the whole string.
-type Tally struct {
-	b      *Budget
-	sep    string
-	pieces []piece
-	prev   []int // alive neighbours; -1 and len(pieces) mark the ends
-	next   []int
-	alive  []bool
-	first  int         // the first alive piece; len(pieces) when none is left
-	window map[int]int // count of the window that starts at an anchor's tail (-1: at the start)
-	total  int
+type tally struct {
+	counter Counter
+	cache   *countCache
+	sep     string
+	pieces  []piece
+	prev    []int // alive neighbours; -1 and len(pieces) mark the ends
+	next    []int
+	alive   []bool
+	first   int         // the first alive piece; len(pieces) when none is left
+	window  map[int]int // count of the window that starts at an anchor's tail (-1: at the start)
+	total   int
 	// additive: the counter counts bytes, so a join adds its own length
 	// and nothing merges; no window, no cache.
 	additive bool
@@ -56,36 +57,30 @@ type counts struct {
 
 func (p *piece) interior() int { return p.total - p.head - p.tail }
 
-// Piece is a text to tally, with the digest of that text as it is (not
-// redacted: two texts that redact alike count differently).
-type Piece struct {
-	Text string
-	Key  digest.Digest
-}
-
-// NewTally counts pieces joined by sep.
-func (b *Budget) NewTally(pieces []Piece, sep string) *Tally {
+// newTally counts pieces (their text and key set) joined by sep, through
+// cache.
+func newTally(counter Counter, cache *countCache, pieces []piece, sep string) *tally {
 	n := len(pieces)
-	if _, ok := b.Counter.(bytesCounter); ok {
+	if _, ok := counter.(bytesCounter); ok {
 		// Bytes add up: the whole is the pieces and the joins, exactly. Only
 		// each piece's size and whether it is still in are kept.
-		t := &Tally{b: b, sep: sep, additive: true, live: n, sizes: make([]int, n), alive: make([]bool, n)}
+		t := &tally{counter: counter, cache: cache, sep: sep, additive: true, live: n, sizes: make([]int, n), alive: make([]bool, n)}
 		for i, p := range pieces {
-			t.sizes[i], t.alive[i] = len(p.Text), true
-			t.total += len(p.Text)
+			t.sizes[i], t.alive[i] = len(p.text), true
+			t.total += len(p.text)
 		}
 		if n > 1 {
 			t.total += (n - 1) * len(sep)
 		}
 		return t
 	}
-	t := &Tally{b: b, sep: sep, pieces: make([]piece, n), prev: make([]int, n), next: make([]int, n),
+	t := &tally{counter: counter, cache: cache, sep: sep, pieces: make([]piece, n), prev: make([]int, n), next: make([]int, n),
 		alive: make([]bool, n), window: map[int]int{}}
 	for i := range n {
 		t.prev[i], t.next[i], t.alive[i] = i-1, i+1, true
 	}
 	for i, p := range pieces {
-		t.pieces[i] = piece{text: p.Text, key: p.Key, counts: b.measure(p.Key, p.Text)}
+		t.pieces[i] = piece{text: p.text, key: p.key, counts: t.measure(p.key, p.text)}
 	}
 	left := -1
 	for i := range t.pieces {
@@ -100,24 +95,24 @@ func (b *Budget) NewTally(pieces []Piece, sep string) *Tally {
 }
 
 // measure counts a piece and finds its cut points, through the cache.
-func (b *Budget) measure(key digest.Digest, text string) counts {
-	return b.cache().get(cacheKey{kind: pieceKey, encoding: b.Counter.Encoding(), digest: key}, func() counts {
-		c := counts{total: b.Counter.Count(text)}
+func (t *tally) measure(key digest.Digest, text string) counts {
+	return t.cache.get(cacheKey{kind: pieceKey, encoding: t.counter.Encoding(), digest: key}, func() counts {
+		c := counts{total: t.counter.Count(text)}
 		c.first, c.last = cutPoints(text)
 		if c.first > 0 {
 			c.cut = true
-			c.head = b.Counter.Count(text[:c.first])
-			c.tail = b.Counter.Count(text[c.last:])
+			c.head = t.counter.Count(text[:c.first])
+			c.tail = t.counter.Count(text[c.last:])
 		}
 		return c
 	})
 }
 
 // count counts a window through the cache.
-func (b *Budget) count(key cacheKey, text func() string) int {
-	key.encoding = b.Counter.Encoding()
-	return b.cache().get(key, func() counts {
-		return counts{total: b.Counter.Count(text())}
+func (t *tally) countWindow(key cacheKey, text func() string) int {
+	key.encoding = t.counter.Encoding()
+	return t.cache.get(key, func() counts {
+		return counts{total: t.counter.Count(text())}
 	}).total
 }
 
@@ -143,19 +138,19 @@ func cutPoints(s string) (first, last int) {
 
 func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 
-// Count is the exact count of the alive pieces joined by the separator.
-func (t *Tally) Count() int { return t.total }
+// count is the exact count of the alive pieces joined by the separator.
+func (t *tally) count() int { return t.total }
 
-// PieceCount is the count of piece i on its own.
-func (t *Tally) PieceCount(i int) int {
+// pieceCount is the count of piece i on its own.
+func (t *tally) pieceCount(i int) int {
 	if t.additive {
 		return t.sizes[i]
 	}
 	return t.pieces[i].total
 }
 
-// Remove takes piece i out of the prompt.
-func (t *Tally) Remove(i int) {
+// remove takes piece i out of the prompt.
+func (t *tally) remove(i int) {
 	if !t.alive[i] {
 		return
 	}
@@ -189,7 +184,7 @@ func (t *Tally) Remove(i int) {
 
 // anchorBefore returns the nearest alive piece with cut points before i, or
 // -1.
-func (t *Tally) anchorBefore(i int) int {
+func (t *tally) anchorBefore(i int) int {
 	for j := t.prev[i]; j >= 0; j = t.prev[j] {
 		if t.pieces[j].cut {
 			return j
@@ -202,11 +197,11 @@ func (t *Tally) anchorBefore(i int) int {
 // of the prompt) and runs to the next anchor's head (or the end), and adds
 // it to the total. A window between two adjacent anchors, the usual case,
 // is looked up by the two pieces' digests without building its text.
-func (t *Tally) setWindow(left int) {
+func (t *tally) setWindow(left int) {
 	if left >= 0 {
 		if r := t.next[left]; r < len(t.pieces) && t.pieces[r].cut {
 			l, rp := &t.pieces[left], &t.pieces[r]
-			n := t.b.count(cacheKey{kind: pairKey, digest: l.key, next: rp.key, text: t.sep}, func() string {
+			n := t.countWindow(cacheKey{kind: pairKey, digest: l.key, next: rp.key, text: t.sep}, func() string {
 				return l.text[l.last:] + t.sep + rp.text[:rp.first]
 			})
 			t.window[left] = n
@@ -217,13 +212,13 @@ func (t *Tally) setWindow(left int) {
 	text := t.windowText(left)
 	n := 0
 	if text != "" {
-		n = t.b.count(cacheKey{kind: textKey, text: text}, func() string { return text })
+		n = t.countWindow(cacheKey{kind: textKey, text: text}, func() string { return text })
 	}
 	t.window[left] = n
 	t.total += n
 }
 
-func (t *Tally) windowText(left int) string {
+func (t *tally) windowText(left int) string {
 	var b strings.Builder
 	i := t.first
 	if left >= 0 {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/internal/testkit/benchdata"
@@ -18,15 +17,12 @@ func BenchmarkExplainBudget(b *testing.B) {
 	for _, n := range []int{1000, 10000, 100000} {
 		cs := benchdata.Chunks(n)
 		data := benchdata.Options(cs)
-		bud, err := budget.New(budget.Bytes(), benchdata.Bytes(cs)/2)
-		if err != nil {
-			b.Fatal(err)
-		}
+		bud := &budget.Budget{Counter: budget.Bytes(), Total: benchdata.Bytes(cs) / 2}
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
 			for b.Loop() {
-				x, err := explain.Explain(data, explain.WithReduceOptions(promptloom.WithBudget(bud)))
+				x, err := explain.Explain(data, &explain.Options{Budget: bud})
 				if err != nil {
 					b.Fatal(err)
 				}

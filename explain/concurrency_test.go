@@ -7,7 +7,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/budget"
 )
 
@@ -15,11 +14,10 @@ import (
 // concurrent use: many goroutines explaining many options at once get what
 // one goroutine gets alone (run under -race in CI).
 func TestConcurrentExplain(t *testing.T) {
-	counter, err := budget.NewCounter(budget.EncodingO200k)
+	counter, err := budget.NewCounter("o200k_base")
 	if err != nil {
 		t.Fatal(err)
 	}
-	shared := budget.NewCache(64) // small, to exercise eviction under contention
 	r := rand.New(rand.NewPCG(31, 32))
 	var inputs [][]byte
 	for range 40 {
@@ -29,8 +27,8 @@ func TestConcurrentExplain(t *testing.T) {
 	explainAll := func() []string {
 		out := make([]string, len(inputs))
 		for i, data := range inputs {
-			b := &budget.Budget{Counter: counter, Total: 1 << 20, Cache: shared}
-			e, err := Explain(data, WithReduceOptions(promptloom.WithBudget(b)))
+			b := &budget.Budget{Counter: counter, Total: 1 << 20}
+			e, err := Explain(data, &Options{Budget: b})
 			if err != nil {
 				out[i] = err.Error()
 				continue

@@ -28,7 +28,7 @@ func TestNoCredentialValueReachesThePrompt(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, ".git", "config"),
 		[]byte("[remote \"origin\"]\n\turl = https://bot:valueFIVEremote@github.com/acme/x.git\n"), 0o644)
 
-	e, err := Explain([]byte(`{"system": "base"}`), WithProject(dir, nil))
+	e, err := Explain([]byte(`{"system": "base"}`), &Options{Project: dir, EnvHas: nil})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 
 func explainJSON(t *testing.T, in string) *Explanation {
 	t.Helper()
-	e, err := Explain([]byte(in))
+	e, err := Explain([]byte(in), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,7 +21,7 @@ func explainJSON(t *testing.T, in string) *Explanation {
 
 func explainOpts(t *testing.T, o *options.Options) *Explanation {
 	t.Helper()
-	e, err := FromOptions(o)
+	e, err := FromOptions(o, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ func ExampleLint() {
 		"context_profile": {"prompt_fragments": [{"body": "Use git.", "requires_caps": ["vcs.git"]}]},
 		"capabilities": ["vcs.git"],
 		"tools": [{"name": "todo", "active": true}]
-	}`))
+	}`), nil)
 	if err != nil {
 		panic(err)
 	}

@@ -3,7 +3,6 @@ package explain_test
 import (
 	"fmt"
 
-	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/harn/options"
@@ -13,7 +12,7 @@ func ExampleExplain() {
 	e, err := explain.Explain([]byte(`{
 		"system": [{"content": "You are careful."}, {"content": "Bye.", "position": "after"}],
 		"tools": [{"name": "todo", "guidance": "Keep the list current."}]
-	}`))
+	}`), nil)
 	if err != nil {
 		panic(err)
 	}
@@ -30,9 +29,9 @@ func ExampleExplain() {
 
 func ExampleDiff() {
 	o, _ := options.Parse([]byte(`{"system": "You are careful.", "tools": [{"name": "todo", "guidance": "Keep the list current."}]}`))
-	with, _ := explain.FromOptions(o)
+	with, _ := explain.FromOptions(o, nil)
 	_ = o.WithoutTool("todo")
-	without, _ := explain.FromOptions(o)
+	without, _ := explain.FromOptions(o, nil)
 
 	d := explain.Diff(with, without, "with", "without")
 	fmt.Println(d.CommonPrefixBytes, *d.FirstChangedFragment, d.Summary())
@@ -42,15 +41,12 @@ func ExampleDiff() {
 
 // A budget is the reducer's option, passed through. Each row embeds the
 // manifest's segment for its fragment; Shed says a budget dropped it.
-func ExampleWithReduceOptions() {
-	b, err := budget.New(budget.Bytes(), 20)
-	if err != nil {
-		panic(err)
-	}
+func ExampleOptions() {
+	b := &budget.Budget{Counter: budget.Bytes(), Total: 20}
 	e, err := explain.Explain([]byte(`{"system": [
 		{"content": "You are careful."},
 		{"content": "Yesterday the build was red.", "register": "considered"}
-	]}`), explain.WithReduceOptions(promptloom.WithBudget(b)))
+	]}`), &explain.Options{Budget: b})
 	if err != nil {
 		panic(err)
 	}

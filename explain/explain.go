@@ -28,6 +28,7 @@ import (
 	"fmt"
 
 	"github.com/promptloom/promptloom"
+	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/harn/options"
 	canon "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/manifest"
@@ -168,63 +169,55 @@ func (e *Explanation) Text() string {
 	return *e.System
 }
 
-// Option configures Explain and FromOptions.
-type Option func(*config)
-
-type config struct {
-	parse   []options.ParseOption
-	reduce  []promptloom.Option
-	project string
-	envHas  func(string) bool
-	stages  []stage.Stage
-}
-
-// WithProject adds the project profile of dir: its signals become
-// capabilities, and its capability-gated fragments join the profile's.
-// envHas reports whether a credential variable is set (nil: the process
-// environment); only names are ever looked at.
-func WithProject(dir string, envHas func(name string) bool) Option {
-	return func(c *config) { c.project, c.envHas = dir, envHas }
-}
-
-// WithStages adds the caller's stages to the pipeline; they may not replace
-// a core stage or take a kernel id.
-func WithStages(s ...stage.Stage) Option {
-	return func(c *config) { c.stages = append(c.stages, s...) }
-}
-
-// WithReduceOptions passes options to reducer.Reduce: a budget, as
-// WithReduceOptions(reducer.WithBudget(b)). reducer.WithBudget is the one
-// budget option; explain and provenance take it as it is.
-func WithReduceOptions(ro ...promptloom.Option) Option {
-	return func(c *config) { c.reduce = append(c.reduce, ro...) }
-}
-
-// WithParseOptions passes options to options.Parse (a size limit).
-func WithParseOptions(po ...options.ParseOption) Option {
-	return func(c *config) { c.parse = append(c.parse, po...) }
+// Options configure Explain and FromOptions. The zero value (or nil) explains the
+// options alone: no project, no budget, no stage of the caller's, the
+// default size limit.
+type Options struct {
+	// Budget holds the prompt to a count, shedding by register and rank
+	// (promptloom.Options.Budget).
+	Budget *budget.Budget
+	// Project adds the project profile of a directory: its signals become
+	// capabilities, and its capability-gated fragments join the
+	// profile's. EnvHas reports whether a credential variable is set (nil:
+	// the process environment); only names are ever looked at.
+	Project string
+	EnvHas  func(name string) bool
+	// Stages are the caller's stages, added to the pipeline; they may not
+	// replace a core stage or take a kernel id.
+	Stages []stage.Stage
+	// MaxBytes bounds the options JSON Explain reads (0:
+	// promptloom.DefaultMaxBytes). InPlace lets the parse keep strings
+	// that point into the caller's buffer instead of copying it: the
+	// caller must not change the buffer while the explanation is used.
+	MaxBytes int
+	InPlace  bool
 }
 
 // Explain parses Harn-shaped options and explains the prompt they produce.
-func Explain(optionsJSON []byte, opts ...Option) (*Explanation, error) {
-	var cfg config
-	for _, o := range opts {
-		o(&cfg)
+func Explain(optionsJSON []byte, opts *Options) (*Explanation, error) {
+	if opts == nil {
+		opts = &Options{}
 	}
-	o, err := options.Parse(optionsJSON, cfg.parse...)
+	parse := []options.ParseOption{}
+	if opts.MaxBytes > 0 {
+		parse = append(parse, options.MaxBytes(opts.MaxBytes))
+	}
+	if opts.InPlace {
+		parse = append(parse, options.InPlace())
+	}
+	o, err := options.Parse(optionsJSON, parse...)
 	if err != nil {
 		return nil, err
 	}
-	return FromOptions(o, opts...)
+	return FromOptions(o, opts)
 }
 
 // FromOptions explains the prompt of parsed options.
-func FromOptions(o *options.Options, opts ...Option) (*Explanation, error) {
-	var cfg config
-	for _, o := range opts {
-		o(&cfg)
+func FromOptions(o *options.Options, opts *Options) (*Explanation, error) {
+	if opts == nil {
+		opts = &Options{}
 	}
-	plan, err := corePlan(o, cfg)
+	plan, err := corePlan(o, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +229,7 @@ func FromOptions(o *options.Options, opts ...Option) (*Explanation, error) {
 	// parsed items, as large as the fragments) can be collected while the
 	// prompt and its manifest are built.
 	callRole, actorChain, warnings := o.CallRole, o.ActorChain, o.Warnings
-	r, err := promptloom.Reduce(run.Fragments, activeSet(run.Snapshot), cfg.reduce...)
+	r, err := promptloom.Reduce(run.Fragments, activeSet(run.Snapshot, opts.Budget))
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,7 @@ func FuzzRoundTrip(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		e, err := Explain(data)
+		e, err := Explain(data, nil)
 		if err != nil {
 			var oe *options.Error
 			if !errors.As(err, &oe) && !errors.Is(err, manifest.ErrInvalid) {

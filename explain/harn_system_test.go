@@ -100,7 +100,7 @@ func TestHarnErrorWording(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Explain([]byte(tt.in))
+			_, err := Explain([]byte(tt.in), nil)
 			var oe *options.Error
 			if !errors.As(err, &oe) {
 				t.Fatalf("err = %v, want *options.Error", err)

@@ -61,7 +61,7 @@ func TestReplacementRootPreservesExactBytesAndHasSingleProvenanceEntry(t *testin
 
 // duplicate_included_id_and_digest_is_rejected.
 func TestDuplicateIncludedIDAndDigestIsRejected(t *testing.T) {
-	_, err := Explain([]byte(`{"_system_fragments": [{"id": "same", "body": "duplicate"}, {"id": "same", "body": "duplicate"}]}`))
+	_, err := Explain([]byte(`{"_system_fragments": [{"id": "same", "body": "duplicate"}, {"id": "same", "body": "duplicate"}]}`), nil)
 	if err == nil || !strings.Contains(err.Error(), "duplicate") {
 		t.Errorf("err = %v", err)
 	}

@@ -48,7 +48,7 @@ func Lint(e *Explanation) []Warning {
 		if r.Rows[i].Body == "" {
 			continue
 		}
-		if !promptloom.Gated(f) {
+		if !f.Gated() {
 			next = f
 			continue
 		}

@@ -39,7 +39,7 @@ func TestLint(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := `{"_system_fragments":[` + strings.Join(tc.parts, ",") + `],"tools":[{"name":"read"}]}`
-			e, err := Explain([]byte(opts))
+			e, err := Explain([]byte(opts), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,7 +70,7 @@ func TestLintReadmeExample(t *testing.T) {
 			{"body":"Commit with a message that says why.","requires_caps":["vcs.git"]},
 			{"body":"Run cargo test.","requires_caps":["language.rust"]}]},
 		"call_role":"agent.main"}`
-	e, err := Explain([]byte(opts))
+	e, err := Explain([]byte(opts), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/promptloom/promptloom"
+	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/harn/options"
 	"github.com/promptloom/promptloom/harn/reminder"
 	"github.com/promptloom/promptloom/project"
@@ -14,7 +15,7 @@ import (
 
 // Every contributor of Harn's options is a stage, registered like a
 // caller's: resolution stages name the active tools and capabilities (and,
-// with WithProject, the project's profile; with reminders, their rendering),
+// with Options.Project, the project's profile; with reminders, their rendering),
 // compilation stages append each contributor's fragments in Harn's build
 // order, and kernel.prompt checks the result.
 
@@ -36,7 +37,7 @@ type RenderedReminders struct {
 	Removed int `json:"removed"`
 }
 
-func corePlan(o *options.Options, cfg config) (*stage.Plan, error) {
+func corePlan(o *options.Options, cfg *Options) (*stage.Plan, error) {
 	resolve := func(id, name string, value func() (any, string, error)) stage.Stage {
 		return stage.Stage{ID: id, Capability: "core", Kind: stage.Resolution,
 			Handler: func(context.Context, stage.Input) (any, error) {
@@ -70,12 +71,12 @@ func corePlan(o *options.Options, cfg config) (*stage.Plan, error) {
 			return c, strings.Join(c, ", "), nil
 		}),
 	}
-	if cfg.project != "" {
-		has := cfg.envHas
+	if cfg.Project != "" {
+		has := cfg.EnvHas
 		if has == nil {
 			has = project.EnvHas
 		}
-		stages = append(stages, project.Resolution(cfg.project, has))
+		stages = append(stages, project.Resolution(cfg.Project, has))
 	}
 	if len(o.Reminders) > 0 {
 		stages = append(stages, resolve("core.reminders", ResolvedReminders, func() (any, string, error) {
@@ -87,7 +88,7 @@ func corePlan(o *options.Options, cfg config) (*stage.Plan, error) {
 		compile("core.primary", o.PrimaryFragments),
 		compile("core.profile", o.ProfileFragments),
 	)
-	if cfg.project != "" && o.Replacement == nil {
+	if cfg.Project != "" && o.Replacement == nil {
 		stages = append(stages, project.Compilation())
 	}
 	stages = append(stages, compile("core.guidance", o.ToolFragments), stage.KernelPrompt())
@@ -95,7 +96,7 @@ func corePlan(o *options.Options, cfg config) (*stage.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := plan.Add(cfg.stages...); err != nil {
+	if err := plan.Add(cfg.Stages...); err != nil {
 		return nil, err
 	}
 	return plan, nil
@@ -118,9 +119,10 @@ func renderReminders(rs []reminder.Reminder) (any, string, error) {
 		fmt.Sprintf("%d pending, %d replaced", len(rendered.Rows), removed), nil
 }
 
-// activeSet gathers the active tools and capabilities from the snapshot:
-// the options', the project's, and any a caller resolved under caps.*.
-func activeSet(snap stage.Snapshot) promptloom.Active {
+// activeSet gathers the active tools and capabilities from the snapshot
+// (the options', the project's, and any a caller resolved under caps.*),
+// with the budget, as the reducer's options.
+func activeSet(snap stage.Snapshot, b *budget.Budget) *promptloom.Options {
 	tools, _ := stage.Lookup[[]string](snap, ResolvedTools)
 	caps, _ := stage.Lookup[[]string](snap, ResolvedCapabilities)
 	caps = append([]string(nil), caps...)
@@ -133,5 +135,5 @@ func activeSet(snap stage.Snapshot) promptloom.Active {
 			caps = append(caps, extra...)
 		}
 	}
-	return promptloom.NewActive(tools, caps)
+	return &promptloom.Options{Tools: tools, Capabilities: caps, Budget: b}
 }

@@ -24,7 +24,7 @@ import (
 // stages: every fragment at once, straight into the reducer.
 func direct(t *testing.T, o *options.Options) []byte {
 	t.Helper()
-	r, err := promptloom.Reduce(o.Fragments(), promptloom.NewActive(o.ActiveTools(), o.AllCapabilities()))
+	r, err := promptloom.Reduce(o.Fragments(), &promptloom.Options{Tools: o.ActiveTools(), Capabilities: o.AllCapabilities()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestStagesChangeNoByte(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e, err := FromOptions(o)
+		e, err := FromOptions(o, nil)
 		if err != nil {
 			continue // duplicates: both paths refuse them
 		}
@@ -101,7 +101,7 @@ func TestCallerStages(t *testing.T) {
 			return append(in.Fragments, promptloom.Fragment{ID: "harness:branch", Source: "harness",
 				Body: "You are on a feature branch.", RequiresCaps: []string{"vcs.branch"}}), nil
 		}}
-	e, err := Explain([]byte(`{"system": "base"}`), WithStages(branch, note))
+	e, err := Explain([]byte(`{"system": "base"}`), &Options{Stages: []stage.Stage{branch, note}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,11 +117,11 @@ func TestCallerStages(t *testing.T) {
 	if last.Status != stage.Applied || e.Traces[len(e.Traces)-1].StageID != "kernel.prompt" {
 		t.Errorf("traces %+v", e.Traces)
 	}
-	if _, err := Explain([]byte(`{}`), WithStages(stage.KernelPrompt())); !errors.Is(err, stage.ErrReservedStage) {
+	if _, err := Explain([]byte(`{}`), &Options{Stages: []stage.Stage{stage.KernelPrompt()}}); !errors.Is(err, stage.ErrReservedStage) {
 		t.Errorf("a caller kernel.prompt: %v", err)
 	}
-	if _, err := Explain([]byte(`{}`), WithStages(stage.Stage{ID: "core.system", Kind: stage.Compilation,
-		Handler: func(context.Context, stage.Input) (any, error) { return nil, nil }})); !errors.Is(err, stage.ErrDuplicateStage) {
+	if _, err := Explain([]byte(`{}`), &Options{Stages: []stage.Stage{{ID: "core.system", Kind: stage.Compilation,
+		Handler: func(context.Context, stage.Input) (any, error) { return nil, nil }}}}); !errors.Is(err, stage.ErrDuplicateStage) {
 		t.Errorf("a caller stage replacing core.system: %v", err)
 	}
 }
@@ -137,7 +137,7 @@ func TestRemindersLeaveTheSystemStringAlone(t *testing.T) {
 	}
 	var first []byte
 	for i, extra := range sets {
-		e, err := Explain([]byte(base + extra + "}"))
+		e, err := Explain([]byte(base+extra+"}"), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,7 +157,7 @@ func TestRemindersLeaveTheSystemStringAlone(t *testing.T) {
 			t.Errorf("message %q", e.Reminders.Message)
 		}
 	}
-	e, _ := Explain([]byte(base + sets[2] + "}"))
+	e, _ := Explain([]byte(base+sets[2]+"}"), nil)
 	if e.Reminders.Removed != 1 || len(e.Reminders.Rows) != 1 ||
 		e.Reminders.Message != "<context-directives>\n"+reminder.Instructions+"\n<directive authority=\"contract\">\nPrefer spaces &lt;&amp;&gt;.\n</directive>\n</context-directives>" {
 		t.Errorf("dedupe: %+v", e.Reminders)
@@ -167,7 +167,7 @@ func TestRemindersLeaveTheSystemStringAlone(t *testing.T) {
 func TestProjectProfile(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/tool\n\ngo 1.26\n"), 0o644)
-	e, err := Explain([]byte(`{"system": "base"}`), WithProject(dir, func(string) bool { return false }))
+	e, err := Explain([]byte(`{"system": "base"}`), &Options{Project: dir, EnvHas: func(string) bool { return false }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestKernelPromptRefusesWithTheReducersErrors(t *testing.T) {
 		{promptloom.Fragment{Source: "caller", Body: "no id"}, promptloom.ErrEmptyID},
 		{promptloom.Replacement("only me"), promptloom.ErrReplacementNotAlone},
 	} {
-		_, err := Explain([]byte(`{"system": "base"}`), WithStages(add(tc.f)))
+		_, err := Explain([]byte(`{"system": "base"}`), &Options{Stages: []stage.Stage{add(tc.f)}})
 		var se *stage.Error
 		if !errors.Is(err, tc.want) || !errors.As(err, &se) || se.StageID != "kernel.prompt" {
 			t.Errorf("got %v, want %v from kernel.prompt", err, tc.want)

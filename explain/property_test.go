@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/manifest"
 )
@@ -25,22 +24,19 @@ func TestManifestAlwaysValidates(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var opts []Option
+		var opts *Options
 		if r.IntN(2) == 0 {
-			b, err := budget.New(budget.Bytes(), r.IntN(len(data)+1))
-			if err != nil {
-				t.Fatal(err)
-			}
-			opts = append(opts, WithReduceOptions(promptloom.WithBudget(b)))
+			b := &budget.Budget{Counter: budget.Bytes(), Total: r.IntN(len(data) + 1)}
+			opts = &Options{Budget: b}
 		}
-		e, err := Explain(data, opts...)
-		if errors.Is(err, budget.ErrBudgetExceeded) {
+		e, err := Explain(data, opts)
+		if errors.Is(err, budget.ErrExceeded) {
 			continue
 		}
 		if err != nil {
 			var dup *manifest.DuplicateSegmentError
 			if !errors.As(err, &dup) {
-				t.Fatalf("case %d: Explain(%s): %v", i, data, err)
+				t.Fatalf("case %d: Explain(%s, nil): %v", i, data, err)
 			}
 			continue
 		}
@@ -71,7 +67,7 @@ func located(err error) error {
 // than Validate on what it claims to check. A manifest whose prompt lost
 // a separator fails both with the same rule.
 func TestValidateStructureCatchesDrift(t *testing.T) {
-	e, err := Explain([]byte(`{"system":["one","two"]}`))
+	e, err := Explain([]byte(`{"system":["one","two"]}`), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

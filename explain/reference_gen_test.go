@@ -188,7 +188,7 @@ func TestAgreesWithReference(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e, err := Explain(data)
+		e, err := Explain(data, nil)
 		if err != nil {
 			// Two identical included fragments make a manifest that does
 			// not hold (duplicate (id, digest)); the reference has no such
@@ -196,7 +196,7 @@ func TestAgreesWithReference(t *testing.T) {
 			if strings.Contains(err.Error(), "duplicate included segment") {
 				continue
 			}
-			t.Fatalf("case %d: Explain(%s): %v", i, data, err)
+			t.Fatalf("case %d: Explain(%s, nil): %v", i, data, err)
 		}
 		if diff := cmp.Diff(reference(data), fromExplanation(e)); diff != "" {
 			t.Fatalf("case %d: options %s\n(-reference +promptloom):\n%s", i, data, diff)

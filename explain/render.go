@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -44,10 +43,10 @@ func (e *Explanation) WriteText(w io.Writer) error {
 		b.WriteString("\n" + fence + "\n")
 	}
 	fmt.Fprintf(&b, "%d included, %d excluded\n", e.Included, e.Excluded)
-	if f := e.Budget; f != nil && f.Total == math.MaxInt {
+	if f := e.Budget; f != nil && f.Total == nil {
 		fmt.Fprintf(&b, "budget: %d (%s, no limit); %d fragment(s) shed\n", f.Tokens, esc(f.Encoding), f.Shed)
 	} else if f != nil {
-		fmt.Fprintf(&b, "budget: %d of %d (%s); %d fragment(s) shed\n", f.Tokens, f.Total, esc(f.Encoding), f.Shed)
+		fmt.Fprintf(&b, "budget: %d of %d (%s); %d fragment(s) shed\n", f.Tokens, *f.Total, esc(f.Encoding), f.Shed)
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err

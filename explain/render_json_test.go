@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/manifest"
 )
@@ -38,7 +37,7 @@ func TestWriteJSONStreams(t *testing.T) {
 	sameJSON(t, "empty", &Explanation{})
 	rich, err := Explain([]byte(`{"system":[{"content":"a <b> & c","register":"craft","rank":2},"x"],
 		"tools":[{"name":"t","guidance":"use <t>"}],"actor_chain":{"b":[1, 2],"a":"\u00e9"},
-		"reminders":[{"body":"be <brief>","tags":["x"],"ttl_turns":2},{"body":"b","dedupe_key":"k"},{"body":"c","dedupe_key":"k"}]}`))
+		"reminders":[{"body":"be <brief>","tags":["x"],"ttl_turns":2},{"body":"b","dedupe_key":"k"},{"body":"c","dedupe_key":"k"}]}`), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,12 +51,12 @@ func TestWriteJSONStreams(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var opts []Option
+		var opts *Options
 		if i%2 == 0 {
-			b, _ := budget.New(budget.Bytes(), 1<<20)
-			opts = append(opts, WithReduceOptions(promptloom.WithBudget(b)))
+			b := &budget.Budget{Counter: budget.Bytes(), Total: 1 << 20}
+			opts = &Options{Budget: b}
 		}
-		e, err := Explain(data, opts...)
+		e, err := Explain(data, opts)
 		if err != nil {
 			continue
 		}
@@ -80,7 +79,7 @@ func TestWriteJSONStreams(t *testing.T) {
 		if json.Unmarshal(raw, &v) != nil || len(v.Options) == 0 {
 			continue
 		}
-		if e, err := Explain(v.Options); err == nil {
+		if e, err := Explain(v.Options, nil); err == nil {
 			sameJSON(t, path, e)
 		}
 	}

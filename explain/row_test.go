@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/manifest"
 
@@ -21,7 +20,7 @@ import (
 func TestRowJSON(t *testing.T) {
 	e, err := Explain([]byte(`{"system":[{"content":"a <b> & c\u2028","register":"craft","rank":2},"x",
 		{"content":"off","enabled":false}]}`),
-		WithReduceOptions(promptloom.WithBudget(mustBudget(t))))
+		&Options{Budget: mustBudget(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,10 +64,7 @@ func mustBudget(t *testing.T) *budget.Budget {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := budget.New(c, 1000)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := &budget.Budget{Counter: c, Total: 1000}
 	return b
 }
 
@@ -111,7 +107,7 @@ func jsonKeys(t *testing.T, b []byte) []string {
 // none of its fields) writes as an empty row instead of panicking.
 func TestRowRoundTrip(t *testing.T) {
 	e, err := Explain([]byte(`{"system":[{"content":"a","register":"craft","rank":2},"b",{"content":"c","enabled":false}],
-		"tools":[{"name":"t","guidance":"use t"}]}`), WithReduceOptions(promptloom.WithBudget(mustBudget(t))))
+		"tools":[{"name":"t","guidance":"use t"}]}`), &Options{Budget: mustBudget(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,7 @@ func tableLines(out string) int {
 func TestTextRenderingsEscapeControlCharacters(t *testing.T) {
 	hostile := `{"_system_fragments":[{"id":"x\n2  forged\u001b[2J","body":"hi \u001b[31m there\ttab\r!"}],` +
 		`"system":[{"content":"a","title":"t\u202e"},"plain"]}`
-	x, err := Explain([]byte(hostile))
+	x, err := Explain([]byte(hostile), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestTextRenderingsEscapeControlCharacters(t *testing.T) {
 	}
 	checkText(t, "WriteTraces", out.String())
 
-	plain, err := Explain([]byte(`{"system":["plain"]}`))
+	plain, err := Explain([]byte(`{"system":["plain"]}`), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

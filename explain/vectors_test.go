@@ -50,7 +50,7 @@ func TestVectors(t *testing.T) {
 			if err := json.Unmarshal(data, &v); err != nil {
 				t.Fatal(err)
 			}
-			e, err := Explain(v.Options)
+			e, err := Explain(v.Options, nil)
 			if v.ErrorNames != "" {
 				if err == nil {
 					t.Fatalf("Explain succeeded; want an error naming %q", v.ErrorNames)

@@ -17,7 +17,7 @@ func BenchmarkVerifySharedPrompt(b *testing.B) {
 	for i := range items {
 		items[i] = fmt.Sprintf("%q", fmt.Sprintf("Rule %d: %s", i, strings.Repeat("keep the plan current and run the tests ", 11)))
 	}
-	e, err := explain.Explain([]byte(`{"system": [` + strings.Join(items, ",") + `]}`))
+	e, err := explain.Explain([]byte(`{"system": [`+strings.Join(items, ",")+`]}`), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

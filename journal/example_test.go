@@ -10,7 +10,7 @@ import (
 )
 
 func ExampleJournal_Call() {
-	e, _ := explain.Explain([]byte(`{"system": ["You are careful."]}`))
+	e, _ := explain.Explain([]byte(`{"system": ["You are careful."]}`), nil)
 	var transcript bytes.Buffer
 	j := journal.New(&transcript)
 	model := journal.ModelFunc(func(context.Context, journal.Request) (journal.Response, error) {

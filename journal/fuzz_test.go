@@ -13,7 +13,7 @@ import (
 // a line that is not JSON is a problem, not a crash; and a report that says
 // OK has a verified call and no problem (it never proves nothing).
 func FuzzVerify(f *testing.F) {
-	e, err := explain.Explain([]byte(`{"system": ["a", "b"]}`))
+	e, err := explain.Explain([]byte(`{"system": ["a", "b"]}`), nil)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -28,7 +28,7 @@ var clock = func() func() time.Time {
 
 func request(t *testing.T, call, options string) Request {
 	t.Helper()
-	e, err := explain.Explain([]byte(options))
+	e, err := explain.Explain([]byte(options), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,7 +71,7 @@ func TestAnthropicSDKCallIsRecordedAndVerified(t *testing.T) {
 		promptloom.SystemItem(0, "Rules", "Answer <briefly> & \"plainly\".", promptloom.Before),
 		promptloom.ToolGuidance("grep", "Use grep before guessing."),
 		promptloom.Primary("You are the harness's agent."),
-	}, promptloom.NewActive([]string{"grep"}, nil))
+	}, &promptloom.Options{Tools: []string{"grep"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 
 var sizes = []int{10, 1000, 10000}
 
-var active = promptloom.NewActive([]string{"read", "shell"}, nil)
+var active = &promptloom.Options{Tools: []string{"read", "shell"}}
 
 // prose holds the redaction scanner's anchors (':', ',', 'b', '-') as real
 // prompts do, and no secret.

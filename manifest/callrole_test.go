@@ -10,7 +10,7 @@ import (
 // manifest to DefaultCallRole, as options naming no call_role are, so the
 // manifest validates; a named role is kept as given.
 func TestNewDefaultsBlankCallRole(t *testing.T) {
-	r, err := promptloom.Reduce([]promptloom.Fragment{frag("a", promptloom.Before, "body")}, promptloom.Active{})
+	r, err := promptloom.Reduce([]promptloom.Fragment{frag("a", promptloom.Before, "body")}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

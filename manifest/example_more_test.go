@@ -13,7 +13,7 @@ func ExampleNew() {
 	r, _ := promptloom.Reduce([]promptloom.Fragment{
 		promptloom.Primary("You are careful."),
 		promptloom.ToolGuidance("todo", "Keep the list current."),
-	}, promptloom.Active{})
+	}, nil)
 	m := manifest.New(r, "") // a blank call role is "unattributed"
 	fmt.Println(m.CallRole, m.Root, m.SystemPromptBytes, m.IncludedCount(), len(m.Segments))
 	for _, s := range m.Segments {

@@ -9,7 +9,7 @@ import (
 )
 
 func ExampleValidate() {
-	r, _ := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("You are careful.")}, promptloom.Active{})
+	r, _ := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("You are careful.")}, nil)
 	m := manifest.New(r, "agent.main")
 	fmt.Println(manifest.Validate(m, r.System))
 

@@ -26,7 +26,7 @@ func FuzzMetadataRedacted(f *testing.F) {
 		}
 		fr := promptloom.Fragment{ID: id, Source: id, Producer: producer, Bucket: promptloom.Before, Body: "body", Sources: []string{source}}
 		guidance := promptloom.ToolGuidance(tool, "use it")
-		r, err := promptloom.Reduce([]promptloom.Fragment{fr, guidance}, promptloom.NewActive([]string{tool}, nil))
+		r, err := promptloom.Reduce([]promptloom.Fragment{fr, guidance}, &promptloom.Options{Tools: []string{tool}})
 		if err != nil {
 			return
 		}

@@ -15,7 +15,7 @@ import (
 
 func reduceHarn(t *testing.T, frags ...promptloom.Fragment) (*Manifest, string) {
 	t.Helper()
-	r, err := promptloom.Reduce(frags, promptloom.NewActive(nil, nil))
+	r, err := promptloom.Reduce(frags, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

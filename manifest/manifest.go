@@ -153,7 +153,10 @@ func New(r *promptloom.Reduction, callRole string) *Manifest {
 		// A digest is "blake3:" and lower-case hex, which no pattern of
 		// the catalog can match: it is the one string not scanned.
 		// A system item's source is its id: redacted once for both.
-		id, prod := redact.String(f.ID), f.ProducerOrSource()
+		id, prod := redact.String(f.ID), f.Producer
+		if prod == "" {
+			prod = f.Source
+		}
 		if prod == f.ID {
 			prod = id
 		} else {
@@ -182,7 +185,7 @@ func New(r *promptloom.Reduction, callRole string) *Manifest {
 	}
 	if f := r.Fit; f != nil {
 		m.TokenEncoding = f.Encoding
-		m.SystemPromptTokens, m.BudgetTotal = &f.Tokens, &f.Total
+		m.SystemPromptTokens, m.BudgetTotal = &f.Tokens, f.Total
 		for i := range r.Rows {
 			m.Segments[i].Tokens = &r.Rows[i].Tokens
 		}

@@ -12,7 +12,7 @@ import (
 
 func build(t *testing.T, frags ...promptloom.Fragment) (*Manifest, string) {
 	t.Helper()
-	r, err := promptloom.Reduce(frags, promptloom.NewActive([]string{"todo"}, nil))
+	r, err := promptloom.Reduce(frags, &promptloom.Options{Tools: []string{"todo"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +299,7 @@ func TestForEgress(t *testing.T) {
 // segment_boundary, even when the byte counts add up and the whole digest
 // holds; Validate and ValidateStructure agree on it.
 func TestValidateBoundary(t *testing.T) {
-	r, err := promptloom.Reduce([]promptloom.Fragment{promptloom.PrimaryPart(0, "é"), promptloom.PrimaryPart(1, "x")}, promptloom.Active{})
+	r, err := promptloom.Reduce([]promptloom.Fragment{promptloom.PrimaryPart(0, "é"), promptloom.PrimaryPart(1, "x")}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -135,7 +135,7 @@ func TestReadDefaultsAndKeeps(t *testing.T) {
 
 func reduce(t *testing.T, frags ...promptloom.Fragment) *promptloom.Reduction {
 	t.Helper()
-	r, err := promptloom.Reduce(frags, promptloom.NewActive([]string{"todo"}, nil))
+	r, err := promptloom.Reduce(frags, &promptloom.Options{Tools: []string{"todo"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestRedactedManyProducers(t *testing.T) {
 		}
 		frags = append(frags, f)
 	}
-	r, err := promptloom.Reduce(frags, promptloom.Active{})
+	r, err := promptloom.Reduce(frags, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/promptloom/promptloom"
@@ -26,15 +27,15 @@ func TestSegmentShedAgreesWithRow(t *testing.T) {
 	}
 	shed := 0
 	for total := 0; total <= 60; total += 6 {
-		b, _ := budget.New(budget.Bytes(), total)
-		r, err := promptloom.Reduce(frags, promptloom.Active{}, promptloom.WithBudget(b))
+		b := &budget.Budget{Counter: budget.Bytes(), Total: total}
+		r, err := promptloom.Reduce(frags, &promptloom.Options{Budget: b})
 		if err != nil {
 			continue // binding alone does not fit
 		}
 		m := New(r, "")
 		for i := range r.Rows {
 			if got, want := m.Segments[i].Shed(), r.Rows[i].Shed; got != want {
-				t.Errorf("total %d, %s: Segment.Shed %v, Row.Shed %v (reason %q)", total, r.Rows[i].ID(), got, want, r.Rows[i].Reason)
+				t.Errorf("total %d, %s: Segment.Shed %v, Row.Shed %v (reason %q)", total, r.Rows[i].Fragment.ID, got, want, r.Rows[i].Reason)
 			}
 			if r.Rows[i].Shed {
 				shed++
@@ -48,5 +49,30 @@ func TestSegmentShedAgreesWithRow(t *testing.T) {
 		if s.Shed() {
 			t.Errorf("%+v reads as shed", s)
 		}
+	}
+}
+
+// An unlimited budget counts and records no total: the manifest of a
+// prompt counted in bytes without a limit has no budget_total, so its
+// content hash is the same on every GOARCH (it once held math.MaxInt). The
+// hash below is this code's own, checked by CI on amd64 and on 386.
+func TestUnlimitedBudgetHashesAlikeEverywhere(t *testing.T) {
+	frags := []promptloom.Fragment{promptloom.Primary("You are careful."), promptloom.SystemItem(0, "", "Answer briefly.", promptloom.After)}
+	b := &budget.Budget{Counter: budget.Bytes(), Unlimited: true}
+	r, err := promptloom.Reduce(frags, &promptloom.Options{Budget: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(r, "agent")
+	raw, err := m.Canonical()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(raw), "budget_total") || !strings.Contains(string(raw), `"system_prompt_tokens":33`) {
+		t.Fatalf("manifest: %s", raw)
+	}
+	const want = "blake3:92ecc098310eea142e896de4b745727fb96dbc30b6dcc117bde4e75840682d92"
+	if got, _ := m.ContentHash(); got != want {
+		t.Errorf("content hash %s, want %s", got, want)
 	}
 }

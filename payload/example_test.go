@@ -16,7 +16,7 @@ func Example() {
 	r, _ := promptloom.Reduce([]promptloom.Fragment{
 		promptloom.SystemItem(0, "", "You are careful.", promptloom.Before),
 		promptloom.ToolGuidance("grep", "Use grep before guessing."),
-	}, promptloom.NewActive([]string{"grep"}, nil))
+	}, &promptloom.Options{Tools: []string{"grep"}})
 	m := manifest.New(r, "agent.main")
 
 	field, place, _ := payload.Field(r, payload.Anthropic)

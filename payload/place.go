@@ -164,7 +164,7 @@ func candidates(r *promptloom.Reduction, since *manifest.Manifest) []Breakpoint 
 		if row.Body == "" {
 			continue // empty in every call: no bytes, no split
 		}
-		if !row.Included || promptloom.Gated(row.Fragment) || row.Fragment.Bucket != promptloom.Before {
+		if !row.Included || row.Fragment.Gated() || row.Fragment.Bucket != promptloom.Before {
 			break
 		}
 		first = i
@@ -185,7 +185,7 @@ func candidates(r *promptloom.Reduction, since *manifest.Manifest) []Breakpoint 
 	// Gate boundaries inside the stable prefix, latest first.
 	for j := stable; j > first && j >= 0; j-- {
 		row := &r.Rows[j]
-		if row.Body == "" || !promptloom.Gated(row.Fragment) {
+		if row.Body == "" || !row.Fragment.Gated() {
 			continue
 		}
 		prev := -1
@@ -247,7 +247,7 @@ func warnings(r *promptloom.Reduction, bps []Breakpoint) []Warning {
 	}
 	for i := range r.Rows {
 		row := &r.Rows[i]
-		if row.Body == "" || !promptloom.Gated(row.Fragment) {
+		if row.Body == "" || !row.Fragment.Gated() {
 			continue
 		}
 		for b := range bps {

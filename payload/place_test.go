@@ -12,7 +12,7 @@ import (
 
 func reduce(t *testing.T, frags []promptloom.Fragment, tools ...string) *promptloom.Reduction {
 	t.Helper()
-	r, err := promptloom.Reduce(frags, promptloom.NewActive(tools, nil))
+	r, err := promptloom.Reduce(frags, &promptloom.Options{Tools: tools})
 	if err != nil {
 		t.Fatal(err)
 	}

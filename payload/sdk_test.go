@@ -77,7 +77,7 @@ func prompt(t *testing.T) (*promptloom.Reduction, *manifest.Manifest) {
 		promptloom.ToolGuidance("grep", "Use grep before guessing."),
 		promptloom.Primary("You are the harness's agent."),
 		promptloom.SystemItem(4, "", "Cite files as path:line.", promptloom.After),
-	}, promptloom.NewActive([]string{"grep"}, nil))
+	}, &promptloom.Options{Tools: []string{"grep"}})
 	if err != nil {
 		t.Fatal(err)
 	}

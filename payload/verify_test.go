@@ -18,7 +18,7 @@ func threeItems(t *testing.T) (*promptloom.Reduction, *manifest.Manifest) {
 		promptloom.SystemItem(0, "", "alpha", promptloom.Before),
 		promptloom.SystemItem(1, "", "beta", promptloom.Before),
 		promptloom.SystemItem(2, "", "gamma", promptloom.Before),
-	}, promptloom.Active{})
+	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestVerifyNoSystem(t *testing.T) {
 // egress boundary is transformed, its one included row is egress:system, and
 // the delta says 10 bytes were added. Here the bytes come from the body.
 func TestServedContextCertifiesQwenThinkingDisableEgressBytes(t *testing.T) {
-	r, err := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("you are an agent.")}, promptloom.Active{})
+	r, err := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("you are an agent.")}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,10 +66,9 @@ type Context struct {
 // kernel.prompt), so the context carries their traces; a refusal is a
 // *stage.Error naming provenance.grant, matchable with errors.Is.
 //
-// opts go to reducer.Reduce as they are: reducer.WithBudget(b) holds the
-// context's prompt to a budget, shedding parts by register and rank, never a
-// binding one.
-func Assemble[G any](ctx context.Context, role string, asm Assembler[G], grant G, opts ...promptloom.Option) (*Context, error) {
+// A budget b (nil: none) holds the context's prompt to a count, shedding
+// parts by register and rank, never a binding one.
+func Assemble[G any](ctx context.Context, role string, asm Assembler[G], grant G, b *budget.Budget) (*Context, error) {
 	plan, err := stage.NewPlan(
 		stage.Stage{ID: "provenance.grant", Capability: "provenance", Kind: stage.Resolution,
 			Handler: func(ctx context.Context, _ stage.Input) (any, error) {
@@ -95,7 +94,7 @@ func Assemble[G any](ctx context.Context, role string, asm Assembler[G], grant G
 		return nil, err
 	}
 	a, _ := stage.Lookup[*assembled](run.Snapshot, "assembled")
-	r, err := promptloom.Reduce(run.Fragments, promptloom.Active{}, opts...)
+	r, err := promptloom.Reduce(run.Fragments, &promptloom.Options{Budget: b})
 	if err != nil {
 		return nil, fmt.Errorf("context of %s: %w", role, err)
 	}

@@ -15,7 +15,7 @@ import (
 // it reads back with those fields.
 func TestDescribedPartJSON(t *testing.T) {
 	f := newFixture(t)
-	c, err := Assemble(ctx, "uk", assembler("uk"), f.grant("uk", f.head))
+	c, err := Assemble(ctx, "uk", assembler("uk"), f.grant("uk", f.head), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

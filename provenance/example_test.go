@@ -58,7 +58,7 @@ func ExampleAssemble() {
 		Log:     provenance.NewLogSlice(store, head, visible),
 		Beliefs: provenance.NewBeliefSlice(store, beliefs, head, func(scope string) bool { return scope == "assistant" }),
 		Brief:   provenance.NewGiven("brief", head, "Summarise the week."),
-	})
+	}, nil)
 	if err != nil {
 		panic(err)
 	}

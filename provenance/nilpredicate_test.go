@@ -43,7 +43,7 @@ func TestNilPredicates(t *testing.T) {
 		case "Chronicle":
 			full.Chronicle = g.Chronicle
 		}
-		if _, err := Assemble(ctx, "uk", asm, full); !errors.Is(err, ErrNilPredicate) {
+		if _, err := Assemble(ctx, "uk", asm, full, nil); !errors.Is(err, ErrNilPredicate) {
 			t.Errorf("Assemble with a nil %s predicate = %v, want ErrNilPredicate", name, err)
 		}
 	}

@@ -105,7 +105,7 @@ func TestNoContextReadsWhatItsGrantDoesNotAdmit(t *testing.T) {
 			return must(store.Get(ctx, seq)).VisibleTo(role)
 		}
 		for _, role := range roles {
-			c, err := Assemble(ctx, role, greedy(role), f.grant(role, head))
+			c, err := Assemble(ctx, role, greedy(role), f.grant(role, head), nil)
 			if err != nil {
 				t.Fatalf("seed %d, role %s: %v", seed, role, err)
 			}
@@ -153,7 +153,7 @@ func TestNoContextReadsWhatItsGrantDoesNotAdmit(t *testing.T) {
 			}
 			_, err = Assemble(ctx, role, func(ctx context.Context, g Grant) ([]Part, error) {
 				return []Part{{Slot: "peek", Text: "x", Cites: []Source{EventSource(hidden)}}}, nil
-			}, f.grant(role, head))
+			}, f.grant(role, head), nil)
 			if !errors.Is(err, ErrUncitedSource) {
 				t.Fatalf("seed %d: citing hidden event %d for %s: %v", seed, hidden, role, err)
 			}
@@ -183,7 +183,7 @@ func rebuildIsIdentical(t *testing.T, open func() eventlog.Store) {
 		head := must(store.Head(ctx))
 		var out []any
 		for _, role := range roles {
-			c, err := Assemble(ctx, role, greedy(role), f.grant(role, head))
+			c, err := Assemble(ctx, role, greedy(role), f.grant(role, head), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

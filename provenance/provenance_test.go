@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/eventlog"
 
@@ -134,7 +133,7 @@ func assembler(role string) Assembler[Grant] {
 
 func TestAssembleDescribesAndCites(t *testing.T) {
 	f := newFixture(t)
-	c, err := Assemble(ctx, "uk", assembler("uk"), f.grant("uk", f.head))
+	c, err := Assemble(ctx, "uk", assembler("uk"), f.grant("uk", f.head), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,57 +196,57 @@ func TestErrors(t *testing.T) {
 		}, ErrNotGranted},
 		{"grant holding a store", func() error {
 			_, err := Assemble(ctx, "uk", func(context.Context, StoreGrant) ([]Part, error) { return nil, nil },
-				StoreGrant{Log: NewLogSlice(f.store, f.head, publicOr("uk")), Store: f.store})
+				StoreGrant{Log: NewLogSlice(f.store, f.head, publicOr("uk")), Store: f.store}, nil)
 			return err
 		}, ErrNotASlice},
 		{"slices at different positions", func() error {
 			g := f.grant("uk", f.head)
 			g.Brief = NewGiven("brief", f.head-1, "x")
-			_, err := Assemble(ctx, "uk", uk, g)
+			_, err := Assemble(ctx, "uk", uk, g, nil)
 			return err
 		}, ErrMixedPositions},
 		{"grant used twice", func() error {
 			g := f.grant("uk", f.head)
-			if _, err := Assemble(ctx, "uk", uk, g); err != nil {
+			if _, err := Assemble(ctx, "uk", uk, g, nil); err != nil {
 				return err
 			}
-			_, err := Assemble(ctx, "uk", uk, g)
+			_, err := Assemble(ctx, "uk", uk, g, nil)
 			return err
 		}, ErrGrantReused},
 		{"belief fold behind the slice", func() error {
 			must(f.store.Append(ctx, eventlog.Draft{Kind: KindBeliefHeld, Payload: BeliefPayload{Scope: "uk", Text: "new"}}))
 			head := must(f.store.Head(ctx))
-			_, err := Assemble(ctx, "uk", uk, f.grant("uk", head))
+			_, err := Assemble(ctx, "uk", uk, f.grant("uk", head), nil)
 			return err
 		}, ErrStaleRead},
 		{"belief fold ahead of the slice", func() error {
-			_, err := Assemble(ctx, "uk", uk, f.grant("uk", 3)) // the fold holds beliefs from events 4 and 5
+			_, err := Assemble(ctx, "uk", uk, f.grant("uk", 3), nil) // the fold holds beliefs from events 4 and 5
 			return err
 		}, ErrStaleRead},
 		{"part citing what was not handed out", func() error {
 			_, err := Assemble(ctx, "uk", func(ctx context.Context, g Grant) ([]Part, error) {
 				return []Part{{Slot: "leak", Text: "we could live with 50%", Cites: []Source{EventSource(2)}}}, nil
-			}, f.grant("uk", f.head))
+			}, f.grant("uk", f.head), nil)
 			return err
 		}, ErrUncitedSource},
 		{"chronicle prose not labelled generated", func() error {
 			_, err := Assemble(ctx, "uk", func(ctx context.Context, g Grant) ([]Part, error) {
 				s := g.Chronicle.Sections()[0]
 				return []Part{{Slot: "summary", Register: budget.Considered, Text: s.Text, Cites: []Source{SectionSource(s.ID)}}}, nil
-			}, f.grant("uk", f.head))
+			}, f.grant("uk", f.head), nil)
 			return err
 		}, ErrMislabelledPart},
 		{"chronicle prose read but cited by nothing", func() error {
 			_, err := Assemble(ctx, "uk", func(ctx context.Context, g Grant) ([]Part, error) {
 				s := g.Chronicle.Sections()[0]
 				return []Part{{Slot: "laundered", Register: budget.Binding, Text: s.Text}}, nil
-			}, f.grant("uk", f.head))
+			}, f.grant("uk", f.head), nil)
 			return err
 		}, ErrMislabelledPart},
 		{"two parts in one slot", func() error {
 			_, err := Assemble(ctx, "uk", func(ctx context.Context, g Grant) ([]Part, error) {
 				return []Part{{Slot: "a", Text: "x"}, {Slot: "a", Text: "y"}}, nil
-			}, f.grant("uk", f.head))
+			}, f.grant("uk", f.head), nil)
 			return err
 		}, ErrDuplicateSlot},
 	}
@@ -286,12 +285,12 @@ func TestEventsSliceAndGivenCite(t *testing.T) {
 
 func TestAssembleUnderBudgetShedsParts(t *testing.T) {
 	f := newFixture(t)
-	full, err := Assemble(ctx, "uk", assembler("uk"), f.grant("uk", f.head))
+	full, err := Assemble(ctx, "uk", assembler("uk"), f.grant("uk", f.head), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := budget.New(budget.Bytes(), len(full.Reduction.System)-1)
-	c, err := Assemble(ctx, "uk", assembler("uk"), f.grant("uk", f.head), promptloom.WithBudget(b))
+	b := &budget.Budget{Counter: budget.Bytes(), Total: len(full.Reduction.System) - 1}
+	c, err := Assemble(ctx, "uk", assembler("uk"), f.grant("uk", f.head), b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,8 +307,8 @@ func TestAssembleUnderBudgetShedsParts(t *testing.T) {
 			t.Errorf("%s has no tokens under a budget", s.ID)
 		}
 	}
-	tiny, _ := budget.New(budget.Bytes(), 5)
-	if _, err := Assemble(ctx, "uk", assembler("uk"), f.grant("uk", f.head), promptloom.WithBudget(tiny)); !errors.Is(err, budget.ErrBudgetExceeded) {
+	tiny := &budget.Budget{Counter: budget.Bytes(), Total: 5}
+	if _, err := Assemble(ctx, "uk", assembler("uk"), f.grant("uk", f.head), tiny); !errors.Is(err, budget.ErrExceeded) {
 		t.Errorf("a budget the rules alone exceed: %v", err)
 	}
 }

@@ -32,7 +32,7 @@ func TestBeliefSliceRefusesAFoldThatMovedMidAssembly(t *testing.T) {
 			parts = append(parts, Part{Slot: "belief:" + b.ID, Register: budget.Considered, Text: b.Text, Cites: []Source{BeliefSource(b.ID)}})
 		}
 		return parts, err
-	}, f.grant("uk", f.head))
+	}, f.grant("uk", f.head), nil)
 	if !errors.Is(readErr, ErrStaleRead) {
 		t.Errorf("Beliefs after the fold moved = %v, want ErrStaleRead", readErr)
 	}
@@ -59,7 +59,7 @@ func TestBeliefSliceToleratesUnclaimedEventsMidAssembly(t *testing.T) {
 			parts = append(parts, Part{Slot: "belief:" + b.ID, Register: budget.Considered, Text: b.Text, Cites: []Source{BeliefSource(b.ID)}})
 		}
 		return parts, err
-	}, f.grant("uk", f.head))
+	}, f.grant("uk", f.head), nil)
 	if err != nil {
 		t.Errorf("Assemble = %v, want no error", err)
 	}

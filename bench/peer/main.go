@@ -18,10 +18,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/explain"
-	"github.com/promptloom/promptloom/harn/options"
 	"github.com/promptloom/promptloom/internal/testkit/benchdata"
 )
 
@@ -88,15 +86,12 @@ func run(n, runs, peerRuns int, dir, cli string) error {
 		fmt.Printf("prompt-tsx renderPrompt:        median %9.1f ms  (runs %v; %d tokens kept)\n", res.Median, res.Runs, res.Tokens)
 	}
 
-	b, err := budget.New(budget.Bytes(), total)
-	if err != nil {
-		return err
-	}
+	b := &budget.Budget{Counter: budget.Bytes(), Total: total}
 	var lib []float64
 	kept := 0
 	for i := range runs + 1 {
 		start := time.Now()
-		x, err := explain.Explain(data, explain.WithParseOptions(options.MaxBytes(len(data))), explain.WithReduceOptions(promptloom.WithBudget(b)))
+		x, err := explain.Explain(data, &explain.Options{MaxBytes: len(data), Budget: b})
 		if err != nil {
 			return err
 		}
@@ -169,15 +164,8 @@ func library(path, total string, inPlace bool) error {
 	if err != nil {
 		return err
 	}
-	b, err := budget.New(budget.Bytes(), n)
-	if err != nil {
-		return err
-	}
-	parse := []options.ParseOption{options.MaxBytes(len(data))}
-	if inPlace {
-		parse = append(parse, options.InPlace())
-	}
-	_, err = explain.Explain(data, explain.WithParseOptions(parse...), explain.WithReduceOptions(promptloom.WithBudget(b)))
+	b := &budget.Budget{Counter: budget.Bytes(), Total: n}
+	_, err = explain.Explain(data, &explain.Options{MaxBytes: len(data), InPlace: inPlace, Budget: b})
 	return err
 }
 

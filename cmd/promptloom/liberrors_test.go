@@ -33,19 +33,19 @@ import (
 // match. docs/errors.md documents each by name with its exact message.
 var libErrors = map[string]func(t *testing.T) (error, error){
 	"reducer.ErrReplacementNotAlone": func(t *testing.T) (error, error) {
-		_, err := promptloom.Reduce([]promptloom.Fragment{promptloom.Replacement("x"), promptloom.Primary("y")}, promptloom.Active{})
+		_, err := promptloom.Reduce([]promptloom.Fragment{promptloom.Replacement("x"), promptloom.Primary("y")}, nil)
 		return err, promptloom.ErrReplacementNotAlone
 	},
 	"reducer.ErrEmptyID": func(t *testing.T) (error, error) {
-		_, err := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("x"), {Source: "caller", Body: "y"}}, promptloom.Active{})
+		_, err := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("x"), {Source: "caller", Body: "y"}}, nil)
 		return err, promptloom.ErrEmptyID
 	},
 	"explain.ErrManifestMismatch": func(t *testing.T) (error, error) {
-		r, err := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("hello"), promptloom.ToolGuidance("t", "g")}, promptloom.Active{})
+		r, err := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("hello"), promptloom.ToolGuidance("t", "g")}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		other, err := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("hello")}, promptloom.Active{})
+		other, err := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("hello")}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,19 +53,19 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 		return err, explain.ErrManifestMismatch
 	},
 	"budget.ErrInvalid (binding in the shed order)": func(t *testing.T) (error, error) {
-		_, err := budget.New(budget.Bytes(), 100, budget.Considered, budget.Binding)
+		_, err := (&budget.Budget{Counter: budget.Bytes(), Total: 100, ShedOrder: []budget.Register{budget.Considered, budget.Binding}}).Fit(nil, "")
 		return err, budget.ErrInvalid
 	},
 	"budget.ErrInvalid (a register twice)": func(t *testing.T) (error, error) {
-		_, err := budget.New(budget.Bytes(), 100, budget.Craft, budget.Craft)
+		_, err := (&budget.Budget{Counter: budget.Bytes(), Total: 100, ShedOrder: []budget.Register{budget.Craft, budget.Craft}}).Fit(nil, "")
 		return err, budget.ErrInvalid
 	},
 	"budget.ErrInvalid (no counter)": func(t *testing.T) (error, error) {
-		_, err := budget.New(nil, 100)
+		_, err := (&budget.Budget{Counter: nil, Total: 100}).Fit(nil, "")
 		return err, budget.ErrInvalid
 	},
 	"budget.ErrInvalid (a negative total)": func(t *testing.T) (error, error) {
-		_, err := budget.New(budget.Bytes(), -1)
+		_, err := (&budget.Budget{Counter: budget.Bytes(), Total: -1}).Fit(nil, "")
 		return err, budget.ErrInvalid
 	},
 	"stage.ErrReservedStage": func(t *testing.T) (error, error) {
@@ -95,19 +95,19 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 	"provenance.ErrNotASlice": func(t *testing.T) (error, error) {
 		type grant struct{ Store eventlog.Store }
 		_, err := provenance.Assemble(context.Background(), "uk", func(context.Context, grant) ([]provenance.Part, error) { return nil, nil },
-			grant{Store: eventlog.NewMemory()})
+			grant{Store: eventlog.NewMemory()}, nil)
 		return err, provenance.ErrNotASlice
 	},
 	"provenance.ErrMixedPositions": func(t *testing.T) (error, error) {
 		store := logOf(t, 2)
-		_, err := provenance.Assemble(context.Background(), "uk", noParts, twoSlices{provenance.NewLogSlice(store, 2, all), provenance.NewGiven("brief", 1, "x")})
+		_, err := provenance.Assemble(context.Background(), "uk", noParts, twoSlices{provenance.NewLogSlice(store, 2, all), provenance.NewGiven("brief", 1, "x")}, nil)
 		return err, provenance.ErrMixedPositions
 	},
 	"provenance.ErrGrantReused": func(t *testing.T) (error, error) {
 		store := logOf(t, 2)
 		g := twoSlices{provenance.NewLogSlice(store, 2, all), provenance.NewGiven("brief", 2, "x")}
 		g.Log.Events(context.Background())
-		_, err := provenance.Assemble(context.Background(), "uk", noParts, g)
+		_, err := provenance.Assemble(context.Background(), "uk", noParts, g, nil)
 		return err, provenance.ErrGrantReused
 	},
 	"provenance.ErrStaleRead": func(t *testing.T) (error, error) {
@@ -115,14 +115,14 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 		store.Append(context.Background(), eventlog.Draft{Kind: provenance.KindBeliefHeld, Payload: provenance.BeliefPayload{Scope: "uk", Text: "x"}})
 		beliefs := provenance.NewBeliefs() // never caught up: at 0, behind the slice at 2
 		_, err := provenance.Assemble(context.Background(), "uk", func(context.Context, beliefGrant) ([]provenance.Part, error) { return nil, nil },
-			beliefGrant{provenance.NewBeliefSlice(store, beliefs, 2, func(string) bool { return true })})
+			beliefGrant{provenance.NewBeliefSlice(store, beliefs, 2, func(string) bool { return true })}, nil)
 		return err, provenance.ErrStaleRead
 	},
 	"provenance.ErrUncitedSource": func(t *testing.T) (error, error) {
 		store := logOf(t, 2)
 		_, err := provenance.Assemble(context.Background(), "uk", func(context.Context, twoSlices) ([]provenance.Part, error) {
 			return []provenance.Part{{Slot: "leak", Text: "x", Cites: []provenance.Source{provenance.EventSource(2)}}}, nil
-		}, twoSlices{provenance.NewLogSlice(store, 2, all), provenance.NewGiven("brief", 2, "x")})
+		}, twoSlices{provenance.NewLogSlice(store, 2, all), provenance.NewGiven("brief", 2, "x")}, nil)
 		return err, provenance.ErrUncitedSource
 	},
 	"provenance.ErrMislabelledPart": func(t *testing.T) (error, error) {
@@ -130,26 +130,26 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 			s := g.Chronicle.Sections()[0]
 			return []provenance.Part{{Slot: "summary", Register: budget.Considered, Text: s.Text,
 				Cites: []provenance.Source{provenance.SectionSource(s.ID)}}}, nil
-		}, chronicleOf(t))
+		}, chronicleOf(t), nil)
 		return err, provenance.ErrMislabelledPart
 	},
 	"provenance.ErrMislabelledPart (read, not cited)": func(t *testing.T) (error, error) {
 		_, err := provenance.Assemble(context.Background(), "uk", func(_ context.Context, g chronicleGrant) ([]provenance.Part, error) {
 			return []provenance.Part{{Slot: "summary", Text: g.Chronicle.Sections()[0].Text}}, nil
-		}, chronicleOf(t))
+		}, chronicleOf(t), nil)
 		return err, provenance.ErrMislabelledPart
 	},
 	"provenance.ErrDuplicateSlot": func(t *testing.T) (error, error) {
 		store := logOf(t, 1)
 		_, err := provenance.Assemble(context.Background(), "uk", func(context.Context, twoSlices) ([]provenance.Part, error) {
 			return []provenance.Part{{Slot: "a", Text: "x"}, {Slot: "a", Text: "y"}}, nil
-		}, twoSlices{provenance.NewLogSlice(store, 1, all), provenance.NewGiven("brief", 1, "x")})
+		}, twoSlices{provenance.NewLogSlice(store, 1, all), provenance.NewGiven("brief", 1, "x")}, nil)
 		return err, provenance.ErrDuplicateSlot
 	},
 	"provenance.ErrNilPredicate": func(t *testing.T) (error, error) {
 		store := logOf(t, 1)
 		_, err := provenance.Assemble(context.Background(), "uk", func(context.Context, twoSlices) ([]provenance.Part, error) { return nil, nil },
-			twoSlices{provenance.NewLogSlice(store, 1, nil), provenance.NewGiven("brief", 1, "x")})
+			twoSlices{provenance.NewLogSlice(store, 1, nil), provenance.NewGiven("brief", 1, "x")}, nil)
 		return err, provenance.ErrNilPredicate
 	},
 	"provenance.ErrNotGranted": func(t *testing.T) (error, error) {
@@ -223,19 +223,19 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 		return err, reminder.ErrBadTTL
 	},
 	"journal.ErrStaleManifest": func(t *testing.T) (error, error) {
-		r, _ := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("You are careful.")}, promptloom.Active{})
+		r, _ := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("You are careful.")}, nil)
 		_, err := journal.New(nil).Call(context.Background(), nil,
 			journal.Request{Call: "c1", System: "You are careless.", Manifest: manifest.New(r, "agent")})
 		return err, journal.ErrStaleManifest
 	},
 	"journal.PayloadError": func(t *testing.T) (error, error) {
-		r, _ := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("You are careful.")}, promptloom.Active{})
+		r, _ := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("You are careful.")}, nil)
 		_, err := journal.New(nil).Call(context.Background(), nil, journal.Request{Call: "c1", System: r.System,
 			Manifest: manifest.New(r, "agent"), Body: []byte(`{"system":"You are careless."}`)})
 		return err, journal.ErrStaleManifest
 	},
 	"journal.ErrBodyNotSent": func(t *testing.T) (error, error) {
-		r, _ := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("You are careful.")}, promptloom.Active{})
+		r, _ := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("You are careful.")}, nil)
 		sent := "/no_think\nYou are careful."
 		_, err := journal.New(nil).Call(context.Background(), nil, journal.Request{Call: "c1", System: r.System,
 			Manifest: manifest.New(r, "agent"), Sent: &sent, Body: []byte(`{"system":"You are careful."}`)})
@@ -252,7 +252,7 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 		return err, err // a type, not a sentinel: errors.As above is its check
 	},
 	"journal.ErrClosed": func(t *testing.T) (error, error) {
-		r, _ := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("You are careful.")}, promptloom.Active{})
+		r, _ := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("You are careful.")}, nil)
 		j := journal.New(io.Discard)
 		j.Close()
 		_, err := j.Call(context.Background(), nil, journal.Request{Call: "c1", System: r.System, Manifest: manifest.New(r, "agent")})

@@ -49,7 +49,7 @@ var spelling = stage.Stage{
 }
 
 func run(w io.Writer) error {
-	e, err := explain.Explain([]byte(options), explain.WithStages(locale, spelling))
+	e, err := explain.Explain([]byte(options), &explain.Options{Stages: []stage.Stage{locale, spelling}})
 	if err != nil {
 		return err
 	}

@@ -306,8 +306,11 @@ func parsePosition(v gjson.Result, path string) (promptloom.Bucket, error) {
 	case gjson.Null:
 		return promptloom.Before, nil
 	case gjson.String:
-		if b, ok := promptloom.ParseBucket(v.String()); ok {
-			return b, nil
+		switch v.String() {
+		case "before":
+			return promptloom.Before, nil
+		case "after":
+			return promptloom.After, nil
 		}
 		return promptloom.Before, errorf(ErrValue, path, v.Index, "expected \"before\" or \"after\", got %s", quote(v.String()))
 	}

@@ -19,7 +19,7 @@ var ctx = context.Background()
 
 func request(t *testing.T, call, options string) journal.Request {
 	t.Helper()
-	e, err := explain.Explain([]byte(options))
+	e, err := explain.Explain([]byte(options), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

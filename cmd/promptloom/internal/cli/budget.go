@@ -3,9 +3,7 @@ package cli
 import (
 	"flag"
 	"fmt"
-	"math"
 
-	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/harn/options"
@@ -13,7 +11,7 @@ import (
 
 // pipeline is what the shared flags ask of a command's explanations.
 type pipeline struct {
-	explain []explain.Option
+	explain explain.Options
 	parse   []options.ParseOption
 	// maxBytes bounds each options file read (--max-bytes).
 	maxBytes int64
@@ -47,30 +45,20 @@ func pipelineFlags(fs *flag.FlagSet) func() (pipeline, error) {
 		// Every options file is read into a buffer of its own that nothing
 		// changes afterwards: it is parsed in place.
 		p := pipeline{parse: []options.ParseOption{options.MaxBytes(*maxBytes), options.InPlace()}, maxBytes: int64(*maxBytes)}
-		p.explain = append(p.explain, explain.WithParseOptions(p.parse...))
-		if *projectDir != "" {
-			p.explain = append(p.explain, explain.WithProject(*projectDir, nil))
-		}
+		p.explain = explain.Options{MaxBytes: *maxBytes, InPlace: true, Project: *projectDir}
 		if !set["budget"] && !set["counter"] {
 			return p, nil
 		}
 		name := *counter
 		if name == "" {
-			name = budget.EncodingO200k
+			name = "o200k_base"
 		}
 		c, err := budget.NewCounter(name)
 		if err != nil {
 			return p, fmt.Errorf("--counter: %w", err)
 		}
-		n := *total
-		if !set["budget"] {
-			n = math.MaxInt // --counter alone: count, hold to nothing
-		}
-		b, err := budget.New(c, n)
-		if err != nil {
-			return p, err
-		}
-		p.explain = append(p.explain, explain.WithReduceOptions(promptloom.WithBudget(b)))
+		// --counter alone counts the prompt and holds it to nothing.
+		p.explain.Budget = &budget.Budget{Counter: c, Total: *total, Unlimited: !set["budget"]}
 		return p, nil
 	}
 }

@@ -66,11 +66,11 @@ func runDiff(e *env, args []string) int {
 		bName += " (" + strings.Join(described, ", ") + ")"
 	}
 
-	a, err := explain.FromOptions(oa, pl.explain...)
+	a, err := explain.FromOptions(oa, &pl.explain)
 	if err != nil {
 		return e.fail("%s: %v", pos[0], err)
 	}
-	b, err := explain.FromOptions(ob, pl.explain...)
+	b, err := explain.FromOptions(ob, &pl.explain)
 	if err != nil {
 		return e.fail("%s: %v", bName, err)
 	}

@@ -21,7 +21,7 @@ func (e *env) explainFile(name string, pl pipeline) (*explain.Explanation, error
 		return nil, err
 	}
 	e.boundHeap(len(data))
-	return explain.Explain(data, pl.explain...)
+	return explain.Explain(data, &pl.explain)
 }
 
 // onePath returns the single optional positional argument, "-" by default.

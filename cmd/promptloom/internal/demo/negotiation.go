@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/eventlog"
 	"github.com/promptloom/promptloom/journal"
@@ -143,11 +142,8 @@ func takeTurn(ctx context.Context, store eventlog.Store, beliefs *provenance.Bel
 		Chronicle: provenance.NewChronicleSlice(store, chronicle, head, func(e eventlog.Envelope) bool { return e.VisibleTo(party) }),
 		Brief:     provenance.NewGiven("brief", head, briefs[party]),
 	}
-	b, err := budget.New(budget.Bytes(), Budget)
-	if err != nil {
-		return Call{}, err
-	}
-	c, err := provenance.Assemble(ctx, party, assembleParty(party, round, set.Ranks), grant, promptloom.WithBudget(b))
+	b := &budget.Budget{Counter: budget.Bytes(), Total: Budget}
+	c, err := provenance.Assemble(ctx, party, assembleParty(party, round, set.Ranks), grant, b)
 	if err != nil {
 		return Call{}, err
 	}

@@ -40,7 +40,7 @@ func RunPromptGuidance() (*PromptGuidance, error) {
 	if err != nil {
 		return nil, fmt.Errorf("demo options: %w", err)
 	}
-	with, err := explain.FromOptions(o)
+	with, err := explain.FromOptions(o, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +48,7 @@ func RunPromptGuidance() (*PromptGuidance, error) {
 	if err := without.WithoutTool("todo"); err != nil {
 		return nil, err
 	}
-	wo, err := explain.FromOptions(without)
+	wo, err := explain.FromOptions(without, nil)
 	if err != nil {
 		return nil, err
 	}
