@@ -29,6 +29,7 @@ import (
 
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/budget"
+	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/harn/options"
 	canon "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/manifest"
@@ -53,7 +54,7 @@ type Explanation struct {
 	ActorChain         json.RawMessage `json:"actor_chain"`
 	Root               string          `json:"root"`
 	Fragments          []Row           `json:"fragments"`
-	WholePromptDigest  string          `json:"whole_prompt_digest"`
+	WholePromptDigest  digest.Digest   `json:"whole_prompt_digest"`
 	SystemPromptBytes  int             `json:"system_prompt_bytes"`
 	JoinSeparator      string          `json:"join_separator"`
 	JoinSeparatorBytes int             `json:"join_separator_bytes"`
@@ -104,15 +105,15 @@ type Row struct {
 
 // rowJSON is Row's wire form, field for field in Harn's order.
 type rowJSON struct {
-	ID       string `json:"id"`
-	Source   string `json:"source"`
-	Producer string `json:"producer"`
-	Bucket   string `json:"bucket"`
-	Included bool   `json:"included"`
-	Reason   string `json:"reason"`
-	Bytes    int    `json:"bytes"`
-	Offset   *int   `json:"offset,omitempty"`
-	Digest   string `json:"digest"`
+	ID       string        `json:"id"`
+	Source   string        `json:"source"`
+	Producer string        `json:"producer"`
+	Bucket   string        `json:"bucket"`
+	Included bool          `json:"included"`
+	Reason   string        `json:"reason"`
+	Bytes    int           `json:"bytes"`
+	Offset   *int          `json:"offset,omitempty"`
+	Digest   digest.Digest `json:"digest"`
 
 	Register string   `json:"register,omitempty"`
 	Rank     *int     `json:"rank,omitempty"`

@@ -34,7 +34,7 @@ func TestManifestAlwaysValidates(t *testing.T) {
 			continue
 		}
 		if err != nil {
-			var dup *manifest.DuplicateSegmentError
+			var dup *manifest.RuleError // duplicate_segment
 			if !errors.As(err, &dup) {
 				t.Fatalf("case %d: Explain(%s, nil): %v", i, data, err)
 			}
@@ -56,7 +56,7 @@ func TestManifestAlwaysValidates(t *testing.T) {
 // located is the rule a whole-digest error located (Validate reports the
 // whole digest first, as Harn does), or err itself.
 func located(err error) error {
-	var whole *manifest.WholeDigestError
+	var whole *manifest.RuleError // whole_prompt_digest
 	if errors.As(err, &whole) && whole.Located != nil {
 		return whole.Located
 	}
@@ -75,7 +75,7 @@ func TestValidateStructureCatchesDrift(t *testing.T) {
 	for name, check := range map[string]func(*manifest.Manifest, string) error{
 		"Validate": manifest.Validate, "ValidateStructure": manifest.ValidateStructure,
 	} {
-		var sep *manifest.SeparatorError
+		var sep *manifest.RuleError // join_separator
 		if err := located(check(e.Manifest, drifted)); !errors.As(err, &sep) {
 			t.Errorf("%s: got %v, want a join_separator error", name, err)
 		}
@@ -84,7 +84,7 @@ func TestValidateStructureCatchesDrift(t *testing.T) {
 	if err := manifest.ValidateStructure(e.Manifest, "onE\n\ntwo"); err != nil {
 		t.Errorf("ValidateStructure read the bytes: %v", err)
 	}
-	var dig *manifest.SegmentDigestError
+	var dig *manifest.RuleError // segment_digest
 	if err := located(manifest.Validate(e.Manifest, "onE\n\ntwo")); !errors.As(err, &dig) {
 		t.Errorf("Validate: got %v, want a segment_digest error", err)
 	}

@@ -395,9 +395,9 @@ func gateReason(f refFrag, body string, tools, caps map[string]bool) string {
 
 func fromExplanation(e *Explanation) refResult {
 	res := refResult{System: e.System, Root: e.Root, CallRole: e.CallRole,
-		Whole: e.WholePromptDigest, Bytes: e.SystemPromptBytes, Inc: e.Included, Exc: e.Excluded}
+		Whole: e.WholePromptDigest.String(), Bytes: e.SystemPromptBytes, Inc: e.Included, Exc: e.Excluded}
 	for _, r := range e.Fragments {
-		res.Rows = append(res.Rows, refRow{r.ID, r.Source, r.Bucket, r.Reason, r.Digest, r.Included, r.Bytes})
+		res.Rows = append(res.Rows, refRow{r.ID, r.Source, r.Bucket, r.Reason, r.Digest.String(), r.Included, r.Bytes})
 	}
 	return res
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/internal/textsafe"
 )
 
@@ -77,11 +78,8 @@ func (e *Explanation) WriteText(w io.Writer) error {
 
 // shortDigest keeps the first 12 hex digits: enough to tell rows apart at a
 // glance; the JSON form has the whole digest.
-func shortDigest(d string) string {
-	if len(d) > len("blake3:")+12 {
-		return d[:len("blake3:")+12]
-	}
-	return d
+func shortDigest(d digest.Digest) string {
+	return d.String()[:len(digest.Prefix)+12]
 }
 
 // WriteTraces writes one line per stage of the run, escaped as WriteText's

@@ -193,7 +193,7 @@ func appendRow(b []byte, row *Row) []byte {
 		num(`"offset": `, *row.Offset)
 	}
 	b = append(b, ',')
-	str(`"digest": `, r.Digest)
+	str(`"digest": `, r.Digest.String())
 	if r.Register != "" {
 		b = append(b, ',')
 		str(`"register": `, r.Register)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/promptloom/promptloom/budget"
+	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/manifest"
 )
 
@@ -128,7 +129,7 @@ func TestWriteJSONRowFields(t *testing.T) {
 		{Segment: &manifest.Segment{}, Source: hostile},
 		{Segment: &manifest.Segment{}, Source: "s", Offset: &one},
 	}}
-	e.Fragments[0].ID, e.Fragments[0].Reason, e.Fragments[0].Digest = hostile, hostile, hostile
+	e.Fragments[0].ID, e.Fragments[0].Reason, e.Fragments[0].Digest = hostile, hostile, digest.Of(hostile)
 	e.Fragments[1].Register, e.Fragments[1].Rank, e.Fragments[1].Tokens = "craft", &two, &one
 	e.Fragments[1].Sources = []string{"ev:1", hostile}
 	sameJSON(t, "hostile rows", e)

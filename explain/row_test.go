@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/promptloom/promptloom/budget"
+	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/manifest"
 
 	"github.com/google/go-cmp/cmp"
@@ -26,7 +27,7 @@ func TestRowJSON(t *testing.T) {
 	}
 	rank := 3
 	e.Fragments = append(e.Fragments, Row{Segment: &manifest.Segment{ID: "p", Producer: "r", Bucket: "after",
-		Reason: "shed <x>", Digest: "blake3:00", Register: "considered", Rank: &rank, Sources: []string{"s:1"}, Tokens: &rank}, Source: "s"})
+		Reason: "shed <x>", Digest: digest.Of("x"), Register: "considered", Rank: &rank, Sources: []string{"s:1"}, Tokens: &rank}, Source: "s"})
 	wantKeys := map[bool]string{
 		true:  "id source producer bucket included reason bytes offset digest",
 		false: "id source producer bucket included reason bytes digest",

@@ -203,7 +203,7 @@ func (j *Journal) Call(ctx context.Context, m Model, req Request) (Response, err
 	}
 	sc := ServedContext{
 		Schema:                  ServedContextSchema,
-		ManifestContentHash:     manifest.HashBytes(mbytes),
+		ManifestContentHash:     digest.Bytes(mbytes).String(),
 		SystemPromptContentHash: digest.Of(served).String(),
 		SystemPromptBytes:       len(served),
 	}

@@ -42,8 +42,8 @@ type pair struct {
 // content hashes and each other.
 func checkPair(m, sys retained, haveSys bool, mhash, shash string, harn bool) pair {
 	switch {
-	case !harn && manifest.HashBytes([]byte(m.raw)) != mhash, harn && !rederives(m.raw, mhash):
-		return pair{err: fmt.Errorf("%w: the context_manifest at line %d does not hash to its content_hash (%s)", errCall, m.line, manifest.HashBytes([]byte(m.raw)))}
+	case !harn && digest.Bytes([]byte(m.raw)).String() != mhash, harn && !rederives(m.raw, mhash):
+		return pair{err: fmt.Errorf("%w: the context_manifest at line %d does not hash to its content_hash (%s)", errCall, m.line, digest.Bytes([]byte(m.raw)).String())}
 	case !haveSys:
 		return pair{err: fmt.Errorf("%w: no retained system_prompt has content_hash %s", errCall, shash)}
 	case digest.Of(sys.raw).String() != shash:
@@ -53,7 +53,7 @@ func checkPair(m, sys retained, haveSys bool, mhash, shash string, harn bool) pa
 	if err != nil {
 		return pair{err: fmt.Errorf("%w: the context_manifest at line %d: %w", errCall, m.line, err)}
 	}
-	if mf.WholePromptDigest != shash {
+	if mf.WholePromptDigest.String() != shash {
 		return pair{err: fmt.Errorf("%w: system_prompt_content_hash is not the manifest's whole_prompt_digest %s", errCall, mf.WholePromptDigest)}
 	}
 	p := pair{mf: mf}

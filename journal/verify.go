@@ -10,7 +10,6 @@ import (
 
 	"github.com/promptloom/promptloom/digest"
 	canon "github.com/promptloom/promptloom/internal/json"
-	"github.com/promptloom/promptloom/manifest"
 
 	"github.com/tidwall/gjson"
 )
@@ -203,7 +202,7 @@ func (v *verifier) promptloomLine(n int, l gjson.Result) {
 	case KindContextManifest:
 		hash, okH := stringField(l, "content_hash")
 		raw := l.Get("manifest").Raw
-		if !okH || manifest.HashBytes([]byte(raw)) != hash {
+		if !okH || digest.Bytes([]byte(raw)).String() != hash {
 			v.rep.problem("line %d: the context_manifest's manifest does not hash to its content_hash", n)
 		}
 		v.manifests[hash] = retained{line: n, raw: raw}

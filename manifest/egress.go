@@ -27,7 +27,7 @@ func (m *Manifest) ForEgress(sent string) (*Manifest, error) {
 	out.Segments = append([]Segment(nil), m.Segments...)
 	out.Boundary = BoundaryEgress
 	d := digest.Of(sent)
-	if !d.Is(m.WholePromptDigest) || m.SystemPromptBytes != len(sent) {
+	if d != m.WholePromptDigest || m.SystemPromptBytes != len(sent) {
 		for i := range out.Segments {
 			if out.Segments[i].Included {
 				out.Segments[i].Included, out.Segments[i].Bytes, out.Segments[i].Reason = false, 0, ReasonSuperseded
@@ -35,19 +35,19 @@ func (m *Manifest) ForEgress(sent string) (*Manifest, error) {
 		}
 		if sent != "" {
 			out.Segments = append(out.Segments, Segment{ID: EgressRowID, Producer: EgressProducer, Bucket: "before",
-				Included: true, Reason: EgressReason, Bytes: len(sent), Digest: d.String()})
+				Included: true, Reason: EgressReason, Bytes: len(sent), Digest: d})
 		}
 		out.EgressDelta = &EgressDelta{
 			Producer:                 EgressProducer,
 			InputSystemPromptDigest:  m.WholePromptDigest,
 			InputSystemPromptBytes:   m.SystemPromptBytes,
-			OutputSystemPromptDigest: d.String(),
+			OutputSystemPromptDigest: d,
 			OutputSystemPromptBytes:  len(sent),
 			BytesAdded:               max(0, len(sent)-m.SystemPromptBytes),
 			BytesRemoved:             max(0, m.SystemPromptBytes-len(sent)),
 		}
 		out.Root = string(promptloom.RootTransformed)
-		out.WholePromptDigest, out.SystemPromptBytes = d.String(), len(sent)
+		out.WholePromptDigest, out.SystemPromptBytes = d, len(sent)
 		out.JoinSeparatorCount = 0
 		// a budget's count was of the assembled prompt, not of these bytes
 		out.SystemPromptTokens = nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/promptloom/promptloom"
+	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/manifest"
 )
 
@@ -24,7 +25,7 @@ func ExampleNew() {
 	b, _ := m.Canonical()
 	back, _ := manifest.Read(b)
 	again, _ := back.ContentHash()
-	fmt.Println(hash == again, hash == manifest.HashBytes(b))
+	fmt.Println(hash == again, hash == digest.Bytes(b))
 	// Output:
 	// unattributed composed 16 1 2
 	// primary true unconditional

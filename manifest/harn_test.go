@@ -26,7 +26,7 @@ func reduceHarn(t *testing.T, frags ...promptloom.Fragment) (*Manifest, string) 
 func TestDuplicateIncludedIDAndDigestIsRejected(t *testing.T) {
 	m, system := reduceHarn(t, frag("same", promptloom.Before, "duplicate"), frag("same", promptloom.Before, "duplicate"))
 	err := Validate(m, system)
-	var dup *DuplicateSegmentError
+	var dup *RuleError // duplicate_segment
 	if !errors.As(err, &dup) || !strings.Contains(err.Error(), "duplicate included context segment") {
 		t.Errorf("Validate = %v", err)
 	}
@@ -35,9 +35,9 @@ func TestDuplicateIncludedIDAndDigestIsRejected(t *testing.T) {
 // included_segment_digest_must_match_its_exact_prompt_slice.
 func TestIncludedSegmentDigestMustMatchItsExactPromptSlice(t *testing.T) {
 	m, system := reduceHarn(t, frag("first", promptloom.Before, "alpha"), frag("second", promptloom.After, "omega"))
-	m.Segments[0].Digest = digest.Of("wrong").String()
+	m.Segments[0].Digest = digest.Of("wrong")
 	err := Validate(m, system)
-	var sd *SegmentDigestError
+	var sd *RuleError // segment_digest
 	if !errors.As(err, &sd) || !strings.Contains(err.Error(), "does not match retained bytes") {
 		t.Errorf("Validate = %v", err)
 	}
@@ -47,12 +47,12 @@ func TestIncludedSegmentDigestMustMatchItsExactPromptSlice(t *testing.T) {
 func TestReplacementRootWithASurvivingSegmentIsRejected(t *testing.T) {
 	m, _ := reduceHarn(t, promptloom.Replacement("replacement"))
 	m.Segments = append(m.Segments, Segment{ID: "leaked", Producer: "test", Bucket: "before", Included: true,
-		Reason: "deliberate leak", Bytes: 4, Digest: digest.Of("leak").String()})
+		Reason: "deliberate leak", Bytes: 4, Digest: digest.Of("leak")})
 	system := "replacement\n\nleak"
-	m.WholePromptDigest, m.SystemPromptBytes = digest.Of(system).String(), len(system)
+	m.WholePromptDigest, m.SystemPromptBytes = digest.Of(system), len(system)
 	m.JoinSeparatorCount = 1
 	err := Validate(m, system)
-	var rr *ReplacementRootError
+	var rr *RuleError // replacement_root
 	if !errors.As(err, &rr) || !strings.Contains(err.Error(), "replacement root must contain exactly one") {
 		t.Errorf("Validate = %v", err)
 	}
@@ -90,11 +90,11 @@ func TestValidateOrderAndWordsAreHarns(t *testing.T) {
 			"included segment bytes (8) + join separators (2) do not reconcile with system prompt bytes (12)"},
 		{"segment digest", func(m *Manifest, s *string) { m.Segments[0].Bytes = 6; m.Segments[1].Bytes = 4 },
 			"included segment `first` digest " + digest.Of("alpha").String() + " does not match retained bytes " + digest.Of("alpha\n").String()},
-		{"separator", func(m *Manifest, s *string) { *s = "alpha--omega"; m.WholePromptDigest = digest.Of(*s).String() },
+		{"separator", func(m *Manifest, s *string) { *s = "alpha--omega"; m.WholePromptDigest = digest.Of(*s) },
 			"included segment `first` is not followed by the documented join separator"},
 		{"boundary", func(m *Manifest, s *string) {
 			*s = "alph\u00e9\n\nomeg"
-			m.WholePromptDigest = digest.Of(*s).String()
+			m.WholePromptDigest = digest.Of(*s)
 			m.Segments[0].Bytes = 5
 		}, "included segment `first` byte boundary does not align with the system prompt"},
 	}

@@ -19,7 +19,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unsafe"
 
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/budget"
@@ -49,7 +48,7 @@ type Manifest struct {
 	ActorChain         json.RawMessage `json:"actor_chain"`
 	Root               string          `json:"root"`
 	Segments           []Segment       `json:"segments"`
-	WholePromptDigest  string          `json:"whole_prompt_digest"`
+	WholePromptDigest  digest.Digest   `json:"whole_prompt_digest"`
 	SystemPromptBytes  int             `json:"system_prompt_bytes"`
 	JoinSeparator      string          `json:"join_separator"`
 	JoinSeparatorBytes int             `json:"join_separator_bytes"`
@@ -70,13 +69,13 @@ type Manifest struct {
 // its body and its offset; provenance.DescribedPart keeps the field names
 // and order of its golden files.)
 type Segment struct {
-	ID       string `json:"id"`
-	Producer string `json:"producer"`
-	Bucket   string `json:"bucket"`
-	Included bool   `json:"included"`
-	Reason   string `json:"reason"`
-	Bytes    int    `json:"bytes"`
-	Digest   string `json:"digest"`
+	ID       string        `json:"id"`
+	Producer string        `json:"producer"`
+	Bucket   string        `json:"bucket"`
+	Included bool          `json:"included"`
+	Reason   string        `json:"reason"`
+	Bytes    int           `json:"bytes"`
+	Digest   digest.Digest `json:"digest"`
 
 	// promptloom's own: how the fragment ranks under a budget and what it
 	// was built from. Register and Rank are written when either differs from
@@ -97,13 +96,13 @@ func (s *Segment) Shed() bool { return !s.Included && strings.HasPrefix(s.Reason
 
 // EgressDelta records how the bytes sent differ from the assembled prompt.
 type EgressDelta struct {
-	Producer                 string `json:"producer"`
-	InputSystemPromptDigest  string `json:"input_system_prompt_digest"`
-	InputSystemPromptBytes   int    `json:"input_system_prompt_bytes"`
-	OutputSystemPromptDigest string `json:"output_system_prompt_digest"`
-	OutputSystemPromptBytes  int    `json:"output_system_prompt_bytes"`
-	BytesAdded               int    `json:"bytes_added"`
-	BytesRemoved             int    `json:"bytes_removed"`
+	Producer                 string        `json:"producer"`
+	InputSystemPromptDigest  digest.Digest `json:"input_system_prompt_digest"`
+	InputSystemPromptBytes   int           `json:"input_system_prompt_bytes"`
+	OutputSystemPromptDigest digest.Digest `json:"output_system_prompt_digest"`
+	OutputSystemPromptBytes  int           `json:"output_system_prompt_bytes"`
+	BytesAdded               int           `json:"bytes_added"`
+	BytesRemoved             int           `json:"bytes_removed"`
 }
 
 var nullJSON = json.RawMessage("null")
@@ -132,14 +131,11 @@ func New(r *promptloom.Reduction, callRole string) *Manifest {
 		ActorChain:         nullJSON,
 		Root:               string(r.Root),
 		Segments:           make([]Segment, len(r.Rows)),
-		WholePromptDigest:  r.WholeDigest.String(),
+		WholePromptDigest:  r.WholeDigest,
 		SystemPromptBytes:  len(r.System),
 		JoinSeparator:      JoinSeparator,
 		JoinSeparatorBytes: joinSeparatorBytes,
 	}
-	// Every digest's text goes into one buffer, sized up front so it never
-	// moves: one allocation for all of them, not one per row.
-	hexes := make([]byte, 0, len(r.Rows)*digest.TextLen)
 	// Rows mostly share a producer and a reason: each distinct one is
 	// redacted once, not once per row.
 	var producer, reason redactMemo
@@ -148,10 +144,6 @@ func New(r *promptloom.Reduction, callRole string) *Manifest {
 		row := &r.Rows[i]
 		f := row.Fragment
 		s := &m.Segments[i]
-		at := len(hexes)
-		hexes = row.Digest.AppendText(hexes)
-		// A digest is "blake3:" and lower-case hex, which no pattern of
-		// the catalog can match: it is the one string not scanned.
 		// A system item's source is its id: redacted once for both.
 		id, prod := redact.String(f.ID), f.Producer
 		if prod == "" {
@@ -169,7 +161,7 @@ func New(r *promptloom.Reduction, callRole string) *Manifest {
 			Included: row.Included,
 			Reason:   reason.of(row.Reason),
 			Bytes:    row.Bytes,
-			Digest:   unsafe.String(&hexes[at], digest.TextLen),
+			Digest:   row.Digest,
 			Sources:  redactAll(f.Sources),
 		}
 		if f.Register != budget.Binding || f.Rank != 0 || len(f.Sources) > 0 {
@@ -276,20 +268,14 @@ func (m *Manifest) Canonical() ([]byte, error) {
 }
 
 // ContentHash is Harn's stable_redacted_json_hash of the manifest: BLAKE3
-// over Canonical.
-func (m *Manifest) ContentHash() (string, error) {
+// over Canonical. The content hash of a manifest's bytes as retained (in a
+// transcript, say) is digest.Bytes of them: they are canonical already.
+func (m *Manifest) ContentHash() (digest.Digest, error) {
 	b, err := m.Canonical()
 	if err != nil {
-		return "", err
+		return digest.Digest{}, err
 	}
-	return HashBytes(b), nil
-}
-
-// HashBytes is the content hash of a manifest's exact bytes, as retained in a
-// transcript: BLAKE3 over those bytes, unredacted (a manifest holds digests,
-// never prompt text).
-func HashBytes(raw []byte) string {
-	return digest.Bytes(raw).String()
+	return digest.Bytes(b), nil
 }
 
 // Rows returns m's segments; none for a nil manifest (a call made without

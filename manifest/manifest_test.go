@@ -50,7 +50,7 @@ func TestNewFields(t *testing.T) {
 		m.SystemPromptBytes != len(system) || string(m.ActorChain) != "null" {
 		t.Errorf("constant fields wrong: %+v", m)
 	}
-	if m.WholePromptDigest != digest.Of(system).String() {
+	if m.WholePromptDigest != digest.Of(system) {
 		t.Errorf("whole_prompt_digest = %s", m.WholePromptDigest)
 	}
 }
@@ -58,38 +58,38 @@ func TestNewFields(t *testing.T) {
 // Every validation rule of docs/rules.md, broken once, gives its own error type.
 func TestValidateRules(t *testing.T) {
 	tests := []struct {
-		name   string
-		edit   func(m *Manifest, system *string)
-		target any
+		name string
+		edit func(m *Manifest, system *string)
+		rule Rule
 	}{
-		{"empty call role", func(m *Manifest, _ *string) { m.CallRole = " " }, new(*CallRoleError)},
+		{"empty call role", func(m *Manifest, _ *string) { m.CallRole = " " }, Rule("call_role")},
 		// Harn checks the whole prompt's digest before any segment's.
-		{"served byte changed", func(_ *Manifest, s *string) { *s = "alphA" + (*s)[5:] }, new(*WholeDigestError)},
-		{"served separator changed", func(_ *Manifest, s *string) { *s = "alpha\n " + (*s)[7:] }, new(*WholeDigestError)},
+		{"served byte changed", func(_ *Manifest, s *string) { *s = "alphA" + (*s)[5:] }, Rule("whole_prompt_digest")},
+		{"served separator changed", func(_ *Manifest, s *string) { *s = "alpha\n " + (*s)[7:] }, Rule("whole_prompt_digest")},
 		{"separator changed", func(m *Manifest, s *string) {
 			*s = "alpha\n " + (*s)[7:]
-			m.WholePromptDigest = digest.Of(*s).String()
-		}, new(*SeparatorError)},
+			m.WholePromptDigest = digest.Of(*s)
+		}, Rule("join_separator")},
 		{"served byte changed, whole digest too", func(m *Manifest, s *string) {
 			*s = "alphA" + (*s)[5:]
-			m.WholePromptDigest = digest.Of(*s).String()
-		}, new(*SegmentDigestError)},
-		{"byte removed", func(_ *Manifest, s *string) { *s = (*s)[1:] }, new(*SystemBytesError)},
-		{"digest edited", func(m *Manifest, _ *string) { m.Segments[0].Digest = digest.Of("wrong").String() }, new(*SegmentDigestError)},
-		{"segment bytes edited", func(m *Manifest, _ *string) { m.Segments[0].Bytes++ }, new(*ByteCountError)},
-		{"system bytes edited", func(m *Manifest, _ *string) { m.SystemPromptBytes++ }, new(*SystemBytesError)},
-		{"whole digest edited", func(m *Manifest, _ *string) { m.WholePromptDigest = digest.Of("x").String() }, new(*WholeDigestError)},
+			m.WholePromptDigest = digest.Of(*s)
+		}, Rule("segment_digest")},
+		{"byte removed", func(_ *Manifest, s *string) { *s = (*s)[1:] }, Rule("system_prompt_bytes")},
+		{"digest edited", func(m *Manifest, _ *string) { m.Segments[0].Digest = digest.Of("wrong") }, Rule("segment_digest")},
+		{"segment bytes edited", func(m *Manifest, _ *string) { m.Segments[0].Bytes++ }, Rule("byte_count")},
+		{"system bytes edited", func(m *Manifest, _ *string) { m.SystemPromptBytes++ }, Rule("system_prompt_bytes")},
+		{"whole digest edited", func(m *Manifest, _ *string) { m.WholePromptDigest = digest.Of("x") }, Rule("whole_prompt_digest")},
 		{"duplicate included row", func(m *Manifest, _ *string) {
 			m.Segments = append(m.Segments, m.Segments[0])
-		}, new(*DuplicateSegmentError)},
-		{"replacement root with an extra row", func(m *Manifest, _ *string) { m.Root = "replacement" }, new(*ReplacementRootError)},
-		{"unknown scope", func(m *Manifest, _ *string) { m.Scope = "messages" }, new(*ScopeError)},
-		{"unknown messages", func(m *Manifest, _ *string) { m.Messages = "full" }, new(*MessagesError)},
-		{"wrong join_separator_bytes", func(m *Manifest, _ *string) { m.JoinSeparatorBytes = 1 }, new(*JoinSeparatorBytesError)},
-		{"join_separator_count one high", func(m *Manifest, _ *string) { m.JoinSeparatorCount++ }, new(*JoinSeparatorCountError)},
-		{"join_separator_count one low", func(m *Manifest, _ *string) { m.JoinSeparatorCount-- }, new(*JoinSeparatorCountError)},
-		{"bucket of an included row", func(m *Manifest, _ *string) { m.Segments[0].Bucket = "middle" }, new(*BucketError)},
-		{"bucket of an excluded row", func(m *Manifest, _ *string) { m.Segments[1].Bucket = "" }, new(*BucketError)},
+		}, Rule("duplicate_segment")},
+		{"replacement root with an extra row", func(m *Manifest, _ *string) { m.Root = "replacement" }, Rule("replacement_root")},
+		{"unknown scope", func(m *Manifest, _ *string) { m.Scope = "messages" }, Rule("scope")},
+		{"unknown messages", func(m *Manifest, _ *string) { m.Messages = "full" }, Rule("messages")},
+		{"wrong join_separator_bytes", func(m *Manifest, _ *string) { m.JoinSeparatorBytes = 1 }, Rule("join_separator_bytes")},
+		{"join_separator_count one high", func(m *Manifest, _ *string) { m.JoinSeparatorCount++ }, Rule("join_separator_count")},
+		{"join_separator_count one low", func(m *Manifest, _ *string) { m.JoinSeparatorCount-- }, Rule("join_separator_count")},
+		{"bucket of an included row", func(m *Manifest, _ *string) { m.Segments[0].Bucket = "middle" }, Rule("bucket")},
+		{"bucket of an excluded row", func(m *Manifest, _ *string) { m.Segments[1].Bucket = "" }, Rule("bucket")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -99,26 +99,27 @@ func TestValidateRules(t *testing.T) {
 			if !errors.Is(err, ErrInvalid) {
 				t.Fatalf("Validate = %v, want ErrInvalid", err)
 			}
-			if !errors.As(err, tt.target) {
-				t.Errorf("Validate = %T (%v), want %T", err, err, tt.target)
+			var re *RuleError
+			if !errors.As(err, &re) || re.Rule != tt.rule || !errors.Is(err, tt.rule) {
+				t.Errorf("Validate = %v, want the %s rule", err, tt.rule)
 			}
 			// ValidateStructure finds the same error, except where only a
 			// hash can tell: then it must find nothing.
 			m, system = sample(t)
 			tt.edit(m, &system)
 			serr := ValidateStructure(m, system)
-			switch err := err.(type) {
-			case *WholeDigestError:
+			switch re.Rule {
+			case "whole_prompt_digest":
 				// Harn's order puts the whole digest first; what the
 				// structure alone can see is the rule it located, if any.
 				var want error
-				if _, dig := err.Located.(*SegmentDigestError); err.Located != nil && !dig {
-					want = err.Located
+				if re.Located != nil && re.Located.Rule != "segment_digest" {
+					want = re.Located
 				}
 				if (serr == nil) != (want == nil) || serr != nil && serr.Error() != want.Error() {
 					t.Errorf("ValidateStructure = %v, want %v", serr, want)
 				}
-			case *SegmentDigestError:
+			case "segment_digest":
 				if serr != nil {
 					t.Errorf("ValidateStructure = %v, want nil (a digest rule)", serr)
 				}
@@ -149,10 +150,10 @@ func TestReplacementRootValidates(t *testing.T) {
 	}
 	leak := frag("leak", promptloom.Before, "leak")
 	m.Segments = append(m.Segments, Segment{ID: leak.ID, Producer: "test", Bucket: "before", Included: true,
-		Reason: "deliberate leak", Bytes: 4, Digest: digest.Of("leak").String()})
+		Reason: "deliberate leak", Bytes: 4, Digest: digest.Of("leak")})
 	served := system + "\n\nleak"
-	m.SystemPromptBytes, m.WholePromptDigest = len(served), digest.Of(served).String()
-	var rr *ReplacementRootError
+	m.SystemPromptBytes, m.WholePromptDigest = len(served), digest.Of(served)
+	var rr *RuleError // replacement_root
 	if err := Validate(m, served); !errors.As(err, &rr) {
 		t.Errorf("Validate = %v, want ReplacementRootError", err)
 	}
@@ -160,7 +161,7 @@ func TestReplacementRootValidates(t *testing.T) {
 
 func TestAbsentPromptValidates(t *testing.T) {
 	m, system := build(t, frag("blank", promptloom.Before, "  \n"))
-	if system != "" || m.WholePromptDigest != digest.Empty.String() || m.Segments[0].Reason != "empty body" {
+	if system != "" || m.WholePromptDigest != digest.Empty || m.Segments[0].Reason != "empty body" {
 		t.Fatalf("absent prompt: %q %s %+v", system, m.WholePromptDigest, m.Segments)
 	}
 	if err := Validate(m, "x"); err == nil {
@@ -176,10 +177,10 @@ func TestSecretIsRedactedBeforeHashing(t *testing.T) {
 	if seg.Bytes != len(body) {
 		t.Errorf("bytes = %d, want the raw length %d", seg.Bytes, len(body))
 	}
-	if want := digest.String("Push with <redacted:github_token:40> when asked.").String(); seg.Digest != want {
+	if want := digest.String("Push with <redacted:github_token:40> when asked."); seg.Digest != want {
 		t.Errorf("digest = %s, want the redacted text's %s", seg.Digest, want)
 	}
-	if seg.Digest == digest.String(body).String() {
+	if seg.Digest == digest.String(body) {
 		t.Error("digest is of the raw text")
 	}
 	canonical, err := m.Canonical()
@@ -216,8 +217,8 @@ func TestCanonicalAndReadRoundTrip(t *testing.T) {
 		t.Error(err)
 	}
 	h1, _ := m.ContentHash()
-	if h1 != HashBytes(c1) || !strings.HasPrefix(h1, "blake3:") {
-		t.Errorf("ContentHash = %s, HashBytes = %s", h1, HashBytes(c1))
+	if h1 != digest.Bytes(c1) || !strings.HasPrefix(h1.String(), "blake3:") {
+		t.Errorf("ContentHash = %s, digest of the bytes = %s", h1, digest.Bytes(c1))
 	}
 }
 
@@ -242,13 +243,16 @@ func TestReadIsTolerant(t *testing.T) {
 }
 
 func TestReadRejects(t *testing.T) {
+	empty := digest.Empty.String()
 	tests := []struct{ name, in, field string }{
 		{"not json", `{`, ""},
-		{"wrong schema", `{"schema":"v2","segments":[],"whole_prompt_digest":"d","system_prompt_bytes":0}`, "schema"},
-		{"unknown boundary", `{"schema":"harn.llm.context_manifest.v1","boundary":"b","segments":[],"whole_prompt_digest":"d","system_prompt_bytes":0}`, "boundary"},
-		{"no segments", `{"schema":"harn.llm.context_manifest.v1","whole_prompt_digest":"d","system_prompt_bytes":0}`, "segments"},
-		{"negative bytes", `{"schema":"harn.llm.context_manifest.v1","segments":[{"id":"a","included":true,"bytes":-1,"digest":"d"}],"whole_prompt_digest":"d","system_prompt_bytes":0}`, "segments[0].bytes"},
-		{"segment without id", `{"schema":"harn.llm.context_manifest.v1","segments":[{"included":true,"bytes":1,"digest":"d"}],"whole_prompt_digest":"d","system_prompt_bytes":0}`, "segments[0].id"},
+		{"wrong schema", `{"schema":"v2","segments":[],"whole_prompt_digest":"` + empty + `","system_prompt_bytes":0}`, "schema"},
+		{"unknown boundary", `{"schema":"harn.llm.context_manifest.v1","boundary":"b","segments":[],"whole_prompt_digest":"` + empty + `","system_prompt_bytes":0}`, "boundary"},
+		{"no segments", `{"schema":"harn.llm.context_manifest.v1","whole_prompt_digest":"` + empty + `","system_prompt_bytes":0}`, "segments"},
+		{"negative bytes", `{"schema":"harn.llm.context_manifest.v1","segments":[{"id":"a","included":true,"bytes":-1,"digest":"` + empty + `"}],"whole_prompt_digest":"` + empty + `","system_prompt_bytes":0}`, "segments[0].bytes"},
+		{"malformed whole digest", `{"schema":"harn.llm.context_manifest.v1","segments":[],"whole_prompt_digest":"d","system_prompt_bytes":0}`, "whole_prompt_digest"},
+		{"malformed segment digest", `{"schema":"harn.llm.context_manifest.v1","segments":[{"id":"a","included":true,"bytes":0,"digest":"blake3:AF"}],"whole_prompt_digest":"` + empty + `","system_prompt_bytes":0}`, "segments[0].digest"},
+		{"segment without id", `{"schema":"harn.llm.context_manifest.v1","segments":[{"included":true,"bytes":1,"digest":"` + empty + `"}],"whole_prompt_digest":"` + empty + `","system_prompt_bytes":0}`, "segments[0].id"},
 	}
 	for _, tt := range tests {
 		_, err := Read([]byte(tt.in))
@@ -309,8 +313,8 @@ func TestValidateBoundary(t *testing.T) {
 	}
 	m.Segments[0].Bytes, m.Segments[1].Bytes = 1, 2 // "é" is two bytes: the cut falls inside it
 	for name, validate := range map[string]func(*Manifest, string) error{"Validate": Validate, "ValidateStructure": ValidateStructure} {
-		var b *BoundaryError
-		if err := validate(m, r.System); !errors.As(err, &b) || b.ID != "primary[0]" || b.Rule() != "segment_boundary" {
+		var b *RuleError
+		if err := validate(m, r.System); !errors.As(err, &b) || b.ID != "primary[0]" || b.Rule != "segment_boundary" {
 			t.Errorf("%s = %v, want the segment_boundary rule on primary[0]", name, err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/promptloom/promptloom"
+	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/harn/redact"
 	canon "github.com/promptloom/promptloom/internal/json"
 
@@ -93,7 +94,7 @@ func Read(data []byte) (*Manifest, error) {
 		CallRole:           r.str("call_role", false, ""),
 		ActorChain:         nullJSON,
 		Root:               r.str("root", false, string(promptloom.RootComposed)),
-		WholePromptDigest:  r.str("whole_prompt_digest", true, ""),
+		WholePromptDigest:  r.digest("whole_prompt_digest"),
 		SystemPromptBytes:  r.count("system_prompt_bytes", true),
 		JoinSeparator:      r.str("join_separator", false, JoinSeparator),
 		JoinSeparatorBytes: joinSeparatorBytes,
@@ -188,7 +189,7 @@ func readSegment(s gjson.Result, i int) (Segment, error) {
 		Included: r.boolean("included"),
 		Reason:   r.str("reason", false, ""),
 		Bytes:    r.count("bytes", true),
-		Digest:   r.str("digest", true, ""),
+		Digest:   r.digest("digest"),
 		Register: r.str("register", false, ""),
 		Rank:     r.optInt("rank"),
 		Tokens:   r.optCount("tokens"),
@@ -234,6 +235,19 @@ func (r *reader) str(key string, required bool, def string) string {
 		return def
 	}
 	return f.String()
+}
+
+// digest reads a required digest, blake3:<64 lowercase hex>.
+func (r *reader) digest(key string) digest.Digest {
+	text := r.str(key, true, "")
+	if r.err != nil {
+		return digest.Digest{}
+	}
+	d, err := digest.Parse(text)
+	if err != nil {
+		r.fail(key, fmt.Sprintf("%q is not blake3:<64 lowercase hex digits>", text))
+	}
+	return d
 }
 
 func (r *reader) boolean(key string) bool {

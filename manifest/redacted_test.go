@@ -55,7 +55,7 @@ func TestNewRedactsEveryString(t *testing.T) {
 func TestRedactedIDsThatCollideAreDuplicates(t *testing.T) {
 	other := "ghp_" + strings.Repeat("Q7w6", 9)
 	r := reduce(t, frag("a "+token, promptloom.Before, "same"), frag("a "+other, promptloom.Before, "same"))
-	var dup *DuplicateSegmentError
+	var dup *RuleError // duplicate_segment
 	if err := Validate(New(r, "agent"), r.System); !errors.As(err, &dup) || strings.Contains(dup.Error(), "Z9y8") {
 		t.Errorf("Validate = %v, want a DuplicateSegmentError naming the redacted id", err)
 	}
@@ -80,7 +80,7 @@ func TestCanonicalIsHarnsCanonicalJSON(t *testing.T) {
 		t.Fatalf("Canonical\n got %s (%v)\nwant %s", c, err, want)
 	}
 	h, err := m.ContentHash()
-	if err != nil || h != digest.Bytes([]byte(want)).String() {
+	if err != nil || h != digest.Bytes([]byte(want)) {
 		t.Errorf("ContentHash = %s, want BLAKE3 of the canonical bytes %s", h, digest.Bytes([]byte(want)))
 	}
 	// A manifest read from elsewhere, unredacted, hashes as its redaction.

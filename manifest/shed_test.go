@@ -72,7 +72,7 @@ func TestUnlimitedBudgetHashesAlikeEverywhere(t *testing.T) {
 		t.Fatalf("manifest: %s", raw)
 	}
 	const want = "blake3:92ecc098310eea142e896de4b745727fb96dbc30b6dcc117bde4e75840682d92"
-	if got, _ := m.ContentHash(); got != want {
+	if got, _ := m.ContentHash(); got.String() != want {
 		t.Errorf("content hash %s, want %s", got, want)
 	}
 }

@@ -3,6 +3,7 @@ package manifest
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -10,153 +11,67 @@ import (
 	"github.com/promptloom/promptloom/digest"
 )
 
-// ErrInvalid matches every validation failure: errors.Is(err, ErrInvalid).
-// errors.As with the rule's own type tells which rule broke.
+// ErrInvalid matches every *RuleError: a manifest that does not hold for
+// its prompt, or a transcript that does not verify.
 var ErrInvalid = errors.New("manifest does not hold")
 
-// Rule is implemented by every validation error.
-type Rule interface {
-	error
-	// Rule names the broken rule, e.g. "segment_digest".
-	Rule() string
-}
+// Rule names a rule of a manifest or of a transcript, as `promptloom
+// verify` prints it ("FAIL segment_digest: ..."). A Rule is an error, so
+// errors.Is(err, manifest.Rule("segment_digest")) asks whether err broke
+// that rule.
+//
+// The rules of a manifest, in the order Validate checks them: call_role,
+// system_prompt_bytes, whole_prompt_digest, duplicate_segment,
+// replacement_root, scope, messages, join_separator_bytes, bucket,
+// join_separator_count, byte_count, segment_boundary, segment_digest,
+// join_separator. Package journal names the rules of a transcript (see its
+// Verify).
+type Rule string
 
-// CallRoleError: call_role is empty.
-type CallRoleError struct{}
+// Error returns the rule's name.
+func (r Rule) Error() string { return string(r) }
 
-// ReplacementRootError: a replacement root must have exactly one segment,
-// included, with id "replacement".
-type ReplacementRootError struct{ Segments, Included int }
-
-// DuplicateSegmentError: two included segments share (id, digest).
-type DuplicateSegmentError struct{ ID, Digest string }
-
-// SystemBytesError: system_prompt_bytes is not the served prompt's length.
-type SystemBytesError struct{ Manifest, Served int }
-
-// ByteCountError: included segments' bytes plus separators do not add up to
-// the served prompt's length.
-type ByteCountError struct{ Segments, Separators, Served int }
-
-// SegmentDigestError: an included segment's digest does not match its slice
-// of the served prompt.
-type SegmentDigestError struct {
-	ID               string
-	Offset           int
-	Manifest, Served string
-}
-
-// SeparatorError: the join separator is missing after an included segment.
-type SeparatorError struct {
-	ID     string
+// RuleError is one broken rule: which, about what, and what was wanted
+// and found. It is the one error type of manifest validation and of
+// transcript verification.
+type RuleError struct {
+	Rule Rule
+	// ID is the segment (or, in a transcript, the call) the rule broke
+	// at; empty for the manifest or transcript as a whole.
+	ID string
+	// Line is the transcript line, from 1; 0 outside a transcript.
+	Line int
+	// Offset is the byte of the prompt the rule broke at; -1 when none.
 	Offset int
+	// Want and Got are what the rule wanted and what was found, as text
+	// (a count, a digest, a field's value); empty when they say nothing.
+	Want, Got string
+	// Detail is the message, worded as Harn words it where Harn has the
+	// rule.
+	Detail string
+	// Located, on a whole_prompt_digest error, is the rule the prompt
+	// breaks at its first differing segment, found when the segments'
+	// bytes add up to the prompt's: Harn reports the whole digest first,
+	// and Located says where.
+	Located *RuleError
 }
 
-// BoundaryError: an included segment starts or ends inside a character of
-// the served prompt (Harn's str::get finds no slice there).
-type BoundaryError struct {
-	ID     string
-	Offset int
+func (e *RuleError) Error() string { return e.Detail }
+
+// Is makes a RuleError match ErrInvalid and its own Rule.
+func (e *RuleError) Is(target error) bool { return target == ErrInvalid || target == e.Rule }
+
+// broke returns a RuleError of rule, with no segment or offset.
+func broke(rule Rule, want, got, format string, args ...any) *RuleError {
+	return &RuleError{Rule: rule, Offset: -1, Want: want, Got: got, Detail: fmt.Sprintf(format, args...)}
 }
 
-// WholeDigestError: whole_prompt_digest does not match the served prompt.
-// Located, when not nil, is the first segment the prompt differs in (the
-// error its own checks give), found when the segments' bytes add up to the
-// prompt's: Harn reports the whole digest first, and Located says where.
-// It is not wrapped: errors.As finds the WholeDigestError only.
-type WholeDigestError struct {
-	Manifest, Served string
-	Located          Rule
+// brokeAt returns a RuleError of rule at segment id, byte off.
+func brokeAt(rule Rule, id string, off int, want, got, format string, args ...any) *RuleError {
+	e := broke(rule, want, got, format, args...)
+	e.ID, e.Offset = id, off
+	return e
 }
-
-// ScopeError: scope is not "system_prompt", the only scope defined.
-type ScopeError struct{ Scope string }
-
-// MessagesError: messages is not "served_context_digest_only", the only
-// value defined.
-type MessagesError struct{ Messages string }
-
-// JoinSeparatorBytesError: join_separator_bytes is not the length of the
-// join separator.
-type JoinSeparatorBytesError struct{ Manifest, Separator int }
-
-// BucketError: a segment's bucket is neither "before" nor "after".
-type BucketError struct{ ID, Bucket string }
-
-// JoinSeparatorCountError: join_separator_count is not one less than the
-// number of included segments (0 when none is included).
-type JoinSeparatorCountError struct{ Manifest, Included int }
-
-func (e *CallRoleError) Error() string { return "call_role is empty" }
-func (e *ScopeError) Error() string {
-	return fmt.Sprintf("scope is %q; only %q is defined", e.Scope, Scope)
-}
-func (e *MessagesError) Error() string {
-	return fmt.Sprintf("messages is %q; only %q is defined", e.Messages, Messages)
-}
-func (e *JoinSeparatorBytesError) Error() string {
-	return fmt.Sprintf("join_separator_bytes is %d but the join separator has %d bytes", e.Manifest, e.Separator)
-}
-func (e *BucketError) Error() string {
-	return fmt.Sprintf("segment %q has bucket %q; want \"before\" or \"after\"", e.ID, e.Bucket)
-}
-func (e *JoinSeparatorCountError) Error() string {
-	return fmt.Sprintf("join_separator_count is %d but %d included segment(s) are joined by %d", e.Manifest, e.Included, max(e.Included-1, 0))
-}
-func (e *ReplacementRootError) Error() string {
-	return "replacement root must contain exactly one included `replacement` segment"
-}
-func (e *DuplicateSegmentError) Error() string {
-	return fmt.Sprintf("duplicate included context segment (%s, %s)", e.ID, e.Digest)
-}
-func (e *SystemBytesError) Error() string {
-	return fmt.Sprintf("manifest system_prompt_bytes=%d but provider request has %d bytes", e.Manifest, e.Served)
-}
-func (e *ByteCountError) Error() string {
-	return fmt.Sprintf("included segment bytes (%d) + join separators (%d) do not reconcile with system prompt bytes (%d)", e.Segments, e.Separators, e.Served)
-}
-func (e *SegmentDigestError) Error() string {
-	return fmt.Sprintf("included segment `%s` digest %s does not match retained bytes %s", e.ID, e.Manifest, e.Served)
-}
-func (e *SeparatorError) Error() string {
-	return fmt.Sprintf("included segment `%s` is not followed by the documented join separator", e.ID)
-}
-func (e *BoundaryError) Error() string {
-	return fmt.Sprintf("included segment `%s` byte boundary does not align with the system prompt", e.ID)
-}
-func (e *WholeDigestError) Error() string {
-	return fmt.Sprintf("manifest whole_prompt_digest %s does not match provider request %s", e.Manifest, e.Served)
-}
-
-func (e *CallRoleError) Rule() string           { return "call_role" }
-func (e *ScopeError) Rule() string              { return "scope" }
-func (e *MessagesError) Rule() string           { return "messages" }
-func (e *JoinSeparatorBytesError) Rule() string { return "join_separator_bytes" }
-func (e *BucketError) Rule() string             { return "bucket" }
-func (e *JoinSeparatorCountError) Rule() string { return "join_separator_count" }
-func (e *ReplacementRootError) Rule() string    { return "replacement_root" }
-func (e *DuplicateSegmentError) Rule() string   { return "duplicate_segment" }
-func (e *SystemBytesError) Rule() string        { return "system_prompt_bytes" }
-func (e *ByteCountError) Rule() string          { return "byte_count" }
-func (e *SegmentDigestError) Rule() string      { return "segment_digest" }
-func (e *BoundaryError) Rule() string           { return "segment_boundary" }
-func (e *SeparatorError) Rule() string          { return "join_separator" }
-func (e *WholeDigestError) Rule() string        { return "whole_prompt_digest" }
-
-func (e *CallRoleError) Is(t error) bool           { return t == ErrInvalid }
-func (e *ScopeError) Is(t error) bool              { return t == ErrInvalid }
-func (e *MessagesError) Is(t error) bool           { return t == ErrInvalid }
-func (e *JoinSeparatorBytesError) Is(t error) bool { return t == ErrInvalid }
-func (e *BucketError) Is(t error) bool             { return t == ErrInvalid }
-func (e *JoinSeparatorCountError) Is(t error) bool { return t == ErrInvalid }
-func (e *ReplacementRootError) Is(t error) bool    { return t == ErrInvalid }
-func (e *DuplicateSegmentError) Is(t error) bool   { return t == ErrInvalid }
-func (e *SystemBytesError) Is(t error) bool        { return t == ErrInvalid }
-func (e *ByteCountError) Is(t error) bool          { return t == ErrInvalid }
-func (e *SegmentDigestError) Is(t error) bool      { return t == ErrInvalid }
-func (e *SeparatorError) Is(t error) bool          { return t == ErrInvalid }
-func (e *BoundaryError) Is(t error) bool           { return t == ErrInvalid }
-func (e *WholeDigestError) Is(t error) bool        { return t == ErrInvalid }
 
 // Validate checks that m is a complete, non-contradictory account of system,
 // the exact bytes about to be sent (an absent prompt is ""). It returns nil
@@ -195,18 +110,25 @@ func ValidateStructure(m *Manifest, system string) error { return validate(m, sy
 // validate is Validate, or with hash false ValidateStructure.
 func validate(m *Manifest, system string, hash bool) error {
 	if strings.TrimSpace(m.CallRole) == "" {
-		return &CallRoleError{}
+		return broke("call_role", "", m.CallRole, "call_role is empty")
 	}
 	if m.SystemPromptBytes != len(system) {
-		return &SystemBytesError{Manifest: m.SystemPromptBytes, Served: len(system)}
+		return broke("system_prompt_bytes", itoa(len(system)), itoa(m.SystemPromptBytes),
+			"manifest system_prompt_bytes=%d but provider request has %d bytes", m.SystemPromptBytes, len(system))
 	}
 	if hash {
-		if whole := digest.Of(system); !whole.Is(m.WholePromptDigest) {
-			return &WholeDigestError{Manifest: m.WholePromptDigest, Served: whole.String(), Located: locate(m, system)}
+		if whole := digest.Of(system); whole != m.WholePromptDigest {
+			e := broke("whole_prompt_digest", whole.String(), m.WholePromptDigest.String(),
+				"manifest whole_prompt_digest %s does not match provider request %s", m.WholePromptDigest, whole)
+			e.Located = locate(m, system)
+			return e
 		}
 	}
 	included := m.IncludedCount()
-	type key struct{ id, digest string }
+	type key struct {
+		id     string
+		digest digest.Digest
+	}
 	seen := make(map[key]struct{}, included)
 	for i := range m.Segments {
 		s := &m.Segments[i]
@@ -215,48 +137,61 @@ func validate(m *Manifest, system string, hash bool) error {
 		}
 		k := key{s.ID, s.Digest}
 		if _, dup := seen[k]; dup {
-			return &DuplicateSegmentError{ID: s.ID, Digest: s.Digest}
+			e := broke("duplicate_segment", "", s.Digest.String(), "duplicate included context segment (%s, %s)", s.ID, s.Digest)
+			e.ID = s.ID
+			return e
 		}
 		seen[k] = struct{}{}
 	}
 	if m.Root == string(promptloom.RootReplacement) &&
 		(len(m.Segments) != 1 || included != 1 || m.Segments[0].ID != "replacement") {
-		return &ReplacementRootError{Segments: len(m.Segments), Included: included}
+		return broke("replacement_root", "1", itoa(included),
+			"replacement root must contain exactly one included `replacement` segment")
 	}
 	switch {
 	case m.Scope != Scope:
-		return &ScopeError{Scope: m.Scope}
+		return broke("scope", Scope, m.Scope, "scope is %q; only %q is defined", m.Scope, Scope)
 	case m.Messages != Messages:
-		return &MessagesError{Messages: m.Messages}
+		return broke("messages", Messages, m.Messages, "messages is %q; only %q is defined", m.Messages, Messages)
 	case m.JoinSeparatorBytes != joinSeparatorBytes:
-		return &JoinSeparatorBytesError{Manifest: m.JoinSeparatorBytes, Separator: joinSeparatorBytes}
+		return broke("join_separator_bytes", itoa(joinSeparatorBytes), itoa(m.JoinSeparatorBytes),
+			"join_separator_bytes is %d but the join separator has %d bytes", m.JoinSeparatorBytes, joinSeparatorBytes)
 	}
 	for i := range m.Segments {
-		if b := m.Segments[i].Bucket; b != "before" && b != "after" {
-			return &BucketError{ID: m.Segments[i].ID, Bucket: b}
+		if s := &m.Segments[i]; s.Bucket != "before" && s.Bucket != "after" {
+			e := broke("bucket", "before or after", s.Bucket, "segment %q has bucket %q; want \"before\" or \"after\"", s.ID, s.Bucket)
+			e.ID = s.ID
+			return e
 		}
 	}
 	if want := max(included-1, 0); m.JoinSeparatorCount != want {
-		return &JoinSeparatorCountError{Manifest: m.JoinSeparatorCount, Included: included}
+		return broke("join_separator_count", itoa(want), itoa(m.JoinSeparatorCount),
+			"join_separator_count is %d but %d included segment(s) are joined by %d", m.JoinSeparatorCount, included, want)
 	}
 	sum, seps := 0, 0
 	if included > 0 {
 		seps = (included - 1) * len(JoinSeparator)
 	}
+	byteCount := func(segments int) error {
+		return broke("byte_count", itoa(len(system)), itoa(segments+seps),
+			"included segment bytes (%d) + join separators (%d) do not reconcile with system prompt bytes (%d)", segments, seps, len(system))
+	}
 	for i := range m.Segments {
 		s := &m.Segments[i]
 		if s.Included {
 			if s.Bytes < 0 || s.Bytes > len(system) {
-				return &ByteCountError{Segments: s.Bytes, Separators: seps, Served: len(system)}
+				return byteCount(s.Bytes)
 			}
 			sum += s.Bytes
 		}
 	}
 	if sum+seps != len(system) {
-		return &ByteCountError{Segments: sum, Separators: seps, Served: len(system)}
+		return byteCount(sum)
 	}
-
-	return segmentsHold(m, system, included, hash)
+	if e := segmentsHold(m, system, included, hash); e != nil {
+		return e // not as a nil *RuleError in an error
+	}
+	return nil
 }
 
 // segmentsHold checks each included segment in order against its slice of
@@ -264,8 +199,8 @@ func validate(m *Manifest, system string, hash bool) error {
 // character boundaries, matches its digest, and is followed by the
 // separator unless it is the last. With hash false the digests are not
 // checked.
-func segmentsHold(m *Manifest, system string, included int, hash bool) error {
-	off, seen2 := 0, 0
+func segmentsHold(m *Manifest, system string, included int, hash bool) *RuleError {
+	off, seen := 0, 0
 	for i := range m.Segments {
 		s := &m.Segments[i]
 		if !s.Included {
@@ -273,17 +208,20 @@ func segmentsHold(m *Manifest, system string, included int, hash bool) error {
 		}
 		end := off + s.Bytes
 		if !boundary(system, off) || !boundary(system, end) {
-			return &BoundaryError{ID: s.ID, Offset: off}
+			return brokeAt("segment_boundary", s.ID, off, "", "",
+				"included segment `%s` byte boundary does not align with the system prompt", s.ID)
 		}
 		if hash {
-			if got := digest.Of(system[off:end]); !got.Is(s.Digest) {
-				return &SegmentDigestError{ID: s.ID, Offset: off, Manifest: s.Digest, Served: got.String()}
+			if got := digest.Of(system[off:end]); got != s.Digest {
+				return brokeAt("segment_digest", s.ID, off, s.Digest.String(), got.String(),
+					"included segment `%s` digest %s does not match retained bytes %s", s.ID, s.Digest, got)
 			}
 		}
 		off = end
-		if seen2++; seen2 < included {
-			if system[off:off+len(JoinSeparator)] != JoinSeparator {
-				return &SeparatorError{ID: s.ID, Offset: off}
+		if seen++; seen < included {
+			if sep := system[off : off+len(JoinSeparator)]; sep != JoinSeparator {
+				return brokeAt("join_separator", s.ID, off, strconv.Quote(JoinSeparator), strconv.Quote(sep),
+					"included segment `%s` is not followed by the documented join separator", s.ID)
 			}
 			off += len(JoinSeparator)
 		}
@@ -294,7 +232,7 @@ func segmentsHold(m *Manifest, system string, included int, hash bool) error {
 // locate finds the included segment a served prompt differs in, once the
 // segments' bytes add up to its length: the error the segment checks give,
 // nil when none does or they do not add up.
-func locate(m *Manifest, system string) Rule {
+func locate(m *Manifest, system string) *RuleError {
 	included, sum := 0, 0
 	for i := range m.Segments {
 		if s := &m.Segments[i]; s.Included {
@@ -308,10 +246,7 @@ func locate(m *Manifest, system string) Rule {
 	if included == 0 || sum+(included-1)*len(JoinSeparator) != len(system) {
 		return nil
 	}
-	if err := segmentsHold(m, system, included, true); err != nil {
-		return err.(Rule)
-	}
-	return nil
+	return segmentsHold(m, system, included, true)
 }
 
 // boundary reports whether i is a character boundary of s, as Rust's
@@ -320,3 +255,5 @@ func locate(m *Manifest, system string) Rule {
 func boundary(s string, i int) bool {
 	return i == 0 || i == len(s) || (i < len(s) && utf8.RuneStart(s[i]))
 }
+
+func itoa(n int) string { return strconv.Itoa(n) }

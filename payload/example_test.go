@@ -29,7 +29,7 @@ func Example() {
 	res, err := payload.Verify(m, body, payload.Auto)
 	fmt.Println(err, res.Channel.Provider, res.Manifest.Boundary)
 	sum, n, _ := payload.SystemDigest(body, payload.Auto)
-	fmt.Println(sum.Is(m.WholePromptDigest), n)
+	fmt.Println(sum == m.WholePromptDigest, n)
 
 	// One character changed on the way out is caught, with where.
 	_, err = payload.Verify(m, []byte(`{"system":"You are careless.\n\nUse grep before guessing."}`), payload.Auto)

@@ -223,7 +223,7 @@ func stableRows(r *promptloom.Reduction, old *manifest.Manifest) int {
 			break
 		}
 		s := &old.Segments[k]
-		if s.ID != row.Fragment.ID || s.Bytes != row.Bytes || !row.Digest.Is(s.Digest) {
+		if s.ID != row.Fragment.ID || s.Bytes != row.Bytes || row.Digest != s.Digest {
 			break
 		}
 		last, k = i, k+1

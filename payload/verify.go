@@ -64,7 +64,7 @@ func VerifyChannel(m *manifest.Manifest, c *Channel) (*Result, error) {
 		}
 		// Validate reports the whole digest first, as Harn does; the rule
 		// that names where the bytes differ says more here.
-		var whole *manifest.WholeDigestError
+		var whole *manifest.RuleError
 		if errors.As(verr, &whole) && whole.Located != nil {
 			verr = whole.Located
 		}
@@ -94,7 +94,7 @@ func locate(m *manifest.Manifest, s string) (string, int) {
 			off += len(manifest.JoinSeparator)
 		}
 		end := off + seg.Bytes
-		if seg.Bytes < 0 || end > len(s) || !digest.Of(s[off:end]).Is(seg.Digest) {
+		if seg.Bytes < 0 || end > len(s) || digest.Of(s[off:end]) != seg.Digest {
 			return seg.ID, off
 		}
 		off = end

@@ -92,7 +92,7 @@ func TestVerifyHolds(t *testing.T) {
 				t.Errorf("egress row %+v", last)
 			}
 			want := manifest.EgressDelta{Producer: manifest.EgressProducer, InputSystemPromptDigest: m.WholePromptDigest,
-				InputSystemPromptBytes: 18, OutputSystemPromptDigest: digest.Of("alphabetagamma").String(),
+				InputSystemPromptBytes: 18, OutputSystemPromptDigest: digest.Of("alphabetagamma"),
 				OutputSystemPromptBytes: 14, BytesRemoved: 4}
 			if *e.EgressDelta != want {
 				t.Errorf("delta %+v\nwant  %+v", *e.EgressDelta, want)
@@ -131,9 +131,9 @@ func TestVerifyMismatch(t *testing.T) {
 			if !errors.As(err, &mm) || !errors.Is(err, ErrMismatch) || !errors.Is(err, manifest.ErrInvalid) {
 				t.Fatalf("err = %v", err)
 			}
-			var rule manifest.Rule
-			if !errors.As(err, &rule) || rule.Rule() != tt.rule {
-				t.Errorf("rule %v, want %s", rule, tt.rule)
+			var re *manifest.RuleError
+			if !errors.As(err, &re) || string(re.Rule) != tt.rule {
+				t.Errorf("rule %v, want %s", re, tt.rule)
 			}
 			if mm.Fragment != tt.fragment || mm.Offset != tt.offset {
 				t.Errorf("at %q %d, want %q %d (%v)", mm.Fragment, mm.Offset, tt.fragment, tt.offset, err)
@@ -195,7 +195,7 @@ func TestServedContextCertifiesQwenThinkingDisableEgressBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !sum.Is(e.WholePromptDigest) || n != e.SystemPromptBytes {
+	if !sum.Is(e.WholePromptDigest.String()) || n != e.SystemPromptBytes {
 		t.Errorf("payload digest %s/%d, manifest %s/%d", sum, n, e.WholePromptDigest, e.SystemPromptBytes)
 	}
 	// The retained egress manifest then verifies the body it was made for.
@@ -215,7 +215,7 @@ func TestSystemDigestIsTheManifestsWhenBytesHold(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !sum.Is(m.WholePromptDigest) || n != 18 {
+		if !sum.Is(m.WholePromptDigest.String()) || n != 18 {
 			t.Errorf("%s: %s %d, want %s 18", body, sum, n, m.WholePromptDigest)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 
+	"github.com/promptloom/promptloom/digest"
 	canon "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/stage"
@@ -43,14 +44,14 @@ type DescribedPart struct {
 
 // describedJSON is DescribedPart's wire form.
 type describedJSON struct {
-	Slot     string   `json:"slot"`
-	Register string   `json:"register"`
-	Rank     int      `json:"rank"`
-	Cites    []string `json:"cites"`
-	Included bool     `json:"included"`
-	Reason   string   `json:"reason"`
-	Bytes    int      `json:"bytes"`
-	Digest   string   `json:"digest"`
+	Slot     string        `json:"slot"`
+	Register string        `json:"register"`
+	Rank     int           `json:"rank"`
+	Cites    []string      `json:"cites"`
+	Included bool          `json:"included"`
+	Reason   string        `json:"reason"`
+	Bytes    int           `json:"bytes"`
+	Digest   digest.Digest `json:"digest"`
 }
 
 // MarshalJSON writes the part in its own words.
@@ -89,7 +90,7 @@ func (c *Context) Describe() Description {
 			dp.Segment = c.Manifest.Segments[i]
 			r := &c.Reduction.Rows[i]
 			// The reduction's own values, as the prompt holds them.
-			dp.Included, dp.Reason, dp.Bytes, dp.Digest = r.Included, r.Reason, r.Bytes, r.Digest.String()
+			dp.Included, dp.Reason, dp.Bytes, dp.Digest = r.Included, r.Reason, r.Bytes, r.Digest
 			if r.Shed {
 				d.Shed = append(d.Shed, p.Slot)
 			}

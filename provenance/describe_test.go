@@ -42,7 +42,7 @@ func TestDescribedPartJSON(t *testing.T) {
 		incl, _ := json.Marshal(p.Included)
 		want := `{"slot":` + string(id) + `,"register":"` + p.Register + `","rank":` + itoa(rank) +
 			`,"cites":` + string(cites) + `,"included":` + string(incl) + `,"reason":` + string(reason) +
-			`,"bytes":` + itoa(p.Bytes) + `,"digest":"` + p.Digest + `"}`
+			`,"bytes":` + itoa(p.Bytes) + `,"digest":"` + p.Digest.String() + `"}`
 		if string(b) != want {
 			t.Errorf("part %d:\n got %s\nwant %s", i, b, want)
 		}

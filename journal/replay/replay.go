@@ -63,11 +63,11 @@ type pinJSON struct {
 }
 
 type pinSegment struct {
-	ID       string `json:"id"`
-	Included bool   `json:"included"`
-	Digest   string `json:"digest"`
-	Register string `json:"register,omitempty"`
-	Rank     *int   `json:"rank,omitempty"`
+	ID       string        `json:"id"`
+	Included bool          `json:"included"`
+	Digest   digest.Digest `json:"digest"`
+	Register string        `json:"register,omitempty"`
+	Rank     *int          `json:"rank,omitempty"`
 }
 
 // MarshalJSON writes the pin with the recorded fields of its segments.
@@ -282,7 +282,10 @@ func (p *PinnedModel) Complete(ctx context.Context, req journal.Request) (journa
 // the most fragments.
 func (p *PinnedModel) miss(pin Pin) error {
 	e := &PinMissError{Call: pin.Call, Key: pin.Key}
-	type seg struct{ id, digest string }
+	type seg struct {
+		id     string
+		digest digest.Digest
+	}
 	mine := make(map[seg]bool, len(pin.Segments))
 	for _, s := range pin.Segments {
 		mine[seg{s.ID, s.Digest}] = true

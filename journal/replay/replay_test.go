@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/eventlog"
 	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/journal"
@@ -103,8 +104,8 @@ func TestPinJSON(t *testing.T) {
 	two := 2
 	full := Pin{Key: "k", Call: "c", SystemDigest: "blake3:ab", Response: journal.Response{Text: "<ok> & on"},
 		Segments: []manifest.Segment{
-			{ID: "a", Producer: "p", Bucket: "before", Included: true, Reason: "unconditional", Bytes: 3, Digest: "blake3:01"},
-			{ID: "b<", Producer: "p", Bucket: "after", Reason: "shed by budget: craft rank 2", Digest: "blake3:02",
+			{ID: "a", Producer: "p", Bucket: "before", Included: true, Reason: "unconditional", Bytes: 3, Digest: digest.Of("01")},
+			{ID: "b<", Producer: "p", Bucket: "after", Reason: "shed by budget: craft rank 2", Digest: digest.Of("02"),
 				Register: "craft", Rank: &two, Sources: []string{"s:1"}, Tokens: &two},
 		}}
 	cases := []struct {
@@ -113,8 +114,8 @@ func TestPinJSON(t *testing.T) {
 		want string
 	}{
 		{"full", full, `{"key":"k","call":"c","system_digest":"blake3:ab","segments":[` +
-			`{"id":"a","included":true,"digest":"blake3:01"},` +
-			`{"id":"b\u003c","included":false,"digest":"blake3:02","register":"craft","rank":2}],` +
+			`{"id":"a","included":true,"digest":"` + digest.Of("01").String() + `"},` +
+			`{"id":"b\u003c","included":false,"digest":"` + digest.Of("02").String() + `","register":"craft","rank":2}],` +
 			`"response":{"text":"\u003cok\u003e \u0026 on"}}`},
 		{"no manifest", Pin{Key: "k"}, `{"key":"k","call":"","system_digest":"","segments":null,"response":{"text":""}}`},
 		{"no segments", Pin{Key: "k", Segments: []manifest.Segment{}}, `{"key":"k","call":"","system_digest":"","segments":[],"response":{"text":""}}`},

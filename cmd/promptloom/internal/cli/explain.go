@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/internal/textsafe"
 	"github.com/promptloom/promptloom/manifest"
@@ -123,7 +124,7 @@ func (e *env) printManifest(m *manifest.Manifest, hashOnly bool) int {
 		return e.fail("manifest: %v", err)
 	}
 	if hashOnly {
-		b = []byte(manifest.HashBytes(b))
+		b = digest.Bytes(b).AppendText(nil)
 	}
 	e.stdout.Write(append(b, '\n'))
 	return ExitOK

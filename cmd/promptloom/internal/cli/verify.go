@@ -92,15 +92,14 @@ func verdict(w io.Writer, rep *journal.Report, err error) int {
 // reports a changed byte as the whole digest first; a second line then
 // says where the prompt differs.
 func (e *env) failRule(err error) int {
-	var rule manifest.Rule
-	name := "unknown"
-	if errors.As(err, &rule) {
-		name = rule.Rule()
+	var re *manifest.RuleError
+	name := manifest.Rule("unknown")
+	if errors.As(err, &re) {
+		name = re.Rule
 	}
 	fmt.Fprintf(e.stdout, "FAIL %s: %s\n", name, textsafe.Line(err.Error()))
-	var whole *manifest.WholeDigestError
-	if errors.As(err, &whole) && whole.Located != nil {
-		fmt.Fprintf(e.stdout, "FAIL %s: %s\n", whole.Located.Rule(), textsafe.Line(whole.Located.Error()))
+	if re != nil && re.Located != nil {
+		fmt.Fprintf(e.stdout, "FAIL %s: %s\n", re.Located.Rule, textsafe.Line(re.Located.Error()))
 	}
 	return ExitFail
 }

@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/promptloom/promptloom/manifest"
+	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/provenance"
 )
 
@@ -17,7 +17,7 @@ type CallReport struct {
 	Round               int                    `json:"round"`
 	Seq                 int64                  `json:"seq"`
 	Context             provenance.Description `json:"context"`
-	ManifestContentHash string                 `json:"manifest_content_hash"`
+	ManifestContentHash digest.Digest          `json:"manifest_content_hash"`
 	Manifest            json.RawMessage        `json:"manifest"`
 	Reply               string                 `json:"reply"`
 }
@@ -30,7 +30,7 @@ func (n *Negotiation) Reports() ([]CallReport, error) {
 		if err != nil {
 			return nil, err
 		}
-		hash := manifest.HashBytes(m) // ContentHash, without encoding again
+		hash := digest.Bytes(m) // ContentHash, without encoding again
 		out = append(out, CallReport{Role: c.Role, Round: c.Round, Seq: c.Seq, Context: c.Context.Describe(),
 			ManifestContentHash: hash, Manifest: m, Reply: c.Reply})
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/harn/options"
 )
@@ -84,9 +85,9 @@ type Receipt struct {
 
 // SideReceipt names one prompt by its manifest and digest.
 type SideReceipt struct {
-	ManifestContentHash string `json:"manifest_content_hash"`
-	WholePromptDigest   string `json:"whole_prompt_digest"`
-	SystemPromptBytes   int    `json:"system_prompt_bytes"`
+	ManifestContentHash digest.Digest `json:"manifest_content_hash"`
+	WholePromptDigest   digest.Digest `json:"whole_prompt_digest"`
+	SystemPromptBytes   int           `json:"system_prompt_bytes"`
 }
 
 // Receipt returns the demo's receipt.

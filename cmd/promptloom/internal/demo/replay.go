@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/eventlog"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/journal/replay"
@@ -38,10 +39,10 @@ type Replay struct {
 
 // ReplayedCall compares one call's manifest with the recorded one.
 type ReplayedCall struct {
-	Call             string `json:"call"`
-	RecordedManifest string `json:"recorded_manifest"`
-	ReplayedManifest string `json:"replayed_manifest"`
-	Identical        bool   `json:"identical"`
+	Call             string        `json:"call"`
+	RecordedManifest digest.Digest `json:"recorded_manifest"`
+	ReplayedManifest digest.Digest `json:"replayed_manifest"`
+	Identical        bool          `json:"identical"`
 	// Changes lists the fragments whose rows differ from the recorded
 	// manifest's, when it is not identical.
 	Changes []string `json:"changes,omitempty"`
@@ -97,7 +98,7 @@ func (r *Replay) WriteText(w io.Writer) error {
 	for _, c := range r.Calls {
 		verdict := "identical"
 		if !c.Identical {
-			verdict = "DIFFERENT from recorded " + c.RecordedManifest
+			verdict = "DIFFERENT from recorded " + c.RecordedManifest.String()
 			if len(c.Changes) > 0 {
 				verdict += ": " + strings.Join(c.Changes, ", ")
 			}
@@ -111,7 +112,7 @@ func (r *Replay) WriteText(w io.Writer) error {
 }
 
 type recordedManifest struct {
-	hash     string
+	hash     digest.Digest
 	manifest *manifest.Manifest
 }
 
@@ -129,7 +130,8 @@ func recordedManifests(transcript []byte) map[string]recordedManifest {
 			}
 		case journal.KindRequest:
 			h := v.Get("served_context.manifest_content_hash").String()
-			out[v.Get("call").String()] = recordedManifest{hash: h, manifest: byHash[h]}
+			d, _ := digest.Parse(h)
+			out[v.Get("call").String()] = recordedManifest{hash: d, manifest: byHash[h]}
 		}
 	}
 	return out
