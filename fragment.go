@@ -160,5 +160,5 @@ func (f *Fragment) gate(a *active) (bool, string) {
 	case len(f.RequiresCaps) > 0:
 		return true, "capabilit(ies) present: " + strings.Join(f.RequiresCaps, ", ")
 	}
-	return true, ReasonUnconditional
+	return true, reasonUnconditional
 }

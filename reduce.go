@@ -39,9 +39,9 @@ const (
 // The reasons Reduce gives itself; Gate gives the others, and a budget's
 // shed rows say "shed by budget: REGISTER rank N".
 const (
-	ReasonUnconditional = "unconditional"
-	ReasonEmptyBody     = "empty body"
-	ReasonReplacement   = "exclusive replacement root"
+	reasonUnconditional = "unconditional"
+	reasonEmptyBody     = "empty body"
+	reasonReplacement   = "exclusive replacement root"
 )
 
 // Row is what became of one fragment. It is the reducer's working row, not
@@ -283,7 +283,7 @@ func replace(f *Fragment, b *budget.Budget) (*Reduction, error) {
 		Present: true,
 		Root:    RootReplacement,
 		Rows: []Row{{
-			Fragment: f, Included: true, Reason: ReasonReplacement,
+			Fragment: f, Included: true, Reason: reasonReplacement,
 			Body: f.Body, Bytes: len(f.Body), Offset: 0, Digest: d,
 		}},
 		WholeDigest: d,

@@ -79,7 +79,7 @@ func TestReplacementRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.System != "  kept \n" || r.Root != RootReplacement || r.Rows[0].Reason != ReasonReplacement || r.Rows[0].Bytes != 8 {
+	if r.System != "  kept \n" || r.Root != RootReplacement || r.Rows[0].Reason != reasonReplacement || r.Rows[0].Bytes != 8 {
 		t.Errorf("replacement: %+v", r)
 	}
 	_, err = Reduce([]Fragment{Replacement("x"), frag("b", Before, "b")}, nil)

@@ -71,7 +71,7 @@ func settleRange(rows []Row) {
 func settle(row *Row) bool {
 	row.Body = strings.TrimSpace(row.Fragment.Body)
 	if row.Body == "" {
-		row.Included, row.Reason = false, ReasonEmptyBody
+		row.Included, row.Reason = false, reasonEmptyBody
 	}
 	p := redact.Piece(row.Body)
 	row.redacted, row.edge = p.Changed(), p.Edge()

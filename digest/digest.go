@@ -18,8 +18,8 @@ import (
 	"lukechampine.com/blake3"
 )
 
-// Prefix starts every digest's text form.
-const Prefix = "blake3:"
+// prefix starts every digest's text form.
+const prefix = "blake3:"
 
 // Digest is a BLAKE3-256 sum.
 type Digest [32]byte
@@ -50,28 +50,22 @@ func Bytes(b []byte) Digest {
 // prompt with no fragment.
 var Empty = String("")
 
-// TextLen is the length of a digest's text form.
-const TextLen = len(Prefix) + 64
+// textLen is the length of a digest's text form.
+const textLen = len(prefix) + 64
 
 // String formats d as blake3:<lowercase hex>.
 func (d Digest) String() string {
-	var buf [TextLen]byte
+	var buf [textLen]byte
 	return string(d.AppendText(buf[:0]))
 }
 
 // AppendText appends d's text form to b (encoding.TextAppender).
 func (d Digest) AppendText(b []byte) []byte {
-	b = append(b, Prefix...)
+	b = append(b, prefix...)
 	n := len(b)
 	b = append(b, make([]byte, 64)...)
 	hex.Encode(b[n:], d[:])
 	return b
-}
-
-// Is reports whether s is d's text form, without allocating.
-func (d Digest) Is(s string) bool {
-	var buf [TextLen]byte
-	return string(d.AppendText(buf[:0])) == s
 }
 
 // MarshalText implements encoding.TextMarshaler.
@@ -92,7 +86,7 @@ func (d *Digest) UnmarshalText(text []byte) error {
 // Parse reads blake3:<64 lowercase hex digits>.
 func Parse(s string) (Digest, error) {
 	var d Digest
-	h, ok := strings.CutPrefix(s, Prefix)
+	h, ok := strings.CutPrefix(s, prefix)
 	if !ok || len(h) != 64 || strings.ToLower(h) != h {
 		return d, fmt.Errorf("%w: %q", ErrMalformed, s)
 	}

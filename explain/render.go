@@ -79,7 +79,7 @@ func (e *Explanation) WriteText(w io.Writer) error {
 // shortDigest keeps the first 12 hex digits: enough to tell rows apart at a
 // glance; the JSON form has the whole digest.
 func shortDigest(d digest.Digest) string {
-	return d.String()[:len(digest.Prefix)+12]
+	return d.String()[:len("blake3:")+12]
 }
 
 // WriteTraces writes one line per stage of the run, escaped as WriteText's

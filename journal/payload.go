@@ -82,7 +82,7 @@ func (r Request) egress() (egress, error) {
 	// decoders read differently (the verifier refuses a line holding one).
 	kept, err = canon.Encode(kept)
 	if err != nil {
-		return refuse(&payload.MalformedError{Provider: c.Provider, Path: c.Field, Msg: err.Error()})
+		return refuse(&payload.Error{Kind: payload.ErrMalformed, Provider: c.Provider, Path: c.Field, Msg: err.Error()})
 	}
 	if back, err := payload.Extract(kept, c.Provider); err != nil || back.Text != c.Text {
 		return refuse(fmt.Errorf("%w: %s: the system channel does not survive canonical JSON", payload.ErrMalformed, c.Field))

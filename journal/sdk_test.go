@@ -77,7 +77,7 @@ func TestAnthropicSDKCallIsRecordedAndVerified(t *testing.T) {
 	}
 	m := manifest.New(r, "agent.main")
 	var blocks []anthropic.TextBlockParam
-	for _, b := range payload.Place(r).Blocks {
+	for _, b := range payload.Place(r, nil).Blocks {
 		blk := anthropic.TextBlockParam{Text: b.Text}
 		if b.CacheControl != nil {
 			blk.CacheControl = anthropic.NewCacheControlEphemeralParam()

@@ -7,7 +7,7 @@ import (
 )
 
 // TestNewDefaultsBlankCallRole: New with a blank call role attributes the
-// manifest to DefaultCallRole, as options naming no call_role are, so the
+// manifest to defaultCallRole, as options naming no call_role are, so the
 // manifest validates; a named role is kept as given.
 func TestNewDefaultsBlankCallRole(t *testing.T) {
 	r, err := promptloom.Reduce([]promptloom.Fragment{frag("a", promptloom.Before, "body")}, nil)

@@ -8,10 +8,10 @@ import (
 // Egress names the row and producer of a system transform at the provider
 // boundary.
 const (
-	EgressRowID      = "egress:system"
-	EgressProducer   = "llm_request_payload"
-	EgressReason     = "provider capability and system-placement normalization"
-	ReasonSuperseded = "superseded by system transform"
+	egressRowID      = "egress:system"
+	egressProducer   = "llm_request_payload"
+	egressReason     = "provider capability and system-placement normalization"
+	reasonSuperseded = "superseded by system transform"
 )
 
 // ForEgress projects the manifest onto the exact system bytes sent to the
@@ -25,20 +25,20 @@ const (
 func (m *Manifest) ForEgress(sent string) (*Manifest, error) {
 	out := *m
 	out.Segments = append([]Segment(nil), m.Segments...)
-	out.Boundary = BoundaryEgress
+	out.Boundary = boundaryEgress
 	d := digest.Of(sent)
 	if d != m.WholePromptDigest || m.SystemPromptBytes != len(sent) {
 		for i := range out.Segments {
 			if out.Segments[i].Included {
-				out.Segments[i].Included, out.Segments[i].Bytes, out.Segments[i].Reason = false, 0, ReasonSuperseded
+				out.Segments[i].Included, out.Segments[i].Bytes, out.Segments[i].Reason = false, 0, reasonSuperseded
 			}
 		}
 		if sent != "" {
-			out.Segments = append(out.Segments, Segment{ID: EgressRowID, Producer: EgressProducer, Bucket: "before",
-				Included: true, Reason: EgressReason, Bytes: len(sent), Digest: d})
+			out.Segments = append(out.Segments, Segment{ID: egressRowID, Producer: egressProducer, Bucket: "before",
+				Included: true, Reason: egressReason, Bytes: len(sent), Digest: d})
 		}
 		out.EgressDelta = &EgressDelta{
-			Producer:                 EgressProducer,
+			Producer:                 egressProducer,
 			InputSystemPromptDigest:  m.WholePromptDigest,
 			InputSystemPromptBytes:   m.SystemPromptBytes,
 			OutputSystemPromptDigest: d,

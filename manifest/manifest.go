@@ -27,15 +27,15 @@ import (
 	canon "github.com/promptloom/promptloom/internal/json"
 )
 
-// Constant fields of every manifest.
+// The fields of a manifest that hold one of few values: Harn's words.
 const (
-	Schema             = "harn.llm.context_manifest.v1"
-	Scope              = "system_prompt"
-	Messages           = "served_context_digest_only"
-	BoundaryPreEgress  = "observed_llm_call_pre_egress"
-	BoundaryEgress     = "llm_request_payload_egress"
-	JoinSeparator      = promptloom.Separator
-	joinSeparatorBytes = len(JoinSeparator)
+	schema             = "harn.llm.context_manifest.v1"
+	scope              = "system_prompt"
+	messages           = "served_context_digest_only"
+	boundaryPreEgress  = "observed_llm_call_pre_egress"
+	boundaryEgress     = "llm_request_payload_egress"
+	joinSeparator      = promptloom.Separator
+	joinSeparatorBytes = len(joinSeparator)
 )
 
 // Manifest is one harn.llm.context_manifest.v1 value.
@@ -107,33 +107,33 @@ type EgressDelta struct {
 
 var nullJSON = json.RawMessage("null")
 
-// DefaultCallRole is the call role of a manifest made for no named call, as
-// options that name none get (options.DefaultCallRole).
-const DefaultCallRole = "unattributed"
+// defaultCallRole is the call role of a manifest made for no named call, as
+// options that name none get (options.defaultCallRole).
+const defaultCallRole = "unattributed"
 
 // New returns the manifest of a reduction, attributed to callRole, with
 // every string redacted (redact.String). Digests are of redacted text
 // already; bytes count the raw text, as Validate checks them.
-// A blank callRole is DefaultCallRole, as in options that name no
+// A blank callRole is defaultCallRole, as in options that name no
 // call_role: New never makes a manifest that Validate refuses for its call
 // role. (Validate still refuses an empty call_role in a manifest read from
 // elsewhere.)
 func New(r *promptloom.Reduction, callRole string) *Manifest {
 	if strings.TrimSpace(callRole) == "" {
-		callRole = DefaultCallRole
+		callRole = defaultCallRole
 	}
 	m := &Manifest{
-		Schema:             Schema,
-		Scope:              Scope,
-		Boundary:           BoundaryPreEgress,
-		Messages:           Messages,
+		Schema:             schema,
+		Scope:              scope,
+		Boundary:           boundaryPreEgress,
+		Messages:           messages,
 		CallRole:           redact.String(callRole),
 		ActorChain:         nullJSON,
 		Root:               string(r.Root),
 		Segments:           make([]Segment, len(r.Rows)),
 		WholePromptDigest:  r.WholeDigest,
 		SystemPromptBytes:  len(r.System),
-		JoinSeparator:      JoinSeparator,
+		JoinSeparator:      joinSeparator,
 		JoinSeparatorBytes: joinSeparatorBytes,
 	}
 	// Rows mostly share a producer and a reason: each distinct one is

@@ -44,7 +44,7 @@ func TestNewFields(t *testing.T) {
 	if system != "alpha\n\nkeep the list current\n\nomega" {
 		t.Fatalf("system = %q", system)
 	}
-	if m.Schema != Schema || m.Scope != "system_prompt" || m.Boundary != BoundaryPreEgress ||
+	if m.Schema != schema || m.Scope != "system_prompt" || m.Boundary != boundaryPreEgress ||
 		m.Messages != "served_context_digest_only" || m.Root != "composed" ||
 		m.JoinSeparator != "\n\n" || m.JoinSeparatorBytes != 2 || m.JoinSeparatorCount != 2 ||
 		m.SystemPromptBytes != len(system) || string(m.ActorChain) != "null" {
@@ -234,7 +234,7 @@ func TestReadIsTolerant(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Segments[0].Producer != "host" || m.Boundary != BoundaryEgress {
+	if m.Segments[0].Producer != "host" || m.Boundary != boundaryEgress {
 		t.Errorf("read %+v", m)
 	}
 	if err := Validate(m, "base"); err != nil {
@@ -274,7 +274,7 @@ func TestForEgress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.Root != "transformed" || e.Boundary != BoundaryEgress || e.EgressDelta.BytesAdded != 10 || e.EgressDelta.BytesRemoved != 0 ||
+	if e.Root != "transformed" || e.Boundary != boundaryEgress || e.EgressDelta.BytesAdded != 10 || e.EgressDelta.BytesRemoved != 0 ||
 		e.EgressDelta.InputSystemPromptBytes != 17 || e.EgressDelta.OutputSystemPromptBytes != 27 {
 		t.Errorf("egress: %+v %+v", e, e.EgressDelta)
 	}
@@ -294,7 +294,7 @@ func TestForEgress(t *testing.T) {
 	}
 	// Unchanged bytes: only the boundary moves.
 	same, err := m.ForEgress(system)
-	if err != nil || same.Root != "composed" || same.EgressDelta != nil || same.Boundary != BoundaryEgress {
+	if err != nil || same.Root != "composed" || same.EgressDelta != nil || same.Boundary != boundaryEgress {
 		t.Errorf("identity egress: %+v, %v", same, err)
 	}
 }

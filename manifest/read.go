@@ -88,15 +88,15 @@ func Read(data []byte) (*Manifest, error) {
 	r := reader{v: v}
 	m := &Manifest{
 		Schema:             r.str("schema", true, ""),
-		Scope:              r.str("scope", false, Scope),
-		Boundary:           r.str("boundary", false, BoundaryPreEgress),
-		Messages:           r.str("messages", false, Messages),
+		Scope:              r.str("scope", false, scope),
+		Boundary:           r.str("boundary", false, boundaryPreEgress),
+		Messages:           r.str("messages", false, messages),
 		CallRole:           r.str("call_role", false, ""),
 		ActorChain:         nullJSON,
 		Root:               r.str("root", false, string(promptloom.RootComposed)),
 		WholePromptDigest:  r.digest("whole_prompt_digest"),
 		SystemPromptBytes:  r.count("system_prompt_bytes", true),
-		JoinSeparator:      r.str("join_separator", false, JoinSeparator),
+		JoinSeparator:      r.str("join_separator", false, joinSeparator),
 		JoinSeparatorBytes: joinSeparatorBytes,
 		TokenEncoding:      r.str("token_encoding", false, ""),
 		SystemPromptTokens: r.optCount("system_prompt_tokens"),
@@ -115,12 +115,12 @@ func Read(data []byte) (*Manifest, error) {
 		return nil, r.err
 	}
 	switch {
-	case m.Schema != Schema:
-		return nil, &ReadError{Field: "schema", Detail: fmt.Sprintf("is %q, want %q", m.Schema, Schema)}
-	case m.Boundary != BoundaryPreEgress && m.Boundary != BoundaryEgress:
+	case m.Schema != schema:
+		return nil, &ReadError{Field: "schema", Detail: fmt.Sprintf("is %q, want %q", m.Schema, schema)}
+	case m.Boundary != boundaryPreEgress && m.Boundary != boundaryEgress:
 		return nil, &ReadError{Field: "boundary", Detail: fmt.Sprintf("unknown boundary %q", m.Boundary)}
-	case m.JoinSeparator != JoinSeparator:
-		return nil, &ReadError{Field: "join_separator", Detail: fmt.Sprintf("is %q; only %q is defined", m.JoinSeparator, JoinSeparator)}
+	case m.JoinSeparator != joinSeparator:
+		return nil, &ReadError{Field: "join_separator", Detail: fmt.Sprintf("is %q; only %q is defined", m.JoinSeparator, joinSeparator)}
 	}
 	switch promptloom.Root(m.Root) {
 	case promptloom.RootComposed, promptloom.RootReplacement, promptloom.RootTransformed:

@@ -121,7 +121,7 @@ func TestReadDefaultsAndKeeps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.JoinSeparatorBytes != 2 || m.JoinSeparatorCount != 1 || m.Scope != Scope || m.Messages != Messages {
+	if m.JoinSeparatorBytes != 2 || m.JoinSeparatorCount != 1 || m.Scope != scope || m.Messages != messages {
 		t.Errorf("defaults: %+v", m)
 	}
 	if err := Validate(m, "a\n\na"); err != nil {

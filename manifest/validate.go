@@ -149,10 +149,10 @@ func validate(m *Manifest, system string, hash bool) error {
 			"replacement root must contain exactly one included `replacement` segment")
 	}
 	switch {
-	case m.Scope != Scope:
-		return broke("scope", Scope, m.Scope, "scope is %q; only %q is defined", m.Scope, Scope)
-	case m.Messages != Messages:
-		return broke("messages", Messages, m.Messages, "messages is %q; only %q is defined", m.Messages, Messages)
+	case m.Scope != scope:
+		return broke("scope", scope, m.Scope, "scope is %q; only %q is defined", m.Scope, scope)
+	case m.Messages != messages:
+		return broke("messages", messages, m.Messages, "messages is %q; only %q is defined", m.Messages, messages)
 	case m.JoinSeparatorBytes != joinSeparatorBytes:
 		return broke("join_separator_bytes", itoa(joinSeparatorBytes), itoa(m.JoinSeparatorBytes),
 			"join_separator_bytes is %d but the join separator has %d bytes", m.JoinSeparatorBytes, joinSeparatorBytes)
@@ -170,7 +170,7 @@ func validate(m *Manifest, system string, hash bool) error {
 	}
 	sum, seps := 0, 0
 	if included > 0 {
-		seps = (included - 1) * len(JoinSeparator)
+		seps = (included - 1) * len(joinSeparator)
 	}
 	byteCount := func(segments int) error {
 		return broke("byte_count", itoa(len(system)), itoa(segments+seps),
@@ -219,11 +219,11 @@ func segmentsHold(m *Manifest, system string, included int, hash bool) *RuleErro
 		}
 		off = end
 		if seen++; seen < included {
-			if sep := system[off : off+len(JoinSeparator)]; sep != JoinSeparator {
-				return brokeAt("join_separator", s.ID, off, strconv.Quote(JoinSeparator), strconv.Quote(sep),
+			if sep := system[off : off+len(joinSeparator)]; sep != joinSeparator {
+				return brokeAt("join_separator", s.ID, off, strconv.Quote(joinSeparator), strconv.Quote(sep),
 					"included segment `%s` is not followed by the documented join separator", s.ID)
 			}
-			off += len(JoinSeparator)
+			off += len(joinSeparator)
 		}
 	}
 	return nil
@@ -243,7 +243,7 @@ func locate(m *Manifest, system string) *RuleError {
 			sum += s.Bytes
 		}
 	}
-	if included == 0 || sum+(included-1)*len(JoinSeparator) != len(system) {
+	if included == 0 || sum+(included-1)*len(joinSeparator) != len(system) {
 		return nil
 	}
 	return segmentsHold(m, system, included, true)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/promptloom/promptloom"
+	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
 )
@@ -19,7 +20,7 @@ func Example() {
 	}, &promptloom.Options{Tools: []string{"grep"}})
 	m := manifest.New(r, "agent.main")
 
-	field, place, _ := payload.Field(r, payload.Anthropic)
+	field, place, _ := payload.Field(r, payload.Anthropic, nil)
 	fmt.Println(string(field))
 	for _, b := range place.Breakpoints {
 		fmt.Printf("breakpoint after %s at byte %d (%s)\n", b.After, b.Offset, b.Kind)
@@ -28,12 +29,12 @@ func Example() {
 	body := []byte(`{"model":"claude-sonnet-4-5","max_tokens":1024,"messages":[{"role":"user","content":"hi"}],` + string(field[1:]))
 	res, err := payload.Verify(m, body, payload.Auto)
 	fmt.Println(err, res.Channel.Provider, res.Manifest.Boundary)
-	sum, n, _ := payload.SystemDigest(body, payload.Auto)
-	fmt.Println(sum == m.WholePromptDigest, n)
+	c, _ := payload.Extract(body, payload.Auto)
+	fmt.Println(digest.Of(c.Text) == m.WholePromptDigest, len(c.Text))
 
 	// One character changed on the way out is caught, with where.
 	_, err = payload.Verify(m, []byte(`{"system":"You are careless.\n\nUse grep before guessing."}`), payload.Auto)
-	var mm *payload.MismatchError
+	var mm *payload.Error
 	fmt.Println(errors.As(err, &mm), mm.Fragment, mm.Offset)
 	// Output:
 	// {"system":[{"type":"text","text":"You are careful.","cache_control":{"type":"ephemeral"}},{"type":"text","text":"\n\nUse grep before guessing."}]}

@@ -51,23 +51,23 @@ func Extract(body []byte, p Provider) (*Channel, error) {
 		err := json.Unmarshal(body, &raw)
 		var syn *json.SyntaxError
 		if errors.As(err, &syn) {
-			return nil, &MalformedError{Provider: p, Offset: syn.Offset, Msg: syn.Error()}
+			return nil, malformed(p, "", syn.Offset, syn.Error())
 		}
 		msg := "not JSON"
 		if err != nil {
 			msg = err.Error()
 		}
-		return nil, &MalformedError{Provider: p, Msg: msg}
+		return nil, malformed(p, "", 0, msg)
 	}
 	// encoding/json accepts bytes that are not UTF-8 inside strings (and
 	// reads them as U+FFFD) where gjson keeps them: refused here, so a text
 	// is never one thing to the verifier and another to a decoder.
 	if off := canon.InvalidUTF8(body); off >= 0 {
-		return nil, &MalformedError{Provider: p, Offset: int64(off), Msg: "invalid UTF-8"}
+		return nil, malformed(p, "", int64(off), "invalid UTF-8")
 	}
 	root := gjson.ParseBytes(body)
 	if !root.IsObject() {
-		return nil, &MalformedError{Provider: p, Msg: "the body is not a JSON object"}
+		return nil, malformed(p, "", 0, "the body is not a JSON object")
 	}
 	auto := p == Auto
 	if auto {
@@ -88,11 +88,11 @@ func Extract(body []byte, p Provider) (*Channel, error) {
 	case Gemini:
 		c, err = gemini(root)
 	default:
-		return nil, &ProviderError{Name: string(p)}
+		return nil, &Error{Kind: ErrUnknownProvider, Msg: string(p)}
 	}
 	if err != nil {
-		var none *NoSystemError
-		if auto && errors.As(err, &none) {
+		var none *Error
+		if auto && errors.As(err, &none) && none.Kind == ErrNoSystem {
 			none.Provider = Auto
 		}
 		return nil, err
@@ -120,7 +120,7 @@ func detect(root gjson.Result) (Provider, error) {
 	case has("messages"):
 		return OpenAIChat, nil
 	}
-	return Auto, &NoSystemError{}
+	return Auto, &Error{Kind: ErrNoSystem}
 }
 
 func anthropic(root gjson.Result) (*Channel, error) {
@@ -130,7 +130,7 @@ func anthropic(root gjson.Result) (*Channel, error) {
 		return nil, err
 	}
 	if absent(sys) {
-		return nil, &NoSystemError{Provider: Anthropic}
+		return nil, &Error{Kind: ErrNoSystem, Provider: Anthropic}
 	}
 	c := &Channel{Field: "system"}
 	switch {
@@ -231,14 +231,14 @@ func openAIChat(root gjson.Result) (*Channel, error) {
 		return nil, err
 	}
 	if absent(msgs) {
-		return nil, &NoSystemError{Provider: OpenAIChat}
+		return nil, &Error{Kind: ErrNoSystem, Provider: OpenAIChat}
 	}
 	texts, pieces, err := r.systemMessages(msgs, "messages", "text")
 	if err != nil {
 		return nil, err
 	}
 	if len(texts) == 0 {
-		return nil, &NoSystemError{Provider: OpenAIChat}
+		return nil, &Error{Kind: ErrNoSystem, Provider: OpenAIChat}
 	}
 	return &Channel{Field: "messages", Text: strings.Join(texts, MessageSeparator), Pieces: pieces}, nil
 }
@@ -275,7 +275,7 @@ func openAIResponses(root gjson.Result) (*Channel, error) {
 		return nil, r.bad("input", "want a string or an array of items, got %s", kind(input))
 	}
 	if len(texts) == 0 {
-		return nil, &NoSystemError{Provider: OpenAIResponses}
+		return nil, &Error{Kind: ErrNoSystem, Provider: OpenAIResponses}
 	}
 	c.Text = strings.Join(texts, MessageSeparator)
 	return c, nil
@@ -299,7 +299,7 @@ func gemini(root gjson.Result) (*Channel, error) {
 		key, si = "system_instruction", snake
 	}
 	if absent(si) {
-		return nil, &NoSystemError{Provider: Gemini}
+		return nil, &Error{Kind: ErrNoSystem, Provider: Gemini}
 	}
 	if !si.IsObject() {
 		return nil, r.bad(key, "want a Content object, got %s", kind(si))

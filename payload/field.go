@@ -9,7 +9,7 @@ import (
 // object holding only that field, to merge into a request body. Extract
 // reads each back as the prompt, byte for byte.
 //
-//   - Anthropic: {"system": [blocks]}, cut by Place (opts apply); the
+//   - Anthropic: {"system": [blocks]}, cut by Place (o applies); the
 //     placement is returned too.
 //   - OpenAIChat: {"messages": [{"role": "system", "content": prompt}]}.
 //   - OpenAIResponses: {"instructions": prompt}.
@@ -18,12 +18,12 @@ import (
 // An absent prompt is {} (no system field) for every provider. OpenAI
 // caches prompt prefixes without markers and Gemini through a separate
 // cache resource, so only Anthropic gets breakpoints.
-func Field(r *promptloom.Reduction, p Provider, opts ...PlaceOption) ([]byte, *Placement, error) {
+func Field(r *promptloom.Reduction, p Provider, o *PlaceOptions) ([]byte, *Placement, error) {
 	var v any = struct{}{}
 	var pl *Placement
 	switch p {
 	case Anthropic:
-		pl = Place(r, opts...)
+		pl = Place(r, o)
 		if r.Present {
 			v = struct {
 				System []Block `json:"system"`
@@ -58,7 +58,7 @@ func Field(r *promptloom.Reduction, p Provider, opts ...PlaceOption) ([]byte, *P
 			}{content{[]part{{r.System}}}}
 		}
 	default:
-		return nil, nil, &ProviderError{Name: string(p)}
+		return nil, nil, &Error{Kind: ErrUnknownProvider, Msg: string(p)}
 	}
 	b, err := canon.MarshalRaw(v)
 	if err != nil {

@@ -33,28 +33,28 @@ const (
 	Gemini          Provider = "gemini"
 )
 
-// Providers lists the shapes.
-var Providers = []Provider{Anthropic, OpenAIChat, OpenAIResponses, Gemini}
+// providers lists the shapes, in the order Auto tries them.
+var providers = []Provider{Anthropic, OpenAIChat, OpenAIResponses, Gemini}
 
-// AnthropicMaxBreakpoints is Anthropic's limit of cache_control breakpoints
+// anthropicMaxBreakpoints is Anthropic's limit of cache_control breakpoints
 // in one request.
-const AnthropicMaxBreakpoints = 4
+const anthropicMaxBreakpoints = 4
 
 // ParseProvider returns the Provider named s; "" and "auto" are Auto.
 func ParseProvider(s string) (Provider, error) {
 	if s == "" || s == "auto" {
 		return Auto, nil
 	}
-	for _, p := range Providers {
+	for _, p := range providers {
 		if string(p) == s {
 			return p, nil
 		}
 	}
-	return Auto, &ProviderError{Name: s}
+	return Auto, &Error{Kind: ErrUnknownProvider, Msg: s}
 }
 
-// Sentinels: errors.Is(err, ErrMalformed) and so on match every error of
-// that kind.
+// The kinds of Error: errors.Is(err, ErrMalformed) and so on match every
+// error of that kind.
 var (
 	// ErrMalformed: the body is not JSON, or a field of the system channel
 	// has the wrong type.
@@ -64,38 +64,63 @@ var (
 	// ErrMismatch: the system bytes do not match the manifest. The error
 	// also matches manifest.ErrInvalid through the rule it wraps.
 	ErrMismatch = errors.New("system channel does not match the manifest")
-	// ErrUnknownProvider: a provider name that is not one of Providers.
+	// ErrUnknownProvider: a provider name that is not one of the shapes.
 	ErrUnknownProvider = errors.New("unknown provider")
 )
 
-// MalformedError is a body that is not JSON (Path "", Offset where the
-// syntax breaks) or whose system channel has a field of the wrong type
-// (Path names it in gjson syntax, e.g. "system.1.text").
-type MalformedError struct {
+// Error is the one error of the provider boundary. Kind says which of the
+// four it is; the other fields say where, as far as the kind knows it.
+type Error struct {
+	Kind     error
 	Provider Provider
-	Path     string
-	Offset   int64
-	Msg      string
+	// Path names the field of the system channel at fault, in gjson syntax
+	// (e.g. "system.1.text"); empty for the body as a whole.
+	Path string
+	// Offset is where the fault is: a byte of the body for a malformed
+	// one, a byte of the system text for a mismatch.
+	Offset int64
+	// Fragment is the first included segment whose bytes do not match, on
+	// a mismatch; empty when every segment matches and bytes follow the
+	// last one.
+	Fragment string
+	// Msg says what is wrong (for an unknown provider: the name given).
+	Msg string
+	// Err is the manifest rule a mismatch broke.
+	Err error
 }
 
-func (e *MalformedError) Error() string {
-	if e.Path == "" {
-		return fmt.Sprintf("%v: %s at byte %d", ErrMalformed, e.Msg, e.Offset)
+func (e *Error) Error() string {
+	switch e.Kind {
+	case ErrMalformed:
+		if e.Path == "" {
+			return fmt.Sprintf("%v: %s at byte %d", ErrMalformed, e.Msg, e.Offset)
+		}
+		return fmt.Sprintf("%v: %s: %s: %s", ErrMalformed, e.Provider, e.Path, e.Msg)
+	case ErrNoSystem:
+		return noSystem(e.Provider)
+	case ErrUnknownProvider:
+		names := make([]string, len(providers))
+		for i, p := range providers {
+			names[i] = string(p)
+		}
+		return fmt.Sprintf("%v %q (want %s)", ErrUnknownProvider, e.Msg, strings.Join(names, ", "))
 	}
-	return fmt.Sprintf("%v: %s: %s: %s", ErrMalformed, e.Provider, e.Path, e.Msg)
+	where := fmt.Sprintf("fragment %q at byte %d", e.Fragment, e.Offset)
+	if e.Fragment == "" {
+		where = fmt.Sprintf("bytes after the last fragment at byte %d", e.Offset)
+	}
+	return fmt.Sprintf("%s: system channel differs from the manifest: %s: %v", e.Provider, where, e.Err)
 }
 
-// Is matches ErrMalformed.
-func (e *MalformedError) Is(t error) bool { return t == ErrMalformed }
+// Is matches the error's kind.
+func (e *Error) Is(t error) bool { return t == e.Kind }
 
-// NoSystemError is a body with no system channel: Provider is the shape
-// asked for or detected, Auto when no shape was recognised.
-type NoSystemError struct {
-	Provider Provider
-}
+// Unwrap returns the manifest rule a mismatch broke.
+func (e *Error) Unwrap() error { return e.Err }
 
-func (e *NoSystemError) Error() string {
-	switch e.Provider {
+// noSystem says what a body of shape p (Auto: none recognised) lacks.
+func noSystem(p Provider) string {
+	switch p {
 	case Auto:
 		return "no recognisable system channel (looked for system, systemInstruction, instructions, and messages with role system or developer)"
 	case Anthropic:
@@ -107,48 +132,10 @@ func (e *NoSystemError) Error() string {
 	case Gemini:
 		return "gemini: no system channel (no `systemInstruction`)"
 	}
-	return fmt.Sprintf("%s: no system channel", e.Provider)
+	return fmt.Sprintf("%s: no system channel", p)
 }
 
-// Is matches ErrNoSystem.
-func (e *NoSystemError) Is(t error) bool { return t == ErrNoSystem }
-
-// ProviderError is an unknown provider name.
-type ProviderError struct{ Name string }
-
-func (e *ProviderError) Error() string {
-	names := make([]string, len(Providers))
-	for i, p := range Providers {
-		names[i] = string(p)
-	}
-	return fmt.Sprintf("%v %q (want %s)", ErrUnknownProvider, e.Name, strings.Join(names, ", "))
+// malformed is an ErrMalformed Error.
+func malformed(p Provider, path string, off int64, msg string) *Error {
+	return &Error{Kind: ErrMalformed, Provider: p, Path: path, Offset: off, Msg: msg}
 }
-
-// Is matches ErrUnknownProvider.
-func (e *ProviderError) Is(t error) bool { return t == ErrUnknownProvider }
-
-// MismatchError says where the system bytes first differ from the
-// manifest: Fragment is the first included segment whose bytes do not
-// match (empty when every segment matches and bytes follow the last one),
-// Offset where it starts in the channel's text. Err is the manifest rule
-// that broke.
-type MismatchError struct {
-	Provider Provider
-	Fragment string
-	Offset   int
-	Err      error
-}
-
-func (e *MismatchError) Error() string {
-	where := fmt.Sprintf("fragment %q at byte %d", e.Fragment, e.Offset)
-	if e.Fragment == "" {
-		where = fmt.Sprintf("bytes after the last fragment at byte %d", e.Offset)
-	}
-	return fmt.Sprintf("%s: system channel differs from the manifest: %s: %v", e.Provider, where, e.Err)
-}
-
-// Is matches ErrMismatch.
-func (e *MismatchError) Is(t error) bool { return t == ErrMismatch }
-
-// Unwrap returns the manifest rule that broke.
-func (e *MismatchError) Unwrap() error { return e.Err }

@@ -21,17 +21,17 @@ type CacheControl struct {
 	Type string `json:"type"`
 }
 
-// Kinds of breakpoint, in the order Place prefers them.
+// The kinds of breakpoint, in the order Place prefers them.
 const (
-	// KindUnconditional ends the longest run of unconditional before
+	// kindUnconditional ends the longest run of unconditional before
 	// fragments: the same bytes in every call, whatever is active.
-	KindUnconditional = "unconditional-prefix"
-	// KindStable ends the fragments unchanged since the previous manifest.
-	KindStable = "stable-prefix"
-	// KindGate stands just before a gated fragment inside the stable
+	kindUnconditional = "unconditional-prefix"
+	// kindStable ends the fragments unchanged since the previous manifest.
+	kindStable = "stable-prefix"
+	// kindGate stands just before a gated fragment inside the stable
 	// prefix: calls with that gate in another state share the bytes before
 	// it.
-	KindGate = "gate-boundary"
+	kindGate = "gate-boundary"
 )
 
 // Breakpoint is one cache_control placement and why it is there.
@@ -43,17 +43,13 @@ type Breakpoint struct {
 	// starts the next block).
 	After  string `json:"after"`
 	Offset int    `json:"offset"`
+	// Kind is unconditional-prefix (the end of the longest run of
+	// unconditional before fragments: the same bytes in every call),
+	// stable-prefix (the end of the fragments unchanged since the previous
+	// manifest) or gate-boundary (just before a gated fragment inside the
+	// stable prefix).
 	Kind   string `json:"kind"`
 	Reason string `json:"reason"`
-}
-
-// Warning is a gated fragment that stands before a breakpoint: each state
-// of its gate is a different prefix, so the cache at that breakpoint splits.
-type Warning struct {
-	Fragment string `json:"fragment"`
-	// Breakpoint is the first breakpoint the fragment stands before.
-	Breakpoint int    `json:"breakpoint"`
-	Message    string `json:"message"`
 }
 
 // Placement is a system prompt cut into Anthropic system blocks.
@@ -64,32 +60,37 @@ type Placement struct {
 	Blocks      []Block      `json:"blocks"`
 	Breakpoints []Breakpoint `json:"breakpoints"`
 	// Dropped are candidates left out by the limit, best first.
-	Dropped  []Breakpoint `json:"dropped,omitempty"`
-	Warnings []Warning    `json:"warnings,omitempty"`
+	Dropped []Breakpoint `json:"dropped,omitempty"`
+	// Warnings name the gated fragments that stand before a breakpoint:
+	// each state of a gate is a different prefix, so the cache at that
+	// breakpoint splits.
+	Warnings []promptloom.Warning `json:"warnings,omitempty"`
 	// None says why there is no breakpoint, when there is none.
 	None string `json:"none,omitempty"`
 }
 
-// PlaceOption configures Place.
-type PlaceOption func(*placeConfig)
-
-type placeConfig struct {
-	since *manifest.Manifest
-	max   int
+// PlaceOptions configure Place and Field. The zero value (or nil) places
+// up to Anthropic's limit of four breakpoints, with no previous call.
+type PlaceOptions struct {
+	// Since is the manifest of a previous call: boundaries up to which the
+	// included fragments (ids, digests, bytes) are the same in both calls
+	// are stable, and later breakpoints are placed there.
+	Since *manifest.Manifest
+	// MaxBreakpoints caps the breakpoints placed in the system field, for
+	// a caller who places some in tools or messages: 1 to 4; 0 is
+	// Anthropic's limit of 4, a negative number places none.
+	MaxBreakpoints int
 }
 
-// Since gives the manifest of a previous call: boundaries up to which the
-// included fragments (ids, digests, bytes) are the same in both calls are
-// stable, and later breakpoints are placed there.
-func Since(old *manifest.Manifest) PlaceOption {
-	return func(c *placeConfig) { c.since = old }
-}
-
-// MaxBreakpoints caps the breakpoints placed in the system field (default
-// AnthropicMaxBreakpoints; less when the caller places some in tools or
-// messages). Values outside 0..AnthropicMaxBreakpoints are clamped.
-func MaxBreakpoints(n int) PlaceOption {
-	return func(c *placeConfig) { c.max = min(max(n, 0), AnthropicMaxBreakpoints) }
+// limit is the number of breakpoints o allows.
+func (o *PlaceOptions) limit() int {
+	switch {
+	case o.MaxBreakpoints < 0:
+		return 0
+	case o.MaxBreakpoints == 0:
+		return anthropicMaxBreakpoints
+	}
+	return min(o.MaxBreakpoints, anthropicMaxBreakpoints)
 }
 
 // Place cuts a reduction's system prompt into Anthropic system blocks with
@@ -98,26 +99,25 @@ func MaxBreakpoints(n int) PlaceOption {
 // that is gated, in the after bucket, or excluded with a body ends the run);
 // with Since, one at the end of the fragments unchanged since the previous
 // manifest and, within that, one before each gated fragment, latest first;
-// at most MaxBreakpoints. An absent prompt has no blocks.
-func Place(r *promptloom.Reduction, opts ...PlaceOption) *Placement {
-	cfg := placeConfig{max: AnthropicMaxBreakpoints}
-	for _, o := range opts {
-		o(&cfg)
+// at most o.MaxBreakpoints. An absent prompt has no blocks.
+func Place(r *promptloom.Reduction, o *PlaceOptions) *Placement {
+	if o == nil {
+		o = &PlaceOptions{}
 	}
 	p := &Placement{Blocks: []Block{}, Breakpoints: []Breakpoint{}}
 	if !r.Present {
 		p.None = "the prompt is absent"
 		return p
 	}
-	cands := candidates(r, cfg.since)
+	cands := candidates(r, o.Since)
 	if len(cands) == 0 {
 		p.None = "no fragment boundary is stable: the first fragment is gated or in the after bucket"
-		if cfg.since != nil {
+		if o.Since != nil {
 			p.None += ", and no fragment is unchanged since the previous manifest"
 		}
 		return place(r, p)
 	}
-	keep := min(len(cands), cfg.max)
+	keep := min(len(cands), o.limit())
 	p.Breakpoints, p.Dropped = cands[:keep], cands[keep:]
 	if keep == 0 {
 		p.None = "the limit is 0 breakpoints"
@@ -170,7 +170,7 @@ func candidates(r *promptloom.Reduction, since *manifest.Manifest) []Breakpoint 
 		first = i
 	}
 	if first >= 0 {
-		add(&r.Rows[first], KindUnconditional,
+		add(&r.Rows[first], kindUnconditional,
 			"end of the longest run of unconditional before fragments: the same bytes in every call, whatever tools and capabilities are active")
 	}
 	if since == nil {
@@ -180,7 +180,7 @@ func candidates(r *promptloom.Reduction, since *manifest.Manifest) []Breakpoint 
 	if stable < 0 {
 		return out
 	}
-	add(&r.Rows[stable], KindStable,
+	add(&r.Rows[stable], kindStable,
 		fmt.Sprintf("end of the fragments unchanged since the previous manifest (same ids, digests and bytes): the %d bytes before it are what that call cached", end(&r.Rows[stable])))
 	// Gate boundaries inside the stable prefix, latest first.
 	for j := stable; j > first && j >= 0; j-- {
@@ -196,7 +196,7 @@ func candidates(r *promptloom.Reduction, since *manifest.Manifest) []Breakpoint 
 			}
 		}
 		if prev > first {
-			add(&r.Rows[prev], KindGate,
+			add(&r.Rows[prev], kindGate,
 				fmt.Sprintf("before gated %s: calls with its gate in another state share the bytes up to here", row.Fragment.ID))
 		}
 	}
@@ -233,8 +233,8 @@ func stableRows(r *promptloom.Reduction, old *manifest.Manifest) int {
 
 // warnings names each gated fragment (included or gated out) that stands
 // before a breakpoint, with the first such breakpoint.
-func warnings(r *promptloom.Reduction, bps []Breakpoint) []Warning {
-	var out []Warning
+func warnings(r *promptloom.Reduction, bps []Breakpoint) []promptloom.Warning {
+	var out []promptloom.Warning
 	// Row positions of the breakpoints: a row stands before breakpoint b
 	// when it comes before the row b ends.
 	at := make([]int, len(bps))
@@ -252,7 +252,7 @@ func warnings(r *promptloom.Reduction, bps []Breakpoint) []Warning {
 		}
 		for b := range bps {
 			if i <= at[b] {
-				out = append(out, Warning{Fragment: row.Fragment.ID, Breakpoint: b,
+				out = append(out, promptloom.Warning{ID: row.Fragment.ID,
 					Message: fmt.Sprintf("%s is gated and stands before cache breakpoint %d (after %s, byte %d): each state of its gate is a different prefix, so the cache at that breakpoint splits; move it after the unconditional fragments",
 						row.Fragment.ID, b+1, bps[b].After, bps[b].Offset)})
 				break

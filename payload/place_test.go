@@ -61,29 +61,29 @@ func TestPlace(t *testing.T) {
 	}{
 		{name: "first breakpoint after the unconditional before run",
 			frags: base("You are X."), tools: []string{"grep"}, max: 4,
-			want: []bp{{"system[1]", 13, KindUnconditional}}},
+			want: []bp{{"system[1]", 13, kindUnconditional}}},
 		{name: "a gated-out fragment ends the run too",
 			frags: base("You are X."), max: 4,
-			want: []bp{{"system[1]", 13, KindUnconditional}}},
+			want: []bp{{"system[1]", 13, kindUnconditional}}},
 		{name: "same call again: the whole prompt is stable, the gate before it warned",
 			frags: base("You are X."), tools: []string{"grep"}, since: base("You are X."), max: 4,
-			want:     []bp{{"system[1]", 13, KindUnconditional}, {"system[5]", 59, KindStable}},
+			want:     []bp{{"system[1]", 13, kindUnconditional}, {"system[5]", 59, kindStable}},
 			warnings: []string{"tool:grep.guidance"}},
 		{name: "primary changed: stable up to the fragment before it",
 			frags: base("You are X."), tools: []string{"grep"}, since: base("You are Y."), max: 4,
-			want:     []bp{{"system[1]", 13, KindUnconditional}, {"system[3]", 36, KindStable}},
+			want:     []bp{{"system[1]", 13, kindUnconditional}, {"system[3]", 36, kindStable}},
 			warnings: []string{"tool:grep.guidance"}},
 		{name: "first fragment changed: nothing stable beyond the unconditional run",
 			frags: base("You are X."), tools: []string{"grep"}, since: append([]promptloom.Fragment{item(0, "Other.")}, base("You are X.")[1:]...), max: 4,
-			want: []bp{{"system[1]", 13, KindUnconditional}}},
+			want: []bp{{"system[1]", 13, kindUnconditional}}},
 		{name: "gate boundaries inside the stable prefix",
 			frags: gates, tools: []string{"grep", "ls"}, since: gates, max: 4,
-			want:     []bp{{"system[1]", 6, KindUnconditional}, {"system[3]", 17, KindGate}, {"system[5]", 26, KindStable}},
+			want:     []bp{{"system[1]", 6, kindUnconditional}, {"system[3]", 17, kindGate}, {"system[5]", 26, kindStable}},
 			warnings: []string{"tool:grep.guidance", "tool:ls.guidance"}},
 		{name: "the limit keeps the best",
 			frags: gates, tools: []string{"grep", "ls"}, since: gates, max: 2,
-			want:     []bp{{"system[1]", 6, KindUnconditional}, {"system[5]", 26, KindStable}},
-			dropped:  []bp{{"system[3]", 17, KindGate}},
+			want:     []bp{{"system[1]", 6, kindUnconditional}, {"system[5]", 26, kindStable}},
+			dropped:  []bp{{"system[3]", 17, kindGate}},
 			warnings: []string{"tool:grep.guidance", "tool:ls.guidance"}},
 		{name: "a gated first fragment leaves no breakpoint",
 			frags: []promptloom.Fragment{promptloom.ToolGuidance("grep", "Grep."), item(1, "B.")}, tools: []string{"grep"}, max: 4,
@@ -93,16 +93,19 @@ func TestPlace(t *testing.T) {
 			none: "the prompt is absent"},
 		{name: "a replacement root is one unconditional block",
 			frags: []promptloom.Fragment{promptloom.Replacement("  Exactly this.\n")}, max: 4,
-			want: []bp{{"replacement", 16, KindUnconditional}}},
+			want: []bp{{"replacement", 16, kindUnconditional}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := reduce(t, tt.frags, tt.tools...)
-			opts := []PlaceOption{MaxBreakpoints(tt.max)}
-			if tt.since != nil {
-				opts = append(opts, Since(manifest.New(reduce(t, tt.since, tt.tools...), "agent")))
+			opts := &PlaceOptions{MaxBreakpoints: tt.max}
+			if tt.max == 0 {
+				opts.MaxBreakpoints = -1 // none
 			}
-			p := Place(r, opts...)
+			if tt.since != nil {
+				opts.Since = manifest.New(reduce(t, tt.since, tt.tools...), "agent")
+			}
+			p := Place(r, opts)
 			if d := cmp.Diff(tt.want, points(p.Breakpoints)); d != "" {
 				t.Errorf("breakpoints -want +got:\n%s", d)
 			}
@@ -111,7 +114,7 @@ func TestPlace(t *testing.T) {
 			}
 			var warned []string
 			for _, w := range p.Warnings {
-				warned = append(warned, w.Fragment)
+				warned = append(warned, w.ID)
 			}
 			if d := cmp.Diff(tt.warnings, warned); d != "" {
 				t.Errorf("warnings -want +got:\n%s", d)
@@ -144,7 +147,7 @@ func checkBlocks(t *testing.T, r *promptloom.Reduction, p *Placement) {
 		if blk.Type != "text" || blk.Text == "" {
 			t.Errorf("block %d: %+v", i, blk)
 		}
-		if strings.HasSuffix(blk.Text, manifest.JoinSeparator) {
+		if strings.HasSuffix(blk.Text, promptloom.Separator) {
 			t.Errorf("block %d ends with the separator: %q", i, blk.Text)
 		}
 		if blk.CacheControl != nil {
@@ -154,16 +157,16 @@ func checkBlocks(t *testing.T, r *promptloom.Reduction, p *Placement) {
 			marked++
 		}
 	}
-	if b.String() != r.System || marked != len(p.Breakpoints) || len(p.Breakpoints) > AnthropicMaxBreakpoints {
+	if b.String() != r.System || marked != len(p.Breakpoints) || len(p.Breakpoints) > anthropicMaxBreakpoints {
 		t.Errorf("blocks %q, %d marked, want %q, %d", b.String(), marked, r.System, len(p.Breakpoints))
 	}
 }
 
 func TestWarningMessage(t *testing.T) {
 	r := reduce(t, base("You are X."), "grep")
-	p := Place(r, Since(manifest.New(r, "agent")))
+	p := Place(r, &PlaceOptions{Since: manifest.New(r, "agent")})
 	want := "tool:grep.guidance is gated and stands before cache breakpoint 2 (after system[5], byte 59): each state of its gate is a different prefix, so the cache at that breakpoint splits; move it after the unconditional fragments"
-	if len(p.Warnings) != 1 || p.Warnings[0].Message != want || p.Warnings[0].Breakpoint != 1 {
+	if len(p.Warnings) != 1 || p.Warnings[0].Message != want || p.Warnings[0].ID != "tool:grep.guidance" {
 		t.Errorf("warnings %+v", p.Warnings)
 	}
 }
@@ -176,8 +179,8 @@ func TestFieldRoundTrip(t *testing.T) {
 	} {
 		r := reduce(t, frags, "grep")
 		m := manifest.New(r, "agent")
-		for _, p := range Providers {
-			body, _, err := Field(r, p)
+		for _, p := range providers {
+			body, _, err := Field(r, p, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -191,8 +194,8 @@ func TestFieldRoundTrip(t *testing.T) {
 		}
 	}
 	absent := reduce(t, []promptloom.Fragment{promptloom.ToolGuidance("ls", "x")})
-	for _, p := range Providers {
-		if body, _, err := Field(absent, p); err != nil || string(body) != "{}" {
+	for _, p := range providers {
+		if body, _, err := Field(absent, p, nil); err != nil || string(body) != "{}" {
 			t.Errorf("%s: absent prompt gave %s, %v", p, body, err)
 		}
 	}

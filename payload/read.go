@@ -13,7 +13,7 @@ import (
 type reader struct{ p Provider }
 
 func (r reader) bad(path, format string, args ...any) error {
-	return &MalformedError{Provider: r.p, Path: path, Msg: fmt.Sprintf(format, args...)}
+	return &Error{Kind: ErrMalformed, Provider: r.p, Path: path, Msg: fmt.Sprintf(format, args...)}
 }
 
 // get returns obj's key, refusing a key that appears twice: decoders

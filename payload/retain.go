@@ -53,7 +53,7 @@ func Retain(body []byte, p Provider) (*Channel, []byte, error) {
 	// left out; a difference is a bug here, and refused.
 	back, err := Extract(b.Bytes(), c.Provider)
 	if err != nil || back.Text != c.Text || !slices.Equal(back.Pieces, c.Pieces) || back.Breakpoints != c.Breakpoints {
-		return nil, nil, &MalformedError{Provider: c.Provider, Path: c.Field, Msg: "the system channel does not read back the same from the fields it was read from"}
+		return nil, nil, &Error{Kind: ErrMalformed, Provider: c.Provider, Path: c.Field, Msg: "the system channel does not read back the same from the fields it was read from"}
 	}
 	return c, b.Bytes(), nil
 }

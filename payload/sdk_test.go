@@ -151,7 +151,7 @@ func change(t *testing.T, body []byte) []byte {
 
 func TestSDKBodies(t *testing.T) {
 	r, m := prompt(t)
-	place := payload.Place(r)
+	place := payload.Place(r, nil)
 	tests := []struct {
 		name     string
 		send     func() []byte
@@ -181,7 +181,7 @@ func TestSDKBodies(t *testing.T) {
 			// One changed character fails, naming the fragment and offset.
 			bad := change(t, body)
 			_, err = payload.Verify(m, bad, payload.Auto)
-			var mm *payload.MismatchError
+			var mm *payload.Error
 			if !errors.As(err, &mm) || mm.Fragment != "system[0]" || mm.Offset != 0 {
 				t.Errorf("changed body: %v", err)
 			}
@@ -215,7 +215,7 @@ func TestSDKBodyWithEmptySystem(t *testing.T) {
 	_, m := prompt(t)
 	body := anthropicSend(t, []anthropic.TextBlockParam{{Text: ""}})
 	_, err := payload.Verify(m, body, payload.Auto)
-	var mm *payload.MismatchError
+	var mm *payload.Error
 	if !errors.As(err, &mm) || mm.Fragment != "system[0]" || mm.Offset != 0 {
 		t.Fatalf("err = %v", err)
 	}
@@ -229,7 +229,7 @@ func TestSDKBodyWithEmptySystem(t *testing.T) {
 // body that verifies.
 func TestAnthropicFieldRoundTripsThroughTheSDK(t *testing.T) {
 	r, m := prompt(t)
-	field, place, err := payload.Field(r, payload.Anthropic, payload.Since(m))
+	field, place, err := payload.Field(r, payload.Anthropic, &payload.PlaceOptions{Since: m})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/manifest"
 )
@@ -50,7 +51,7 @@ func VerifyChannel(m *manifest.Manifest, c *Channel) (*Result, error) {
 	placed := false
 	var joined string
 	if verr != nil && len(c.Pieces) > 1 {
-		joined = strings.Join(c.Pieces, manifest.JoinSeparator)
+		joined = strings.Join(c.Pieces, promptloom.Separator)
 		placed = joined != c.Text && manifest.Validate(m, joined) == nil
 	}
 	if verr != nil && !placed {
@@ -68,11 +69,11 @@ func VerifyChannel(m *manifest.Manifest, c *Channel) (*Result, error) {
 		if errors.As(verr, &whole) && whole.Located != nil {
 			verr = whole.Located
 		}
-		return nil, &MismatchError{Provider: c.Provider, Fragment: frag, Offset: off, Err: verr}
+		return nil, &Error{Kind: ErrMismatch, Provider: c.Provider, Fragment: frag, Offset: int64(off), Err: verr}
 	}
 	e, err := m.ForEgress(c.Text)
 	if err != nil {
-		return nil, &MismatchError{Provider: c.Provider, Err: err}
+		return nil, &Error{Kind: ErrMismatch, Provider: c.Provider, Err: err}
 	}
 	return &Result{Channel: c, Manifest: e, Transformed: placed, Placed: placed}, nil
 }
@@ -88,10 +89,10 @@ func locate(m *manifest.Manifest, s string) (string, int) {
 			continue
 		}
 		if k++; k > 1 {
-			if !strings.HasPrefix(s[off:], manifest.JoinSeparator) {
+			if !strings.HasPrefix(s[off:], promptloom.Separator) {
 				return seg.ID, off
 			}
-			off += len(manifest.JoinSeparator)
+			off += len(promptloom.Separator)
 		}
 		end := off + seg.Bytes
 		if seg.Bytes < 0 || end > len(s) || digest.Of(s[off:end]) != seg.Digest {
@@ -100,35 +101,4 @@ func locate(m *manifest.Manifest, s string) (string, int) {
 		off = end
 	}
 	return "", off
-}
-
-// SystemDigest is the payload-side digest of a request body: the digest
-// (after redaction, as every promptloom digest) of its system channel's text
-// and that text's length in bytes. A transcript records it beside the
-// system prompt's digest; when the two differ, the manifest retained must
-// be the egress projection (Verify's Result.Manifest).
-func SystemDigest(body []byte, p Provider) (digest.Digest, int, error) {
-	c, err := Extract(body, p)
-	if err != nil {
-		return digest.Digest{}, 0, err
-	}
-	return digest.Of(c.Text), len(c.Text), nil
-}
-
-// Project is the send-time projection for a harness whose own adapter
-// transformed the system text (added a directive, moved it into a message):
-// it reads the channel and returns m projected onto its bytes with
-// manifest.ForEgress, whatever they are, as Harn does at its egress
-// boundary. The harness vouches for the transform; Verify, which proves,
-// accepts only bytes that are the prompt or the prompt re-placed.
-func Project(m *manifest.Manifest, body []byte, p Provider) (*Result, error) {
-	c, err := Extract(body, p)
-	if err != nil {
-		return nil, err
-	}
-	e, err := m.ForEgress(c.Text)
-	if err != nil {
-		return nil, err
-	}
-	return &Result{Channel: c, Manifest: e, Transformed: manifest.Validate(m, c.Text) != nil}, nil
 }

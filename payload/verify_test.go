@@ -68,7 +68,7 @@ func TestVerifyHolds(t *testing.T) {
 				t.Errorf("placed %v transformed %v, want %v", res.Placed, res.Transformed, tt.placed)
 			}
 			e := res.Manifest
-			if e.Boundary != manifest.BoundaryEgress {
+			if e.Boundary != "llm_request_payload_egress" {
 				t.Errorf("boundary %q", e.Boundary)
 			}
 			if err := manifest.Validate(e, res.Channel.Text); err != nil {
@@ -83,7 +83,7 @@ func TestVerifyHolds(t *testing.T) {
 			// Harn's projection: assembled rows superseded, one egress:system
 			// row for the 14 bytes sent, 4 separator bytes removed.
 			for _, s := range e.Segments[:3] {
-				if s.Included || s.Reason != manifest.ReasonSuperseded {
+				if s.Included || s.Reason != "superseded by system transform" {
 					t.Errorf("row %s: included %v reason %q", s.ID, s.Included, s.Reason)
 				}
 			}
@@ -91,7 +91,7 @@ func TestVerifyHolds(t *testing.T) {
 			if last.ID != "egress:system" || !last.Included || last.Bytes != 14 {
 				t.Errorf("egress row %+v", last)
 			}
-			want := manifest.EgressDelta{Producer: manifest.EgressProducer, InputSystemPromptDigest: m.WholePromptDigest,
+			want := manifest.EgressDelta{Producer: "llm_request_payload", InputSystemPromptDigest: m.WholePromptDigest,
 				InputSystemPromptBytes: 18, OutputSystemPromptDigest: digest.Of("alphabetagamma"),
 				OutputSystemPromptBytes: 14, BytesRemoved: 4}
 			if *e.EgressDelta != want {
@@ -127,7 +127,7 @@ func TestVerifyMismatch(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Verify(m, tt.body, Auto)
-			var mm *MismatchError
+			var mm *Error
 			if !errors.As(err, &mm) || !errors.Is(err, ErrMismatch) || !errors.Is(err, manifest.ErrInvalid) {
 				t.Fatalf("err = %v", err)
 			}
@@ -135,7 +135,7 @@ func TestVerifyMismatch(t *testing.T) {
 			if !errors.As(err, &re) || string(re.Rule) != tt.rule {
 				t.Errorf("rule %v, want %s", re, tt.rule)
 			}
-			if mm.Fragment != tt.fragment || mm.Offset != tt.offset {
+			if mm.Fragment != tt.fragment || mm.Offset != int64(tt.offset) {
 				t.Errorf("at %q %d, want %q %d (%v)", mm.Fragment, mm.Offset, tt.fragment, tt.offset, err)
 			}
 		})
@@ -170,13 +170,18 @@ func TestServedContextCertifiesQwenThinkingDisableEgressBytes(t *testing.T) {
 	if _, err := Verify(m, body, Auto); !errors.Is(err, ErrMismatch) {
 		t.Fatalf("Verify: %v", err)
 	}
-	res, err := Project(m, body, Auto)
+	// A harness that vouches for its transform projects the manifest onto
+	// the bytes sent, as Harn does at its egress boundary.
+	c, err := Extract(body, Auto)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := res.Manifest
-	if !res.Transformed || e.Boundary != "llm_request_payload_egress" || e.Root != "transformed" {
-		t.Errorf("transformed %v boundary %q root %q", res.Transformed, e.Boundary, e.Root)
+	e, err := m.ForEgress(c.Text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Boundary != "llm_request_payload_egress" || e.Root != "transformed" {
+		t.Errorf("boundary %q root %q", e.Boundary, e.Root)
 	}
 	var included []string
 	for _, s := range e.Segments {
@@ -191,11 +196,11 @@ func TestServedContextCertifiesQwenThinkingDisableEgressBytes(t *testing.T) {
 	if d.InputSystemPromptBytes != 17 || d.OutputSystemPromptBytes != 27 || d.BytesAdded != 10 {
 		t.Errorf("delta %+v", d)
 	}
-	sum, n, err := SystemDigest(body, Auto)
+	sum, n, err := systemDigest(body, Auto)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !sum.Is(e.WholePromptDigest.String()) || n != e.SystemPromptBytes {
+	if sum != e.WholePromptDigest || n != e.SystemPromptBytes {
 		t.Errorf("payload digest %s/%d, manifest %s/%d", sum, n, e.WholePromptDigest, e.SystemPromptBytes)
 	}
 	// The retained egress manifest then verifies the body it was made for.
@@ -211,15 +216,25 @@ func TestSystemDigestIsTheManifestsWhenBytesHold(t *testing.T) {
 		anthropicBody(t, blocks("alpha", "\n\nbeta\n\n", "gamma")),
 		[]byte(`{"instructions":"alpha\n\nbeta\n\ngamma","input":"hi"}`),
 	} {
-		sum, n, err := SystemDigest(body, Auto)
+		sum, n, err := systemDigest(body, Auto)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !sum.Is(m.WholePromptDigest.String()) || n != 18 {
+		if sum != m.WholePromptDigest || n != 18 {
 			t.Errorf("%s: %s %d, want %s 18", body, sum, n, m.WholePromptDigest)
 		}
 	}
-	if _, _, err := SystemDigest([]byte(`{"system":`), Auto); !errors.Is(err, ErrMalformed) {
+	if _, _, err := systemDigest([]byte(`{"system":`), Auto); !errors.Is(err, ErrMalformed) {
 		t.Errorf("truncated body: %v", err)
 	}
+}
+
+// systemDigest is the payload side of a receipt: the digest of a body's
+// system channel and its length.
+func systemDigest(body []byte, p Provider) (digest.Digest, int, error) {
+	c, err := Extract(body, p)
+	if err != nil {
+		return digest.Digest{}, 0, err
+	}
+	return digest.Of(c.Text), len(c.Text), nil
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/promptloom/promptloom/explain"
-	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
 )
 
@@ -42,9 +41,8 @@ func (e *env) verifyPayload(pos []string, f payloadFlags) int {
 		return e.fail("verify: %v", err)
 	}
 	res, err := payload.Verify(m, body, prov)
-	var mm *payload.MismatchError
 	switch {
-	case errors.As(err, &mm):
+	case errors.Is(err, payload.ErrMismatch):
 		return e.failRule(err)
 	case err != nil:
 		return e.fail("verify: %s: %v", *f.payload, err)
@@ -66,7 +64,7 @@ func (e *env) verifyPayload(pos []string, f payloadFlags) int {
 	}
 	d := res.Manifest.EgressDelta
 	fmt.Fprintf(e.stdout, "%s once its pieces are joined with the separator: %d bytes sent (%d added, %d removed); egress manifest %s accounts for them with %s\n",
-		head, d.OutputSystemPromptBytes, d.BytesAdded, d.BytesRemoved, h, manifest.EgressRowID)
+		head, d.OutputSystemPromptBytes, d.BytesAdded, d.BytesRemoved, h, "egress:system")
 	return ExitOK
 }
 
@@ -87,9 +85,9 @@ func (f placeFlags) set() bool { return *f.since != "" || *f.max >= 0 }
 
 // payloadFormats are explain's payload:PROVIDER formats.
 func payloadFormats() []string {
-	out := make([]string, len(payload.Providers))
-	for i, p := range payload.Providers {
-		out[i] = "payload:" + string(p)
+	var out []string
+	for _, p := range []payload.Provider{payload.Anthropic, payload.OpenAIChat, payload.OpenAIResponses, payload.Gemini} {
+		out = append(out, "payload:"+string(p))
 	}
 	return out
 }
@@ -109,18 +107,21 @@ func (e *env) writePayload(x *explain.Explanation, p payload.Provider, f placeFl
 	if p != payload.Anthropic && f.set() {
 		return e.fail("explain: --since and --max-breakpoints apply to --format payload:anthropic only")
 	}
-	var opts []payload.PlaceOption
-	if *f.max >= 0 {
-		opts = append(opts, payload.MaxBreakpoints(*f.max))
+	var opts payload.PlaceOptions
+	switch {
+	case *f.max == 0:
+		opts.MaxBreakpoints = -1 // none
+	case *f.max > 0:
+		opts.MaxBreakpoints = *f.max
 	}
 	if *f.since != "" {
 		old, err := e.readManifest(*f.since)
 		if err != nil {
 			return e.fail("explain: --since: %v", err)
 		}
-		opts = append(opts, payload.Since(old))
+		opts.Since = old
 	}
-	body, pl, err := payload.Field(x.Reduction, p, opts...)
+	body, pl, err := payload.Field(x.Reduction, p, &opts)
 	if err != nil {
 		return e.fail("explain: %v", err)
 	}
