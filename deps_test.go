@@ -38,7 +38,8 @@ const depsRules = `
 	. < stage;
 	stage, internal/json, GJSON < project;
 	harn/options, manifest, project, internal/textsafe, GODIFF < explain;
-	STD, PGX, SQLITE < eventlog;
+	STD < eventlog/internal/draft, eventlog/internal/wake;
+	eventlog/internal/draft, eventlog/internal/wake, PGX, SQLITE < eventlog;
 	manifest, stage, eventlog < provenance;
 	explain, payload, internal/textsafe < journal;
 	journal, eventlog < journal/replay;

@@ -21,6 +21,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/promptloom/promptloom/eventlog/internal/draft"
 )
 
 // Envelope is what can be known of an event without decoding it.
@@ -101,9 +103,9 @@ type Store interface {
 // Errors of the stores.
 var (
 	ErrNoEvent    = errors.New("no such event")
-	ErrEmptyKind  = errors.New("event kind is empty")
+	ErrEmptyKind  = draft.ErrEmptyKind
 	ErrClosed     = errors.New("event log is closed")
-	ErrBadPayload = errors.New("payload does not marshal to JSON")
+	ErrBadPayload = draft.ErrBadPayload
 	// ErrSchemaVersion is a PostgreSQL log whose schema version this build
 	// does not know (docs/postgres.md).
 	ErrSchemaVersion = errors.New("event log schema version is not this build's")
@@ -144,33 +146,12 @@ func WithSerialFlush() Option { return func(c *config) { c.serialFlush = true } 
 func WithClock(clock func() time.Time) Option { return func(c *config) { c.clock = clock } }
 
 func newConfig(opts []Option) config {
-	c := config{clock: func() time.Time { return time.Now().UTC() }}
+	var c config
 	for _, o := range opts {
 		o(&c)
 	}
+	c.clock = draft.Clock(c.clock)
 	return c
-}
-
-// marshal checks and encodes drafts before anything is written.
-func marshal(drafts []Draft) ([][]byte, error) {
-	out := make([][]byte, len(drafts))
-	for i, d := range drafts {
-		if d.Kind == "" {
-			return nil, fmt.Errorf("draft %d: %w", i, ErrEmptyKind)
-		}
-		var err error
-		if raw, ok := d.Payload.(json.RawMessage); ok {
-			if !json.Valid(raw) {
-				return nil, fmt.Errorf("draft %d (%s): %w", i, d.Kind, ErrBadPayload)
-			}
-			out[i] = raw
-			continue
-		}
-		if out[i], err = json.Marshal(d.Payload); err != nil {
-			return nil, fmt.Errorf("draft %d (%s): %w: %v", i, d.Kind, ErrBadPayload, err)
-		}
-	}
-	return out, nil
 }
 
 // FixedClock returns a clock that starts at start and ticks one second per
@@ -181,24 +162,4 @@ func FixedClock(start time.Time) func() time.Time {
 		t = t.Add(time.Second)
 		return t
 	}
-}
-
-// ownAudience is a draft's audience as a store keeps it: a copy of its own
-// (the caller may change the draft's slice afterwards), nil when empty,
-// as every store reads it back.
-func ownAudience(aud []string) []string {
-	if len(aud) == 0 {
-		return nil
-	}
-	return slices.Clone(aud)
-}
-
-// audienceJSON is an audience as the stores write it: a JSON list, [] when
-// empty.
-func audienceJSON(aud []string) string {
-	if aud == nil {
-		aud = []string{}
-	}
-	b, _ := json.Marshal(aud)
-	return string(b)
 }

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/promptloom/promptloom/eventlog/internal/draft"
+	"github.com/promptloom/promptloom/eventlog/internal/wake"
 )
 
 // Memory is an in-memory Store, for tests and short-lived runs.
@@ -14,7 +17,7 @@ type Memory struct {
 	events      []Event
 	projections map[string]Projection
 	closed      bool
-	wake        notifier
+	notify      wake.Notifier
 }
 
 // NewMemory returns an empty in-memory log.
@@ -24,7 +27,7 @@ func NewMemory(opts ...Option) *Memory {
 
 // Append implements Store.
 func (m *Memory) Append(ctx context.Context, drafts ...Draft) ([]Envelope, error) {
-	payloads, err := marshal(drafts)
+	payloads, err := draft.Marshal(drafts)
 	if err != nil {
 		return nil, err
 	}
@@ -42,13 +45,13 @@ func (m *Memory) Append(ctx context.Context, drafts ...Draft) ([]Envelope, error
 			Seq:      int64(len(m.events) + 1),
 			Kind:     d.Kind,
 			Actor:    d.Actor,
-			Audience: ownAudience(d.Audience),
+			Audience: draft.Audience(d.Audience),
 			At:       m.cfg.clock(),
 		}
 		m.events = append(m.events, Event{Envelope: env, Payload: slices.Clone(payloads[i])})
 		out[i] = env
 	}
-	m.wake.wake()
+	m.notify.Wake()
 	return out, nil
 }
 
@@ -115,6 +118,6 @@ func (m *Memory) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.closed = true
-	m.wake.wake()
+	m.notify.Wake()
 	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/promptloom/promptloom/eventlog/internal/wake"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -45,7 +47,7 @@ type Postgres struct {
 	closed   bool
 	listener *listener
 	lmu      sync.Mutex // held while a listener starts
-	wake     notifier
+	notify   wake.Notifier
 
 	// Group commit (postgres_append.go): appends queue here, and a
 	// flusher writes everything queued as one statement.
@@ -338,7 +340,7 @@ func (p *Postgres) Close() error {
 	if l != nil {
 		l.stop()
 	}
-	p.wake.wake()
+	p.notify.Wake()
 	p.cancel()
 	p.pool.Close()
 	return nil

@@ -8,6 +8,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/promptloom/promptloom/eventlog/internal/draft"
+
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -56,7 +58,7 @@ type appendResult struct {
 // case the batch may or may not be in the log (as with any network error);
 // a ctx that is done before the batch is taken keeps it out.
 func (p *Postgres) Append(ctx context.Context, drafts ...Draft) ([]Envelope, error) {
-	payloads, err := marshal(drafts)
+	payloads, err := draft.Marshal(drafts)
 	if err != nil {
 		return nil, err
 	}
@@ -203,14 +205,14 @@ func (p *Postgres) write(group []*appendReq, n int) error {
 		for i, d := range r.drafts {
 			at := r.ats[i]
 			kinds, actors = append(kinds, d.Kind), append(actors, d.Actor)
-			auds, ats = append(auds, audienceJSON(d.Audience)), append(ats, at)
+			auds, ats = append(auds, draft.AudienceJSON(d.Audience)), append(ats, at)
 			var js *string
 			if jsonbCan(r.payloads[i]) {
 				s := string(r.payloads[i])
 				js = &s
 			}
 			jsons, raws = append(jsons, js), append(raws, r.payloads[i])
-			envs[g][i] = Envelope{Kind: d.Kind, Actor: d.Actor, Audience: ownAudience(d.Audience), At: at}
+			envs[g][i] = Envelope{Kind: d.Kind, Actor: d.Actor, Audience: draft.Audience(d.Audience), At: at}
 		}
 	}
 	var head int64

@@ -10,6 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/promptloom/promptloom/eventlog/internal/draft"
+	"github.com/promptloom/promptloom/eventlog/internal/wake"
+
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver: no cgo
 )
 
@@ -19,9 +22,9 @@ import (
 // whole batches only. Projections live in the same file, each state written
 // in the same statement as its position.
 type SQLite struct {
-	db   *sql.DB
-	cfg  config
-	wake notifier
+	db     *sql.DB
+	cfg    config
+	notify wake.Notifier
 }
 
 const schema = `
@@ -83,7 +86,7 @@ func sqliteURI(path string) string {
 
 // Append implements Store: the batch is one transaction.
 func (s *SQLite) Append(ctx context.Context, drafts ...Draft) ([]Envelope, error) {
-	payloads, err := marshal(drafts)
+	payloads, err := draft.Marshal(drafts)
 	if err != nil {
 		return nil, err
 	}
@@ -103,8 +106,8 @@ func (s *SQLite) Append(ctx context.Context, drafts ...Draft) ([]Envelope, error
 	defer stmt.Close()
 	out := make([]Envelope, len(drafts))
 	for i, d := range drafts {
-		env := Envelope{Seq: head + int64(i) + 1, Kind: d.Kind, Actor: d.Actor, Audience: ownAudience(d.Audience), At: s.cfg.clock()}
-		if _, err := stmt.ExecContext(ctx, env.Seq, env.Kind, env.Actor, audienceJSON(d.Audience),
+		env := Envelope{Seq: head + int64(i) + 1, Kind: d.Kind, Actor: d.Actor, Audience: draft.Audience(d.Audience), At: s.cfg.clock()}
+		if _, err := stmt.ExecContext(ctx, env.Seq, env.Kind, env.Actor, draft.AudienceJSON(d.Audience),
 			env.At.Format(time.RFC3339Nano), payloads[i]); err != nil {
 			return nil, s.wrap(err)
 		}
@@ -113,7 +116,7 @@ func (s *SQLite) Append(ctx context.Context, drafts ...Draft) ([]Envelope, error
 	if err := tx.Commit(); err != nil {
 		return nil, s.wrap(err)
 	}
-	s.wake.wake()
+	s.notify.Wake()
 	return out, nil
 }
 
@@ -219,7 +222,7 @@ func (s *SQLite) DropProjection(ctx context.Context, name string) error {
 // Close implements Store.
 func (s *SQLite) Close() error {
 	err := s.db.Close()
-	s.wake.wake()
+	s.notify.Wake()
 	return err
 }
 

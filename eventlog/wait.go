@@ -2,8 +2,9 @@ package eventlog
 
 import (
 	"context"
-	"sync"
 	"time"
+
+	"github.com/promptloom/promptloom/eventlog/internal/wake"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -18,58 +19,9 @@ type Waiter interface {
 	Wait(ctx context.Context, after int64) (int64, error)
 }
 
-// notifier wakes every goroutine waiting on it: wait returns a channel that
-// the next wake closes.
-type notifier struct {
-	mu sync.Mutex
-	ch chan struct{}
-}
-
-func (n *notifier) wait() <-chan struct{} {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.ch == nil {
-		n.ch = make(chan struct{})
-	}
-	return n.ch
-}
-
-func (n *notifier) wake() {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.ch != nil {
-		close(n.ch)
-		n.ch = nil
-	}
-}
-
-// waitHead is the loop every Wait shares: take the wake channel first, then
-// read the head, so that an append between the two still wakes us.
-func waitHead(ctx context.Context, n *notifier, poll time.Duration, head func(context.Context) (int64, error), after int64) (int64, error) {
-	var tick <-chan time.Time
-	if poll > 0 {
-		t := time.NewTicker(poll)
-		defer t.Stop()
-		tick = t.C
-	}
-	for {
-		ch := n.wait()
-		h, err := head(ctx)
-		if err != nil || h > after {
-			return h, err
-		}
-		select {
-		case <-ch:
-		case <-tick:
-		case <-ctx.Done():
-			return h, ctx.Err()
-		}
-	}
-}
-
 // Wait implements Waiter.
 func (m *Memory) Wait(ctx context.Context, after int64) (int64, error) {
-	return waitHead(ctx, &m.wake, 0, func(ctx context.Context) (int64, error) {
+	return wake.Head(ctx, &m.notify, 0, func(ctx context.Context) (int64, error) {
 		m.mu.RLock()
 		defer m.mu.RUnlock()
 		if m.closed {
@@ -85,7 +37,7 @@ const SQLitePoll = 100 * time.Millisecond
 
 // Wait implements Waiter.
 func (s *SQLite) Wait(ctx context.Context, after int64) (int64, error) {
-	return waitHead(ctx, &s.wake, SQLitePoll, s.Head, after)
+	return wake.Head(ctx, &s.notify, SQLitePoll, s.Head, after)
 }
 
 // Wait implements Waiter: the store listens on the log's channel, on a
@@ -95,7 +47,7 @@ func (p *Postgres) Wait(ctx context.Context, after int64) (int64, error) {
 	if err := p.listen(ctx); err != nil {
 		return 0, err
 	}
-	return waitHead(ctx, &p.wake, 0, p.Head, after)
+	return wake.Head(ctx, &p.notify, 0, p.Head, after)
 }
 
 type listener struct {
@@ -169,14 +121,14 @@ func (p *Postgres) listenLoop(ctx context.Context, conn *pgx.Conn, done chan str
 				continue
 			}
 			backoff = 50 * time.Millisecond
-			p.wake.wake()
+			p.notify.Wake()
 		}
 		_, err := conn.WaitForNotification(ctx)
 		if ctx.Err() != nil {
 			conn.Close(context.Background())
 			return
 		}
-		p.wake.wake()
+		p.notify.Wake()
 		if err != nil {
 			conn.Close(context.Background())
 			conn = nil
