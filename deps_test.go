@@ -49,6 +49,7 @@ const depsRules = `
 
 	STD < internal/testkit/benchdata, internal/testkit/chromiumtest;
 	PGX < internal/testkit/pgtest;
+	eventlog < internal/testkit/storetest;
 
 	explain, internal/testkit/benchdata < bench/peer;
 	explain, stage < examples/harness;

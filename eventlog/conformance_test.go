@@ -259,12 +259,11 @@ var conformanceCases = []storeCase{
 		}
 	}},
 	{"WaitWakesOnAppend", func(t *testing.T, s Store) {
-		w := s.(Waiter)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		got := make(chan int64, 1)
 		go func() {
-			head, err := w.Wait(ctx, 1)
+			head, err := s.Wait(ctx, 1)
 			if err != nil {
 				t.Error(err)
 			}
@@ -280,12 +279,12 @@ var conformanceCases = []storeCase{
 			t.Errorf("Wait(1) = %d, want 2", head)
 		}
 		// Already past: returns at once.
-		if head, err := w.Wait(ctx, 0); head != 2 || err != nil {
+		if head, err := s.Wait(ctx, 0); head != 2 || err != nil {
 			t.Errorf("Wait(0) = %d, %v", head, err)
 		}
 		short, cancel2 := context.WithTimeout(ctx, 50*time.Millisecond)
 		defer cancel2()
-		if _, err := w.Wait(short, 2); !errors.Is(err, context.DeadlineExceeded) {
+		if _, err := s.Wait(short, 2); !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("Wait past the head = %v, want the context's deadline", err)
 		}
 	}},
@@ -303,7 +302,7 @@ var closeCases = []storeCase{
 		if _, err := s.Append(ctx, Draft{Kind: "k", Payload: 1}); !errors.Is(err, ErrClosed) {
 			t.Errorf("Append after Close = %v, want ErrClosed", err)
 		}
-		if _, err := s.(Waiter).Wait(ctx, 5); !errors.Is(err, ErrClosed) {
+		if _, err := s.Wait(ctx, 5); !errors.Is(err, ErrClosed) {
 			t.Errorf("Wait after Close = %v, want ErrClosed", err)
 		}
 		if err := s.Close(); err != nil {
@@ -311,11 +310,10 @@ var closeCases = []storeCase{
 		}
 	}},
 	{"CloseWakesWaiters", func(t *testing.T, s Store) {
-		w := s.(Waiter)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		done := make(chan error, 1)
-		go func() { _, err := w.Wait(ctx, 0); done <- err }()
+		go func() { _, err := s.Wait(ctx, 0); done <- err }()
 		time.Sleep(50 * time.Millisecond)
 		s.Close()
 		if err := <-done; !errors.Is(err, ErrClosed) {

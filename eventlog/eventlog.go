@@ -89,6 +89,12 @@ type Store interface {
 	Scan(ctx context.Context, from, upto int64, fn func(Envelope) error) error
 	// Get returns one event with its payload.
 	Get(ctx context.Context, seq int64) (Event, error)
+	// Wait returns the head once it is past after, or ctx's error (or
+	// ErrClosed once the store is closed): a worker catching up waits on it
+	// instead of polling Head. Appends through the same store wake it at
+	// once; how appends by other processes wake it is the store's own (see
+	// each driver).
+	Wait(ctx context.Context, after int64) (int64, error)
 
 	// LoadProjection returns a projection's saved state, if any.
 	LoadProjection(ctx context.Context, name string) (Projection, bool, error)
@@ -152,14 +158,4 @@ func newConfig(opts []Option) config {
 	}
 	c.clock = draft.Clock(c.clock)
 	return c
-}
-
-// FixedClock returns a clock that starts at start and ticks one second per
-// call: deterministic timestamps for demos and golden tests.
-func FixedClock(start time.Time) func() time.Time {
-	t := start.Add(-time.Second)
-	return func() time.Time {
-		t = t.Add(time.Second)
-		return t
-	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/promptloom/promptloom/internal/testkit/pgtest"
+	"github.com/promptloom/promptloom/internal/testkit/storetest"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -50,14 +51,14 @@ func TestConformancePostgresSerialFlush(t *testing.T) {
 func conformance(t *testing.T, open opener) {
 	for _, c := range conformanceCases {
 		t.Run(c.name, func(t *testing.T) {
-			s := open(t, WithClock(FixedClock(t0)))
+			s := open(t, WithClock(storetest.Clock(t0)))
 			defer s.Close()
 			c.test(t, s)
 		})
 	}
 	// The close cases close the store themselves.
 	for _, c := range closeCases {
-		t.Run(c.name, func(t *testing.T) { c.test(t, open(t, WithClock(FixedClock(t0)))) })
+		t.Run(c.name, func(t *testing.T) { c.test(t, open(t, WithClock(storetest.Clock(t0)))) })
 	}
 }
 
@@ -98,7 +99,7 @@ func TestPostgresReopenReturnsWhatWasCommitted(t *testing.T) {
 }
 
 func reopen(t *testing.T, open func(...Option) (Store, error)) {
-	s, err := open(WithClock(FixedClock(t0)))
+	s, err := open(WithClock(storetest.Clock(t0)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,18 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Waiter is a Store that can block until its log grows past a position: a
-// worker catching up waits on it instead of polling Head. All three stores
-// implement it: Memory and SQLite are woken by their own appends (SQLite also
-// looks at the file every SQLitePoll, for other processes' appends), Postgres
-// by LISTEN/NOTIFY, whichever process appended.
-type Waiter interface {
-	// Wait returns the head once it is past after, or ctx's error.
-	Wait(ctx context.Context, after int64) (int64, error)
-}
-
-// Wait implements Waiter.
-func (m *Memory) Wait(ctx context.Context, after int64) (int64, error) {
+// Wait implements Store.
+func (m *memory) Wait(ctx context.Context, after int64) (int64, error) {
 	return wake.Head(ctx, &m.notify, 0, func(ctx context.Context) (int64, error) {
 		m.mu.RLock()
 		defer m.mu.RUnlock()
@@ -35,12 +25,12 @@ func (m *Memory) Wait(ctx context.Context, after int64) (int64, error) {
 // appends through the same store wake it at once.
 const SQLitePoll = 100 * time.Millisecond
 
-// Wait implements Waiter.
+// Wait implements Store.
 func (s *SQLite) Wait(ctx context.Context, after int64) (int64, error) {
 	return wake.Head(ctx, &s.notify, SQLitePoll, s.Head, after)
 }
 
-// Wait implements Waiter: the store listens on the log's channel, on a
+// Wait implements Store: the store listens on the log's channel, on a
 // connection of its own, from the first Wait until Close; every committed
 // Append, from any process, notifies it.
 func (p *Postgres) Wait(ctx context.Context, after int64) (int64, error) {
