@@ -6,11 +6,14 @@
 // atomically and reads envelopes and payloads separately, so a reader can
 // decide from the envelope alone whether an event is for it, and never
 // decode one that is not. Stores also keep projections' snapshots beside
-// their cursors (see provenance.Projector). Three stores are provided:
-// Memory; SQLite (modernc.org/sqlite, no cgo, WAL, one transaction per
-// batch); and Postgres, one log shared by many processes on many machines
-// (pgx, one statement per batch, LISTEN/NOTIFY to wake waiters). Open picks
-// SQLite or Postgres from its argument.
+// their cursors (see provenance.Projector).
+//
+// This package is the contract and the in-memory store (NewMemory). The
+// durable stores are drivers, in the manner of database/sql's, so that a
+// program links a database only when it imports its driver:
+// eventlog/sqlite (one file, modernc.org/sqlite, no cgo) and
+// eventlog/postgres (one log shared by many processes on many machines,
+// through pgx). A program opens the one it wants with its Open.
 package eventlog
 
 import (
@@ -19,7 +22,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/promptloom/promptloom/eventlog/internal/draft"
@@ -106,56 +108,26 @@ type Store interface {
 	Close() error
 }
 
-// Errors of the stores.
+// Errors of every store. A driver adds its own (see eventlog/postgres).
 var (
-	ErrNoEvent    = errors.New("no such event")
-	ErrEmptyKind  = draft.ErrEmptyKind
-	ErrClosed     = errors.New("event log is closed")
+	// ErrNoEvent is a Get of a position the log does not have.
+	ErrNoEvent = errors.New("no such event")
+	// ErrEmptyKind is a draft without a kind: its batch is refused whole.
+	ErrEmptyKind = draft.ErrEmptyKind
+	// ErrClosed is any use of a closed store.
+	ErrClosed = errors.New("event log is closed")
+	// ErrBadPayload is a draft whose payload does not marshal to JSON (or,
+	// given as a json.RawMessage, is not valid JSON): its batch is refused
+	// whole.
 	ErrBadPayload = draft.ErrBadPayload
-	// ErrSchemaVersion is a PostgreSQL log whose schema version this build
-	// does not know (docs/postgres.md).
-	ErrSchemaVersion = errors.New("event log schema version is not this build's")
 )
 
-// Open opens the log named by dsn: a postgres:// or postgresql:// URL opens
-// a PostgreSQL log (OpenPostgres), anything else is the path of a SQLite
-// file (OpenSQLite), taken as it is.
-func Open(ctx context.Context, dsn string, opts ...Option) (Store, error) {
-	if IsURL(dsn) {
-		return OpenPostgres(ctx, dsn, opts...)
-	}
-	return OpenSQLite(dsn, opts...)
-}
-
-// IsURL reports whether dsn names a PostgreSQL log rather than a file.
-func IsURL(dsn string) bool {
-	l := strings.ToLower(dsn)
-	return strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://")
-}
-
-// Option configures a store.
-type Option func(*config)
-
-type config struct {
-	clock       func() time.Time
-	serialFlush bool
-}
-
-// WithSerialFlush makes a Postgres store flush each batch's WAL while the
-// batch holds the head, as SQLite does: no event is visible before it is on
-// disk, at the price of one fsync at a time for the whole log (see
-// docs/postgres.md). Memory and SQLite ignore it.
-func WithSerialFlush() Option { return func(c *config) { c.serialFlush = true } }
-
-// WithClock sets the clock that stamps events; tests and demos use a fixed
-// one so that their output is stable.
-func WithClock(clock func() time.Time) Option { return func(c *config) { c.clock = clock } }
-
-func newConfig(opts []Option) config {
-	var c config
-	for _, o := range opts {
-		o(&c)
-	}
-	c.clock = draft.Clock(c.clock)
-	return c
+// Options configures a store: NewMemory and every driver's Open take them
+// (a driver's own options embed them). The zero value is the default.
+type Options struct {
+	// Clock stamps each event's At as it is appended; nil is the time of
+	// day in UTC. Tests and demos give a clock that starts at a fixed time
+	// and ticks once per call, so that their output is the same on every
+	// run. A store never calls it concurrently.
+	Clock func() time.Time
 }

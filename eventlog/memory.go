@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/promptloom/promptloom/eventlog/internal/draft"
 	"github.com/promptloom/promptloom/eventlog/internal/wake"
@@ -13,7 +14,7 @@ import (
 // memory is the in-memory Store NewMemory returns.
 type memory struct {
 	mu          sync.RWMutex
-	cfg         config
+	clock       func() time.Time
 	events      []Event
 	projections map[string]Projection
 	closed      bool
@@ -22,8 +23,8 @@ type memory struct {
 
 // NewMemory returns an empty log held in memory, for tests and short-lived
 // runs: it keeps every promise of Store but does not outlive the process.
-func NewMemory(opts ...Option) Store {
-	return &memory{cfg: newConfig(opts), projections: map[string]Projection{}}
+func NewMemory(opts Options) Store {
+	return &memory{clock: draft.Clock(opts.Clock), projections: map[string]Projection{}}
 }
 
 // Append implements Store.
@@ -47,7 +48,7 @@ func (m *memory) Append(ctx context.Context, drafts ...Draft) ([]Envelope, error
 			Kind:     d.Kind,
 			Actor:    d.Actor,
 			Audience: draft.Audience(d.Audience),
-			At:       m.cfg.clock(),
+			At:       m.clock(),
 		}
 		m.events = append(m.events, Event{Envelope: env, Payload: slices.Clone(payloads[i])})
 		out[i] = env
@@ -112,6 +113,18 @@ func (m *memory) DropProjection(ctx context.Context, name string) error {
 	defer m.mu.Unlock()
 	delete(m.projections, name)
 	return nil
+}
+
+// Wait implements Store.
+func (m *memory) Wait(ctx context.Context, after int64) (int64, error) {
+	return wake.Head(ctx, &m.notify, 0, func(ctx context.Context) (int64, error) {
+		m.mu.RLock()
+		defer m.mu.RUnlock()
+		if m.closed {
+			return 0, ErrClosed
+		}
+		return int64(len(m.events)), nil
+	}, after)
 }
 
 // Close implements Store.

@@ -1,39 +1,19 @@
-package eventlog
+package postgres
 
 import (
 	"context"
 	"time"
 
+	"github.com/promptloom/promptloom/eventlog"
 	"github.com/promptloom/promptloom/eventlog/internal/wake"
 
 	"github.com/jackc/pgx/v5"
 )
 
-// Wait implements Store.
-func (m *memory) Wait(ctx context.Context, after int64) (int64, error) {
-	return wake.Head(ctx, &m.notify, 0, func(ctx context.Context) (int64, error) {
-		m.mu.RLock()
-		defer m.mu.RUnlock()
-		if m.closed {
-			return 0, ErrClosed
-		}
-		return int64(len(m.events)), nil
-	}, after)
-}
-
-// SQLitePoll is how often SQLite.Wait looks for appends by other processes;
-// appends through the same store wake it at once.
-const SQLitePoll = 100 * time.Millisecond
-
-// Wait implements Store.
-func (s *SQLite) Wait(ctx context.Context, after int64) (int64, error) {
-	return wake.Head(ctx, &s.notify, SQLitePoll, s.Head, after)
-}
-
-// Wait implements Store: the store listens on the log's channel, on a
+// Wait implements eventlog.Store: the store listens on the log's channel, on a
 // connection of its own, from the first Wait until Close; every committed
 // Append, from any process, notifies it.
-func (p *Postgres) Wait(ctx context.Context, after int64) (int64, error) {
+func (p *store) Wait(ctx context.Context, after int64) (int64, error) {
 	if err := p.listen(ctx); err != nil {
 		return 0, err
 	}
@@ -52,7 +32,7 @@ func (l *listener) stop() {
 
 // listen starts the listener if it is not running. It returns once LISTEN
 // has run, so no notification after it is missed.
-func (p *Postgres) listen(ctx context.Context) error {
+func (p *store) listen(ctx context.Context) error {
 	p.lmu.Lock()
 	defer p.lmu.Unlock()
 	if err := p.open(); err != nil {
@@ -72,7 +52,7 @@ func (p *Postgres) listen(ctx context.Context) error {
 		p.mu.Unlock()
 		cancel()
 		conn.Close(context.Background())
-		return ErrClosed
+		return eventlog.ErrClosed
 	}
 	p.listener = l
 	p.mu.Unlock()
@@ -80,7 +60,7 @@ func (p *Postgres) listen(ctx context.Context) error {
 	return nil
 }
 
-func (p *Postgres) listenConn(ctx context.Context) (*pgx.Conn, error) {
+func (p *store) listenConn(ctx context.Context) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, p.pool.Config().ConnConfig.Copy())
 	if err != nil {
 		return nil, err
@@ -94,7 +74,7 @@ func (p *Postgres) listenConn(ctx context.Context) (*pgx.Conn, error) {
 
 // listenLoop wakes the waiters on every notification. When the connection
 // fails it wakes them too (they re-read the head), and reconnects.
-func (p *Postgres) listenLoop(ctx context.Context, conn *pgx.Conn, done chan struct{}) {
+func (p *store) listenLoop(ctx context.Context, conn *pgx.Conn, done chan struct{}) {
 	defer close(done)
 	backoff := 50 * time.Millisecond
 	for {

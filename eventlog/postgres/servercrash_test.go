@@ -1,4 +1,4 @@
-package eventlog_test
+package postgres
 
 import (
 	"context"
@@ -21,7 +21,7 @@ func TestPostgresServerCrash(t *testing.T) {
 		t.Skip("starts a PostgreSQL cluster")
 	}
 	for _, serial := range []bool{false, true} {
-		t.Run(map[bool]string{false: "default", true: "WithSerialFlush"}[serial], func(t *testing.T) {
+		t.Run(map[bool]string{false: "default", true: "SerialFlush"}[serial], func(t *testing.T) {
 			serverCrash(t, serial)
 		})
 	}
@@ -30,13 +30,11 @@ func TestPostgresServerCrash(t *testing.T) {
 func serverCrash(t *testing.T, serial bool) {
 	c := pgtest.NewCluster(t)
 	ctx := context.Background()
-	var opts []eventlog.Option
 	var env []string
 	if serial {
-		opts = append(opts, eventlog.WithSerialFlush())
 		env = append(env, "PROMPTLOOM_CRASH_SERIAL=1")
 	}
-	reader, err := eventlog.OpenPostgres(ctx, c.URL, opts...)
+	reader, err := Open(ctx, c.URL, Options{SerialFlush: serial})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +69,7 @@ func serverCrash(t *testing.T, serial bool) {
 	}
 	c.Start()
 
-	s, err := eventlog.OpenPostgres(ctx, c.URL)
+	s, err := Open(ctx, c.URL, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
