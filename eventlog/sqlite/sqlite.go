@@ -6,8 +6,7 @@
 // The file is in WAL mode with full synchronous commits: an Append that
 // returned is on disk, and a batch is one transaction, so a crash leaves
 // whole batches only. Projections live in the same file, each state written
-// in the same statement as its position. Several processes may open one
-// file; their appends take turns.
+// in the same statement as its position.
 package sqlite
 
 import (
