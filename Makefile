@@ -31,7 +31,7 @@ bench:
 	go test ./internal/cli -run '^$$' -bench CLIExplainBudget -benchmem -count 5
 	go test ./journal -run '^$$' -bench VerifySharedPrompt -benchmem -count 5
 	# PostgreSQL's rows need PROMPTLOOM_TEST_POSTGRES (see docs/postgres.md).
-	go test ./provenance/eventlog -run '^$$' -bench Append -benchmem -benchtime 1s -count 3
+	go test ./eventlog/sqlite ./eventlog/postgres -run '^$$' -bench Append -benchmem -benchtime 1s -count 3
 
 # Each fuzz target for FUZZTIME (go test runs one -fuzz target at a time).
 # Minimising a new input stops the other counters; 10s keeps it short.

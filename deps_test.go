@@ -38,16 +38,21 @@ const depsRules = `
 	. < stage;
 	stage, internal/json, GJSON < project;
 	harn/options, manifest, project, internal/textsafe, GODIFF < explain;
-	STD, PGX, SQLITE < eventlog;
+	STD < eventlog/internal/draft, eventlog/internal/wake;
+	eventlog/internal/draft, eventlog/internal/wake < eventlog;
+	eventlog, SQLITE < eventlog/sqlite;
+	eventlog, PGX < eventlog/postgres;
 	manifest, stage, eventlog < provenance;
 	explain, payload, internal/textsafe < journal;
 	journal, eventlog < journal/replay;
-	journal/replay, provenance < cmd/promptloom/internal/demo;
+	journal/replay, provenance, eventlog/sqlite, eventlog/postgres < cmd/promptloom/internal/demo;
 	cmd/promptloom/internal/demo < cmd/promptloom/internal/cli;
 	cmd/promptloom/internal/cli < cmd/promptloom;
 
 	STD < internal/testkit/benchdata, internal/testkit/chromiumtest;
 	PGX < internal/testkit/pgtest;
+	eventlog < internal/testkit/storetest;
+	eventlog/sqlite, eventlog/postgres, internal/testkit/pgtest < internal/testkit/logtest;
 
 	explain, internal/testkit/benchdata < bench/peer;
 	explain, stage < examples/harness;

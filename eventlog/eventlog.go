@@ -6,11 +6,14 @@
 // atomically and reads envelopes and payloads separately, so a reader can
 // decide from the envelope alone whether an event is for it, and never
 // decode one that is not. Stores also keep projections' snapshots beside
-// their cursors (see provenance.Projector). Three stores are provided:
-// Memory; SQLite (modernc.org/sqlite, no cgo, WAL, one transaction per
-// batch); and Postgres, one log shared by many processes on many machines
-// (pgx, one statement per batch, LISTEN/NOTIFY to wake waiters). Open picks
-// SQLite or Postgres from its argument.
+// their cursors (see provenance.Projector).
+//
+// This package is the contract and the in-memory store (NewMemory). The
+// durable stores are drivers, in the manner of database/sql's, so that a
+// program links a database only when it imports its driver:
+// eventlog/sqlite (one file, modernc.org/sqlite, no cgo) and
+// eventlog/postgres (one log shared by many processes on many machines,
+// through pgx). A program opens the one it wants with its Open.
 package eventlog
 
 import (
@@ -19,8 +22,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
+
+	"github.com/promptloom/promptloom/eventlog/internal/draft"
 )
 
 // Envelope is what can be known of an event without decoding it.
@@ -87,6 +91,12 @@ type Store interface {
 	Scan(ctx context.Context, from, upto int64, fn func(Envelope) error) error
 	// Get returns one event with its payload.
 	Get(ctx context.Context, seq int64) (Event, error)
+	// Wait returns the head once it is past after, or ctx's error (or
+	// ErrClosed once the store is closed): a worker catching up waits on it
+	// instead of polling Head. Appends through the same store wake it at
+	// once; how appends by other processes wake it is the store's own (see
+	// each driver).
+	Wait(ctx context.Context, after int64) (int64, error)
 
 	// LoadProjection returns a projection's saved state, if any.
 	LoadProjection(ctx context.Context, name string) (Projection, bool, error)
@@ -98,107 +108,26 @@ type Store interface {
 	Close() error
 }
 
-// Errors of the stores.
+// Errors of every store. A driver adds its own (see eventlog/postgres).
 var (
-	ErrNoEvent    = errors.New("no such event")
-	ErrEmptyKind  = errors.New("event kind is empty")
-	ErrClosed     = errors.New("event log is closed")
-	ErrBadPayload = errors.New("payload does not marshal to JSON")
-	// ErrSchemaVersion is a PostgreSQL log whose schema version this build
-	// does not know (docs/postgres.md).
-	ErrSchemaVersion = errors.New("event log schema version is not this build's")
+	// ErrNoEvent is a Get of a position the log does not have.
+	ErrNoEvent = errors.New("no such event")
+	// ErrEmptyKind is a draft without a kind: its batch is refused whole.
+	ErrEmptyKind = draft.ErrEmptyKind
+	// ErrClosed is any use of a closed store.
+	ErrClosed = errors.New("event log is closed")
+	// ErrBadPayload is a draft whose payload does not marshal to JSON (or,
+	// given as a json.RawMessage, is not valid JSON): its batch is refused
+	// whole.
+	ErrBadPayload = draft.ErrBadPayload
 )
 
-// Open opens the log named by dsn: a postgres:// or postgresql:// URL opens
-// a PostgreSQL log (OpenPostgres), anything else is the path of a SQLite
-// file (OpenSQLite), taken as it is.
-func Open(ctx context.Context, dsn string, opts ...Option) (Store, error) {
-	if IsURL(dsn) {
-		return OpenPostgres(ctx, dsn, opts...)
-	}
-	return OpenSQLite(dsn, opts...)
-}
-
-// IsURL reports whether dsn names a PostgreSQL log rather than a file.
-func IsURL(dsn string) bool {
-	l := strings.ToLower(dsn)
-	return strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://")
-}
-
-// Option configures a store.
-type Option func(*config)
-
-type config struct {
-	clock       func() time.Time
-	serialFlush bool
-}
-
-// WithSerialFlush makes a Postgres store flush each batch's WAL while the
-// batch holds the head, as SQLite does: no event is visible before it is on
-// disk, at the price of one fsync at a time for the whole log (see
-// docs/postgres.md). Memory and SQLite ignore it.
-func WithSerialFlush() Option { return func(c *config) { c.serialFlush = true } }
-
-// WithClock sets the clock that stamps events; tests and demos use a fixed
-// one so that their output is stable.
-func WithClock(clock func() time.Time) Option { return func(c *config) { c.clock = clock } }
-
-func newConfig(opts []Option) config {
-	c := config{clock: func() time.Time { return time.Now().UTC() }}
-	for _, o := range opts {
-		o(&c)
-	}
-	return c
-}
-
-// marshal checks and encodes drafts before anything is written.
-func marshal(drafts []Draft) ([][]byte, error) {
-	out := make([][]byte, len(drafts))
-	for i, d := range drafts {
-		if d.Kind == "" {
-			return nil, fmt.Errorf("draft %d: %w", i, ErrEmptyKind)
-		}
-		var err error
-		if raw, ok := d.Payload.(json.RawMessage); ok {
-			if !json.Valid(raw) {
-				return nil, fmt.Errorf("draft %d (%s): %w", i, d.Kind, ErrBadPayload)
-			}
-			out[i] = raw
-			continue
-		}
-		if out[i], err = json.Marshal(d.Payload); err != nil {
-			return nil, fmt.Errorf("draft %d (%s): %w: %v", i, d.Kind, ErrBadPayload, err)
-		}
-	}
-	return out, nil
-}
-
-// FixedClock returns a clock that starts at start and ticks one second per
-// call: deterministic timestamps for demos and golden tests.
-func FixedClock(start time.Time) func() time.Time {
-	t := start.Add(-time.Second)
-	return func() time.Time {
-		t = t.Add(time.Second)
-		return t
-	}
-}
-
-// ownAudience is a draft's audience as a store keeps it: a copy of its own
-// (the caller may change the draft's slice afterwards), nil when empty,
-// as every store reads it back.
-func ownAudience(aud []string) []string {
-	if len(aud) == 0 {
-		return nil
-	}
-	return slices.Clone(aud)
-}
-
-// audienceJSON is an audience as the stores write it: a JSON list, [] when
-// empty.
-func audienceJSON(aud []string) string {
-	if aud == nil {
-		aud = []string{}
-	}
-	b, _ := json.Marshal(aud)
-	return string(b)
+// Options configures a store: NewMemory and every driver's Open take them
+// (a driver's own options embed them). The zero value is the default.
+type Options struct {
+	// Clock stamps each event's At as it is appended; nil is the time of
+	// day in UTC. Tests and demos give a clock that starts at a fixed time
+	// and ticks once per call, so that their output is the same on every
+	// run. A store never calls it concurrently.
+	Clock func() time.Time
 }

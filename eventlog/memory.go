@@ -5,26 +5,31 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
+
+	"github.com/promptloom/promptloom/eventlog/internal/draft"
+	"github.com/promptloom/promptloom/eventlog/internal/wake"
 )
 
-// Memory is an in-memory Store, for tests and short-lived runs.
-type Memory struct {
+// memory is the in-memory Store NewMemory returns.
+type memory struct {
 	mu          sync.RWMutex
-	cfg         config
+	clock       func() time.Time
 	events      []Event
 	projections map[string]Projection
 	closed      bool
-	wake        notifier
+	notify      wake.Notifier
 }
 
-// NewMemory returns an empty in-memory log.
-func NewMemory(opts ...Option) *Memory {
-	return &Memory{cfg: newConfig(opts), projections: map[string]Projection{}}
+// NewMemory returns an empty log held in memory, for tests and short-lived
+// runs: it keeps every promise of Store but does not outlive the process.
+func NewMemory(opts Options) Store {
+	return &memory{clock: draft.Clock(opts.Clock), projections: map[string]Projection{}}
 }
 
 // Append implements Store.
-func (m *Memory) Append(ctx context.Context, drafts ...Draft) ([]Envelope, error) {
-	payloads, err := marshal(drafts)
+func (m *memory) Append(ctx context.Context, drafts ...Draft) ([]Envelope, error) {
+	payloads, err := draft.Marshal(drafts)
 	if err != nil {
 		return nil, err
 	}
@@ -42,25 +47,25 @@ func (m *Memory) Append(ctx context.Context, drafts ...Draft) ([]Envelope, error
 			Seq:      int64(len(m.events) + 1),
 			Kind:     d.Kind,
 			Actor:    d.Actor,
-			Audience: ownAudience(d.Audience),
-			At:       m.cfg.clock(),
+			Audience: draft.Audience(d.Audience),
+			At:       m.clock(),
 		}
 		m.events = append(m.events, Event{Envelope: env, Payload: slices.Clone(payloads[i])})
 		out[i] = env
 	}
-	m.wake.wake()
+	m.notify.Wake()
 	return out, nil
 }
 
 // Head implements Store.
-func (m *Memory) Head(ctx context.Context) (int64, error) {
+func (m *memory) Head(ctx context.Context) (int64, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return int64(len(m.events)), nil
 }
 
 // Scan implements Store.
-func (m *Memory) Scan(ctx context.Context, from, upto int64, fn func(Envelope) error) error {
+func (m *memory) Scan(ctx context.Context, from, upto int64, fn func(Envelope) error) error {
 	m.mu.RLock()
 	from, upto = max(from, 1), min(upto, int64(len(m.events)))
 	envs := make([]Envelope, 0, max(0, upto-from+1))
@@ -77,7 +82,7 @@ func (m *Memory) Scan(ctx context.Context, from, upto int64, fn func(Envelope) e
 }
 
 // Get implements Store.
-func (m *Memory) Get(ctx context.Context, seq int64) (Event, error) {
+func (m *memory) Get(ctx context.Context, seq int64) (Event, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	if seq < 1 || seq > int64(len(m.events)) {
@@ -87,7 +92,7 @@ func (m *Memory) Get(ctx context.Context, seq int64) (Event, error) {
 }
 
 // LoadProjection implements Store.
-func (m *Memory) LoadProjection(ctx context.Context, name string) (Projection, bool, error) {
+func (m *memory) LoadProjection(ctx context.Context, name string) (Projection, bool, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	p, ok := m.projections[name]
@@ -95,7 +100,7 @@ func (m *Memory) LoadProjection(ctx context.Context, name string) (Projection, b
 }
 
 // SaveProjection implements Store.
-func (m *Memory) SaveProjection(ctx context.Context, name string, p Projection) error {
+func (m *memory) SaveProjection(ctx context.Context, name string, p Projection) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.projections[name] = Projection{Upto: p.Upto, State: slices.Clone(p.State)}
@@ -103,18 +108,30 @@ func (m *Memory) SaveProjection(ctx context.Context, name string, p Projection) 
 }
 
 // DropProjection implements Store.
-func (m *Memory) DropProjection(ctx context.Context, name string) error {
+func (m *memory) DropProjection(ctx context.Context, name string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.projections, name)
 	return nil
 }
 
+// Wait implements Store.
+func (m *memory) Wait(ctx context.Context, after int64) (int64, error) {
+	return wake.Head(ctx, &m.notify, 0, func(ctx context.Context) (int64, error) {
+		m.mu.RLock()
+		defer m.mu.RUnlock()
+		if m.closed {
+			return 0, ErrClosed
+		}
+		return int64(len(m.events)), nil
+	}, after)
+}
+
 // Close implements Store.
-func (m *Memory) Close() error {
+func (m *memory) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.closed = true
-	m.wake.wake()
+	m.notify.Wake()
 	return nil
 }

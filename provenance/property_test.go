@@ -6,13 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"strconv"
 	"testing"
 
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/eventlog"
-	"github.com/promptloom/promptloom/internal/testkit/pgtest"
+	"github.com/promptloom/promptloom/internal/testkit/logtest"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -83,7 +82,7 @@ func greedy(role string) Assembler[Grant] {
 func TestNoContextReadsWhatItsGrantDoesNotAdmit(t *testing.T) {
 	for seed := range uint64(200) {
 		r := rand.New(rand.NewPCG(seed, 99))
-		store := eventlog.NewMemory()
+		store := eventlog.NewMemory(eventlog.Options{})
 		randomLog(t, r, store)
 		f := &fixture{store: &countingStore{Store: store}, beliefs: NewBeliefs(), chronicle: NewChronicle()}
 		f.proj = NewProjector(store, f.beliefs, f.chronicle)
@@ -164,14 +163,14 @@ func TestNoContextReadsWhatItsGrantDoesNotAdmit(t *testing.T) {
 // TestRebuildFromSQLiteIsIdentical: dropping and rebuilding the projections
 // of a SQLite log gives byte-identical descriptions and manifests.
 func TestRebuildFromSQLiteIsIdentical(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "log.db")
-	rebuildIsIdentical(t, func() eventlog.Store { return must(eventlog.OpenSQLite(path)) })
+	open := logtest.SQLite(t)
+	rebuildIsIdentical(t, func() eventlog.Store { return must(open()) })
 }
 
 // TestRebuildFromPostgresIsIdentical: the same on a PostgreSQL log.
 func TestRebuildFromPostgresIsIdentical(t *testing.T) {
-	url := pgtest.URL(t)
-	rebuildIsIdentical(t, func() eventlog.Store { return must(eventlog.Open(ctx, url)) })
+	open := logtest.Postgres(t)
+	rebuildIsIdentical(t, func() eventlog.Store { return must(open()) })
 }
 
 func rebuildIsIdentical(t *testing.T, open func() eventlog.Store) {

@@ -15,6 +15,7 @@ import (
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/eventlog"
+	"github.com/promptloom/promptloom/eventlog/postgres"
 	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/harn/reminder"
 	"github.com/promptloom/promptloom/internal/testkit/pgtest"
@@ -95,7 +96,7 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 	"provenance.ErrNotASlice": func(t *testing.T) (error, error) {
 		type grant struct{ Store eventlog.Store }
 		_, err := provenance.Assemble(context.Background(), "uk", func(context.Context, grant) ([]provenance.Part, error) { return nil, nil },
-			grant{Store: eventlog.NewMemory()}, nil)
+			grant{Store: eventlog.NewMemory(eventlog.Options{})}, nil)
 		return err, provenance.ErrNotASlice
 	},
 	"provenance.ErrMixedPositions": func(t *testing.T) (error, error) {
@@ -153,7 +154,7 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 		return err, provenance.ErrNilPredicate
 	},
 	"provenance.ErrNotGranted": func(t *testing.T) (error, error) {
-		s := provenance.NewBeliefSlice(eventlog.NewMemory(), provenance.NewBeliefs(), 0, func(scope string) bool { return scope == "uk" })
+		s := provenance.NewBeliefSlice(eventlog.NewMemory(eventlog.Options{}), provenance.NewBeliefs(), 0, func(scope string) bool { return scope == "uk" })
 		_, err := s.Beliefs("eu")
 		return err, provenance.ErrNotGranted
 	},
@@ -162,29 +163,29 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 		return err, provenance.ErrBadSource
 	},
 	"eventlog.ErrNoEvent": func(t *testing.T) (error, error) {
-		_, err := eventlog.NewMemory().Get(context.Background(), 7)
+		_, err := eventlog.NewMemory(eventlog.Options{}).Get(context.Background(), 7)
 		return err, eventlog.ErrNoEvent
 	},
 	"eventlog.ErrEmptyKind": func(t *testing.T) (error, error) {
-		_, err := eventlog.NewMemory().Append(context.Background(), eventlog.Draft{Payload: 1})
+		_, err := eventlog.NewMemory(eventlog.Options{}).Append(context.Background(), eventlog.Draft{Payload: 1})
 		return err, eventlog.ErrEmptyKind
 	},
 	"eventlog.ErrBadPayload": func(t *testing.T) (error, error) {
-		_, err := eventlog.NewMemory().Append(context.Background(), eventlog.Draft{Kind: "k", Payload: func() {}})
+		_, err := eventlog.NewMemory(eventlog.Options{}).Append(context.Background(), eventlog.Draft{Kind: "k", Payload: func() {}})
 		return err, eventlog.ErrBadPayload
 	},
-	"eventlog.ErrBadText": func(t *testing.T) (error, error) {
-		s, err := eventlog.Open(context.Background(), pgtest.URL(t))
+	"postgres.ErrBadText": func(t *testing.T) (error, error) {
+		s, err := postgres.Open(context.Background(), pgtest.URL(t), postgres.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer s.Close()
 		_, err = s.Append(context.Background(), eventlog.Draft{Kind: "k", Actor: "a\x00b", Payload: 1})
-		return err, eventlog.ErrBadText
+		return err, postgres.ErrBadText
 	},
-	"eventlog.ErrSchemaVersion": func(t *testing.T) (error, error) {
+	"postgres.ErrSchemaVersion": func(t *testing.T) (error, error) {
 		url := pgtest.URL(t)
-		s, err := eventlog.Open(context.Background(), url)
+		s, err := postgres.Open(context.Background(), url, postgres.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -197,12 +198,12 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 		if _, err := conn.Exec(context.Background(), `UPDATE eventlog_schema SET version = 2`); err != nil {
 			t.Fatal(err)
 		}
-		_, err = eventlog.Open(context.Background(), url)
+		_, err = postgres.Open(context.Background(), url, postgres.Options{})
 		// the URL names a schema made for this test: show a fixed one
-		return renamed{err, strings.ReplaceAll(fmt.Sprint(err), url, "postgres://db.example/log")}, eventlog.ErrSchemaVersion
+		return renamed{err, strings.ReplaceAll(fmt.Sprint(err), url, "postgres://db.example/log")}, postgres.ErrSchemaVersion
 	},
 	"eventlog.ErrClosed": func(t *testing.T) (error, error) {
-		m := eventlog.NewMemory()
+		m := eventlog.NewMemory(eventlog.Options{})
 		m.Close()
 		_, err := m.Append(context.Background(), eventlog.Draft{Kind: "k", Payload: 1})
 		return err, eventlog.ErrClosed
@@ -273,7 +274,7 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 		return err, replay.ErrUnknownMode
 	},
 	"replay.ErrPinMiss": func(t *testing.T) (error, error) {
-		p, _ := replay.NewPinnedModel(context.Background(), nil, replay.Strict, nil, eventlog.NewMemory())
+		p, _ := replay.NewPinnedModel(context.Background(), nil, replay.Strict, nil, eventlog.NewMemory(eventlog.Options{}))
 		_, err := p.Complete(context.Background(), journal.Request{Call: "c1", System: "hello"})
 		return err, replay.ErrPinMiss
 	},
@@ -326,7 +327,7 @@ func all(eventlog.Envelope) bool { return true }
 func noParts(context.Context, twoSlices) ([]provenance.Part, error) { return nil, nil }
 
 func logOf(t *testing.T, n int) eventlog.Store {
-	store := eventlog.NewMemory()
+	store := eventlog.NewMemory(eventlog.Options{})
 	for range n {
 		if _, err := store.Append(context.Background(), eventlog.Draft{Kind: "note", Payload: "x"}); err != nil {
 			t.Fatal(err)

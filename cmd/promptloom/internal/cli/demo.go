@@ -105,7 +105,7 @@ func runNegotiation(e *env, args []string) int {
 		return e.fail("demo negotiation: --transcript goes with --record or --replay")
 	}
 	if log := *record + *replay; log != "" && *transcript == "" {
-		if eventlog.IsURL(log) {
+		if demo.IsURL(log) {
 			return e.fail("demo negotiation: the log is a URL: give the transcript's file with --transcript")
 		}
 		*transcript = log + ".jsonl"
@@ -116,9 +116,9 @@ func runNegotiation(e *env, args []string) int {
 		return e.replayNegotiation(ctx, *replay, *transcript, set)
 	}
 
-	var store eventlog.Store = eventlog.NewMemory(eventlog.WithClock(demo.NegotiationClock()))
+	var store eventlog.Store = eventlog.NewMemory(eventlog.Options{Clock: demo.NegotiationClock()})
 	if log := *db + *record; log != "" {
-		s, err := eventlog.Open(ctx, log, eventlog.WithClock(demo.NegotiationClock()))
+		s, err := demo.OpenLog(ctx, log, eventlog.Options{Clock: demo.NegotiationClock()})
 		if err != nil {
 			return e.fail("demo negotiation: %v", err)
 		}
@@ -173,12 +173,12 @@ func (e *env) replayNegotiation(ctx context.Context, log, transcriptFile string,
 	if err != nil {
 		return e.fail("demo negotiation: --replay: %v", err)
 	}
-	if !eventlog.IsURL(log) {
+	if !demo.IsURL(log) {
 		if _, err := os.Stat(log); err != nil {
 			return e.fail("demo negotiation: --replay: %v", err)
 		}
 	}
-	recorded, err := eventlog.Open(ctx, log)
+	recorded, err := demo.OpenLog(ctx, log, eventlog.Options{})
 	if err != nil {
 		return e.fail("demo negotiation: --replay: %v", err)
 	}

@@ -65,7 +65,13 @@ type Negotiation struct {
 // NegotiationClock stamps the demo's events: a fixed start, one second per
 // event, so runs are byte-identical.
 func NegotiationClock() func() time.Time {
-	return eventlog.FixedClock(time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC))
+	start := time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)
+	calls := 0
+	return func() time.Time {
+		at := start.Add(time.Duration(calls) * time.Second)
+		calls++
+		return at
+	}
 }
 
 // Grant is what a party may read for one call: the log as it may see it,

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/promptloom/promptloom/eventlog"
+	"github.com/promptloom/promptloom/eventlog/postgres"
+	"github.com/promptloom/promptloom/eventlog/sqlite"
 	"github.com/promptloom/promptloom/internal/testkit/pgtest"
 	"github.com/promptloom/promptloom/provenance"
 
@@ -34,7 +36,7 @@ func runNegotiation(t *testing.T, store eventlog.Store) (*Negotiation, []byte) {
 // The side remark reaches the EU and never the UK: checked on sources (the
 // read sets and the manifests), not on wording.
 func TestSideRemarkNeverReachesTheUK(t *testing.T) {
-	store := eventlog.NewMemory(eventlog.WithClock(NegotiationClock()))
+	store := eventlog.NewMemory(eventlog.Options{Clock: NegotiationClock()})
 	n, _ := runNegotiation(t, store)
 	var remark string
 	head, _ := store.Head(context.Background())
@@ -70,8 +72,8 @@ func TestSideRemarkNeverReachesTheUK(t *testing.T) {
 
 // A run on SQLite is byte-identical to a run in memory.
 func TestNegotiationOnSQLiteMatchesMemory(t *testing.T) {
-	_, mem := runNegotiation(t, eventlog.NewMemory(eventlog.WithClock(NegotiationClock())))
-	store, err := eventlog.OpenSQLite(filepath.Join(t.TempDir(), "n.db"), eventlog.WithClock(NegotiationClock()))
+	_, mem := runNegotiation(t, eventlog.NewMemory(eventlog.Options{Clock: NegotiationClock()}))
+	store, err := sqlite.Open(filepath.Join(t.TempDir(), "n.db"), eventlog.Options{Clock: NegotiationClock()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,13 +91,13 @@ func TestNegotiationOnSQLiteMatchesMemory(t *testing.T) {
 // recording there replays.
 func TestNegotiationOnPostgresMatchesSQLite(t *testing.T) {
 	ctx := context.Background()
-	lite, err := eventlog.OpenSQLite(filepath.Join(t.TempDir(), "n.db"), eventlog.WithClock(NegotiationClock()))
+	lite, err := sqlite.Open(filepath.Join(t.TempDir(), "n.db"), eventlog.Options{Clock: NegotiationClock()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer lite.Close()
 	_, want := runNegotiation(t, lite)
-	pg, err := eventlog.Open(ctx, pgtest.URL(t), eventlog.WithClock(NegotiationClock()))
+	pg, err := postgres.Open(ctx, pgtest.URL(t), postgres.Options{Options: eventlog.Options{Clock: NegotiationClock()}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,13 +9,14 @@ import (
 	"testing"
 
 	"github.com/promptloom/promptloom/eventlog"
+	"github.com/promptloom/promptloom/eventlog/sqlite"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/journal/replay"
 )
 
 func recordRun(t *testing.T) (eventlog.Store, []byte) {
 	t.Helper()
-	store, err := eventlog.OpenSQLite(filepath.Join(t.TempDir(), "run.db"), eventlog.WithClock(NegotiationClock()))
+	store, err := sqlite.Open(filepath.Join(t.TempDir(), "run.db"), eventlog.Options{Clock: NegotiationClock()})
 	if err != nil {
 		t.Fatal(err)
 	}

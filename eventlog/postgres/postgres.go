@@ -1,4 +1,29 @@
-package eventlog
+// Package postgres is the event log in a PostgreSQL database, shared by any
+// number of processes on any number of machines, through a
+// github.com/jackc/pgx/v5 pool: the durable eventlog.Store for a fleet.
+// Importing it is what links pgx into a program; eventlog itself links no
+// database. docs/postgres.md is for whoever runs the database: the schema,
+// the privileges, durability.
+//
+// Order: a one-row table, eventlog_head, holds the last position. A batch is
+// written by one statement (so one transaction) that adds the batch's length
+// to the head and inserts the events at the positions it covered. Batches
+// appended at once through one store share that statement (group commit),
+// each batch still contiguous. The update locks the head row until the
+// transaction ends, so batches take their positions one after another,
+// commit in the order of their positions, and an aborted batch gives its
+// positions back with its update.
+//
+// Durability: the statement commits without waiting for its WAL flush, so
+// the head is not held through an fsync; Append then waits for a flush it
+// shares with other appenders, and Head flushes what it reports, so an
+// acknowledged batch and every position Head returns are on disk.
+// Options.SerialFlush flushes inside the hold instead. See
+// docs/architecture.md and docs/postgres.md.
+//
+// Every Append notifies the log's channel at commit; Wait listens on it, on a
+// connection of its own, instead of polling.
+package postgres
 
 import (
 	"bytes"
@@ -8,47 +33,43 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
+
+	"github.com/promptloom/promptloom/eventlog"
+	"github.com/promptloom/promptloom/eventlog/internal/draft"
+	"github.com/promptloom/promptloom/eventlog/internal/wake"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// Postgres is a Store in a PostgreSQL database, shared by any number of
-// processes on any number of machines, through a github.com/jackc/pgx/v5
-// pool.
-//
-// Order: a one-row table, eventlog_head, holds the last position. A batch is
-// written by one statement (so one transaction) that adds the batch's length
-// to the head and inserts the events at the positions it covered. Batches
-// appended at once through one Postgres value share that statement (group
-// commit), each batch still contiguous. The update locks the head row until
-// the transaction ends, so batches take their positions one after another,
-// commit in the order of their positions, and an aborted batch gives its
-// positions back with its update.
-//
-// Durability: the statement commits without waiting for its WAL flush, so
-// the head is not held through an fsync; Append then waits for a flush it
-// shares with other appenders, and Head flushes what it reports, so an
-// acknowledged batch and every position Head returns are on disk.
-// WithSerialFlush flushes inside the hold instead. See docs/architecture.md
-// and docs/postgres.md.
-//
-// Every Append notifies the log's channel at commit; Wait listens on it, on a
-// connection of its own, instead of polling.
-type Postgres struct {
-	pool    *pgxpool.Pool
-	cfg     config
-	channel string
+// Options configures a PostgreSQL store. The zero value is the default.
+type Options struct {
+	// Options are those of every store (the clock).
+	eventlog.Options
+	// SerialFlush makes each batch flush its WAL while it holds the head,
+	// as SQLite does: no event is visible before it is on disk, at the
+	// price of one fsync at a time for the whole log (see
+	// docs/postgres.md).
+	SerialFlush bool
+}
+
+// store is the eventlog.Store Open returns.
+type store struct {
+	pool        *pgxpool.Pool
+	clock       func() time.Time
+	serialFlush bool
+	channel     string
 
 	mu       sync.Mutex // guards closed and listener
 	closed   bool
 	listener *listener
 	lmu      sync.Mutex // held while a listener starts
-	wake     notifier
+	notify   wake.Notifier
 
-	// Group commit (postgres_append.go): appends queue here, and a
-	// flusher writes everything queued as one statement.
+	// Group commit (append.go): appends queue here, and a flusher writes
+	// everything queued as one statement.
 	gmu      sync.Mutex
 	pending  []*appendReq
 	flushers int
@@ -59,6 +80,11 @@ type Postgres struct {
 // SchemaVersion is the version of the PostgreSQL schema this build writes
 // and reads (docs/postgres.md).
 const SchemaVersion = 1
+
+// ErrSchemaVersion is a database whose log has a schema version this build
+// does not read (a newer promptloom wrote it): Open refuses it and changes
+// nothing.
+var ErrSchemaVersion = errors.New("event log schema version is not this build's")
 
 // pgSchema creates the version-1 tables. It runs once, under an advisory
 // lock, when eventlog_schema is empty.
@@ -84,10 +110,10 @@ CREATE TABLE projections (
 );
 INSERT INTO eventlog_schema (version) VALUES (1);`
 
-// OpenPostgres connects to the database at url (a postgres:// or
-// postgresql:// URL, as pgx reads it: a search_path parameter picks the
-// schema) and creates the tables on first use.
-func OpenPostgres(ctx context.Context, url string, opts ...Option) (*Postgres, error) {
+// Open connects to the database at url (a postgres:// or postgresql:// URL,
+// as pgx reads it: a search_path parameter picks the schema) and creates
+// the tables on first use.
+func Open(ctx context.Context, url string, opts Options) (eventlog.Store, error) {
 	pcfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: open %s: %w", dsnForError(url), err)
@@ -96,7 +122,7 @@ func OpenPostgres(ctx context.Context, url string, opts ...Option) (*Postgres, e
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: open %s: %w", dsnForError(url), err)
 	}
-	p := &Postgres{pool: pool, cfg: newConfig(opts)}
+	p := &store{pool: pool, clock: draft.Clock(opts.Clock), serialFlush: opts.SerialFlush}
 	p.stop, p.cancel = context.WithCancel(context.Background())
 	if err := p.migrate(ctx); err != nil {
 		pool.Close()
@@ -122,7 +148,7 @@ func dsnForError(dsn string) string {
 
 // migrate creates the schema, or checks the one that is there. Processes
 // opening the same database at once take turns on an advisory lock.
-func (p *Postgres) migrate(ctx context.Context) error {
+func (p *store) migrate(ctx context.Context) error {
 	tx, err := p.pool.Begin(ctx)
 	if err != nil {
 		return err
@@ -187,7 +213,7 @@ WITH c AS (
 SELECT h.seq, pg_notify($7, h.seq::text) FROM h, c`
 
 // pgAppendSerial is pgAppend committing synchronously, holding the head
-// through its fsync (WithSerialFlush).
+// through its fsync (Options.SerialFlush).
 var pgAppendSerial = strings.Replace(pgAppend, "'off'", "current_setting('synchronous_commit')", 1)
 
 // jsonbCan reports whether PostgreSQL's jsonb accepts raw: it refuses
@@ -197,14 +223,14 @@ func jsonbCan(raw []byte) bool {
 	return utf8.Valid(raw) && !bytes.Contains(raw, []byte(`\u0000`))
 }
 
-// Head implements Store. Every position up to the one returned is on disk.
-func (p *Postgres) Head(ctx context.Context) (int64, error) {
+// Head implements eventlog.Store. Every position up to the one returned is on disk.
+func (p *store) Head(ctx context.Context) (int64, error) {
 	if err := p.open(); err != nil {
 		return 0, err
 	}
 	var head int64
 	var xid string
-	if p.cfg.serialFlush {
+	if p.serialFlush {
 		err := p.pool.QueryRow(ctx, `SELECT seq FROM eventlog_head`).Scan(&head)
 		return head, p.wrap(err)
 	}
@@ -218,9 +244,9 @@ func (p *Postgres) Head(ctx context.Context) (int64, error) {
 // scanPage is how many envelopes Scan reads per query.
 const scanPage = 1000
 
-// Scan implements Store. Payloads are not read. The envelopes are read a
+// Scan implements eventlog.Store. Payloads are not read. The envelopes are read a
 // page at a time, and fn is called between queries, so fn may use the store.
-func (p *Postgres) Scan(ctx context.Context, from, upto int64, fn func(Envelope) error) error {
+func (p *store) Scan(ctx context.Context, from, upto int64, fn func(eventlog.Envelope) error) error {
 	if err := p.open(); err != nil {
 		return err
 	}
@@ -232,9 +258,9 @@ func (p *Postgres) Scan(ctx context.Context, from, upto int64, fn func(Envelope)
 		if err != nil {
 			return p.wrap(err)
 		}
-		var envs []Envelope
+		var envs []eventlog.Envelope
 		for rows.Next() {
-			var env Envelope
+			var env eventlog.Envelope
 			if err := rows.Scan(&env.Seq, &env.Kind, &env.Actor, &env.Audience, &env.At); err != nil {
 				rows.Close()
 				return p.wrap(err)
@@ -258,7 +284,7 @@ func (p *Postgres) Scan(ctx context.Context, from, upto int64, fn func(Envelope)
 	return nil
 }
 
-func fixEnvelope(env Envelope) Envelope {
+func fixEnvelope(env eventlog.Envelope) eventlog.Envelope {
 	if len(env.Audience) == 0 {
 		env.Audience = nil
 	}
@@ -266,42 +292,42 @@ func fixEnvelope(env Envelope) Envelope {
 	return env
 }
 
-// Get implements Store. The payload is the bytes that were appended.
-func (p *Postgres) Get(ctx context.Context, seq int64) (Event, error) {
+// Get implements eventlog.Store. The payload is the bytes that were appended.
+func (p *store) Get(ctx context.Context, seq int64) (eventlog.Event, error) {
 	if err := p.open(); err != nil {
-		return Event{}, err
+		return eventlog.Event{}, err
 	}
-	var e Event
+	var e eventlog.Event
 	var raw []byte
 	err := p.pool.QueryRow(ctx, `SELECT seq, kind, actor, audience, at, raw FROM events WHERE seq = $1`, seq).
 		Scan(&e.Seq, &e.Kind, &e.Actor, &e.Audience, &e.At, &raw)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Event{}, fmt.Errorf("%w: %d", ErrNoEvent, seq)
+		return eventlog.Event{}, fmt.Errorf("%w: %d", eventlog.ErrNoEvent, seq)
 	}
 	if err != nil {
-		return Event{}, p.wrap(err)
+		return eventlog.Event{}, p.wrap(err)
 	}
 	e.Envelope = fixEnvelope(e.Envelope)
 	e.Payload = raw
 	return e, nil
 }
 
-// LoadProjection implements Store.
-func (p *Postgres) LoadProjection(ctx context.Context, name string) (Projection, bool, error) {
+// LoadProjection implements eventlog.Store.
+func (p *store) LoadProjection(ctx context.Context, name string) (eventlog.Projection, bool, error) {
 	if err := p.open(); err != nil {
-		return Projection{}, false, err
+		return eventlog.Projection{}, false, err
 	}
-	var pr Projection
+	var pr eventlog.Projection
 	err := p.pool.QueryRow(ctx, `SELECT upto, state FROM projections WHERE name = $1`, name).Scan(&pr.Upto, &pr.State)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Projection{}, false, nil
+		return eventlog.Projection{}, false, nil
 	}
 	return pr, err == nil, p.wrap(err)
 }
 
-// SaveProjection implements Store: state and position in one statement, so
+// SaveProjection implements eventlog.Store: state and position in one statement, so
 // one transaction.
-func (p *Postgres) SaveProjection(ctx context.Context, name string, pr Projection) error {
+func (p *store) SaveProjection(ctx context.Context, name string, pr eventlog.Projection) error {
 	if err := p.open(); err != nil {
 		return err
 	}
@@ -315,8 +341,8 @@ func (p *Postgres) SaveProjection(ctx context.Context, name string, pr Projectio
 	return p.wrap(err)
 }
 
-// DropProjection implements Store.
-func (p *Postgres) DropProjection(ctx context.Context, name string) error {
+// DropProjection implements eventlog.Store.
+func (p *store) DropProjection(ctx context.Context, name string) error {
 	if err := p.open(); err != nil {
 		return err
 	}
@@ -324,9 +350,9 @@ func (p *Postgres) DropProjection(ctx context.Context, name string) error {
 	return p.wrap(err)
 }
 
-// Close implements Store: it stops the listener and closes the pool. A
+// Close implements eventlog.Store: it stops the listener and closes the pool. A
 // second Close does nothing.
-func (p *Postgres) Close() error {
+func (p *store) Close() error {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -338,27 +364,27 @@ func (p *Postgres) Close() error {
 	if l != nil {
 		l.stop()
 	}
-	p.wake.wake()
+	p.notify.Wake()
 	p.cancel()
 	p.pool.Close()
 	return nil
 }
 
-func (p *Postgres) open() error {
+func (p *store) open() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
-		return ErrClosed
+		return eventlog.ErrClosed
 	}
 	return nil
 }
 
-func (p *Postgres) wrap(err error) error {
+func (p *store) wrap(err error) error {
 	if err == nil {
 		return nil
 	}
 	if p.open() != nil {
-		return fmt.Errorf("%w: %v", ErrClosed, err)
+		return fmt.Errorf("%w: %v", eventlog.ErrClosed, err)
 	}
 	return fmt.Errorf("eventlog: %w", err)
 }

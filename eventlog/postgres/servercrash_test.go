@@ -1,17 +1,14 @@
-package eventlog
+package postgres
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/promptloom/promptloom/eventlog"
 	"github.com/promptloom/promptloom/internal/testkit/pgtest"
+	"github.com/promptloom/promptloom/internal/testkit/storetest"
 )
 
 // The PostgreSQL server itself crashes (immediate shutdown: WAL not yet
@@ -24,7 +21,7 @@ func TestPostgresServerCrash(t *testing.T) {
 		t.Skip("starts a PostgreSQL cluster")
 	}
 	for _, serial := range []bool{false, true} {
-		t.Run(map[bool]string{false: "default", true: "WithSerialFlush"}[serial], func(t *testing.T) {
+		t.Run(map[bool]string{false: "default", true: "SerialFlush"}[serial], func(t *testing.T) {
 			serverCrash(t, serial)
 		})
 	}
@@ -33,26 +30,15 @@ func TestPostgresServerCrash(t *testing.T) {
 func serverCrash(t *testing.T, serial bool) {
 	c := pgtest.NewCluster(t)
 	ctx := context.Background()
-	var opts []Option
+	var env []string
 	if serial {
-		opts = append(opts, WithSerialFlush())
+		env = append(env, "PROMPTLOOM_CRASH_SERIAL=1")
 	}
-	reader, err := OpenPostgres(ctx, c.URL, opts...)
+	reader, err := Open(ctx, c.URL, Options{SerialFlush: serial})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$")
-	cmd.Env = append(os.Environ(), "PROMPTLOOM_CRASH_DB="+c.URL)
-	if serial {
-		cmd.Env = append(cmd.Env, "PROMPTLOOM_CRASH_SERIAL=1")
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	w := storetest.StartWriter(t, c.URL, env...)
 	// The reader follows the head until the server dies.
 	var mu sync.Mutex
 	seen := int64(0)
@@ -72,21 +58,18 @@ func serverCrash(t *testing.T, serial bool) {
 			}
 		}
 	})
-	sc := bufio.NewScanner(out)
-	acked := readAcked(sc, 0, 300*crashBatch, time.Now().Add(60*time.Second))
+	w.Acked(300 * storetest.CrashBatch)
 	c.Crash()
 	close(stop)
 	wg.Wait()
 	reader.Close()
-	cmd.Process.Signal(syscall.SIGKILL)
-	acked = readAcked(sc, acked, 0, time.Time{})
-	cmd.Wait()
+	acked := w.Kill()
 	if acked == 0 {
 		t.Fatal("the writer acknowledged nothing")
 	}
 	c.Start()
 
-	s, err := Open(ctx, c.URL)
+	s, err := Open(ctx, c.URL, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,11 +81,11 @@ func serverCrash(t *testing.T, serial bool) {
 	if head < acked || head < seen {
 		t.Fatalf("after recovery the log has %d events; %d were acknowledged and Head reported %d", head, acked, seen)
 	}
-	if head%crashBatch != 0 {
-		t.Fatalf("after recovery the log has %d events: a partial batch of %d", head, head%crashBatch)
+	if head%storetest.CrashBatch != 0 {
+		t.Fatalf("after recovery the log has %d events: a partial batch of %d", head, head%storetest.CrashBatch)
 	}
 	want := int64(1)
-	err = s.Scan(ctx, 1, head, func(env Envelope) error {
+	err = s.Scan(ctx, 1, head, func(env eventlog.Envelope) error {
 		if env.Seq != want {
 			return fmt.Errorf("event %d follows event %d", env.Seq, want-1)
 		}

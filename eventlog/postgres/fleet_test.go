@@ -1,4 +1,4 @@
-package eventlog
+package postgres
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/promptloom/promptloom/eventlog"
 	"github.com/promptloom/promptloom/internal/testkit/pgtest"
 
 	"github.com/jackc/pgx/v5"
@@ -36,16 +37,16 @@ func TestPostgresFleetChild(t *testing.T) {
 	}
 	w, _ := strconv.Atoi(os.Getenv("PROMPTLOOM_FLEET_WORKER"))
 	ctx := context.Background()
-	s, err := Open(ctx, dsn)
+	s, err := Open(ctx, dsn, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	for b := range fleetBatches {
 		n := fleetBatchLen(w, b)
-		drafts := make([]Draft, n)
+		drafts := make([]eventlog.Draft, n)
 		for i := range drafts {
-			drafts[i] = Draft{Kind: "k", Actor: strconv.Itoa(w), Payload: fleetPayload{w, b, i, n}}
+			drafts[i] = eventlog.Draft{Kind: "k", Actor: strconv.Itoa(w), Payload: fleetPayload{w, b, i, n}}
 		}
 		if _, err := s.Append(ctx, drafts...); err != nil {
 			t.Fatal(err)
@@ -81,7 +82,7 @@ func TestPostgresFleet(t *testing.T) {
 	}
 
 	ctx := context.Background()
-	s, err := Open(ctx, dsn)
+	s, err := Open(ctx, dsn, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func TestPostgresFleet(t *testing.T) {
 	}
 	var evs []fleetPayload
 	seen := map[[2]int]bool{}
-	err = s.Scan(ctx, 1, head, func(env Envelope) error {
+	err = s.Scan(ctx, 1, head, func(env eventlog.Envelope) error {
 		if env.Seq != int64(len(evs)+1) {
 			return fmt.Errorf("seq %d after %d events", env.Seq, len(evs))
 		}
@@ -151,9 +152,9 @@ func TestPostgresLaterBatchWaitsForEarlier(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A concurrent append waits for it; a reader sees nothing yet.
-	done := make(chan []Envelope, 1)
+	done := make(chan []eventlog.Envelope, 1)
 	go func() {
-		envs, err := s.Append(ctx, Draft{Kind: "after", Payload: 2})
+		envs, err := s.Append(ctx, eventlog.Draft{Kind: "after", Payload: 2})
 		if err != nil {
 			t.Error(err)
 		}
@@ -168,7 +169,7 @@ func TestPostgresLaterBatchWaitsForEarlier(t *testing.T) {
 	if head, _ := s.Head(ctx); head != 0 {
 		t.Errorf("Head = %d while the first batch is open", head)
 	}
-	if _, err := s.Get(ctx, 1); !errors.Is(err, ErrNoEvent) {
+	if _, err := s.Get(ctx, 1); !errors.Is(err, eventlog.ErrNoEvent) {
 		t.Errorf("Get(1) while the first batch is open = %v", err)
 	}
 	if err := tx.Rollback(ctx); err != nil {
@@ -189,7 +190,7 @@ func TestPostgresLaterBatchWaitsForEarlier(t *testing.T) {
 		t.Fatal(err)
 	}
 	go func() {
-		envs, _ := s.Append(ctx, Draft{Kind: "c", Payload: 3})
+		envs, _ := s.Append(ctx, eventlog.Draft{Kind: "c", Payload: 3})
 		done <- envs
 	}()
 	time.Sleep(200 * time.Millisecond)
@@ -222,7 +223,7 @@ func TestPostgresWaitWakesAcrossConnections(t *testing.T) {
 	}()
 	time.Sleep(100 * time.Millisecond)
 	start := time.Now()
-	if _, err := b.Append(ctx, Draft{Kind: "k", Payload: 1}, Draft{Kind: "k", Payload: 2}); err != nil {
+	if _, err := b.Append(ctx, eventlog.Draft{Kind: "k", Payload: 1}, eventlog.Draft{Kind: "k", Payload: 2}); err != nil {
 		t.Fatal(err)
 	}
 	if head := <-got; head != 2 {
@@ -235,15 +236,15 @@ func TestPostgresWaitWakesAcrossConnections(t *testing.T) {
 func TestPostgresSchemaVersionIsChecked(t *testing.T) {
 	dsn := pgtest.URL(t)
 	ctx := context.Background()
-	s, err := OpenPostgres(ctx, dsn)
+	s, err := Open(ctx, dsn, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.pool.Exec(ctx, `UPDATE eventlog_schema SET version = 2`); err != nil {
+	if _, err := s.(*store).pool.Exec(ctx, `UPDATE eventlog_schema SET version = 2`); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
-	if _, err := Open(ctx, dsn); !errors.Is(err, ErrSchemaVersion) {
+	if _, err := Open(ctx, dsn, Options{}); !errors.Is(err, ErrSchemaVersion) {
 		t.Errorf("Open of a version-2 schema = %v, want ErrSchemaVersion", err)
 	}
 }
@@ -270,7 +271,7 @@ func TestPostgresOneRefusedBatchFailsAlone(t *testing.T) {
 		}
 		wg.Go(func() {
 			<-start
-			_, errs[i] = s.Append(ctx, Draft{Kind: kind, Payload: i}, Draft{Kind: kind, Payload: i})
+			_, errs[i] = s.Append(ctx, eventlog.Draft{Kind: kind, Payload: i}, eventlog.Draft{Kind: kind, Payload: i})
 		})
 	}
 	close(start)
@@ -284,7 +285,7 @@ func TestPostgresOneRefusedBatchFailsAlone(t *testing.T) {
 		t.Fatalf("Head = %d, %v; want %d", head, err, 2*(n-1))
 	}
 	kinds := map[string]int{}
-	s.Scan(ctx, 1, 2*(n-1), func(e Envelope) error { kinds[e.Kind]++; return nil })
+	s.Scan(ctx, 1, 2*(n-1), func(e eventlog.Envelope) error { kinds[e.Kind]++; return nil })
 	if kinds["k"] != 2*(n-1) || kinds["poison"] != 0 {
 		t.Errorf("kinds in the log: %v", kinds)
 	}
@@ -330,7 +331,7 @@ func TestPostgresWaitSurvivesALostListener(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	b := pgStore(ctx, t, dsn)
-	if _, err := b.Append(ctx, Draft{Kind: "k", Payload: 1}); err != nil {
+	if _, err := b.Append(ctx, eventlog.Draft{Kind: "k", Payload: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if head := <-got; head != 1 {
@@ -339,12 +340,12 @@ func TestPostgresWaitSurvivesALostListener(t *testing.T) {
 }
 
 // pgStore opens a store on dsn for the test, closed when it ends.
-func pgStore(ctx context.Context, t *testing.T, dsn string) *Postgres {
+func pgStore(ctx context.Context, t *testing.T, dsn string) *store {
 	t.Helper()
-	s, err := OpenPostgres(ctx, dsn)
+	s, err := Open(ctx, dsn, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	return s
+	return s.(*store)
 }

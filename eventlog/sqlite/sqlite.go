@@ -1,4 +1,13 @@
-package eventlog
+// Package sqlite is the event log in one SQLite file, through
+// modernc.org/sqlite (pure Go, no cgo): the durable eventlog.Store for one
+// machine. Importing it is what links SQLite into a program; eventlog
+// itself links no database.
+//
+// The file is in WAL mode with full synchronous commits: an Append that
+// returned is on disk, and a batch is one transaction, so a crash leaves
+// whole batches only. Projections live in the same file, each state written
+// in the same statement as its position.
+package sqlite
 
 import (
 	"context"
@@ -10,18 +19,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/promptloom/promptloom/eventlog"
+	"github.com/promptloom/promptloom/eventlog/internal/draft"
+	"github.com/promptloom/promptloom/eventlog/internal/wake"
+
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver: no cgo
 )
 
-// SQLite is a Store in one SQLite file, through modernc.org/sqlite (pure
-// Go). The file is in WAL mode with full synchronous commits: an Append that
-// returned is on disk, and a batch is one transaction, so a crash leaves
-// whole batches only. Projections live in the same file, each state written
-// in the same statement as its position.
-type SQLite struct {
-	db   *sql.DB
-	cfg  config
-	wake notifier
+// store is the eventlog.Store Open returns.
+type store struct {
+	db     *sql.DB
+	clock  func() time.Time
+	notify wake.Notifier
 }
 
 const schema = `
@@ -39,8 +48,10 @@ CREATE TABLE IF NOT EXISTS projections (
 	state BLOB NOT NULL
 );`
 
-// OpenSQLite opens (creating if need be) the log in the file at path.
-func OpenSQLite(path string, opts ...Option) (*SQLite, error) {
+// Open opens the log in the file at path, creating the file and its tables
+// if need be. The path is taken as it is: it is not a URI, and no byte of it
+// is syntax.
+func Open(path string, opts eventlog.Options) (eventlog.Store, error) {
 	q := url.Values{}
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(FULL)")
@@ -57,7 +68,7 @@ func OpenSQLite(path string, opts ...Option) (*SQLite, error) {
 		db.Close()
 		return nil, fmt.Errorf("eventlog: open %s: %w", path, err)
 	}
-	return &SQLite{db: db, cfg: newConfig(opts)}, nil
+	return &store{db: db, clock: draft.Clock(opts.Clock)}, nil
 }
 
 // sqliteURI is the file: URI that names path, whatever bytes it holds:
@@ -81,9 +92,9 @@ func sqliteURI(path string) string {
 	return b.String()
 }
 
-// Append implements Store: the batch is one transaction.
-func (s *SQLite) Append(ctx context.Context, drafts ...Draft) ([]Envelope, error) {
-	payloads, err := marshal(drafts)
+// Append implements eventlog.Store: the batch is one transaction.
+func (s *store) Append(ctx context.Context, drafts ...eventlog.Draft) ([]eventlog.Envelope, error) {
+	payloads, err := draft.Marshal(drafts)
 	if err != nil {
 		return nil, err
 	}
@@ -101,10 +112,10 @@ func (s *SQLite) Append(ctx context.Context, drafts ...Draft) ([]Envelope, error
 		return nil, s.wrap(err)
 	}
 	defer stmt.Close()
-	out := make([]Envelope, len(drafts))
+	out := make([]eventlog.Envelope, len(drafts))
 	for i, d := range drafts {
-		env := Envelope{Seq: head + int64(i) + 1, Kind: d.Kind, Actor: d.Actor, Audience: ownAudience(d.Audience), At: s.cfg.clock()}
-		if _, err := stmt.ExecContext(ctx, env.Seq, env.Kind, env.Actor, audienceJSON(d.Audience),
+		env := eventlog.Envelope{Seq: head + int64(i) + 1, Kind: d.Kind, Actor: d.Actor, Audience: draft.Audience(d.Audience), At: s.clock()}
+		if _, err := stmt.ExecContext(ctx, env.Seq, env.Kind, env.Actor, draft.AudienceJSON(d.Audience),
 			env.At.Format(time.RFC3339Nano), payloads[i]); err != nil {
 			return nil, s.wrap(err)
 		}
@@ -113,19 +124,19 @@ func (s *SQLite) Append(ctx context.Context, drafts ...Draft) ([]Envelope, error
 	if err := tx.Commit(); err != nil {
 		return nil, s.wrap(err)
 	}
-	s.wake.wake()
+	s.notify.Wake()
 	return out, nil
 }
 
-// Head implements Store.
-func (s *SQLite) Head(ctx context.Context) (int64, error) {
+// Head implements eventlog.Store.
+func (s *store) Head(ctx context.Context) (int64, error) {
 	var head int64
 	err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM events`).Scan(&head)
 	return head, s.wrap(err)
 }
 
-// Scan implements Store. Payloads are not read.
-func (s *SQLite) Scan(ctx context.Context, from, upto int64, fn func(Envelope) error) error {
+// Scan implements eventlog.Store. Payloads are not read.
+func (s *store) Scan(ctx context.Context, from, upto int64, fn func(eventlog.Envelope) error) error {
 	rows, err := s.db.QueryContext(ctx,
 		`SELECT seq, kind, actor, audience, at FROM events WHERE seq >= ? AND seq <= ? ORDER BY seq`, from, upto)
 	if err != nil {
@@ -133,7 +144,7 @@ func (s *SQLite) Scan(ctx context.Context, from, upto int64, fn func(Envelope) e
 	}
 	// Collect first: fn may call back into the store, and the store has a
 	// single connection.
-	var envs []Envelope
+	var envs []eventlog.Envelope
 	for rows.Next() {
 		env, err := scanEnvelope(rows)
 		if err != nil {
@@ -158,8 +169,8 @@ func (s *SQLite) Scan(ctx context.Context, from, upto int64, fn func(Envelope) e
 
 type scanner interface{ Scan(dest ...any) error }
 
-func scanEnvelope(r scanner, extra ...any) (Envelope, error) {
-	var env Envelope
+func scanEnvelope(r scanner, extra ...any) (eventlog.Envelope, error) {
+	var env eventlog.Envelope
 	var aud, at string
 	dest := append([]any{&env.Seq, &env.Kind, &env.Actor, &aud, &at}, extra...)
 	if err := r.Scan(dest...); err != nil {
@@ -178,23 +189,23 @@ func scanEnvelope(r scanner, extra ...any) (Envelope, error) {
 	return env, nil
 }
 
-// Get implements Store.
-func (s *SQLite) Get(ctx context.Context, seq int64) (Event, error) {
+// Get implements eventlog.Store.
+func (s *store) Get(ctx context.Context, seq int64) (eventlog.Event, error) {
 	var payload []byte
 	row := s.db.QueryRowContext(ctx, `SELECT seq, kind, actor, audience, at, payload FROM events WHERE seq = ?`, seq)
 	env, err := scanEnvelope(row, &payload)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Event{}, fmt.Errorf("%w: %d", ErrNoEvent, seq)
+		return eventlog.Event{}, fmt.Errorf("%w: %d", eventlog.ErrNoEvent, seq)
 	}
 	if err != nil {
-		return Event{}, s.wrap(err)
+		return eventlog.Event{}, s.wrap(err)
 	}
-	return Event{Envelope: env, Payload: payload}, nil
+	return eventlog.Event{Envelope: env, Payload: payload}, nil
 }
 
-// LoadProjection implements Store.
-func (s *SQLite) LoadProjection(ctx context.Context, name string) (Projection, bool, error) {
-	var p Projection
+// LoadProjection implements eventlog.Store.
+func (s *store) LoadProjection(ctx context.Context, name string) (eventlog.Projection, bool, error) {
+	var p eventlog.Projection
 	err := s.db.QueryRowContext(ctx, `SELECT upto, state FROM projections WHERE name = ?`, name).Scan(&p.Upto, &p.State)
 	if errors.Is(err, sql.ErrNoRows) {
 		return p, false, nil
@@ -202,33 +213,44 @@ func (s *SQLite) LoadProjection(ctx context.Context, name string) (Projection, b
 	return p, err == nil, s.wrap(err)
 }
 
-// SaveProjection implements Store: state and position in one statement.
-func (s *SQLite) SaveProjection(ctx context.Context, name string, p Projection) error {
+// SaveProjection implements eventlog.Store: state and position in one statement.
+func (s *store) SaveProjection(ctx context.Context, name string, p eventlog.Projection) error {
 	_, err := s.db.ExecContext(ctx,
 		`INSERT INTO projections (name, upto, state) VALUES (?, ?, ?)
 		 ON CONFLICT(name) DO UPDATE SET upto = excluded.upto, state = excluded.state`, name, p.Upto, p.State)
 	return s.wrap(err)
 }
 
-// DropProjection implements Store.
-func (s *SQLite) DropProjection(ctx context.Context, name string) error {
+// DropProjection implements eventlog.Store.
+func (s *store) DropProjection(ctx context.Context, name string) error {
 	_, err := s.db.ExecContext(ctx, `DELETE FROM projections WHERE name = ?`, name)
 	return s.wrap(err)
 }
 
-// Close implements Store.
-func (s *SQLite) Close() error {
+// poll is how often Wait reads the head for appends by other processes;
+// appends through the same store wake it at once.
+const poll = 100 * time.Millisecond
+
+// Wait implements eventlog.Store: an append through this store wakes it at
+// once; one by another process is seen within a tenth of a second, when it
+// next reads the head.
+func (s *store) Wait(ctx context.Context, after int64) (int64, error) {
+	return wake.Head(ctx, &s.notify, poll, s.Head, after)
+}
+
+// Close implements eventlog.Store.
+func (s *store) Close() error {
 	err := s.db.Close()
-	s.wake.wake()
+	s.notify.Wake()
 	return err
 }
 
-func (s *SQLite) wrap(err error) error {
+func (s *store) wrap(err error) error {
 	if err == nil {
 		return nil
 	}
 	if errors.Is(err, sql.ErrConnDone) || err.Error() == "sql: database is closed" {
-		return fmt.Errorf("%w: %v", ErrClosed, err)
+		return fmt.Errorf("%w: %v", eventlog.ErrClosed, err)
 	}
 	return fmt.Errorf("eventlog: %w", err)
 }

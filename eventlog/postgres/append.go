@@ -1,4 +1,4 @@
-package eventlog
+package postgres
 
 import (
 	"context"
@@ -8,23 +8,27 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/promptloom/promptloom/eventlog"
+	"github.com/promptloom/promptloom/eventlog/internal/draft"
+
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // ErrBadText is a kind, actor or audience role that PostgreSQL's text type
-// cannot hold (invalid UTF-8 or a NUL byte): Postgres refuses the batch whole.
+// cannot hold (invalid UTF-8 or a NUL byte): the batch is refused whole,
+// before anything is sent. Memory and SQLite keep such strings.
 var ErrBadText = errors.New("text is not valid UTF-8 without NUL bytes")
 
-// ErrUnconfirmed is a Postgres batch that committed (its positions are
-// named) but whose WAL flush could not be confirmed afterwards: readers may
-// see it, and it is on disk unless the server crashed before flushing it.
-// Append it again only after checking the log.
+// ErrUnconfirmed is a batch that committed (its positions are named) but
+// whose WAL flush could not be confirmed afterwards: readers may see it,
+// and it is on disk unless the server crashed before flushing it. Append it
+// again only after checking the log.
 var ErrUnconfirmed = errors.New("the batch committed, but its flush to disk was not confirmed")
 
 // groupLimit bounds the events one group-commit statement carries.
 const groupLimit = 5000
 
-// maxFlushers is how many group statements one Postgres has in flight: one
+// maxFlushers is how many group statements one store has in flight: one
 // holds the head while the others are sent, parsed and waiting, so the
 // server is never idle between groups.
 const maxFlushers = 4
@@ -32,31 +36,31 @@ const maxFlushers = 4
 // appendReq is one Append waiting for the flusher.
 type appendReq struct {
 	ctx      context.Context
-	drafts   []Draft
+	drafts   []eventlog.Draft
 	payloads [][]byte
 	ats      []time.Time       // set when the batch is taken
 	done     chan appendResult // buffered: the flusher never blocks on it
 }
 
 type appendResult struct {
-	envs []Envelope
+	envs []eventlog.Envelope
 	err  error
 }
 
-// Append implements Store. The batch is queued; a flusher takes everything
+// Append implements eventlog.Store. The batch is queued; a flusher takes everything
 // queued and writes it as one statement, so one transaction, each batch at
 // consecutive positions, in the order they were queued. Up to maxFlushers
 // groups are in flight at once, and take their positions in the order they
 // reach the head. A lone appender writes its batch itself; concurrent
-// appenders through one Postgres share a commit (and its WAL flush) instead
+// appenders through one store share a commit (and its WAL flush) instead
 // of taking turns on the head. Events are stamped when their group is taken,
 // so across groups in flight at once a later position can carry an earlier
 // time.
 // Append returns once its batch is committed, or with ctx's error, in which
 // case the batch may or may not be in the log (as with any network error);
 // a ctx that is done before the batch is taken keeps it out.
-func (p *Postgres) Append(ctx context.Context, drafts ...Draft) ([]Envelope, error) {
-	payloads, err := marshal(drafts)
+func (p *store) Append(ctx context.Context, drafts ...eventlog.Draft) ([]eventlog.Envelope, error) {
+	payloads, err := draft.Marshal(drafts)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +74,7 @@ func (p *Postgres) Append(ctx context.Context, drafts ...Draft) ([]Envelope, err
 		return nil, err
 	}
 	if len(drafts) == 0 {
-		return []Envelope{}, nil
+		return []eventlog.Envelope{}, nil
 	}
 	req := &appendReq{ctx: ctx, drafts: drafts, payloads: payloads, done: make(chan appendResult, 1)}
 	p.gmu.Lock()
@@ -95,7 +99,7 @@ func (p *Postgres) Append(ctx context.Context, drafts ...Draft) ([]Envelope, err
 
 // checkText refuses text that PostgreSQL's text type cannot hold, before
 // anything is sent.
-func checkText(drafts []Draft) error {
+func checkText(drafts []eventlog.Draft) error {
 	bad := func(s string) bool { return !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 }
 	for i, d := range drafts {
 		switch {
@@ -117,7 +121,7 @@ func checkText(drafts []Draft) error {
 // when rounds > 0, after that many groups, handing what is left (and its
 // flusher slot) to a goroutine. The clock is read under gmu, so a clock need
 // not be safe for concurrent use.
-func (p *Postgres) flush(rounds int) {
+func (p *store) flush(rounds int) {
 	for ; ; rounds-- {
 		p.gmu.Lock()
 		if rounds == 0 {
@@ -150,7 +154,7 @@ func (p *Postgres) flush(rounds int) {
 			r.ats = make([]time.Time, len(r.drafts))
 			for i := range r.ats {
 				// timestamptz keeps microseconds: return what Get will read.
-				r.ats[i] = p.cfg.clock().Truncate(time.Microsecond)
+				r.ats[i] = p.clock().Truncate(time.Microsecond)
 			}
 		}
 		p.gmu.Unlock()
@@ -184,7 +188,7 @@ const pgFlushRecord = `pg_logical_emit_message(true, 'promptloom', 'flush')`
 // synchronously, which flushes the WAL up to its commit record, past every
 // earlier commit. Concurrent calls share their flushes (PostgreSQL's group
 // commit).
-func (p *Postgres) flushWAL() error {
+func (p *store) flushWAL() error {
 	var lsn string
 	return p.pool.QueryRow(p.stop, `SELECT `+pgFlushRecord+`::text`).Scan(&lsn)
 }
@@ -194,36 +198,36 @@ func (p *Postgres) flushWAL() error {
 // statement itself is a *pgconn.PgError: one from the flush after it (the
 // batches are in, but not known to be on disk) is returned as
 // ErrUnconfirmed, so the group is never written again.
-func (p *Postgres) write(group []*appendReq, n int) error {
+func (p *store) write(group []*appendReq, n int) error {
 	kinds, actors, auds := make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
 	ats, jsons, raws := make([]time.Time, 0, n), make([]*string, 0, n), make([][]byte, 0, n)
-	envs := make([][]Envelope, len(group))
+	envs := make([][]eventlog.Envelope, len(group))
 	for g, r := range group {
-		envs[g] = make([]Envelope, len(r.drafts))
+		envs[g] = make([]eventlog.Envelope, len(r.drafts))
 		for i, d := range r.drafts {
 			at := r.ats[i]
 			kinds, actors = append(kinds, d.Kind), append(actors, d.Actor)
-			auds, ats = append(auds, audienceJSON(d.Audience)), append(ats, at)
+			auds, ats = append(auds, draft.AudienceJSON(d.Audience)), append(ats, at)
 			var js *string
 			if jsonbCan(r.payloads[i]) {
 				s := string(r.payloads[i])
 				js = &s
 			}
 			jsons, raws = append(jsons, js), append(raws, r.payloads[i])
-			envs[g][i] = Envelope{Kind: d.Kind, Actor: d.Actor, Audience: ownAudience(d.Audience), At: at}
+			envs[g][i] = eventlog.Envelope{Kind: d.Kind, Actor: d.Actor, Audience: draft.Audience(d.Audience), At: at}
 		}
 	}
 	var head int64
 	var ignored string
 	stmt := pgAppend
-	if p.cfg.serialFlush {
+	if p.serialFlush {
 		stmt = pgAppendSerial
 	}
 	err := p.pool.QueryRow(p.stop, stmt, kinds, actors, auds, ats, jsons, raws, p.channel).Scan(&head, &ignored)
 	if err != nil {
 		return p.wrap(err)
 	}
-	if !p.cfg.serialFlush {
+	if !p.serialFlush {
 		// The batch committed without waiting for its WAL flush: wait for
 		// it now, outside the head, beside every other appender's wait.
 		if err := p.flushWAL(); err != nil {
