@@ -9,7 +9,7 @@ import (
 
 func ExampleStore() {
 	ctx := context.Background()
-	var store eventlog.Store = eventlog.NewMemory(eventlog.Options{})
+	var store eventlog.Store = eventlog.NewMemory(nil)
 	store.Append(ctx,
 		eventlog.Draft{Kind: "offer", Actor: "uk", Payload: map[string]int{"share": 60}},
 		eventlog.Draft{Kind: "remark", Actor: "uk", Audience: []string{"eu"}, Payload: "aside"})

@@ -23,7 +23,10 @@ type memory struct {
 
 // NewMemory returns an empty log held in memory, for tests and short-lived
 // runs: it keeps every promise of Store but does not outlive the process.
-func NewMemory(opts Options) Store {
+func NewMemory(opts *Options) Store {
+	if opts == nil {
+		opts = &Options{}
+	}
 	return &memory{clock: draft.Clock(opts.Clock), projections: map[string]Projection{}}
 }
 

@@ -12,6 +12,6 @@ import (
 // driver runs it too.
 func TestConformanceMemory(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, clock func() time.Time) eventlog.Store {
-		return eventlog.NewMemory(eventlog.Options{Clock: clock})
+		return eventlog.NewMemory(&eventlog.Options{Clock: clock})
 	})
 }

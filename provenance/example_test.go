@@ -19,7 +19,7 @@ type grant struct {
 
 func ExampleAssemble() {
 	ctx := context.Background()
-	store := eventlog.NewMemory(eventlog.Options{})
+	store := eventlog.NewMemory(nil)
 	store.Append(ctx,
 		eventlog.Draft{Kind: "note", Payload: "the meeting moved to Friday"},
 		eventlog.Draft{Kind: "note", Audience: []string{"hr"}, Payload: "salary bands"},

@@ -82,7 +82,7 @@ func greedy(role string) Assembler[Grant] {
 func TestNoContextReadsWhatItsGrantDoesNotAdmit(t *testing.T) {
 	for seed := range uint64(200) {
 		r := rand.New(rand.NewPCG(seed, 99))
-		store := eventlog.NewMemory(eventlog.Options{})
+		store := eventlog.NewMemory(nil)
 		randomLog(t, r, store)
 		f := &fixture{store: &countingStore{Store: store}, beliefs: NewBeliefs(), chronicle: NewChronicle()}
 		f.proj = NewProjector(store, f.beliefs, f.chronicle)

@@ -54,7 +54,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	store := &countingStore{Store: eventlog.NewMemory(eventlog.Options{Clock: storetest.Clock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))})}
+	store := &countingStore{Store: eventlog.NewMemory(&eventlog.Options{Clock: storetest.Clock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))})}
 	f := &fixture{store: store, beliefs: NewBeliefs(), chronicle: NewChronicle()}
 	f.proj = NewProjector(store, f.beliefs, f.chronicle)
 	must(store.Append(ctx,

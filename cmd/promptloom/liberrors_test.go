@@ -96,7 +96,7 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 	"provenance.ErrNotASlice": func(t *testing.T) (error, error) {
 		type grant struct{ Store eventlog.Store }
 		_, err := provenance.Assemble(context.Background(), "uk", func(context.Context, grant) ([]provenance.Part, error) { return nil, nil },
-			grant{Store: eventlog.NewMemory(eventlog.Options{})}, nil)
+			grant{Store: eventlog.NewMemory(nil)}, nil)
 		return err, provenance.ErrNotASlice
 	},
 	"provenance.ErrMixedPositions": func(t *testing.T) (error, error) {
@@ -154,7 +154,7 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 		return err, provenance.ErrNilPredicate
 	},
 	"provenance.ErrNotGranted": func(t *testing.T) (error, error) {
-		s := provenance.NewBeliefSlice(eventlog.NewMemory(eventlog.Options{}), provenance.NewBeliefs(), 0, func(scope string) bool { return scope == "uk" })
+		s := provenance.NewBeliefSlice(eventlog.NewMemory(nil), provenance.NewBeliefs(), 0, func(scope string) bool { return scope == "uk" })
 		_, err := s.Beliefs("eu")
 		return err, provenance.ErrNotGranted
 	},
@@ -163,19 +163,19 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 		return err, provenance.ErrBadSource
 	},
 	"eventlog.ErrNoEvent": func(t *testing.T) (error, error) {
-		_, err := eventlog.NewMemory(eventlog.Options{}).Get(context.Background(), 7)
+		_, err := eventlog.NewMemory(nil).Get(context.Background(), 7)
 		return err, eventlog.ErrNoEvent
 	},
 	"eventlog.ErrEmptyKind": func(t *testing.T) (error, error) {
-		_, err := eventlog.NewMemory(eventlog.Options{}).Append(context.Background(), eventlog.Draft{Payload: 1})
+		_, err := eventlog.NewMemory(nil).Append(context.Background(), eventlog.Draft{Payload: 1})
 		return err, eventlog.ErrEmptyKind
 	},
 	"eventlog.ErrBadPayload": func(t *testing.T) (error, error) {
-		_, err := eventlog.NewMemory(eventlog.Options{}).Append(context.Background(), eventlog.Draft{Kind: "k", Payload: func() {}})
+		_, err := eventlog.NewMemory(nil).Append(context.Background(), eventlog.Draft{Kind: "k", Payload: func() {}})
 		return err, eventlog.ErrBadPayload
 	},
 	"postgres.ErrBadText": func(t *testing.T) (error, error) {
-		s, err := postgres.Open(context.Background(), pgtest.URL(t), postgres.Options{})
+		s, err := postgres.Open(context.Background(), pgtest.URL(t), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -185,7 +185,7 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 	},
 	"postgres.ErrSchemaVersion": func(t *testing.T) (error, error) {
 		url := pgtest.URL(t)
-		s, err := postgres.Open(context.Background(), url, postgres.Options{})
+		s, err := postgres.Open(context.Background(), url, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -198,12 +198,12 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 		if _, err := conn.Exec(context.Background(), `UPDATE eventlog_schema SET version = 2`); err != nil {
 			t.Fatal(err)
 		}
-		_, err = postgres.Open(context.Background(), url, postgres.Options{})
+		_, err = postgres.Open(context.Background(), url, nil)
 		// the URL names a schema made for this test: show a fixed one
 		return renamed{err, strings.ReplaceAll(fmt.Sprint(err), url, "postgres://db.example/log")}, postgres.ErrSchemaVersion
 	},
 	"eventlog.ErrClosed": func(t *testing.T) (error, error) {
-		m := eventlog.NewMemory(eventlog.Options{})
+		m := eventlog.NewMemory(nil)
 		m.Close()
 		_, err := m.Append(context.Background(), eventlog.Draft{Kind: "k", Payload: 1})
 		return err, eventlog.ErrClosed
@@ -274,7 +274,7 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 		return err, replay.ErrUnknownMode
 	},
 	"replay.ErrPinMiss": func(t *testing.T) (error, error) {
-		p, _ := replay.NewPinnedModel(context.Background(), nil, replay.Strict, nil, eventlog.NewMemory(eventlog.Options{}))
+		p, _ := replay.NewPinnedModel(context.Background(), nil, replay.Strict, nil, eventlog.NewMemory(nil))
 		_, err := p.Complete(context.Background(), journal.Request{Call: "c1", System: "hello"})
 		return err, replay.ErrPinMiss
 	},
@@ -327,7 +327,7 @@ func all(eventlog.Envelope) bool { return true }
 func noParts(context.Context, twoSlices) ([]provenance.Part, error) { return nil, nil }
 
 func logOf(t *testing.T, n int) eventlog.Store {
-	store := eventlog.NewMemory(eventlog.Options{})
+	store := eventlog.NewMemory(nil)
 	for range n {
 		if _, err := store.Append(context.Background(), eventlog.Draft{Kind: "note", Payload: "x"}); err != nil {
 			t.Fatal(err)

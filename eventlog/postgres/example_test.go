@@ -14,7 +14,7 @@ import (
 // worker catching up is woken by LISTEN/NOTIFY, not by polling.
 func ExampleOpen() {
 	ctx := context.Background()
-	store, err := postgres.Open(ctx, os.Getenv("LOOM_LOG"), postgres.Options{})
+	store, err := postgres.Open(ctx, os.Getenv("LOOM_LOG"), nil)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -32,7 +32,7 @@ func ExampleOpen() {
 // A URL that does not parse is refused before anything is sent; the error
 // quotes it with its password masked.
 func ExampleOpen_badURL() {
-	_, err := postgres.Open(context.Background(), "postgres://alice:s3cret@db.example:port/log", postgres.Options{})
+	_, err := postgres.Open(context.Background(), "postgres://alice:s3cret@db.example:port/log", nil)
 	fmt.Println(err)
 	// Output:
 	// eventlog: open (a connection URL that does not parse): cannot parse `postgres://alice:xxxxx@db.example:port/log`: invalid port

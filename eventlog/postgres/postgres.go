@@ -46,8 +46,8 @@ import (
 
 // Options configures a PostgreSQL store. The zero value is the default.
 type Options struct {
-	// Options are those of every store (the clock).
-	eventlog.Options
+	// Clock stamps each event's At, as eventlog.Options.Clock does.
+	Clock func() time.Time
 	// SerialFlush makes each batch flush its WAL while it holds the head,
 	// as SQLite does: no event is visible before it is on disk, at the
 	// price of one fsync at a time for the whole log (see
@@ -113,7 +113,10 @@ INSERT INTO eventlog_schema (version) VALUES (1);`
 // Open connects to the database at url (a postgres:// or postgresql:// URL,
 // as pgx reads it: a search_path parameter picks the schema) and creates
 // the tables on first use.
-func Open(ctx context.Context, url string, opts Options) (eventlog.Store, error) {
+func Open(ctx context.Context, url string, opts *Options) (eventlog.Store, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
 	pcfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: open %s: %w", dsnForError(url), err)

@@ -15,7 +15,7 @@ import (
 var t0 = time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
 
 // open opens a fresh log, in a schema of the test's own.
-func open(t *testing.T, opts Options) eventlog.Store {
+func open(t *testing.T, opts *Options) eventlog.Store {
 	s, err := Open(context.Background(), pgtest.URL(t), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -27,20 +27,20 @@ func open(t *testing.T, opts Options) eventlog.Store {
 // (storetest.Run), with either way of flushing.
 func TestConformancePostgres(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, clock func() time.Time) eventlog.Store {
-		return open(t, Options{Options: eventlog.Options{Clock: clock}})
+		return open(t, &Options{Clock: clock})
 	})
 }
 
 func TestConformancePostgresSerialFlush(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, clock func() time.Time) eventlog.Store {
-		return open(t, Options{Options: eventlog.Options{Clock: clock}, SerialFlush: true})
+		return open(t, &Options{Clock: clock, SerialFlush: true})
 	})
 }
 
 func TestPostgresReopenReturnsWhatWasCommitted(t *testing.T) {
 	url := pgtest.URL(t)
 	storetest.Reopen(t, func(clock func() time.Time) (eventlog.Store, error) {
-		return Open(context.Background(), url, Options{Options: eventlog.Options{Clock: clock}})
+		return Open(context.Background(), url, &Options{Clock: clock})
 	})
 }
 
@@ -48,7 +48,7 @@ func TestPostgresReopenReturnsWhatWasCommitted(t *testing.T) {
 // TestPostgresServerCrash (storetest.StartWriter).
 func TestCrashChild(t *testing.T) {
 	storetest.CrashChild(t, func(url string) (eventlog.Store, error) {
-		return Open(context.Background(), url, Options{SerialFlush: os.Getenv("PROMPTLOOM_CRASH_SERIAL") != ""})
+		return Open(context.Background(), url, &Options{SerialFlush: os.Getenv("PROMPTLOOM_CRASH_SERIAL") != ""})
 	})
 }
 
@@ -57,7 +57,7 @@ func TestCrashChild(t *testing.T) {
 // append follows the last whole batch.
 func TestPostgresCrash(t *testing.T) {
 	url := pgtest.URL(t)
-	storetest.Crash(t, url, func() (eventlog.Store, error) { return Open(context.Background(), url, Options{}) })
+	storetest.Crash(t, url, func() (eventlog.Store, error) { return Open(context.Background(), url, nil) })
 }
 
 // BenchmarkAppend measures append throughput (storetest.BenchAppend), with
@@ -65,8 +65,8 @@ func TestPostgresCrash(t *testing.T) {
 func BenchmarkAppend(b *testing.B) {
 	for _, c := range []struct {
 		name string
-		opts Options
-	}{{"Postgres", Options{}}, {"PostgresSerialFlush", Options{SerialFlush: true}}} {
+		opts *Options
+	}{{"Postgres", nil}, {"PostgresSerialFlush", &Options{SerialFlush: true}}} {
 		storetest.BenchAppend(b, c.name, func(b *testing.B) func() eventlog.Store {
 			url := pgtest.URL(b)
 			return func() eventlog.Store {

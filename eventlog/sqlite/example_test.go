@@ -21,7 +21,7 @@ func ExampleOpen() {
 	path := filepath.Join(dir, "run.db")
 	ctx := context.Background()
 
-	store, err := sqlite.Open(path, eventlog.Options{})
+	store, err := sqlite.Open(path, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -30,7 +30,7 @@ func ExampleOpen() {
 		eventlog.Draft{Kind: "offer", Actor: "eu", Payload: map[string]int{"share": 40}})
 	store.Close()
 
-	store, err = sqlite.Open(path, eventlog.Options{})
+	store, err = sqlite.Open(path, nil)
 	if err != nil {
 		panic(err)
 	}

@@ -51,7 +51,10 @@ CREATE TABLE IF NOT EXISTS projections (
 // Open opens the log in the file at path, creating the file and its tables
 // if need be. The path is taken as it is: it is not a URI, and no byte of it
 // is syntax.
-func Open(path string, opts eventlog.Options) (eventlog.Store, error) {
+func Open(path string, opts *eventlog.Options) (eventlog.Store, error) {
+	if opts == nil {
+		opts = &eventlog.Options{}
+	}
 	q := url.Values{}
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(FULL)")

@@ -31,7 +31,7 @@ func TestSQLiteOpensTheFileThePathNames(t *testing.T) {
 				if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
 					t.Fatal(err)
 				}
-				s, err := Open(path, eventlog.Options{})
+				s, err := Open(path, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -69,7 +69,7 @@ func TestSQLiteOpensTheFileThePathNames(t *testing.T) {
 }
 
 // open opens a fresh log in the test's directory.
-func open(t *testing.T, opts eventlog.Options) eventlog.Store {
+func open(t *testing.T, opts *eventlog.Options) eventlog.Store {
 	s, err := Open(filepath.Join(t.TempDir(), "log.db"), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -81,27 +81,27 @@ func open(t *testing.T, opts eventlog.Options) eventlog.Store {
 // (storetest.Run).
 func TestConformanceSQLite(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, clock func() time.Time) eventlog.Store {
-		return open(t, eventlog.Options{Clock: clock})
+		return open(t, &eventlog.Options{Clock: clock})
 	})
 }
 
 func TestSQLiteReopenReturnsWhatWasCommitted(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "log.db")
 	storetest.Reopen(t, func(clock func() time.Time) (eventlog.Store, error) {
-		return Open(path, eventlog.Options{Clock: clock})
+		return Open(path, &eventlog.Options{Clock: clock})
 	})
 }
 
 // TestCrashChild is the writer of TestSQLiteCrash (storetest.StartWriter).
 func TestCrashChild(t *testing.T) {
-	storetest.CrashChild(t, func(path string) (eventlog.Store, error) { return Open(path, eventlog.Options{}) })
+	storetest.CrashChild(t, func(path string) (eventlog.Store, error) { return Open(path, nil) })
 }
 
 // A writer killed with SIGKILL mid-append: reopened, the log holds every
 // acknowledged event, and no partial batch.
 func TestSQLiteCrash(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "log.db")
-	storetest.Crash(t, path, func() (eventlog.Store, error) { return Open(path, eventlog.Options{}) })
+	storetest.Crash(t, path, func() (eventlog.Store, error) { return Open(path, nil) })
 }
 
 // BenchmarkAppend measures append throughput (storetest.BenchAppend).
@@ -110,7 +110,7 @@ func BenchmarkAppend(b *testing.B) {
 	storetest.BenchAppend(b, "SQLite", func(b *testing.B) func() eventlog.Store {
 		path := filepath.Join(b.TempDir(), "log.db")
 		return func() eventlog.Store {
-			s, err := Open(path, eventlog.Options{})
+			s, err := Open(path, nil)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -33,7 +33,7 @@ var echo = journal.ModelFunc(func(_ context.Context, req journal.Request) (journ
 })
 
 func TestPins(t *testing.T) {
-	recorded := eventlog.NewMemory(eventlog.Options{})
+	recorded := eventlog.NewMemory(nil)
 	rec, err := NewPinnedModel(ctx, echo, Record, recorded, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +48,7 @@ func TestPins(t *testing.T) {
 		t.Fatal("strict mode called the model")
 		return journal.Response{}, nil
 	})
-	replay, err := NewPinnedModel(ctx, never, Strict, eventlog.NewMemory(eventlog.Options{}), recorded)
+	replay, err := NewPinnedModel(ctx, never, Strict, eventlog.NewMemory(nil), recorded)
 	if err != nil {
 		t.Fatal(err)
 	}

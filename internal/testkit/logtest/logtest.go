@@ -18,7 +18,7 @@ import (
 // temporary directory: the same file each time it is called.
 func SQLite(t testing.TB) func() (eventlog.Store, error) {
 	path := filepath.Join(t.TempDir(), "log.db")
-	return func() (eventlog.Store, error) { return sqlite.Open(path, eventlog.Options{}) }
+	return func() (eventlog.Store, error) { return sqlite.Open(path, nil) }
 }
 
 // Postgres returns a function that opens a PostgreSQL log in a schema of
@@ -27,6 +27,6 @@ func SQLite(t testing.TB) func() (eventlog.Store, error) {
 func Postgres(t testing.TB) func() (eventlog.Store, error) {
 	url := pgtest.URL(t)
 	return func() (eventlog.Store, error) {
-		return postgres.Open(context.Background(), url, postgres.Options{})
+		return postgres.Open(context.Background(), url, nil)
 	}
 }

@@ -116,9 +116,9 @@ func runNegotiation(e *env, args []string) int {
 		return e.replayNegotiation(ctx, *replay, *transcript, set)
 	}
 
-	var store eventlog.Store = eventlog.NewMemory(eventlog.Options{Clock: demo.NegotiationClock()})
+	var store eventlog.Store = eventlog.NewMemory(&eventlog.Options{Clock: demo.NegotiationClock()})
 	if log := *db + *record; log != "" {
-		s, err := demo.OpenLog(ctx, log, eventlog.Options{Clock: demo.NegotiationClock()})
+		s, err := demo.OpenLog(ctx, log, demo.NegotiationClock())
 		if err != nil {
 			return e.fail("demo negotiation: %v", err)
 		}
@@ -178,7 +178,7 @@ func (e *env) replayNegotiation(ctx context.Context, log, transcriptFile string,
 			return e.fail("demo negotiation: --replay: %v", err)
 		}
 	}
-	recorded, err := demo.OpenLog(ctx, log, eventlog.Options{})
+	recorded, err := demo.OpenLog(ctx, log, nil)
 	if err != nil {
 		return e.fail("demo negotiation: --replay: %v", err)
 	}

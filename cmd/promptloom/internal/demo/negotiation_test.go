@@ -36,7 +36,7 @@ func runNegotiation(t *testing.T, store eventlog.Store) (*Negotiation, []byte) {
 // The side remark reaches the EU and never the UK: checked on sources (the
 // read sets and the manifests), not on wording.
 func TestSideRemarkNeverReachesTheUK(t *testing.T) {
-	store := eventlog.NewMemory(eventlog.Options{Clock: NegotiationClock()})
+	store := eventlog.NewMemory(&eventlog.Options{Clock: NegotiationClock()})
 	n, _ := runNegotiation(t, store)
 	var remark string
 	head, _ := store.Head(context.Background())
@@ -72,8 +72,8 @@ func TestSideRemarkNeverReachesTheUK(t *testing.T) {
 
 // A run on SQLite is byte-identical to a run in memory.
 func TestNegotiationOnSQLiteMatchesMemory(t *testing.T) {
-	_, mem := runNegotiation(t, eventlog.NewMemory(eventlog.Options{Clock: NegotiationClock()}))
-	store, err := sqlite.Open(filepath.Join(t.TempDir(), "n.db"), eventlog.Options{Clock: NegotiationClock()})
+	_, mem := runNegotiation(t, eventlog.NewMemory(&eventlog.Options{Clock: NegotiationClock()}))
+	store, err := sqlite.Open(filepath.Join(t.TempDir(), "n.db"), &eventlog.Options{Clock: NegotiationClock()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,13 +91,13 @@ func TestNegotiationOnSQLiteMatchesMemory(t *testing.T) {
 // recording there replays.
 func TestNegotiationOnPostgresMatchesSQLite(t *testing.T) {
 	ctx := context.Background()
-	lite, err := sqlite.Open(filepath.Join(t.TempDir(), "n.db"), eventlog.Options{Clock: NegotiationClock()})
+	lite, err := sqlite.Open(filepath.Join(t.TempDir(), "n.db"), &eventlog.Options{Clock: NegotiationClock()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer lite.Close()
 	_, want := runNegotiation(t, lite)
-	pg, err := postgres.Open(ctx, pgtest.URL(t), postgres.Options{Options: eventlog.Options{Clock: NegotiationClock()}})
+	pg, err := postgres.Open(ctx, pgtest.URL(t), &postgres.Options{Clock: NegotiationClock()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,7 +58,7 @@ type ReplayedCall struct {
 func ReplayNegotiation(ctx context.Context, recorded eventlog.Store, transcript []byte, set Settings) (*Replay, error) {
 	unreachable := &countingModel{}
 	pinned, err := replay.NewPinnedModel(ctx, unreachable, replay.Strict,
-		eventlog.NewMemory(eventlog.Options{Clock: NegotiationClock()}), recorded)
+		eventlog.NewMemory(&eventlog.Options{Clock: NegotiationClock()}), recorded)
 	if err != nil {
 		return nil, err
 	}

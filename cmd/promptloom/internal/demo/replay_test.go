@@ -16,7 +16,7 @@ import (
 
 func recordRun(t *testing.T) (eventlog.Store, []byte) {
 	t.Helper()
-	store, err := sqlite.Open(filepath.Join(t.TempDir(), "run.db"), eventlog.Options{Clock: NegotiationClock()})
+	store, err := sqlite.Open(filepath.Join(t.TempDir(), "run.db"), &eventlog.Options{Clock: NegotiationClock()})
 	if err != nil {
 		t.Fatal(err)
 	}
