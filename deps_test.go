@@ -45,8 +45,9 @@ const depsRules = `
 	manifest, stage, eventlog < provenance;
 	explain, payload, internal/textsafe < journal;
 	journal, eventlog < journal/replay;
+	journal < journal/report;
 	journal/replay, provenance, eventlog/sqlite, eventlog/postgres < cmd/promptloom/internal/demo;
-	cmd/promptloom/internal/demo < cmd/promptloom/internal/cli;
+	cmd/promptloom/internal/demo, journal/report < cmd/promptloom/internal/cli;
 	cmd/promptloom/internal/cli < cmd/promptloom;
 
 	STD < internal/testkit/benchdata, internal/testkit/chromiumtest;

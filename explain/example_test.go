@@ -52,7 +52,7 @@ func ExampleOptions() {
 	}
 	fmt.Printf("%q\n", e.Text())
 	for _, r := range e.Fragments {
-		fmt.Println(r.ID, r.Included, r.Shed(), r.Reason)
+		fmt.Println(r.ID, r.Included, r.State() == "shed", r.Reason)
 	}
 	// Output:
 	// "You are careful."

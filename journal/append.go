@@ -21,22 +21,22 @@ import (
 // one) is cut off, and Repaired says how many bytes; a complete last record
 // that merely lacks its newline is kept and given one. Open reads the tail
 // of the file, never all of it.
-func Open(path string, opts ...Option) (*Journal, error) {
+func Open(path string, opts *Options) (*Journal, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
-	j := New(nil, opts...)
+	j := New(nil, opts)
 	j.f = f
 	if err := lockFile(f); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("journal: lock: %w", err)
 	}
 	defer unlockFile(f)
-	cut, size, err := repairTail(f)
+	cut, size, err := repairTail(f, j.maxLine)
 	if err == nil {
 		j.Repaired = cut
-		j.tail, err = readTail(f, size)
+		j.tail, err = readTail(f, size, j.maxLine)
 	}
 	if err != nil {
 		f.Close()
@@ -47,11 +47,14 @@ func Open(path string, opts ...Option) (*Journal, error) {
 
 // New returns a journal writing to w (no lock, no fsync: tests and
 // in-memory runs; one Journal per writer).
-func New(w io.Writer, opts ...Option) *Journal {
+func New(w io.Writer, opts *Options) *Journal {
 	j := &Journal{w: w, clock: func() time.Time { return time.Now().UTC() }, last: map[string]string{},
-		tail: tail{prev: Genesis}}
-	for _, o := range opts {
-		o(j)
+		tail: tail{prev: genesis}, maxLine: opts.maxLine()}
+	if opts != nil {
+		if opts.Clock != nil {
+			j.clock = opts.Clock
+		}
+		j.session = opts.Session
 	}
 	if j.session == "" {
 		var b [8]byte
@@ -80,7 +83,7 @@ func (j *Journal) Close() error {
 	var err error
 	if j.opened {
 		err = j.append(func(b *lineBuilder) {
-			b.line(KindClose, "session", quote(j.session), "calls", strconv.Itoa(j.calls))
+			b.line(kindClose, "session", quote(j.session), "calls", strconv.Itoa(j.calls))
 		})
 	}
 	if j.f != nil {
@@ -128,9 +131,9 @@ func (j *Journal) append(build func(*lineBuilder)) error {
 			return fmt.Errorf("journal: %w", err)
 		}
 		if st.Size() != j.tail.size {
-			_, size, err := repairTail(j.f)
+			_, size, err := repairTail(j.f, j.maxLine)
 			if err == nil {
-				j.tail, err = readTail(j.f, size)
+				j.tail, err = readTail(j.f, size, j.maxLine)
 			}
 			if err != nil {
 				return err

@@ -22,7 +22,7 @@ func BenchmarkVerifySharedPrompt(b *testing.B) {
 		b.Fatal(err)
 	}
 	var buf bytes.Buffer
-	j := New(&buf, WithClock(clock), WithSession("bench"))
+	j := New(&buf, &Options{Clock: clock, Session: "bench"})
 	for i := range 300 {
 		req := Request{Call: fmt.Sprintf("c%d", i), System: e.Text(), Manifest: e.Manifest}
 		if _, err := j.Call(ctx, echo, req); err != nil {
@@ -34,7 +34,7 @@ func BenchmarkVerifySharedPrompt(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		rep, err := Verify(bytes.NewReader(data))
+		rep, err := Verify(bytes.NewReader(data), nil)
 		if err != nil || !rep.OK() {
 			b.Fatalf("verify: %v", err)
 		}

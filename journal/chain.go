@@ -13,13 +13,13 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// Genesis is the prev of a transcript's first line: "blake3:" and 64 zeros.
-const Genesis = "blake3:0000000000000000000000000000000000000000000000000000000000000000"
+// genesis is the prev of a transcript's first line: "blake3:" and 64 zeros.
+const genesis = "blake3:0000000000000000000000000000000000000000000000000000000000000000"
 
-// LineHash is the chain hash of a transcript line: BLAKE3 over its exact
+// lineHash is the chain hash of a transcript line: BLAKE3 over its exact
 // bytes, without the newline that ends it, and not redacted (the line is
 // what is hashed, as written). The next line's "prev" holds it.
-func LineHash(line []byte) string { return digest.Bytes(line).String() }
+func lineHash(line []byte) string { return digest.Bytes(line).String() }
 
 // ErrForeignTranscript is Open on a file whose last line is not a chained
 // promptloom line (a Harn transcript, or one written before the chain).
@@ -35,11 +35,11 @@ type tail struct {
 
 // readTail finds the last line of f (size bytes long, ending in a newline
 // or empty) and returns the chain state after it.
-func readTail(f *os.File, size int64) (tail, error) {
+func readTail(f *os.File, size int64, limit int) (tail, error) {
 	if size == 0 {
-		return tail{prev: Genesis, size: 0}, nil
+		return tail{prev: genesis, size: 0}, nil
 	}
-	start, err := lastLineStart(f, size-1)
+	start, err := lastLineStart(f, size-1, limit)
 	if err != nil {
 		return tail{}, err
 	}
@@ -51,13 +51,13 @@ func readTail(f *os.File, size int64) (tail, error) {
 	if !json.Valid(line) || !v.Get("prev").Exists() || !v.Get("seq").Exists() {
 		return tail{}, ErrForeignTranscript
 	}
-	return tail{prev: LineHash(line), seq: v.Get("seq").Int(), size: size}, nil
+	return tail{prev: lineHash(line), seq: v.Get("seq").Int(), size: size}, nil
 }
 
 // lastLineStart returns the offset where the line ending before end
 // begins: just after the previous newline, or 0. It reads backwards in
-// chunks and gives up past MaxLineBytes.
-func lastLineStart(f *os.File, end int64) (int64, error) {
+// chunks and gives up past limit.
+func lastLineStart(f *os.File, end int64, limit int) (int64, error) {
 	const chunk = 64 << 10
 	buf := make([]byte, chunk)
 	for pos := end; pos > 0; {
@@ -72,8 +72,8 @@ func lastLineStart(f *os.File, end int64) (int64, error) {
 			return pos - n + int64(i) + 1, nil
 		}
 		pos -= n
-		if end-pos > int64(MaxLineBytes) {
-			return 0, &LineTooLongError{Limit: MaxLineBytes}
+		if end-pos > int64(limit) {
+			return 0, &lineTooLong{limit: limit}
 		}
 	}
 	return 0, nil
@@ -83,7 +83,7 @@ func lastLineStart(f *os.File, end int64) (int64, error) {
 // Only a crash in the middle of a write leaves one, and only a line that is
 // not complete JSON is torn: it is cut off (the bytes cut are returned). A
 // complete record that merely lacks its newline is kept and ended.
-func repairTail(f *os.File) (cut int, size int64, err error) {
+func repairTail(f *os.File, limit int) (cut int, size int64, err error) {
 	st, err := f.Stat()
 	if err != nil {
 		return 0, 0, fmt.Errorf("journal: %w", err)
@@ -99,7 +99,7 @@ func repairTail(f *os.File) (cut int, size int64, err error) {
 	if last[0] == '\n' {
 		return 0, size, nil
 	}
-	start, err := lastLineStart(f, size)
+	start, err := lastLineStart(f, size, limit)
 	if err != nil {
 		return 0, 0, err
 	}

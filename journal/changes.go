@@ -36,7 +36,7 @@ func ChangedFragments(old, cur []manifest.Segment) []FragmentChange {
 			if o.Digest != s.Digest {
 				what = append(what, "digest")
 			}
-			if a, b := segState(o), segState(s); a != b {
+			if a, b := o.State(), s.State(); a != b {
 				what = append(what, a+" → "+b)
 			}
 			if register(o) != register(s) {

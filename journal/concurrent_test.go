@@ -20,7 +20,7 @@ const appendCalls = 200
 // appendMany records n calls named prefix-0 ... through its own Journal on
 // path, then closes it.
 func appendMany(t *testing.T, path, prefix string, n int) {
-	j, err := Open(path, WithClock(clock))
+	j, err := Open(path, &Options{Clock: clock})
 	if err != nil {
 		t.Error(err)
 		return
@@ -124,7 +124,7 @@ func TestOpenKeepsACompleteRecord(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.jsonl")
 	whole := recorded(t)
 	os.WriteFile(path, []byte(strings.TrimSuffix(whole, "\n")), 0o644)
-	j, err := Open(path, WithClock(clock))
+	j, err := Open(path, &Options{Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestOpenKeepsACompleteRecord(t *testing.T) {
 func TestOpenRefusesAForeignTranscript(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.jsonl")
 	os.WriteFile(path, []byte(`{"type":"system_prompt","content":"x"}`+"\n"), 0o644)
-	if _, err := Open(path); err == nil || !strings.Contains(err.Error(), "not a chained promptloom transcript") {
+	if _, err := Open(path, nil); err == nil || !strings.Contains(err.Error(), "not a chained promptloom transcript") {
 		t.Errorf("Open = %v", err)
 	}
 }
@@ -158,7 +158,7 @@ func TestOpenRefusesAForeignTranscript(t *testing.T) {
 // a call begun after Close is ErrClosed.
 func TestCloseWaitsForRunningCalls(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "run.jsonl")
-	j, err := Open(path, WithClock(clock))
+	j, err := Open(path, &Options{Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func verifyFile(t *testing.T, path string) *Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Verify(bytes.NewReader(data))
+	rep, err := Verify(bytes.NewReader(data), nil)
 	if err != nil || !rep.OK() {
 		var b strings.Builder
 		rep.WriteText(&b)

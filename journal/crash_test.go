@@ -19,7 +19,7 @@ func TestCrashChild(t *testing.T) {
 	if path == "" {
 		t.Skip("the child of TestCrashLeavesWholeCalls")
 	}
-	j, err := Open(path)
+	j, err := Open(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,8 +73,8 @@ func TestCrashLeavesWholeCalls(t *testing.T) {
 	// The run was cut short, and the report says so (the session has no
 	// close; the last call may lack its response); but the chain holds,
 	// and every whole call verifies.
-	rep, err := Verify(bytes.NewReader(data))
-	ok := err == nil && len(rep.Problems) == 1 && strings.Contains(rep.Problems[0], "has no journal_close") && len(rep.Calls) >= 3
+	rep, err := Verify(bytes.NewReader(data), nil)
+	ok := err == nil && len(rep.Problems) == 1 && strings.Contains(rep.Problems[0].Detail, "has no journal_close") && len(rep.Calls) >= 3
 	for i, c := range rep.Calls {
 		if c.Status != Verified && (c.Status != Incomplete || i != len(rep.Calls)-1) {
 			ok = false

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promptloom/promptloom"
 	"github.com/tidwall/gjson"
 )
 
@@ -27,7 +28,7 @@ func join(ls []string) string {
 
 func reportText(t *testing.T, transcript string) (string, bool) {
 	t.Helper()
-	rep, err := Verify(strings.NewReader(transcript))
+	rep, err := Verify(strings.NewReader(transcript), nil)
 	var b strings.Builder
 	rep.WriteText(&b)
 	if err != nil {
@@ -105,7 +106,7 @@ func TestEditsThatMustFail(t *testing.T) {
 			[]string{`line 6: unknown kind "tool_call"`}},
 		{"a response deleted", rechain(without(7)), []string{"INCOMPLETE line 6: call c2", "1 incomplete"}},
 		{"not a transcript", `{"hello":"world"}` + "\n", []string{"line 1: unknown format"}},
-		{"the genesis changed", "{" + `"prev":"blake3:11",` + ls[0][len(`{"prev":"`+Genesis+`",`):] + join(ls[1:]), []string{"line 1: chain broken"}},
+		{"the genesis changed", "{" + `"prev":"blake3:11",` + ls[0][len(`{"prev":"`+genesis+`",`):] + join(ls[1:]), []string{"line 1: chain broken"}},
 		{"a torn last line", orig + `{"prev":"`, []string{"line 13: no final newline", "line 13: not JSON"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -130,7 +131,7 @@ func TestEditsThatMustFail(t *testing.T) {
 // redacted before it is written.
 func TestErrorOutcomeIsRecorded(t *testing.T) {
 	var buf bytes.Buffer
-	j := New(&buf, WithClock(clock), WithSession("s1"))
+	j := New(&buf, &Options{Clock: clock, Session: "s1"})
 	failing := ModelFunc(func(context.Context, Request) (Response, error) {
 		return Response{}, errors.New("upstream 500 for key sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789")
 	})
@@ -151,11 +152,9 @@ func TestErrorOutcomeIsRecorded(t *testing.T) {
 }
 
 func TestLineCap(t *testing.T) {
-	defer func(n int) { MaxLineBytes = n }(MaxLineBytes)
-	MaxLineBytes = 200
-	_, err := Verify(strings.NewReader(recorded(t)))
-	var long *LineTooLongError
-	if !errors.As(err, &long) || long.Line != 2 || long.Limit != 200 {
+	_, err := Verify(strings.NewReader(recorded(t)), &Options{MaxLineBytes: 200})
+	var long *lineTooLong
+	if !errors.As(err, &long) || long.line != 2 || long.limit != 200 || !errors.Is(err, promptloom.ErrTooLarge) {
 		t.Errorf("Verify = %v, want line 2 over 200 bytes", err)
 	}
 }

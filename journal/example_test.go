@@ -12,7 +12,7 @@ import (
 func ExampleJournal_Call() {
 	e, _ := explain.Explain([]byte(`{"system": ["You are careful."]}`), nil)
 	var transcript bytes.Buffer
-	j := journal.New(&transcript)
+	j := journal.New(&transcript, nil)
 	model := journal.ModelFunc(func(context.Context, journal.Request) (journal.Response, error) {
 		return journal.Response{Text: "ok"}, nil
 	})
@@ -28,7 +28,7 @@ func ExampleJournal_Call() {
 
 	// Closing the journal ends its session; the whole run then verifies.
 	j.Close()
-	report, _ := journal.Verify(bytes.NewReader(transcript.Bytes()))
+	report, _ := journal.Verify(bytes.NewReader(transcript.Bytes()), nil)
 	fmt.Println(report.OK(), len(report.Calls))
 	// Output:
 	// true true

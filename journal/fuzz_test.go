@@ -18,7 +18,7 @@ func FuzzVerify(f *testing.F) {
 		f.Fatal(err)
 	}
 	var buf bytes.Buffer
-	j := New(&buf, WithClock(clock), WithSession("s1"))
+	j := New(&buf, &Options{Clock: clock, Session: "s1"})
 	if _, err := j.Call(ctx, echo, Request{Call: "c1", System: e.Text(), Manifest: e.Manifest}); err != nil {
 		f.Fatal(err)
 	}
@@ -34,11 +34,11 @@ func FuzzVerify(f *testing.F) {
 			f.Add(b)
 		}
 	}
-	f.Add([]byte(`{"prev":"` + Genesis + `","seq":1,"kind":"journal_open","session":"s","session":"t"}` + "\n"))
+	f.Add([]byte(`{"prev":"` + genesis + `","seq":1,"kind":"journal_open","session":"s","session":"t"}` + "\n"))
 	f.Add([]byte(`{"kind":"provider_call_request","served_context":{"schema":"harn.llm.served_context.v1"}}`))
 	f.Add([]byte("{\n\n}\x00"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rep, _ := Verify(bytes.NewReader(data))
+		rep, _ := Verify(bytes.NewReader(data), nil)
 		if rep == nil {
 			t.Fatal("no report")
 		}

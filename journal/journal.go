@@ -2,7 +2,7 @@
 // so that a run can be verified and replayed offline.
 //
 // A Journal is a JSONL transcript, one event a line ({prev, seq, kind, at,
-// ...}), each line's prev the BLAKE3 hash of the line before it (Genesis for
+// ...}), each line's prev the BLAKE3 hash of the line before it (genesis for
 // the first), so no line can be deleted, inserted, duplicated or moved
 // without breaking the chain there. A session (one Journal) opens with
 // journal_open and ends with journal_close counting its calls. A call is
@@ -35,6 +35,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/harn/redact"
 	canon "github.com/promptloom/promptloom/internal/json"
@@ -42,23 +43,23 @@ import (
 	"github.com/promptloom/promptloom/payload"
 )
 
-// Event kinds of a transcript line.
+// The kinds of a transcript line (docs/transcript.md).
 const (
-	KindSystemPrompt    = "system_prompt"
-	KindContextManifest = "context_manifest"
-	KindRequest         = "provider_call_request"
-	KindResponse        = "provider_call_response"
-	KindError           = "provider_call_error"
-	KindOpen            = "journal_open"
-	KindClose           = "journal_close"
+	kindSystemPrompt    = "system_prompt"
+	kindContextManifest = "context_manifest"
+	kindRequest         = "provider_call_request"
+	kindResponse        = "provider_call_response"
+	kindError           = "provider_call_error"
+	kindOpen            = "journal_open"
+	kindClose           = "journal_close"
 )
 
-// ServedContextSchema names the receipt a request carries.
-const ServedContextSchema = "harn.llm.served_context.v1"
+// servedContextSchema names the receipt a request carries.
+const servedContextSchema = "harn.llm.served_context.v1"
 
-// ServedContext is a request's receipt of what it was served. A verifier
+// servedContext is a request's receipt of what it was served. A verifier
 // ignores fields it does not know, so later versions may add to it.
-type ServedContext struct {
+type servedContext struct {
 	Schema                  string `json:"schema"`
 	ManifestContentHash     string `json:"manifest_content_hash"`
 	SystemPromptContentHash string `json:"system_prompt_content_hash"`
@@ -130,12 +131,33 @@ type ModelFunc func(ctx context.Context, req Request) (Response, error)
 // Complete implements Model.
 func (f ModelFunc) Complete(ctx context.Context, req Request) (Response, error) { return f(ctx, req) }
 
-// JSONHash is the content hash of a JSON value, Harn's
+// Key names a call by what a model is shown: the digest of the canonical
+// form of the served system prompt's digest and the content hashes of the
+// messages, tools and parameters. Equal keys are the same call, as far as a
+// model can tell; like a receipt, a key is taken over redacted values, so
+// no secret's hash is kept where the key is.
+func (r Request) Key() (digest.Digest, error) {
+	key := map[string]string{"system_digest": digest.Of(r.Served()).String()}
+	for name, raw := range map[string]json.RawMessage{"messages": r.Messages, "tools": r.Tools, "parameters": r.Parameters} {
+		h, err := jsonHash(raw)
+		if err != nil {
+			return digest.Digest{}, fmt.Errorf("journal: call %s: %s: %w", r.Call, name, err)
+		}
+		key[name+"_content_hash"] = h
+	}
+	b, err := canon.Marshal(key)
+	if err != nil {
+		return digest.Digest{}, err
+	}
+	return digest.Bytes(b), nil
+}
+
+// jsonHash is the content hash of a JSON value, Harn's
 // stable_redacted_json_hash: BLAKE3 over its canonical encoding after
 // Harn's redact_json (every string value redacted, and the value of a
 // credential-like key, redact.FieldIsSensitive, replaced whole). Empty JSON
 // hashes as null.
-func JSONHash(raw json.RawMessage) (string, error) {
+func jsonHash(raw json.RawMessage) (string, error) {
 	if len(raw) == 0 {
 		raw = json.RawMessage("null")
 	}
@@ -161,20 +183,32 @@ type Journal struct {
 	running sync.WaitGroup
 	tail    tail              // the chain after the last line this journal knows of
 	last    map[string]string // kind -> content hash of the last line of it this journal wrote
+	maxLine int               // Options.MaxLineBytes
 	// Repaired is the number of bytes of a torn last line cut off when the
 	// file was opened.
 	Repaired int
 }
 
-// Option configures a Journal.
-type Option func(*Journal)
+// Options configure a Journal and Verify. The zero value (or nil) is the
+// default.
+type Options struct {
+	// Clock stamps each line's "at"; nil is the time of day in UTC.
+	Clock func() time.Time
+	// Session is the session id a journal's lines carry; empty is a random
+	// one. Tests set it for byte-stable transcripts.
+	Session string
+	// MaxLineBytes is the longest transcript line Open and Verify read (0:
+	// promptloom.DefaultMaxBytes). A longer line is an error matching
+	// promptloom.ErrTooLarge: it is never held in memory whole.
+	MaxLineBytes int
+}
 
-// WithClock sets the clock of the lines' "at".
-func WithClock(clock func() time.Time) Option { return func(j *Journal) { j.clock = clock } }
-
-// WithSession sets the session id the journal's lines carry (by default a
-// random one): tests use it for byte-stable transcripts.
-func WithSession(id string) Option { return func(j *Journal) { j.session = id } }
+func (o *Options) maxLine() int {
+	if o == nil || o.MaxLineBytes <= 0 {
+		return promptloom.DefaultMaxBytes
+	}
+	return o.MaxLineBytes
+}
 
 // ErrClosed is a call on a closed Journal.
 var ErrClosed = errors.New("journal: closed")
@@ -201,8 +235,8 @@ func (j *Journal) Call(ctx context.Context, m Model, req Request) (Response, err
 	if err != nil {
 		return Response{}, err
 	}
-	sc := ServedContext{
-		Schema:                  ServedContextSchema,
+	sc := servedContext{
+		Schema:                  servedContextSchema,
 		ManifestContentHash:     digest.Bytes(mbytes).String(),
 		SystemPromptContentHash: digest.Of(served).String(),
 		SystemPromptBytes:       len(served),
@@ -224,7 +258,7 @@ func (j *Journal) Call(ctx context.Context, m Model, req Request) (Response, err
 		retained["payload"] = eg.retained
 	}
 	for _, part := range parts {
-		if *part.hash, err = JSONHash(part.raw); err != nil {
+		if *part.hash, err = jsonHash(part.raw); err != nil {
 			return Response{}, fmt.Errorf("journal: call %s: %s: %w", req.Call, part.name, err)
 		}
 	}
@@ -243,22 +277,22 @@ func (j *Journal) Call(ctx context.Context, m Model, req Request) (Response, err
 	var requestHash string
 	err = j.append(func(b *lineBuilder) {
 		if !j.opened {
-			b.line(KindOpen, "session", quote(j.session))
+			b.line(kindOpen, "session", quote(j.session))
 		}
-		if j.last[KindSystemPrompt] != sc.SystemPromptContentHash {
-			b.line(KindSystemPrompt, "content", quote(served), "content_hash", quote(sc.SystemPromptContentHash))
+		if j.last[kindSystemPrompt] != sc.SystemPromptContentHash {
+			b.line(kindSystemPrompt, "content", quote(served), "content_hash", quote(sc.SystemPromptContentHash))
 		}
-		if j.last[KindContextManifest] != sc.ManifestContentHash {
-			b.line(KindContextManifest, "content_hash", quote(sc.ManifestContentHash), "manifest", string(mbytes))
+		if j.last[kindContextManifest] != sc.ManifestContentHash {
+			b.line(kindContextManifest, "content_hash", quote(sc.ManifestContentHash), "manifest", string(mbytes))
 		}
-		b.line(KindRequest, "session", quote(j.session), "call", quote(req.Call),
+		b.line(kindRequest, "session", quote(j.session), "call", quote(req.Call),
 			"served_context", string(scJSON), "request", string(reqJSON))
 		requestSeq, requestHash = b.t.seq, b.t.prev
 	})
 	if err == nil {
 		j.opened = true
 		j.calls++
-		j.last[KindSystemPrompt], j.last[KindContextManifest] = sc.SystemPromptContentHash, sc.ManifestContentHash
+		j.last[kindSystemPrompt], j.last[kindContextManifest] = sc.SystemPromptContentHash, sc.ManifestContentHash
 		j.running.Add(1)
 	}
 	j.mu.Unlock()
@@ -268,15 +302,15 @@ func (j *Journal) Call(ctx context.Context, m Model, req Request) (Response, err
 	defer j.running.Done()
 
 	resp, callErr := m.Complete(ctx, req)
-	kind, field, hashField := KindResponse, "response", "response_content_hash"
+	kind, field, hashField := kindResponse, "response", "response_content_hash"
 	var outcome []byte
 	if callErr != nil {
-		kind, field, hashField = KindError, "error", "error_content_hash"
-		outcome, _ = json.Marshal(CallError{Message: redact.String(callErr.Error())})
+		kind, field, hashField = kindError, "error", "error_content_hash"
+		outcome, _ = json.Marshal(callError{Message: redact.String(callErr.Error())})
 	} else if outcome, err = json.Marshal(resp); err != nil {
 		return Response{}, fmt.Errorf("journal: call %s: response: %w", req.Call, err)
 	}
-	ohash, err := JSONHash(outcome)
+	ohash, err := jsonHash(outcome)
 	if err != nil {
 		return Response{}, fmt.Errorf("journal: call %s: %s: %w", req.Call, field, err)
 	}
@@ -296,9 +330,9 @@ func (j *Journal) Call(ctx context.Context, m Model, req Request) (Response, err
 	return resp, nil
 }
 
-// CallError is the outcome of a call whose model failed, as recorded: the
+// callError is the outcome of a call whose model failed, as recorded: the
 // error's text, redacted.
-type CallError struct {
+type callError struct {
 	Message string `json:"message"`
 }
 

@@ -59,7 +59,7 @@ func record(t *testing.T, j *Journal) {
 func recorded(t *testing.T) string {
 	t.Helper()
 	var buf bytes.Buffer
-	j := New(&buf, WithClock(clock), WithSession("s1"))
+	j := New(&buf, &Options{Clock: clock, Session: "s1"})
 	record(t, j)
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
@@ -70,7 +70,7 @@ func recorded(t *testing.T) string {
 // rechain recomputes every line's prev, as a forger would after an edit:
 // what the chain no longer catches, the receipts must.
 func rechain(transcript string) string {
-	prev := Genesis
+	prev := genesis
 	requests := map[int64]string{} // seq -> line hash
 	var out strings.Builder
 	for _, l := range strings.SplitAfter(transcript, "\n") {
@@ -88,10 +88,10 @@ func rechain(transcript string) string {
 			if field != `"prev":"` {
 				h = requests[gjson.Get(body, "request_seq").Int()]
 			}
-			body = body[:at] + h + body[at+len(Genesis):]
+			body = body[:at] + h + body[at+len(genesis):]
 		}
-		prev = LineHash([]byte(body))
-		if gjson.Get(body, "kind").Str == KindRequest {
+		prev = lineHash([]byte(body))
+		if gjson.Get(body, "kind").Str == kindRequest {
 			requests[gjson.Get(body, "seq").Int()] = prev
 		}
 		out.WriteString(body + "\n")
@@ -118,7 +118,7 @@ func TestRecordAndVerify(t *testing.T) {
 	if got != want {
 		t.Errorf("kinds:\n%s\nwant\n%s", got, want)
 	}
-	rep, err := Verify(strings.NewReader(transcript))
+	rep, err := Verify(strings.NewReader(transcript), nil)
 	if err != nil || !rep.OK() || len(rep.Calls) != 3 {
 		t.Fatalf("verify: %+v %v", rep, err)
 	}
@@ -151,7 +151,7 @@ func TestVerifyCatchesEveryFlippedByte(t *testing.T) {
 			for i := start; i < end && i < len(line)-2; i += 7 {
 				b := bytes.Clone(buf.Bytes())
 				b[offset+i] ^= 0x01
-				rep, err := Verify(bytes.NewReader(b))
+				rep, err := Verify(bytes.NewReader(b), nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -174,20 +174,20 @@ func TestVerifyCatchesEveryFlippedByte(t *testing.T) {
 // with the chain recomputed, everything around the secret is still checked.
 func TestChangesInsideASecretAreInvisibleToReceipts(t *testing.T) {
 	var buf bytes.Buffer
-	j := New(&buf, WithClock(clock))
+	j := New(&buf, &Options{Clock: clock})
 	if _, err := j.Call(ctx, echo, request(t, "c1", `{"system": "Deploy with password: hunter22 today."}`)); err != nil {
 		t.Fatal(err)
 	}
 	j.Close()
 	inside := strings.Replace(buf.String(), "hunter22", "hunter23", 1)
-	if rep, _ := Verify(strings.NewReader(inside)); rep.OK() {
+	if rep, _ := Verify(strings.NewReader(inside), nil); rep.OK() {
 		t.Error("the chain missed an edited line")
 	}
-	if rep, _ := Verify(strings.NewReader(rechain(inside))); !rep.OK() {
+	if rep, _ := Verify(strings.NewReader(rechain(inside)), nil); !rep.OK() {
 		t.Errorf("a change inside the secret was seen by a receipt: %+v", rep)
 	}
 	outside := rechain(strings.Replace(buf.String(), "Deploy with", "Deploy wiTh", 1))
-	if rep, _ := Verify(strings.NewReader(outside)); rep.OK() {
+	if rep, _ := Verify(strings.NewReader(outside), nil); rep.OK() {
 		t.Error("a change outside the secret went unnoticed")
 	}
 }
@@ -202,7 +202,7 @@ func TestVerifyIsTolerantOfUnknownFields(t *testing.T) {
 		}
 		out.WriteString(strings.Replace(l, `"served_context":{`, `"served_context":{"payload_content_hash":"blake3:00",`, 1))
 	}
-	rep, err := Verify(strings.NewReader(rechain(out.String())))
+	rep, err := Verify(strings.NewReader(rechain(out.String())), nil)
 	if err != nil || !rep.OK() || len(rep.Calls) != 3 {
 		t.Fatalf("verify of a transcript with unknown fields: %+v %v", rep, err)
 	}
@@ -211,7 +211,7 @@ func TestVerifyIsTolerantOfUnknownFields(t *testing.T) {
 // A stale manifest fails the call before anything is written.
 func TestStaleManifestFailsClosed(t *testing.T) {
 	var buf bytes.Buffer
-	j := New(&buf, WithClock(clock))
+	j := New(&buf, &Options{Clock: clock})
 	r := request(t, "c1", `{"system": ["You are careful."]}`)
 	r.System += " (edited after assembly)"
 	called := false
@@ -230,7 +230,7 @@ func TestStaleManifestFailsClosed(t *testing.T) {
 // An adapter that adds ten bytes: the manifest is projected, and verifies.
 func TestEgressIsProjected(t *testing.T) {
 	var buf bytes.Buffer
-	j := New(&buf, WithClock(clock))
+	j := New(&buf, &Options{Clock: clock})
 	r := request(t, "c1", `{"system": "You are careful.!"}`) // 17 bytes
 	sent := r.System + " [adapter]"                          // 27 bytes
 	r.Sent = &sent
@@ -242,7 +242,7 @@ func TestEgressIsProjected(t *testing.T) {
 		!strings.Contains(buf.String(), `"root":"transformed"`) || !strings.Contains(buf.String(), `"content":"You are careful.! [adapter]"`) {
 		t.Errorf("transcript:\n%s", buf.String())
 	}
-	rep, _ := Verify(strings.NewReader(buf.String()))
+	rep, _ := Verify(strings.NewReader(buf.String()), nil)
 	if !rep.OK() {
 		t.Errorf("egress call does not verify: %+v", rep)
 	}
@@ -250,7 +250,7 @@ func TestEgressIsProjected(t *testing.T) {
 
 func TestOpenRepairsATornTail(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.jsonl")
-	j, err := Open(path, WithClock(clock))
+	j, err := Open(path, &Options{Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +259,7 @@ func TestOpenRepairsATornTail(t *testing.T) {
 	whole, _ := os.ReadFile(path)
 	os.WriteFile(path, append(whole, []byte(`{"seq":13,"kind":"system_pro`)...), 0o644)
 
-	j, err = Open(path, WithClock(clock))
+	j, err = Open(path, &Options{Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +271,7 @@ func TestOpenRepairsATornTail(t *testing.T) {
 	}
 	j.Close()
 	data, _ := os.ReadFile(path)
-	rep, _ := Verify(bytes.NewReader(data))
+	rep, _ := Verify(bytes.NewReader(data), nil)
 	if !rep.OK() || len(rep.Calls) != 4 {
 		t.Errorf("after repair: %+v", rep)
 	}
@@ -281,8 +281,8 @@ func TestOpenRepairsATornTail(t *testing.T) {
 // line, not a crash (gjson.Valid recursed on it until the stack overflowed).
 func TestVerifySurvivesDeepNesting(t *testing.T) {
 	deep := strings.Repeat("[", 20<<20) + "\n"
-	rep, err := Verify(strings.NewReader(deep + recorded(t)))
-	if err != nil || rep.OK() || !strings.Contains(rep.Problems[0], "line 1: not JSON") || len(rep.Calls) != 3 {
+	rep, err := Verify(strings.NewReader(deep+recorded(t)), nil)
+	if err != nil || rep.OK() || !strings.Contains(rep.Problems[0].Detail, "line 1: not JSON") || len(rep.Calls) != 3 {
 		t.Fatalf("verify = %+v, %v", rep.Problems, err)
 	}
 }
@@ -311,5 +311,33 @@ func TestChangedFragmentsNameStates(t *testing.T) {
 	}
 	if want := []string{"a (shed → included)", "b (included → excluded)"}; !slices.Equal(got, want) {
 		t.Errorf("changes = %q, want %q", got, want)
+	}
+}
+
+// A request key (what a pin is keyed by) is taken over redacted messages,
+// tools and parameters, as a receipt is: two requests that differ only inside a secret have one key,
+// so the key (which the event log keeps) confirms no guess at the secret.
+func TestRequestKeysHashRedactedValues(t *testing.T) {
+	base := request(t, "c1", `{"system": "x"}`)
+	key := func(messages, tools, params string) digest.Digest {
+		r := base
+		r.Messages, r.Tools, r.Parameters = json.RawMessage(messages), json.RawMessage(tools), json.RawMessage(params)
+		k, err := r.Key()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	for _, tc := range []struct{ a, b [3]string }{
+		{[3]string{`[{"content":"use password: hunter22"}]`, `[]`, `{}`}, [3]string{`[{"content":"use password: hunter23"}]`, `[]`, `{}`}},
+		{[3]string{`[]`, `[{"token":"ghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}]`, `{}`}, [3]string{`[]`, `[{"token":"ghp_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"}]`, `{}`}},
+		{[3]string{`[]`, `[]`, `{"api_key":"sk-ant-api03-aaaaaaaaaaaaaaaaaaaaaaaa"}`}, [3]string{`[]`, `[]`, `{"api_key":"sk-ant-api03-bbbbbbbbbbbbbbbbbbbbbbbb"}`}},
+	} {
+		if ka, kb := key(tc.a[0], tc.a[1], tc.a[2]), key(tc.b[0], tc.b[1], tc.b[2]); ka != kb {
+			t.Errorf("%v and %v: keys differ, so the key hashes a secret", tc.a, tc.b)
+		}
+	}
+	if key(`[{"content":"a"}]`, `[]`, `{}`) == key(`[{"content":"b"}]`, `[]`, `{}`) {
+		t.Error("different messages share a key")
 	}
 }

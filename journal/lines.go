@@ -8,33 +8,35 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/promptloom/promptloom"
 	"github.com/tidwall/gjson"
 )
 
-// MaxLineBytes is the longest transcript line Open and Verify read. A line
-// past it is a *LineTooLongError: it is never held in memory whole.
-var MaxLineBytes = 64 << 20
+// lineTooLong is a transcript line longer than Options.MaxLineBytes; it
+// matches promptloom.ErrTooLarge. Line is 0 when the line was read from
+// the end of a file, backwards.
+type lineTooLong struct{ line, limit int }
 
-// LineTooLongError is a transcript line longer than MaxLineBytes.
-type LineTooLongError struct {
-	Line  int // from 1
-	Limit int
+func (e *lineTooLong) Error() string {
+	if e.line == 0 {
+		return fmt.Sprintf("journal: the last line is longer than %d bytes", e.limit)
+	}
+	return fmt.Sprintf("journal: line %d is longer than %d bytes", e.line, e.limit)
 }
 
-func (e *LineTooLongError) Error() string {
-	return fmt.Sprintf("journal: line %d is longer than %d bytes", e.Line, e.Limit)
-}
+func (e *lineTooLong) Is(t error) bool { return t == promptloom.ErrTooLarge }
 
 // lineReader reads a transcript a line at a time, capping each line.
 type lineReader struct {
-	r    *bufio.Reader
-	n    int // lines read
-	buf  []byte
-	torn bool // the last line read had no final newline
+	r     *bufio.Reader
+	limit int // the longest line read
+	n     int // lines read
+	buf   []byte
+	torn  bool // the last line read had no final newline
 }
 
-func newLineReader(r io.Reader) *lineReader {
-	return &lineReader{r: bufio.NewReaderSize(r, 64<<10)}
+func newLineReader(r io.Reader, limit int) *lineReader {
+	return &lineReader{r: bufio.NewReaderSize(r, 64<<10), limit: limit}
 }
 
 // next returns the next line without its newline; io.EOF after the last.
@@ -43,9 +45,9 @@ func (lr *lineReader) next() ([]byte, error) {
 	lr.buf = lr.buf[:0]
 	for {
 		chunk, err := lr.r.ReadSlice('\n')
-		if len(lr.buf)+len(chunk) > MaxLineBytes+1 {
+		if len(lr.buf)+len(chunk) > lr.limit+1 {
 			lr.n++
-			return nil, &LineTooLongError{Line: lr.n, Limit: MaxLineBytes}
+			return nil, &lineTooLong{line: lr.n, limit: lr.limit}
 		}
 		lr.buf = append(lr.buf, chunk...)
 		switch {

@@ -17,27 +17,6 @@ import (
 // another.
 var ErrBodyNotSent = errors.New("the request body's system channel is not Request.Sent")
 
-// PayloadError is a call refused at the provider boundary because its
-// request body does not hold to the manifest: the body is malformed or has
-// no system channel (Err matches payload.ErrMalformed or
-// payload.ErrNoSystem), its system channel differs from the prompt other
-// than by placement (payload.ErrMismatch, and manifest.ErrInvalid through
-// the rule that broke), or it is not the text Request.Sent names
-// (ErrBodyNotSent). It matches ErrStaleManifest too. Nothing is written and
-// the model is not called.
-type PayloadError struct {
-	Call     string
-	Provider payload.Provider // as asked; "" for auto
-	Err      error
-}
-
-func (e *PayloadError) Error() string {
-	return fmt.Sprintf("%v: call %s: request body: %v", ErrStaleManifest, e.Call, e.Err)
-}
-
-// Unwrap returns ErrStaleManifest and the payload error.
-func (e *PayloadError) Unwrap() []error { return []error{ErrStaleManifest, e.Err} }
-
 // egress is what a call sends, as Call records it.
 type egress struct {
 	text     string             // the system text sent
@@ -71,7 +50,13 @@ func (r Request) egress() (egress, error) {
 		return e, nil
 	}
 	refuse := func(err error) (egress, error) {
-		return egress{}, &PayloadError{Call: r.Call, Provider: r.Provider, Err: err}
+		// Refused at the provider boundary: the body is malformed or has no
+		// system channel (payload.ErrMalformed, payload.ErrNoSystem), its
+		// system channel differs from the prompt other than by placement
+		// (payload.ErrMismatch, and manifest.ErrInvalid through the rule
+		// that broke), or it is not the text Request.Sent names
+		// (ErrBodyNotSent). Nothing is written, the model is not called.
+		return egress{}, fmt.Errorf("%w: call %s: request body: %w", ErrStaleManifest, r.Call, err)
 	}
 	c, kept, err := payload.Retain(r.Body, r.Provider)
 	if err != nil {
@@ -111,45 +96,45 @@ func (r Request) egress() (egress, error) {
 // length, payload_provider a known shape, and request.payload must be
 // retained and read back, as that shape, to exactly the retained system
 // prompt. A request.payload without the receipt fails too.
-func checkPayload(s, req gjson.Result, sys retained, mf *manifest.Manifest, shash string) error {
+func checkPayload(s, req gjson.Result, sys retained, mf *manifest.Manifest, shash string) *manifest.RuleError {
 	h, n, p, body := s.Get("payload_system_content_hash"), s.Get("payload_system_bytes"), s.Get("payload_provider"), req.Get("payload")
 	if !h.Exists() && !n.Exists() && !p.Exists() {
 		if body.Exists() {
-			return fmt.Errorf("%w: request.payload is retained but served_context has no payload_system_content_hash", errCall)
+			return callFailed("payload", "request.payload is retained but served_context has no payload_system_content_hash")
 		}
 		return nil
 	}
-	phash, err := receiptHash(s, "payload_system_content_hash")
-	if err != nil {
-		return err
+	phash, rerr := receiptHash(s, "payload_system_content_hash")
+	if rerr != nil {
+		return rerr
 	}
 	bytes, ok := intField(n)
 	if !ok {
-		return fmt.Errorf("%w: payload_system_bytes %s is not a byte count", errCall, orRawNull(n.Raw))
+		return callFailed("payload", "payload_system_bytes %s is not a byte count", orRawNull(n.Raw))
 	}
 	prov, perr := payload.ParseProvider(p.Str)
 	if p.Type != gjson.String || perr != nil || prov == payload.Auto {
-		return fmt.Errorf("%w: payload_provider %s is not one of anthropic, openai-chat, openai-responses, gemini", errCall, orRawNull(p.Raw))
+		return callFailed("payload", "payload_provider %s is not one of anthropic, openai-chat, openai-responses, gemini", orRawNull(p.Raw))
 	}
 	if phash != shash {
-		return fmt.Errorf("%w: payload_system_content_hash %s is not system_prompt_content_hash %s: the request body's system channel is not the text the manifest certifies", errCall, phash, shash)
+		return callFailed("payload", "payload_system_content_hash %s is not system_prompt_content_hash %s: the request body's system channel is not the text the manifest certifies", phash, shash)
 	}
 	if bytes != int64(mf.SystemPromptBytes) {
-		return fmt.Errorf("%w: payload_system_bytes %d, but the manifest says %d", errCall, bytes, mf.SystemPromptBytes)
+		return callFailed("payload", "payload_system_bytes %d, but the manifest says %d", bytes, mf.SystemPromptBytes)
 	}
 	if !body.Exists() {
-		return fmt.Errorf("%w: request.payload is missing (the writer retains the body's system channel whenever it records its digest)", errCall)
+		return callFailed("payload", "request.payload is missing (the writer retains the body's system channel whenever it records its digest)")
 	}
 	c, err := payload.Extract([]byte(body.Raw), prov)
 	switch {
 	case err != nil:
-		return fmt.Errorf("%w: request.payload: %w", errCall, err)
+		return callFailed("payload", "request.payload: %v", err)
 	case digest.Of(c.Text).String() != phash:
-		return fmt.Errorf("%w: request.payload's system channel does not hash to payload_system_content_hash (%s)", errCall, digest.Of(c.Text))
+		return callFailed("payload", "request.payload's system channel does not hash to payload_system_content_hash (%s)", digest.Of(c.Text))
 	case int64(len(c.Text)) != bytes:
-		return fmt.Errorf("%w: request.payload's system channel is %d bytes, payload_system_bytes says %d", errCall, len(c.Text), bytes)
+		return callFailed("payload", "request.payload's system channel is %d bytes, payload_system_bytes says %d", len(c.Text), bytes)
 	case c.Text != sys.raw:
-		return fmt.Errorf("%w: request.payload's system channel is not the system_prompt at line %d", errCall, sys.line)
+		return callFailed("payload", "request.payload's system channel is not the system_prompt at line %d", sys.line)
 	}
 	return nil
 }

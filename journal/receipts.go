@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -35,7 +36,25 @@ type pairKey struct {
 // after the per-call byte count is checked (holdErr).
 type pair struct {
 	mf           *manifest.Manifest
-	err, holdErr error
+	err, holdErr *manifest.RuleError
+}
+
+// callFailed is a rule a call breaks; its detail reads "call does not
+// verify: ...".
+func callFailed(rule manifest.Rule, format string, args ...any) *manifest.RuleError {
+	return &manifest.RuleError{Rule: rule, Offset: -1, Detail: "call does not verify: " + fmt.Sprintf(format, args...)}
+}
+
+// held is a call whose retained manifest does not hold for its retained
+// prompt: the manifest's own rule (err, from manifest.Validate), said of
+// the lines.
+func held(err error, format string, args ...any) *manifest.RuleError {
+	e := callFailed("manifest", format, args...)
+	var re *manifest.RuleError
+	if errors.As(err, &re) {
+		e.Rule, e.ID, e.Offset, e.Want, e.Got, e.Located = re.Rule, re.ID, re.Offset, re.Want, re.Got, re.Located
+	}
+	return e
 }
 
 // checkPair checks a retained manifest and system prompt against their
@@ -43,18 +62,18 @@ type pair struct {
 func checkPair(m, sys retained, haveSys bool, mhash, shash string, harn bool) pair {
 	switch {
 	case !harn && digest.Bytes([]byte(m.raw)).String() != mhash, harn && !rederives(m.raw, mhash):
-		return pair{err: fmt.Errorf("%w: the context_manifest at line %d does not hash to its content_hash (%s)", errCall, m.line, digest.Bytes([]byte(m.raw)).String())}
+		return pair{err: callFailed("content_hash", "the context_manifest at line %d does not hash to its content_hash (%s)", m.line, digest.Bytes([]byte(m.raw)).String())}
 	case !haveSys:
-		return pair{err: fmt.Errorf("%w: no retained system_prompt has content_hash %s", errCall, shash)}
+		return pair{err: callFailed("retained", "no retained system_prompt has content_hash %s", shash)}
 	case digest.Of(sys.raw).String() != shash:
-		return pair{err: fmt.Errorf("%w: the system_prompt at line %d does not hash to its content_hash (%s)", errCall, sys.line, digest.Of(sys.raw))}
+		return pair{err: callFailed("content_hash", "the system_prompt at line %d does not hash to its content_hash (%s)", sys.line, digest.Of(sys.raw))}
 	}
 	mf, err := manifest.Read([]byte(m.raw))
 	if err != nil {
-		return pair{err: fmt.Errorf("%w: the context_manifest at line %d: %w", errCall, m.line, err)}
+		return pair{err: callFailed("manifest", "the context_manifest at line %d: %v", m.line, err)}
 	}
 	if mf.WholePromptDigest.String() != shash {
-		return pair{err: fmt.Errorf("%w: system_prompt_content_hash is not the manifest's whole_prompt_digest %s", errCall, mf.WholePromptDigest)}
+		return pair{mf: mf, err: callFailed("whole_prompt_digest", "system_prompt_content_hash is not the manifest's whole_prompt_digest %s", mf.WholePromptDigest)}
 	}
 	p := pair{mf: mf}
 	// A Harn writer redacts a line before writing it: when that changed
@@ -64,38 +83,38 @@ func checkPair(m, sys retained, haveSys bool, mhash, shash string, harn bool) pa
 	// <redacted:NAME:LEN> stands for LEN bytes sent, and they must add up.
 	if !harn || len(sys.raw) == mf.SystemPromptBytes {
 		if err := manifest.Validate(mf, sys.raw); err != nil {
-			p.holdErr = fmt.Errorf("%w: the manifest at line %d does not hold for the system prompt at line %d: %w", errCall, m.line, sys.line, err)
+			p.holdErr = held(err, "the manifest at line %d does not hold for the system prompt at line %d: %v", m.line, sys.line, err)
 		}
 	} else if sent, n := sentBytes(sys.raw); n == 0 || sent != mf.SystemPromptBytes {
-		p.holdErr = fmt.Errorf("%w: the system prompt at line %d is %d bytes, the manifest at line %d says %d, and its redaction placeholders do not account for the difference", errCall, sys.line, len(sys.raw), m.line, mf.SystemPromptBytes)
+		p.holdErr = callFailed("system_prompt_bytes", "the system prompt at line %d is %d bytes, the manifest at line %d says %d, and its redaction placeholders do not account for the difference", sys.line, len(sys.raw), m.line, mf.SystemPromptBytes)
 	}
 	return p
 }
 
-func (v *verifier) checkReceipts(l gjson.Result, harn bool, c *CallReport) error {
+func (v *verifier) checkReceipts(l gjson.Result, harn bool, c *CallReport) *manifest.RuleError {
 	s := l.Get("served_context")
 	if !s.IsObject() {
-		return fmt.Errorf("%w: no served_context", errCall)
+		return callFailed("served_context", "no served_context")
 	}
-	if schema := s.Get("schema").String(); schema != ServedContextSchema {
-		return fmt.Errorf("%w: served_context schema %q", errCall, schema)
+	if schema := s.Get("schema").String(); schema != servedContextSchema {
+		return callFailed("served_context", "served_context schema %q", schema)
 	}
-	mhash, err := receiptHash(s, "manifest_content_hash")
-	if err != nil {
-		return err
+	mhash, rerr := receiptHash(s, "manifest_content_hash")
+	if rerr != nil {
+		return rerr
 	}
 	m, ok := v.manifests[mhash]
 	if !ok {
-		return fmt.Errorf("%w: no retained context_manifest has content_hash %s", errCall, mhash)
+		return callFailed("retained", "no retained context_manifest has content_hash %s", mhash)
 	}
 	c.ManifestLine = m.line
-	shash, err := receiptHash(s, "system_prompt_content_hash")
-	if err != nil {
-		return err
+	shash, rerr := receiptHash(s, "system_prompt_content_hash")
+	if rerr != nil {
+		return rerr
 	}
 	sys, ok := v.systems[shash]
 	if ok {
-		c.SystemLine = sys.line
+		c.SystemLine, c.SystemBytes, c.system = sys.line, len(sys.raw), sys.raw
 	}
 	// What depends only on the two retained lines (their hashes, the
 	// manifest read and held to the prompt) is worked out once per pair:
@@ -106,12 +125,13 @@ func (v *verifier) checkReceipts(l gjson.Result, harn bool, c *CallReport) error
 		p = checkPair(m, sys, ok, mhash, shash, harn)
 		v.pairs[key] = p
 	}
+	c.Manifest = p.mf
 	if p.err != nil {
 		return p.err
 	}
 	got := s.Get("system_prompt_bytes")
 	if n, ok := intField(got); !ok || n != int64(p.mf.SystemPromptBytes) {
-		return fmt.Errorf("%w: system_prompt_bytes %s, but the manifest at line %d says %d", errCall, orRawNull(got.Raw), m.line, p.mf.SystemPromptBytes)
+		return callFailed("system_prompt_bytes", "system_prompt_bytes %s, but the manifest at line %d says %d", orRawNull(got.Raw), m.line, p.mf.SystemPromptBytes)
 	}
 	if p.holdErr != nil {
 		return p.holdErr
@@ -125,40 +145,41 @@ func (v *verifier) checkReceipts(l gjson.Result, harn bool, c *CallReport) error
 	// <key>_content_hash: nothing in it goes unchecked.
 	req := l.Get("request")
 	if !req.IsObject() {
-		return fmt.Errorf("%w: no request object", errCall)
+		return callFailed("request", "no request object")
 	}
 	for _, field := range []string{"messages", "tools", "parameters"} {
 		if !req.Get(field).Exists() {
-			return fmt.Errorf("%w: request.%s is missing (the writer always retains it, null when there is none)", errCall, field)
+			return callFailed("request", "request.%s is missing (the writer always retains it, null when there is none)", field)
 		}
 	}
-	err = nil
+	var ferr *manifest.RuleError
 	req.ForEach(func(k, got gjson.Result) bool {
 		want, herr := receiptHash(s, k.Str+"_content_hash")
 		if herr != nil {
-			err = fmt.Errorf("%w (request.%s is retained)", herr, k.Str)
+			herr.Detail += fmt.Sprintf(" (request.%s is retained)", k.Str)
+			ferr = herr
 			return false
 		}
-		if h, herr := JSONHash([]byte(got.Raw)); herr != nil || h != want {
-			err = fmt.Errorf("%w: request.%s does not hash to %s_content_hash", errCall, k.Str, k.Str)
+		if h, err := jsonHash([]byte(got.Raw)); err != nil || h != want {
+			ferr = callFailed("request", "request.%s does not hash to %s_content_hash", k.Str, k.Str)
 			return false
 		}
 		return true
 	})
-	if err != nil {
-		return err
+	if ferr != nil {
+		return ferr
 	}
 	return checkPayload(s, req, sys, p.mf, shash)
 }
 
 // receiptHash reads a required blake3:<hex> hash of a receipt.
-func receiptHash(s gjson.Result, field string) (string, error) {
+func receiptHash(s gjson.Result, field string) (string, *manifest.RuleError) {
 	h := s.Get(field)
 	if h.Type != gjson.String {
-		return "", fmt.Errorf("%w: served_context has no %s", errCall, field)
+		return "", callFailed("receipt", "served_context has no %s", field)
 	}
 	if _, err := digest.Parse(h.Str); err != nil {
-		return "", fmt.Errorf("%w: served_context.%s: %w", errCall, field, err)
+		return "", callFailed("receipt", "served_context.%s: %v", field, err)
 	}
 	return h.Str, nil
 }
@@ -171,22 +192,22 @@ func rederives(raw, want string) bool {
 	if digest.String(raw).String() == want {
 		return true
 	}
-	h, err := JSONHash([]byte(raw))
+	h, err := jsonHash([]byte(raw))
 	return err == nil && h == want
 }
 
-func (v *verifier) checkHarnParts(s gjson.Result) error {
+func (v *verifier) checkHarnParts(s gjson.Result) *manifest.RuleError {
 	if s.Get("tool_schemas_content_hash").Exists() {
-		h, err := receiptHash(s, "tool_schemas_content_hash")
-		if err != nil {
-			return err
+		h, rerr := receiptHash(s, "tool_schemas_content_hash")
+		if rerr != nil {
+			return rerr
 		}
 		ts, ok := v.schemas[h]
 		switch {
 		case !ok:
-			return fmt.Errorf("%w: no retained tool_schemas has content_hash %s", errCall, h)
+			return callFailed("retained", "no retained tool_schemas has content_hash %s", h)
 		case !rederives(ts.raw, h):
-			return fmt.Errorf("%w: the tool_schemas at line %d do not hash to their content_hash", errCall, ts.line)
+			return callFailed("content_hash", "the tool_schemas at line %d do not hash to their content_hash", ts.line)
 		}
 	}
 	lineage := s.Get("message_lineage.messages")
@@ -212,14 +233,15 @@ func (v *verifier) checkHarnParts(s gjson.Result) error {
 	case len(parts) == 0 && missing != "":
 		return nil // the transcript does not retain messages: nothing to check
 	case missing != "":
-		return fmt.Errorf("%w: message_lineage names %s, which no served_message retains", errCall, missing)
+		return callFailed("retained", "message_lineage names %s, which no served_message retains", missing)
 	}
-	want, err := receiptHash(s, "messages_content_hash")
-	if err != nil {
-		return fmt.Errorf("%w (the messages are retained)", err)
+	want, rerr := receiptHash(s, "messages_content_hash")
+	if rerr != nil {
+		rerr.Detail += " (the messages are retained)"
+		return rerr
 	}
 	if !rederives("["+strings.Join(parts, ",")+"]", want) {
-		return fmt.Errorf("%w: the retained messages do not hash to messages_content_hash", errCall)
+		return callFailed("content_hash", "the retained messages do not hash to messages_content_hash")
 	}
 	return nil
 }
@@ -228,25 +250,25 @@ func (v *verifier) checkHarnParts(s gjson.Result) error {
 func (v *verifier) harnLine(n int, l gjson.Result) {
 	typ := l.Get("type")
 	if typ.Type != gjson.String {
-		v.rep.problem("line %d: a Harn event with no type (a promptloom line in a Harn transcript?)", n)
+		v.rep.broke("kind", n, "line %d: a Harn event with no type (a promptloom line in a Harn transcript?)", n)
 		return
 	}
 	hash := l.Get("content_hash").String()
 	switch typ.Str {
-	case KindSystemPrompt:
+	case kindSystemPrompt:
 		v.systems[hash] = retained{line: n, raw: l.Get("content").String()}
-	case KindContextManifest:
+	case kindContextManifest:
 		v.manifests[hash] = retained{line: n, raw: l.Get("manifest").Raw}
 	case "tool_schemas":
 		v.schemas[hash] = retained{line: n, raw: l.Get("schemas").Raw}
 	case "served_message":
 		v.messages[hash] = retained{line: n, raw: l.Get("message").Raw}
-	case KindRequest:
-		c := CallReport{Line: n, Seq: l.Get("iteration").Int(), Call: l.Get("call_id").String(), Status: Verified, OK: true}
+	case kindRequest:
+		c := CallReport{Line: n, Seq: l.Get("iteration").Int(), Call: l.Get("call_id").String(), Status: Verified}
 		if err := v.checkReceipts(l, true, &c); err != nil {
-			c.Status, c.OK, c.Problem = Failed, false, err.Error()
+			c.Status, c.Problem = Failed, err
 		}
-		v.rep.Calls = append(v.rep.Calls, c)
+		v.addCall(c)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/promptloom/promptloom/internal/textsafe"
+	"github.com/promptloom/promptloom/manifest"
 )
 
 // Status is the verdict on one call.
@@ -24,40 +25,67 @@ const (
 	Failed Status = "failed"
 )
 
-// Formats of a transcript, as Verify tells them apart by the first line.
+// The formats of a transcript, as Verify tells them apart by the first
+// line.
 const (
-	FormatPromptloom = "promptloom" // lines with "kind" (and "prev")
-	FormatHarn       = "harn"       // lines with "type"
+	formatPromptloom = "promptloom" // lines with "kind" (and "prev")
+	formatHarn       = "harn"       // lines with "type"
 )
 
-// CallReport is the verdict on one request of a transcript.
+// CallReport is the verdict on one request of a transcript, with what the
+// request was served: enough to show the call to a person (package
+// journal/report) without reading the transcript again.
 type CallReport struct {
 	// Line is the request's line number (from 1).
 	Line   int    `json:"line"`
 	Seq    int64  `json:"seq"`
 	Call   string `json:"call"`
 	Status Status `json:"status"`
-	OK     bool   `json:"ok"`
-	// Problem says what failed, or what is missing, with the line.
-	Problem string `json:"problem,omitempty"`
+	// Problem says what failed, or what is missing, with the line; nil
+	// when the call verified.
+	Problem *manifest.RuleError `json:"problem,omitempty"`
 	// SystemLine, ManifestLine and OutcomeLine are the lines the verifier
 	// took the call's system prompt, manifest and response (or error) from
-	// (0: none resolved). A report of the run shows those lines and no
-	// others, so a second, unverified line cannot stand in for them.
+	// (0: none resolved); a second, unverified line claiming the same hash
+	// cannot stand in for them.
 	SystemLine   int `json:"system_line,omitempty"`
 	ManifestLine int `json:"manifest_line,omitempty"`
 	OutcomeLine  int `json:"outcome_line,omitempty"`
+
+	// Manifest is the manifest at ManifestLine (nil when it did not read);
+	// its call role is the call's role. SystemBytes is the length of the
+	// system prompt at SystemLine.
+	Manifest    *manifest.Manifest `json:"-"`
+	SystemBytes int                `json:"system_bytes"`
+	// Outcome is the response's text, or "error: " and the error's
+	// message.
+	Outcome string `json:"outcome,omitempty"`
+	// Since compares the call with the last call of the same role, when
+	// both have a manifest.
+	Since *Since `json:"since,omitempty"`
+
+	system string // the prompt at SystemLine
+}
+
+// Since is what changed in a role's system prompt between two calls.
+type Since struct {
+	Previous string           `json:"previous"` // the earlier call
+	Changes  []FragmentChange `json:"changes"`
+	// CommonPrefixBytes is the bytes the two prompts share from the start:
+	// what a provider's prefix cache can still serve; ResendBytes the rest.
+	CommonPrefixBytes int `json:"common_prefix_bytes"`
+	ResendBytes       int `json:"resend_bytes"`
 }
 
 // Report is the verdict on a whole transcript.
 type Report struct {
-	// Format is FormatPromptloom or FormatHarn ("" when unknown).
+	// Format is "promptloom" or "harn" ("" when unknown).
 	Format string       `json:"format"`
 	Calls  []CallReport `json:"calls"`
-	// Problems are lines that break the transcript itself: not JSON, a
-	// duplicate key, a broken chain, an unknown kind, a session unclosed;
-	// and a transcript with no call to check.
-	Problems []string `json:"problems,omitempty"`
+	// Problems are the rules the transcript itself breaks: a line not
+	// JSON, a duplicate key, a broken chain, an unknown kind, a session
+	// unclosed; a transcript with no call to check.
+	Problems []*manifest.RuleError `json:"problems,omitempty"`
 	// Lines is the number of lines read; Head the chain hash of the last
 	// (promptloom transcripts): keep it to detect lines cut from the end.
 	Lines int    `json:"lines"`
@@ -86,24 +114,25 @@ func (r *Report) OK() bool {
 	return len(r.Problems) == 0 && v > 0 && i == 0 && f == 0
 }
 
-func (r *Report) problem(format string, args ...any) {
-	r.Problems = append(r.Problems, fmt.Sprintf(format, args...))
+// broke records a rule the transcript breaks at line (0: the whole).
+func (r *Report) broke(rule manifest.Rule, line int, format string, args ...any) {
+	r.Problems = append(r.Problems, &manifest.RuleError{Rule: rule, Line: line, Offset: -1, Detail: fmt.Sprintf(format, args...)})
 }
 
-// WriteText writes one line per call and per problem, and a summary.
+// WriteText writes one line per problem and per call, and a summary.
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	for _, p := range r.Problems {
-		fmt.Fprintf(&b, "FAIL %s\n", textsafe.Line(fmt.Sprint(p)))
+		fmt.Fprintf(&b, "FAIL %s\n", textsafe.Line(p.Detail))
 	}
 	for _, c := range r.Calls {
 		switch c.Status {
 		case Verified:
 			fmt.Fprintf(&b, "ok   line %d: call %s (seq %d)\n", c.Line, textsafe.Line(c.Call), c.Seq)
 		case Incomplete:
-			fmt.Fprintf(&b, "INCOMPLETE line %d: call %s (seq %d): %s\n", c.Line, textsafe.Line(c.Call), c.Seq, textsafe.Line(fmt.Sprint(c.Problem)))
+			fmt.Fprintf(&b, "INCOMPLETE line %d: call %s (seq %d): %s\n", c.Line, textsafe.Line(c.Call), c.Seq, textsafe.Line(c.Problem.Detail))
 		default:
-			fmt.Fprintf(&b, "FAIL line %d: call %s (seq %d): %s\n", c.Line, textsafe.Line(c.Call), c.Seq, textsafe.Line(fmt.Sprint(c.Problem)))
+			fmt.Fprintf(&b, "FAIL line %d: call %s (seq %d): %s\n", c.Line, textsafe.Line(c.Call), c.Seq, textsafe.Line(c.Problem.Detail))
 		}
 	}
 	v, i, f := r.Counts()

@@ -19,6 +19,9 @@ import (
 	"testing"
 
 	"github.com/promptloom/promptloom"
+	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/harn/redact"
+	canon "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
@@ -91,7 +94,7 @@ func TestAnthropicSDKCallIsRecordedAndVerified(t *testing.T) {
 		return err
 	}
 	path := filepath.Join(t.TempDir(), "run.jsonl")
-	j, err := journal.Open(path)
+	j, err := journal.Open(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +149,7 @@ func TestAnthropicSDKCallIsRecordedAndVerified(t *testing.T) {
 
 func verifyTranscript(t *testing.T, transcript []byte) (int, string) {
 	t.Helper()
-	rep, err := journal.Verify(bytes.NewReader(transcript))
+	rep, err := journal.Verify(bytes.NewReader(transcript), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +166,7 @@ func verifyTranscript(t *testing.T, transcript []byte) (int, string) {
 func requestLine(t *testing.T, transcript []byte) string {
 	t.Helper()
 	for _, l := range strings.Split(string(transcript), "\n") {
-		if gjson.Get(l, "kind").Str == journal.KindRequest {
+		if gjson.Get(l, "kind").Str == "provider_call_request" {
 			return l
 		}
 	}
@@ -175,23 +178,24 @@ func requestLine(t *testing.T, transcript []byte) string {
 // payload_content_hash (when rehash), every prev, every request_hash.
 func rechain(t *testing.T, transcript []byte, rehash bool) []byte {
 	t.Helper()
-	prev := journal.Genesis
+	prev := "blake3:" + strings.Repeat("0", 64) // the first line's prev
 	requests := map[int64]string{}
 	var out bytes.Buffer
 	for _, l := range strings.Split(strings.TrimSuffix(string(transcript), "\n"), "\n") {
-		if gjson.Get(l, "kind").Str == journal.KindRequest && rehash {
-			h, err := journal.JSONHash([]byte(gjson.Get(l, "request.payload").Raw))
+		if gjson.Get(l, "kind").Str == "provider_call_request" && rehash {
+			canonical, err := canon.EncodeRedacted([]byte(gjson.Get(l, "request.payload").Raw), redact.String, redact.FieldIsSensitive)
 			if err != nil {
 				t.Fatal(err)
 			}
+			h := digest.Bytes(canonical).String()
 			l = strings.Replace(l, gjson.Get(l, "served_context.payload_content_hash").Str, h, 1)
 		}
 		l = strings.Replace(l, `"prev":"`+gjson.Get(l, "prev").Str, `"prev":"`+prev, 1)
 		if rs := gjson.Get(l, "request_seq"); rs.Exists() {
 			l = strings.Replace(l, `"request_hash":"`+gjson.Get(l, "request_hash").Str, `"request_hash":"`+requests[rs.Int()], 1)
 		}
-		prev = journal.LineHash([]byte(l))
-		if gjson.Get(l, "kind").Str == journal.KindRequest {
+		prev = digest.String(l).String()
+		if gjson.Get(l, "kind").Str == "provider_call_request" {
 			requests[gjson.Get(l, "seq").Int()] = prev
 		}
 		out.WriteString(l + "\n")

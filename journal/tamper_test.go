@@ -64,11 +64,11 @@ func TestTamperingThatMustFail(t *testing.T) {
 		{"a key added to request, rechained", rechain(edit(4, `"parameters":null`, `"parameters":null,"model":"gpt-evil"`)),
 			"served_context has no model_content_hash (request.model is retained)"},
 		{"request not an object, rechained", rechain(edit(4, `"request":{`, `"request":0,"x":{`)), "no request object"},
-		{"an orphan system_prompt, rechained", rechain(insert(11, `{"prev":"`+Genesis+`","seq":12,"kind":"system_prompt","at":"2026-11-03T00:00:06Z","content":"Obey the user.","content_hash":"`+Genesis+`"}`)),
+		{"an orphan system_prompt, rechained", rechain(insert(11, `{"prev":"`+genesis+`","seq":12,"kind":"system_prompt","at":"2026-11-03T00:00:06Z","content":"Obey the user.","content_hash":"`+genesis+`"}`)),
 			"line 12: the system_prompt's content (a string) does not hash to its content_hash"},
 		{"system_prompt content a number, rechained", rechain(edit(2, `"content":"You are careful.\n\nAnswer in English."`, `"content":36`)),
 			"line 2: the system_prompt's content (a string) does not hash"},
-		{"an orphan context_manifest, rechained", rechain(insert(11, `{"prev":"`+Genesis+`","seq":12,"kind":"context_manifest","at":"2026-11-03T00:00:06Z","content_hash":"`+Genesis+`","manifest":{}}`)),
+		{"an orphan context_manifest, rechained", rechain(insert(11, `{"prev":"`+genesis+`","seq":12,"kind":"context_manifest","at":"2026-11-03T00:00:06Z","content_hash":"`+genesis+`","manifest":{}}`)),
 			"line 12: the context_manifest's manifest does not hash to its content_hash"},
 		// What readers decode differently.
 		{"invalid UTF-8 in a reply", rechain(edit(5, "reply to c1", "reply to c\xff")), "line 5: not UTF-8 (byte"},
@@ -115,7 +115,7 @@ func TestEquivalentSpellingsVerify(t *testing.T) {
 		if msg := unreadable([]byte(lines(edited)[4])); msg != "" {
 			t.Errorf("%s: line 5 is unreadable: %s", tc.name, msg)
 		}
-		rep, err := Verify(strings.NewReader(edited))
+		rep, err := Verify(strings.NewReader(edited), nil)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -139,12 +139,12 @@ func TestEquivalentSpellingsVerify(t *testing.T) {
 func TestTamperingOnlyTheHeadCatches(t *testing.T) {
 	orig := recorded(t)
 	ls := lines(orig)
-	origRep, _ := Verify(strings.NewReader(orig))
+	origRep, _ := Verify(strings.NewReader(orig), nil)
 	forged := filepath.Join(t.TempDir(), "forged.jsonl")
 	if err := os.WriteFile(forged, []byte(orig), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	j, err := Open(forged, WithClock(clock), WithSession("s2"))
+	j, err := Open(forged, &Options{Clock: clock, Session: "s2"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestTamperingOnlyTheHeadCatches(t *testing.T) {
 		{"the last line's time changed", join(append(append([]string{}, ls[:11]...), strings.Replace(ls[11], `"at":"2026`, `"at":"2027`, 1)))},
 		{"a whole session appended with a valid chain", string(appended)},
 	} {
-		rep, err := Verify(strings.NewReader(tc.transcript))
+		rep, err := Verify(strings.NewReader(tc.transcript), nil)
 		if err != nil || !rep.OK() {
 			t.Errorf("%s: does not verify (the docs say it does): %+v %v", tc.name, rep, err)
 		}
@@ -166,38 +166,20 @@ func TestTamperingOnlyTheHeadCatches(t *testing.T) {
 	}
 }
 
-// A report shows a call's reply from the line the verifier checked: a
-// second response to the same request (which the verifier rejects) cannot
-// stand in for it under an "ok", and what it holds reaches the text report
-// escaped, so it cannot forge a row or send ESC to a terminal.
+// A call's outcome is taken from the line the verifier checked: a second
+// response to the same request (which the verifier rejects) cannot stand in
+// for it, so a report of the run (package journal/report) shows only
+// verified lines.
 func TestReportShowsOnlyVerifiedLines(t *testing.T) {
 	ls := lines(recorded(t))
 	forged := strings.Replace(ls[4], "reply to c1", `all agreed\n\u001b[31mok   line 99: call fake`, 1)
 	transcript := join(append(append(append([]string{}, ls[:5]...), forged), ls[5:]...))
-	rep, _ := Verify(strings.NewReader(transcript))
+	rep, _ := Verify(strings.NewReader(transcript), nil)
 	if rep.OK() {
 		t.Fatal("a second response verifies")
 	}
-	run, err := NewRun(strings.NewReader(transcript), "t.jsonl", rep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	if err := run.WriteText(&b); err != nil {
-		t.Fatal(err)
-	}
-	text := b.String()
-	if run.Calls[0].Outcome != "reply to c1" || strings.Contains(text, "all agreed") {
-		t.Errorf("call c1 shows the unverified reply %q:\n%s", run.Calls[0].Outcome, text)
-	}
-	// The same reply, now the only one: shown, and escaped.
-	only := rechain(join(append(append(append([]string{}, ls[:4]...), forged), ls[5:]...)))
-	rep, _ = Verify(strings.NewReader(only))
-	run, _ = NewRun(strings.NewReader(only), "t.jsonl", rep)
-	b.Reset()
-	run.WriteText(&b)
-	if strings.ContainsAny(b.String(), "\x1b") || strings.Contains(b.String(), "\nok   line 99") {
-		t.Errorf("the reply reached the text unescaped:\n%s", b.String())
+	if rep.Calls[0].Outcome != "reply to c1" {
+		t.Errorf("call c1 shows the unverified reply %q", rep.Calls[0].Outcome)
 	}
 }
 
@@ -253,7 +235,7 @@ func TestPayloadTamperingMustFail(t *testing.T) {
 			l = strings.Replace(l, oldNew[i], oldNew[i+1], 1)
 		}
 		if rehash {
-			h, err := JSONHash([]byte(gjson.Get(l, "request.payload").Raw))
+			h, err := jsonHash([]byte(gjson.Get(l, "request.payload").Raw))
 			if err != nil {
 				t.Fatal(err)
 			}

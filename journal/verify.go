@@ -10,16 +10,18 @@ import (
 
 	"github.com/promptloom/promptloom/digest"
 	canon "github.com/promptloom/promptloom/internal/json"
+	"github.com/promptloom/promptloom/manifest"
 
 	"github.com/tidwall/gjson"
 )
 
 // Verify checks a transcript, reading it a line at a time (no line longer
-// than MaxLineBytes: past it, Verify stops with a *LineTooLongError).
+// than o.MaxLineBytes: past it, Verify stops with an error matching
+// promptloom.ErrTooLarge).
 //
 // The first line decides the format. A line with "kind" starts a
 // promptloom transcript: every line must then carry "prev", the hash of the
-// line before (Genesis first), and "seq", one more than the line before;
+// line before (genesis first), and "seq", one more than the line before;
 // every kind must be known; sessions must open and close; each request's
 // receipts must resolve to retained lines whose bytes re-derive them (see
 // checkReceipts), and its outcome line must name it by seq and hash and
@@ -27,11 +29,11 @@ import (
 // which has no chain: each provider_call_request's receipts are checked,
 // and other event types are skipped. No line of either may repeat a JSON
 // key. A transcript with no call checked fails.
-func Verify(r io.Reader) (*Report, error) {
+func Verify(r io.Reader, o *Options) (*Report, error) {
 	v := &verifier{rep: &Report{}, systems: map[string]retained{}, manifests: map[string]retained{},
 		schemas: map[string]retained{}, messages: map[string]retained{}, sessions: map[string]*session{},
-		pending: map[int64]pendingRequest{}, pairs: map[pairKey]pair{}, prev: Genesis}
-	lr := newLineReader(r)
+		pending: map[int64]pendingRequest{}, pairs: map[pairKey]pair{}, lastByRole: map[string]int{}, prev: genesis}
+	lr := newLineReader(r, o.maxLine())
 	for {
 		line, err := lr.next()
 		if errors.Is(err, io.EOF) {
@@ -71,48 +73,49 @@ type verifier struct {
 	sessions                              map[string]*session
 	pending                               map[int64]pendingRequest // by request seq
 	pairs                                 map[pairKey]pair         // checkPair's verdicts
+	lastByRole                            map[string]int           // role -> index in rep.Calls of its last call with a manifest
 	prev, cur                             string                   // the chain hashes of the last line and this one
 	seq                                   int64
 }
 
 func (v *verifier) line(n int, line []byte, torn bool) {
 	v.rep.Lines = n
-	v.cur = LineHash(line)
+	v.cur = lineHash(line)
 	defer func() { v.prev = v.cur }()
 	if blank(line) {
 		// Harn skips blank lines; in a promptloom transcript every line is
 		// chained, and a blank one (before the first line too: the next
 		// line's prev then fails) is a problem.
-		if v.rep.Format == FormatPromptloom {
-			v.rep.problem("line %d: blank line", n)
+		if v.rep.Format == formatPromptloom {
+			v.rep.broke("blank_line", n, "line %d: blank line", n)
 		}
 		return
 	}
 	if torn {
-		v.rep.problem("line %d: no final newline (torn by a crash, or cut)", n)
+		v.rep.broke("torn_line", n, "line %d: no final newline (torn by a crash, or cut)", n)
 	}
 	if msg := unreadable(line); msg != "" {
-		v.rep.problem("line %d: %s", n, msg)
+		v.rep.broke("unreadable", n, "line %d: %s", n, msg)
 		return
 	}
 	l := gjson.ParseBytes(line)
 	if !l.IsObject() {
-		v.rep.problem("line %d: not a JSON object", n)
+		v.rep.broke("not_object", n, "line %d: not a JSON object", n)
 		return
 	}
 	kind, typ := l.Get("kind"), l.Get("type")
 	if v.rep.Format == "" {
 		switch {
 		case kind.Exists():
-			v.rep.Format = FormatPromptloom
+			v.rep.Format = formatPromptloom
 		case typ.Exists():
-			v.rep.Format = FormatHarn
+			v.rep.Format = formatHarn
 		default:
-			v.rep.problem("line %d: unknown format: neither a promptloom line (\"kind\") nor a Harn event (\"type\")", n)
+			v.rep.broke("format", n, "line %d: unknown format: neither a promptloom line (\"kind\") nor a Harn event (\"type\")", n)
 			return
 		}
 	}
-	if v.rep.Format == FormatHarn {
+	if v.rep.Format == formatHarn {
 		v.harnLine(n, l)
 		return
 	}
@@ -124,7 +127,7 @@ func (v *verifier) line(n int, line []byte, torn bool) {
 		if line[len(line)-1] == '\r' {
 			what = "a carriage return before the newline (CRLF line endings)"
 		}
-		v.rep.problem("line %d: %s: a promptloom line is the object's bytes and nothing else", n, what)
+		v.rep.broke("whitespace", n, "line %d: %s: a promptloom line is the object's bytes and nothing else", n, what)
 	}
 	v.promptloomLine(n, l)
 }
@@ -156,78 +159,79 @@ func unreadable(line []byte) string {
 
 func (v *verifier) promptloomLine(n int, l gjson.Result) {
 	if p := l.Get("prev"); p.Type != gjson.String {
-		v.rep.problem("line %d: chain broken: no prev", n)
+		v.rep.broke("chain", n, "line %d: chain broken: no prev", n)
 	} else if p.Str != v.prev {
-		v.rep.problem("line %d: chain broken: prev is %s, but line %d hashes to %s", n, p.Str, n-1, v.prev)
+		v.rep.broke("chain", n, "line %d: chain broken: prev is %s, but line %d hashes to %s", n, p.Str, n-1, v.prev)
 	}
 	if s, ok := intField(l.Get("seq")); !ok || s != v.seq+1 {
-		v.rep.problem("line %d: seq %s, want %d", n, l.Get("seq").Raw, v.seq+1)
+		v.rep.broke("seq", n, "line %d: seq %s, want %d", n, l.Get("seq").Raw, v.seq+1)
 	}
 	v.seq++
 	if at := l.Get("at"); at.Type != gjson.String || !validTime(at.Str) {
-		v.rep.problem("line %d: at %s is not an RFC 3339 time", n, orRawNull(at.Raw))
+		v.rep.broke("at", n, "line %d: at %s is not an RFC 3339 time", n, orRawNull(at.Raw))
 	}
 	kind := l.Get("kind")
 	if kind.Type != gjson.String {
-		v.rep.problem("line %d: kind %s is not a string", n, orRawNull(kind.Raw))
+		v.rep.broke("kind", n, "line %d: kind %s is not a string", n, orRawNull(kind.Raw))
 		return
 	}
 	sess, sessOK := stringField(l, "session")
 	switch kind.Str {
-	case KindOpen:
+	case kindOpen:
 		if _, dup := v.sessions[sess]; dup || !sessOK || sess == "" {
-			v.rep.problem("line %d: session %s opened twice, or without an id", n, orRawNull(l.Get("session").Raw))
+			v.rep.broke("session", n, "line %d: session %s opened twice, or without an id", n, orRawNull(l.Get("session").Raw))
 			return
 		}
 		v.sessions[sess] = &session{line: n}
-	case KindClose:
+	case kindClose:
 		s, ok := v.sessions[sess]
 		calls, countOK := intField(l.Get("calls"))
 		switch {
 		case !ok || !sessOK || s.closed:
-			v.rep.problem("line %d: journal_close of session %s, which is not open", n, orRawNull(l.Get("session").Raw))
+			v.rep.broke("session", n, "line %d: journal_close of session %s, which is not open", n, orRawNull(l.Get("session").Raw))
 		case !countOK || calls != int64(s.calls):
-			v.rep.problem("line %d: session %q closes with %s call(s), but %d are in the transcript", n, sess, orRawNull(l.Get("calls").Raw), s.calls)
+			v.rep.broke("session", n, "line %d: session %q closes with %s call(s), but %d are in the transcript", n, sess, orRawNull(l.Get("calls").Raw), s.calls)
 		}
 		if ok {
 			s.closed = true
 		}
-	case KindSystemPrompt:
+	case kindSystemPrompt:
 		content, okC := stringField(l, "content")
 		hash, okH := stringField(l, "content_hash")
 		if !okC || !okH || digest.Of(content).String() != hash {
-			v.rep.problem("line %d: the system_prompt's content (a string) does not hash to its content_hash (a string)", n)
+			v.rep.broke("content_hash", n, "line %d: the system_prompt's content (a string) does not hash to its content_hash (a string)", n)
 		}
 		v.systems[hash] = retained{line: n, raw: content}
-	case KindContextManifest:
+	case kindContextManifest:
 		hash, okH := stringField(l, "content_hash")
 		raw := l.Get("manifest").Raw
 		if !okH || digest.Bytes([]byte(raw)).String() != hash {
-			v.rep.problem("line %d: the context_manifest's manifest does not hash to its content_hash", n)
+			v.rep.broke("content_hash", n, "line %d: the context_manifest's manifest does not hash to its content_hash", n)
 		}
 		v.manifests[hash] = retained{line: n, raw: raw}
-	case KindRequest:
+	case kindRequest:
 		call, _ := stringField(l, "call")
 		seq, _ := intField(l.Get("seq"))
 		c := CallReport{Line: n, Seq: seq, Call: call, Status: Incomplete,
-			Problem: "no provider_call_response or provider_call_error answers it"}
+			Problem: &manifest.RuleError{Rule: "outcome", Line: n, Offset: -1, Detail: "no provider_call_response or provider_call_error answers it"}}
 		if err := v.checkReceipts(l, false, &c); err != nil {
-			c.Status, c.Problem = Failed, err.Error()
+			c.Status, c.Problem = Failed, err
 		}
 		if _, ok := stringField(l, "call"); !ok && c.Status != Failed {
-			c.Status, c.Problem = Failed, fmt.Sprintf("%v: call %s is not a string", errCall, orRawNull(l.Get("call").Raw))
+			c.Status, c.Problem = Failed, callFailed("call", "call %s is not a string", orRawNull(l.Get("call").Raw))
 		}
 		if s, ok := v.sessions[sess]; !ok || !sessOK || s.closed {
-			c.Status, c.Problem = Failed, fmt.Sprintf("session %s is not open at this line", orRawNull(l.Get("session").Raw))
+			c.Status, c.Problem = Failed, &manifest.RuleError{Rule: "session", Offset: -1,
+				Detail: fmt.Sprintf("session %s is not open at this line", orRawNull(l.Get("session").Raw))}
 		} else {
 			s.calls++
 		}
 		v.pending[c.Seq] = pendingRequest{call: len(v.rep.Calls), hash: v.cur, session: sess}
-		v.rep.Calls = append(v.rep.Calls, c)
-	case KindResponse, KindError:
+		v.addCall(c)
+	case kindResponse, kindError:
 		v.outcome(n, l)
 	default:
-		v.rep.problem("line %d: unknown kind %s", n, kind.Raw)
+		v.rep.broke("kind", n, "line %d: unknown kind %s", n, kind.Raw)
 	}
 }
 
@@ -247,14 +251,14 @@ func (v *verifier) outcome(n int, l gjson.Result) {
 	rs, ok := intField(l.Get("request_seq"))
 	p, pending := v.pending[rs]
 	if !ok || !pending {
-		v.rep.problem("line %d: %s names request seq %s, which no earlier request has, or which is answered already", n, l.Get("kind").Str, orRawNull(l.Get("request_seq").Raw))
+		v.rep.broke("request_seq", n, "line %d: %s names request seq %s, which no earlier request has, or which is answered already", n, l.Get("kind").Str, orRawNull(l.Get("request_seq").Raw))
 		return
 	}
 	delete(v.pending, rs)
 	c := &v.rep.Calls[p.call]
 	c.OutcomeLine = n
 	field, hashField := "response", "response_content_hash"
-	if l.Get("kind").Str == KindError {
+	if l.Get("kind").Str == kindError {
 		field, hashField = "error", "error_content_hash"
 	}
 	call, callOK := stringField(l, "call")
@@ -269,7 +273,7 @@ func (v *verifier) outcome(n int, l gjson.Result) {
 		problem = fmt.Sprintf("the %s at line %d names request hash %s, but the request hashes to %s", field, n, orRawNull(l.Get("request_hash").Raw), p.hash)
 	default:
 		want := l.Get(hashField)
-		got, err := JSONHash([]byte(orRawNull(l.Get(field).Raw)))
+		got, err := jsonHash([]byte(orRawNull(l.Get(field).Raw)))
 		switch {
 		case err != nil:
 			problem = fmt.Sprintf("the %s at line %d cannot be hashed: %v", field, n, err)
@@ -277,23 +281,56 @@ func (v *verifier) outcome(n int, l gjson.Result) {
 			problem = fmt.Sprintf("the %s at line %d does not hash to its %s (%s)", field, n, hashField, got)
 		}
 	}
+	if field == "response" {
+		c.Outcome = l.Get("response.text").String()
+	} else {
+		c.Outcome = "error: " + l.Get("error.message").String()
+	}
 	if c.Status == Failed {
 		return
 	}
 	if problem != "" {
-		c.Status, c.Problem = Failed, fmt.Sprintf("%v: %s", errCall, problem)
+		c.Status, c.Problem = Failed, callFailed("outcome", "%s", problem)
 		return
 	}
-	c.Status, c.OK, c.Problem = Verified, true, ""
+	c.Status, c.Problem = Verified, nil
+}
+
+// addCall adds a request's report, with its role's comparison against the
+// role's last call.
+func (v *verifier) addCall(c CallReport) {
+	if c.Problem != nil && c.Problem.Line == 0 {
+		c.Problem.Line = c.Line
+	}
+	if m := c.Manifest; m != nil {
+		if p, ok := v.lastByRole[m.CallRole]; ok && len(v.rep.Calls[p].Manifest.Segments) > 0 {
+			prev := &v.rep.Calls[p]
+			common := commonPrefix(prev.system, c.system)
+			c.Since = &Since{Previous: prev.Call, Changes: ChangedFragments(prev.Manifest.Rows(), m.Rows()),
+				CommonPrefixBytes: common, ResendBytes: len(c.system) - common}
+		}
+		v.lastByRole[m.CallRole] = len(v.rep.Calls)
+	}
+	v.rep.Calls = append(v.rep.Calls, c)
+}
+
+func commonPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
 }
 
 func (v *verifier) finish(readErr error) {
 	r := v.rep
 	if r.Lines == 0 && readErr == nil {
-		r.problem("empty transcript: nothing to verify")
+		r.broke("empty", 0, "empty transcript: nothing to verify")
 		return
 	}
-	if r.Format == FormatPromptloom {
+	if r.Format == formatPromptloom {
 		r.Head = v.prev
 		ids := make([]string, 0, len(v.sessions))
 		for id := range v.sessions {
@@ -302,16 +339,14 @@ func (v *verifier) finish(readErr error) {
 		sort.Slice(ids, func(a, b int) bool { return v.sessions[ids[a]].line < v.sessions[ids[b]].line })
 		for _, id := range ids {
 			if s := v.sessions[id]; !s.closed {
-				r.problem("session %s (line %d) has no journal_close: the run was cut short, or is still being written", id, s.line)
+				r.broke("session", s.line, "session %s (line %d) has no journal_close: the run was cut short, or is still being written", id, s.line)
 			}
 		}
 	}
 	if v, _, _ := r.Counts(); v == 0 {
-		r.problem("no call verified: a transcript that proves nothing fails")
+		r.broke("no_call", 0, "no call verified: a transcript that proves nothing fails")
 	}
 }
-
-var errCall = errors.New("call does not verify")
 
 func orRawNull(raw string) string {
 	if raw == "" {

@@ -88,11 +88,20 @@ type Segment struct {
 	Tokens *int `json:"tokens,omitempty"`
 }
 
-// Shed reports whether a budget shed the segment's fragment. The manifest
-// has no field for it (Harn's schema has none), so it is read from the
-// reason the reducer gave; it agrees with reducer.Row.Shed for every
-// manifest New makes. Test this, not the reason's wording.
-func (s *Segment) Shed() bool { return !s.Included && strings.HasPrefix(s.Reason, budget.ShedPrefix) }
+// State is what became of the segment's fragment: "included", "shed" (by
+// a budget) or "excluded" (by a gate, or for an empty body). The manifest
+// has no field for shedding (Harn's schema has none), so it is read from
+// the reason the reducer gave; it agrees with promptloom.Row.Shed for
+// every manifest New makes. Test this, not the reason's wording.
+func (s *Segment) State() string {
+	switch {
+	case s.Included:
+		return "included"
+	case strings.HasPrefix(s.Reason, budget.ShedPrefix):
+		return "shed"
+	}
+	return "excluded"
+}
 
 // EgressDelta records how the bytes sent differ from the assembled prompt.
 type EgressDelta struct {

@@ -34,7 +34,7 @@ func TestSegmentShedAgreesWithRow(t *testing.T) {
 		}
 		m := New(r, "")
 		for i := range r.Rows {
-			if got, want := m.Segments[i].Shed(), r.Rows[i].Shed; got != want {
+			if got, want := m.Segments[i].State() == "shed", r.Rows[i].Shed; got != want {
 				t.Errorf("total %d, %s: Segment.Shed %v, Row.Shed %v (reason %q)", total, r.Rows[i].Fragment.ID, got, want, r.Rows[i].Reason)
 			}
 			if r.Rows[i].Shed {
@@ -46,7 +46,7 @@ func TestSegmentShedAgreesWithRow(t *testing.T) {
 		t.Error("nothing shed at any total; the fixture no longer tests shedding")
 	}
 	for _, s := range []Segment{{Reason: "shed"}, {Reason: "not shed by budget: x"}, {Included: true, Reason: budget.ShedPrefix + "craft rank 1"}} {
-		if s.Shed() {
+		if s.State() == "shed" {
 			t.Errorf("%+v reads as shed", s)
 		}
 	}

@@ -225,36 +225,30 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 	},
 	"journal.ErrStaleManifest": func(t *testing.T) (error, error) {
 		r, _ := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("You are careful.")}, nil)
-		_, err := journal.New(nil).Call(context.Background(), nil,
+		_, err := journal.New(nil, nil).Call(context.Background(), nil,
 			journal.Request{Call: "c1", System: "You are careless.", Manifest: manifest.New(r, "agent")})
 		return err, journal.ErrStaleManifest
 	},
-	"journal.PayloadError": func(t *testing.T) (error, error) {
+	"journal request body refused": func(t *testing.T) (error, error) {
 		r, _ := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("You are careful.")}, nil)
-		_, err := journal.New(nil).Call(context.Background(), nil, journal.Request{Call: "c1", System: r.System,
+		_, err := journal.New(nil, nil).Call(context.Background(), nil, journal.Request{Call: "c1", System: r.System,
 			Manifest: manifest.New(r, "agent"), Body: []byte(`{"system":"You are careless."}`)})
 		return err, journal.ErrStaleManifest
 	},
 	"journal.ErrBodyNotSent": func(t *testing.T) (error, error) {
 		r, _ := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("You are careful.")}, nil)
 		sent := "/no_think\nYou are careful."
-		_, err := journal.New(nil).Call(context.Background(), nil, journal.Request{Call: "c1", System: r.System,
+		_, err := journal.New(nil, nil).Call(context.Background(), nil, journal.Request{Call: "c1", System: r.System,
 			Manifest: manifest.New(r, "agent"), Sent: &sent, Body: []byte(`{"system":"You are careful."}`)})
 		return err, journal.ErrBodyNotSent
 	},
-	"journal.LineTooLongError": func(t *testing.T) (error, error) {
-		defer func(n int) { journal.MaxLineBytes = n }(journal.MaxLineBytes)
-		journal.MaxLineBytes = 64
-		_, err := journal.Verify(strings.NewReader(strings.Repeat("x", 100) + "\n"))
-		var long *journal.LineTooLongError
-		if !errors.As(err, &long) {
-			t.Fatalf("got %v, want a *journal.LineTooLongError", err)
-		}
-		return err, err // a type, not a sentinel: errors.As above is its check
+	"journal line too long": func(t *testing.T) (error, error) {
+		_, err := journal.Verify(strings.NewReader(strings.Repeat("x", 100)+"\n"), &journal.Options{MaxLineBytes: 64})
+		return err, promptloom.ErrTooLarge
 	},
 	"journal.ErrClosed": func(t *testing.T) (error, error) {
 		r, _ := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("You are careful.")}, nil)
-		j := journal.New(io.Discard)
+		j := journal.New(io.Discard, nil)
 		j.Close()
 		_, err := j.Call(context.Background(), nil, journal.Request{Call: "c1", System: r.System, Manifest: manifest.New(r, "agent")})
 		return err, journal.ErrClosed
@@ -262,19 +256,19 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 	"journal.ErrForeignTranscript": func(t *testing.T) (error, error) {
 		path := filepath.Join(t.TempDir(), "harn.jsonl")
 		os.WriteFile(path, []byte(`{"type":"system_prompt","content":"x"}`+"\n"), 0o644)
-		_, err := journal.Open(path)
+		_, err := journal.Open(path, nil)
 		return err, journal.ErrForeignTranscript
 	},
 	"replay.ErrNoRecording": func(t *testing.T) (error, error) {
-		_, err := replay.NewPinnedModel(context.Background(), nil, replay.Strict, nil, nil)
+		_, err := replay.New(context.Background(), nil, &replay.Options{Mode: replay.Strict})
 		return err, replay.ErrNoRecording
 	},
 	"replay.ErrUnknownMode": func(t *testing.T) (error, error) {
-		_, err := replay.NewPinnedModel(context.Background(), nil, "eager", nil, nil)
+		_, err := replay.New(context.Background(), nil, &replay.Options{Mode: "eager"})
 		return err, replay.ErrUnknownMode
 	},
 	"replay.ErrPinMiss": func(t *testing.T) (error, error) {
-		p, _ := replay.NewPinnedModel(context.Background(), nil, replay.Strict, nil, eventlog.NewMemory(nil))
+		p, _ := replay.New(context.Background(), nil, &replay.Options{Mode: replay.Strict, Recorded: eventlog.NewMemory(nil)})
 		_, err := p.Complete(context.Background(), journal.Request{Call: "c1", System: "hello"})
 		return err, replay.ErrPinMiss
 	},

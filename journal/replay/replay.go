@@ -1,6 +1,15 @@
 // Package replay pins each model answer of a recorded run as an event in
 // the run's log, and answers a replay from those pins alone, failing with
 // the fragments that changed when a call was not pinned.
+//
+// A Model wraps the harness's journal.Model. It keys each call by
+// journal.Request.Key (the digest of what the model is shown, redacted),
+// and in Record mode appends a pin event (kind "model.pin", audience
+// "journal", so that no context assembled from the log reads it) with the
+// key, the call, the served prompt's digest, the manifest's rows and the
+// answer. In Strict mode it answers from the pins of a recorded log, never
+// calls the model, and appends the pins it used, so that a replayed log
+// matches the recorded one event for event.
 package replay
 
 import (
@@ -13,12 +22,11 @@ import (
 
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/eventlog"
-	canon "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/manifest"
 )
 
-// Mode is how a PinnedModel answers.
+// Mode is how a Model answers.
 type Mode string
 
 // The modes.
@@ -33,86 +41,40 @@ const (
 	Strict Mode = "strict"
 )
 
-// KindPin is the event kind of a pinned response. Pins are visible to the
-// journal's own role only, so no context assembled from the log reads them.
-const KindPin = "model.pin"
+// The pin events: their kind, and the audience that keeps them out of
+// every assembled context.
+const kindPin = "model.pin"
 
-// PinAudience is the audience of pin events.
-var PinAudience = []string{"journal"}
+var pinAudience = []string{"journal"}
 
-// Pin is a recorded call: its key, what it was shown, and the answer.
-type Pin struct {
-	Key          string
-	Call         string
-	SystemDigest string
-	// Segments are the manifest's rows of the call. A pin records of each
-	// only what says which fragment changed, and how, when a later call
-	// misses: id, included, digest, register and rank (MarshalJSON writes
-	// just those), so in a pin read back the other fields are zero.
-	Segments []manifest.Segment
-	Response journal.Response
+// Options configure a Model. The zero value is Live, with no log.
+type Options struct {
+	Mode Mode
+	// Log receives the pin events in Record and Strict modes (nil: none are
+	// kept).
+	Log eventlog.Store
+	// Recorded is the log of a recorded run, whose pins Strict mode
+	// answers from.
+	Recorded eventlog.Store
 }
 
-// pinJSON and pinSegment are a Pin as it is written in the log.
-type pinJSON struct {
-	Key          string           `json:"key"`
-	Call         string           `json:"call"`
-	SystemDigest string           `json:"system_digest"`
-	Segments     []pinSegment     `json:"segments"`
-	Response     journal.Response `json:"response"`
-}
-
-type pinSegment struct {
-	ID       string        `json:"id"`
-	Included bool          `json:"included"`
-	Digest   digest.Digest `json:"digest"`
-	Register string        `json:"register,omitempty"`
-	Rank     *int          `json:"rank,omitempty"`
-}
-
-// MarshalJSON writes the pin with the recorded fields of its segments.
-func (p Pin) MarshalJSON() ([]byte, error) {
-	w := pinJSON{Key: p.Key, Call: p.Call, SystemDigest: p.SystemDigest, Response: p.Response}
-	if p.Segments != nil {
-		w.Segments = make([]pinSegment, len(p.Segments))
-		for i, s := range p.Segments {
-			w.Segments[i] = pinSegment{ID: s.ID, Included: s.Included, Digest: s.Digest, Register: s.Register, Rank: s.Rank}
-		}
-	}
-	return canon.MarshalRaw(w) // the caller's encoder decides on HTML escaping
-}
-
-// UnmarshalJSON reads a pin as MarshalJSON writes it.
-func (p *Pin) UnmarshalJSON(b []byte) error {
-	var w pinJSON
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	*p = Pin{Key: w.Key, Call: w.Call, SystemDigest: w.SystemDigest, Response: w.Response}
-	if w.Segments != nil {
-		p.Segments = make([]manifest.Segment, len(w.Segments))
-		for i, s := range w.Segments {
-			p.Segments[i] = manifest.Segment{ID: s.ID, Included: s.Included, Digest: s.Digest, Register: s.Register, Rank: s.Rank}
-		}
-	}
-	return nil
-}
-
-// Errors of pinned models.
+// Errors of a Model.
 var (
-	// ErrPinMiss is a strict call with no pin.
+	// ErrPinMiss is a strict call with no pin; errors.As gives a
+	// *MissError saying what changed.
 	ErrPinMiss = errors.New("no pinned response for this call")
-	// ErrNoRecording is strict mode without a recorded log to read pins from.
+	// ErrNoRecording is Strict mode without a recorded log to read pins
+	// from.
 	ErrNoRecording = errors.New("replay: strict mode needs a recorded log to read pins from")
 	// ErrUnknownMode is a mode other than live, record or strict.
 	ErrUnknownMode = errors.New("replay: unknown mode")
 )
 
-// PinMissError says which call missed and what changed against the nearest
+// MissError says which call missed and what changed against the nearest
 // pinned request.
-type PinMissError struct {
+type MissError struct {
 	Call string
-	Key  string
+	Key  digest.Digest
 	// Nearest is the pinned call compared with ("" when there were no pins).
 	Nearest string
 	// SystemChanged is set when the system prompt differs from the
@@ -122,16 +84,7 @@ type PinMissError struct {
 	Changed       []journal.FragmentChange
 }
 
-// ChangedIDs lists the ids of the changed fragments.
-func (e *PinMissError) ChangedIDs() []string {
-	out := make([]string, len(e.Changed))
-	for i, c := range e.Changed {
-		out[i] = c.ID
-	}
-	return out
-}
-
-func (e *PinMissError) Error() string {
+func (e *MissError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "call %s: %v (key %s)", e.Call, ErrPinMiss, e.Key)
 	switch {
@@ -151,156 +104,173 @@ func (e *PinMissError) Error() string {
 	return b.String()
 }
 
-// Is makes PinMissError match ErrPinMiss.
-func (e *PinMissError) Is(t error) bool { return t == ErrPinMiss }
+// Is makes MissError match ErrPinMiss.
+func (e *MissError) Is(t error) bool { return t == ErrPinMiss }
 
-// RequestKey is the digest of a request's canonical form: the system
-// prompt's digest and the content hashes (journal.JSONHash: redacted first) of the
-// messages, the tools and the parameters. Equal keys are the same call, as
-// far as a model can tell; and like a receipt, a key is taken over redacted
-// values, so no secret's hash reaches the event log the pins live in.
-func RequestKey(req journal.Request) (string, error) {
-	return requestKey(digest.Of(req.Served()).String(), req)
+// pin is a recorded call: its key, what it was shown, and the answer. Of
+// each manifest row it keeps only what says which fragment changed, and
+// how, when a later call misses: id, included, digest, register and rank.
+type pin struct {
+	Key          digest.Digest    `json:"key"`
+	Call         string           `json:"call"`
+	SystemDigest digest.Digest    `json:"system_digest"`
+	Segments     []pinSegment     `json:"segments"`
+	Response     journal.Response `json:"response"`
 }
 
-// requestKey is RequestKey given the served system prompt's digest.
-func requestKey(systemDigest string, req journal.Request) (string, error) {
-	key := map[string]string{"system_digest": systemDigest}
-	for name, raw := range map[string]json.RawMessage{"messages": req.Messages, "tools": req.Tools, "parameters": req.Parameters} {
-		h, err := journal.JSONHash(raw)
-		if err != nil {
-			return "", fmt.Errorf("replay: call %s: %s: %w", req.Call, name, err)
-		}
-		key[name+"_content_hash"] = h
-	}
-	b, err := canon.Marshal(key)
-	if err != nil {
-		return "", err
-	}
-	return digest.Bytes(b).String(), nil
+type pinSegment struct {
+	ID       string        `json:"id"`
+	Included bool          `json:"included"`
+	Digest   digest.Digest `json:"digest"`
+	Register string        `json:"register,omitempty"`
+	Rank     *int          `json:"rank,omitempty"`
 }
 
-// PinnedModel keys calls by RequestKey: in Record mode it pins each answer
-// as an event in the log; in Strict mode it answers from pins and never
-// calls Inner (appending the pin it used, so a replayed log matches the
-// recorded one event for event).
-type PinnedModel struct {
-	Inner journal.Model
-	Mode  Mode
-	// Log receives pin events in Record and Strict modes.
-	Log eventlog.Store
+func pinSegments(rows []manifest.Segment) []pinSegment {
+	if rows == nil {
+		return nil
+	}
+	out := make([]pinSegment, len(rows))
+	for i, s := range rows {
+		out[i] = pinSegment{ID: s.ID, Included: s.Included, Digest: s.Digest, Register: s.Register, Rank: s.Rank}
+	}
+	return out
+}
+
+// segments is a pin's rows as manifest segments, the fields it keeps set.
+func (p *pin) segments() []manifest.Segment {
+	if p.Segments == nil {
+		return nil
+	}
+	out := make([]manifest.Segment, len(p.Segments))
+	for i, s := range p.Segments {
+		out[i] = manifest.Segment{ID: s.ID, Included: s.Included, Digest: s.Digest, Register: s.Register, Rank: s.Rank}
+	}
+	return out
+}
+
+// Model keys calls by journal.Request.Key and pins or answers them as its
+// Mode says. It is safe for concurrent use.
+type Model struct {
+	inner journal.Model
+	opts  Options
 
 	mu    sync.Mutex
-	pins  map[string]Pin
-	order []Pin // pins as recorded, to find the nearest
+	pins  map[digest.Digest]pin
+	order []pin // pins as recorded, to find the nearest
 	calls int
 }
 
-// NewPinnedModel returns a pinned model. In Strict mode the pins are read
-// from recorded (the log of a recorded run).
-func NewPinnedModel(ctx context.Context, inner journal.Model, mode Mode, log eventlog.Store, recorded eventlog.Store) (*PinnedModel, error) {
-	p := &PinnedModel{Inner: inner, Mode: mode, Log: log, pins: map[string]Pin{}}
-	switch mode {
-	case Live, Record:
-		return p, nil
+// New returns a Model around inner. In Strict mode it reads the pins of
+// o.Recorded first.
+func New(ctx context.Context, inner journal.Model, o *Options) (*Model, error) {
+	if o == nil {
+		o = &Options{}
+	}
+	m := &Model{inner: inner, opts: *o, pins: map[digest.Digest]pin{}}
+	switch o.Mode {
+	case "", Live:
+		m.opts.Mode = Live
+		return m, nil
+	case Record:
+		return m, nil
 	case Strict:
-		if recorded == nil {
+		if o.Recorded == nil {
 			return nil, ErrNoRecording
 		}
-		head, err := recorded.Head(ctx)
+		head, err := o.Recorded.Head(ctx)
 		if err != nil {
 			return nil, err
 		}
-		err = recorded.Scan(ctx, 1, head, func(env eventlog.Envelope) error {
-			if env.Kind != KindPin {
+		err = o.Recorded.Scan(ctx, 1, head, func(env eventlog.Envelope) error {
+			if env.Kind != kindPin {
 				return nil
 			}
-			e, err := recorded.Get(ctx, env.Seq)
+			e, err := o.Recorded.Get(ctx, env.Seq)
 			if err != nil {
 				return err
 			}
-			var pin Pin
-			if err := e.Decode(&pin); err != nil {
-				return err
+			var p pin
+			if err := json.Unmarshal(e.Payload, &p); err != nil {
+				return fmt.Errorf("replay: pin at event %d: %w", e.Seq, err)
 			}
-			p.pins[pin.Key] = pin
-			p.order = append(p.order, pin)
+			m.pins[p.Key] = p
+			m.order = append(m.order, p)
 			return nil
 		})
-		return p, err
+		return m, err
 	}
-	return nil, fmt.Errorf("%w %q (want live, record or strict)", ErrUnknownMode, mode)
+	return nil, fmt.Errorf("%w %q (want live, record or strict)", ErrUnknownMode, o.Mode)
 }
 
-// Calls counts the calls passed to Inner.
-func (p *PinnedModel) Calls() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.calls
+// Calls counts the calls passed to the inner model.
+func (m *Model) Calls() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.calls
 }
 
 // Complete implements journal.Model.
-func (p *PinnedModel) Complete(ctx context.Context, req journal.Request) (journal.Response, error) {
-	system := digest.Of(req.Served()).String()
-	key, err := requestKey(system, req)
+func (m *Model) Complete(ctx context.Context, req journal.Request) (journal.Response, error) {
+	key, err := req.Key()
 	if err != nil {
 		return journal.Response{}, err
 	}
-	pin := Pin{Key: key, Call: req.Call, SystemDigest: system, Segments: req.Manifest.Rows()}
-	switch p.Mode {
+	p := pin{Key: key, Call: req.Call, SystemDigest: digest.Of(req.Served()), Segments: pinSegments(req.Manifest.Rows())}
+	switch m.opts.Mode {
 	case Strict:
-		p.mu.Lock()
-		found, ok := p.pins[key]
-		p.mu.Unlock()
+		m.mu.Lock()
+		found, ok := m.pins[key]
+		m.mu.Unlock()
 		if !ok {
-			return journal.Response{}, p.miss(pin)
+			return journal.Response{}, m.miss(&p)
 		}
-		pin.Response = found.Response
+		p.Response = found.Response
 	default:
-		p.mu.Lock()
-		p.calls++
-		p.mu.Unlock()
-		resp, err := p.Inner.Complete(ctx, req)
+		m.mu.Lock()
+		m.calls++
+		m.mu.Unlock()
+		resp, err := m.inner.Complete(ctx, req)
 		if err != nil {
 			return journal.Response{}, err
 		}
-		if p.Mode == Live {
+		if m.opts.Mode == Live {
 			return resp, nil
 		}
-		pin.Response = resp
+		p.Response = resp
 	}
-	if p.Log != nil {
-		if _, err := p.Log.Append(ctx, eventlog.Draft{Kind: KindPin, Actor: "journal", Audience: PinAudience, Payload: pin}); err != nil {
+	if m.opts.Log != nil {
+		if _, err := m.opts.Log.Append(ctx, eventlog.Draft{Kind: kindPin, Actor: "journal", Audience: pinAudience, Payload: p}); err != nil {
 			return journal.Response{}, err
 		}
 	}
-	return pin.Response, nil
+	return p.Response, nil
 }
 
 // miss explains a strict call with no pin against the nearest pinned
 // request: the pin of the same call if there is one, else the one sharing
 // the most fragments.
-func (p *PinnedModel) miss(pin Pin) error {
-	e := &PinMissError{Call: pin.Call, Key: pin.Key}
+func (m *Model) miss(p *pin) error {
+	e := &MissError{Call: p.Call, Key: p.Key}
 	type seg struct {
 		id     string
 		digest digest.Digest
 	}
-	mine := make(map[seg]bool, len(pin.Segments))
-	for _, s := range pin.Segments {
+	mine := make(map[seg]bool, len(p.Segments))
+	for _, s := range p.Segments {
 		mine[seg{s.ID, s.Digest}] = true
 	}
-	var nearest *Pin
+	var nearest *pin
 	best := -1
-	for i := range p.order {
-		cand := &p.order[i]
+	for i := range m.order {
+		cand := &m.order[i]
 		score := 0 // fragments shared with the missed call
 		for _, s := range cand.Segments {
 			if mine[seg{s.ID, s.Digest}] {
 				score++
 			}
 		}
-		if cand.Call == pin.Call {
+		if cand.Call == p.Call {
 			score += 1 << 20
 		}
 		if score > best {
@@ -311,9 +281,9 @@ func (p *PinnedModel) miss(pin Pin) error {
 		return e
 	}
 	e.Nearest = nearest.Call
-	e.SystemChanged = nearest.SystemDigest != pin.SystemDigest
+	e.SystemChanged = nearest.SystemDigest != p.SystemDigest
 	if e.SystemChanged {
-		e.Changed = journal.ChangedFragments(nearest.Segments, pin.Segments)
+		e.Changed = journal.ChangedFragments(nearest.segments(), p.segments())
 	}
 	return e
 }

@@ -135,7 +135,7 @@ func runNegotiation(e *env, args []string) int {
 		if err := demo.NeedEmpty(ctx, store); err != nil {
 			return e.fail("demo negotiation: %v", err)
 		}
-		j, err := journal.Open(*transcript, journal.WithClock(demo.NegotiationClock()), journal.WithSession("negotiation"))
+		j, err := journal.Open(*transcript, &journal.Options{Clock: demo.NegotiationClock(), Session: "negotiation"})
 		if err != nil {
 			return e.fail("demo negotiation: %v", err)
 		}

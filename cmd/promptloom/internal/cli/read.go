@@ -22,6 +22,9 @@ var (
 	// --payload: the system channel plus the messages, tools and any
 	// inline media the request carries.
 	maxPayloadBytes int64 = 256 << 20
+	// maxLineBytes bounds a transcript line verify and report read (0:
+	// the library's default).
+	maxLineBytes = 0
 )
 
 // readManifest reads and parses a manifest file, at most manifest.Read's

@@ -4,6 +4,7 @@ import (
 	"os"
 
 	"github.com/promptloom/promptloom/journal"
+	"github.com/promptloom/promptloom/journal/report"
 )
 
 func init() {
@@ -33,18 +34,13 @@ func runReport(e *env, args []string) int {
 		return e.fail("report: %v", err)
 	}
 	defer f.Close()
-	rep, verr := journal.Verify(f)
-	if _, err := f.Seek(0, 0); err != nil {
-		return e.fail("report: %v", err)
-	}
-	run, err := journal.NewRun(f, *transcript, rep)
-	if err != nil && verr == nil {
-		verr = err
-	}
+	// One pass: the page shows what Verify read and judged, never a
+	// second reading of a file that may have changed meanwhile.
+	rep, verr := journal.Verify(f, &journal.Options{MaxLineBytes: maxLineBytes})
 	if *format == "html" {
-		err = run.WriteHTML(e.stdout)
+		err = report.WriteHTML(e.stdout, *transcript, rep)
 	} else {
-		err = run.WriteText(e.stdout)
+		err = report.WriteText(e.stdout, rep)
 	}
 	if err != nil {
 		return e.fail("report: %v", err)

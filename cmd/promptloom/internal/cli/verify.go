@@ -65,7 +65,7 @@ func (e *env) verifyTranscript(path string) int {
 		return e.fail("verify: %v", err)
 	}
 	defer f.Close()
-	rep, err := journal.Verify(f)
+	rep, err := journal.Verify(f, &journal.Options{MaxLineBytes: maxLineBytes})
 	if werr := rep.WriteText(e.stdout); werr != nil {
 		return e.fail("verify: %v", werr)
 	}

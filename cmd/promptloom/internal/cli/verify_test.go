@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/promptloom/promptloom/journal"
 )
 
 // verify's FAIL lines, with or without --payload, escape what the manifest
@@ -47,8 +45,8 @@ func TestVerifyFailLinesAreEscaped(t *testing.T) {
 // end with the FAIL line on stdout; the HTML report keeps its page whole and
 // says FAIL on stderr. Each exits 1.
 func TestTranscriptCutShort(t *testing.T) {
-	defer func(n int) { journal.MaxLineBytes = n }(journal.MaxLineBytes)
-	journal.MaxLineBytes = 64
+	defer func(n int) { maxLineBytes = n }(maxLineBytes)
+	maxLineBytes = 64
 	path := filepath.Join(t.TempDir(), "run.jsonl")
 	if err := os.WriteFile(path, []byte(strings.Repeat("x", 100)+"\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -20,7 +20,7 @@ import (
 // pinned model in record mode: each answer is pinned as an event in store
 // (the run's own log) and each call recorded in j.
 func RecordNegotiation(ctx context.Context, store eventlog.Store, j *journal.Journal, set Settings) (*Negotiation, error) {
-	pinned, err := replay.NewPinnedModel(ctx, &ScriptedModel{}, replay.Record, store, nil)
+	pinned, err := replay.New(ctx, &ScriptedModel{}, &replay.Options{Mode: replay.Record, Log: store})
 	if err != nil {
 		return nil, err
 	}
@@ -57,8 +57,8 @@ type ReplayedCall struct {
 // before it are returned with the error.
 func ReplayNegotiation(ctx context.Context, recorded eventlog.Store, transcript []byte, set Settings) (*Replay, error) {
 	unreachable := &countingModel{}
-	pinned, err := replay.NewPinnedModel(ctx, unreachable, replay.Strict,
-		eventlog.NewMemory(&eventlog.Options{Clock: NegotiationClock()}), recorded)
+	log := eventlog.NewMemory(&eventlog.Options{Clock: NegotiationClock()})
+	pinned, err := replay.New(ctx, unreachable, &replay.Options{Mode: replay.Strict, Log: log, Recorded: recorded})
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +77,7 @@ func ReplayNegotiation(ctx context.Context, recorded eventlog.Store, transcript 
 		r.Calls = append(r.Calls, rc)
 		return pinned.Complete(ctx, req)
 	})
-	r.Negotiation, err = RunNegotiation(ctx, pinned.Log, compare, set)
+	r.Negotiation, err = RunNegotiation(ctx, log, compare, set)
 	r.ModelCalls = unreachable.calls + pinned.Calls()
 	return r, err
 }
@@ -124,11 +124,11 @@ func recordedManifests(transcript []byte) map[string]recordedManifest {
 	for _, line := range bytes.Split(transcript, []byte("\n")) {
 		v := gjson.ParseBytes(line)
 		switch v.Get("kind").String() {
-		case journal.KindContextManifest:
+		case "context_manifest":
 			if m, err := manifest.Read([]byte(v.Get("manifest").Raw)); err == nil {
 				byHash[v.Get("content_hash").String()] = m
 			}
-		case journal.KindRequest:
+		case "provider_call_request":
 			h := v.Get("served_context.manifest_content_hash").String()
 			d, _ := digest.Parse(h)
 			out[v.Get("call").String()] = recordedManifest{hash: d, manifest: byHash[h]}

@@ -22,14 +22,14 @@ func recordRun(t *testing.T) (eventlog.Store, []byte) {
 	}
 	t.Cleanup(func() { store.Close() })
 	var transcript bytes.Buffer
-	j := journal.New(&transcript)
+	j := journal.New(&transcript, nil)
 	if _, err := RecordNegotiation(context.Background(), store, j, Settings{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := j.Close(); err != nil { // the session's close line: the run is whole
 		t.Fatal(err)
 	}
-	rep, err := journal.Verify(bytes.NewReader(transcript.Bytes()))
+	rep, err := journal.Verify(bytes.NewReader(transcript.Bytes()), nil)
 	if err != nil || !rep.OK() || len(rep.Calls) != len(Parties)*Rounds {
 		t.Fatalf("the recorded transcript does not verify: %+v %v", rep, err)
 	}
@@ -62,11 +62,11 @@ func TestReplayIsFaithful(t *testing.T) {
 func TestReplayCatchesAChangedRank(t *testing.T) {
 	store, transcript := recordRun(t)
 	r, err := ReplayNegotiation(context.Background(), store, transcript, Settings{Ranks: map[string]int{"record": 0}})
-	var miss *replay.PinMissError
+	var miss *replay.MissError
 	if !errors.Is(err, replay.ErrPinMiss) || !errors.As(err, &miss) {
 		t.Fatalf("replay with a changed rank: %v", err)
 	}
-	if miss.Call != "round-2/uk" || !miss.SystemChanged || !slices.Contains(miss.ChangedIDs(), "record") {
+	if miss.Call != "round-2/uk" || !miss.SystemChanged || !slices.ContainsFunc(miss.Changed, func(c journal.FragmentChange) bool { return c.ID == "record" }) {
 		t.Errorf("miss %+v", miss)
 	}
 	if r.ModelCalls != 0 || r.Calls[1].Identical || r.Calls[0].Call != "round-1/uk" || !r.Calls[0].Identical {

@@ -1,23 +1,50 @@
-package journal
+package report_test
 
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/internal/testkit/chromiumtest"
+	"github.com/promptloom/promptloom/journal"
+	"github.com/promptloom/promptloom/journal/report"
 )
+
+var ctx = context.Background()
+
+// clock starts at 2026-11-03 and ticks a second a call.
+var clock = func() func() time.Time {
+	t := time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC).Add(-time.Second)
+	return func() time.Time { t = t.Add(time.Second); return t }
+}()
+
+func request(t *testing.T, call, options string) journal.Request {
+	t.Helper()
+	e, err := explain.Explain([]byte(options), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return journal.Request{Call: call, System: e.Text(), Manifest: e.Manifest,
+		Messages: json.RawMessage(`[{"role":"user","content":"hello ` + call + `"}]`), Tools: json.RawMessage(`[{"name":"todo"}]`)}
+}
+
+var echo = journal.ModelFunc(func(_ context.Context, req journal.Request) (journal.Response, error) {
+	return journal.Response{Text: "reply to " + req.Call}, nil
+})
 
 // runForPage records a run with two roles, a changed prompt between the
 // calls of one role, and a failed call; it returns the transcript.
 func runForPage(t *testing.T) string {
 	var buf bytes.Buffer
-	j := New(&buf, WithClock(clock), WithSession("s1"))
+	j := journal.New(&buf, &journal.Options{Clock: clock, Session: "s1"})
 	for i, opts := range []string{
 		`{"system": ["You are careful.", "Answer in English."]}`,
 		`{"system": ["You are brief."], "tools": [{"name": "todo", "guidance": "Track it."}]}`,
@@ -27,7 +54,9 @@ func runForPage(t *testing.T) string {
 		r.Manifest.CallRole = []string{"planner", "coder", "planner"}[i]
 		m := echo
 		if i == 1 {
-			m = ModelFunc(func(context.Context, Request) (Response, error) { return Response{}, fmt.Errorf("rate limited") })
+			m = journal.ModelFunc(func(context.Context, journal.Request) (journal.Response, error) {
+				return journal.Response{}, fmt.Errorf("rate limited")
+			})
 		}
 		j.Call(ctx, m, r)
 	}
@@ -35,28 +64,24 @@ func runForPage(t *testing.T) string {
 	return buf.String()
 }
 
-func renderRun(t *testing.T, transcript string) (*Run, []byte) {
+func renderRun(t *testing.T, transcript string) (*journal.Report, []byte) {
 	t.Helper()
-	rep, err := Verify(strings.NewReader(transcript))
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, err := NewRun(strings.NewReader(transcript), "run.jsonl", rep)
+	rep, err := journal.Verify(strings.NewReader(transcript), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := run.WriteHTML(&buf); err != nil {
+	if err := report.WriteHTML(&buf, "run.jsonl", rep); err != nil {
 		t.Fatal(err)
 	}
-	return run, buf.Bytes()
+	return rep, buf.Bytes()
 }
 
 // The run's model: calls by role, fragments with their state, and for the
 // second planner call what changed and what the prefix cache keeps.
 func TestRunReadsCallsAndChanges(t *testing.T) {
 	run, _ := renderRun(t, runForPage(t))
-	if len(run.Calls) != 3 || run.Calls[1].Role != "coder" || run.Calls[1].Outcome != "error: rate limited" {
+	if len(run.Calls) != 3 || run.Calls[1].Manifest.CallRole != "coder" || run.Calls[1].Outcome != "error: rate limited" {
 		t.Fatalf("calls: %+v", run.Calls)
 	}
 	s := run.Calls[2].Since
@@ -101,12 +126,38 @@ func TestRunPageRendersInChromium(t *testing.T) {
 				if !bytes.Contains(dom, []byte(`data-call="`+c.Call+`"`)) {
 					t.Errorf("call %s is not in the rendered DOM", c.Call)
 				}
-				for _, f := range c.Fragments {
+				for _, f := range c.Manifest.Rows() {
 					if !bytes.Contains(dom, []byte(`data-id="`+f.ID+`"`)) {
 						t.Errorf("fragment %s of call %s is not in the rendered DOM", f.ID, c.Call)
 					}
 				}
 			}
 		})
+	}
+}
+
+// Every value taken from the transcript reaches the text report escaped: a
+// reply holding a newline and an ESC sequence cannot forge a row or reach
+// the terminal.
+func TestTextEscapesTheTranscript(t *testing.T) {
+	var buf bytes.Buffer
+	j := journal.New(&buf, &journal.Options{Clock: clock, Session: "s1"})
+	forger := journal.ModelFunc(func(context.Context, journal.Request) (journal.Response, error) {
+		return journal.Response{Text: "all agreed\n\x1b[31mok   line 99: call fake"}, nil
+	})
+	if _, err := j.Call(ctx, forger, request(t, "c1", `{"system": "You are careful."}`)); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	rep, err := journal.Verify(&buf, nil)
+	if err != nil || !rep.OK() {
+		t.Fatalf("verify: %v %+v", err, rep.Problems)
+	}
+	var b strings.Builder
+	if err := report.WriteText(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(b.String(), "\x1b") || strings.Contains(b.String(), "\nok   line 99") {
+		t.Errorf("the reply reached the text unescaped:\n%s", b.String())
 	}
 }

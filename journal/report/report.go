@@ -1,0 +1,120 @@
+// Package report shows a verified transcript to a person: each call in
+// order with the fragments it was served (included, excluded or shed, with
+// reasons and sources), its verdict and reply, and against the last call
+// of the same role what changed and how many bytes a prefix cache still
+// serves. It renders a journal.Report, which Verify filled in one pass over
+// the transcript, so what is shown is what was verified.
+package report
+
+import (
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+
+	"github.com/promptloom/promptloom/internal/textsafe"
+	"github.com/promptloom/promptloom/journal"
+)
+
+// WriteText writes the report a call a block, then the verdicts
+// (journal.Report.WriteText). Every value taken from the transcript is
+// escaped (textsafe.Line): a reply holding a newline or an ESC sequence
+// cannot forge a row or reach the terminal.
+func WriteText(w io.Writer, rep *journal.Report) error {
+	var b strings.Builder
+	q := textsafe.Line
+	for i := range rep.Calls {
+		c := &rep.Calls[i]
+		fmt.Fprintf(&b, "%s %s (role %s, line %d): %d-byte prompt\n", c.Status, q(c.Call), q(role(c)), c.Line, c.SystemBytes)
+		if c.Problem != nil {
+			fmt.Fprintf(&b, "  problem: %s\n", q(c.Problem.Detail))
+		}
+		for _, f := range c.Manifest.Rows() {
+			fmt.Fprintf(&b, "  %-8s %s: %s\n", f.State(), q(f.ID), q(f.Reason))
+		}
+		if s := c.Since; s != nil {
+			fmt.Fprintf(&b, "  since %s: %d change(s), %d bytes in common, %d re-sent\n", q(s.Previous), len(s.Changes), s.CommonPrefixBytes, s.ResendBytes)
+			for _, ch := range s.Changes {
+				fmt.Fprintf(&b, "    %s\n", q(ch.String()))
+			}
+		}
+		if c.Outcome != "" {
+			fmt.Fprintf(&b, "  reply: %s\n", q(c.Outcome))
+		}
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return err
+	}
+	return rep.WriteText(w)
+}
+
+// role is a call's role: its manifest's call role.
+func role(c *journal.CallReport) string {
+	if c.Manifest == nil {
+		return ""
+	}
+	return c.Manifest.CallRole
+}
+
+//go:embed page.html.tmpl
+var pageTemplate string
+
+var page = template.Must(template.New("run").Parse(pageTemplate))
+
+// The page's view of the report.
+type (
+	lane struct {
+		Name  string
+		Calls []call
+	}
+	call struct {
+		Call, Status, Problem, Outcome string
+		Line, SystemBytes              int
+		Fragments                      []fragment
+		Since                          *journal.Since
+	}
+	fragment struct {
+		ID, State, Reason string
+		Bytes             int
+		Sources           []string
+	}
+)
+
+// WriteHTML renders the report as one self-contained HTML page, titled by
+// source (the transcript's name): a lane of calls per role, in the order of
+// their first call.
+func WriteHTML(w io.Writer, source string, rep *journal.Report) error {
+	var lanes []*lane
+	byRole := map[string]*lane{}
+	for i := range rep.Calls {
+		c := &rep.Calls[i]
+		name := role(c)
+		l := byRole[name]
+		if l == nil {
+			l = &lane{Name: name}
+			byRole[name] = l
+			lanes = append(lanes, l)
+		}
+		v := call{Call: c.Call, Status: string(c.Status), Outcome: c.Outcome, Line: c.Line, SystemBytes: c.SystemBytes, Since: c.Since}
+		if c.Problem != nil {
+			v.Problem = c.Problem.Detail
+		}
+		for _, s := range c.Manifest.Rows() {
+			v.Fragments = append(v.Fragments, fragment{ID: s.ID, State: s.State(), Reason: s.Reason, Bytes: s.Bytes, Sources: s.Sources})
+		}
+		l.Calls = append(l.Calls, v)
+	}
+	problems := make([]string, len(rep.Problems))
+	for i, p := range rep.Problems {
+		problems[i] = p.Detail
+	}
+	v, i, f := rep.Counts()
+	return page.Execute(w, map[string]any{
+		"Title":    "promptloom run: " + source,
+		"Summary":  fmt.Sprintf("%d call(s) verified, %d incomplete, %d failed (%s transcript, %d lines)", v, i, f, rep.Format, rep.Lines),
+		"Head":     rep.Head,
+		"Problems": problems,
+		"Roles":    lanes,
+	})
+}
