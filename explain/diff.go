@@ -9,17 +9,18 @@ import (
 // Change says what became of one fragment between two explanations.
 type Change string
 
-// The changes. Included and Excluded are flips of the gate (both reasons are
-// in the delta's rows); Changed means the body changed (both digests);
-// Moved means the fragment kept its bytes but not its place.
+// The changes: added and removed (on one side only); included and
+// excluded (flips of the gate: both reasons are in the delta's rows);
+// changed (the body changed: both digests); moved (the fragment kept its
+// bytes but not its place); same.
 const (
-	Added    Change = "added"
-	Removed  Change = "removed"
-	Included Change = "included"
-	Excluded Change = "excluded"
-	Changed  Change = "changed"
-	Moved    Change = "moved"
-	Same     Change = "same"
+	added    Change = "added"
+	removed  Change = "removed"
+	included Change = "included"
+	excluded Change = "excluded"
+	changed  Change = "changed"
+	moved    Change = "moved"
+	same     Change = "same"
 )
 
 // FragmentDelta is one fragment's change; A or B is nil when the fragment
@@ -49,9 +50,9 @@ type Delta struct {
 	Identical   bool `json:"identical"`
 	// Unified is a unified diff of the two prompts, line by line.
 	Unified string `json:"unified"`
-	// Hunks is the same diff as data, with the characters that changed
+	// hunks is the same diff as data, with the characters that changed
 	// inside each changed line.
-	Hunks []Hunk `json:"-"`
+	hunks []hunk
 }
 
 // Diff compares two explanations. aName and bName label the sides of the
@@ -66,8 +67,8 @@ func Diff(a, b *Explanation, aName, bName string) *Delta {
 	if !d.Identical {
 		d.FirstChangedFragment = d.firstChanged()
 	}
-	d.Hunks = lineHunks(at, bt, 3)
-	d.Unified = renderUnified(d.Hunks, aName, bName)
+	d.hunks = lineHunks(at, bt, 3)
+	d.Unified = renderUnified(d.hunks, aName, bName)
 	return d
 }
 
@@ -97,7 +98,7 @@ func (d *Delta) firstChanged() *string {
 			continue
 		}
 		id := r.ID
-		if c := change[id]; c != Same {
+		if c := change[id]; c != same {
 			return &id
 		}
 		if fallback == nil {
@@ -166,15 +167,15 @@ func matchRows(a, b []Row) []FragmentDelta {
 		ra, rb := &a[ai], &b[bi]
 		switch {
 		case ra.Included && !rb.Included:
-			return Excluded
+			return excluded
 		case !ra.Included && rb.Included:
-			return Included
+			return included
 		case ra.Digest != rb.Digest:
-			return Changed
+			return changed
 		case !stays[ai] || ra.Bucket != rb.Bucket:
-			return Moved
+			return moved
 		}
-		return Same
+		return same
 	}
 
 	// Removed rows, grouped under the B position they should follow (-1:
@@ -192,7 +193,7 @@ func matchRows(a, b []Row) []FragmentDelta {
 	out := make([]FragmentDelta, 0, len(b)+len(a))
 	emitRemoved := func(after int) {
 		for _, i := range removedAfter[after] {
-			out = append(out, FragmentDelta{ID: a[i].ID, Change: Removed, A: &a[i]})
+			out = append(out, FragmentDelta{ID: a[i].ID, Change: removed, A: &a[i]})
 		}
 	}
 	emitRemoved(-1)
@@ -200,7 +201,7 @@ func matchRows(a, b []Row) []FragmentDelta {
 		if ai, ok := inA[k]; ok {
 			out = append(out, FragmentDelta{ID: k.id, Change: classify(ai, bi), A: &a[ai], B: &b[bi]})
 		} else {
-			out = append(out, FragmentDelta{ID: k.id, Change: Added, B: &b[bi]})
+			out = append(out, FragmentDelta{ID: k.id, Change: added, B: &b[bi]})
 		}
 		emitRemoved(bi)
 	}
@@ -236,7 +237,7 @@ func longestIncreasing(seq []int) []int {
 }
 
 // Counts tallies the deltas by change, for summaries.
-func (d *Delta) Counts() map[Change]int {
+func (d *Delta) counts() map[Change]int {
 	out := map[Change]int{}
 	for _, f := range d.Fragments {
 		out[f.Change]++
@@ -246,8 +247,8 @@ func (d *Delta) Counts() map[Change]int {
 
 // Summary is one line: "3 same, 1 excluded".
 func (d *Delta) Summary() string {
-	order := []Change{Same, Changed, Included, Excluded, Added, Removed, Moved}
-	counts := d.Counts()
+	order := []Change{same, changed, included, excluded, added, removed, moved}
+	counts := d.counts()
 	var parts []string
 	for _, c := range order {
 		if counts[c] > 0 {

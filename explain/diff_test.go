@@ -50,11 +50,11 @@ func TestDiffWithoutTool(t *testing.T) {
 	for i := range d.Fragments {
 		if d.Fragments[i].ID == "tool:todo.guidance" {
 			todo = &d.Fragments[i]
-		} else if d.Fragments[i].Change != Same {
+		} else if d.Fragments[i].Change != same {
 			t.Errorf("%s: %s, want same", d.Fragments[i].ID, d.Fragments[i].Change)
 		}
 	}
-	if todo == nil || todo.Change != Excluded || todo.A.Reason != "tool(s) present: todo" ||
+	if todo == nil || todo.Change != excluded || todo.A.Reason != "tool(s) present: todo" ||
 		todo.B.Reason != "requires tool `todo` (not available)" {
 		t.Fatalf("todo guidance delta = %+v", todo)
 	}
@@ -88,7 +88,7 @@ func TestDiffWithItself(t *testing.T) {
 		t.Errorf("self diff: %+v", d)
 	}
 	for _, f := range d.Fragments {
-		if f.Change != Same {
+		if f.Change != same {
 			t.Errorf("%s: %s", f.ID, f.Change)
 		}
 	}
@@ -116,8 +116,8 @@ func TestDiffClassifies(t *testing.T) {
 	// system[1] holds "two" in A and "three" in B: ids match by position in
 	// the list, so they read as changed bodies; the tool flips and arrives.
 	wantChanges := map[string]Change{
-		"system[0]": Same, "system[1]": Changed, "system[2]": Changed, "system[3]": Changed,
-		"system[4]": Changed, "tool:t.guidance": Excluded, "tool:u.guidance": Added,
+		"system[0]": same, "system[1]": changed, "system[2]": changed, "system[3]": changed,
+		"system[4]": changed, "tool:t.guidance": excluded, "tool:u.guidance": added,
 	}
 	if diff := cmp.Diff(wantChanges, changes); diff != "" {
 		t.Errorf("changes (-want +got):\n%s", diff)
@@ -162,7 +162,7 @@ func TestUnifiedHunks(t *testing.T) {
 		t.Errorf("unified:\n%s", u)
 	}
 	// the changed character is marked inside the paired lines
-	if got := hunks[0].Lines[3].Spans; len(got) != 2 || got[1] != (Span{'+', "C"}) {
+	if got := hunks[0].Lines[3].Spans; len(got) != 2 || got[1] != (span{'+', "C"}) {
 		t.Errorf("spans of the added line = %+v", got)
 	}
 }

@@ -54,6 +54,7 @@ type pageData struct {
 	Title   string
 	Panes   []pane
 	Delta   *Delta
+	Hunks   []hunk // the delta's
 	Summary string
 	Prefix  int
 }
@@ -82,6 +83,7 @@ func (d *Delta) WriteHTML(w io.Writer, aName, bName string) error {
 		Title:   "promptloom diff: " + aName + " → " + bName,
 		Panes:   []pane{paneOf(d.A, "A "+aName, d.CommonPrefixBytes, changes), paneOf(d.B, "B "+bName, d.CommonPrefixBytes, changes)},
 		Delta:   d,
+		Hunks:   d.hunks,
 		Summary: d.Summary(),
 		Prefix:  d.CommonPrefixBytes,
 	})

@@ -9,7 +9,7 @@ import (
 
 // spell rebuilds both sides from hunks and the unchanged lines between
 // them: ' ' and '-' lines are A, ' ' and '+' lines are B.
-func spell(t *testing.T, a, b string, hunks []Hunk) {
+func spell(t *testing.T, a, b string, hunks []hunk) {
 	t.Helper()
 	la := strings.Split(strings.TrimSuffix(withNewline(a), "\n"), "\n")
 	lb := strings.Split(strings.TrimSuffix(withNewline(b), "\n"), "\n")

@@ -9,31 +9,31 @@ import (
 	dmp "github.com/sergi/go-diff/diffmatchpatch"
 )
 
-// Line is one line of a hunk: Op is ' ' (both), '-' (A only) or '+' (B
+// line is one line of a hunk: Op is ' ' (both), '-' (A only) or '+' (B
 // only). A changed line paired with its counterpart on the other side has
 // Spans: the characters that stayed (' ') and those that changed ('-' or
 // '+').
-type Line struct {
+type line struct {
 	Op    byte
 	Text  string
-	Spans []Span
+	Spans []span
 	// coarse marks a line of a region too large to align (maxGapLines).
 	coarse bool
 }
 
-// Span is a run of characters inside a changed line.
-type Span struct {
+// span is a run of characters inside a changed line.
+type span struct {
 	Op   byte
 	Text string
 }
 
-// Hunk is one region of change with its context, as in a unified diff.
+// hunk is one region of change with its context, as in a unified diff.
 // Starts are 1-based line numbers. Coarse says that part of the hunk was
 // too large to align line by line (see maxGapLines): its lines are all
 // shown, A's removed and then B's added, but unpaired.
-type Hunk struct {
+type hunk struct {
 	AStart, ALines, BStart, BLines int
-	Lines                          []Line
+	Lines                          []line
 	Coarse                         bool
 }
 
@@ -42,16 +42,16 @@ type Hunk struct {
 // pair of changed lines. The final line of each side is compared as if it
 // ended with a newline: prompts are trimmed, and a missing newline is not a
 // change worth a line of noise.
-func lineHunks(a, b string, context int) []Hunk {
+func lineHunks(a, b string, context int) []hunk {
 	d := dmp.New()
 	d.DiffTimeout = 0 // no deadline: the same inputs must give the same diff
 	ids := map[string]int32{}
 	var table []string
 	la, lb := splitLines(a, ids, &table), splitLines(b, ids, &table)
 	ops := diffLines(la, lb, d)
-	all := make([]Line, len(ops))
+	all := make([]line, len(ops))
 	for i, o := range ops {
-		all[i] = Line{Op: o.op, Text: table[o.id], coarse: o.coarse}
+		all[i] = line{Op: o.op, Text: table[o.id], coarse: o.coarse}
 	}
 	return group(all, context, d)
 }
@@ -65,7 +65,7 @@ func withNewline(s string) string {
 
 // group cuts the line ops into hunks: each change with up to context
 // unchanged lines around it, hunks whose context would touch merged.
-func group(all []Line, context int, d *dmp.DiffMatchPatch) []Hunk {
+func group(all []line, context int, d *dmp.DiffMatchPatch) []hunk {
 	// aBefore[i], bBefore[i]: lines of A and of B before all[i].
 	aBefore := make([]int, len(all)+1)
 	bBefore := make([]int, len(all)+1)
@@ -78,7 +78,7 @@ func group(all []Line, context int, d *dmp.DiffMatchPatch) []Hunk {
 			bBefore[i+1]++
 		}
 	}
-	var hunks []Hunk
+	var hunks []hunk
 	charWork := maxTotalCharWork
 	for i := 0; i < len(all); i++ {
 		if all[i].Op == ' ' {
@@ -92,9 +92,9 @@ func group(all []Line, context int, d *dmp.DiffMatchPatch) []Hunk {
 				end = min(len(all), j+context+1)
 			}
 		}
-		lines := append([]Line(nil), all[start:end]...)
+		lines := append([]line(nil), all[start:end]...)
 		pairChanges(lines, d, &charWork)
-		h := Hunk{
+		h := hunk{
 			AStart: aBefore[start] + 1, ALines: aBefore[end] - aBefore[start],
 			BStart: bBefore[start] + 1, BLines: bBefore[end] - bBefore[start],
 			Lines: lines,
@@ -112,7 +112,7 @@ func group(all []Line, context int, d *dmp.DiffMatchPatch) []Hunk {
 // k-th added line that follows, and marks the characters that differ.
 // Lines of a coarse region are not paired. work is what is left of the
 // whole diff's budget for character diffs (maxTotalCharWork).
-func pairChanges(lines []Line, d *dmp.DiffMatchPatch, work *int) {
+func pairChanges(lines []line, d *dmp.DiffMatchPatch, work *int) {
 	for i := 0; i < len(lines); {
 		if lines[i].Op != '-' || lines[i].coarse {
 			i++
@@ -132,12 +132,12 @@ func pairChanges(lines []Line, d *dmp.DiffMatchPatch, work *int) {
 			for _, x := range diffs {
 				switch x.Type {
 				case dmp.DiffEqual:
-					da.Spans = append(da.Spans, Span{' ', x.Text})
-					db.Spans = append(db.Spans, Span{' ', x.Text})
+					da.Spans = append(da.Spans, span{' ', x.Text})
+					db.Spans = append(db.Spans, span{' ', x.Text})
 				case dmp.DiffDelete:
-					da.Spans = append(da.Spans, Span{'-', x.Text})
+					da.Spans = append(da.Spans, span{'-', x.Text})
 				case dmp.DiffInsert:
-					db.Spans = append(db.Spans, Span{'+', x.Text})
+					db.Spans = append(db.Spans, span{'+', x.Text})
 				}
 			}
 		}
@@ -180,7 +180,7 @@ func charDiff(d *dmp.DiffMatchPatch, a, b string, work *int) []dmp.Diff {
 }
 
 // renderUnified writes hunks in the unified diff format.
-func renderUnified(hunks []Hunk, aName, bName string) string {
+func renderUnified(hunks []hunk, aName, bName string) string {
 	if len(hunks) == 0 {
 		return ""
 	}
@@ -201,7 +201,7 @@ func renderUnified(hunks []Hunk, aName, bName string) string {
 
 // hunkHeader is a hunk's "@@ -a,n +b,m @@" line, with coarseLabel after it
 // when part of the hunk was too large to align.
-func hunkHeader(h Hunk) string {
+func hunkHeader(h hunk) string {
 	head := "@@ -" + rangeOf(h.AStart, h.ALines) + " +" + rangeOf(h.BStart, h.BLines) + " @@"
 	if h.Coarse {
 		head += " " + coarseLabel
