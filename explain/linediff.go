@@ -7,8 +7,9 @@ import (
 )
 
 // maxGapLines bounds the regions that are aligned line by line. Myers'
-// diff costs about the square of what differs (100,000 differing lines took
-// 28 s), and a deadline would make the diff depend on the machine, so the
+// diff costs about the square of what differs (docs/performance.md has what
+// that meant before this bound), and a deadline would make the diff depend
+// on the machine, so the
 // bound is on size: after the common first and last lines are set aside,
 // lines that occur once on each side (in the same order) anchor the
 // prompts to each other, as in a patience diff, and each region between

@@ -145,9 +145,10 @@ func pairChanges(lines []line, d *dmp.DiffMatchPatch, work *int) {
 }
 
 // maxCharWork bounds the character diff of one pair of lines. Myers' diff
-// costs about the product of the lengths of what differs, and with no
-// deadline (a deadline would make the output depend on the machine) two
-// unrelated 40 KB lines took 18 s. Past the bound, the pair is shown as its
+// costs about the product of the lengths of what differs, and there is no
+// deadline (a deadline would make the output depend on the machine), so
+// two long unrelated lines would take seconds. Past the bound, the pair is
+// shown as its
 // common prefix and suffix around one removal and one insertion.
 const maxCharWork = 1 << 22
 

@@ -6,15 +6,14 @@ import (
 	"sync"
 )
 
-// An explanation holds about 2.7 times its options file on the benchmark's
-// workload (the file itself, parsed in place, the prompt, and a fragment,
-// a reducer row and a manifest segment per item), and Go's collector, at
-// its default GOGC of 100, lets the heap grow well past what it last found
-// live before collecting again: at a million fragments (442 MB) the peak
-// above the runtime's baseline was 3.14 times the input. From
-// largeOptionsBytes of options read, the CLI collects at GOGC 50 instead,
-// which brought that peak to 2.87 to 2.94 times, for about 10% more time
-// (docs/performance.md). Unlike a memory limit sized from the input, it
+// An explanation holds a few times its options file (the file itself,
+// parsed in place, the prompt, and a fragment, a reducer row and a manifest
+// segment per item), and Go's collector, at its default GOGC of 100, lets
+// the heap grow well past what it last found live before collecting again.
+// From largeOptionsBytes of options read, the CLI collects at GOGC 50
+// instead, which keeps the peak nearer the live heap for a little more
+// time (docs/performance.md has the figures). Unlike a memory limit sized
+// from the input, it
 // cannot make the collector run without end on an input whose items are
 // many and small (whose heap is many times the input whatever is done). A
 // GOGC the user set is left alone, and a small input is not touched.
