@@ -218,11 +218,7 @@ func FromOptions(o *options.Options, opts *Options) (*Explanation, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	plan, err := corePlan(o, opts)
-	if err != nil {
-		return nil, err
-	}
-	run, err := plan.Run(context.Background())
+	run, err := pipeline(context.Background(), o, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -249,7 +245,7 @@ func FromOptions(o *options.Options, opts *Options) (*Explanation, error) {
 	e := build(r, m)
 	e.Traces = run.Traces
 	e.warnings = warnings
-	e.Reminders, _ = stage.Lookup[*RenderedReminders](run.Snapshot, ResolvedReminders)
+	e.Reminders, _ = run.Snapshot[ResolvedReminders].(*RenderedReminders)
 	return e, nil
 }
 

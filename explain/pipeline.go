@@ -3,6 +3,8 @@ package explain
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/promptloom/promptloom"
@@ -24,6 +26,8 @@ const (
 	ResolvedTools        = "tools"
 	ResolvedCapabilities = "capabilities"
 	ResolvedReminders    = "reminders"
+	// resolvedProject is the project's profile, with Options.Project.
+	resolvedProject = "project"
 	// CapsPrefix: a caller's resolution stage that resolves a []string
 	// under a name starting with "caps." adds those capabilities.
 	CapsPrefix = "caps."
@@ -37,10 +41,11 @@ type RenderedReminders struct {
 	Removed int `json:"removed"`
 }
 
-func corePlan(o *options.Options, cfg *Options) (*stage.Plan, error) {
+// pipeline runs o's contributors, cfg's project and cfg's stages.
+func pipeline(ctx context.Context, o *options.Options, cfg *Options) (*stage.Result, error) {
 	resolve := func(id, name string, value func() (any, string, error)) stage.Stage {
-		return stage.Stage{ID: id, Capability: "core", Kind: stage.Resolution,
-			Handler: func(context.Context, stage.Input) (any, error) {
+		return stage.Stage{ID: id, Capability: "core",
+			Resolve: func(context.Context, stage.Snapshot) (*stage.Resolved, error) {
 				v, why, err := value()
 				if err != nil || v == nil {
 					return nil, err
@@ -48,18 +53,21 @@ func corePlan(o *options.Options, cfg *Options) (*stage.Plan, error) {
 				return &stage.Resolved{Name: name, Value: v, Reason: why}, nil
 			}}
 	}
-	compile := func(id string, frags func() []promptloom.Fragment) stage.Stage {
-		return stage.Stage{ID: id, Capability: "core", Kind: stage.Compilation, ReadOnly: true,
-			Handler: func(_ context.Context, in stage.Input) (any, error) {
-				add := frags()
+	compile := func(id, capability string, frags func(stage.Snapshot) []promptloom.Fragment) stage.Stage {
+		return stage.Stage{ID: id, Capability: capability, ReadOnly: true,
+			Compile: func(_ context.Context, snap stage.Snapshot, in []promptloom.Fragment) ([]promptloom.Fragment, error) {
+				add := frags(snap)
 				switch {
 				case len(add) == 0:
 					return nil, nil
-				case len(in.Fragments) == 0:
+				case len(in) == 0:
 					return add, nil // the contributor's own new list
 				}
-				return append(in.Fragments, add...), nil
+				return append(in, add...), nil
 			}}
+	}
+	core := func(id string, frags func() []promptloom.Fragment) stage.Stage {
+		return compile(id, "core", func(stage.Snapshot) []promptloom.Fragment { return frags() })
 	}
 	stages := []stage.Stage{
 		resolve("core.tools", ResolvedTools, func() (any, string, error) {
@@ -72,11 +80,14 @@ func corePlan(o *options.Options, cfg *Options) (*stage.Plan, error) {
 		}),
 	}
 	if cfg.Project != "" {
-		has := cfg.EnvHas
-		if has == nil {
-			has = project.EnvHas
-		}
-		stages = append(stages, project.Resolution(cfg.Project, has))
+		stages = append(stages, stage.Stage{ID: "project.detect", Capability: "project",
+			Resolve: func(context.Context, stage.Snapshot) (*stage.Resolved, error) {
+				p, err := project.Detect(cfg.Project, cfg.EnvHas)
+				if err != nil {
+					return nil, err
+				}
+				return &stage.Resolved{Name: resolvedProject, Value: p, Reason: "caps " + strings.Join(p.Caps, ", ")}, nil
+			}})
 	}
 	if len(o.Reminders) > 0 {
 		stages = append(stages, resolve("core.reminders", ResolvedReminders, func() (any, string, error) {
@@ -84,22 +95,20 @@ func corePlan(o *options.Options, cfg *Options) (*stage.Plan, error) {
 		}))
 	}
 	stages = append(stages,
-		compile("core.system", o.SystemFragments),
-		compile("core.primary", o.PrimaryFragments),
-		compile("core.profile", o.ProfileFragments),
+		core("core.system", o.SystemFragments),
+		core("core.primary", o.PrimaryFragments),
+		core("core.profile", o.ProfileFragments),
 	)
 	if cfg.Project != "" && o.Replacement == nil {
-		stages = append(stages, project.Compilation())
+		stages = append(stages, compile("project.profile", "project", func(snap stage.Snapshot) []promptloom.Fragment {
+			if p, ok := snap[resolvedProject].(*project.Profile); ok {
+				return p.Fragments
+			}
+			return nil
+		}))
 	}
-	stages = append(stages, compile("core.guidance", o.ToolFragments), stage.KernelPrompt())
-	plan, err := stage.NewPlan(stages...)
-	if err != nil {
-		return nil, err
-	}
-	if err := plan.Add(cfg.Stages...); err != nil {
-		return nil, err
-	}
-	return plan, nil
+	stages = append(stages, core("core.guidance", o.ToolFragments))
+	return stage.Run(ctx, stages, cfg.Stages)
 }
 
 // renderReminders injects the reminders in order and renders the pending
@@ -123,15 +132,15 @@ func renderReminders(rs []reminder.Reminder) (any, string, error) {
 // (the options', the project's, and any a caller resolved under caps.*),
 // with the budget, as the reducer's options.
 func activeSet(snap stage.Snapshot, b *budget.Budget) *promptloom.Options {
-	tools, _ := stage.Lookup[[]string](snap, ResolvedTools)
-	caps, _ := stage.Lookup[[]string](snap, ResolvedCapabilities)
+	tools, _ := snap[ResolvedTools].([]string)
+	caps, _ := snap[ResolvedCapabilities].([]string)
 	caps = append([]string(nil), caps...)
-	if p, ok := stage.Lookup[*project.Profile](snap, "project"); ok {
+	if p, ok := snap[resolvedProject].(*project.Profile); ok {
 		caps = append(caps, p.Caps...)
 	}
-	for _, name := range snap.Names() {
+	for _, name := range slices.Sorted(maps.Keys(snap)) {
 		if strings.HasPrefix(name, CapsPrefix) {
-			extra, _ := stage.Lookup[[]string](snap, name)
+			extra, _ := snap[name].([]string)
 			caps = append(caps, extra...)
 		}
 	}

@@ -92,13 +92,13 @@ func TestStagesChangeNoByte(t *testing.T) {
 }
 
 func TestCallerStages(t *testing.T) {
-	branch := stage.Stage{ID: "harness.branch", Capability: "harness", Kind: stage.Resolution,
-		Handler: func(context.Context, stage.Input) (any, error) {
+	branch := stage.Stage{ID: "harness.branch", Capability: "harness",
+		Resolve: func(context.Context, stage.Snapshot) (*stage.Resolved, error) {
 			return &stage.Resolved{Name: CapsPrefix + "harness", Value: []string{"vcs.branch"}}, nil
 		}}
-	note := stage.Stage{ID: "harness.note", Capability: "harness", Kind: stage.Compilation,
-		Handler: func(_ context.Context, in stage.Input) (any, error) {
-			return append(in.Fragments, promptloom.Fragment{ID: "harness:branch", Source: "harness",
+	note := stage.Stage{ID: "harness.note", Capability: "harness",
+		Compile: func(_ context.Context, _ stage.Snapshot, frags []promptloom.Fragment) ([]promptloom.Fragment, error) {
+			return append(frags, promptloom.Fragment{ID: "harness:branch", Source: "harness",
 				Body: "You are on a feature branch.", RequiresCaps: []string{"vcs.branch"}}), nil
 		}}
 	e, err := Explain([]byte(`{"system": "base"}`), &Options{Stages: []stage.Stage{branch, note}})
@@ -114,14 +114,16 @@ func TestCallerStages(t *testing.T) {
 			last = tr
 		}
 	}
-	if last.Status != stage.Applied || e.Traces[len(e.Traces)-1].StageID != "kernel.prompt" {
+	if last.Status != "applied" || e.Traces[len(e.Traces)-1].StageID != "kernel.prompt" {
 		t.Errorf("traces %+v", e.Traces)
 	}
-	if _, err := Explain([]byte(`{}`), &Options{Stages: []stage.Stage{stage.KernelPrompt()}}); !errors.Is(err, stage.ErrReservedStage) {
+	nothing := func(context.Context, stage.Snapshot, []promptloom.Fragment) ([]promptloom.Fragment, error) {
+		return nil, nil
+	}
+	if _, err := Explain([]byte(`{}`), &Options{Stages: []stage.Stage{{ID: "kernel.prompt", Compile: nothing}}}); !errors.Is(err, stage.ErrInvalidStage) {
 		t.Errorf("a caller kernel.prompt: %v", err)
 	}
-	if _, err := Explain([]byte(`{}`), &Options{Stages: []stage.Stage{{ID: "core.system", Kind: stage.Compilation,
-		Handler: func(context.Context, stage.Input) (any, error) { return nil, nil }}}}); !errors.Is(err, stage.ErrDuplicateStage) {
+	if _, err := Explain([]byte(`{}`), &Options{Stages: []stage.Stage{{ID: "core.system", Compile: nothing}}}); !errors.Is(err, stage.ErrInvalidStage) {
 		t.Errorf("a caller stage replacing core.system: %v", err)
 	}
 }
@@ -180,8 +182,10 @@ func TestProjectProfile(t *testing.T) {
 // kernel.prompt, naming it, with the reducer's own errors.
 func TestKernelPromptRefusesWithTheReducersErrors(t *testing.T) {
 	add := func(f promptloom.Fragment) stage.Stage {
-		return stage.Stage{ID: "caller.add", Capability: "test", Kind: stage.Compilation,
-			Handler: func(_ context.Context, in stage.Input) (any, error) { return append(in.Fragments, f), nil }}
+		return stage.Stage{ID: "caller.add", Capability: "test",
+			Compile: func(_ context.Context, _ stage.Snapshot, frags []promptloom.Fragment) ([]promptloom.Fragment, error) {
+				return append(frags, f), nil
+			}}
 	}
 	for _, tc := range []struct {
 		f    promptloom.Fragment

@@ -12,7 +12,6 @@ package project
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -23,29 +22,24 @@ import (
 
 	"github.com/promptloom/promptloom"
 	canon "github.com/promptloom/promptloom/internal/json"
-	"github.com/promptloom/promptloom/stage"
 
 	"github.com/tidwall/gjson"
 )
 
-// Profile is what a project's signals say.
+// Profile is what a project's signals say: the capabilities a harness
+// would otherwise set by hand, and the fragments that tell the model about
+// them.
 type Profile struct {
 	// Caps are the capabilities the signals set, sorted.
 	Caps []string `json:"caps"`
-	// Signals say which file or variable set each capability.
-	Signals []Signal `json:"signals"`
 	// Fragments are the profile's prompt fragments, each gated on the
-	// capability it describes.
+	// capability it describes; the id names the signal (profile:go,
+	// profile:cred:GITHUB_TOKEN).
 	Fragments []promptloom.Fragment `json:"-"`
 }
 
-// Signal is one capability and where it came from.
-type Signal struct {
-	Cap  string `json:"cap"`
-	From string `json:"from"`
-}
-
-// ErrNotADirectory is returned for a project path that is not a directory.
+// ErrNotADirectory is Detect's error for a path that is not a directory:
+// a file there is no project to read.
 var ErrNotADirectory = errors.New("project path is not a directory")
 
 // maxFileBytes bounds what is read of each signal file.
@@ -64,16 +58,20 @@ var credentials = []struct{ env, cap, what string }{
 	{"HF_TOKEN", "credential.huggingface", "a Hugging Face token"},
 }
 
-// EnvHas reports whether an environment variable is set. Its value is
+// envHas reports whether an environment variable is set. Its value is
 // looked up by the runtime and dropped here: it never leaves this function.
-func EnvHas(name string) bool {
+func envHas(name string) bool {
 	_, ok := os.LookupEnv(name)
 	return ok
 }
 
 // Detect reads dir's signals. has reports whether an environment variable
-// is set (EnvHas, or a fake in tests).
+// is set (nil: the process environment; a fake in tests); only names are
+// ever looked at.
 func Detect(dir string, has func(name string) bool) (*Profile, error) {
+	if has == nil {
+		has = envHas
+	}
 	info, err := os.Stat(dir)
 	if err != nil {
 		return nil, fmt.Errorf("project: %w", err)
@@ -92,7 +90,7 @@ func Detect(dir string, has func(name string) bool) (*Profile, error) {
 	for _, c := range credentials {
 		if has(c.env) && !seen[c.env] {
 			seen[c.env] = true
-			d.add(c.cap, "$"+c.env, "cred:"+c.env,
+			d.add(c.cap, "cred:"+c.env,
 				fmt.Sprintf("%s is available to tools as $%s: use it through the tools that need it (gh, git, the SDK), never print, echo or log it.",
 					capitalize(c.what), c.env))
 		}
@@ -111,10 +109,9 @@ type detector struct {
 	err error
 }
 
-// add records a capability, where it came from, and a fragment gated on it.
-func (d *detector) add(cap, from, id, body string) {
+// add records a capability and a fragment gated on it.
+func (d *detector) add(cap, id, body string) {
 	d.p.Caps = append(d.p.Caps, cap)
-	d.p.Signals = append(d.p.Signals, Signal{Cap: cap, From: from})
 	if body != "" {
 		d.p.Fragments = append(d.p.Fragments, promptloom.Fragment{
 			ID: "profile:" + id, Source: "project", Body: body, RequiresCaps: []string{cap},
@@ -162,7 +159,7 @@ func (d *detector) goModule() {
 			break
 		}
 	}
-	d.add("language.go", "go.mod", "go", "This project is a Go module"+quoted(module)+
+	d.add("language.go", "go", "This project is a Go module"+quoted(module)+
 		": build with `go build ./...` and run `go test ./...` before you report success.")
 }
 
@@ -172,7 +169,7 @@ func (d *detector) rustCrate() {
 		return
 	}
 	name := tomlValue(b, "package", "name")
-	d.add("language.rust", "Cargo.toml", "rust", "This project is a Rust crate"+quoted(name)+
+	d.add("language.rust", "rust", "This project is a Rust crate"+quoted(name)+
 		": build with `cargo build` and run `cargo test` before you report success.")
 }
 
@@ -191,11 +188,11 @@ func (d *detector) nodePackage() {
 	ts := d.read("tsconfig.json") != nil || pkg.Get("dependencies.typescript").Exists() ||
 		pkg.Get("devDependencies.typescript").Exists()
 	if ts {
-		d.add("language.typescript", "package.json", "typescript", "This project is a TypeScript package"+quoted(name)+
+		d.add("language.typescript", "typescript", "This project is a TypeScript package"+quoted(name)+
 			": type-check with `npx tsc --noEmit` and run `npm test` before you report success.")
 		return
 	}
-	d.add("language.javascript", "package.json", "javascript", "This project is a JavaScript package"+quoted(name)+
+	d.add("language.javascript", "javascript", "This project is a JavaScript package"+quoted(name)+
 		": run `npm test` before you report success.")
 }
 
@@ -208,7 +205,7 @@ func (d *detector) pythonProject() {
 	if name == "" {
 		name = tomlValue(b, "tool.poetry", "name")
 	}
-	d.add("language.python", "pyproject.toml", "python", "This project is a Python project"+quoted(name)+
+	d.add("language.python", "python", "This project is a Python project"+quoted(name)+
 		": run its tests with `python -m pytest` before you report success.")
 }
 
@@ -220,7 +217,7 @@ func (d *detector) git() {
 	if !isGit {
 		return
 	}
-	d.add("vcs.git", ".git", "git", "The project is a git repository: commit with a one-line summary and a body that says why.")
+	d.add("vcs.git", "git", "The project is a git repository: commit with a one-line summary and a body that says why.")
 	forges := map[string]bool{}
 	for _, url := range gitRemoteURLs(b) {
 		host, repo := remoteHostRepo(url)
@@ -237,7 +234,7 @@ func (d *detector) git() {
 			continue
 		}
 		forges[cap] = true
-		d.add(cap, ".git/config", id, "Its remote is on "+forge+quoted(repo)+": refer to issues and pull requests by number.")
+		d.add(cap, id, "Its remote is on "+forge+quoted(repo)+": refer to issues and pull requests by number.")
 	}
 }
 
@@ -298,30 +295,4 @@ func capitalize(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
-}
-
-// Resolution returns the resolution stage that detects dir's profile and
-// resolves it as "project".
-func Resolution(dir string, has func(string) bool) stage.Stage {
-	return stage.Stage{ID: "project.detect", Capability: "project", Kind: stage.Resolution,
-		Handler: func(context.Context, stage.Input) (any, error) {
-			p, err := Detect(dir, has)
-			if err != nil {
-				return nil, err
-			}
-			return &stage.Resolved{Name: "project", Value: p, Reason: "caps " + strings.Join(p.Caps, ", ")}, nil
-		}}
-}
-
-// Compilation returns the compilation stage that appends the resolved
-// profile's fragments.
-func Compilation() stage.Stage {
-	return stage.Stage{ID: "project.profile", Capability: "project", Kind: stage.Compilation, ReadOnly: true,
-		Handler: func(_ context.Context, in stage.Input) (any, error) {
-			p, ok := stage.Lookup[*Profile](in.Snapshot, "project")
-			if !ok || len(p.Fragments) == 0 {
-				return nil, nil
-			}
-			return append(in.Fragments, p.Fragments...), nil
-		}}
 }

@@ -69,9 +69,9 @@ type Context struct {
 // A budget b (nil: none) holds the context's prompt to a count, shedding
 // parts by register and rank, never a binding one.
 func Assemble[G any](ctx context.Context, role string, asm Assembler[G], grant G, b *budget.Budget) (*Context, error) {
-	plan, err := stage.NewPlan(
-		stage.Stage{ID: "provenance.grant", Capability: "provenance", Kind: stage.Resolution,
-			Handler: func(ctx context.Context, _ stage.Input) (any, error) {
+	run, err := stage.Run(ctx, []stage.Stage{
+		{ID: "provenance.grant", Capability: "provenance",
+			Resolve: func(ctx context.Context, _ stage.Snapshot) (*stage.Resolved, error) {
 				a, err := assemble(ctx, role, asm, grant)
 				if err != nil {
 					return nil, err
@@ -79,21 +79,16 @@ func Assemble[G any](ctx context.Context, role string, asm Assembler[G], grant G
 				return &stage.Resolved{Name: "assembled", Value: a,
 					Reason: fmt.Sprintf("%d part(s) citing what %d source(s) handed out", len(a.parts), len(a.read))}, nil
 			}},
-		stage.Stage{ID: "provenance.render", Capability: "provenance", Kind: stage.Compilation,
-			Handler: func(_ context.Context, in stage.Input) (any, error) {
-				a, _ := stage.Lookup[*assembled](in.Snapshot, "assembled")
-				return append(in.Fragments, RenderLabelled(role, a.parts)...), nil
+		{ID: "provenance.render", Capability: "provenance",
+			Compile: func(_ context.Context, snap stage.Snapshot, frags []promptloom.Fragment) ([]promptloom.Fragment, error) {
+				a, _ := snap["assembled"].(*assembled)
+				return append(frags, RenderLabelled(role, a.parts)...), nil
 			}},
-		stage.KernelPrompt(),
-	)
+	}, nil)
 	if err != nil {
 		return nil, err
 	}
-	run, err := plan.Run(ctx)
-	if err != nil {
-		return nil, err
-	}
-	a, _ := stage.Lookup[*assembled](run.Snapshot, "assembled")
+	a, _ := run.Snapshot["assembled"].(*assembled)
 	r, err := promptloom.Reduce(run.Fragments, &promptloom.Options{Budget: b})
 	if err != nil {
 		return nil, fmt.Errorf("context of %s: %w", role, err)

@@ -8,20 +8,17 @@ import (
 	"github.com/promptloom/promptloom/stage"
 )
 
-func ExamplePlan() {
-	plan, _ := stage.NewPlan(stage.KernelPrompt())
-	plan.Add(
-		stage.Stage{ID: "greeting", Capability: "demo", Kind: stage.Compilation,
-			Handler: func(_ context.Context, in stage.Input) (any, error) {
-				name, _ := stage.Lookup[string](in.Snapshot, "name")
-				return append(in.Fragments, promptloom.Fragment{ID: "hello", Body: "Hello, " + name}), nil
-			}},
-		stage.Stage{ID: "who", Capability: "demo", Kind: stage.Resolution,
-			Handler: func(context.Context, stage.Input) (any, error) {
-				return &stage.Resolved{Name: "name", Value: "Ada"}, nil
-			}},
-	)
-	res, err := plan.Run(context.Background())
+func ExampleRun() {
+	greeting := stage.Stage{ID: "greeting", Capability: "demo",
+		Compile: func(_ context.Context, snap stage.Snapshot, frags []promptloom.Fragment) ([]promptloom.Fragment, error) {
+			name, _ := snap["name"].(string)
+			return append(frags, promptloom.Fragment{ID: "hello", Body: "Hello, " + name}), nil
+		}}
+	who := stage.Stage{ID: "who", Capability: "demo",
+		Resolve: func(context.Context, stage.Snapshot) (*stage.Resolved, error) {
+			return &stage.Resolved{Name: "name", Value: "Ada"}, nil
+		}}
+	res, err := stage.Run(context.Background(), nil, []stage.Stage{greeting, who})
 	if err != nil {
 		panic(err)
 	}

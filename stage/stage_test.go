@@ -13,54 +13,52 @@ import (
 var ctx = context.Background()
 
 func resolver(id, name string, value any) Stage {
-	return Stage{ID: id, Capability: "test", Kind: Resolution, Handler: func(context.Context, Input) (any, error) {
+	return Stage{ID: id, Capability: "test", Resolve: func(context.Context, Snapshot) (*Resolved, error) {
 		return &Resolved{Name: name, Value: value}, nil
 	}}
 }
 
 func appender(id, body string) Stage {
-	return Stage{ID: id, Capability: "test", Kind: Compilation, Handler: func(_ context.Context, in Input) (any, error) {
-		return append(in.Fragments, promptloom.Fragment{ID: id, Body: body}), nil
+	return Stage{ID: id, Capability: "test", Compile: func(_ context.Context, _ Snapshot, frags []promptloom.Fragment) ([]promptloom.Fragment, error) {
+		return append(frags, promptloom.Fragment{ID: id, Body: body}), nil
 	}}
 }
 
-func kernel() Stage {
-	return Stage{ID: "kernel.prompt", Capability: "kernel", Kind: Compilation, Handler: func(context.Context, Input) (any, error) {
-		return nil, nil
-	}}
+func nothing(context.Context, Snapshot, []promptloom.Fragment) ([]promptloom.Fragment, error) {
+	return nil, nil
+}
+
+func ids(res *Result) []string {
+	var out []string
+	for _, tr := range res.Traces {
+		out = append(out, tr.StageID)
+	}
+	return out
 }
 
 func TestResolutionRunsBeforeCompilationInDeclaredOrder(t *testing.T) {
-	p, err := NewPlan(kernel())
-	if err != nil {
-		t.Fatal(err)
-	}
 	var seen []string
-	err = p.Add(
+	res, err := Run(ctx, nil, []Stage{
 		appender("c1", "one"),
 		resolver("r1", "lang", "go"),
-		Stage{ID: "c2", Capability: "test", Kind: Compilation, Handler: func(_ context.Context, in Input) (any, error) {
-			lang, _ := Lookup[string](in.Snapshot, "lang")
+		{ID: "c2", Capability: "test", Compile: func(_ context.Context, snap Snapshot, frags []promptloom.Fragment) ([]promptloom.Fragment, error) {
+			lang, _ := snap["lang"].(string)
 			seen = append(seen, lang)
-			return append(in.Fragments, promptloom.Fragment{ID: "c2", Body: "lang " + lang}), nil
+			return append(frags, promptloom.Fragment{ID: "c2", Body: "lang " + lang}), nil
 		}},
 		resolver("r2", "nothing", nil),
-		Stage{ID: "r3", Capability: "test", Kind: Resolution, Handler: func(context.Context, Input) (any, error) { return nil, nil }},
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := p.Run(ctx)
+		{ID: "r3", Capability: "test", Resolve: func(context.Context, Snapshot) (*Resolved, error) { return nil, nil }},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []Trace{
-		{"r1", "test", Resolution, Applied, "resolved lang"},
-		{"r2", "test", Resolution, Applied, "resolved nothing"},
-		{"r3", "test", Resolution, NoChange, "nothing to resolve"},
-		{"c1", "test", Compilation, Applied, "0 fragment(s) in, 1 out"},
-		{"c2", "test", Compilation, Applied, "1 fragment(s) in, 2 out"},
-		{"kernel.prompt", "kernel", Compilation, NoChange, "no fragment changed"},
+		{"r1", "test", "resolution", "applied", "resolved lang"},
+		{"r2", "test", "resolution", "applied", "resolved nothing"},
+		{"r3", "test", "resolution", "no_change", "nothing to resolve"},
+		{"c1", "test", "compilation", "applied", "0 fragment(s) in, 1 out"},
+		{"c2", "test", "compilation", "applied", "1 fragment(s) in, 2 out"},
+		{"kernel.prompt", "kernel", "compilation", "no_change", "no fragment changed"},
 	}
 	if diff := cmp.Diff(want, res.Traces); diff != "" {
 		t.Errorf("traces (-want +got):\n%s", diff)
@@ -78,25 +76,28 @@ func TestFailuresBlameTheRightStage(t *testing.T) {
 		stageID string
 		cause   error
 	}{
-		{"handler error", []Stage{appender("ok", "x"), {ID: "bad", Kind: Compilation, Handler: func(context.Context, Input) (any, error) { return nil, boom }}}, "bad", ErrStageFailed},
-		{"handler panic", []Stage{{ID: "panicky", Kind: Resolution, Handler: func(context.Context, Input) (any, error) { panic("oops") }}}, "panicky", ErrPanicked},
-		{"wrong type from compilation", []Stage{{ID: "typo", Kind: Compilation, Handler: func(context.Context, Input) (any, error) { return "a fragment", nil }}}, "typo", ErrMalformed},
-		{"wrong type from resolution", []Stage{{ID: "r-bad", Kind: Resolution, Handler: func(context.Context, Input) (any, error) { return []promptloom.Fragment{}, nil }}}, "r-bad", ErrMalformed},
+		{"handler error", []Stage{appender("ok", "x"), {ID: "bad", Compile: func(context.Context, Snapshot, []promptloom.Fragment) ([]promptloom.Fragment, error) {
+			return nil, boom
+		}}}, "bad", boom},
+		{"handler panic", []Stage{{ID: "panicky", Resolve: func(context.Context, Snapshot) (*Resolved, error) { panic("oops") }}}, "panicky", ErrPanicked},
+		{"compilation panic", []Stage{{ID: "panicky", Compile: func(context.Context, Snapshot, []promptloom.Fragment) ([]promptloom.Fragment, error) {
+			panic("oops")
+		}}}, "panicky", ErrPanicked},
+		{"resolved with no name", []Stage{{ID: "r-bad", Resolve: func(context.Context, Snapshot) (*Resolved, error) { return &Resolved{Value: 1}, nil }}}, "r-bad", ErrMalformed},
 		{"name resolved twice", []Stage{resolver("r-a", "lang", "go"), resolver("r-b", "lang", "rust")}, "r-b", ErrMalformed},
+		{"unfit for the reducer", []Stage{{ID: "anon", Compile: func(context.Context, Snapshot, []promptloom.Fragment) ([]promptloom.Fragment, error) {
+			return []promptloom.Fragment{{Body: "no id"}}, nil
+		}}}, "kernel.prompt", promptloom.ErrEmptyID},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, _ := NewPlan()
-			if err := p.Add(tt.stages...); err != nil {
-				t.Fatal(err)
-			}
-			res, err := p.Run(ctx)
+			res, err := Run(ctx, nil, tt.stages)
 			var se *Error
 			if !errors.As(err, &se) || se.StageID != tt.stageID || !errors.Is(err, tt.cause) {
 				t.Fatalf("Run = %v, want %v from %s", err, tt.cause, tt.stageID)
 			}
 			last := res.Traces[len(res.Traces)-1]
-			if last.StageID != tt.stageID || last.Status != Failed {
+			if last.StageID != tt.stageID || last.Status != "failed" || last.Reason != se.Err.Error() {
 				t.Errorf("last trace %+v", last)
 			}
 		})
@@ -107,20 +108,19 @@ func TestFailuresBlameTheRightStage(t *testing.T) {
 // runs: the compilation stage that would have used its value is not blamed.
 func TestMalformedResolutionStopsBeforeCompilation(t *testing.T) {
 	compiled := false
-	p, _ := NewPlan()
-	p.Add(
-		Stage{ID: "needs-lang", Kind: Compilation, Handler: func(_ context.Context, in Input) (any, error) {
+	_, err := Run(ctx, nil, []Stage{
+		{ID: "needs-lang", Compile: func(_ context.Context, snap Snapshot, _ []promptloom.Fragment) ([]promptloom.Fragment, error) {
 			compiled = true
-			if _, ok := Lookup[string](in.Snapshot, "lang"); !ok {
+			if _, ok := snap["lang"].(string); !ok {
 				return nil, errors.New("no lang")
 			}
 			return nil, nil
 		}},
-		Stage{ID: "lang", Kind: Resolution, Handler: func(context.Context, Input) (any, error) { return 42, nil }},
-	)
-	_, err := p.Run(ctx)
+		resolver("lang-1", "lang", "go"),
+		resolver("lang-2", "lang", "go"),
+	})
 	var se *Error
-	if !errors.As(err, &se) || se.StageID != "lang" || !errors.Is(err, ErrMalformed) {
+	if !errors.As(err, &se) || se.StageID != "lang-2" || !errors.Is(err, ErrMalformed) {
 		t.Errorf("Run = %v, want the resolution stage blamed", err)
 	}
 	if compiled {
@@ -129,42 +129,61 @@ func TestMalformedResolutionStopsBeforeCompilation(t *testing.T) {
 }
 
 func TestCallerStagesAddNeverReplace(t *testing.T) {
-	p, _ := NewPlan(kernel(), appender("core.system", "x"))
-	if err := p.Add(appender("kernel.prompt", "mine")); !errors.Is(err, ErrReservedStage) {
-		t.Errorf("caller kernel.prompt: %v", err)
+	kernel := []Stage{appender("core.system", "x")}
+	for _, tt := range []struct {
+		name  string
+		stage Stage
+	}{
+		{"a caller kernel.prompt", appender("kernel.prompt", "mine")},
+		{"a caller kernel.* id", appender("kernel.other", "mine")},
+		{"a duplicate", appender("core.system", "mine")},
+		{"no handler", Stage{ID: "x"}},
+		{"two handlers", Stage{ID: "x", Resolve: func(context.Context, Snapshot) (*Resolved, error) { return nil, nil }, Compile: nothing}},
+		{"no id", Stage{Compile: nothing}},
+	} {
+		if _, err := Run(ctx, kernel, []Stage{tt.stage}); !errors.Is(err, ErrInvalidStage) {
+			t.Errorf("%s: %v", tt.name, err)
+		}
 	}
-	if err := p.Add(appender("core.system", "mine")); !errors.Is(err, ErrDuplicateStage) {
-		t.Errorf("caller duplicate: %v", err)
+	// The kernel's reserved stages stay last, and a kernel.prompt of the
+	// kernel's own is one too many.
+	res, err := Run(ctx, []Stage{appender("core.system", "x"), {ID: "kernel.check", Compile: nothing}}, []Stage{appender("caller", "y")})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err := p.Add(Stage{ID: "x", Kind: "sideways", Handler: func(context.Context, Input) (any, error) { return nil, nil }}); !errors.Is(err, ErrInvalidStage) {
-		t.Errorf("bad kind: %v", err)
-	}
-	// The kernel's reserved stage stays last.
-	p.Add(appender("caller", "y"))
-	var ids []string
-	for _, s := range p.Stages() {
-		ids = append(ids, s.ID)
-	}
-	if diff := cmp.Diff([]string{"core.system", "caller", "kernel.prompt"}, ids); diff != "" {
+	if diff := cmp.Diff([]string{"core.system", "caller", "kernel.check", "kernel.prompt"}, ids(res)); diff != "" {
 		t.Errorf("order (-want +got):\n%s", diff)
+	}
+	if _, err := Run(ctx, []Stage{{ID: "kernel.prompt", Compile: nothing}}, nil); !errors.Is(err, ErrInvalidStage) {
+		t.Errorf("a second kernel.prompt: %v", err)
 	}
 }
 
 // A compilation stage gets a copy of the list: changing it in place does
-// not change what the next stage sees.
+// not change what the next stage sees. Nor does changing its snapshot.
 func TestStagesReturnRatherThanMutate(t *testing.T) {
-	p, _ := NewPlan()
-	p.Add(appender("a", "one"),
-		Stage{ID: "vandal", Kind: Compilation, Handler: func(_ context.Context, in Input) (any, error) {
-			in.Fragments[0] = promptloom.Fragment{ID: "vandalised"}
+	res, err := Run(ctx, nil, []Stage{appender("a", "one"),
+		resolver("r", "lang", "go"),
+		{ID: "vandal", Compile: func(_ context.Context, snap Snapshot, frags []promptloom.Fragment) ([]promptloom.Fragment, error) {
+			frags[0] = promptloom.Fragment{ID: "vandalised"}
+			snap["lang"] = "cobol"
 			return nil, nil
-		}})
-	res, err := p.Run(ctx)
+		}},
+		{ID: "reader", Compile: func(_ context.Context, snap Snapshot, _ []promptloom.Fragment) ([]promptloom.Fragment, error) {
+			if snap["lang"] != "go" {
+				t.Errorf("a stage's change to its snapshot leaked: %v", snap["lang"])
+			}
+			return nil, nil
+		}},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Fragments[0].ID != "a" {
 		t.Errorf("an in-place change leaked: %+v", res.Fragments)
+	}
+	if res.Snapshot["lang"] != "go" {
+		t.Errorf("result snapshot %v", res.Snapshot)
 	}
 }
 
@@ -172,25 +191,23 @@ func TestStagesReturnRatherThanMutate(t *testing.T) {
 // what it returns never changes what the previous stage produced, and the
 // trace still sees the change.
 func TestReadOnlyStageAppendsWithoutCopy(t *testing.T) {
-	p, _ := NewPlan()
 	var seen, produced *promptloom.Fragment
 	var previous []promptloom.Fragment
-	p.Add(Stage{ID: "a", Kind: Compilation, Handler: func(_ context.Context, in Input) (any, error) {
-		out := append(in.Fragments, promptloom.Fragment{ID: "a", Body: "one"})
+	res, err := Run(ctx, nil, []Stage{{ID: "a", Compile: func(_ context.Context, _ Snapshot, frags []promptloom.Fragment) ([]promptloom.Fragment, error) {
+		out := append(frags, promptloom.Fragment{ID: "a", Body: "one"})
 		produced = &out[0]
 		return out, nil
 	}},
-		Stage{ID: "peek", Kind: Compilation, ReadOnly: true, Handler: func(_ context.Context, in Input) (any, error) {
-			seen, previous = &in.Fragments[0], in.Fragments
+		{ID: "peek", ReadOnly: true, Compile: func(_ context.Context, _ Snapshot, frags []promptloom.Fragment) ([]promptloom.Fragment, error) {
+			seen, previous = &frags[0], frags
 			if seen != produced {
 				t.Error("a ReadOnly stage was handed a copy of the list, not the list")
 			}
-			if cap(in.Fragments) != len(in.Fragments) {
-				t.Errorf("list not clipped: len %d cap %d", len(in.Fragments), cap(in.Fragments))
+			if cap(frags) != len(frags) {
+				t.Errorf("list not clipped: len %d cap %d", len(frags), cap(frags))
 			}
-			return append(in.Fragments, promptloom.Fragment{ID: "b"}), nil
-		}})
-	res, err := p.Run(ctx)
+			return append(frags, promptloom.Fragment{ID: "b"}), nil
+		}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +217,7 @@ func TestReadOnlyStageAppendsWithoutCopy(t *testing.T) {
 	if len(res.Fragments) != 2 || &res.Fragments[0] == seen {
 		t.Errorf("append did not copy: %+v", res.Fragments)
 	}
-	if got := res.Traces[1]; got.Status != Applied || got.Reason != "1 fragment(s) in, 2 out" {
+	if got := res.Traces[1]; got.Status != "applied" || got.Reason != "1 fragment(s) in, 2 out" {
 		t.Errorf("trace %+v", got)
 	}
 }

@@ -69,29 +69,34 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 		_, err := (&budget.Budget{Counter: budget.Bytes(), Total: -1}).Fit(nil, "")
 		return err, budget.ErrInvalid
 	},
-	"stage.ErrReservedStage": func(t *testing.T) (error, error) {
-		p, _ := stage.NewPlan()
-		return p.Add(stage.KernelPrompt()), stage.ErrReservedStage
+	"stage.ErrInvalidStage (a kernel id)": func(t *testing.T) (error, error) {
+		return run(nop("kernel.prompt")), stage.ErrInvalidStage
 	},
-	"stage.ErrDuplicateStage": func(t *testing.T) (error, error) {
-		p, _ := stage.NewPlan(nop("core.system"))
-		return p.Add(nop("core.system")), stage.ErrDuplicateStage
+	"stage.ErrInvalidStage (an id in the run)": func(t *testing.T) (error, error) {
+		_, err := stage.Run(context.Background(), []stage.Stage{nop("core.system")}, []stage.Stage{nop("core.system")})
+		return err, stage.ErrInvalidStage
 	},
-	"stage.ErrInvalidStage": func(t *testing.T) (error, error) {
-		p, _ := stage.NewPlan()
-		return p.Add(stage.Stage{ID: "mine", Kind: stage.Compilation}), stage.ErrInvalidStage
+	"stage.ErrInvalidStage (no handler)": func(t *testing.T) (error, error) {
+		return run(stage.Stage{ID: "mine"}), stage.ErrInvalidStage
 	},
-	"stage.ErrStageFailed": func(t *testing.T) (error, error) {
-		return run(stage.Stage{ID: "mine", Capability: "harness", Kind: stage.Compilation,
-			Handler: func(context.Context, stage.Input) (any, error) { return nil, errors.New("disk full") }}), stage.ErrStageFailed
+	"stage.Error (a handler's own error)": func(t *testing.T) (error, error) {
+		return run(stage.Stage{ID: "mine", Capability: "harness",
+			Compile: func(context.Context, stage.Snapshot, []promptloom.Fragment) ([]promptloom.Fragment, error) {
+				return nil, errDiskFull
+			}}), errDiskFull
 	},
 	"stage.ErrMalformed": func(t *testing.T) (error, error) {
-		return run(stage.Stage{ID: "mine", Capability: "harness", Kind: stage.Resolution,
-			Handler: func(context.Context, stage.Input) (any, error) { return "go", nil }}), stage.ErrMalformed
+		resolve := func(context.Context, stage.Snapshot) (*stage.Resolved, error) {
+			return &stage.Resolved{Name: "lang"}, nil
+		}
+		return run(stage.Stage{ID: "mine", Capability: "harness", Resolve: resolve},
+			stage.Stage{ID: "theirs", Capability: "harness", Resolve: resolve}), stage.ErrMalformed
 	},
 	"stage.ErrPanicked": func(t *testing.T) (error, error) {
-		return run(stage.Stage{ID: "mine", Capability: "harness", Kind: stage.Compilation,
-			Handler: func(context.Context, stage.Input) (any, error) { panic("nil map") }}), stage.ErrPanicked
+		return run(stage.Stage{ID: "mine", Capability: "harness",
+			Compile: func(context.Context, stage.Snapshot, []promptloom.Fragment) ([]promptloom.Fragment, error) {
+				panic("nil map")
+			}}), stage.ErrPanicked
 	},
 	"provenance.ErrNotASlice": func(t *testing.T) (error, error) {
 		type grant struct{ Store eventlog.Store }
@@ -294,18 +299,18 @@ func (r renamed) Error() string { return r.msg }
 func (r renamed) Unwrap() error { return r.err }
 
 func nop(id string) stage.Stage {
-	return stage.Stage{ID: id, Capability: "core", Kind: stage.Compilation,
-		Handler: func(context.Context, stage.Input) (any, error) { return nil, nil }}
+	return stage.Stage{ID: id, Capability: "core",
+		Compile: func(context.Context, stage.Snapshot, []promptloom.Fragment) ([]promptloom.Fragment, error) {
+			return nil, nil
+		}}
 }
 
-func run(s stage.Stage) error {
-	p, _ := stage.NewPlan()
-	if err := p.Add(s); err != nil {
-		return err
-	}
-	_, err := p.Run(context.Background())
+func run(stages ...stage.Stage) error {
+	_, err := stage.Run(context.Background(), nil, stages)
 	return err
 }
+
+var errDiskFull = errors.New("disk full")
 
 type twoSlices struct {
 	Log   *provenance.LogSlice

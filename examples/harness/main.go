@@ -30,8 +30,8 @@ const options = `{
 // locale resolves the user's locale as a capability: values resolved under
 // "caps." join the active set.
 var locale = stage.Stage{
-	ID: "harness.locale", Capability: "harness", Kind: stage.Resolution,
-	Handler: func(context.Context, stage.Input) (any, error) {
+	ID: "harness.locale", Capability: "harness",
+	Resolve: func(context.Context, stage.Snapshot) (*stage.Resolved, error) {
 		return &stage.Resolved{Name: explain.CapsPrefix + "locale", Value: []string{"locale.en-GB"}, Reason: "en-GB"}, nil
 	},
 }
@@ -39,9 +39,9 @@ var locale = stage.Stage{
 // spelling appends a fragment gated on that capability. It returns the
 // successor list; it never changes the list it was given.
 var spelling = stage.Stage{
-	ID: "harness.spelling", Capability: "harness", Kind: stage.Compilation,
-	Handler: func(_ context.Context, in stage.Input) (any, error) {
-		return append(in.Fragments, promptloom.Fragment{
+	ID: "harness.spelling", Capability: "harness",
+	Compile: func(_ context.Context, _ stage.Snapshot, frags []promptloom.Fragment) ([]promptloom.Fragment, error) {
+		return append(frags, promptloom.Fragment{
 			ID: "harness:spelling", Source: "harness", Bucket: promptloom.After,
 			Body: "Write British English.", RequiresCaps: []string{"locale.en-GB"},
 		}), nil
