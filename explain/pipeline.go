@@ -123,7 +123,7 @@ func renderReminders(rs []reminder.Reminder) (any, string, error) {
 		}
 		removed += n
 	}
-	rendered := reminder.Render(set.Pending())
+	rendered := set.Render(nil)
 	return &RenderedReminders{Rendered: rendered, Removed: removed},
 		fmt.Sprintf("%d pending, %d replaced", len(rendered.Rows), removed), nil
 }

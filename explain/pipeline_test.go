@@ -13,7 +13,6 @@ import (
 
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/harn/options"
-	"github.com/promptloom/promptloom/harn/reminder"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/stage"
 
@@ -137,6 +136,11 @@ func TestRemindersLeaveTheSystemStringAlone(t *testing.T) {
 		`, "reminders": [{"body": "Tests are failing: fix them first.", "authority": "corrective", "ttl_turns": 2}]`,
 		`, "reminders": [{"body": "Prefer tabs.", "dedupe_key": "style"}, {"body": "Prefer spaces <&>.", "dedupe_key": "style", "authority": "contract"}]`,
 	}
+	asset, err := os.ReadFile("../harn/reminder/testdata/directive_envelope_instructions.harn.prompt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	instructions := strings.TrimRight(string(asset), " \t\r\n")
 	var first []byte
 	for i, extra := range sets {
 		e, err := Explain([]byte(base+extra+"}"), nil)
@@ -155,13 +159,13 @@ func TestRemindersLeaveTheSystemStringAlone(t *testing.T) {
 		if !bytes.Equal(first, got) {
 			t.Errorf("reminder set %d changed the system string or its manifest", i)
 		}
-		if !strings.HasPrefix(e.Reminders.Message, "<context-directives>\n"+reminder.Instructions+"\n<directive authority=") {
+		if !strings.HasPrefix(e.Reminders.Message, "<context-directives>\n"+instructions+"\n<directive authority=") {
 			t.Errorf("message %q", e.Reminders.Message)
 		}
 	}
 	e, _ := Explain([]byte(base+sets[2]+"}"), nil)
 	if e.Reminders.Removed != 1 || len(e.Reminders.Rows) != 1 ||
-		e.Reminders.Message != "<context-directives>\n"+reminder.Instructions+"\n<directive authority=\"contract\">\nPrefer spaces &lt;&amp;&gt;.\n</directive>\n</context-directives>" {
+		e.Reminders.Message != "<context-directives>\n"+instructions+"\n<directive authority=\"contract\">\nPrefer spaces &lt;&amp;&gt;.\n</directive>\n</context-directives>" {
 		t.Errorf("dedupe: %+v", e.Reminders)
 	}
 }

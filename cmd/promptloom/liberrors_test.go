@@ -213,20 +213,20 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 		_, err := m.Append(context.Background(), eventlog.Draft{Kind: "k", Payload: 1})
 		return err, eventlog.ErrClosed
 	},
-	"reminder.ErrEmptyBody": func(t *testing.T) (error, error) {
+	"reminder.ErrInvalid (a blank body)": func(t *testing.T) (error, error) {
 		var s reminder.Set
 		_, err := s.Inject(reminder.Reminder{Body: " "})
-		return err, reminder.ErrEmptyBody
+		return err, reminder.ErrInvalid
 	},
-	"reminder.ErrBadAuthority": func(t *testing.T) (error, error) {
+	"reminder.ErrInvalid (an unknown authority)": func(t *testing.T) (error, error) {
 		var s reminder.Set
 		_, err := s.Inject(reminder.Reminder{Body: "b", Authority: "royal"})
-		return err, reminder.ErrBadAuthority
+		return err, reminder.ErrInvalid
 	},
-	"reminder.ErrBadTTL": func(t *testing.T) (error, error) {
+	"reminder.ErrInvalid (a negative TTL)": func(t *testing.T) (error, error) {
 		var s reminder.Set
 		_, err := s.Inject(reminder.Reminder{Body: "b", TTLTurns: -1})
-		return err, reminder.ErrBadTTL
+		return err, reminder.ErrInvalid
 	},
 	"journal.ErrStaleManifest": func(t *testing.T) (error, error) {
 		r, _ := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("You are careful.")}, nil)

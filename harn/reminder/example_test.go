@@ -10,42 +10,42 @@ func ExampleSet() {
 	var s reminder.Set
 	s.Inject(reminder.Reminder{Body: "The build is red.", DedupeKey: "build", TTLTurns: 1})
 	removed, _ := s.Inject(reminder.Reminder{Body: "The build is red: fix it first.", DedupeKey: "build",
-		Authority: reminder.Corrective, TTLTurns: 2})
-	s.Inject(reminder.Reminder{Body: "Never push to main."}) // contract by default
+		Authority: "corrective", TTLTurns: 2})
+	s.Inject(reminder.Reminder{Body: "Never push to <main>."}) // contract by default
 	fmt.Println("replaced", removed)
-	r := reminder.Render(s.Pending())
+	r := s.Render(nil)
 	for _, d := range r.Directives {
 		fmt.Println(d)
 	}
-	// The first request carries the envelope; on the next one the same
-	// directives are already in history and are not issued again.
+	// The first request carries the envelope as a trailing user message; on
+	// the next one the same directives are already in history and are not
+	// issued again.
 	history := []string{"fix the tests", r.Message}
-	fmt.Println(len(reminder.Uncommitted(history, r.Directives)), "to re-issue")
+	fmt.Printf("%q to re-issue\n", s.Render(history).Message)
 	s.Turn()
 	s.Turn()
-	fmt.Println(len(s.Pending()), "pending after two turns")
+	fmt.Println(len(s.Render(nil).Rows), "pending after two turns")
 	// Output:
 	// replaced 1
 	// <directive authority="contract">
-	// Never push to main.
+	// Never push to &lt;main&gt;.
 	// </directive>
 	// <directive authority="corrective" ttl_turns="2">
 	// The build is red: fix it first.
 	// </directive>
-	// 0 to re-issue
+	// "" to re-issue
 	// 1 pending after two turns
 }
 
-func ExampleEnvelope() {
-	msg, _ := reminder.Envelope([]string{reminder.Directive(reminder.Reminder{Body: "a < b", Authority: reminder.Advisory})})
-	fmt.Println(msg[:len("<context-directives>\nFollow each directive")])
-	fmt.Println(msg[len("<context-directives>\n")+len(reminder.Instructions):])
+func ExampleSet_Render() {
+	var s reminder.Set
+	s.Inject(reminder.Reminder{Body: "Context is 82% full; wrap up.", Authority: "advisory"})
+	r := s.Render(nil)
+	fmt.Println(r.Message[:len("<context-directives>\nFollow each directive")])
+	row := r.Rows[0]
+	fmt.Println(row.ID, row.Authority, r.Message[row.Offset:row.Offset+row.Bytes])
 	// Output:
 	// <context-directives>
 	// Follow each directive
-	//
-	// <directive authority="advisory">
-	// a &lt; b
-	// </directive>
-	// </context-directives>
+	// r1 advisory Context is 82% full; wrap up.
 }

@@ -8,22 +8,23 @@
 // every pending reminder with that key, whatever its authority (Harn's
 // transcript.inject_reminder). Turn is a post-turn boundary: a reminder with
 // ttl_turns 1 expires, a larger finite TTL goes down by one. Compact is
-// Harn's pre-compaction pass: TTLs count down once more, reminders sharing a
-// dedupe key collapse to the newest, and only those marked
-// preserve_on_compact survive.
+// Harn's pre-compaction pass: TTLs count down once more, and only those
+// marked preserve_on_compact survive.
 //
-// Render writes reminders as Harn writes them: it dedupes them again (by key,
-// then by body compared with white space collapsed; the higher authority
-// wins, then the later reminder), orders them contract, corrective,
-// advisory (injection order within an authority), renders each as
+// Render writes the pending reminders as Harn writes them: it dedupes them
+// again (by key, then by body compared with white space collapsed; the
+// higher authority wins, then the later reminder), orders them contract,
+// corrective, advisory (injection order within an authority), renders each
+// as
 //
 //	<directive authority="corrective" ttl_turns="2">
 //	escaped body
 //	</directive>
 //
 // and wraps them in one <context-directives> envelope, headed by Harn's
-// instruction text, for a trailing user message of its own. Uncommitted
-// drops directives whose exact text a transcript already carries, so a
+// instruction text, for a trailing user message of its own. Given the
+// transcript's messages, Render leaves out every directive whose exact text
+// one of them already carries (Harn's append-only placement), so a
 // directive is never re-issued and the message prefix never changes.
 package reminder
 
@@ -35,53 +36,51 @@ import (
 	"strings"
 )
 
-// Authority ranks reminders: a contract outranks a correction, which
-// outranks advice.
+// Authority ranks reminders, as Harn's DirectiveAuthority does: "contract"
+// outranks "corrective", which outranks "advisory". An unset authority is
+// contract: Harn's SystemReminder::new leaves a reminder at contract
+// authority (its dedupe test,
+// dedup_prefers_authority_then_recency_and_orders_the_envelope, has an
+// unmarked reminder beat a newer advisory one with the same body and render
+// ahead of a corrective one).
 type Authority string
 
 // The authorities, strongest first.
 const (
-	Contract   Authority = "contract"
-	Corrective Authority = "corrective"
-	Advisory   Authority = "advisory"
+	contract   Authority = "contract"
+	corrective Authority = "corrective"
+	advisory   Authority = "advisory"
 )
 
-// DefaultAuthority is the authority of a reminder that names none. Harn's
-// SystemReminder::new leaves a reminder at contract authority: its dedupe
-// test (dedup_prefers_authority_then_recency_and_orders_the_envelope) has an
-// unmarked reminder beat a newer advisory one with the same body and render
-// ahead of a corrective one.
-const DefaultAuthority = Contract
-
-// Valid reports whether a is one of the authorities, or unset (contract).
+// Valid reports whether a is one of the three authorities, or unset, so a
+// reader of options can refuse any other with its own error.
 func (a Authority) Valid() bool {
-	return a == "" || a == Contract || a == Corrective || a == Advisory
+	return a == "" || a == contract || a == corrective || a == advisory
 }
 
-// Or returns a, or DefaultAuthority when a is unset.
-func (a Authority) Or() Authority {
+// or returns a, or contract when a is unset.
+func (a Authority) or() Authority {
 	if a == "" {
-		return DefaultAuthority
+		return contract
 	}
 	return a
 }
 
-// Priority is Harn's DirectiveAuthority priority: contract 2, corrective 1,
-// advisory 0. An unset authority has its default's priority.
-func (a Authority) Priority() int {
-	switch a.Or() {
-	case Contract:
+// priority is Harn's DirectiveAuthority priority: contract 2, corrective 1,
+// advisory 0. An unset authority has contract's priority.
+func (a Authority) priority() int {
+	switch a.or() {
+	case contract:
 		return 2
-	case Corrective:
+	case corrective:
 		return 1
 	}
 	return 0
 }
 
-// Reminder is one directive.
+// Reminder is one directive, as Harn's SystemReminder carries it.
 type Reminder struct {
-	// ID is assigned by the set: r1, r2, ... in injection order. Reminders
-	// rendered without a set keep whatever ID they carry.
+	// ID is assigned by the set: r1, r2, ... in injection order.
 	ID        string
 	Body      string
 	Tags      []string
@@ -94,25 +93,21 @@ type Reminder struct {
 	Authority Authority
 }
 
-// Errors of Inject and Validate, matchable with errors.Is.
-var (
-	ErrEmptyBody    = errors.New("reminder body is empty")
-	ErrBadAuthority = errors.New("unknown authority")
-	ErrBadTTL       = errors.New("ttl_turns is negative")
-)
+// ErrInvalid is Inject's error for a reminder Harn would drop as invalid:
+// a blank body, a negative TTL or an unknown authority.
+var ErrInvalid = errors.New("invalid reminder")
 
-// Validate reports why r cannot be injected or rendered: a blank body, an
-// unknown authority or a negative TTL. The error names r's ID when it has
-// one.
-func (r Reminder) Validate() error {
+// validate reports why r cannot be injected or rendered. The error names
+// r's ID when it has one.
+func (r Reminder) validate() error {
 	var err error
 	switch {
 	case strings.TrimSpace(r.Body) == "":
-		err = ErrEmptyBody
+		err = fmt.Errorf("%w: the body is empty", ErrInvalid)
 	case r.TTLTurns < 0:
-		err = fmt.Errorf("%w: %d", ErrBadTTL, r.TTLTurns)
+		err = fmt.Errorf("%w: ttl_turns is negative: %d", ErrInvalid, r.TTLTurns)
 	case !r.Authority.Valid():
-		err = fmt.Errorf("%w %q (want contract, corrective or advisory)", ErrBadAuthority, r.Authority)
+		err = fmt.Errorf("%w: unknown authority %q (want contract, corrective or advisory)", ErrInvalid, r.Authority)
 	}
 	if err != nil && r.ID != "" {
 		err = fmt.Errorf("reminder %s: %w", r.ID, err)
@@ -120,8 +115,8 @@ func (r Reminder) Validate() error {
 	return err
 }
 
-// Set is the pending reminders, in injection order. The zero value is
-// empty and ready.
+// Set is the pending reminders, in injection order: the state a harness
+// keeps between turns. The zero value is empty and ready.
 type Set struct {
 	next    int
 	pending []Reminder
@@ -130,10 +125,10 @@ type Set struct {
 // Inject adds r (authority contract when unset) after removing every pending
 // reminder with its dedupe key, and returns how many it removed.
 func (s *Set) Inject(r Reminder) (removed int, err error) {
-	if err := r.Validate(); err != nil {
+	if err := r.validate(); err != nil {
 		return 0, err
 	}
-	r.Authority = r.Authority.Or()
+	r.Authority = r.Authority.or()
 	if r.DedupeKey != "" {
 		before := len(s.pending)
 		s.pending = slices.DeleteFunc(s.pending, func(p Reminder) bool { return p.DedupeKey == r.DedupeKey })
@@ -149,12 +144,12 @@ func (s *Set) Inject(r Reminder) (removed int, err error) {
 // Turn is a post-turn boundary: a reminder with one turn left expires and is
 // returned; a larger finite TTL goes down by one.
 func (s *Set) Turn() (expired []Reminder) {
-	s.pending, expired, _ = countDown(s.pending)
+	s.pending, expired = countDown(s.pending)
 	return expired
 }
 
 // countDown applies one TTL boundary to rs in place.
-func countDown(rs []Reminder) (kept, expired []Reminder, decremented int) {
+func countDown(rs []Reminder) (kept, expired []Reminder) {
 	kept = rs[:0]
 	for _, r := range rs {
 		switch {
@@ -163,11 +158,10 @@ func countDown(rs []Reminder) (kept, expired []Reminder, decremented int) {
 			continue
 		case r.TTLTurns > 1:
 			r.TTLTurns--
-			decremented++
 		}
 		kept = append(kept, r)
 	}
-	return kept, expired, decremented
+	return kept, expired
 }
 
 // Deduped records a reminder dropped for another.
@@ -182,42 +176,26 @@ type Deduped struct {
 	Key string `json:"key"`
 }
 
-// CompactReport is what Compact did, as Harn's ReminderCompactReport
-// counts it.
-type CompactReport struct {
-	// Expired reached the end of their TTL at the compaction boundary.
-	// (Harn's report also counts reminders deduplicated by key here; a Set
-	// never holds two with one key, since Inject replaces the older, so
-	// there is nothing to count.)
-	Expired []Reminder
-	// Compacted were folded away: not marked preserve_on_compact.
-	Compacted []Reminder
-	// Decremented counts the finite TTLs that went down and stayed alive.
-	Decremented int
-	// Preserved counts the reminders kept.
-	Preserved int
-}
-
-// Compact is Harn's reminder pass before a compaction (compact_reminder_events):
-// finite TTLs count down as at a turn boundary, and only the reminders
-// marked preserve_on_compact stay pending. (Harn also collapses reminders
-// that share a dedupe key to the newest; a Set holds none such.)
-func (s *Set) Compact() CompactReport {
-	var rep CompactReport
+// Compact is Harn's reminder pass before a compaction
+// (compact_reminder_events): finite TTLs count down as at a turn boundary,
+// and only the reminders marked preserve_on_compact stay pending. It returns
+// the reminders that expired and those compacted away (not marked
+// preserve_on_compact); Harn's ReminderCompactReport counts both, the finite
+// TTLs that went down and stayed alive, and the reminders kept. (Harn also
+// collapses reminders that share a dedupe key to the newest, and counts
+// them; a Set never holds two with one key, since Inject replaces the
+// older.)
+func (s *Set) Compact() (expired, compacted []Reminder) {
 	var live []Reminder
-	live, rep.Expired, rep.Decremented = countDown(s.pending)
+	live, expired = countDown(s.pending)
 	var kept []Reminder
 	for _, r := range live {
 		if r.PreserveOnCompact {
 			kept = append(kept, r)
-			rep.Preserved++
 		} else {
-			rep.Compacted = append(rep.Compacted, r)
+			compacted = append(compacted, r)
 		}
 	}
 	s.pending = kept
-	return rep
+	return expired, compacted
 }
-
-// Pending returns the pending reminders in injection order.
-func (s *Set) Pending() []Reminder { return slices.Clone(s.pending) }

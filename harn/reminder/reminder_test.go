@@ -26,17 +26,17 @@ func ids(rs []Reminder) []string {
 // compares keys only.
 func TestInjectReplacesTheSameKeyWhateverTheAuthority(t *testing.T) {
 	var s Set
-	s.Inject(Reminder{Body: "use tabs", DedupeKey: "style", Authority: Contract})
+	s.Inject(Reminder{Body: "use tabs", DedupeKey: "style", Authority: contract})
 	s.Inject(Reminder{Body: "run tests", DedupeKey: "tests"})
-	s.Inject(Reminder{Body: "use tabs, really", DedupeKey: "style", Authority: Contract})
-	n, err := s.Inject(Reminder{Body: "use spaces", DedupeKey: "style", Authority: Advisory})
+	s.Inject(Reminder{Body: "use tabs, really", DedupeKey: "style", Authority: contract})
+	n, err := s.Inject(Reminder{Body: "use spaces", DedupeKey: "style", Authority: advisory})
 	if err != nil || n != 1 {
 		t.Fatalf("Inject removed %d (%v), want 1", n, err)
 	}
-	if diff := cmp.Diff([]string{"r2", "r4"}, ids(s.Pending())); diff != "" {
+	if diff := cmp.Diff([]string{"r2", "r4"}, ids(s.pending)); diff != "" {
 		t.Errorf("pending (-want +got):\n%s", diff)
 	}
-	if got := s.Pending()[0].Authority; got != Contract {
+	if got := s.pending[0].Authority; got != contract {
 		t.Errorf("an unmarked reminder has authority %q, want contract", got)
 	}
 }
@@ -47,16 +47,16 @@ func TestInjectRefusesInvalidReminders(t *testing.T) {
 		r    Reminder
 		want error
 	}{
-		{Reminder{Body: " \n"}, ErrEmptyBody},
-		{Reminder{Body: "x", Authority: "royal"}, ErrBadAuthority},
-		{Reminder{Body: "x", TTLTurns: -1}, ErrBadTTL},
+		{Reminder{Body: " \n"}, ErrInvalid},
+		{Reminder{Body: "x", Authority: "royal"}, ErrInvalid},
+		{Reminder{Body: "x", TTLTurns: -1}, ErrInvalid},
 	} {
 		if _, err := s.Inject(bad.r); !errors.Is(err, bad.want) {
 			t.Errorf("Inject(%+v) = %v, want %v", bad.r, err, bad.want)
 		}
 	}
-	if len(s.Pending()) != 0 {
-		t.Errorf("refused reminders are pending: %+v", s.Pending())
+	if len(s.pending) != 0 {
+		t.Errorf("refused reminders are pending: %+v", s.pending)
 	}
 }
 
@@ -70,14 +70,14 @@ func TestTurnCountsDownFiniteTTLs(t *testing.T) {
 	if diff := cmp.Diff([]string{"r1"}, ids(s.Turn())); diff != "" {
 		t.Errorf("first turn expired (-want +got):\n%s", diff)
 	}
-	if got := s.Pending()[0].TTLTurns; got != 1 {
+	if got := s.pending[0].TTLTurns; got != 1 {
 		t.Errorf("twice has %d turns left, want 1", got)
 	}
 	if diff := cmp.Diff([]string{"r2"}, ids(s.Turn())); diff != "" {
 		t.Errorf("second turn expired (-want +got):\n%s", diff)
 	}
 	s.Turn()
-	if diff := cmp.Diff([]string{"r3"}, ids(s.Pending())); diff != "" {
+	if diff := cmp.Diff([]string{"r3"}, ids(s.pending)); diff != "" {
 		t.Errorf("after three turns (-want +got):\n%s", diff)
 	}
 }
@@ -88,35 +88,34 @@ func TestTurnCountsDownFiniteTTLs(t *testing.T) {
 func TestCompact(t *testing.T) {
 	var s Set
 	s.Inject(Reminder{Body: "expires now", TTLTurns: 1, PreserveOnCompact: true})                   // r1
-	s.Inject(Reminder{Body: "older", DedupeKey: "k", Authority: Contract})                          // r2
+	s.Inject(Reminder{Body: "older", DedupeKey: "k", Authority: contract})                          // r2
 	s.Inject(Reminder{Body: "two left", TTLTurns: 3, PreserveOnCompact: true})                      // r3
 	s.Inject(Reminder{Body: "scratch"})                                                             // r4
 	s.Inject(Reminder{Body: "Run  the tests.", PreserveOnCompact: true})                            // r5
 	s.Inject(Reminder{Body: "Run the\ntests.", PreserveOnCompact: true})                            // r6: bodies are not compared here
-	s.Inject(Reminder{Body: "newer", DedupeKey: "k", Authority: Advisory, PreserveOnCompact: true}) // r7 replaces r2
-	rep := s.Compact()
-	if diff := cmp.Diff([]string{"r3", "r5", "r6", "r7"}, ids(s.Pending())); diff != "" {
+	s.Inject(Reminder{Body: "newer", DedupeKey: "k", Authority: advisory, PreserveOnCompact: true}) // r7 replaces r2
+	expired, compacted := s.Compact()
+	if diff := cmp.Diff([]string{"r3", "r5", "r6", "r7"}, ids(s.pending)); diff != "" {
 		t.Errorf("kept (-want +got):\n%s", diff)
 	}
-	if got := s.Pending()[0].TTLTurns; got != 2 {
+	if got := s.pending[0].TTLTurns; got != 2 {
 		t.Errorf("r3 has %d turns left, want 2", got)
 	}
-	want := CompactReport{
-		Expired:     []Reminder{{ID: "r1", Body: "expires now", TTLTurns: 1, PreserveOnCompact: true, Authority: Contract}},
-		Compacted:   []Reminder{{ID: "r4", Body: "scratch", Authority: Contract}},
-		Decremented: 1,
-		Preserved:   4,
+	wantExpired := []Reminder{{ID: "r1", Body: "expires now", TTLTurns: 1, PreserveOnCompact: true, Authority: contract}}
+	if diff := cmp.Diff(wantExpired, expired); diff != "" {
+		t.Errorf("expired (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(want, rep); diff != "" {
-		t.Errorf("report (-want +got):\n%s", diff)
+	wantCompacted := []Reminder{{ID: "r4", Body: "scratch", Authority: contract}}
+	if diff := cmp.Diff(wantCompacted, compacted); diff != "" {
+		t.Errorf("compacted (-want +got):\n%s", diff)
 	}
 }
 
 func TestRenderRowsLocateEscapedBodies(t *testing.T) {
 	var s Set
-	s.Inject(Reminder{Body: "be brief", TTLTurns: 3, Authority: Advisory})
+	s.Inject(Reminder{Body: "be brief", TTLTurns: 3, Authority: advisory})
 	s.Inject(Reminder{Body: " never <rm> & \"quote\" ", Tags: []string{"safety"}})
-	r := Render(s.Pending())
+	r := s.Render(nil)
 	want := envelope(
 		"<directive authority=\"contract\">", " never &lt;rm&gt; &amp; \"quote\" ", "</directive>",
 		"<directive authority=\"advisory\" ttl_turns=\"3\">", "be brief", "</directive>")
@@ -135,15 +134,15 @@ func TestRenderRowsLocateEscapedBodies(t *testing.T) {
 			t.Errorf("directive %d %q is not in the message", i, r.Directives[i])
 		}
 	}
-	if msg, _ := Envelope(r.Directives); msg != r.Message {
-		t.Errorf("Envelope(Directives) = %q, want the message", msg)
+	if msg, _ := envelopeOf(r.Directives); msg != r.Message {
+		t.Errorf("the envelope of Directives = %q, want the message", msg)
 	}
 }
 
 // Harn drops a pending reminder with a blank body ("invalid") rather than
 // render it.
 func TestRenderDropsInvalidReminders(t *testing.T) {
-	r := Render([]Reminder{{ID: "a", Body: "  "}, {ID: "b", Body: "x", Authority: "royal"}, {ID: "c", Body: "ok"}})
+	r := render([]Reminder{{ID: "a", Body: "  "}, {ID: "b", Body: "x", Authority: "royal"}, {ID: "c", Body: "ok"}}, nil)
 	if diff := cmp.Diff([]string{"a", "b"}, r.Invalid); diff != "" {
 		t.Errorf("invalid (-want +got):\n%s", diff)
 	}

@@ -8,10 +8,10 @@ import (
 	"github.com/promptloom/promptloom/digest"
 )
 
-// Instructions heads every <context-directives> envelope: Harn's
+// instructions heads every <context-directives> envelope: Harn's
 // directive_envelope_instructions.harn.prompt asset, its trailing newline
 // trimmed, byte for byte.
-const Instructions = `Follow each directive according to its authority and lifetime. ` +
+const instructions = `Follow each directive according to its authority and lifetime. ` +
 	`A directive with ttl_turns="N" applies only to the N assistant turns immediately after the message where it first appears. ` +
 	`Re-sending that same historical message does not renew it. ` +
 	`A newly appended directive starts its own lifetime, even when its text matches an earlier directive. ` +
@@ -22,7 +22,8 @@ const (
 	envelopeClose = "\n</context-directives>"
 )
 
-// Row is a rendered reminder's provenance.
+// Row is a rendered reminder's provenance: which reminder a directive of
+// the message came from, and where its escaped body sits in the message.
 type Row struct {
 	ID        string   `json:"id"`
 	Authority string   `json:"authority"`
@@ -36,33 +37,26 @@ type Row struct {
 }
 
 // Rendered is the trailing user message, one row per directive in it, the
-// reminders deduped away, and those dropped as invalid.
+// reminders deduped away, and those dropped as invalid: what a harness
+// sends and what it can show about why.
 type Rendered struct {
 	Message string    `json:"message"`
 	Rows    []Row     `json:"rows"`
 	Deduped []Deduped `json:"deduped,omitempty"`
-	// Invalid lists the IDs of reminders dropped because Validate refused
-	// them (Harn drops them with the reason "invalid").
+	// Invalid lists the IDs of reminders dropped as invalid (Harn drops
+	// them with the reason "invalid"; a Set holds none).
 	Invalid []string `json:"invalid,omitempty"`
-	// Directives are the rendered <directive> blocks in envelope order, for
-	// Uncommitted and Envelope.
+	// Directives are the message's <directive> blocks in envelope order.
 	Directives []string `json:"-"`
 }
 
-// Directive renders one reminder as Harn's directive block: the authority
-// (contract when unset), ttl_turns when finite, and the body escaped on a
-// line of its own. The body is not trimmed.
-func Directive(r Reminder) string {
-	var b strings.Builder
-	writeDirective(&b, r)
-	return b.String()
-}
-
-// writeDirective writes r's block to b and returns the offset and length of
-// its escaped body within b.
+// writeDirective writes r's block to b, as Harn's directive block: the
+// authority (contract when unset), ttl_turns when finite, and the body
+// escaped on a line of its own (not trimmed). It returns the offset and
+// length of the escaped body within b.
 func writeDirective(b *strings.Builder, r Reminder) (offset, n int) {
 	b.WriteString(`<directive authority="`)
-	b.WriteString(string(r.Authority.Or()))
+	b.WriteString(string(r.Authority.or()))
 	b.WriteByte('"')
 	if r.TTLTurns > 0 {
 		b.WriteString(` ttl_turns="`)
@@ -99,61 +93,72 @@ func escape(b *strings.Builder, s string) {
 	}
 }
 
-// Envelope wraps rendered directive blocks in one <context-directives>
+// envelopeOf wraps rendered directive blocks in one <context-directives>
 // message: the instructions, then the blocks one per line. No directive is
 // no message: ok is false.
-func Envelope(directives []string) (message string, ok bool) {
+func envelopeOf(directives []string) (message string, ok bool) {
 	if len(directives) == 0 {
 		return "", false
 	}
-	return envelopeOpen + Instructions + "\n" + strings.Join(directives, "\n") + envelopeClose, true
+	return envelopeOpen + instructions + "\n" + strings.Join(directives, "\n") + envelopeClose, true
 }
 
-// Render dedupes and orders reminders as Harn does (DedupeAndOrder) and
-// writes the survivors as one envelope, with a row per directive locating
-// its escaped body. Invalid reminders are dropped and listed. No valid
-// reminder renders as no message at all.
-func Render(rs []Reminder) Rendered {
+// Render renders the pending reminders as one trailing user message.
+// history holds the text of each message the transcript already sends
+// (for a message of content blocks, their texts joined with "\n"); a
+// directive one of them carries is not issued again. With no history, every
+// pending directive is issued. No directive to issue is no message.
+func (s *Set) Render(history []string) Rendered { return render(s.pending, history) }
+
+// render dedupes and orders rs as Harn does (dedupeAndOrder), drops the
+// directives history already carries (issued), and writes the rest as one
+// envelope, with a row per directive locating its escaped body. Invalid
+// reminders are dropped and listed.
+func render(rs []Reminder, history []string) Rendered {
 	out := Rendered{Rows: []Row{}}
 	valid := make([]Reminder, 0, len(rs))
 	for _, r := range rs {
-		if r.Validate() != nil {
+		if r.validate() != nil {
 			out.Invalid = append(out.Invalid, r.ID)
 			continue
 		}
 		valid = append(valid, r)
 	}
-	order, deduped := DedupeAndOrder(valid)
+	order, deduped := dedupeAndOrder(valid)
 	out.Deduped = deduped
-	if len(order) == 0 {
-		return out
-	}
-	var b strings.Builder
-	b.WriteString(envelopeOpen)
-	b.WriteString(Instructions)
+	type block struct{ off, n int } // the escaped body within its directive
+	var bodies []block
 	for _, r := range order {
-		b.WriteByte('\n')
-		start := b.Len()
+		var b strings.Builder
 		off, n := writeDirective(&b, r)
-		out.Directives = append(out.Directives, b.String()[start:])
-		body := b.String()[off : off+n]
-		out.Rows = append(out.Rows, Row{ID: r.ID, Authority: string(r.Authority.Or()), TTLTurns: r.TTLTurns,
-			DedupeKey: r.DedupeKey, Tags: slices.Clone(r.Tags), Offset: off, Bytes: n, Digest: digest.Of(body).String()})
+		if d := b.String(); !issued(history, d) {
+			out.Directives = append(out.Directives, d)
+			out.Rows = append(out.Rows, Row{ID: r.ID, Authority: string(r.Authority.or()), TTLTurns: r.TTLTurns,
+				DedupeKey: r.DedupeKey, Tags: slices.Clone(r.Tags)})
+			bodies = append(bodies, block{off, n})
+		}
 	}
-	b.WriteString(envelopeClose)
-	out.Message = b.String()
+	out.Message, _ = envelopeOf(out.Directives)
+	at := len(envelopeOpen) + len(instructions)
+	for i, d := range out.Directives {
+		at++ // the line break before the directive
+		row := &out.Rows[i]
+		row.Offset, row.Bytes = at+bodies[i].off, bodies[i].n
+		row.Digest = digest.Of(out.Message[row.Offset : row.Offset+row.Bytes]).String()
+		at += len(d)
+	}
 	return out
 }
 
-// DedupeAndOrder is Harn's directive policy (dedupe_and_order_directives):
+// dedupeAndOrder is Harn's directive policy (dedupe_and_order_directives):
 // among reminders sharing a dedupe key, then among the survivors sharing a
 // body once runs of white space are collapsed and the ends trimmed, the one
 // of higher authority wins and, between equals, the later one. The kept
 // reminders come back contract first, then corrective, then advisory, in
 // their given order within an authority.
-func DedupeAndOrder(rs []Reminder) (kept []Reminder, deduped []Deduped) {
+func dedupeAndOrder(rs []Reminder) (kept []Reminder, deduped []Deduped) {
 	wins := func(i, j int) bool { // does rs[i] beat rs[j]?
-		pi, pj := rs[i].Authority.Priority(), rs[j].Authority.Priority()
+		pi, pj := rs[i].Authority.priority(), rs[j].Authority.priority()
 		return pi > pj || (pi == pj && i > j)
 	}
 	pass := func(idx []int, reason string, key func(Reminder) (string, bool)) []int {
@@ -182,25 +187,18 @@ func DedupeAndOrder(rs []Reminder) (kept []Reminder, deduped []Deduped) {
 	}
 	idx = pass(idx, "dedupe_key", func(r Reminder) (string, bool) { return r.DedupeKey, r.DedupeKey != "" })
 	idx = pass(idx, "body", func(r Reminder) (string, bool) { return strings.Join(strings.Fields(r.Body), " "), true })
-	slices.SortStableFunc(idx, func(a, b int) int { return rs[b].Authority.Priority() - rs[a].Authority.Priority() })
+	slices.SortStableFunc(idx, func(a, b int) int { return rs[b].Authority.priority() - rs[a].Authority.priority() })
 	for _, i := range idx {
 		kept = append(kept, rs[i])
 	}
 	return kept, deduped
 }
 
-// Uncommitted returns the directives whose exact text no message of history
-// already carries, in their order: Harn's "do not re-issue" rule, which keeps
-// each request's messages a prefix of the next one's. Each history entry is
-// one message's text (for a message of content blocks, their texts joined
-// with "\n"). The comparison is on whole rendered bytes, so a body that
-// itself contains "</directive>" cannot defeat it.
-func Uncommitted(history []string, directives []string) []string {
-	var out []string
-	for _, d := range directives {
-		if !slices.ContainsFunc(history, func(m string) bool { return strings.Contains(m, d) }) {
-			out = append(out, d)
-		}
-	}
-	return out
+// issued reports whether a message of history carries directive d: Harn's
+// "do not re-issue" rule (uncommitted_directives), which keeps each
+// request's messages a prefix of the next one's. The comparison is on whole
+// rendered bytes, so a body that itself contains "</directive>" cannot
+// defeat it.
+func issued(history []string, d string) bool {
+	return slices.ContainsFunc(history, func(m string) bool { return strings.Contains(m, d) })
 }

@@ -25,12 +25,19 @@ func directive(body string) string {
 
 // envelope is the trailing message Harn's RT tests build by hand.
 func envelope(lines ...string) string {
-	return strings.Join(append(append([]string{"<context-directives>", Instructions}, lines...), "</context-directives>"), "\n")
+	return strings.Join(append(append([]string{"<context-directives>", instructions}, lines...), "</context-directives>"), "\n")
+}
+
+// directiveOf is Harn's reminder_directive_text: one reminder's block.
+func directiveOf(r Reminder) string {
+	var b strings.Builder
+	writeDirective(&b, r)
+	return b.String()
 }
 
 // RT: every_route_and_legacy_role_hint_use_the_same_directive_shape.
 func TestEveryRouteAndLegacyRoleHintUseTheSameDirectiveShape(t *testing.T) {
-	got := Directive(Reminder{ID: "reminder-1", Tags: []string{"test"}, Authority: Corrective, Body: "remember <this>"})
+	got := directiveOf(Reminder{ID: "reminder-1", Tags: []string{"test"}, Authority: corrective, Body: "remember <this>"})
 	if want := "<directive authority=\"corrective\">\nremember &lt;this&gt;\n</directive>"; got != want {
 		t.Errorf("directive\n got %q\nwant %q", got, want)
 	}
@@ -38,7 +45,7 @@ func TestEveryRouteAndLegacyRoleHintUseTheSameDirectiveShape(t *testing.T) {
 
 // RT: finite_lifetime_is_part_of_the_model_facing_directive.
 func TestFiniteLifetimeIsPartOfTheModelFacingDirective(t *testing.T) {
-	got := Directive(Reminder{ID: "reminder-1", Authority: Corrective, Body: "verify once", TTLTurns: 1})
+	got := directiveOf(Reminder{ID: "reminder-1", Authority: corrective, Body: "verify once", TTLTurns: 1})
 	if want := "<directive authority=\"corrective\" ttl_turns=\"1\">\nverify once\n</directive>"; got != want {
 		t.Errorf("directive\n got %q\nwant %q", got, want)
 	}
@@ -53,7 +60,7 @@ func TestDirectiveEnvelopeUsesTheInstructionAssetVerbatim(t *testing.T) {
 	}
 	d := "<directive authority=\"corrective\" ttl_turns=\"1\">\nverify once\n</directive>"
 	want := "<context-directives>\n" + strings.TrimRight(string(source), " \t\r\n") + "\n" + d + "\n</context-directives>"
-	if got, ok := Envelope([]string{d}); !ok || got != want {
+	if got, ok := envelopeOf([]string{d}); !ok || got != want {
 		t.Errorf("envelope\n got %q\nwant %q", got, want)
 	}
 }
@@ -61,8 +68,8 @@ func TestDirectiveEnvelopeUsesTheInstructionAssetVerbatim(t *testing.T) {
 // RT: system_text_reminders_are_excluded_from_system_string (the envelope
 // half; the system half is explain's TestRemindersLeaveTheSystemStringAlone).
 func TestSystemTextRemindersAreExcludedFromSystemString(t *testing.T) {
-	got, _ := Envelope([]string{"reminder"})
-	if want := "<context-directives>\n" + Instructions + "\nreminder\n</context-directives>"; got != want {
+	got, _ := envelopeOf([]string{"reminder"})
+	if want := "<context-directives>\n" + instructions + "\nreminder\n</context-directives>"; got != want {
 		t.Errorf("envelope\n got %q\nwant %q", got, want)
 	}
 }
@@ -70,15 +77,15 @@ func TestSystemTextRemindersAreExcludedFromSystemString(t *testing.T) {
 // RT: system_string_is_byte_stable_across_changing_reminder_sets (the
 // envelope; no reminder is no message at all).
 func TestSystemStringIsByteStableAcrossChangingReminderSets(t *testing.T) {
-	if msg, ok := Envelope(nil); ok || msg != "" {
+	if msg, ok := envelopeOf(nil); ok || msg != "" {
 		t.Errorf("no directives made a message %q", msg)
 	}
-	if r := Render(nil); r.Message != "" || len(r.Rows) != 0 {
+	if r := render(nil, nil); r.Message != "" || len(r.Rows) != 0 {
 		t.Errorf("no reminders rendered %+v", r)
 	}
 	pressure := "<directive authority=\"advisory\">\nContext is 82% full; wrap up.\n</directive>"
-	r := Render([]Reminder{{Body: "Context is 82% full; wrap up.", Authority: Advisory}})
-	if want := "<context-directives>\n" + Instructions + "\n" + pressure + "\n</context-directives>"; r.Message != want {
+	r := render([]Reminder{{Body: "Context is 82% full; wrap up.", Authority: advisory}}, nil)
+	if want := "<context-directives>\n" + instructions + "\n" + pressure + "\n</context-directives>"; r.Message != want {
 		t.Errorf("message\n got %q\nwant %q", r.Message, want)
 	}
 }
@@ -86,7 +93,7 @@ func TestSystemStringIsByteStableAcrossChangingReminderSets(t *testing.T) {
 // RT: system_text_reminder_appends_new_user_message_after_assistant_tail
 // (the message's content).
 func TestSystemTextReminderAppendsNewUserMessageAfterAssistantTail(t *testing.T) {
-	got := Render([]Reminder{{Body: "R", Authority: Contract}}).Message
+	got := render([]Reminder{{Body: "R", Authority: contract}}, nil).Message
 	if want := envelope("<directive authority=\"contract\">", "R", "</directive>"); got != want {
 		t.Errorf("message\n got %q\nwant %q", got, want)
 	}
@@ -94,7 +101,7 @@ func TestSystemTextReminderAppendsNewUserMessageAfterAssistantTail(t *testing.T)
 
 // RT: multiple_system_text_reminders_coalesce_into_one_trailing_message.
 func TestMultipleSystemTextRemindersCoalesceIntoOneTrailingMessage(t *testing.T) {
-	got := Render([]Reminder{{Body: "A", Authority: Contract}, {Body: "B", Authority: Corrective}}).Message
+	got := render([]Reminder{{Body: "A", Authority: contract}, {Body: "B", Authority: corrective}}, nil).Message
 	want := envelope("<directive authority=\"contract\">", "A", "</directive>",
 		"<directive authority=\"corrective\">", "B", "</directive>")
 	if got != want {
@@ -110,10 +117,10 @@ func TestDedupPrefersAuthorityThenRecencyAndOrdersTheEnvelope(t *testing.T) {
 		{ID: "1", Body: "recap v1", DedupeKey: "post_compact_recap"},
 		{ID: "2", Body: "workspace anchor", DedupeKey: "workspace_anchor"},
 		{ID: "3", Body: "recap v2", DedupeKey: "post_compact_recap"},
-		{ID: "4", Body: "  workspace   anchor ", Authority: Advisory},
-		{ID: "5", Body: "correct the loop", Authority: Corrective},
+		{ID: "4", Body: "  workspace   anchor ", Authority: advisory},
+		{ID: "5", Body: "correct the loop", Authority: corrective},
 	}
-	kept, deduped := DedupeAndOrder(in)
+	kept, deduped := dedupeAndOrder(in)
 	var bodies []string
 	for _, r := range kept {
 		bodies = append(bodies, r.Body)
@@ -132,9 +139,9 @@ func TestDedupPrefersAuthorityThenRecencyAndOrdersTheEnvelope(t *testing.T) {
 
 // RM: higher_authority_wins_even_when_the_duplicate_is_older.
 func TestHigherAuthorityWinsEvenWhenTheDuplicateIsOlder(t *testing.T) {
-	kept, _ := DedupeAndOrder([]Reminder{
-		{Body: "contract", DedupeKey: "same", Authority: Contract},
-		{Body: "corrective", DedupeKey: "same", Authority: Corrective},
+	kept, _ := dedupeAndOrder([]Reminder{
+		{Body: "contract", DedupeKey: "same", Authority: contract},
+		{Body: "corrective", DedupeKey: "same", Authority: corrective},
 	})
 	if len(kept) != 1 || kept[0].Body != "contract" {
 		t.Errorf("kept %+v, want the contract alone", kept)
@@ -149,7 +156,9 @@ func committedEnvelope(d string) string {
 // AO: an_unchanged_directive_is_not_re_issued, a_changed_body_is_a_new_directive,
 // multibyte_directive_bodies_round_trip,
 // directive_sentinels_inside_a_body_do_not_defeat_deduplication and
-// directives_inside_content_blocks_count_as_committed.
+// directives_inside_content_blocks_count_as_committed: Harn's
+// uncommitted_directives keeps the rendered directives no message of
+// history carries (issued).
 func TestUncommittedDirectives(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
@@ -176,9 +185,36 @@ func TestUncommittedDirectives(t *testing.T) {
 			[]string{directive("use the workspace anchor")}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.remaining, Uncommitted(tc.history, tc.rendered)); diff != "" {
+			var remaining []string
+			for _, d := range tc.rendered {
+				if !issued(tc.history, d) {
+					remaining = append(remaining, d)
+				}
+			}
+			if diff := cmp.Diff(tc.remaining, remaining); diff != "" {
 				t.Errorf("uncommitted (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// Rendering with the transcript's history issues, in a message of its own,
+// only the directives no message carries; rows locate them in that message.
+func TestRenderWithHistoryIssuesOnlyWhatIsNew(t *testing.T) {
+	rs := []Reminder{{ID: "a", Body: "quote </directive> <b>"}, {ID: "b", Body: "context is 85% full", Authority: advisory}}
+	first := render(rs[:1], nil)
+	history := []string{"hello", first.Message}
+	r := render(rs, history)
+	if diff := cmp.Diff([]string{directiveOf(rs[1])}, r.Directives); diff != "" {
+		t.Errorf("issued again (-want +got):\n%s", diff)
+	}
+	if want, _ := envelopeOf(r.Directives); r.Message != want {
+		t.Errorf("message %q, want %q", r.Message, want)
+	}
+	if len(r.Rows) != 1 || r.Rows[0].ID != "b" || r.Message[r.Rows[0].Offset:r.Rows[0].Offset+r.Rows[0].Bytes] != "context is 85% full" {
+		t.Errorf("rows %+v", r.Rows)
+	}
+	if again := render(rs, append(history, r.Message)); again.Message != "" || len(again.Rows) != 0 {
+		t.Errorf("everything committed, yet rendered %+v", again)
 	}
 }
