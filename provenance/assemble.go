@@ -23,52 +23,47 @@ type Part struct {
 	Cites    []Source
 }
 
-// Assembler builds a role's parts, reading only through the grant it is
-// given.
-type Assembler[G any] func(ctx context.Context, grant G) ([]Part, error)
-
-// The misuses Assemble refuses.
+// The refusals of Assemble, matchable with errors.Is; the message names
+// the grant's field or the part's slot.
 var (
-	ErrNotASlice       = errors.New("grant field is not a slice")
-	ErrMixedPositions  = errors.New("grant slices are at different positions")
-	ErrGrantReused     = errors.New("grant has already handed something out")
-	ErrUncitedSource   = errors.New("part cites a source no slice handed out")
-	ErrMislabelledPart = errors.New("mislabelled part")
-	ErrDuplicateSlot   = errors.New("two parts share a slot")
+	// ErrInvalidGrant is a grant that cannot bound what the assembler
+	// reads: a field that is not a slice (a store would let the assembler
+	// read around it), a slice with a nil predicate, slices at different
+	// positions, or a grant used before.
+	ErrInvalidGrant = errors.New("invalid grant")
+	// ErrInvalidPart is a part the rules refuse: two parts in one slot,
+	// chronicle prose in a part not labelled generated, or chronicle prose
+	// read and cited by no generated part.
+	ErrInvalidPart = errors.New("invalid part")
+	// ErrUncitedSource is a part citing what no slice handed out: the
+	// assembler claims a source it did not read, or read around its grant.
+	ErrUncitedSource = errors.New("part cites a source no slice handed out")
+	// ErrStaleRead is a fold that is not at its slice's position: an event
+	// the fold claims lies between them. Catching up and assembling again
+	// at the new head resolves it.
+	ErrStaleRead = errors.New("stale read")
 )
 
-// Context is one role's context for one call: the parts, what the grant
-// handed out, and the prompt they reduce to with its manifest.
-type Context struct {
-	Role      string
-	Upto      int64
-	Parts     []Part
-	Read      []Source
-	Fragments []promptloom.Fragment
-	Reduction *promptloom.Reduction
-	Manifest  *manifest.Manifest
-	// Traces records the stages of the assembly.
-	Traces []stage.Trace
-}
-
-// Assemble builds role's context from grant, a struct whose every field is a
-// Slice: nothing else can be read. Before the assembler runs it refuses a
-// field that is not a slice, a slice with a nil predicate (ErrNilPredicate),
-// slices at different positions, a grant that was used before, and a fold
-// that is not at the grant's position; while it runs, a BeliefSlice refuses
-// every read once its fold has moved past the grant's position by a belief
-// event (ErrStaleRead); after it ran, Assemble refuses a part that cites what
-// no slice handed out, chronicle prose in a part not labelled generated, and
-// chronicle prose read but cited by no generated part. The parts are then
-// rendered to fragments (id = slot, producer = role) and reduced; the
-// manifest's segments carry each part's register, rank and sources. The
-// assembly runs as stages (provenance.grant, provenance.render,
-// kernel.prompt), so the context carries their traces; a refusal is a
-// *stage.Error naming provenance.grant, matchable with errors.Is.
+// Assemble builds role's context from grant, a struct whose every field is
+// a *Slice or a *Given: nothing else can be read. Before the assembler runs
+// it refuses a field that is neither, a slice with a nil predicate, slices
+// at different positions and a grant that was used before
+// (ErrInvalidGrant), and a fold that is not at the grant's position
+// (ErrStaleRead); while it runs, a beliefs slice refuses every read once
+// its fold has moved past the grant's position by a belief event
+// (ErrStaleRead); after it ran, Assemble refuses a part that cites what no
+// slice handed out (ErrUncitedSource), and two parts in one slot, chronicle
+// prose in a part not labelled generated and chronicle prose read but cited
+// by no generated part (ErrInvalidPart).
 //
-// A budget b (nil: none) holds the context's prompt to a count, shedding
-// parts by register and rank, never a binding one.
-func Assemble[G any](ctx context.Context, role string, asm Assembler[G], grant G, b *budget.Budget) (*Context, error) {
+// The parts are then rendered to fragments, grouped by register under one
+// heading each (id = slot, producer = role), and reduced; the manifest's
+// segments carry each part's register, rank and sources. A budget b (nil:
+// none) holds the prompt to a count, shedding parts by register and rank,
+// never a binding one. The assembly runs as stages (provenance.grant,
+// provenance.render, kernel.prompt), so the context carries their traces;
+// a refusal is a *stage.Error naming provenance.grant.
+func Assemble[G any](ctx context.Context, role string, asm func(ctx context.Context, grant G) ([]Part, error), grant G, b *budget.Budget) (*Context, error) {
 	run, err := stage.Run(ctx, []stage.Stage{
 		{ID: "provenance.grant", Capability: "provenance",
 			Resolve: func(ctx context.Context, _ stage.Snapshot) (*stage.Resolved, error) {
@@ -82,7 +77,7 @@ func Assemble[G any](ctx context.Context, role string, asm Assembler[G], grant G
 		{ID: "provenance.render", Capability: "provenance",
 			Compile: func(_ context.Context, snap stage.Snapshot, frags []promptloom.Fragment) ([]promptloom.Fragment, error) {
 				a, _ := snap["assembled"].(*assembled)
-				return append(frags, RenderLabelled(role, a.parts)...), nil
+				return append(frags, renderLabelled(role, a.parts)...), nil
 			}},
 	}, nil)
 	if err != nil {
@@ -99,8 +94,7 @@ func Assemble[G any](ctx context.Context, role string, asm Assembler[G], grant G
 	if err := manifest.ValidateStructure(m, r.System); err != nil {
 		return nil, fmt.Errorf("context of %s: %w", role, err)
 	}
-	return &Context{Role: role, Upto: a.upto, Parts: a.parts, Read: a.read, Fragments: run.Fragments,
-		Reduction: r, Manifest: m, Traces: run.Traces}, nil
+	return describe(role, a, run, r, m), nil
 }
 
 // assembled is what the grant stage resolves: the parts, checked, and what
@@ -111,12 +105,12 @@ type assembled struct {
 	read  []Source
 }
 
-func assemble[G any](ctx context.Context, role string, asm Assembler[G], grant G) (*assembled, error) {
-	slices, err := grantSlices(grant)
+func assemble[G any](ctx context.Context, role string, asm func(context.Context, G) ([]Part, error), grant G) (*assembled, error) {
+	fields, err := grantFields(grant)
 	if err != nil {
 		return nil, err
 	}
-	upto, err := checkGrant(ctx, slices)
+	upto, err := checkGrant(ctx, fields)
 	if err != nil {
 		return nil, err
 	}
@@ -124,80 +118,89 @@ func assemble[G any](ctx context.Context, role string, asm Assembler[G], grant G
 	if err != nil {
 		return nil, fmt.Errorf("assembler for %s: %w", role, err)
 	}
-	read := handedOut(slices)
+	read := handedOut(fields)
 	if err := checkParts(parts, read); err != nil {
 		return nil, err
 	}
 	return &assembled{upto: upto, parts: parts, read: read}, nil
 }
 
-var sliceType = reflect.TypeFor[Slice]()
+var grantedType = reflect.TypeFor[granted]()
 
-// grantSlices returns the slices of a grant struct, refusing any field that
-// is not a (non-nil) Slice: a grant holding a store would let the assembler
+// field is one of a grant's slices, with its field's name.
+type field struct {
+	name string
+	granted
+}
+
+// grantFields returns the slices of a grant struct, refusing any field that
+// is not a (non-nil) slice: a grant holding a store would let the assembler
 // read around it.
-func grantSlices(grant any) ([]Slice, error) {
+func grantFields(grant any) ([]field, error) {
 	v := reflect.ValueOf(grant)
 	if v.Kind() == reflect.Pointer {
 		if v.IsNil() {
-			return nil, fmt.Errorf("%w: the grant is a nil pointer", ErrNotASlice)
+			return nil, fmt.Errorf("%w: the grant is a nil pointer", ErrInvalidGrant)
 		}
 		v = v.Elem()
 	}
 	if v.Kind() != reflect.Struct {
-		return nil, fmt.Errorf("%w: a grant must be a struct of slices, got %s", ErrNotASlice, v.Type())
+		return nil, fmt.Errorf("%w: a grant must be a struct of slices, got %s", ErrInvalidGrant, v.Type())
 	}
-	var out []Slice
+	var out []field
 	for i := range v.NumField() {
 		f, ft := v.Field(i), v.Type().Field(i)
-		if !ft.Type.Implements(sliceType) {
-			return nil, fmt.Errorf("%w: field %s is of type %s", ErrNotASlice, ft.Name, ft.Type)
+		if !ft.Type.Implements(grantedType) {
+			return nil, fmt.Errorf("%w: field %s is of type %s, not a slice", ErrInvalidGrant, ft.Name, ft.Type)
 		}
 		if (f.Kind() == reflect.Pointer || f.Kind() == reflect.Interface) && f.IsNil() {
-			return nil, fmt.Errorf("%w: field %s is nil", ErrNotASlice, ft.Name)
+			return nil, fmt.Errorf("%w: field %s is nil", ErrInvalidGrant, ft.Name)
 		}
 		if !ft.IsExported() {
-			return nil, fmt.Errorf("%w: field %s is unexported; the assembler could not read it and Assemble cannot check it", ErrNotASlice, ft.Name)
+			return nil, fmt.Errorf("%w: field %s is unexported; the assembler could not read it and Assemble cannot check it", ErrInvalidGrant, ft.Name)
 		}
-		sl := f.Interface().(Slice)
-		if p, ok := sl.(predicated); ok && !p.hasPredicate() {
-			return nil, fmt.Errorf("%w: field %s (%T); pass AdmitAll or AllScopes to admit everything", ErrNilPredicate, ft.Name, sl)
-		}
-		out = append(out, sl)
+		out = append(out, field{ft.Name, f.Interface().(granted)})
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: the grant %s has no slice", ErrNotASlice, v.Type())
+		return nil, fmt.Errorf("%w: the grant %s has no slice", ErrInvalidGrant, v.Type())
 	}
 	return out, nil
 }
 
-func checkGrant(ctx context.Context, slices []Slice) (int64, error) {
-	upto := slices[0].Upto()
-	for _, s := range slices[1:] {
-		if s.Upto() != upto {
-			return 0, fmt.Errorf("%w: %d and %d", ErrMixedPositions, upto, s.Upto())
+// checkGrant refuses a slice with a nil predicate, slices at different
+// positions, a grant used before and a fold not at the grant's position,
+// in that order, and returns the grant's position.
+func checkGrant(ctx context.Context, fields []field) (int64, error) {
+	for _, f := range fields {
+		if !f.admits() {
+			return 0, fmt.Errorf("%w: field %s has a nil predicate; pass All to admit everything", ErrInvalidGrant, f.name)
 		}
 	}
-	for _, s := range slices {
-		if h := s.HandedOut(); len(h) > 0 {
-			return 0, fmt.Errorf("%w: a %T handed out %s", ErrGrantReused, s, h[0])
+	first := fields[0]
+	for _, f := range fields[1:] {
+		if f.position() != first.position() {
+			return 0, fmt.Errorf("%w: slices at different positions: field %s at %d, field %s at %d",
+				ErrInvalidGrant, first.name, first.position(), f.name, f.position())
 		}
 	}
-	for _, s := range slices {
-		if f, ok := s.(Fresher); ok {
-			if err := f.Fresh(ctx); err != nil {
-				return 0, err
-			}
+	for _, f := range fields {
+		if h := f.handedOut(); len(h) > 0 {
+			return 0, fmt.Errorf("%w: already used: field %s handed out %s", ErrInvalidGrant, f.name, h[0])
 		}
 	}
-	return upto, nil
+	for _, f := range fields {
+		if err := f.fresh(ctx); err != nil {
+			return 0, err
+		}
+	}
+	return first.position(), nil
 }
 
-func handedOut(slices []Slice) []Source {
-	var out []Source
+func handedOut(fields []field) []Source {
+	out := []Source{}
 	seen := map[Source]bool{}
-	for _, s := range slices {
-		for _, src := range s.HandedOut() {
+	for _, f := range fields {
+		for _, src := range f.handedOut() {
 			if !seen[src] {
 				seen[src] = true
 				out = append(out, src)
@@ -216,24 +219,24 @@ func checkParts(parts []Part, read []Source) error {
 	slots := map[string]bool{}
 	for _, p := range parts {
 		if slots[p.Slot] {
-			return fmt.Errorf("%w: %q", ErrDuplicateSlot, p.Slot)
+			return fmt.Errorf("%w: two parts share the slot %q", ErrInvalidPart, p.Slot)
 		}
 		slots[p.Slot] = true
 		for _, c := range p.Cites {
 			if !handed[c] {
 				return fmt.Errorf("%w: part %q cites %s", ErrUncitedSource, p.Slot, c)
 			}
-			if c.Kind == KindSection {
+			if c.kind() == kindSection {
 				if p.Register != budget.Generated {
-					return fmt.Errorf("%w: part %q cites chronicle %s but is %s, not generated", ErrMislabelledPart, p.Slot, c, p.Register)
+					return fmt.Errorf("%w: part %q cites chronicle %s but is %s, not generated", ErrInvalidPart, p.Slot, c, p.Register)
 				}
 				citedByGenerated[c] = true
 			}
 		}
 	}
 	for _, s := range read {
-		if s.Kind == KindSection && !citedByGenerated[s] {
-			return fmt.Errorf("%w: chronicle %s was read but no generated part cites it", ErrMislabelledPart, s)
+		if s.kind() == kindSection && !citedByGenerated[s] {
+			return fmt.Errorf("%w: chronicle %s was read but no generated part cites it", ErrInvalidPart, s)
 		}
 	}
 	return nil

@@ -10,34 +10,30 @@ import (
 	"github.com/promptloom/promptloom/eventlog"
 )
 
-// Event kinds the Beliefs fold claims.
+// Event kinds the Beliefs fold claims; the payload of either is a Belief.
 const (
 	KindBeliefHeld    = "belief.held"
 	KindBeliefDropped = "belief.dropped"
 )
 
-// BeliefPayload is the payload of belief.held and belief.dropped events.
-type BeliefPayload struct {
+// Belief is one belief held in a scope, and the payload of the events that
+// hold or drop one. As a payload, ID may be left empty (the fold names the
+// belief "b" and the event's seq) and Seq is not written: the fold takes it
+// from the event, so a belief cites the event it was folded from.
+type Belief struct {
 	// Scope is whose belief it is (a role, or a shared scope).
 	Scope string `json:"scope"`
-	// ID names the belief; empty means "b" followed by the event's seq.
-	ID   string `json:"id,omitempty"`
-	Text string `json:"text,omitempty"`
+	ID    string `json:"id,omitempty"`
+	Text  string `json:"text,omitempty"`
+	Seq   int64  `json:"seq,omitempty"`
 }
 
-// Belief is one belief held in a scope, citing the event it was folded from.
-type Belief struct {
-	ID    string `json:"id"`
-	Scope string `json:"scope"`
-	Text  string `json:"text"`
-	Seq   int64  `json:"seq"`
-}
-
-// Beliefs folds belief events into holder scope -> beliefs. It is safe for
-// concurrent use: a projector may fold while a slice reads.
+// Beliefs folds belief events into holder scope -> beliefs. The zero value
+// is an empty fold, ready for CatchUp (its projection is "beliefs"). It is
+// safe for concurrent use: a fold may catch up while a slice reads.
 type Beliefs struct {
 	mu     sync.RWMutex
-	upto   int64
+	at     int64
 	scopes map[string][]Belief
 	// last and lastKind are the seq and kind of the latest event applied
 	// since the state was last restored (at restored) or reset.
@@ -53,22 +49,16 @@ type beliefsAt struct {
 	lastKind             string
 }
 
-// NewBeliefs returns an empty Beliefs fold.
-func NewBeliefs() *Beliefs { return &Beliefs{scopes: map[string][]Belief{}} }
+func (b *Beliefs) name() string { return "beliefs" }
 
-// Name implements Fold.
-func (b *Beliefs) Name() string { return "beliefs" }
-
-// Claims implements Fold.
-func (b *Beliefs) Claims(kind string) bool {
+func (b *Beliefs) claims(kind string) bool {
 	return kind == KindBeliefHeld || kind == KindBeliefDropped
 }
 
-// Apply implements Fold.
-func (b *Beliefs) Apply(e eventlog.Event) error {
+func (b *Beliefs) apply(e eventlog.Event) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	var p BeliefPayload
+	var p Belief
 	if err := e.Decode(&p); err != nil {
 		return err
 	}
@@ -79,46 +69,46 @@ func (b *Beliefs) Apply(e eventlog.Event) error {
 	if id == "" {
 		id = fmt.Sprintf("b%d", e.Seq)
 	}
+	if b.scopes == nil {
+		b.scopes = map[string][]Belief{}
+	}
 	held := slices.DeleteFunc(b.scopes[p.Scope], func(x Belief) bool { return x.ID == id })
 	if e.Kind == KindBeliefHeld {
 		held = append(held, Belief{ID: id, Scope: p.Scope, Text: p.Text, Seq: e.Seq})
 	}
 	b.scopes[p.Scope] = held
-	b.upto = max(b.upto, e.Seq)
+	b.at = max(b.at, e.Seq)
 	if e.Seq > b.last {
 		b.last, b.lastKind = e.Seq, e.Kind
 	}
 	return nil
 }
 
-// Upto implements Fold.
-func (b *Beliefs) Upto() int64 {
+func (b *Beliefs) upto() int64 {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
-	return b.upto
+	return b.at
 }
 
-// Advance implements Fold.
-func (b *Beliefs) Advance(upto int64) {
+func (b *Beliefs) advance(upto int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.upto = max(b.upto, upto)
-}
-
-// Reset implements Fold.
-func (b *Beliefs) Reset() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.reset()
+	b.at = max(b.at, upto)
 }
 
 func (b *Beliefs) reset() {
-	b.upto, b.scopes = 0, map[string][]Belief{}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.clear()
+}
+
+func (b *Beliefs) clear() {
+	b.at, b.scopes = 0, map[string][]Belief{}
 	b.last, b.lastKind, b.restored = 0, "", 0
 }
 
-// Snapshot implements Fold: scopes in order, beliefs in fold order.
-func (b *Beliefs) Snapshot() ([]byte, error) {
+// snapshot is the scopes in order, beliefs in fold order.
+func (b *Beliefs) snapshot() ([]byte, error) {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	names := make([]string, 0, len(b.scopes))
@@ -133,31 +123,39 @@ func (b *Beliefs) Snapshot() ([]byte, error) {
 	return json.Marshal(out)
 }
 
-// Restore implements Fold.
-func (b *Beliefs) Restore(upto int64, state []byte) error {
+func (b *Beliefs) restore(upto int64, state []byte) error {
 	var scopes [][]Belief
 	if err := json.Unmarshal(state, &scopes); err != nil {
 		return err
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.reset()
+	b.clear()
 	for _, held := range scopes {
 		if len(held) > 0 {
 			b.scopes[held[0].Scope] = held
 		}
 	}
-	b.upto, b.restored = upto, upto
+	b.at, b.restored = upto, upto
 	return nil
 }
 
-// In returns the beliefs held in scope, in the order they were folded.
-func (b *Beliefs) In(scope string) []Belief { return b.read(scope).held }
-
-// read returns the beliefs of scope with the fold's position and latest
-// applied event, all as of one moment.
-func (b *Beliefs) read(scope string) beliefsAt {
+// read returns the beliefs of the scopes visible admits (scopes in order,
+// beliefs in fold order) with the fold's position and latest applied
+// event, all as of one moment.
+func (b *Beliefs) read(visible func(scope string) bool) beliefsAt {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
-	return beliefsAt{held: slices.Clone(b.scopes[scope]), upto: b.upto, last: b.last, restored: b.restored, lastKind: b.lastKind}
+	at := beliefsAt{upto: b.at, last: b.last, restored: b.restored, lastKind: b.lastKind}
+	names := make([]string, 0, len(b.scopes))
+	for s := range b.scopes {
+		if visible(s) {
+			names = append(names, s)
+		}
+	}
+	sort.Strings(names)
+	for _, s := range names {
+		at.held = append(at.held, b.scopes[s]...)
+	}
+	return at
 }

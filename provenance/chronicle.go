@@ -9,9 +9,9 @@ import (
 	"github.com/promptloom/promptloom/eventlog"
 )
 
-// KindSectionClosed is the event kind that records a closed chronicle
-// section.
-const KindSectionClosed = "chronicle.section"
+// kindSectionClosed is the event kind that records a closed chronicle
+// section; CloseSection appends it.
+const kindSectionClosed = "chronicle.section"
 
 // Section summarises a closed range of the log. The summary is prose written
 // by a caller-supplied summariser (usually a model): generated, advisory,
@@ -30,57 +30,47 @@ type Section struct {
 	Audience []string `json:"audience,omitempty"`
 }
 
-// Chronicle folds section events into the list of sections.
+// Chronicle folds section events into the list of sections. The zero value
+// is an empty fold, ready for CatchUp (its projection is "chronicle").
 type Chronicle struct {
-	upto     int64
-	sections []Section
+	at   int64
+	list []Section
 }
 
-// NewChronicle returns an empty Chronicle fold.
-func NewChronicle() *Chronicle { return &Chronicle{} }
+func (c *Chronicle) name() string { return "chronicle" }
 
-// Name implements Fold.
-func (c *Chronicle) Name() string { return "chronicle" }
+func (c *Chronicle) claims(kind string) bool { return kind == kindSectionClosed }
 
-// Claims implements Fold.
-func (c *Chronicle) Claims(kind string) bool { return kind == KindSectionClosed }
-
-// Apply implements Fold.
-func (c *Chronicle) Apply(e eventlog.Event) error {
+func (c *Chronicle) apply(e eventlog.Event) error {
 	var s Section
 	if err := e.Decode(&s); err != nil {
 		return err
 	}
 	s.Seq, s.Audience = e.Seq, e.Audience
-	c.sections = append(c.sections, s)
-	c.upto = max(c.upto, e.Seq)
+	c.list = append(c.list, s)
+	c.at = max(c.at, e.Seq)
 	return nil
 }
 
-// Upto implements Fold.
-func (c *Chronicle) Upto() int64 { return c.upto }
+func (c *Chronicle) upto() int64 { return c.at }
 
-// Advance implements Fold.
-func (c *Chronicle) Advance(upto int64) { c.upto = max(c.upto, upto) }
+func (c *Chronicle) advance(upto int64) { c.at = max(c.at, upto) }
 
-// Reset implements Fold.
-func (c *Chronicle) Reset() { c.upto, c.sections = 0, nil }
+func (c *Chronicle) reset() { c.at, c.list = 0, nil }
 
-// Snapshot implements Fold.
-func (c *Chronicle) Snapshot() ([]byte, error) { return json.Marshal(orNone(c.sections)) }
+func (c *Chronicle) snapshot() ([]byte, error) { return json.Marshal(orNone(c.list)) }
 
-// Restore implements Fold.
-func (c *Chronicle) Restore(upto int64, state []byte) error {
-	c.Reset()
-	if err := json.Unmarshal(state, &c.sections); err != nil {
+func (c *Chronicle) restore(upto int64, state []byte) error {
+	c.reset()
+	if err := json.Unmarshal(state, &c.list); err != nil {
 		return err
 	}
-	c.upto = upto
+	c.at = upto
 	return nil
 }
 
-// Sections returns every section, in log order.
-func (c *Chronicle) Sections() []Section { return slices.Clone(c.sections) }
+// sections returns every section, in log order.
+func (c *Chronicle) sections() []Section { return slices.Clone(c.list) }
 
 func orNone[T any](s []T) []T {
 	if s == nil {
@@ -89,18 +79,16 @@ func orNone[T any](s []T) []T {
 	return s
 }
 
-// Summariser writes the prose of a section from the events it may see.
-type Summariser func(ctx context.Context, events []eventlog.Event) (string, error)
-
-// CloseSection summarises the events in [from, to] that audience may see
-// (an empty audience is everyone, so only public events are shown) and
-// records the summary in the log as a section event with that audience. The
-// text is in the log, so a rebuilt Chronicle has it without asking the
-// summariser again.
-func CloseSection(ctx context.Context, store eventlog.Store, id string, from, to int64, audience []string, summarise Summariser) (Section, error) {
+// CloseSection has summarise (usually a model) write the prose of the
+// events in [from, to] that audience may see (an empty audience is
+// everyone, so only public events are shown) and records the summary in the
+// log as a section event with that audience. The text is in the log, so a
+// rebuilt Chronicle has it without asking the summariser again.
+func CloseSection(ctx context.Context, store eventlog.Store, id string, from, to int64, audience []string,
+	summarise func(ctx context.Context, events []eventlog.Event) (string, error)) (Section, error) {
 	var shown []eventlog.Event
 	err := store.Scan(ctx, from, to, func(env eventlog.Envelope) error {
-		if env.Kind == KindSectionClosed || !visibleToAll(env, audience) {
+		if env.Kind == kindSectionClosed || !visibleToAll(env, audience) {
 			return nil
 		}
 		e, err := store.Get(ctx, env.Seq)
@@ -118,7 +106,7 @@ func CloseSection(ctx context.Context, store eventlog.Store, id string, from, to
 	for _, e := range shown {
 		s.Summarised = append(s.Summarised, e.Seq)
 	}
-	envs, err := store.Append(ctx, eventlog.Draft{Kind: KindSectionClosed, Actor: "chronicle", Audience: audience, Payload: s})
+	envs, err := store.Append(ctx, eventlog.Draft{Kind: kindSectionClosed, Actor: "chronicle", Audience: audience, Payload: s})
 	if err != nil {
 		return Section{}, err
 	}

@@ -4,32 +4,41 @@ import (
 	"encoding/json"
 	"slices"
 
+	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/digest"
 	canon "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/stage"
 )
 
-// Description is a context as plain data, for golden tests and reports:
-// every part with its register, rank, sources and fate, what was shed, and
-// what the grant handed out.
-type Description struct {
-	Role  string          `json:"role"`
+// Context is one role's context for one call: every part with its
+// register, rank, sources and fate, what a budget shed, what the grant
+// handed out, and the prompt they reduce to with its manifest. Its JSON is
+// the description golden tests and reports keep; the fragments, the
+// reduction and the manifest are for the call itself.
+type Context struct {
+	Role string `json:"role"`
+	// Upto is the log position the grant's slices read at.
 	Upto  int64           `json:"upto"`
 	Parts []DescribedPart `json:"parts"`
-	// Shed lists the slots a budget dropped.
+	// Shed lists the slots a budget dropped, sorted.
 	Shed []string `json:"shed"`
 	// Read lists every source the grant handed out: slice by slice in the
 	// grant's field order, each in the order it handed them out.
-	Read []string `json:"read"`
-	// Prompt is the system prompt the context reduced to.
+	Read []Source `json:"read"`
+	// Prompt is the system prompt the context reduced to
+	// (Reduction.System).
 	Prompt string `json:"prompt"`
 	// Traces are the stages of the assembly.
 	Traces []stage.Trace `json:"traces"`
+
+	Fragments []promptloom.Fragment `json:"-"`
+	Reduction *promptloom.Reduction `json:"-"`
+	Manifest  *manifest.Manifest    `json:"-"`
 }
 
-// DescribedPart is one part of a Description, as a manifest.Segment: the
-// row of the part's fragment, with the part's own words where the manifest
+// DescribedPart is one part of a Context, as a manifest.Segment: the row
+// of the part's fragment, with the part's own words where the manifest
 // would differ. ID is the slot and Sources what the part cites, as the part
 // names them (a manifest redacts them); Included, Reason, Bytes and Digest
 // are the reduction's; Register and Rank are always set. Producer, Bucket
@@ -75,30 +84,30 @@ func (p *DescribedPart) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Describe returns the context as plain data.
-func (c *Context) Describe() Description {
-	d := Description{Role: c.Role, Upto: c.Upto, Parts: []DescribedPart{}, Shed: []string{},
-		Read: sourceStrings(c.Read), Prompt: c.Reduction.System, Traces: c.Traces}
+// describe makes the context of a's parts, reduced to r with manifest m.
+func describe(role string, a *assembled, run *stage.Result, r *promptloom.Reduction, m *manifest.Manifest) *Context {
+	c := &Context{Role: role, Upto: a.upto, Parts: []DescribedPart{}, Shed: []string{}, Read: a.read,
+		Prompt: r.System, Traces: run.Traces, Fragments: run.Fragments, Reduction: r, Manifest: m}
 	rows := map[string]int{}
-	for i, r := range c.Reduction.Rows {
-		rows[r.Fragment.ID] = i
+	for i, row := range r.Rows {
+		rows[row.Fragment.ID] = i
 	}
-	for _, p := range c.Parts {
+	for _, p := range a.parts {
 		var dp DescribedPart
 		i, ok := rows[p.Slot]
 		if ok {
-			dp.Segment = c.Manifest.Segments[i]
-			r := &c.Reduction.Rows[i]
+			dp.Segment = m.Segments[i]
+			row := &r.Rows[i]
 			// The reduction's own values, as the prompt holds them.
-			dp.Included, dp.Reason, dp.Bytes, dp.Digest = r.Included, r.Reason, r.Bytes, r.Digest
-			if r.Shed {
-				d.Shed = append(d.Shed, p.Slot)
+			dp.Included, dp.Reason, dp.Bytes, dp.Digest = row.Included, row.Reason, row.Bytes, row.Digest
+			if row.Shed {
+				c.Shed = append(c.Shed, p.Slot)
 			}
 		}
 		rank := p.Rank
 		dp.ID, dp.Register, dp.Rank, dp.Sources = p.Slot, p.Register.String(), &rank, sourceStrings(p.Cites)
-		d.Parts = append(d.Parts, dp)
+		c.Parts = append(c.Parts, dp)
 	}
-	slices.Sort(d.Shed)
-	return d
+	slices.Sort(c.Shed)
+	return c
 }

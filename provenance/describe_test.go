@@ -19,7 +19,7 @@ func TestDescribedPartJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := c.Describe()
+	d := c
 	if len(d.Parts) == 0 || d.Parts[0].Register != "binding" || *d.Parts[0].Rank != 0 {
 		t.Fatalf("the fixture's first part is not binding rank 0: %+v", d.Parts)
 	}

@@ -12,8 +12,8 @@ import (
 // A grant is a struct of slices, all at one log position: the assembler can
 // read nothing else, and Assemble checks that at run time.
 type grant struct {
-	Log     *provenance.LogSlice
-	Beliefs *provenance.BeliefSlice
+	Notes   *provenance.Slice[eventlog.Event]
+	Beliefs *provenance.Slice[provenance.Belief]
 	Brief   *provenance.Given[string]
 }
 
@@ -24,39 +24,41 @@ func ExampleAssemble() {
 		eventlog.Draft{Kind: "note", Payload: "the meeting moved to Friday"},
 		eventlog.Draft{Kind: "note", Audience: []string{"hr"}, Payload: "salary bands"},
 		eventlog.Draft{Kind: provenance.KindBeliefHeld, Audience: []string{"assistant"},
-			Payload: provenance.BeliefPayload{Scope: "assistant", ID: "tone", Text: "the team prefers short notes"}})
+			Payload: provenance.Belief{Scope: "assistant", ID: "tone", Text: "the team prefers short notes"}})
 	head, _ := store.Head(ctx)
 
-	// The Beliefs fold, kept in step with the log by a projector.
-	beliefs := provenance.NewBeliefs()
-	if err := provenance.NewProjector(store, beliefs).CatchUp(ctx); err != nil {
+	// The Beliefs fold, kept in step with the log.
+	beliefs := &provenance.Beliefs{}
+	if err := provenance.CatchUp(ctx, store, beliefs); err != nil {
 		panic(err)
 	}
 
 	asm := func(ctx context.Context, g grant) ([]provenance.Part, error) {
 		parts := []provenance.Part{{Slot: "brief", Register: budget.Binding, Text: g.Brief.Value(),
 			Cites: []provenance.Source{provenance.GivenSource("brief")}}}
-		evs, err := g.Log.Events(ctx, "note")
+		notes, err := g.Notes.Read(ctx)
 		if err != nil {
 			return nil, err
 		}
-		for _, e := range evs {
+		for _, e := range notes {
 			var text string
 			e.Decode(&text)
 			parts = append(parts, provenance.Part{Slot: fmt.Sprintf("note-%d", e.Seq), Register: budget.Considered,
 				Text: text, Cites: []provenance.Source{provenance.EventSource(e.Seq)}})
 		}
-		held, err := g.Beliefs.Beliefs("assistant")
+		held, err := g.Beliefs.Read(ctx)
 		for _, b := range held {
 			parts = append(parts, provenance.Part{Slot: "belief-" + b.ID, Register: budget.Considered,
 				Text: b.Text, Cites: []provenance.Source{provenance.BeliefSource(b.ID)}})
 		}
 		return parts, err
 	}
-	visible := func(e eventlog.Envelope) bool { return e.VisibleTo("assistant") }
+	// The assistant may read the notes it is in the audience of, and its
+	// own beliefs.
+	notes := func(e eventlog.Envelope) bool { return e.Kind == "note" && e.VisibleTo("assistant") }
 	c, err := provenance.Assemble(ctx, "assistant", asm, grant{
-		Log:     provenance.NewLogSlice(store, head, visible),
-		Beliefs: provenance.NewBeliefSlice(store, beliefs, head, func(scope string) bool { return scope == "assistant" }),
+		Notes:   provenance.OpenLog(store, head, notes),
+		Beliefs: provenance.OpenBeliefs(store, beliefs, head, func(scope string) bool { return scope == "assistant" }),
 		Brief:   provenance.NewGiven("brief", head, "Summarise the week."),
 	}, nil)
 	if err != nil {
@@ -65,7 +67,7 @@ func ExampleAssemble() {
 	for _, s := range c.Manifest.Segments {
 		fmt.Println(s.ID, s.Register, s.Sources)
 	}
-	fmt.Println(c.Reduction.System)
+	fmt.Println(c.Prompt)
 	// Output:
 	// brief binding [given:brief]
 	// note-1 considered [event:1]

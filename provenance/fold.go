@@ -7,114 +7,99 @@ import (
 	"github.com/promptloom/promptloom/eventlog"
 )
 
-// Fold is derived state: it applies the events it claims, in order, and
-// nothing else. Its state can be saved beside its position and restored, or
-// dropped and rebuilt by replaying the log with identical results.
+// Fold is derived state kept in step with the log: a *Beliefs or a
+// *Chronicle. It applies the events it claims, in order, and nothing else,
+// so its state can be saved beside its position and restored, or dropped and
+// rebuilt by replaying the log with identical results.
 type Fold interface {
-	// Name names the projection in the store.
-	Name() string
-	// Claims reports whether the fold consumes events of this kind.
-	Claims(kind string) bool
-	// Apply folds one claimed event in.
-	Apply(e eventlog.Event) error
-	// Upto is the position the fold has read up to.
-	Upto() int64
-	// Snapshot encodes the state (deterministically).
-	Snapshot() ([]byte, error)
-	// Restore replaces the state with a snapshot taken at upto.
-	Restore(upto int64, state []byte) error
-	// Reset empties the state, at position 0.
-	Reset()
-	// Advance moves the position to upto once every event up to it was
+	// name names the projection in the store.
+	name() string
+	// claims reports whether the fold consumes events of this kind.
+	claims(kind string) bool
+	// apply folds one claimed event in.
+	apply(e eventlog.Event) error
+	// upto is the position the fold has read up to.
+	upto() int64
+	// snapshot encodes the state (deterministically).
+	snapshot() ([]byte, error)
+	// restore replaces the state with a snapshot taken at upto.
+	restore(upto int64, state []byte) error
+	// reset empties the state, at position 0.
+	reset()
+	// advance moves the position to upto once every event up to it was
 	// offered (events the fold does not claim move it too).
-	Advance(upto int64)
+	advance(upto int64)
 }
 
-// Projector keeps folds in step with a log: it loads each fold's snapshot,
-// applies the events after it, and saves state and position together.
-type Projector struct {
-	store eventlog.Store
-	folds []Fold
-}
-
-// NewProjector returns a projector of folds over store. Call Load, then
-// CatchUp.
-func NewProjector(store eventlog.Store, folds ...Fold) *Projector {
-	return &Projector{store: store, folds: folds}
-}
-
-// Load restores every fold from its saved projection (a fold without one
-// starts empty).
-func (p *Projector) Load(ctx context.Context) error {
-	for _, f := range p.folds {
-		saved, ok, err := p.store.LoadProjection(ctx, f.Name())
-		if err != nil {
-			return err
-		}
-		f.Reset()
-		if ok {
-			if err := f.Restore(saved.Upto, saved.State); err != nil {
-				return fmt.Errorf("projection %s: %w", f.Name(), err)
-			}
-		}
-	}
-	return nil
-}
-
-// CatchUp applies every event up to the log's head and saves each fold.
-func (p *Projector) CatchUp(ctx context.Context) error {
-	head, err := p.store.Head(ctx)
+// CatchUp brings folds up to the log's head and saves each beside its
+// position. A fold that has read nothing first restores its saved
+// projection, so a process that restarts replays only what came after it.
+func CatchUp(ctx context.Context, store eventlog.Store, folds ...Fold) error {
+	head, err := store.Head(ctx)
 	if err != nil {
 		return err
 	}
-	return p.CatchUpTo(ctx, head)
-}
-
-// CatchUpTo applies the events up to upto and saves each fold that moved.
-// A fold already past upto is left where it is.
-func (p *Projector) CatchUpTo(ctx context.Context, upto int64) error {
-	for _, f := range p.folds {
-		if f.Upto() >= upto {
+	for _, f := range folds {
+		if f.upto() != 0 {
 			continue
 		}
-		err := p.store.Scan(ctx, f.Upto()+1, upto, func(env eventlog.Envelope) error {
-			if !f.Claims(env.Kind) {
-				return nil
-			}
-			e, err := p.store.Get(ctx, env.Seq)
-			if err != nil {
-				return err
-			}
-			return f.Apply(e)
-		})
-		if err != nil {
-			return fmt.Errorf("projection %s: %w", f.Name(), err)
-		}
-		f.Advance(upto)
-		state, err := f.Snapshot()
+		saved, ok, err := store.LoadProjection(ctx, f.name())
 		if err != nil {
 			return err
 		}
-		if err := p.store.SaveProjection(ctx, f.Name(), eventlog.Projection{Upto: upto, State: state}); err != nil {
+		if ok {
+			if err := f.restore(saved.Upto, saved.State); err != nil {
+				return fmt.Errorf("projection %s: %w", f.name(), err)
+			}
+		}
+	}
+	return catchUpTo(ctx, store, head, folds)
+}
+
+// Rebuild drops each fold's saved projection and replays the log up to
+// where the fold was: the state is derived, so the result is the same.
+func Rebuild(ctx context.Context, store eventlog.Store, folds ...Fold) error {
+	for _, f := range folds {
+		upto := f.upto()
+		if err := store.DropProjection(ctx, f.name()); err != nil {
+			return err
+		}
+		f.reset()
+		if err := catchUpTo(ctx, store, upto, []Fold{f}); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// Rebuild drops a fold's projection and replays the log up to where the
-// fold was.
-func (p *Projector) Rebuild(ctx context.Context, name string) error {
-	for _, f := range p.folds {
-		if f.Name() != name {
+// catchUpTo applies the events up to upto and saves each fold that moved.
+// A fold already past upto is left where it is.
+func catchUpTo(ctx context.Context, store eventlog.Store, upto int64, folds []Fold) error {
+	for _, f := range folds {
+		if f.upto() >= upto {
 			continue
 		}
-		upto := f.Upto()
-		if err := p.store.DropProjection(ctx, name); err != nil {
+		err := store.Scan(ctx, f.upto()+1, upto, func(env eventlog.Envelope) error {
+			if !f.claims(env.Kind) {
+				return nil
+			}
+			e, err := store.Get(ctx, env.Seq)
+			if err != nil {
+				return err
+			}
+			return f.apply(e)
+		})
+		if err != nil {
+			return fmt.Errorf("projection %s: %w", f.name(), err)
+		}
+		f.advance(upto)
+		state, err := f.snapshot()
+		if err != nil {
 			return err
 		}
-		f.Reset()
-		return p.CatchUpTo(ctx, upto)
+		if err := store.SaveProjection(ctx, f.name(), eventlog.Projection{Upto: upto, State: state}); err != nil {
+			return err
+		}
 	}
-	return fmt.Errorf("no projection %q", name)
+	return nil
 }

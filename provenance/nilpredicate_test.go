@@ -4,64 +4,65 @@ import (
 	"context"
 	"errors"
 	"testing"
-
-	"github.com/promptloom/promptloom/eventlog"
 )
 
-// A nil predicate admits nothing and is never a panic: reads that can fail
-// say ErrNilPredicate, reads that cannot hand out nothing, and Assemble
-// refuses the grant before the assembler runs.
+// A nil predicate admits nothing and is never a panic: a read says
+// ErrInvalidGrant, and Assemble refuses the grant before the assembler runs.
 func TestNilPredicates(t *testing.T) {
 	f := newFixture(t)
-	if _, err := NewLogSlice(f.store, f.head, nil).Events(ctx); !errors.Is(err, ErrNilPredicate) {
-		t.Errorf("LogSlice.Events = %v, want ErrNilPredicate", err)
+	if _, err := OpenLog(f.store, f.head, nil).Read(ctx); !errors.Is(err, ErrInvalidGrant) {
+		t.Errorf("a log slice's Read = %v, want ErrInvalidGrant", err)
 	}
-	if _, err := NewBeliefSlice(f.store, f.beliefs, f.head, nil).Beliefs("uk"); !errors.Is(err, ErrNilPredicate) {
-		t.Errorf("BeliefSlice.Beliefs = %v, want ErrNilPredicate", err)
+	if _, err := OpenBeliefs(f.store, f.beliefs, f.head, nil).Read(ctx); !errors.Is(err, ErrInvalidGrant) {
+		t.Errorf("a beliefs slice's Read = %v, want ErrInvalidGrant", err)
 	}
-	evs := []eventlog.Event{{Envelope: eventlog.Envelope{Seq: 1, Kind: "offer"}}}
-	if got := NewEventsSlice(f.head, evs, nil).Events(); len(got) != 0 {
-		t.Errorf("EventsSlice.Events handed out %v", got)
-	}
-	if got := NewChronicleSlice(f.store, f.chronicle, f.head, nil).Sections(); len(got) != 0 {
-		t.Errorf("ChronicleSlice.Sections handed out %v", got)
+	if got, err := OpenChronicle(f.store, f.chronicle, f.head, nil).Read(ctx); !errors.Is(err, ErrInvalidGrant) || len(got) != 0 {
+		t.Errorf("a chronicle slice's Read = %v, %v, want nothing and ErrInvalidGrant", got, err)
 	}
 
 	ran := false
 	asm := func(context.Context, Grant) ([]Part, error) { ran = true; return nil, nil }
-	for name, g := range map[string]Grant{
-		"Log":       {Log: NewLogSlice(f.store, f.head, nil)},
-		"Beliefs":   {Beliefs: NewBeliefSlice(f.store, f.beliefs, f.head, nil)},
-		"Chronicle": {Chronicle: NewChronicleSlice(f.store, f.chronicle, f.head, nil)},
-	} {
-		full := f.grant("uk", f.head)
+	for _, name := range []string{"Log", "Beliefs", "Chronicle"} {
+		g := f.grant("uk", f.head)
 		switch name {
 		case "Log":
-			full.Log = g.Log
+			g.Log = OpenLog(f.store, f.head, nil)
 		case "Beliefs":
-			full.Beliefs = g.Beliefs
+			g.Beliefs = OpenBeliefs(f.store, f.beliefs, f.head, nil)
 		case "Chronicle":
-			full.Chronicle = g.Chronicle
+			g.Chronicle = OpenChronicle(f.store, f.chronicle, f.head, nil)
 		}
-		if _, err := Assemble(ctx, "uk", asm, full, nil); !errors.Is(err, ErrNilPredicate) {
-			t.Errorf("Assemble with a nil %s predicate = %v, want ErrNilPredicate", name, err)
+		if _, err := Assemble(ctx, "uk", asm, g, nil); !errors.Is(err, ErrInvalidGrant) {
+			t.Errorf("Assemble with a nil %s predicate = %v, want ErrInvalidGrant", name, err)
 		}
 	}
 	if ran {
 		t.Error("the assembler ran on a grant with a nil predicate")
 	}
 
-	// AdmitAll and AllScopes admit everything.
+	// All admits everything.
 	all := Grant{
-		Log:       NewLogSlice(f.store, f.head, AdmitAll),
-		Beliefs:   NewBeliefSlice(f.store, f.beliefs, f.head, AllScopes),
-		Chronicle: NewChronicleSlice(f.store, f.chronicle, f.head, AdmitAll),
+		Log:       OpenLog(f.store, f.head, All),
+		Beliefs:   OpenBeliefs(f.store, f.beliefs, f.head, All),
+		Chronicle: OpenChronicle(f.store, f.chronicle, f.head, All),
 		Brief:     NewGiven("brief", f.head, "x"),
 	}
-	if evs, err := all.Log.Events(ctx, "remark"); err != nil || len(evs) != 1 {
-		t.Errorf("AdmitAll read %d remark(s) (%v), want the private one", len(evs), err)
+	remarks := 0
+	for _, e := range must(all.Log.Read(ctx)) {
+		if e.Kind == "remark" {
+			remarks++
+		}
 	}
-	if held, err := all.Beliefs.Beliefs("eu"); err != nil || len(held) != 1 {
-		t.Errorf("AllScopes read %d EU belief(s) (%v), want 1", len(held), err)
+	if remarks != 1 {
+		t.Errorf("All read %d remark(s), want the private one", remarks)
+	}
+	eu := 0
+	for _, b := range must(all.Beliefs.Read(ctx)) {
+		if b.Scope == "eu" {
+			eu++
+		}
+	}
+	if eu != 1 {
+		t.Errorf("All read %d EU belief(s), want 1", eu)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/promptloom/promptloom/budget"
@@ -34,7 +35,7 @@ func randomLog(t *testing.T, r *rand.Rand, store eventlog.Store) {
 		case 0:
 			scope := roles[r.IntN(len(roles))]
 			must(store.Append(ctx, eventlog.Draft{Kind: KindBeliefHeld, Actor: scope, Audience: []string{scope},
-				Payload: BeliefPayload{Scope: scope, Text: "belief " + strconv.Itoa(r.IntN(100))}}))
+				Payload: Belief{Scope: scope, Text: "belief " + strconv.Itoa(r.IntN(100))}}))
 		case 1:
 			head := must(store.Head(ctx))
 			if head > 0 {
@@ -51,24 +52,28 @@ func randomLog(t *testing.T, r *rand.Rand, store eventlog.Store) {
 
 // greedy reads everything its grant offers and cites all of it, each source
 // in the register the rules require.
-func greedy(role string) Assembler[Grant] {
+func greedy(role string) func(context.Context, Grant) ([]Part, error) {
 	return func(ctx context.Context, g Grant) ([]Part, error) {
 		var parts []Part
-		evs, err := g.Log.Events(ctx)
+		evs, err := g.Log.Read(ctx)
 		if err != nil {
 			return nil, err
 		}
 		for _, e := range evs {
 			parts = append(parts, Part{Slot: "e" + strconv.FormatInt(e.Seq, 10), Register: budget.Considered, Text: string(e.Payload), Cites: []Source{EventSource(e.Seq)}})
 		}
-		held, err := g.Beliefs.Beliefs(role)
+		held, err := g.Beliefs.Read(ctx)
 		if err != nil {
 			return nil, err
 		}
 		for _, b := range held {
 			parts = append(parts, Part{Slot: "b:" + b.ID, Register: budget.Considered, Text: b.Text, Cites: []Source{BeliefSource(b.ID)}})
 		}
-		for _, s := range g.Chronicle.Sections() {
+		sections, err := g.Chronicle.Read(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range sections {
 			parts = append(parts, Part{Slot: "s:" + s.ID, Register: budget.Generated, Text: s.Text, Cites: []Source{SectionSource(s.ID)}})
 		}
 		return parts, nil
@@ -84,19 +89,18 @@ func TestNoContextReadsWhatItsGrantDoesNotAdmit(t *testing.T) {
 		r := rand.New(rand.NewPCG(seed, 99))
 		store := eventlog.NewMemory(nil)
 		randomLog(t, r, store)
-		f := &fixture{store: &countingStore{Store: store}, beliefs: NewBeliefs(), chronicle: NewChronicle()}
-		f.proj = NewProjector(store, f.beliefs, f.chronicle)
-		if err := f.proj.CatchUp(ctx); err != nil {
+		f := &fixture{store: &countingStore{Store: store}, beliefs: &Beliefs{}, chronicle: &Chronicle{}}
+		if err := f.catchUp(ctx); err != nil {
 			t.Fatal(err)
 		}
 		head := must(store.Head(ctx))
 		sections := map[string]Section{}
-		for _, s := range f.chronicle.Sections() {
+		for _, s := range f.chronicle.sections() {
 			sections[s.ID] = s
 		}
 		beliefScope := map[string]string{}
 		for _, role := range roles {
-			for _, b := range f.beliefs.In(role) {
+			for _, b := range f.beliefs.read(func(scope string) bool { return scope == role }).held {
 				beliefScope[b.ID] = b.Scope
 			}
 		}
@@ -114,25 +118,25 @@ func TestNoContextReadsWhatItsGrantDoesNotAdmit(t *testing.T) {
 				all = append(all, seg.Sources...)
 			}
 			for _, text := range all {
-				src := must(ParseSource(text))
-				switch src.Kind {
-				case KindEvent:
-					seq := must(strconv.ParseInt(src.ID, 10, 64))
+				kind, id, _ := strings.Cut(text, ":")
+				switch kind {
+				case kindEvent:
+					seq := must(strconv.ParseInt(id, 10, 64))
 					if !visible(role, seq) {
 						t.Fatalf("seed %d: %s read or cites event %d, not visible to it", seed, role, seq)
 					}
-				case KindBelief:
-					if beliefScope[src.ID] != role {
-						t.Fatalf("seed %d: %s read belief %s of scope %s", seed, role, src.ID, beliefScope[src.ID])
+				case kindBelief:
+					if beliefScope[id] != role {
+						t.Fatalf("seed %d: %s read belief %s of scope %s", seed, role, id, beliefScope[id])
 					}
-				case KindSection:
-					s := sections[src.ID]
+				case kindSection:
+					s := sections[id]
 					if !visible(role, s.Seq) {
-						t.Fatalf("seed %d: %s read section %s, not visible to it", seed, role, src.ID)
+						t.Fatalf("seed %d: %s read section %s, not visible to it", seed, role, id)
 					}
 					for _, seq := range s.Summarised {
 						if !visible(role, seq) {
-							t.Fatalf("seed %d: %s read section %s, which summarised event %d it may not see", seed, role, src.ID, seq)
+							t.Fatalf("seed %d: %s read section %s, which summarised event %d it may not see", seed, role, id, seq)
 						}
 					}
 				}
@@ -187,42 +191,37 @@ func rebuildIsIdentical(t *testing.T, open func() eventlog.Store) {
 				t.Fatal(err)
 			}
 			m := must(c.Manifest.Canonical())
-			out = append(out, c.Describe(), json.RawMessage(m))
+			out = append(out, c, json.RawMessage(m))
 		}
 		return string(must(json.MarshalIndent(out, "", " ")))
 	}
 
-	b1, c1 := NewBeliefs(), NewChronicle()
-	p1 := NewProjector(store, b1, c1)
-	if err := p1.Load(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := p1.CatchUp(ctx); err != nil {
+	b1, c1 := &Beliefs{}, &Chronicle{}
+	if err := CatchUp(ctx, store, b1, c1); err != nil {
 		t.Fatal(err)
 	}
 	before := describeAll(store, b1, c1)
 	store.Close()
 
-	// Reopen: the saved projections load as they were.
+	// Reopen: the saved projections load as they were, and nothing is
+	// replayed.
 	store = open()
 	defer store.Close()
-	b2, c2 := NewBeliefs(), NewChronicle()
-	p2 := NewProjector(store, b2, c2)
-	if err := p2.Load(ctx); err != nil {
+	b2, c2 := &Beliefs{}, &Chronicle{}
+	counting := &countingStore{Store: store}
+	if err := CatchUp(ctx, counting, b2, c2); err != nil {
 		t.Fatal(err)
 	}
-	if b2.Upto() == 0 || c2.Upto() == 0 {
-		t.Fatal("the projections were not saved beside their positions")
+	if b2.upto() == 0 || c2.upto() == 0 || counting.gets.Load() != 0 {
+		t.Fatalf("the projections were not saved beside their positions: %d event(s) replayed", counting.gets.Load())
 	}
 	if diff := cmp.Diff(before, describeAll(store, b2, c2)); diff != "" {
 		t.Errorf("after reopening (-before +after):\n%s", diff)
 	}
 
 	// Drop and rebuild both by replay.
-	for _, name := range []string{"beliefs", "chronicle"} {
-		if err := p2.Rebuild(ctx, name); err != nil {
-			t.Fatal(err)
-		}
+	if err := Rebuild(ctx, store, b2, c2); err != nil {
+		t.Fatal(err)
 	}
 	if diff := cmp.Diff(before, describeAll(store, b2, c2)); diff != "" {
 		t.Errorf("after rebuilding (-before +after):\n%s", diff)
@@ -231,12 +230,8 @@ func rebuildIsIdentical(t *testing.T, open func() eventlog.Store) {
 	for _, name := range []string{"beliefs", "chronicle"} {
 		store.DropProjection(ctx, name)
 	}
-	b3, c3 := NewBeliefs(), NewChronicle()
-	p3 := NewProjector(store, b3, c3)
-	if err := p3.Load(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := p3.CatchUp(ctx); err != nil {
+	b3, c3 := &Beliefs{}, &Chronicle{}
+	if err := CatchUp(ctx, store, b3, c3); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(before, describeAll(store, b3, c3)); diff != "" {

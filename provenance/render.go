@@ -8,7 +8,7 @@ import (
 	"github.com/promptloom/promptloom/budget"
 )
 
-// headings are RenderLabelled's register headings. The generated one says
+// headings are renderLabelled's register headings. The generated one says
 // what generated prose is: advisory, never canon.
 var headings = map[budget.Register]string{
 	budget.Binding:    "## Rules (binding)",
@@ -17,7 +17,7 @@ var headings = map[budget.Register]string{
 	budget.Generated:  "## Generated summaries (advisory, not canon: written by a model and may be wrong; the rules and the record win)",
 }
 
-// RenderLabelled renders a role's parts as Assemble does: parts grouped by register
+// renderLabelled renders a role's parts for Assemble: parts grouped by register
 // (binding, considered, craft, generated) under one heading each, every
 // part its own fragment (id = slot, producer = role) carrying its register,
 // rank and sources. Within a register, parts go highest rank first (stable),
@@ -25,7 +25,7 @@ var headings = map[budget.Register]string{
 // first and, among equals, later first, so that first part is the last of
 // its register to go: a heading never stands without its parts, and never
 // leaves them behind.
-func RenderLabelled(role string, parts []Part) []promptloom.Fragment {
+func renderLabelled(role string, parts []Part) []promptloom.Fragment {
 	var out []promptloom.Fragment
 	for _, reg := range budget.Registers() {
 		var group []Part

@@ -1,63 +1,47 @@
 package provenance
 
 import (
-	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 )
 
-// Source is something a slice handed out and a part may cite: an event, a
-// belief, a chronicle section, or a value given by the caller. Its text form
-// is what manifests carry: "event:12", "belief:b3", "section:round-1",
+// Source names something a slice handed out and a part may cite, in the
+// form manifests carry: "event:12", "belief:b3", "section:round-1",
 // "given:brief".
-type Source struct {
-	Kind string
-	ID   string
-}
+type Source string
 
 // The kinds of source.
 const (
-	KindEvent   = "event"
-	KindBelief  = "belief"
-	KindSection = "section"
-	KindGiven   = "given"
+	kindEvent   = "event"
+	kindBelief  = "belief"
+	kindSection = "section"
+	kindGiven   = "given"
 )
 
 // EventSource names the event at seq.
-func EventSource(seq int64) Source { return Source{KindEvent, strconv.FormatInt(seq, 10)} }
+func EventSource(seq int64) Source { return source(kindEvent, strconv.FormatInt(seq, 10)) }
 
-// BeliefSource names a belief.
-func BeliefSource(id string) Source { return Source{KindBelief, id} }
+// BeliefSource names a belief by its ID.
+func BeliefSource(id string) Source { return source(kindBelief, id) }
 
-// SectionSource names a chronicle section.
-func SectionSource(id string) Source { return Source{KindSection, id} }
+// SectionSource names a chronicle section by its ID.
+func SectionSource(id string) Source { return source(kindSection, id) }
 
-// GivenSource names a caller-given value.
-func GivenSource(name string) Source { return Source{KindGiven, name} }
+// GivenSource names a caller-given value by its name.
+func GivenSource(name string) Source { return source(kindGiven, name) }
 
-// String returns "kind:id".
-func (s Source) String() string { return s.Kind + ":" + s.ID }
+func source(kind, id string) Source { return Source(kind + ":" + id) }
 
-// ErrBadSource is text that is not a source.
-var ErrBadSource = errors.New("not a source")
-
-// ParseSource reads "kind:id".
-func ParseSource(text string) (Source, error) {
-	kind, id, ok := strings.Cut(text, ":")
-	switch {
-	case !ok || id == "":
-		return Source{}, fmt.Errorf("%w: %q is not kind:id", ErrBadSource, text)
-	case kind != KindEvent && kind != KindBelief && kind != KindSection && kind != KindGiven:
-		return Source{}, fmt.Errorf("%w: %q has unknown kind %q", ErrBadSource, text, kind)
-	}
-	return Source{kind, id}, nil
+// kind is the source's kind: event, belief, section or given.
+func (s Source) kind() string {
+	kind, _, _ := strings.Cut(string(s), ":")
+	return kind
 }
 
 func sourceStrings(ss []Source) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
-		out[i] = s.String()
+		out[i] = string(s)
 	}
 	return out
 }

@@ -17,14 +17,14 @@ func TestBeliefSliceRefusesAFoldThatMovedMidAssembly(t *testing.T) {
 	var readErr error
 	var sawNew bool
 	c, err := Assemble(ctx, "uk", func(ctx context.Context, g Grant) ([]Part, error) {
-		// The assembler (or any writer) appends a belief, and the
-		// projector folds it, after the grant was checked.
+		// The assembler (or any writer) appends a belief, and the fold
+		// catches up, after the grant was checked.
 		must(f.store.Append(ctx, eventlog.Draft{Kind: KindBeliefHeld, Actor: "uk", Audience: []string{"uk"},
-			Payload: BeliefPayload{Scope: "uk", ID: "uk-later", Text: "written after the grant"}}))
-		if err := f.proj.CatchUp(ctx); err != nil {
+			Payload: Belief{Scope: "uk", ID: "uk-later", Text: "written after the grant"}}))
+		if err := f.catchUp(ctx); err != nil {
 			return nil, err
 		}
-		held, err := g.Beliefs.Beliefs("uk")
+		held, err := g.Beliefs.Read(ctx)
 		readErr = err
 		var parts []Part
 		for _, b := range held {
@@ -50,10 +50,10 @@ func TestBeliefSliceToleratesUnclaimedEventsMidAssembly(t *testing.T) {
 	f := newFixture(t)
 	_, err := Assemble(ctx, "uk", func(ctx context.Context, g Grant) ([]Part, error) {
 		must(f.store.Append(ctx, eventlog.Draft{Kind: "offer", Actor: "uk", Payload: map[string]string{"text": "UK offers 55%"}}))
-		if err := f.proj.CatchUp(ctx); err != nil {
+		if err := f.catchUp(ctx); err != nil {
 			return nil, err
 		}
-		held, err := g.Beliefs.Beliefs("uk")
+		held, err := g.Beliefs.Read(ctx)
 		var parts []Part
 		for _, b := range held {
 			parts = append(parts, Part{Slot: "belief:" + b.ID, Register: budget.Considered, Text: b.Text, Cites: []Source{BeliefSource(b.ID)}})

@@ -98,74 +98,67 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 				panic("nil map")
 			}}), stage.ErrPanicked
 	},
-	"provenance.ErrNotASlice": func(t *testing.T) (error, error) {
+	"provenance.ErrInvalidGrant (not a slice)": func(t *testing.T) (error, error) {
 		type grant struct{ Store eventlog.Store }
 		_, err := provenance.Assemble(context.Background(), "uk", func(context.Context, grant) ([]provenance.Part, error) { return nil, nil },
 			grant{Store: eventlog.NewMemory(nil)}, nil)
-		return err, provenance.ErrNotASlice
+		return err, provenance.ErrInvalidGrant
 	},
-	"provenance.ErrMixedPositions": func(t *testing.T) (error, error) {
+	"provenance.ErrInvalidGrant (two positions)": func(t *testing.T) (error, error) {
 		store := logOf(t, 2)
-		_, err := provenance.Assemble(context.Background(), "uk", noParts, twoSlices{provenance.NewLogSlice(store, 2, all), provenance.NewGiven("brief", 1, "x")}, nil)
-		return err, provenance.ErrMixedPositions
+		_, err := provenance.Assemble(context.Background(), "uk", noParts, twoSlices{provenance.OpenLog(store, 2, provenance.All), provenance.NewGiven("brief", 1, "x")}, nil)
+		return err, provenance.ErrInvalidGrant
 	},
-	"provenance.ErrGrantReused": func(t *testing.T) (error, error) {
+	"provenance.ErrInvalidGrant (used before)": func(t *testing.T) (error, error) {
 		store := logOf(t, 2)
-		g := twoSlices{provenance.NewLogSlice(store, 2, all), provenance.NewGiven("brief", 2, "x")}
-		g.Log.Events(context.Background())
+		g := twoSlices{provenance.OpenLog(store, 2, provenance.All), provenance.NewGiven("brief", 2, "x")}
+		g.Log.Read(context.Background())
 		_, err := provenance.Assemble(context.Background(), "uk", noParts, g, nil)
-		return err, provenance.ErrGrantReused
+		return err, provenance.ErrInvalidGrant
+	},
+	"provenance.ErrInvalidGrant (a nil predicate)": func(t *testing.T) (error, error) {
+		store := logOf(t, 1)
+		_, err := provenance.Assemble(context.Background(), "uk", noParts,
+			twoSlices{provenance.OpenLog(store, 1, nil), provenance.NewGiven("brief", 1, "x")}, nil)
+		return err, provenance.ErrInvalidGrant
 	},
 	"provenance.ErrStaleRead": func(t *testing.T) (error, error) {
 		store := logOf(t, 1)
-		store.Append(context.Background(), eventlog.Draft{Kind: provenance.KindBeliefHeld, Payload: provenance.BeliefPayload{Scope: "uk", Text: "x"}})
-		beliefs := provenance.NewBeliefs() // never caught up: at 0, behind the slice at 2
+		store.Append(context.Background(), eventlog.Draft{Kind: provenance.KindBeliefHeld, Payload: provenance.Belief{Scope: "uk", Text: "x"}})
+		beliefs := &provenance.Beliefs{} // never caught up: at 0, behind the slice at 2
 		_, err := provenance.Assemble(context.Background(), "uk", func(context.Context, beliefGrant) ([]provenance.Part, error) { return nil, nil },
-			beliefGrant{provenance.NewBeliefSlice(store, beliefs, 2, func(string) bool { return true })}, nil)
+			beliefGrant{provenance.OpenBeliefs(store, beliefs, 2, provenance.All)}, nil)
 		return err, provenance.ErrStaleRead
 	},
 	"provenance.ErrUncitedSource": func(t *testing.T) (error, error) {
 		store := logOf(t, 2)
 		_, err := provenance.Assemble(context.Background(), "uk", func(context.Context, twoSlices) ([]provenance.Part, error) {
 			return []provenance.Part{{Slot: "leak", Text: "x", Cites: []provenance.Source{provenance.EventSource(2)}}}, nil
-		}, twoSlices{provenance.NewLogSlice(store, 2, all), provenance.NewGiven("brief", 2, "x")}, nil)
+		}, twoSlices{provenance.OpenLog(store, 2, provenance.All), provenance.NewGiven("brief", 2, "x")}, nil)
 		return err, provenance.ErrUncitedSource
 	},
-	"provenance.ErrMislabelledPart": func(t *testing.T) (error, error) {
-		_, err := provenance.Assemble(context.Background(), "uk", func(_ context.Context, g chronicleGrant) ([]provenance.Part, error) {
-			s := g.Chronicle.Sections()[0]
+	"provenance.ErrInvalidPart (not labelled generated)": func(t *testing.T) (error, error) {
+		_, err := provenance.Assemble(context.Background(), "uk", func(ctx context.Context, g chronicleGrant) ([]provenance.Part, error) {
+			sections, err := g.Chronicle.Read(ctx)
+			s := sections[0]
 			return []provenance.Part{{Slot: "summary", Register: budget.Considered, Text: s.Text,
-				Cites: []provenance.Source{provenance.SectionSource(s.ID)}}}, nil
+				Cites: []provenance.Source{provenance.SectionSource(s.ID)}}}, err
 		}, chronicleOf(t), nil)
-		return err, provenance.ErrMislabelledPart
+		return err, provenance.ErrInvalidPart
 	},
-	"provenance.ErrMislabelledPart (read, not cited)": func(t *testing.T) (error, error) {
-		_, err := provenance.Assemble(context.Background(), "uk", func(_ context.Context, g chronicleGrant) ([]provenance.Part, error) {
-			return []provenance.Part{{Slot: "summary", Text: g.Chronicle.Sections()[0].Text}}, nil
+	"provenance.ErrInvalidPart (read, not cited)": func(t *testing.T) (error, error) {
+		_, err := provenance.Assemble(context.Background(), "uk", func(ctx context.Context, g chronicleGrant) ([]provenance.Part, error) {
+			sections, err := g.Chronicle.Read(ctx)
+			return []provenance.Part{{Slot: "summary", Text: sections[0].Text}}, err
 		}, chronicleOf(t), nil)
-		return err, provenance.ErrMislabelledPart
+		return err, provenance.ErrInvalidPart
 	},
-	"provenance.ErrDuplicateSlot": func(t *testing.T) (error, error) {
+	"provenance.ErrInvalidPart (one slot twice)": func(t *testing.T) (error, error) {
 		store := logOf(t, 1)
 		_, err := provenance.Assemble(context.Background(), "uk", func(context.Context, twoSlices) ([]provenance.Part, error) {
 			return []provenance.Part{{Slot: "a", Text: "x"}, {Slot: "a", Text: "y"}}, nil
-		}, twoSlices{provenance.NewLogSlice(store, 1, all), provenance.NewGiven("brief", 1, "x")}, nil)
-		return err, provenance.ErrDuplicateSlot
-	},
-	"provenance.ErrNilPredicate": func(t *testing.T) (error, error) {
-		store := logOf(t, 1)
-		_, err := provenance.Assemble(context.Background(), "uk", func(context.Context, twoSlices) ([]provenance.Part, error) { return nil, nil },
-			twoSlices{provenance.NewLogSlice(store, 1, nil), provenance.NewGiven("brief", 1, "x")}, nil)
-		return err, provenance.ErrNilPredicate
-	},
-	"provenance.ErrNotGranted": func(t *testing.T) (error, error) {
-		s := provenance.NewBeliefSlice(eventlog.NewMemory(nil), provenance.NewBeliefs(), 0, func(scope string) bool { return scope == "uk" })
-		_, err := s.Beliefs("eu")
-		return err, provenance.ErrNotGranted
-	},
-	"provenance.ErrBadSource": func(t *testing.T) (error, error) {
-		_, err := provenance.ParseSource("vibe:1")
-		return err, provenance.ErrBadSource
+		}, twoSlices{provenance.OpenLog(store, 1, provenance.All), provenance.NewGiven("brief", 1, "x")}, nil)
+		return err, provenance.ErrInvalidPart
 	},
 	"eventlog.ErrNoEvent": func(t *testing.T) (error, error) {
 		_, err := eventlog.NewMemory(nil).Get(context.Background(), 7)
@@ -313,15 +306,17 @@ func run(stages ...stage.Stage) error {
 var errDiskFull = errors.New("disk full")
 
 type twoSlices struct {
-	Log   *provenance.LogSlice
+	Log   *provenance.Slice[eventlog.Event]
 	Brief *provenance.Given[string]
 }
 
-type beliefGrant struct{ Beliefs *provenance.BeliefSlice }
+type beliefGrant struct {
+	Beliefs *provenance.Slice[provenance.Belief]
+}
 
-type chronicleGrant struct{ Chronicle *provenance.ChronicleSlice }
-
-func all(eventlog.Envelope) bool { return true }
+type chronicleGrant struct {
+	Chronicle *provenance.Slice[provenance.Section]
+}
 
 func noParts(context.Context, twoSlices) ([]provenance.Part, error) { return nil, nil }
 
@@ -341,11 +336,11 @@ func chronicleOf(t *testing.T) chronicleGrant {
 		func(context.Context, []eventlog.Event) (string, error) { return "one note", nil }); err != nil {
 		t.Fatal(err)
 	}
-	ch := provenance.NewChronicle()
-	if err := provenance.NewProjector(store, ch).CatchUp(context.Background()); err != nil {
+	ch := &provenance.Chronicle{}
+	if err := provenance.CatchUp(context.Background(), store, ch); err != nil {
 		t.Fatal(err)
 	}
-	return chronicleGrant{provenance.NewChronicleSlice(store, ch, 2, all)}
+	return chronicleGrant{provenance.OpenChronicle(store, ch, 2, provenance.All)}
 }
 
 var liberrorRE = regexp.MustCompile("(?s)```liberror\\n([^\\n]+)\\n(.*?)\\n```")

@@ -74,12 +74,12 @@ func NegotiationClock() func() time.Time {
 	}
 }
 
-// Grant is what a party may read for one call: the log as it may see it,
-// its own beliefs, the public chronicle, and its brief.
+// Grant is what a party may read for one call: the offers and remarks it
+// may see, its own beliefs, the chronicle it may see, and its brief.
 type Grant struct {
-	Log       *provenance.LogSlice
-	Beliefs   *provenance.BeliefSlice
-	Chronicle *provenance.ChronicleSlice
+	Log       *provenance.Slice[eventlog.Event]
+	Beliefs   *provenance.Slice[provenance.Belief]
+	Chronicle *provenance.Slice[provenance.Section]
 	Brief     *provenance.Given[string]
 }
 
@@ -100,8 +100,7 @@ func RunNegotiation(ctx context.Context, store eventlog.Store, model journal.Mod
 	if err := NeedEmpty(ctx, store); err != nil {
 		return nil, err
 	}
-	beliefs, chronicle := provenance.NewBeliefs(), provenance.NewChronicle()
-	proj := provenance.NewProjector(store, beliefs, chronicle)
+	beliefs, chronicle := &provenance.Beliefs{}, &provenance.Chronicle{}
 	n := &Negotiation{Store: store}
 	for round := 1; round <= Rounds; round++ {
 		open, err := store.Append(ctx, eventlog.Draft{Kind: KindRoundOpen, Actor: "chair", Payload: map[string]int{"round": round}})
@@ -109,7 +108,7 @@ func RunNegotiation(ctx context.Context, store eventlog.Store, model journal.Mod
 			return nil, err
 		}
 		for _, party := range Parties {
-			if err := proj.CatchUp(ctx); err != nil {
+			if err := provenance.CatchUp(ctx, store, beliefs, chronicle); err != nil {
 				return nil, err
 			}
 			call, err := takeTurn(ctx, store, beliefs, chronicle, model, set, party, round)
@@ -133,7 +132,7 @@ func RunNegotiation(ctx context.Context, store eventlog.Store, model journal.Mod
 			return nil, err
 		}
 	}
-	return n, proj.CatchUp(ctx)
+	return n, provenance.CatchUp(ctx, store, beliefs, chronicle)
 }
 
 func takeTurn(ctx context.Context, store eventlog.Store, beliefs *provenance.Beliefs, chronicle *provenance.Chronicle,
@@ -142,10 +141,13 @@ func takeTurn(ctx context.Context, store eventlog.Store, beliefs *provenance.Bel
 	if err != nil {
 		return Call{}, err
 	}
+	visible := func(e eventlog.Envelope) bool { return e.VisibleTo(party) }
 	grant := Grant{
-		Log:       provenance.NewLogSlice(store, head, func(e eventlog.Envelope) bool { return e.VisibleTo(party) }),
-		Beliefs:   provenance.NewBeliefSlice(store, beliefs, head, func(scope string) bool { return scope == party }),
-		Chronicle: provenance.NewChronicleSlice(store, chronicle, head, func(e eventlog.Envelope) bool { return e.VisibleTo(party) }),
+		Log: provenance.OpenLog(store, head, func(e eventlog.Envelope) bool {
+			return (e.Kind == KindOffer || e.Kind == KindRemark) && visible(e)
+		}),
+		Beliefs:   provenance.OpenBeliefs(store, beliefs, head, func(scope string) bool { return scope == party }),
+		Chronicle: provenance.OpenChronicle(store, chronicle, head, visible),
 		Brief:     provenance.NewGiven("brief", head, briefs[party]),
 	}
 	b := &budget.Budget{Counter: budget.Bytes(), Total: Budget}
@@ -170,7 +172,7 @@ func takeTurn(ctx context.Context, store eventlog.Store, beliefs *provenance.Bel
 	_, err = store.Append(ctx,
 		eventlog.Draft{Kind: KindOffer, Actor: party, Payload: map[string]any{"round": round, "text": reply}},
 		eventlog.Draft{Kind: provenance.KindBeliefHeld, Actor: party, Audience: []string{party},
-			Payload: provenance.BeliefPayload{Scope: party, ID: fmt.Sprintf("%s-after-%d", party, round), Text: afterthoughts[party][round-1]}},
+			Payload: provenance.Belief{Scope: party, ID: fmt.Sprintf("%s-after-%d", party, round), Text: afterthoughts[party][round-1]}},
 	)
 	return Call{Role: party, Round: round, Seq: head, Context: c, Reply: reply}, err
 }
@@ -189,7 +191,7 @@ var afterthoughts = map[string][]string{
 // assembleParty writes a party's parts: the brief (binding), the offers and
 // remarks it may see (considered), its beliefs (considered), the chronicle
 // (generated), and a style note (craft).
-func assembleParty(party string, round int, ranks map[string]int) provenance.Assembler[Grant] {
+func assembleParty(party string, round int, ranks map[string]int) func(context.Context, Grant) ([]provenance.Part, error) {
 	return func(ctx context.Context, g Grant) ([]provenance.Part, error) {
 		parts, err := partsOf(ctx, g, party, round)
 		for i := range parts {
@@ -206,7 +208,7 @@ func partsOf(ctx context.Context, g Grant, party string, round int) ([]provenanc
 		Slot: "brief", Register: budget.Binding,
 		Text: g.Brief.Value(), Cites: []provenance.Source{provenance.GivenSource("brief")},
 	}}
-	evs, err := g.Log.Events(ctx, KindOffer, KindRemark)
+	evs, err := g.Log.Read(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +233,7 @@ func partsOf(ctx context.Context, g Grant, party string, round int) ([]provenanc
 		parts = append(parts, provenance.Part{Slot: "record", Register: budget.Considered, Rank: 2,
 			Text: "What has been said:\n" + strings.Join(lines, "\n"), Cites: cites})
 	}
-	held, err := g.Beliefs.Beliefs(party)
+	held, err := g.Beliefs.Read(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +241,11 @@ func partsOf(ctx context.Context, g Grant, party string, round int) ([]provenanc
 		parts = append(parts, provenance.Part{Slot: "belief:" + b.ID, Register: budget.Considered, Rank: 1,
 			Text: "You believe: " + b.Text, Cites: []provenance.Source{provenance.BeliefSource(b.ID)}})
 	}
-	for _, s := range g.Chronicle.Sections() {
+	sections, err := g.Chronicle.Read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range sections {
 		parts = append(parts, provenance.Part{Slot: "chronicle:" + s.ID, Register: budget.Generated,
 			Text: s.Text, Cites: []provenance.Source{provenance.SectionSource(s.ID)}})
 	}
@@ -251,7 +257,7 @@ func partsOf(ctx context.Context, g Grant, party string, round int) ([]provenanc
 // summarise is the chronicle's summariser: it lists the public offers of
 // the round (a real run would ask a model; the demo's is scripted so that
 // runs are identical).
-func summarise(round int) provenance.Summariser {
+func summarise(round int) func(context.Context, []eventlog.Event) (string, error) {
 	return func(_ context.Context, evs []eventlog.Event) (string, error) {
 		var offers []string
 		for _, e := range evs {

@@ -13,13 +13,13 @@ import (
 // CallReport is one call of the negotiation as data: who, at which log
 // position, the context description and the manifest.
 type CallReport struct {
-	Role                string                 `json:"role"`
-	Round               int                    `json:"round"`
-	Seq                 int64                  `json:"seq"`
-	Context             provenance.Description `json:"context"`
-	ManifestContentHash digest.Digest          `json:"manifest_content_hash"`
-	Manifest            json.RawMessage        `json:"manifest"`
-	Reply               string                 `json:"reply"`
+	Role                string              `json:"role"`
+	Round               int                 `json:"round"`
+	Seq                 int64               `json:"seq"`
+	Context             *provenance.Context `json:"context"`
+	ManifestContentHash digest.Digest       `json:"manifest_content_hash"`
+	Manifest            json.RawMessage     `json:"manifest"`
+	Reply               string              `json:"reply"`
 }
 
 // Reports returns one report per call, in order.
@@ -31,7 +31,7 @@ func (n *Negotiation) Reports() ([]CallReport, error) {
 			return nil, err
 		}
 		hash := digest.Bytes(m) // ContentHash, without encoding again
-		out = append(out, CallReport{Role: c.Role, Round: c.Round, Seq: c.Seq, Context: c.Context.Describe(),
+		out = append(out, CallReport{Role: c.Role, Round: c.Round, Seq: c.Seq, Context: c.Context,
 			ManifestContentHash: hash, Manifest: m, Reply: c.Reply})
 	}
 	return out, nil
@@ -61,7 +61,11 @@ func (n *Negotiation) WriteText(w io.Writer) error {
 	for _, r := range reports {
 		fmt.Fprintf(&b, "\n== round %d, %s, at log position %d: %d-byte prompt, manifest content hash %s\n",
 			r.Round, strings.ToUpper(r.Role), r.Seq, len(r.Context.Prompt), r.ManifestContentHash)
-		fmt.Fprintf(&b, "read: %s\n", strings.Join(r.Context.Read, ", "))
+		read := make([]string, len(r.Context.Read))
+		for i, s := range r.Context.Read {
+			read[i] = string(s)
+		}
+		fmt.Fprintf(&b, "read: %s\n", strings.Join(read, ", "))
 		for _, p := range r.Context.Parts {
 			cites := "-"
 			if len(p.Sources) > 0 {

@@ -38,11 +38,11 @@ func runNegotiation(t *testing.T, store eventlog.Store) (*Negotiation, []byte) {
 func TestSideRemarkNeverReachesTheUK(t *testing.T) {
 	store := eventlog.NewMemory(&eventlog.Options{Clock: NegotiationClock()})
 	n, _ := runNegotiation(t, store)
-	var remark string
+	var remark provenance.Source
 	head, _ := store.Head(context.Background())
 	store.Scan(context.Background(), 1, head, func(e eventlog.Envelope) error {
 		if e.Kind == KindRemark {
-			remark = provenance.EventSource(e.Seq).String()
+			remark = provenance.EventSource(e.Seq)
 		}
 		return nil
 	})
@@ -51,10 +51,12 @@ func TestSideRemarkNeverReachesTheUK(t *testing.T) {
 	}
 	euHeard := false
 	for _, c := range n.Calls {
-		d := c.Context.Describe()
-		var sources []string
+		d := c.Context
+		var sources []provenance.Source
 		for _, s := range c.Context.Manifest.Segments {
-			sources = append(sources, s.Sources...)
+			for _, src := range s.Sources {
+				sources = append(sources, provenance.Source(src))
+			}
 		}
 		switch c.Role {
 		case "uk":
