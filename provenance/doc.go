@@ -19,33 +19,34 @@
 //     a kind, an actor and an audience, apart from its payload. It is the only
 //     state that is not derived.
 //   - Fold: derived state (Beliefs, Chronicle) that applies the events it
-//     claims, in order, and knows its position. A Projector keeps folds in
-//     step with the log and saves each beside its position, so a fold can be
-//     dropped and rebuilt with identical results.
+//     claims, in order, and knows its position. CatchUp keeps folds in step
+//     with the log and saves each beside its position, so a fold can be
+//     dropped and rebuilt (Rebuild) with identical results.
 //   - Slice: a read-only view at one log position that records everything it
-//     hands out: LogSlice (events, filtered by a predicate on the envelope
-//     alone), BeliefSlice (a fold's beliefs, by scope), ChronicleSlice (closed
-//     sections), EventsSlice (a fixed run of events), Given (a value from the
-//     caller). A nil predicate admits nothing (ErrNilPredicate); AdmitAll and
-//     AllScopes admit everything.
-//   - Grant: a struct whose every field is a Slice, all at one position. It is
-//     an ordinary Go struct, so the compiler cannot stop it from holding a
-//     store; Assemble checks it at run time by reflection instead: a field
-//     that is not a slice (ErrNotASlice), slices at different positions
-//     (ErrMixedPositions), a grant used before (ErrGrantReused), a fold not at
-//     the grant's position (ErrStaleRead, checked before the assembler runs
-//     and, for beliefs, at every read).
+//     hands out: OpenLog (events, filtered by a predicate on the envelope
+//     alone), OpenBeliefs (a fold's beliefs, by scope), OpenChronicle (closed
+//     sections); Slice.Read hands out what it admits. A nil predicate admits
+//     nothing; All admits everything. Given is a value from the caller.
+//   - Grant: a struct whose every field is a *Slice or a *Given, all at one
+//     position. It is an ordinary Go struct, so the compiler cannot stop it
+//     from holding a store; Assemble checks it at run time by reflection
+//     instead: a field that is not a slice, a slice with a nil predicate,
+//     slices at different positions, or a grant used before
+//     (ErrInvalidGrant), and a fold not at the grant's position
+//     (ErrStaleRead, checked before the assembler runs and, for beliefs, at
+//     every read).
 //   - Part: one piece of the context as the assembler writes it: a slot, a
 //     register, a rank, text, and the sources it cites. A citation of
 //     anything no slice handed out is ErrUncitedSource.
 //   - Register: what kind of text a part is: binding (rules), considered
 //     (what the role has read), craft (how to write) or generated (model-
 //     written summaries, never canon). Chronicle prose must sit in a
-//     generated part (ErrMislabelledPart).
-//   - Budget: an optional limit on the prompt (reducer.WithBudget, passed to
-//     Assemble as it is). Parts are shed by register and rank, never a
-//     binding one, and shed parts stay in the manifest with the reason.
-//   - Context: the result of Assemble: the parts, what the grant handed out,
-//     the fragments, the reduction (the system prompt) and its manifest, and
-//     the traces of the assembly's stages. Describe turns it into plain data.
+//     generated part (ErrInvalidPart).
+//   - Budget: an optional limit on the prompt, passed to Assemble. Parts are
+//     shed by register and rank, never a binding one, and shed parts stay in
+//     the manifest with the reason.
+//   - Context: the result of Assemble: every part with its fate, what the
+//     grant handed out, the prompt, the traces of the assembly's stages, and
+//     the fragments, reduction and manifest behind them. Its JSON is the
+//     plain-data description reports and golden tests keep.
 package provenance
