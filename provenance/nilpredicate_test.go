@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"testing"
+
+	"github.com/promptloom/promptloom/eventlog"
 )
 
 // A nil predicate admits nothing and is never a panic: a read says
@@ -47,22 +49,20 @@ func TestNilPredicates(t *testing.T) {
 		Chronicle: OpenChronicle(f.store, f.chronicle, f.head, All),
 		Brief:     NewGiven("brief", f.head, "x"),
 	}
-	remarks := 0
-	for _, e := range must(all.Log.Read(ctx)) {
-		if e.Kind == "remark" {
-			remarks++
+	if n := count(must(all.Log.Read(ctx)), func(e eventlog.Event) bool { return e.Kind == "remark" }); n != 1 {
+		t.Errorf("All read %d remark(s), want the private one", n)
+	}
+	if n := count(must(all.Beliefs.Read(ctx)), func(b Belief) bool { return b.Scope == "eu" }); n != 1 {
+		t.Errorf("All read %d EU belief(s), want 1", n)
+	}
+}
+
+func count[T any](xs []T, match func(T) bool) int {
+	n := 0
+	for _, x := range xs {
+		if match(x) {
+			n++
 		}
 	}
-	if remarks != 1 {
-		t.Errorf("All read %d remark(s), want the private one", remarks)
-	}
-	eu := 0
-	for _, b := range must(all.Beliefs.Read(ctx)) {
-		if b.Scope == "eu" {
-			eu++
-		}
-	}
-	if eu != 1 {
-		t.Errorf("All read %d EU belief(s), want 1", eu)
-	}
+	return n
 }
