@@ -36,8 +36,8 @@ const depsRules = `
 	., internal/json, GJSON < manifest;
 	manifest, GJSON < payload;
 	. < stage;
-	stage, internal/json, GJSON < project;
-	harn/options, manifest, project, internal/textsafe, GODIFF < explain;
+	., internal/json, GJSON < project;
+	harn/options, manifest, stage, project, internal/textsafe, GODIFF < explain;
 	STD < eventlog/internal/draft, eventlog/internal/wake;
 	eventlog/internal/draft, eventlog/internal/wake < eventlog;
 	eventlog, SQLITE < eventlog/sqlite;
