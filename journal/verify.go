@@ -143,7 +143,7 @@ func unreadable(line []byte) string {
 	// canon's parser is iterative (gjson's validator recurses, and deep
 	// nesting overflows the stack) and refuses what readers disagree on.
 	var bad *canon.Error
-	switch err := canon.Check(line); {
+	switch err := canon.Check(line, nil); {
 	case err == nil:
 		return ""
 	case errors.Is(err, canon.ErrDuplicateKey) && errors.As(err, &bad):

@@ -1,0 +1,86 @@
+package json
+
+import (
+	stdjson "encoding/json"
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// TestFaultOrder: bytes that are not UTF-8 are reported first, wherever
+// they are; then a syntax error, wherever it is; then the first other
+// fault in the document's order.
+func TestFaultOrder(t *testing.T) {
+	tests := []struct {
+		in   string
+		kind error
+		path string
+		at   int
+	}{
+		{`{"a":1,"a":2} x` + "\xff", ErrInvalidUTF8, "", 15},
+		{`{"a":1,"a":2,"b":[}`, ErrSyntax, "b[0]", 18},
+		{`{"a":1e999,"b":1,"b":2}`, ErrRange, "a", 5},
+		{`{"b":1,"b":2,"a":1e999}`, ErrDuplicateKey, "b", 7},
+		{`{"a":1,"a":{"x":1,"x":2}}`, ErrDuplicateKey, "a", 7},
+		{`{"b":1,"b":2,"a":1,"a":2}`, ErrDuplicateKey, "b", 7},
+		{`["\ud800", {"k":1,"k":2}]`, ErrLoneSurrogate, "[0]", 8},
+		{`["\ud800\x"]`, ErrSyntax, "[0]", 9},
+		{`{"a":[{"k":1},{"k":2,"k":3}]}`, ErrDuplicateKey, "a[1].k", 21},
+	}
+	for _, tt := range tests {
+		err := Check([]byte(tt.in), nil)
+		var e *Error
+		if !errors.As(err, &e) || !errors.Is(err, tt.kind) || !errors.Is(err, ErrInvalid) || e.Path != tt.path || e.Offset != tt.at {
+			t.Errorf("Check(%q) = %v; want %v at %q, byte %d", tt.in, err, tt.kind, tt.path, tt.at)
+		}
+	}
+}
+
+// TestOptionsAccept: each option lets its fault through, and nothing else.
+func TestOptionsAccept(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		opts Options
+		kind error
+	}{
+		{`{"a":1,"a":2}`, Options{DuplicateKeys: true}, ErrDuplicateKey},
+		{`[1e999]`, Options{LargeNumbers: true}, ErrRange},
+		{`["\udc00"]`, Options{LoneSurrogates: true}, ErrLoneSurrogate},
+	} {
+		if err := Check([]byte(tt.in), nil); !errors.Is(err, tt.kind) {
+			t.Errorf("Check(%s) = %v, want %v", tt.in, err, tt.kind)
+		}
+		if err := Check([]byte(tt.in), &tt.opts); err != nil {
+			t.Errorf("Check(%s, %+v) = %v", tt.in, tt.opts, err)
+		}
+	}
+	// Keys compare as encoding/json decodes them: a lone half is U+FFFD.
+	if err := Check([]byte(`{"\ud800":1,"\udbff":2}`), &Options{LoneSurrogates: true}); !errors.Is(err, ErrDuplicateKey) {
+		t.Errorf("two lone halves: %v, want a key given twice", err)
+	}
+}
+
+// TestUnquoteIsEncodingJSONs: Unquote decodes as encoding/json decodes, on
+// random strings of escapes, lone and paired surrogate halves included.
+func TestUnquoteIsEncodingJSONs(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 43))
+	pieces := []string{"a", "é", `\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`, `\u0041`, `\u00e9`, `\ud83d`, `\ude00`,
+		`\ud83d\ude00`, `\uDBFF`, `\uFFFD`, `\u0000`, "𝄞"}
+	for range 20000 {
+		var b strings.Builder
+		b.WriteByte('"')
+		for range r.IntN(8) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		b.WriteByte('"')
+		tok := b.String()
+		var want string
+		if err := stdjson.Unmarshal([]byte(tok), &want); err != nil {
+			t.Fatal(err)
+		}
+		if got := Unquote(tok); got != want {
+			t.Fatalf("Unquote(%s) = %q, encoding/json %q", tok, got, want)
+		}
+	}
+}
