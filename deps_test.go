@@ -27,7 +27,8 @@ import (
 // SDK is named where it may be used, and nowhere else.
 const depsRules = `
 	STD < internal/json, internal/textsafe;
-	internal/json < harn/redact;
+	STD < harn/redact/internal/url;
+	internal/json, harn/redact/internal/url < harn/redact;
 	harn/redact, BLAKE3 < digest;
 	digest, TIKTOKEN < budget;
 	budget < .;

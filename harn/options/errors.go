@@ -108,10 +108,14 @@ func field(path, key string) string {
 // quote is redact.Quote: redacted, cut to 80 characters, Go-quoted.
 func quote(s string) string { return redact.Quote(s) }
 
+// plainLimit is the longest text clip shows unquoted: as much as Quote
+// keeps of a value.
+const plainLimit = 80
+
 // clip returns s as it is when it is short, printable and holds no secret,
 // and quote(s) otherwise: for keys in paths and numbers in messages.
 func clip(s string) string {
-	if len(s) <= redact.QuoteLimit && redact.String(s) == s && isPlain(s) {
+	if len(s) <= plainLimit && redact.String(s) == s && isPlain(s) {
 		return s
 	}
 	return quote(s)
