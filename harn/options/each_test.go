@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	pjson "github.com/promptloom/promptloom/internal/json"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/tidwall/gjson"
@@ -57,29 +59,29 @@ func TestEachAgrees(t *testing.T) {
 	}
 }
 
-// TestScanTopLevel: the root members scan records are those each finds,
+// TestScanTopLevel: the root members Scan records are those each finds,
 // in document order, with each list's length.
 func TestScanTopLevel(t *testing.T) {
 	n := 0
 	for _, doc := range testDocs(t) {
-		top, ok := scan(doc)
-		if !ok {
+		d, err := pjson.Scan(doc, readOptions)
+		if err != nil {
 			continue
 		}
 		root := gjson.Parse(doc)
-		var want []topMember
+		var want []pjson.Member
 		if root.IsObject() {
 			each(root, func(k, v gjson.Result) bool {
-				m := topMember{key: k.Str, start: v.Index, end: v.Index + len(v.Raw)}
+				m := pjson.Member{Key: k.Str, Start: v.Index, End: v.Index + len(v.Raw)}
 				if v.IsArray() {
-					each(v, func(_, _ gjson.Result) bool { m.items++; return true })
+					each(v, func(_, _ gjson.Result) bool { m.Items++; return true })
 				}
 				want = append(want, m)
 				return true
 			})
 			n++
 		}
-		if diff := cmp.Diff(want, top, cmp.AllowUnexported(topMember{}), cmpopts.EquateEmpty()); diff != "" {
+		if diff := cmp.Diff(want, d.Members, cmpopts.EquateEmpty()); diff != "" {
 			t.Fatalf("%q (-each +scan):\n%s", clip(doc), diff)
 		}
 	}

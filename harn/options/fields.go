@@ -1,10 +1,6 @@
 package options
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -201,28 +197,4 @@ func kind(v gjson.Result) string {
 
 func isBlank(s string) bool {
 	return strings.IndexFunc(s, func(r rune) bool { return !unicode.IsSpace(r) }) < 0
-}
-
-// checkSyntax rejects malformed JSON with the offset encoding/json reports
-// (gjson reads what it can and would not say where the input went wrong).
-// json.Valid answers for well-formed input without copying it; only
-// malformed input is read again, to say where.
-func checkSyntax(data []byte) error {
-	if json.Valid(data) {
-		return nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	var raw json.RawMessage
-	err := dec.Decode(&raw)
-	if err == nil {
-		if _, err := dec.Token(); err != io.EOF {
-			return errorf(ErrSyntax, "", int(dec.InputOffset()), "malformed JSON: data after the top-level value")
-		}
-		return nil
-	}
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return errorf(ErrSyntax, "", int(se.Offset), "malformed JSON: %s", se.Error())
-	}
-	return errorf(ErrSyntax, "", len(data), "malformed JSON: %s", err.Error())
 }

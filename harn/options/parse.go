@@ -6,7 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/promptloom/promptloom"
-	canon "github.com/promptloom/promptloom/internal/json"
+	pjson "github.com/promptloom/promptloom/internal/json"
 
 	"github.com/tidwall/gjson"
 )
@@ -49,29 +49,17 @@ func Parse(data []byte, opts ...ParseOption) (*Options, error) {
 		return nil, errorf(ErrTooLarge, "", -1, "input is %d bytes, over the limit of %d", len(data), cfg.maxBytes)
 	}
 	// One copy of the input, which gjson reads without copying again; one
-	// pass over it for everything checked before reading. Only when that
-	// pass says no do the checks run one by one, to say why and where.
+	// pass over it checks everything checked before reading, and finds
+	// where each member of the root lies.
 	var text string
 	if cfg.inPlace {
 		text = unsafe.String(unsafe.SliceData(data), len(data))
 	} else {
 		text = string(data)
 	}
-	top0, ok := scan(text)
-	if !ok {
-		if off := canon.InvalidUTF8(data); off >= 0 {
-			return nil, errorf(ErrInvalidUTF8, "", off, "invalid UTF-8")
-		}
-		if err := checkSyntax(data); err != nil {
-			return nil, err
-		}
-		if err := checkDocument(data); err != nil {
-			return nil, err
-		}
-		// The scan and the checks agree on every document
-		// (TestWellFormedAgrees, FuzzWellFormed): reaching here is a bug,
-		// refused rather than read.
-		return nil, errorf(ErrSyntax, "", 0, "the document passed each check but not the scan that reads it (a bug; please report it)")
+	doc, err := pjson.Scan(text, readOptions)
+	if err != nil {
+		return nil, malformed(text, err)
 	}
 	root := gjson.Parse(text)
 	if !root.IsObject() {
@@ -79,12 +67,12 @@ func Parse(data []byte, opts ...ParseOption) (*Options, error) {
 	}
 	// The scan found the root's members and where each ends: they are read
 	// from there, not found again.
-	top := object{keys: make([]string, len(top0)), vals: make([]gjson.Result, len(top0))}
+	top := object{keys: make([]string, len(doc.Members)), vals: make([]gjson.Result, len(doc.Members))}
 	systemItems := 0
-	for i, m := range top0 {
-		top.keys[i], top.vals[i] = m.key, readValue(text[m.start:m.end], m.start)
-		if m.key == "system" {
-			systemItems = m.items
+	for i, m := range doc.Members {
+		top.keys[i], top.vals[i] = m.Key, readValue(text[m.Start:m.End], m.Start)
+		if m.Key == "system" {
+			systemItems = m.Items
 		}
 	}
 	top.sort()
@@ -117,8 +105,9 @@ func Parse(data []byte, opts ...ParseOption) (*Options, error) {
 	if v := get("actor_chain"); v.Exists() && v.Type != gjson.Null {
 		// It is copied into the manifest, whose content hash is taken over a
 		// canonical encoding: it must have one.
-		if _, err := canon.Encode([]byte(v.Raw)); err != nil {
-			return nil, errorf(ErrValue, "actor_chain", v.Index, "cannot be written canonically: %v", err)
+		// (The message names canon, the package that said so once.)
+		if err := pjson.Check([]byte(v.Raw), nil); err != nil {
+			return nil, errorf(ErrValue, "actor_chain", v.Index, "cannot be written canonically: canon: %v", err)
 		}
 		o.ActorChain = json.RawMessage(v.Raw)
 	}

@@ -84,3 +84,39 @@ func TestUnquoteIsEncodingJSONs(t *testing.T) {
 		}
 	}
 }
+
+// TestNextSpecial: the eight-byte search finds the first quote, backslash
+// or control character within its reach, and any byte before it that is
+// not ASCII, as a byte-at-a-time loop does, at every alignment.
+func TestNextSpecial(t *testing.T) {
+	r := rand.New(rand.NewPCG(47, 53))
+	alphabet := []byte("aZ ~\x7f\x80\xc3\xff\"\\\x00\x1f\x20!")
+	for range 200000 {
+		b := make([]byte, r.IntN(60))
+		for i := range b {
+			b[i] = 'a'
+			if r.IntN(12) == 0 {
+				b[i] = alphabet[r.IntN(len(alphabet))]
+			}
+		}
+		s := string(b)
+		from := r.IntN(len(s) + 1)
+		want, high := -1, false
+		for i := from; i < len(s); i++ {
+			if c := s[i]; c == '"' || c == '\\' || c < 0x20 {
+				want = i
+				break
+			}
+			high = high || s[i] >= 0x80
+		}
+		j, gotHigh, found := nextSpecial(s, from)
+		switch {
+		case found && (j != want || gotHigh != high):
+			t.Fatalf("nextSpecial(%q, %d) = %d, %v; want %d, %v", s, from, j, gotHigh, want, high)
+		case !found && want >= 0 && want < j:
+			t.Fatalf("nextSpecial(%q, %d) missed %d (looked to %d)", s, from, want, j)
+		case !found && j < from+32 && j+8 <= len(s):
+			t.Fatalf("nextSpecial(%q, %d) stopped at %d", s, from, j)
+		}
+	}
+}

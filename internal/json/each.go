@@ -3,43 +3,65 @@ package json
 import "strings"
 
 // Each calls fn for every member of the object, or every item of the
-// array, that raw holds, in order, until fn returns false: key is the
-// member's key token as written (quotes and escapes included; Unquote
-// decodes it), "" for an array item; val is the value as written; keyAt and
-// valAt are where they start in raw (keyAt is -1 for an item). raw must be
-// a value that Check (with any Options) accepted; for anything but an array
-// or an object, fn is not called.
-//
-// It reads a container's text once, finding the end of each string with a
-// vectorised search, so walking a document level by level costs about one
-// pass per level.
+// array, that raw holds, in order, until fn returns false, as Iter.Next
+// gives them.
 func Each(raw string, fn func(key string, keyAt int, val string, valAt int) bool) {
+	it := NewIter(raw)
+	for {
+		key, keyAt, val, valAt, ok := it.Next()
+		if !ok || !fn(key, keyAt, val, valAt) {
+			return
+		}
+	}
+}
+
+// Iter walks the members of an object, or the items of an array, that a
+// value holds. It reads the container's text once, finding the end of each
+// string with a vectorised search, so walking a document level by level
+// costs about one pass per level.
+type Iter struct {
+	raw      string
+	i        int
+	obj, end bool
+}
+
+// NewIter returns an Iter over raw, a value that Check (with any Options)
+// accepted. For anything but an array or an object it gives nothing.
+func NewIter(raw string) Iter {
 	i := skipSpace(raw, 0)
 	if i >= len(raw) || (raw[i] != '{' && raw[i] != '[') {
-		return
+		return Iter{end: true}
 	}
-	obj := raw[i] == '{'
-	for i++; ; {
-		i = skipSpace(raw, i)
-		if raw[i] == '}' || raw[i] == ']' {
-			return
-		}
-		key, keyAt := "", -1
-		if obj {
-			end := stringEnd(raw, i)
-			key, keyAt = raw[i:end], i
-			i = skipSpace(raw, end)
-			i = skipSpace(raw, i+1) // the colon
-		}
-		end := valueEnd(raw, i)
-		if !fn(key, keyAt, raw[i:end], i) {
-			return
-		}
+	return Iter{raw: raw, i: i + 1, obj: raw[i] == '{'}
+}
+
+// Next returns the next member or item: key is the member's key token as
+// written (quotes and escapes included; Unquote decodes it), "" for an
+// array item; val is the value as written; keyAt and valAt are where they
+// start in raw (keyAt is -1 for an item). ok is false past the last.
+func (it *Iter) Next() (key string, keyAt int, val string, valAt int, ok bool) {
+	if it.end {
+		return "", -1, "", -1, false
+	}
+	raw := it.raw
+	i := skipSpace(raw, it.i)
+	if raw[i] == ',' {
+		i = skipSpace(raw, i+1)
+	}
+	if raw[i] == '}' || raw[i] == ']' {
+		it.end = true
+		return "", -1, "", -1, false
+	}
+	keyAt = -1
+	if it.obj {
+		end := stringEnd(raw, i)
+		key, keyAt = raw[i:end], i
 		i = skipSpace(raw, end)
-		if raw[i] == ',' {
-			i++
-		}
+		i = skipSpace(raw, i+1) // the colon
 	}
+	end := valueEnd(raw, i)
+	it.i = end
+	return key, keyAt, raw[i:end], i, true
 }
 
 // skipSpace returns the offset of the first byte at or after i that is not

@@ -132,15 +132,16 @@ func TestScalarEnd(t *testing.T) {
 }
 
 func TestScanMembers(t *testing.T) {
-	doc := ` {"a": [1, [2], {}], "b\u0061" : "x", "c":[], "d":[ ] , "e": {"f":[1,2]}} `
-	top, err := Scan(doc, nil)
+	doc := ` {"a": [1, [2], {}], "b\u0061" : "x", "c":[], "d":[ ] , "e": {"f":[1,"\n2"]}} `
+	d, err := Scan(doc, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	top := d.Members
 	want := []struct {
 		key, val string
 		items    int
-	}{{"a", `[1, [2], {}]`, 3}, {"ba", `"x"`, 0}, {"c", `[]`, 0}, {"d", `[ ]`, 0}, {"e", `{"f":[1,2]}`, 0}}
+	}{{"a", `[1, [2], {}]`, 3}, {"ba", `"x"`, 0}, {"c", `[]`, 0}, {"d", `[ ]`, 0}, {"e", `{"f":[1,"\n2"]}`, 0}}
 	if len(top) != len(want) {
 		t.Fatalf("members %+v", top)
 	}
@@ -149,7 +150,12 @@ func TestScanMembers(t *testing.T) {
 			t.Errorf("member %d: %q %q %d; want %+v", i, m.Key, doc[m.Start:m.End], m.Items, want[i])
 		}
 	}
-	if top, err := Scan(`[1]`, nil); top != nil || err != nil {
-		t.Errorf("Scan of an array: %v, %v", top, err)
+	for i := range doc {
+		if want := doc[i] == '"' && strings.HasPrefix(doc[i:], `"b\u`) || strings.HasPrefix(doc[i:], `"\n`); d.HasEscape(i) != want {
+			t.Errorf("HasEscape(%d) = %v", i, !want)
+		}
+	}
+	if d, err := Scan(`[1]`, nil); d.Members != nil || err != nil {
+		t.Errorf("Scan of an array: %v, %v", d.Members, err)
 	}
 }

@@ -32,6 +32,7 @@ package json
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -134,7 +135,19 @@ func Check(data []byte, o *Options) error {
 	return err
 }
 
-// Member is one member of a document's root object, found by Scan.
+// Doc is what Scan learns of a document on the way through it.
+type Doc struct {
+	// Members are the root object's members in the order given (nil when
+	// the root is not an object): a caller reads the top level from here
+	// without walking the document again to find where each value ends.
+	Members []Member
+	// Escaped are the offsets of the strings, keys and values, that hold
+	// an escape, in order: a string at any other offset reads as it
+	// stands between its quotes.
+	Escaped []int
+}
+
+// Member is one member of a document's root object.
 type Member struct {
 	// Key is the member's key, decoded (a slice of the document when it
 	// has no escape).
@@ -145,11 +158,15 @@ type Member struct {
 	Items int
 }
 
-// Scan checks s as Check does and, when its root is an object, returns the
-// root's members in the order given: a caller reads the top level from
-// there without walking the document again to find where each value ends.
-func Scan(s string, o *Options) ([]Member, error) {
+// Scan checks s as Check does, and returns what it learned on the way.
+func Scan(s string, o *Options) (*Doc, error) {
 	return scanDocument(s, o, true)
+}
+
+// HasEscape reports whether the string at offset at holds an escape.
+func (d *Doc) HasEscape(at int) bool {
+	_, found := slices.BinarySearch(d.Escaped, at)
+	return found
 }
 
 // InvalidUTF8 returns the offset of the first byte of b that is not part of

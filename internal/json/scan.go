@@ -25,20 +25,33 @@ type scanner struct {
 
 	stack []frame
 	sets  []keySet // the keys of each open object, by depth
-	top   []Member
-	items int     // the item count of the array closed last
-	vals  []value // build: the values of the open containers
+	doc   Doc      // record: what Scan returns
+	start int      // where the current member of the root starts
+	items int      // the item count of the array closed last
+	vals  []value  // build: the values of the open containers
+	marks []int    // build: len(vals) when each open container opened
 	err   *Error
 }
 
-// frame is one open array or object.
+// frame is one open array or object: small, and holding no pointer, so
+// pushing one and setting its key cost little and no write barrier.
 type frame struct {
 	object  bool
-	haveKey bool   // an object's key is read and its value due or read
-	key     string // the object's current key
-	n       int    // the array's current index
-	start   int    // where the current root member's value starts
-	mark    int    // build: len(vals) when it opened
+	haveKey bool // an object's key is read and its value due or read
+	keyAt   int  // where the object's current key starts (its quote)
+	n       int  // the array's current index
+}
+
+// key returns f's current key, decoded.
+func (f *frame) key(s string) string { return keyAt(s, f.keyAt) }
+
+// keyAt decodes the key whose quote is at s[i].
+func keyAt(s string, i int) string {
+	tok := s[i:stringEnd(s, i)]
+	if strings.IndexByte(tok, '\\') >= 0 {
+		return unquote(tok)
+	}
+	return tok[1 : len(tok)-1]
 }
 
 // keySet holds the keys of one object: a short list, and a map once the
@@ -57,8 +70,10 @@ func (k *keySet) add(key string) (dup bool) {
 		k.set[key] = struct{}{}
 		return false
 	}
-	if slices.Contains(k.keys, key) {
-		return true
+	for _, have := range k.keys {
+		if have == key {
+			return true
+		}
 	}
 	k.keys = append(k.keys, key)
 	if len(k.keys) > 16 {
@@ -73,8 +88,8 @@ func (k *keySet) add(key string) (dup bool) {
 // reset empties the set for the next object, keeping the list's room.
 func (k *keySet) reset() { k.keys, k.set = k.keys[:0], nil }
 
-// scanDocument checks s; with record it returns the root object's members.
-func scanDocument(s string, o *Options, record bool) ([]Member, error) {
+// scanDocument checks s; with record it returns what it learned.
+func scanDocument(s string, o *Options, record bool) (*Doc, error) {
 	p := scanner{s: s, record: record}
 	if o != nil {
 		p.opts = *o
@@ -82,7 +97,7 @@ func scanDocument(s string, o *Options, record bool) ([]Member, error) {
 	if p.run(); p.err != nil {
 		return nil, p.resolve()
 	}
-	return p.top, nil
+	return &p.doc, nil
 }
 
 // resolve turns the fault the one pass stopped at into the one reported:
@@ -110,13 +125,16 @@ func (p *scanner) run() {
 		ended // a value has just been read
 	)
 	state := wantValue
-	for p.err == nil {
+	for {
 		switch state {
 		case wantValue:
 			p.space()
 			if p.i >= len(p.s) {
 				p.endOfInput()
 				return
+			}
+			if len(p.stack) == 1 {
+				p.start = p.i // a member of the root, or an item
 			}
 			switch c := p.s[p.i]; c {
 			case '{', '[':
@@ -147,6 +165,9 @@ func (p *scanner) run() {
 				p.syntax(c, "looking for beginning of value")
 				return
 			}
+			if p.err != nil {
+				return
+			}
 			state = ended
 		case wantKey:
 			p.space()
@@ -171,10 +192,6 @@ func (p *scanner) run() {
 				return
 			}
 			p.i++
-			p.space()
-			if len(p.stack) == 1 {
-				p.stack[0].start = p.i
-			}
 			state = wantValue
 		case ended:
 			if len(p.stack) == 0 {
@@ -186,15 +203,15 @@ func (p *scanner) run() {
 				return
 			}
 			f := &p.stack[len(p.stack)-1]
-			if f.object && len(p.stack) == 1 && p.record {
-				m := Member{Key: f.key, Start: f.start, End: p.i}
-				if p.s[f.start] == '[' {
+			if p.record && len(p.stack) == 1 && f.object {
+				m := Member{Key: f.key(p.s), Start: p.start, End: p.i}
+				if p.s[p.start] == '[' {
 					m.Items = p.items
 				}
-				p.top = append(p.top, m)
+				p.doc.Members = append(p.doc.Members, m)
 			}
 			if p.build && f.object {
-				p.vals[len(p.vals)-1].key = f.key
+				p.vals[len(p.vals)-1].key = f.key(p.s)
 			}
 			p.space()
 			if p.i >= len(p.s) {
@@ -217,8 +234,10 @@ func (p *scanner) run() {
 				p.close(false)
 			case f.object:
 				p.syntax(c, "after object key:value pair")
+				return
 			default:
 				p.syntax(c, "after array element")
+				return
 			}
 		}
 	}
@@ -237,7 +256,10 @@ func (p *scanner) space() {
 
 // open pushes an array or object, its opening byte under the cursor.
 func (p *scanner) open(object bool) {
-	p.stack = append(p.stack, frame{object: object, mark: len(p.vals)})
+	p.stack = append(p.stack, frame{object: object})
+	if p.build {
+		p.marks = append(p.marks, len(p.vals))
+	}
 	if object && !p.syntaxOnly && !p.opts.DuplicateKeys {
 		d := len(p.stack) - 1
 		for len(p.sets) <= d {
@@ -258,10 +280,12 @@ func (p *scanner) close(empty bool) {
 	if !p.build {
 		return
 	}
-	kids := make([]value, len(p.vals)-f.mark)
-	copy(kids, p.vals[f.mark:])
-	clear(p.vals[f.mark:])
-	p.vals = p.vals[:f.mark]
+	mark := p.marks[len(p.marks)-1]
+	p.marks = p.marks[:len(p.marks)-1]
+	kids := make([]value, len(p.vals)-mark)
+	copy(kids, p.vals[mark:])
+	clear(p.vals[mark:])
+	p.vals = p.vals[:mark]
 	v := value{kind: kArray, kids: kids}
 	if f.object {
 		v.kind = kObject
@@ -280,19 +304,21 @@ func (p *scanner) key() bool {
 	if !ok {
 		return false
 	}
-	raw := p.s[at:p.i]
-	key := raw[1 : len(raw)-1]
-	if escaped && (!p.syntaxOnly || p.build) {
-		key = unquote(raw)
-	}
 	f := &p.stack[len(p.stack)-1]
-	f.key, f.haveKey = key, true
+	f.haveKey, f.keyAt = true, at
+	if escaped && p.record {
+		p.doc.Escaped = append(p.doc.Escaped, at)
+	}
 	if p.syntaxOnly || p.opts.DuplicateKeys {
 		return true
 	}
+	key := p.s[at+1 : p.i-1]
+	if escaped {
+		key = unquote(p.s[at:p.i])
+	}
 	if p.sets[len(p.stack)-1].add(key) {
 		p.fault(ErrDuplicateKey, at, "key given twice")
-		p.err.Value = raw
+		p.err.Value = p.s[at:p.i]
 		return false
 	}
 	return true
@@ -302,6 +328,9 @@ func (p *scanner) key() bool {
 func (p *scanner) stringValue() {
 	at := p.i
 	escaped, ok := p.str()
+	if escaped && p.record {
+		p.doc.Escaped = append(p.doc.Escaped, at)
+	}
 	if !ok || !p.build {
 		return
 	}
@@ -452,7 +481,7 @@ func (p *scanner) fault(kind error, offset int, detail string) {
 		case !f.object:
 			steps = append(steps, Step{Index: f.n})
 		case f.haveKey:
-			steps = append(steps, Step{Key: f.key, Index: -1})
+			steps = append(steps, Step{Key: f.key(p.s), Index: -1})
 		}
 	}
 	p.err = &Error{Path: pathString(steps), Steps: steps, Offset: offset, Detail: detail, kind: kind}

@@ -2,6 +2,7 @@ package json
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -9,24 +10,45 @@ import (
 
 // str reads a string token, the cursor on its opening quote, and reports
 // whether it holds an escape. Strings are nearly all of most documents, so
-// they are read a run at a time: the closing quote and any backslash are
-// found with a vectorised search, control characters eight bytes at a
-// time, UTF-8 by utf8.ValidString (only for a run that is not all ASCII).
+// they are read a run at a time: a short run eight bytes at a time
+// (nextSpecial), a long one with a vectorised search for the closing quote
+// and for a backslash, then control characters eight bytes at a time; UTF-8
+// is checked by utf8.ValidString, only for a run that is not all ASCII.
 func (p *scanner) str() (escaped, ok bool) {
+	s := p.s
 	p.i++ // the opening quote
 	for {
-		rest := p.s[p.i:]
-		q := strings.IndexByte(rest, '"')
-		run := rest
-		if q >= 0 {
-			run = rest[:q]
-		}
-		bs := strings.IndexByte(run, '\\')
-		if bs >= 0 {
-			run = run[:bs]
-		}
-		if !plainRun(run) && !p.checkRun(run) {
-			return escaped, false
+		var q, bs int
+		run := s[p.i:]
+		if j, high, found := nextSpecial(s, p.i); found {
+			// A short run: it ends at j.
+			run = s[p.i:j]
+			if high && !p.checkRun(run) {
+				return escaped, false
+			}
+			q, bs = -1, -1
+			switch s[j] {
+			case '"':
+				q = j - p.i
+			case '\\':
+				bs = j - p.i
+			default:
+				p.i = j
+				p.syntax(s[j], "in string literal")
+				return escaped, false
+			}
+		} else {
+			q = strings.IndexByte(run, '"')
+			if q >= 0 {
+				run = run[:q]
+			}
+			bs = strings.IndexByte(run, '\\')
+			if bs >= 0 {
+				run = run[:bs]
+			}
+			if !plainRun(run) && !p.checkRun(run) {
+				return escaped, false
+			}
 		}
 		switch {
 		case bs >= 0:
@@ -36,7 +58,7 @@ func (p *scanner) str() (escaped, ok bool) {
 				return escaped, false
 			}
 		case q < 0:
-			p.i = len(p.s)
+			p.i = len(s)
 			p.endOfInput()
 			return escaped, false
 		default:
@@ -44,6 +66,34 @@ func (p *scanner) str() (escaped, ok bool) {
 			return escaped, true
 		}
 	}
+}
+
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// nextSpecial looks at the 32 bytes from s[i] for a quote, a backslash or a
+// control character, eight at a time: it returns the first one's offset
+// and whether a byte before it is not ASCII, or found false for a run that
+// goes on past them (or to the end). In x, a byte below 0x20 sets its high
+// bit in x-0x20..20 &^ x, and a byte equal to c in (x^c..c)-0x01..01 &^
+// (x^c..c); the lowest bit set is the first such byte (a borrow only ever
+// reaches the bytes above it).
+func nextSpecial(s string, i int) (j int, high, found bool) {
+	var seen uint64
+	for end := i + 32; i+8 <= len(s) && i < end; i += 8 {
+		x := binary.LittleEndian.Uint64([]byte(s[i : i+8]))
+		q := x ^ 0x2222222222222222 // '"'
+		b := x ^ 0x5C5C5C5C5C5C5C5C // '\\'
+		if m := ((x-0x20*ones)&^x | (q-ones)&^q | (b-ones)&^b) & highs; m != 0 {
+			k := bits.TrailingZeros64(m) / 8
+			seen |= x & (1<<(8*k) - 1)
+			return i + k, seen&highs != 0, true
+		}
+		seen |= x
+	}
+	return i, false, false
 }
 
 // plainRun reports whether a run of string bytes (no quote, no backslash)
@@ -70,9 +120,9 @@ func plainRun(run string) bool {
 }
 
 // checkRun finds what plainRun refused in run, which starts at the
-// cursor: a control character (a syntax error, at its byte) or bytes that
-// are not UTF-8 (which resolve locates). It reports whether the run is
-// acceptable after all: not UTF-8 is, to the grammar alone.
+// cursor: bytes that are not UTF-8 (which resolve locates) or a control
+// character (a syntax error, at its byte). It reports whether the run is
+// acceptable after all: bytes that are not UTF-8 are, to the grammar alone.
 func (p *scanner) checkRun(run string) bool {
 	if !p.syntaxOnly && !utf8.ValidString(run) {
 		p.fault(ErrInvalidUTF8, p.i, "invalid UTF-8")
