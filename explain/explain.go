@@ -78,7 +78,7 @@ type Explanation struct {
 	Reduction *promptloom.Reduction `json:"-"`
 
 	// warnings are the options' warnings, for Lint.
-	warnings []options.Warning
+	warnings []promptloom.Warning
 }
 
 // Row is one fragment's line of the explanation: the manifest's row for
@@ -199,14 +199,7 @@ func Explain(optionsJSON []byte, opts *Options) (*Explanation, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	parse := []options.ParseOption{}
-	if opts.MaxBytes > 0 {
-		parse = append(parse, options.MaxBytes(opts.MaxBytes))
-	}
-	if opts.InPlace {
-		parse = append(parse, options.InPlace())
-	}
-	o, err := options.Parse(optionsJSON, parse...)
+	o, err := options.Parse(optionsJSON, &options.ParseOptions{MaxBytes: opts.MaxBytes, InPlace: opts.InPlace})
 	if err != nil {
 		return nil, err
 	}

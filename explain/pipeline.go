@@ -48,10 +48,9 @@ func corePlan(o *options.Options, cfg *Options) (*stage.Plan, error) {
 				return &stage.Resolved{Name: name, Value: v, Reason: why}, nil
 			}}
 	}
-	compile := func(id string, frags func() []promptloom.Fragment) stage.Stage {
+	compile := func(id string, add []promptloom.Fragment) stage.Stage {
 		return stage.Stage{ID: id, Capability: "core", Kind: stage.Compilation, ReadOnly: true,
 			Handler: func(_ context.Context, in stage.Input) (any, error) {
-				add := frags()
 				switch {
 				case len(add) == 0:
 					return nil, nil
@@ -84,14 +83,14 @@ func corePlan(o *options.Options, cfg *Options) (*stage.Plan, error) {
 		}))
 	}
 	stages = append(stages,
-		compile("core.system", o.SystemFragments),
-		compile("core.primary", o.PrimaryFragments),
-		compile("core.profile", o.ProfileFragments),
+		compile("core.system", o.System),
+		compile("core.primary", o.Primary),
+		compile("core.profile", o.Profile),
 	)
 	if cfg.Project != "" && o.Replacement == nil {
 		stages = append(stages, project.Compilation())
 	}
-	stages = append(stages, compile("core.guidance", o.ToolFragments), stage.KernelPrompt())
+	stages = append(stages, compile("core.guidance", o.Guidance), stage.KernelPrompt())
 	plan, err := stage.NewPlan(stages...)
 	if err != nil {
 		return nil, err

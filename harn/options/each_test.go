@@ -23,11 +23,16 @@ func sameResult(a, b gjson.Result) bool {
 // reports the first place they differ.
 func agree(t *testing.T, doc string) {
 	t.Helper()
+	d, err := pjson.Scan(doc, readOptions)
+	if err != nil {
+		t.Fatalf("%q: %v", clip(doc), err)
+	}
+	r := &reader{doc: d}
 	var walk func(v gjson.Result)
 	walk = func(v gjson.Result) {
 		type pair struct{ k, v gjson.Result }
 		var got, want []pair
-		each(v, func(k, val gjson.Result) bool { got = append(got, pair{k, val}); return true })
+		r.each(v, func(k, val gjson.Result) bool { got = append(got, pair{k, val}); return true })
 		v.ForEach(func(k, val gjson.Result) bool { want = append(want, pair{k, val}); return true })
 		if len(got) != len(want) {
 			t.Fatalf("in %q: each gave %d members of %q, ForEach %d", clip(doc), len(got), clip(v.Raw), len(want))
@@ -68,13 +73,13 @@ func TestScanTopLevel(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		root := gjson.Parse(doc)
+		root, r := gjson.Parse(doc), &reader{doc: d}
 		var want []pjson.Member
 		if root.IsObject() {
-			each(root, func(k, v gjson.Result) bool {
+			r.each(root, func(k, v gjson.Result) bool {
 				m := pjson.Member{Key: k.Str, Start: v.Index, End: v.Index + len(v.Raw)}
 				if v.IsArray() {
-					each(v, func(_, _ gjson.Result) bool { m.Items++; return true })
+					r.each(v, func(_, _ gjson.Result) bool { m.Items++; return true })
 				}
 				want = append(want, m)
 				return true

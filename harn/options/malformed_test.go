@@ -17,10 +17,11 @@ import (
 // The checks Parse made before internal/json read its input, kept as the
 // reference its errors are held to: the UTF-8 scan, encoding/json's
 // Decoder for the syntax, then a walk of the document for a key given twice
-// and a number past float range.
+// and a number past float range. (It has one kind for all, as Parse has
+// now: ErrMalformed.)
 func oldCheck(data []byte) error {
 	if off := pjson.InvalidUTF8(data); off >= 0 {
-		return errorf(ErrInvalidUTF8, "", off, "invalid UTF-8")
+		return located(errorf(ErrMalformed, "", off, "invalid UTF-8"))
 	}
 	if err := oldSyntax(data); err != nil {
 		return err
@@ -37,15 +38,15 @@ func oldSyntax(data []byte) error {
 	err := dec.Decode(&raw)
 	if err == nil {
 		if _, err := dec.Token(); err != io.EOF {
-			return errorf(ErrSyntax, "", int(dec.InputOffset()), "malformed JSON: data after the top-level value")
+			return located(errorf(ErrMalformed, "", int(dec.InputOffset()), "malformed JSON: data after the top-level value"))
 		}
 		return nil
 	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		return errorf(ErrSyntax, "", int(se.Offset), "malformed JSON: %s", se.Error())
+		return located(errorf(ErrMalformed, "", int(se.Offset), "malformed JSON: %s", se.Error()))
 	}
-	return errorf(ErrSyntax, "", len(data), "malformed JSON: %s", err.Error())
+	return located(errorf(ErrMalformed, "", len(data), "malformed JSON: %s", err.Error()))
 }
 
 type oldFrame struct {
@@ -101,7 +102,7 @@ func oldDocument(data []byte) error {
 			}
 			f.key, f.wantKey = key, false
 			if f.keys[key] {
-				return errorf(ErrDuplicateKey, path(), start, "key given twice")
+				return errorf(ErrMalformed, path(), start, "key given twice")
 			}
 			f.keys[key] = true
 		default:
@@ -113,7 +114,7 @@ func oldDocument(data []byte) error {
 				raw := string(data[start : i+1])
 				if _, ok := intLiteral(raw); !ok {
 					if f, _ := strconv.ParseFloat(raw, 64); math.IsInf(f, 0) {
-						return errorf(ErrValue, path(), start, "number %s is out of range", quote(raw))
+						return errorf(ErrMalformed, path(), start, "number %s is out of range", quote(raw))
 					}
 				}
 			}
@@ -169,7 +170,7 @@ func sameCheck(t *testing.T, doc string) {
 		t.Fatalf("%q: accepted; the old checks say %v", clip(doc), want)
 	}
 	got, w := malformed(doc, err), want.(*Error)
-	if got.Error() != w.Error() || got.Kind != w.Kind || got.Offset != w.Offset || got.Path != w.Path {
+	if got.Error() != w.Error() || got.Kind != ErrMalformed || got.Offset != w.Offset || got.Path != w.Path {
 		t.Fatalf("%q:\n got %v (%v, offset %d, path %q)\nwant %v (%v, offset %d, path %q)", clip(doc),
 			got, got.Kind, got.Offset, got.Path, w, w.Kind, w.Offset, w.Path)
 	}
