@@ -114,18 +114,24 @@ func (r *reader) each(v gjson.Result, fn func(key, val gjson.Result) bool) {
 	}
 }
 
-// readValue is the Result gjson gives for one whole value, raw, found at
-// offset at of the document.
+// readValue is the Result gjson gives for one whole value, raw (a checked
+// token or container), found at offset at of the document: gjson.Parse's
+// fields, set as it sets them (a number's Num by strconv.ParseFloat).
 func (r *reader) readValue(raw string, at int) gjson.Result {
 	switch raw[0] {
 	case '"':
 		return r.readString(raw, at)
 	case '{', '[':
 		return gjson.Result{Type: gjson.JSON, Raw: raw, Index: at}
+	case 't':
+		return gjson.Result{Type: gjson.True, Raw: raw, Index: at}
+	case 'f':
+		return gjson.Result{Type: gjson.False, Raw: raw, Index: at}
+	case 'n':
+		return gjson.Result{Type: gjson.Null, Raw: raw, Index: at}
 	}
-	v := gjson.Parse(raw)
-	v.Index = at
-	return v
+	num, _ := strconv.ParseFloat(raw, 64)
+	return gjson.Result{Type: gjson.Number, Raw: raw, Num: num, Index: at}
 }
 
 // readString is a string's Result: a slice of the document when it has no

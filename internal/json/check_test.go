@@ -120,3 +120,35 @@ func TestNextSpecial(t *testing.T) {
 		}
 	}
 }
+
+// TestRunSearches: the eight-byte searches the writers use stop where a
+// byte-at-a-time loop stops, at every alignment.
+func TestRunSearches(t *testing.T) {
+	r := rand.New(rand.NewPCG(59, 61))
+	alphabet := []byte("aZ ~\x7f\x80\xc3\xff\"\\\x00\x1f\x20!/")
+	for range 200000 {
+		b := make([]byte, r.IntN(40))
+		for i := range b {
+			b[i] = 'a'
+			if r.IntN(8) == 0 {
+				b[i] = alphabet[r.IntN(len(alphabet))]
+			}
+		}
+		s := string(b)
+		from := r.IntN(len(s) + 1)
+		canon, std := len(s), len(s)
+		for i := len(s) - 1; i >= from; i-- {
+			if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
+				canon, std = i, i
+			} else if c >= 0x80 {
+				std = i
+			}
+		}
+		if got := plainRun8(s, from); got != canon {
+			t.Fatalf("plainRun8(%q, %d) = %d, want %d", s, from, got, canon)
+		}
+		if got := plainASCII(s, from); got != std {
+			t.Fatalf("plainASCII(%q, %d) = %d, want %d", s, from, got, std)
+		}
+	}
+}

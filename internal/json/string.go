@@ -298,14 +298,32 @@ func hexAt(s string, i int) rune {
 func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
-			dst = appendEscape(append(dst, s[start:i]...), c)
-			start = i + 1
-		}
+	for i := plainRun8(s, 0); i < len(s); i = plainRun8(s, i+1) {
+		dst = appendEscape(append(dst, s[start:i]...), s[i])
+		start = i + 1
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// plainRun8 returns the offset of the first quote, backslash or control
+// character at or after s[i], eight bytes at a time (len(s) when there is
+// none).
+func plainRun8(s string, i int) int {
+	for ; i+8 <= len(s); i += 8 {
+		x := binary.LittleEndian.Uint64([]byte(s[i : i+8]))
+		q := x ^ 0x2222222222222222  // '"'
+		bs := x ^ 0x5C5C5C5C5C5C5C5C // '\\'
+		if m := ((x-0x20*ones)&^x | (q-ones)&^q | (bs-ones)&^bs) & highs; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
+			return i
+		}
+	}
+	return i
 }
 
 // AppendStdString appends s to dst as encoding/json writes a string with
@@ -315,16 +333,17 @@ func AppendStdString(dst []byte, s string) []byte {
 	return append(appendStdEscaped(append(dst, '"'), s), '"')
 }
 
-// appendStdEscaped is AppendStdString without the quotes.
+// appendStdEscaped is AppendStdString without the quotes. Runs of plain
+// ASCII, most of any prompt, are passed over eight bytes at a time.
 func appendStdEscaped(b []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
+		i = plainASCII(s, i)
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
 			b = appendEscape(append(b, s[start:i]...), c)
 			i++
 			start = i
@@ -346,6 +365,26 @@ func appendStdEscaped(b []byte, s string) []byte {
 		start = i
 	}
 	return append(b, s[start:]...)
+}
+
+// plainASCII returns the offset of the first byte at or after s[i] that
+// encoding/json does not copy as it is: a quote, a backslash, a control
+// character or a byte that is not ASCII (len(s) when there is none).
+func plainASCII(s string, i int) int {
+	for ; i+8 <= len(s); i += 8 {
+		x := binary.LittleEndian.Uint64([]byte(s[i : i+8]))
+		q := x ^ 0x2222222222222222  // '"'
+		bs := x ^ 0x5C5C5C5C5C5C5C5C // '\\'
+		if m := ((x-0x20*ones)&^x | (q-ones)&^q | (bs-ones)&^bs | x) & highs; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			return i
+		}
+	}
+	return i
 }
 
 // appendEscape appends the JSON escape of c, a byte that cannot stand in a
