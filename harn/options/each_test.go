@@ -86,7 +86,7 @@ func TestScanTopLevel(t *testing.T) {
 			})
 			n++
 		}
-		if diff := cmp.Diff(want, d.Members, cmpopts.EquateEmpty()); diff != "" {
+		if diff := cmp.Diff(want, d.Members, cmpopts.EquateEmpty(), cmpopts.IgnoreFields(pjson.Member{}, "Ends")); diff != "" {
 			t.Fatalf("%q (-each +scan):\n%s", clip(doc), diff)
 		}
 	}

@@ -67,11 +67,12 @@ func Parse(data []byte, po *ParseOptions) (*Options, error) {
 	// Scan found the root's members and where each ends: they are read
 	// from there, not found again.
 	top := object{keys: make([]string, len(doc.Members)), vals: make([]gjson.Result, len(doc.Members))}
-	systemItems := 0
-	for i, m := range doc.Members {
+	var system *pjson.Member
+	for i := range doc.Members {
+		m := &doc.Members[i]
 		top.keys[i], top.vals[i] = m.Key, r.readValue(text[m.Start:m.End], m.Start)
 		if m.Key == "system" {
-			systemItems = m.Items
+			system = m
 		}
 	}
 	top.sort()
@@ -89,7 +90,7 @@ func Parse(data []byte, po *ParseOptions) (*Options, error) {
 	if err := o.parseCallRole(get("call_role"), get("mock_scope")); err != nil {
 		return nil, err
 	}
-	if err := r.parseSystem(get("system"), systemItems); err != nil {
+	if err := r.parseSystem(get("system"), text, system); err != nil {
 		return nil, err
 	}
 	if err := r.parsePrimaryParts(get("_system_fragments")); err != nil {

@@ -2,6 +2,7 @@ package options
 
 import (
 	"github.com/promptloom/promptloom"
+	pjson "github.com/promptloom/promptloom/internal/json"
 
 	"github.com/tidwall/gjson"
 )
@@ -9,13 +10,15 @@ import (
 // The system option: a string (the primary block), a list of items, or the
 // replacement root.
 
-// parseSystem reads the system option; n is the length of the list form,
+// parseSystem reads the system option, the member m of the document s.
+// The list form is walked with what the check recorded of it: its length,
 // so the fragments are allocated once at their number (ten thousand grown
-// by doubling would allocate three times what they hold). Up front it takes
-// at most one fragment per 128 bytes of the list, and grows past that as
-// items are read: a list of a million bare zeros that fails at its first
-// item must not first reserve memory for a million fragments.
-func (r *reader) parseSystem(v gjson.Result, n int) error {
+// by doubling would allocate three times what they hold), and where each
+// item ends. Up front it takes at most one fragment per 128 bytes of the
+// list, and grows past that as items are read: a list of a million bare
+// zeros that fails at its first item must not first reserve memory for a
+// million fragments.
+func (r *reader) parseSystem(v gjson.Result, s string, m *pjson.Member) error {
 	switch {
 	case !v.Exists() || v.Type == gjson.Null:
 		return nil
@@ -24,10 +27,11 @@ func (r *reader) parseSystem(v gjson.Result, n int) error {
 		r.systemText = &s
 		return nil
 	case v.IsArray():
-		if n = min(n, len(v.Raw)/128); n > 0 {
+		if n := min(m.Items, len(v.Raw)/128); n > 0 {
 			r.o.System = make([]promptloom.Fragment, 0, n)
 		}
-		return r.eachItem(v, func(i int, item gjson.Result) error {
+		walk := func(f func(_, item gjson.Result) bool) { r.walk(m.Iter(s), m.Start, f) }
+		return r.items(walk, func(i int, item gjson.Result) error {
 			f, enabled, err := r.parseSystemItem(item, i)
 			if enabled && err == nil {
 				r.o.System = append(r.o.System, f)

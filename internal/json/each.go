@@ -23,6 +23,8 @@ type Iter struct {
 	raw      string
 	i        int
 	obj, end bool
+	ends     []int32 // where the container items end, from Scan
+	base     int     // the offset of raw in the document ends are in
 }
 
 // NewIter returns an Iter over raw, a value that Check (with any Options)
@@ -59,7 +61,12 @@ func (it *Iter) Next() (key string, keyAt int, val string, valAt int, ok bool) {
 		i = skipSpace(raw, end)
 		i = skipSpace(raw, i+1) // the colon
 	}
-	end := valueEnd(raw, i)
+	var end int
+	if c := raw[i]; (c == '{' || c == '[') && len(it.ends) > 0 {
+		end, it.ends = int(it.ends[0])-it.base, it.ends[1:]
+	} else {
+		end = valueEnd(raw, i)
+	}
 	it.i = end
 	return key, keyAt, raw[i:end], i, true
 }

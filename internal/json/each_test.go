@@ -159,3 +159,45 @@ func TestScanMembers(t *testing.T) {
 		t.Errorf("Scan of an array: %v, %v", d.Members, err)
 	}
 }
+
+// TestMemberIter: walking a root member's list with the ends Scan recorded
+// gives what walking it afresh gives, on every object among the documents
+// TestEachSplitsAsTheParser reads.
+func TestMemberIter(t *testing.T) {
+	docs := append(append([]string{
+		`{"a":[1,[2],{},[],{"b":[{"c":1}]}," ",true],"b":{"x":[{}]},"c":[],"d":[[[]]]}`,
+		`{"system":[{"content":"a","rank":1},"x",{"content":"b\"}"}]}`,
+	}, syntaxCases...), corpus(t)...)
+	r := rand.New(rand.NewPCG(13, 17))
+	alphabet := []byte("{}[]\":,\\ \t0123456789-+.eEtrufalsnxu")
+	for range 20000 {
+		docs = append(docs, string(mutate(r, []byte(docs[r.IntN(2)]), alphabet)))
+	}
+	n := 0
+	for _, doc := range docs {
+		d, err := Scan(doc, nil)
+		if err != nil {
+			continue
+		}
+		for _, m := range d.Members {
+			if doc[m.Start] != '[' {
+				continue
+			}
+			n++
+			a, b := m.Iter(doc), NewIter(doc[m.Start:m.End])
+			for {
+				k1, ka1, v1, va1, ok1 := a.Next()
+				k2, ka2, v2, va2, ok2 := b.Next()
+				if k1 != k2 || ka1 != ka2 || v1 != v2 || va1 != va2 || ok1 != ok2 {
+					t.Fatalf("%q, member %q: %q at %d, afresh %q at %d", doc, m.Key, v1, va1, v2, va2)
+				}
+				if !ok1 {
+					break
+				}
+			}
+		}
+	}
+	if n < 500 {
+		t.Fatalf("only %d lists walked", n)
+	}
+}

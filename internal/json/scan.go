@@ -27,6 +27,7 @@ type scanner struct {
 	sets  []keySet // the keys of each open object, by depth
 	doc   Doc      // record: what Scan returns
 	start int      // where the current member of the root starts
+	ends  []int32  // record: the ends of its container items, when it is a list
 	items int      // the item count of the array closed last
 	vals  []value  // build: the values of the open containers
 	marks []int    // build: len(vals) when each open container opened
@@ -206,7 +207,7 @@ func (p *scanner) run() {
 			if p.record && len(p.stack) == 1 && f.object {
 				m := Member{Key: f.key(p.s), Start: p.start, End: p.i}
 				if p.s[p.start] == '[' {
-					m.Items = p.items
+					m.Items, m.Ends, p.ends = p.items, p.ends, nil
 				}
 				p.doc.Members = append(p.doc.Members, m)
 			}
@@ -276,6 +277,10 @@ func (p *scanner) close(empty bool) {
 	p.stack = p.stack[:len(p.stack)-1]
 	if p.items = 0; !f.object && !empty {
 		p.items = f.n + 1
+	}
+	// An item of a list that is a member of the root object.
+	if p.record && len(p.stack) == 2 && p.stack[0].object && !p.stack[1].object && len(p.s) <= math.MaxInt32 {
+		p.ends = append(p.ends, int32(p.i))
 	}
 	if !p.build {
 		return
