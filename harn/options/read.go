@@ -139,6 +139,14 @@ func (r *reader) readValue(raw string, at int) gjson.Result {
 	return gjson.Result{Type: gjson.Number, Raw: raw, Num: num, Index: at}
 }
 
+// key is the text of a key token found at offset at, as gjson reads it.
+func (r *reader) key(tok string, at int) string {
+	if len(r.doc.Escaped) == 0 || !r.doc.HasEscape(at) {
+		return tok[1 : len(tok)-1]
+	}
+	return gjson.Parse(tok).Str
+}
+
 // readString is a string's Result: a slice of the document when it has no
 // escape, gjson's own unescaping when it has one.
 func (r *reader) readString(raw string, at int) gjson.Result {

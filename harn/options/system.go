@@ -99,8 +99,13 @@ func (r *reader) parseSystemItem(v gjson.Result, i int) (f promptloom.Fragment, 
 	// first in byte order, the one Harn names.
 	var content, title, position, enabledV, register, rank, unknown gjson.Result
 	var unknownKey string
-	r.each(v, func(k, val gjson.Result) bool {
-		switch key := k.Str; key {
+	for it := pjson.NewIter(v.Raw); ; {
+		k, keyAt, raw, at, ok := it.Next()
+		if !ok {
+			break
+		}
+		val := r.readValue(raw, at+v.Index)
+		switch key := r.key(k, keyAt+v.Index); key {
 		case "content":
 			content = val
 		case "title":
@@ -118,8 +123,7 @@ func (r *reader) parseSystemItem(v gjson.Result, i int) (f promptloom.Fragment, 
 				unknown, unknownKey = val, key
 			}
 		}
-		return true
-	})
+	}
 	if unknown.Exists() {
 		return f, false, systemItemKey(path(), unknownKey, unknown.Index)
 	}
