@@ -51,6 +51,7 @@ const depsRules = `
 	cmd/promptloom/internal/cli < cmd/promptloom;
 
 	STD < internal/testkit/benchdata, internal/testkit/chromiumtest;
+	STD < internal/testkit/corpus;
 	PGX < internal/testkit/pgtest;
 	eventlog < internal/testkit/storetest;
 	eventlog/sqlite, eventlog/postgres, internal/testkit/pgtest < internal/testkit/logtest;

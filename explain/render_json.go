@@ -61,28 +61,24 @@ func writeStreamed(out io.Writer, e *Explanation) error {
 		w.Member("budget")
 		w.Value(e.Budget)
 	}
-	if len(e.Lint) > 0 {
-		w.Member("lint")
+	items := func(key string, n int, item func(i int) any) {
+		if n == 0 {
+			return // omitempty
+		}
+		w.Member(key)
 		w.BeginArray()
-		for _, l := range e.Lint {
+		for i := range n {
 			w.Item()
-			w.Value(l)
+			w.Value(item(i))
 		}
 		w.EndArray()
 	}
+	items("lint", len(e.Lint), func(i int) any { return e.Lint[i] })
 	if e.Reminders != nil {
 		w.Member("reminders")
 		w.Value(e.Reminders)
 	}
-	if len(e.Traces) > 0 {
-		w.Member("traces")
-		w.BeginArray()
-		for _, t := range e.Traces {
-			w.Item()
-			w.Value(t)
-		}
-		w.EndArray()
-	}
+	items("traces", len(e.Traces), func(i int) any { return e.Traces[i] })
 	return w.Close()
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	pjson "github.com/promptloom/promptloom/internal/json"
+	kit "github.com/promptloom/promptloom/internal/testkit/corpus"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -107,11 +108,11 @@ func testDocs(t *testing.T) []string {
 		`{"x":"` + strings.Repeat(`a\"b`, 100) + `"}`,
 	}
 	docs = append(docs, wellFormedCases...)
-	docs = append(docs, corpusDocs(t)...)
+	docs = append(docs, kit.Docs(t)...)
 	r := rand.New(rand.NewPCG(7, 11))
 	alphabet := []byte("{}[]\":,\\ \t\n0123456789-+.eEtrufalsnxu\xc3\xa9")
 	for range 20000 {
-		docs = append(docs, string(mutate(r, []byte(docs[r.IntN(10)]), alphabet)))
+		docs = append(docs, string(kit.Mutate(r, []byte(docs[r.IntN(10)]), alphabet)))
 	}
 	return docs
 }

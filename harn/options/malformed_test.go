@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	pjson "github.com/promptloom/promptloom/internal/json"
+	kit "github.com/promptloom/promptloom/internal/testkit/corpus"
 )
 
 // The checks Parse made before internal/json read its input, kept as the
@@ -183,7 +184,7 @@ func TestMalformedAgrees(t *testing.T) {
 	for _, doc := range wellFormedCases {
 		sameCheck(t, doc)
 	}
-	for _, doc := range corpusDocs(t) {
+	for _, doc := range kit.Docs(t) {
 		sameCheck(t, doc)
 	}
 	r := rand.New(rand.NewPCG(3, 5))
@@ -194,7 +195,7 @@ func TestMalformedAgrees(t *testing.T) {
 		if r.IntN(2) == 0 {
 			doc = []byte(`{"system":[{"content":"a b: c","rank":3},"x"],"tools":[{"name":"t"}],"n":[1.5,-2e3,true,null]}`)
 		}
-		sameCheck(t, string(mutate(r, doc, alphabet)))
+		sameCheck(t, string(kit.Mutate(r, doc, alphabet)))
 	}
 }
 

@@ -158,23 +158,8 @@ func (w *writer) scalar(v *value) {
 // an exponent, -0, an integer past 64 bits) is a double, written as ryu
 // writes it. It reports false for a double out of range.
 func appendNumber(dst []byte, tok string) ([]byte, bool) {
-	integer := true
-	for i := 0; i < len(tok); i++ {
-		if c := tok[i]; c == '.' || c == 'e' || c == 'E' {
-			integer = false
-			break
-		}
-	}
-	if integer && tok != "-0" {
-		var err error
-		if tok[0] == '-' {
-			_, err = strconv.ParseInt(tok, 10, 64)
-		} else {
-			_, err = strconv.ParseUint(tok, 10, 64)
-		}
-		if err == nil {
-			return append(dst, tok...), true
-		}
+	if exactInteger(tok) {
+		return append(dst, tok...), true
 	}
 	f, err := strconv.ParseFloat(tok, 64)
 	if err != nil && (math.IsInf(f, 0) || math.IsNaN(f)) {

@@ -85,21 +85,28 @@ func TestUnquoteIsEncodingJSONs(t *testing.T) {
 	}
 }
 
+// sparse is up to n bytes of 'a', about one in every in them another byte
+// a run search must tell apart: quotes, backslashes, control characters,
+// bytes that are not ASCII, and neighbours of those.
+func sparse(r *rand.Rand, n, every int) string {
+	const alphabet = "aZ ~\x7f\x80\xc3\xff\"\\\x00\x1f\x20!/"
+	b := make([]byte, r.IntN(n))
+	for i := range b {
+		b[i] = 'a'
+		if r.IntN(every) == 0 {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+	}
+	return string(b)
+}
+
 // TestNextSpecial: the eight-byte search finds the first quote, backslash
 // or control character within its reach, and any byte before it that is
 // not ASCII, as a byte-at-a-time loop does, at every alignment.
 func TestNextSpecial(t *testing.T) {
 	r := rand.New(rand.NewPCG(47, 53))
-	alphabet := []byte("aZ ~\x7f\x80\xc3\xff\"\\\x00\x1f\x20!")
 	for range 200000 {
-		b := make([]byte, r.IntN(60))
-		for i := range b {
-			b[i] = 'a'
-			if r.IntN(12) == 0 {
-				b[i] = alphabet[r.IntN(len(alphabet))]
-			}
-		}
-		s := string(b)
+		s := sparse(r, 60, 12)
 		from := r.IntN(len(s) + 1)
 		want, high := -1, false
 		for i := from; i < len(s); i++ {
@@ -125,16 +132,8 @@ func TestNextSpecial(t *testing.T) {
 // byte-at-a-time loop stops, at every alignment.
 func TestRunSearches(t *testing.T) {
 	r := rand.New(rand.NewPCG(59, 61))
-	alphabet := []byte("aZ ~\x7f\x80\xc3\xff\"\\\x00\x1f\x20!/")
 	for range 200000 {
-		b := make([]byte, r.IntN(40))
-		for i := range b {
-			b[i] = 'a'
-			if r.IntN(8) == 0 {
-				b[i] = alphabet[r.IntN(len(alphabet))]
-			}
-		}
-		s := string(b)
+		s := sparse(r, 40, 8)
 		from := r.IntN(len(s) + 1)
 		canon, std := len(s), len(s)
 		for i := len(s) - 1; i >= from; i-- {

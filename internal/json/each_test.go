@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	kit "github.com/promptloom/promptloom/internal/testkit/corpus"
 )
 
 // rebuild writes raw canonically from what Each finds in it, level by
@@ -70,9 +72,7 @@ func TestEachSplitsAsTheParser(t *testing.T) {
 	}, syntaxCases...), corpus(t)...)
 	r := rand.New(rand.NewPCG(7, 11))
 	alphabet := []byte("{}[]\":,\\ \t\n0123456789-+.eEtrufalsnxu")
-	for range 20000 {
-		docs = append(docs, string(mutate(r, []byte(docs[r.IntN(4)]), alphabet)))
-	}
+	docs = append(docs, kit.Mutations(r, docs[:4], alphabet, 20000)...)
 	n := 0
 	for _, doc := range docs {
 		want, err := Encode([]byte(doc))
@@ -170,9 +170,7 @@ func TestMemberIter(t *testing.T) {
 	}, syntaxCases...), corpus(t)...)
 	r := rand.New(rand.NewPCG(13, 17))
 	alphabet := []byte("{}[]\":,\\ \t0123456789-+.eEtrufalsnxu")
-	for range 20000 {
-		docs = append(docs, string(mutate(r, []byte(docs[r.IntN(2)]), alphabet)))
-	}
+	docs = append(docs, kit.Mutations(r, docs[:2], alphabet, 20000)...)
 	n := 0
 	for _, doc := range docs {
 		d, err := Scan(doc, nil)

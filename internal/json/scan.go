@@ -171,6 +171,8 @@ func (p *scanner) run() {
 			}
 			state = ended
 		case wantKey:
+			// (Written out, not as a helper: this is the scanner's hot
+			// loop, and a call per token costs a fifth on small tokens.)
 			p.space()
 			if p.i >= len(p.s) {
 				p.endOfInput()
@@ -446,27 +448,31 @@ func (p *scanner) number() {
 	}
 }
 
-// inRange reports whether a number token is an integer within 64 bits or
-// reads as a finite double.
+// inRange reports whether a number token is an integer serde_json keeps
+// exact or reads as a finite double.
 func inRange(tok string) bool {
-	if isInteger(tok) {
-		var err error
-		if tok[0] == '-' {
-			_, err = strconv.ParseInt(tok, 10, 64)
-		} else {
-			_, err = strconv.ParseUint(tok, 10, 64)
-		}
-		if err == nil {
-			return true
-		}
+	if exactInteger(tok) {
+		return true
 	}
 	f, _ := strconv.ParseFloat(tok, 64)
 	return !math.IsInf(f, 0)
 }
 
-// isInteger reports whether a number token has neither a fraction nor an
-// exponent.
-func isInteger(tok string) bool { return !strings.ContainsAny(tok, ".eE") }
+// exactInteger reports whether a number token is an integer literal that
+// serde_json reads exactly: it fits in a u64, or an i64 when negative.
+// "-0" is not: serde_json reads it as the double -0.0.
+func exactInteger(tok string) bool {
+	if strings.ContainsAny(tok, ".eE") || tok == "-0" {
+		return false
+	}
+	var err error
+	if tok[0] == '-' {
+		_, err = strconv.ParseInt(tok, 10, 64)
+	} else {
+		_, err = strconv.ParseUint(tok, 10, 64)
+	}
+	return err == nil
+}
 
 // syntax records a syntax error at the cursor, in encoding/json's words.
 func (p *scanner) syntax(c byte, context string) {

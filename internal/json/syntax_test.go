@@ -4,11 +4,10 @@ import (
 	stdjson "encoding/json"
 	"errors"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
+
+	kit "github.com/promptloom/promptloom/internal/testkit/corpus"
 )
 
 // lenient reads as encoding/json reads: the grammar and UTF-8 only.
@@ -33,45 +32,7 @@ var syntaxCases = []string{
 }
 
 // corpus returns the documents of the package's fuzz corpora.
-func corpus(t *testing.T) []string {
-	t.Helper()
-	var docs []string
-	paths, _ := filepath.Glob("testdata/fuzz/*/*")
-	for _, path := range paths {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, open := range []string{"[]byte(", "string("} {
-			if i := strings.Index(string(b), open); i >= 0 {
-				if s, err := strconv.Unquote(strings.TrimSuffix(strings.TrimSpace(string(b[i+len(open):])), ")")); err == nil {
-					docs = append(docs, s)
-				}
-			}
-		}
-	}
-	return docs
-}
-
-// mutate changes doc in one to three places: a byte replaced, dropped or
-// inserted, each drawn from alphabet.
-func mutate(r *rand.Rand, doc []byte, alphabet []byte) []byte {
-	for range 1 + r.IntN(3) {
-		if len(doc) == 0 {
-			break
-		}
-		i := r.IntN(len(doc))
-		switch r.IntN(3) {
-		case 0:
-			doc[i] = alphabet[r.IntN(len(alphabet))]
-		case 1:
-			doc = append(doc[:i:i], doc[i+1:]...)
-		default:
-			doc = append(doc[:i:i], append([]byte{alphabet[r.IntN(len(alphabet))]}, doc[i:]...)...)
-		}
-	}
-	return doc
-}
+func corpus(t *testing.T) []string { return kit.Docs(t) }
 
 // sameSyntax fails t unless Check, reading leniently, judges doc's grammar
 // as encoding/json does: the same verdict, the same words, and the same
@@ -129,8 +90,8 @@ func TestSyntaxIsEncodingJSONs(t *testing.T) {
 	seeds := append(append(syntaxCases[:len(syntaxCases)-4:len(syntaxCases)-4], corpus(t)...),
 		`{"system":[{"content":"a b: c","rank":3},"x"],"tools":[{"name":"t"}],"n":[1.5,-2e3,true,null]}`,
 		` { "a" : [ 1 , { "b" : "c\"}" } , [ ] , { } ] , "d\u0065" : "\\" , "e" : "\\\"" } `)
-	for range 50000 {
-		sameSyntax(t, string(mutate(r, []byte(seeds[r.IntN(len(seeds))]), alphabet)))
+	for _, doc := range kit.Mutations(r, seeds, alphabet, 50000) {
+		sameSyntax(t, doc)
 	}
 }
 
