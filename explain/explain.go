@@ -12,7 +12,7 @@
 //
 // Vocabulary: an Explanation is one prompt with its rows (Fragments), its
 // Manifest and its traces; FromOptions explains options already parsed (and
-// perhaps changed, as by WithoutTool); Diff compares two explanations,
+// perhaps changed, as by an inactive tool); Diff compares two explanations,
 // fragment by fragment, with how many leading bytes they share (the prompt
 // cache's view) and a unified diff; Lint returns Warnings: options Harn
 // accepts that are likely mistakes, and gated fragments that stand before
