@@ -7,9 +7,10 @@
 // surrogate pair (readers decode one differently). Options relax the last
 // three for callers that read as encoding/json reads. A document that
 // fails is an *Error naming the byte offset and the JSON path of its first
-// fault. Each then walks the members of an object or the items of an array
-// that passed, faster than a general parser: string ends are found with a
-// vectorised search.
+// fault. Iter (and Each) then walks the members of an object or the items
+// of an array that passed, faster than a general parser: string ends are
+// found with a vectorised search, and what Scan recorded is not found
+// again.
 //
 // Writing: Encode and EncodeRedacted write Harn's canonical JSON (its
 // canonical_json owner, which delegates to serde_json), the form Harn
@@ -26,8 +27,8 @@
 // a document as encoding/json's Encoder writes it indented, one member or
 // item at a time.
 //
-// Where a file imports encoding/json too, this package is imported as
-// pjson.
+// It is imported as pjson, so that it reads apart from encoding/json where
+// a file needs both.
 package json
 
 import (
