@@ -97,23 +97,18 @@ func (r *reader) each(v gjson.Result, fn func(key, val gjson.Result) bool) {
 		fn(gjson.Result{}, v)
 		return
 	}
-	r.walk(pjson.NewIter(v.Raw), v.Index, fn)
-}
-
-// walk is each over it, whose offsets are from base in the document.
-func (r *reader) walk(it pjson.Iter, base int, fn func(key, val gjson.Result) bool) {
 	key := gjson.Result{Type: gjson.Number, Num: -1}
-	for {
+	for it := pjson.NewIter(v.Raw); ; {
 		k, keyAt, val, valAt, ok := it.Next()
 		if !ok {
 			return
 		}
 		if keyAt >= 0 {
-			key = r.readString(k, keyAt+base)
+			key = r.readString(k, keyAt+v.Index)
 		} else {
 			key.Num++
 		}
-		if !fn(key, r.readValue(val, valAt+base)) {
+		if !fn(key, r.readValue(val, valAt+v.Index)) {
 			return
 		}
 	}
@@ -223,14 +218,9 @@ func (o object) firstUnknown(known ...string) (string, bool) {
 // eachItem calls fn with each item of the list v and its index, and stops
 // at the first error.
 func (r *reader) eachItem(v gjson.Result, fn func(i int, item gjson.Result) error) error {
-	return r.items(func(f func(_, item gjson.Result) bool) { r.each(v, f) }, fn)
-}
-
-// items is eachItem over any walk.
-func (r *reader) items(walk func(func(_, item gjson.Result) bool), fn func(i int, item gjson.Result) error) error {
 	i := 0
 	var err error
-	walk(func(_, item gjson.Result) bool {
+	r.each(v, func(_, item gjson.Result) bool {
 		err = fn(i, item)
 		i++
 		return err == nil

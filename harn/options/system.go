@@ -30,14 +30,20 @@ func (r *reader) parseSystem(v gjson.Result, s string, m *pjson.Member) error {
 		if n := min(m.Items, len(v.Raw)/128); n > 0 {
 			r.o.System = make([]promptloom.Fragment, 0, n)
 		}
-		walk := func(f func(_, item gjson.Result) bool) { r.walk(m.Iter(s), m.Start, f) }
-		return r.items(walk, func(i int, item gjson.Result) error {
-			f, enabled, err := r.parseSystemItem(item, i)
-			if enabled && err == nil {
+		it := m.Iter(s)
+		for i := 0; ; i++ {
+			_, _, raw, at, ok := it.Next()
+			if !ok {
+				return nil
+			}
+			f, enabled, err := r.parseSystemItem(r.readValue(raw, at+m.Start), i)
+			if err != nil {
+				return err
+			}
+			if enabled {
 				r.o.System = append(r.o.System, f)
 			}
-			return err
-		})
+		}
 	case v.IsObject():
 		return r.parseReplacement(v)
 	}
