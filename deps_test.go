@@ -27,7 +27,8 @@ import (
 // SDK is named where it may be used, and nowhere else.
 const depsRules = `
 	STD < internal/json, internal/textsafe;
-	internal/json < harn/redact;
+	STD < harn/redact/internal/url;
+	internal/json, harn/redact/internal/url < harn/redact;
 	harn/redact, BLAKE3 < digest;
 	digest, TIKTOKEN < budget;
 	budget < .;
@@ -51,6 +52,7 @@ const depsRules = `
 	cmd/promptloom/internal/cli < cmd/promptloom;
 
 	STD < internal/testkit/benchdata, internal/testkit/chromiumtest;
+	STD < internal/testkit/corpus;
 	PGX < internal/testkit/pgtest;
 	eventlog < internal/testkit/storetest;
 	eventlog/sqlite, eventlog/postgres, internal/testkit/pgtest < internal/testkit/logtest;

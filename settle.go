@@ -74,7 +74,7 @@ func settle(row *Row) bool {
 		row.Included, row.Reason = false, reasonEmptyBody
 	}
 	p := redact.Piece(row.Body)
-	row.redacted, row.edge = p.Changed(), p.Edge()
+	row.redacted, row.edge = p.Redacted != p.Raw, p.Edge()
 	row.Digest = digest.String(p.Redacted)
 	if row.Included {
 		row.Bytes = len(row.Body)

@@ -32,14 +32,12 @@ const guidanceOpts = `{"system": ["You are careful.", {"content": "Bye.", "posit
 	"tools": [{"name": "todo", "guidance": "Keep the todo list current."}, {"name": "read", "guidance": "Read first."}]}`
 
 func TestDiffWithoutTool(t *testing.T) {
-	o, err := options.Parse([]byte(guidanceOpts))
+	o, err := options.Parse([]byte(guidanceOpts), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := explainOpts(t, o)
-	if err := o.WithoutTool("todo"); err != nil {
-		t.Fatal(err)
-	}
+	o.Tools[0].Active = false // todo
 	b := explainOpts(t, o)
 	d := Diff(a, b, "a", "b")
 
@@ -98,13 +96,11 @@ func TestDiffClassifies(t *testing.T) {
 	a := explainJSON(t, `{"system": ["one", "two", "three", {"content":"gone"}, "four"],
 		"tools": [{"name": "t", "guidance": "guide"}]}`)
 	ob, err := options.Parse([]byte(`{"system": ["one", "three", "two", "new", "four!"],
-		"tools": [{"name": "t", "guidance": "guide"}, {"name": "u", "guidance": "fresh"}]}`))
+		"tools": [{"name": "t", "guidance": "guide"}, {"name": "u", "guidance": "fresh"}]}`), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ob.WithoutTool("t"); err != nil {
-		t.Fatal(err)
-	}
+	ob.Tools[0].Active = false // t
 	b := explainOpts(t, ob)
 	d := Diff(a, b, "a", "b")
 	var order []string

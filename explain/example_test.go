@@ -28,9 +28,9 @@ func ExampleExplain() {
 }
 
 func ExampleDiff() {
-	o, _ := options.Parse([]byte(`{"system": "You are careful.", "tools": [{"name": "todo", "guidance": "Keep the list current."}]}`))
+	o, _ := options.Parse([]byte(`{"system": "You are careful.", "tools": [{"name": "todo", "guidance": "Keep the list current."}]}`), nil)
 	with, _ := explain.FromOptions(o, nil)
-	_ = o.WithoutTool("todo")
+	o.Tools[0].Active = false // todo: declared, but not available
 	without, _ := explain.FromOptions(o, nil)
 
 	d := explain.Diff(with, without, "with", "without")

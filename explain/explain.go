@@ -12,7 +12,7 @@
 //
 // Vocabulary: an Explanation is one prompt with its rows (Fragments), its
 // Manifest and its traces; FromOptions explains options already parsed (and
-// perhaps changed, as by WithoutTool); Diff compares two explanations,
+// perhaps changed, as by an inactive tool); Diff compares two explanations,
 // fragment by fragment, with how many leading bytes they share (the prompt
 // cache's view) and a unified diff; Lint returns Warnings: options Harn
 // accepts that are likely mistakes, and gated fragments that stand before
@@ -78,7 +78,7 @@ type Explanation struct {
 	Reduction *promptloom.Reduction `json:"-"`
 
 	// warnings are the options' warnings, for Lint.
-	warnings []options.Warning
+	warnings []promptloom.Warning
 }
 
 // Row is one fragment's line of the explanation: the manifest's row for
@@ -199,14 +199,7 @@ func Explain(optionsJSON []byte, opts *Options) (*Explanation, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	parse := []options.ParseOption{}
-	if opts.MaxBytes > 0 {
-		parse = append(parse, options.MaxBytes(opts.MaxBytes))
-	}
-	if opts.InPlace {
-		parse = append(parse, options.InPlace())
-	}
-	o, err := options.Parse(optionsJSON, parse...)
+	o, err := options.Parse(optionsJSON, &options.ParseOptions{MaxBytes: opts.MaxBytes, InPlace: opts.InPlace})
 	if err != nil {
 		return nil, err
 	}

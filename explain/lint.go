@@ -33,7 +33,7 @@ type Warning struct {
 func Lint(e *Explanation) []Warning {
 	var out []Warning
 	for _, w := range e.warnings {
-		out = append(out, Warning{Path: w.Path, Message: w.String()})
+		out = append(out, Warning{Path: w.Path, Message: "options: " + w.String()})
 	}
 	r := e.Reduction
 	if r == nil {

@@ -66,8 +66,8 @@ func pipeline(ctx context.Context, o *options.Options, cfg *Options) (*stage.Res
 				return append(in, add...), nil
 			}}
 	}
-	core := func(id string, frags func() []promptloom.Fragment) stage.Stage {
-		return compile(id, "core", func(stage.Snapshot) []promptloom.Fragment { return frags() })
+	core := func(id string, frags []promptloom.Fragment) stage.Stage {
+		return compile(id, "core", func(stage.Snapshot) []promptloom.Fragment { return frags })
 	}
 	stages := []stage.Stage{
 		resolve("core.tools", ResolvedTools, func() (any, string, error) {
@@ -95,9 +95,9 @@ func pipeline(ctx context.Context, o *options.Options, cfg *Options) (*stage.Res
 		}))
 	}
 	stages = append(stages,
-		core("core.system", o.SystemFragments),
-		core("core.primary", o.PrimaryFragments),
-		core("core.profile", o.ProfileFragments),
+		core("core.system", o.System),
+		core("core.primary", o.Primary),
+		core("core.profile", o.Profile),
 	)
 	if cfg.Project != "" && o.Replacement == nil {
 		stages = append(stages, compile("project.profile", "project", func(snap stage.Snapshot) []promptloom.Fragment {
@@ -107,7 +107,7 @@ func pipeline(ctx context.Context, o *options.Options, cfg *Options) (*stage.Res
 			return nil
 		}))
 	}
-	stages = append(stages, core("core.guidance", o.ToolFragments))
+	stages = append(stages, core("core.guidance", o.Guidance))
 	return stage.Run(ctx, stages, cfg.Stages)
 }
 

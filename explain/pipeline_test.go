@@ -68,7 +68,7 @@ func TestStagesChangeNoByte(t *testing.T) {
 		inputs = append(inputs, data)
 	}
 	for _, data := range inputs {
-		o, err := options.Parse(data)
+		o, err := options.Parse(data, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -86,39 +86,6 @@ func TestWriteJSONStreams(t *testing.T) {
 	}
 }
 
-// TestAppendString: appendString writes what encoding/json writes, with
-// HTML escaping off, for every byte below 0x80, the two separators it
-// escapes, invalid and truncated UTF-8, and random mixes of them.
-func TestAppendString(t *testing.T) {
-	want := func(s string) string {
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(s); err != nil {
-			t.Fatal(err)
-		}
-		return string(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
-	}
-	cases := []string{"", "plain", "a\u2028b\u2029c", "\xff", "\xe2\x80", "é€𝄞", "<&>", "\x7f"}
-	for c := range 0x80 {
-		cases = append(cases, string(rune(c)), "x"+string(rune(c))+"y")
-	}
-	r := rand.New(rand.NewPCG(23, 29))
-	pieces := []string{"a", " ", "\"", "\\", "\n", "\t", "\x00", "\x1f", "\b", "\f", "é", "\u2028", "\u2029", "\xff", "\xc3", "𝄞", "<", "&"}
-	for range 5000 {
-		var s []byte
-		for range r.IntN(12) {
-			s = append(s, pieces[r.IntN(len(pieces))]...)
-		}
-		cases = append(cases, string(s))
-	}
-	for _, s := range cases {
-		if got, w := string(appendString(nil, s)), want(s); got != w {
-			t.Fatalf("appendString(%q) = %s, encoding/json %s", s, got, w)
-		}
-	}
-}
-
 // TestWriteJSONRowFields: every optional field of a row (offset, register,
 // rank, sources, tokens), present and absent, and hostile text in every
 // string, stream as encoding/json writes them.

@@ -155,13 +155,13 @@ func (r Request) Key() (digest.Digest, error) {
 // jsonHash is the content hash of a JSON value, Harn's
 // stable_redacted_json_hash: BLAKE3 over its canonical encoding after
 // Harn's redact_json (every string value redacted, and the value of a
-// credential-like key, redact.FieldIsSensitive, replaced whole). Empty JSON
-// hashes as null.
+// credential-like key replaced whole: redact.JSON). Empty JSON hashes as
+// null.
 func jsonHash(raw json.RawMessage) (string, error) {
 	if len(raw) == 0 {
 		raw = json.RawMessage("null")
 	}
-	b, err := canon.EncodeRedacted(raw, redact.String, redact.FieldIsSensitive)
+	b, err := redact.JSON(raw)
 	if err != nil {
 		return "", err
 	}

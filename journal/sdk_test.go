@@ -21,7 +21,6 @@ import (
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/harn/redact"
-	canon "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
@@ -183,7 +182,7 @@ func rechain(t *testing.T, transcript []byte, rehash bool) []byte {
 	var out bytes.Buffer
 	for _, l := range strings.Split(strings.TrimSuffix(string(transcript), "\n"), "\n") {
 		if gjson.Get(l, "kind").Str == "provider_call_request" && rehash {
-			canonical, err := canon.EncodeRedacted([]byte(gjson.Get(l, "request.payload").Raw), redact.String, redact.FieldIsSensitive)
+			canonical, err := redact.JSON([]byte(gjson.Get(l, "request.payload").Raw))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -140,16 +140,16 @@ func unreadable(line []byte) string {
 	if bytes.HasPrefix(line, []byte("\xef\xbb\xbf")) {
 		return "starts with a byte order mark (U+FEFF): not JSON"
 	}
-	if at := canon.InvalidUTF8(line); at >= 0 {
-		return fmt.Sprintf("not UTF-8 (byte %d)", at)
-	}
-	// canon's parser is iterative (gjson's validator recurses, and deep
+	// The JSON reader is iterative (gjson's validator recurses, and deep
 	// nesting overflows the stack) and refuses what readers disagree on.
 	var bad *canon.Error
-	switch err := canon.Check(line); {
+	switch err := canon.Check(line, nil); {
 	case err == nil:
 		return ""
-	case errors.Is(err, canon.ErrDuplicateKey) && errors.As(err, &bad):
+	case !errors.As(err, &bad):
+	case errors.Is(err, canon.ErrInvalidUTF8):
+		return fmt.Sprintf("not UTF-8 (byte %d)", bad.Offset)
+	case errors.Is(err, canon.ErrDuplicateKey):
 		return "duplicate JSON key " + bad.Path
 	case errors.Is(err, canon.ErrLoneSurrogate):
 		return "a \\u escape of half a UTF-16 surrogate pair, which readers decode differently"

@@ -24,7 +24,6 @@ import (
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/harn/redact"
-	canon "github.com/promptloom/promptloom/internal/json"
 )
 
 // The fields of a manifest that hold one of few values: Harn's words.
@@ -240,8 +239,8 @@ func redactAll(ss []string) []string {
 
 // SetActorChain stores raw (JSON; nil or empty is null) as the manifest's
 // actor_chain, redacted as Harn's redact_json redacts it (every string
-// through redact.String; the value of a member with a credential-like key,
-// redact.FieldIsSensitive, replaced by "[redacted]") and in canonical form. It
+// through redact.String; the value of a member with a credential-like key
+// replaced by "[redacted]"; redact.JSON) and in canonical form. It
 // fails for raw that has no canonical form (not JSON, a repeated key).
 func (m *Manifest) SetActorChain(raw json.RawMessage) error {
 	if len(raw) == 0 {
@@ -257,9 +256,7 @@ func (m *Manifest) SetActorChain(raw json.RawMessage) error {
 }
 
 // redactJSON is Harn's redact_json followed by its canonical encoding.
-func redactJSON(raw []byte) ([]byte, error) {
-	return canon.EncodeRedacted(raw, redact.String, redact.FieldIsSensitive)
-}
+func redactJSON(raw []byte) ([]byte, error) { return redact.JSON(raw) }
 
 // Canonical returns the bytes a manifest is named by, printed as and
 // retained as: the manifest passed through Harn's redact_json (every string,

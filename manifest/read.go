@@ -8,7 +8,7 @@ import (
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/harn/redact"
-	canon "github.com/promptloom/promptloom/internal/json"
+	pjson "github.com/promptloom/promptloom/internal/json"
 
 	"github.com/tidwall/gjson"
 )
@@ -32,7 +32,7 @@ type ReadError struct {
 	// for the manifest as a whole.
 	Field  string
 	Detail string
-	kind   error
+	kind   error // ErrDuplicateKey, promptloom.ErrTooLarge or nil
 }
 
 func (e *ReadError) Error() string {
@@ -43,7 +43,7 @@ func (e *ReadError) Error() string {
 }
 
 // Is makes ReadError match ErrUnreadable, and ErrDuplicateKey for a key
-// given twice.
+// given twice (promptloom.ErrTooLarge for input over MaxBytes).
 func (e *ReadError) Is(t error) bool { return t == ErrUnreadable || (e.kind != nil && t == e.kind) }
 
 // Read reads a manifest written by promptloom or by another tool. It is
@@ -60,26 +60,13 @@ func (e *ReadError) Is(t error) bool { return t == ErrUnreadable || (e.kind != n
 // redacted as New and SetActorChain redact them.
 func Read(data []byte) (*Manifest, error) {
 	if len(data) > MaxBytes {
-		return nil, &ReadError{Detail: fmt.Sprintf("%d bytes, over the limit of %d", len(data), MaxBytes)}
+		return nil, &ReadError{Detail: fmt.Sprintf("%d bytes, over the limit of %d", len(data), MaxBytes), kind: promptloom.ErrTooLarge}
 	}
-	if off := canon.InvalidUTF8(data); off >= 0 {
-		return nil, &ReadError{Detail: fmt.Sprintf("invalid UTF-8 at byte %d", off)}
-	}
-	if !json.Valid(data) {
-		return nil, &ReadError{Detail: "not valid JSON"}
-	}
-	// One pass of the canonical reader finds a repeated key (gjson would
-	// quietly take the first copy) and a number with no canonical form.
-	if _, err := canon.Encode(data); err != nil {
-		var ce *canon.Error
-		if !errors.As(err, &ce) {
-			return nil, &ReadError{Detail: err.Error()}
-		}
-		re := &ReadError{Field: ce.Path, Detail: fmt.Sprintf("%s (at byte %d)", ce.Detail, ce.Offset)}
-		if errors.Is(err, canon.ErrDuplicateKey) {
-			re.kind = ErrDuplicateKey
-		}
-		return nil, re
+	// One pass of the JSON reader checks everything before a field is
+	// read: UTF-8, the syntax, a repeated key (gjson would quietly take the
+	// first copy) and a number or string with no canonical form.
+	if err := pjson.Check(data, nil); err != nil {
+		return nil, readError(err)
 	}
 	v := gjson.ParseBytes(data)
 	if !v.IsObject() {
@@ -160,6 +147,24 @@ func Read(data []byte) (*Manifest, error) {
 	}
 	m.redactStrings()
 	return m, nil
+}
+
+// readError is the ReadError for a document the JSON reader refused.
+func readError(err error) *ReadError {
+	var e *pjson.Error
+	switch {
+	case !errors.As(err, &e):
+		return &ReadError{Detail: err.Error()}
+	case errors.Is(err, pjson.ErrInvalidUTF8):
+		return &ReadError{Detail: fmt.Sprintf("invalid UTF-8 at byte %d", e.Offset)}
+	case errors.Is(err, pjson.ErrSyntax):
+		return &ReadError{Detail: "not valid JSON"}
+	}
+	re := &ReadError{Field: e.Path, Detail: fmt.Sprintf("%s (at byte %d)", e.Detail, e.Offset)}
+	if errors.Is(err, pjson.ErrDuplicateKey) {
+		re.kind = ErrDuplicateKey
+	}
+	return re
 }
 
 // redactStrings redacts the strings of a manifest written elsewhere as New

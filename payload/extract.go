@@ -1,12 +1,9 @@
 package payload
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
-
-	canon "github.com/promptloom/promptloom/internal/json"
 
 	"github.com/tidwall/gjson"
 )
@@ -44,26 +41,8 @@ type Channel struct {
 // key twice, is a *MalformedError; a body with no system text is a
 // *NoSystemError.
 func Extract(body []byte, p Provider) (*Channel, error) {
-	if !json.Valid(body) {
-		// json.Valid is iterative and stops at depth 10,000, where gjson's
-		// validator recurses; Unmarshal finds the offset.
-		var raw json.RawMessage
-		err := json.Unmarshal(body, &raw)
-		var syn *json.SyntaxError
-		if errors.As(err, &syn) {
-			return nil, malformed(p, "", syn.Offset, syn.Error())
-		}
-		msg := "not JSON"
-		if err != nil {
-			msg = err.Error()
-		}
-		return nil, malformed(p, "", 0, msg)
-	}
-	// encoding/json accepts bytes that are not UTF-8 inside strings (and
-	// reads them as U+FFFD) where gjson keeps them: refused here, so a text
-	// is never one thing to the verifier and another to a decoder.
-	if off := canon.InvalidUTF8(body); off >= 0 {
-		return nil, malformed(p, "", int64(off), "invalid UTF-8")
+	if err := checkBody(body, p); err != nil {
+		return nil, err
 	}
 	root := gjson.ParseBytes(body)
 	if !root.IsObject() {

@@ -1,10 +1,12 @@
 package payload
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/promptloom/promptloom/harn/redact"
+	pjson "github.com/promptloom/promptloom/internal/json"
 
 	"github.com/tidwall/gjson"
 )
@@ -16,15 +18,46 @@ func (r reader) bad(path, format string, args ...any) error {
 	return &Error{Kind: ErrMalformed, Provider: r.p, Path: path, Msg: fmt.Sprintf(format, args...)}
 }
 
+// checkBody refuses a body that is not JSON every reader reads alike
+// before gjson reads it: the syntax as encoding/json words and places it
+// (the offset counting the offending byte), and bytes that are not UTF-8
+// (encoding/json reads them as U+FFFD where gjson keeps them, so a text
+// could be one thing to the verifier and another to a decoder). The check
+// is iterative and stops at depth 10,000, where gjson's validator recurses.
+// A key given twice is refused where it is read (get), naming the provider's
+// field; elsewhere in the body, as a number past float range, it is the
+// provider's to judge.
+func checkBody(body []byte, p Provider) error {
+	err := pjson.Check(body, &pjson.Options{LoneSurrogates: true, DuplicateKeys: true, LargeNumbers: true})
+	var e *pjson.Error
+	switch {
+	case err == nil:
+		return nil
+	case !errors.As(err, &e):
+		return malformed(p, "", 0, err.Error())
+	case errors.Is(err, pjson.ErrInvalidUTF8):
+		return malformed(p, "", int64(e.Offset), "invalid UTF-8")
+	}
+	off := e.Offset
+	if off < len(body) {
+		off++ // encoding/json counts the offending byte as read
+	}
+	return malformed(p, "", int64(off), e.Detail)
+}
+
 // get returns obj's key, refusing a key that appears twice: decoders
 // differ on which one wins, so a duplicate could show the verifier one
 // text and the provider another.
 func (r reader) get(obj gjson.Result, path, key string) (gjson.Result, error) {
+	if !obj.IsObject() {
+		return gjson.Result{}, nil
+	}
 	var out gjson.Result
 	n := 0
-	obj.ForEach(func(k, v gjson.Result) bool {
-		if k.Str == key {
-			out = v
+	pjson.Each(obj.Raw, func(k string, _ int, v string, at int) bool {
+		if pjson.Unquote(k) == key {
+			out = gjson.Parse(v)
+			out.Index = obj.Index + at
 			n++
 		}
 		return n < 2

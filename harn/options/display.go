@@ -17,25 +17,25 @@ import (
 // become Harn values as serde_json reads them: an integer literal that fits
 // an i64 is an int, anything else (a fraction, an exponent, -0, an integer
 // past the i64 range) a float.
-func display(v gjson.Result) string {
+func (r *reader) display(v gjson.Result) string {
 	if v.Type == gjson.String {
 		return v.String()
 	}
 	var b strings.Builder
-	writeDisplay(&b, v)
+	r.writeDisplay(&b, v)
 	return b.String()
 }
 
-func writeDisplay(b *strings.Builder, v gjson.Result) {
+func (r *reader) writeDisplay(b *strings.Builder, v gjson.Result) {
 	switch {
 	case v.IsArray():
 		b.WriteByte('[')
 		i := 0
-		each(v, func(_, item gjson.Result) bool {
+		r.each(v, func(_, item gjson.Result) bool {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			writeDisplay(b, item)
+			r.writeDisplay(b, item)
 			i++
 			return true
 		})
@@ -47,7 +47,7 @@ func writeDisplay(b *strings.Builder, v gjson.Result) {
 			v gjson.Result
 		}
 		var entries []kv
-		each(v, func(k, val gjson.Result) bool {
+		r.each(v, func(k, val gjson.Result) bool {
 			entries = append(entries, kv{k.String(), val})
 			return true
 		})
@@ -59,7 +59,7 @@ func writeDisplay(b *strings.Builder, v gjson.Result) {
 			}
 			b.WriteString(e.k)
 			b.WriteString(": ")
-			writeDisplay(b, e.v)
+			r.writeDisplay(b, e.v)
 		}
 		b.WriteByte('}')
 		return

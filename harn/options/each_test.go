@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	pjson "github.com/promptloom/promptloom/internal/json"
+	kit "github.com/promptloom/promptloom/internal/testkit/corpus"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/tidwall/gjson"
@@ -21,11 +24,16 @@ func sameResult(a, b gjson.Result) bool {
 // reports the first place they differ.
 func agree(t *testing.T, doc string) {
 	t.Helper()
+	d, err := pjson.Scan(doc, readOptions)
+	if err != nil {
+		t.Fatalf("%q: %v", clip(doc), err)
+	}
+	r := &reader{doc: d}
 	var walk func(v gjson.Result)
 	walk = func(v gjson.Result) {
 		type pair struct{ k, v gjson.Result }
 		var got, want []pair
-		each(v, func(k, val gjson.Result) bool { got = append(got, pair{k, val}); return true })
+		r.each(v, func(k, val gjson.Result) bool { got = append(got, pair{k, val}); return true })
 		v.ForEach(func(k, val gjson.Result) bool { want = append(want, pair{k, val}); return true })
 		if len(got) != len(want) {
 			t.Fatalf("in %q: each gave %d members of %q, ForEach %d", clip(doc), len(got), clip(v.Raw), len(want))
@@ -57,29 +65,29 @@ func TestEachAgrees(t *testing.T) {
 	}
 }
 
-// TestScanTopLevel: the root members scan records are those each finds,
+// TestScanTopLevel: the root members Scan records are those each finds,
 // in document order, with each list's length.
 func TestScanTopLevel(t *testing.T) {
 	n := 0
 	for _, doc := range testDocs(t) {
-		top, ok := scan(doc)
-		if !ok {
+		d, err := pjson.Scan(doc, readOptions)
+		if err != nil {
 			continue
 		}
-		root := gjson.Parse(doc)
-		var want []topMember
+		root, r := gjson.Parse(doc), &reader{doc: d}
+		var want []pjson.Member
 		if root.IsObject() {
-			each(root, func(k, v gjson.Result) bool {
-				m := topMember{key: k.Str, start: v.Index, end: v.Index + len(v.Raw)}
+			r.each(root, func(k, v gjson.Result) bool {
+				m := pjson.Member{Key: k.Str, Start: v.Index, End: v.Index + len(v.Raw)}
 				if v.IsArray() {
-					each(v, func(_, _ gjson.Result) bool { m.items++; return true })
+					r.each(v, func(_, _ gjson.Result) bool { m.Items++; return true })
 				}
 				want = append(want, m)
 				return true
 			})
 			n++
 		}
-		if diff := cmp.Diff(want, top, cmp.AllowUnexported(topMember{}), cmpopts.EquateEmpty()); diff != "" {
+		if diff := cmp.Diff(want, d.Members, cmpopts.EquateEmpty(), cmpopts.IgnoreFields(pjson.Member{}, "Ends")); diff != "" {
 			t.Fatalf("%q (-each +scan):\n%s", clip(doc), diff)
 		}
 	}
@@ -100,11 +108,11 @@ func testDocs(t *testing.T) []string {
 		`{"x":"` + strings.Repeat(`a\"b`, 100) + `"}`,
 	}
 	docs = append(docs, wellFormedCases...)
-	docs = append(docs, corpusDocs(t)...)
+	docs = append(docs, kit.Docs(t)...)
 	r := rand.New(rand.NewPCG(7, 11))
 	alphabet := []byte("{}[]\":,\\ \t\n0123456789-+.eEtrufalsnxu\xc3\xa9")
 	for range 20000 {
-		docs = append(docs, string(mutate(r, []byte(docs[r.IntN(10)]), alphabet)))
+		docs = append(docs, string(kit.Mutate(r, []byte(docs[r.IntN(10)]), alphabet)))
 	}
 	return docs
 }

@@ -10,26 +10,26 @@ import (
 	"github.com/promptloom/promptloom/harn/redact"
 )
 
-// The kinds of bad input. Every *Error wraps exactly one of them, so callers
-// can match with errors.Is.
+// The kinds of bad input. Every *Error matches one of them with
+// errors.Is, or promptloom.ErrTooLarge for input over the size limit.
 var (
-	ErrTooLarge     = errors.New("input too large")
-	ErrInvalidUTF8  = errors.New("invalid UTF-8")
-	ErrSyntax       = errors.New("malformed JSON")
-	ErrDuplicateKey = errors.New("duplicate key")
-	ErrUnknownKey   = errors.New("unknown key")
-	ErrType         = errors.New("wrong type")
-	ErrValue        = errors.New("invalid value")
-	ErrMissing      = errors.New("missing key")
-	ErrConflict     = errors.New("conflicting keys")
-	// ErrRemoved is a top-level key Harn's llm_call removed; the message
-	// says what to write instead.
-	ErrRemoved = errors.New("removed option")
+	// ErrMalformed is input that is not JSON every reader reads alike: not
+	// UTF-8, not JSON by its grammar, nested deeper than 10,000 levels, a
+	// key given twice in an object (readers disagree on which copy wins),
+	// or a number past float range. Nothing of it is read.
+	ErrMalformed = errors.New("malformed JSON")
+	// ErrInvalid is options Harn refuses: an unknown key or a removed
+	// alias, a value of the wrong type or out of range, a missing key,
+	// call_role and mock_scope at odds, a top-level key Harn's llm_call
+	// removed (the message says what to write instead).
+	ErrInvalid = errors.New("invalid options")
 )
 
 // Error is bad input, located: Path is the JSON path of the offending value
-// (for example system[2].position), Offset its byte offset in the input when
-// known (-1 otherwise).
+// (for example system[2].position; "" for the document), Offset its byte
+// offset in the input when known (-1 otherwise), Kind what is wrong
+// (ErrMalformed, ErrInvalid or promptloom.ErrTooLarge), Detail the rest of
+// the message.
 type Error struct {
 	Path   string
 	Offset int
@@ -37,20 +37,17 @@ type Error struct {
 	Detail string
 	// named: Detail begins with the path itself, worded as Harn words the
 	// error ("_system_fragments[0].bucket must be ..."), so Error does not
-	// repeat it.
-	named bool
+	// repeat it. located: the message ends with the offset (malformed
+	// JSON, or bytes that are not UTF-8).
+	named, located bool
 }
 
 func (e *Error) Error() string {
-	where := e.Path
-	if where == "" {
-		where = "options"
-	}
-	msg := "options: " + where + ": " + e.Detail
+	msg := "options: " + e.Path + ": " + e.Detail
 	if e.Path == "" || e.named {
 		msg = "options: " + e.Detail
 	}
-	if e.Offset >= 0 && (e.Kind == ErrSyntax || e.Kind == ErrInvalidUTF8) {
+	if e.located && e.Offset >= 0 {
 		msg += " (offset " + strconv.Itoa(e.Offset) + ")"
 	}
 	return msg
@@ -63,6 +60,12 @@ func errorf(kind error, path string, offset int, format string, args ...any) *Er
 	return &Error{Path: path, Offset: offset, Kind: kind, Detail: fmt.Sprintf(format, args...)}
 }
 
+// located marks e's message to end with its offset.
+func located(e *Error) *Error {
+	e.located = true
+	return e
+}
+
 // harnf is errorf for a message worded as Harn words it, the path leading
 // it (format's first verb is the path).
 func harnf(kind error, path string, offset int, format string, args ...any) *Error {
@@ -71,28 +74,14 @@ func harnf(kind error, path string, offset int, format string, args ...any) *Err
 	return e
 }
 
-// systemItemShape is the shape of a system list item, as Harn's errors
-// spell it (promptloom's register and rank are documented in options.md).
-const systemItemShape = `{content: string, title?: string, position?: "before"|"after", enabled?: bool}`
-
-// systemItemKey reports a key a system list item does not take in Harn's
-// words: a removed alias names the key to use, anything else is an unknown
-// fragment key; both spell the item's shape.
-func systemItemKey(path, key string, offset int, hints map[string]string) *Error {
-	if hint, ok := hints[key]; ok {
-		return errorf(ErrUnknownKey, path, offset, "`%s` was removed; use `%s` (a fragment is %s)", clip(key), hint, systemItemShape)
-	}
-	return errorf(ErrUnknownKey, path, offset, "unknown fragment key `%s` (a fragment is %s)", clip(key), systemItemShape)
-}
-
 // unknownKey reports a key the item does not take, pointing to the key
 // Harn spells when the given one is a known near miss (text for content,
 // label for title, ...).
 func unknownKey(path, key string, offset int, hints map[string]string) *Error {
 	if hint, ok := hints[key]; ok {
-		return errorf(ErrUnknownKey, path, offset, "unknown key `%s`; use `%s`", clip(key), hint)
+		return errorf(ErrInvalid, path, offset, "unknown key `%s`; use `%s`", clip(key), hint)
 	}
-	return errorf(ErrUnknownKey, path, offset, "unknown key `%s`", clip(key))
+	return errorf(ErrInvalid, path, offset, "unknown key `%s`", clip(key))
 }
 
 func index(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
@@ -108,10 +97,14 @@ func field(path, key string) string {
 // quote is redact.Quote: redacted, cut to 80 characters, Go-quoted.
 func quote(s string) string { return redact.Quote(s) }
 
+// plainLimit is the longest text clip shows unquoted: as much as Quote
+// keeps of a value.
+const plainLimit = 80
+
 // clip returns s as it is when it is short, printable and holds no secret,
 // and quote(s) otherwise: for keys in paths and numbers in messages.
 func clip(s string) string {
-	if len(s) <= redact.QuoteLimit && redact.String(s) == s && isPlain(s) {
+	if len(s) <= plainLimit && redact.String(s) == s && isPlain(s) {
 		return s
 	}
 	return quote(s)

@@ -9,7 +9,7 @@ import (
 // What Harn accepts is accepted, as Harn would build it; what is likely a
 // mistake is recorded as a warning, not refused.
 func ExampleOptions_Warnings() {
-	o, err := options.Parse([]byte(`{"_system_fragments": [{"body": 7, "bucket": "after"}], "call_role": " agent.main "}`))
+	o, err := options.Parse([]byte(`{"_system_fragments": [{"body": 7, "bucket": "after"}], "call_role": " agent.main "}`), nil)
 	if err != nil {
 		panic(err)
 	}
@@ -23,33 +23,32 @@ func ExampleOptions_Warnings() {
 	// Output:
 	// primary[0] after "7"
 	// "agent.main"
-	// options: _system_fragments[0].body: a number (7) is used as the text "7"
+	// _system_fragments[0].body: a number (7) is used as the text "7"
 }
 
-// WithoutTool keeps a tool declared but inactive, so its guidance is still
-// built and then excluded by its gate: the change `promptloom diff
-// --without-tool` makes.
-func ExampleOptions_WithoutTool() {
-	o, _ := options.Parse([]byte(`{"tools": [{"name": "todo", "guidance": "Keep it."}]}`))
+// A tool made inactive stays declared, so its guidance is still built and
+// then excluded by its gate: the change `promptloom diff --without-tool`
+// makes.
+func ExampleTool() {
+	o, _ := options.Parse([]byte(`{"tools": [{"name": "todo", "guidance": "Keep it."}]}`), nil)
 	fmt.Println(o.ActiveTools())
-	fmt.Println(o.WithoutTool("todo"), o.ActiveTools(), len(o.ToolFragments()))
-	fmt.Println(o.WithoutTool("web"))
+	o.Tools[0].Active = false
+	fmt.Println(o.ActiveTools(), len(o.Guidance))
 	// Output:
 	// [todo]
-	// <nil> [] 1
-	// no such tool: "web" is not declared in tools
+	// [] 1
 }
 
 // A caller that reads options into a buffer of its own, and never changes
 // it afterwards, can have them parsed where they lie: the Options' strings
 // then share the buffer's bytes, and a large file is held once, not twice.
-func ExampleInPlace() {
+func ExampleParseOptions() {
 	buf := []byte(`{"system": "You are terse."}`) // read from a file, say, and never reused
-	o, err := options.Parse(buf, options.InPlace(), options.MaxBytes(1<<20))
+	o, err := options.Parse(buf, &options.ParseOptions{InPlace: true, MaxBytes: 1 << 20})
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(*o.SystemText)
+	fmt.Println(o.Primary[0].Body)
 	// Output:
 	// You are terse.
 }

@@ -8,7 +8,7 @@ import (
 )
 
 func ExampleParse() {
-	o, err := options.Parse([]byte(`{"system": ["base"], "tools": [{"name": "todo", "guidance": "g"}]}`))
+	o, err := options.Parse([]byte(`{"system": ["base"], "tools": [{"name": "todo", "guidance": "g"}]}`), nil)
 	if err != nil {
 		panic(err)
 	}
@@ -16,9 +16,9 @@ func ExampleParse() {
 		fmt.Println(f.ID)
 	}
 
-	_, err = options.Parse([]byte(`{"system": [{"text": "x"}]}`))
+	_, err = options.Parse([]byte(`{"system": [{"text": "x"}]}`), nil)
 	fmt.Println(err)
-	fmt.Println(errors.Is(err, options.ErrUnknownKey))
+	fmt.Println(errors.Is(err, options.ErrInvalid))
 	// Output:
 	// system[0]
 	// tool:todo.guidance

@@ -19,7 +19,7 @@ func FuzzParse(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		o, err := Parse(data)
+		o, err := Parse(data, nil)
 		if err != nil {
 			if _, ok := err.(*Error); !ok {
 				t.Fatalf("error %T is not an *Error: %v", err, err)

@@ -14,9 +14,9 @@ import (
 // tests: every removed key is refused, naming the key and its fix.
 func TestEveryRemovedRegistryKeyIsRejectedWithItsFix(t *testing.T) {
 	for key, fix := range removedOptions {
-		_, err := Parse([]byte(`{"` + key + `":null}`))
-		if !errors.Is(err, ErrRemoved) {
-			t.Fatalf("%s: err = %v, want ErrRemoved", key, err)
+		_, err := Parse([]byte(`{"`+key+`":null}`), nil)
+		if !errors.Is(err, ErrInvalid) {
+			t.Fatalf("%s: err = %v, want ErrInvalid", key, err)
 		}
 		if !strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), fix) {
 			t.Errorf("%s: message %q does not name the key and its fix", key, err)
@@ -29,7 +29,7 @@ func TestEveryRemovedRegistryKeyIsRejectedWithItsFix(t *testing.T) {
 
 // Ported from validate.rs removed_key_errors_with_fix.
 func TestRemovedKeyErrorsWithFix(t *testing.T) {
-	_, err := Parse([]byte(`{"json_schema":null}`))
+	_, err := Parse([]byte(`{"json_schema":null}`), nil)
 	if err == nil || !strings.Contains(err.Error(), "json_schema: option was removed") || !strings.Contains(err.Error(), "output") {
 		t.Errorf("err = %v", err)
 	}
@@ -37,7 +37,7 @@ func TestRemovedKeyErrorsWithFix(t *testing.T) {
 
 // Ported from validate.rs bare_provider_key_names_the_namespaced_rewrite.
 func TestBareProviderKeyNamesTheNamespacedRewrite(t *testing.T) {
-	_, err := Parse([]byte(`{"openai":{}}`))
+	_, err := Parse([]byte(`{"openai":{}}`), nil)
 	if err == nil || !strings.Contains(err.Error(), "provider_options: {openai:") {
 		t.Errorf("err = %v", err)
 	}
@@ -48,7 +48,7 @@ func TestBareProviderKeyNamesTheNamespacedRewrite(t *testing.T) {
 // keys, _-prefixed channels and wrapper keys are not the prompt's and do
 // not fail.
 func TestAcceptsRegisteredAndInternalKeys(t *testing.T) {
-	if _, err := Parse([]byte(`{"model":"m","provider":"mock","_iteration":3,"timeout_ms":1500,"keep_last":4}`)); err != nil {
+	if _, err := Parse([]byte(`{"model":"m","provider":"mock","_iteration":3,"timeout_ms":1500,"keep_last":4}`), nil); err != nil {
 		t.Error(err)
 	}
 }
@@ -99,7 +99,7 @@ func TestAcceptsWhatHarnAccepts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o, err := Parse([]byte(tt.in))
+			o, err := Parse([]byte(tt.in), nil)
 			if err != nil {
 				t.Fatalf("Parse(%s): %v", tt.in, err)
 			}
@@ -155,14 +155,18 @@ func TestDisplay(t *testing.T) {
 		`{"b":1,"a":{"c":"d"}}`: "{a: {c: d}, b: 1}",
 		`{"B":1,"a":2,"_":3}`:   "{B: 1, _: 3, a: 2}",
 	} {
-		o, err := Parse([]byte(`{"tools":[{"name":"t","guidance":` + in + `}]}`))
+		o, err := Parse([]byte(`{"tools":[{"name":"t","guidance":`+in+`}]}`), nil)
 		if err != nil {
 			t.Fatalf("%s: %v", in, err)
 		}
-		if got := strings.TrimSpace(want); len(o.Tools) == 0 && got != "" {
+		guidance := "" // a tool whose guidance is blank has no guidance fragment
+		if len(o.Guidance) > 0 {
+			guidance = o.Guidance[0].Body
+		}
+		if got := strings.TrimSpace(want); len(o.Tools) == 0 {
 			t.Errorf("%s: no tool", in)
-		} else if len(o.Tools) > 0 && o.Tools[0].Guidance != got {
-			t.Errorf("display(%s) = %q, want %q", in, o.Tools[0].Guidance, got)
+		} else if guidance != got {
+			t.Errorf("display(%s) = %q, want %q", in, guidance, got)
 		}
 	}
 }
@@ -184,7 +188,7 @@ func TestErrorsQuoteBriefly(t *testing.T) {
 		`{"x":{"` + long + `":1,"` + long + `":2}}`,
 		`{"_system_fragments":[{"body":"x","bucket":"` + long + `\n"}]}`,
 	} {
-		_, err := Parse([]byte(in))
+		_, err := Parse([]byte(in), nil)
 		if err == nil {
 			t.Fatalf("Parse accepted %.60s", in)
 		}
@@ -199,11 +203,11 @@ func TestErrorsQuoteBriefly(t *testing.T) {
 // bucket with to_ascii_lowercase: ASCII letters only, so "AFTER" is after
 // and a non-ASCII bucket is quoted in the error as given.
 func TestBucketIsASCIILowercased(t *testing.T) {
-	o, err := Parse([]byte(`{"_system_fragments":[{"body":"x","bucket":" AFTER "}]}`))
-	if err != nil || len(o.PrimaryParts) != 1 || o.PrimaryParts[0].Bucket != promptloom.After {
+	o, err := Parse([]byte(`{"_system_fragments":[{"body":"x","bucket":" AFTER "}]}`), nil)
+	if err != nil || len(o.Primary) != 1 || o.Primary[0].Bucket != promptloom.After {
 		t.Fatalf("AFTER: %v %+v", err, o)
 	}
-	_, err = Parse([]byte(`{"_system_fragments":[{"body":"x","bucket":"ÄFTER"}]}`))
+	_, err = Parse([]byte(`{"_system_fragments":[{"body":"x","bucket":"ÄFTER"}]}`), nil)
 	if err == nil || !strings.Contains(err.Error(), `_system_fragments[0].bucket must be "before" or "after"; got "Äfter"`) {
 		t.Errorf("err = %v", err)
 	}

@@ -2,89 +2,77 @@ package options
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"unsafe"
 
 	"github.com/promptloom/promptloom"
-	canon "github.com/promptloom/promptloom/internal/json"
+	pjson "github.com/promptloom/promptloom/internal/json"
 
 	"github.com/tidwall/gjson"
 )
 
-// DefaultMaxBytes is the largest input Parse accepts unless told otherwise.
-const DefaultMaxBytes = 64 << 20
-
-// ParseOption configures Parse.
-type ParseOption func(*parseConfig)
-
-type parseConfig struct {
-	maxBytes int
-	inPlace  bool
+// ParseOptions configure Parse. The zero value (or nil) reads a copy of the
+// input, up to promptloom.DefaultMaxBytes.
+type ParseOptions struct {
+	// MaxBytes is the largest input Parse accepts; 0 (or less) is
+	// promptloom.DefaultMaxBytes. Larger input is an *Error matching
+	// promptloom.ErrTooLarge.
+	MaxBytes int
+	// InPlace lets Parse read data where it lies instead of copying it
+	// first: the strings of the returned Options (and of the rows and
+	// prompt pieces built from them) share data's bytes, so the caller must
+	// never change data afterwards. It is for a caller that reads the
+	// options into a buffer of its own and drops it, as the CLI does: a
+	// large input is then held in memory once, not twice.
+	InPlace bool
 }
 
-// MaxBytes sets the largest input Parse accepts.
-func MaxBytes(n int) ParseOption { return func(c *parseConfig) { c.maxBytes = n } }
-
-// InPlace lets Parse read data where it lies instead of copying it first:
-// the strings of the returned Options (and of the fragments, rows and
-// prompt pieces built from them) share data's bytes, so the caller must
-// never change data afterwards. It is for a caller that reads the options
-// into a buffer of its own and drops it, as the CLI does: a large input is
-// then held in memory once, not twice.
-func InPlace() ParseOption { return func(c *parseConfig) { c.inPlace = true } }
-
 // Parse reads Harn-shaped options. Input over the size limit, invalid UTF-8,
-// malformed JSON and a key given twice anywhere are rejected before anything
-// is read, with the limit, the offset or the path in the error. Then the
-// options are read as Harn reads them: what Harn refuses is an error naming
-// its JSON path, what Harn accepts is accepted (a value it reads as text is
-// shown as Harn shows it), and what Harn accepts but is likely a mistake is
-// recorded in Options.Warnings.
-func Parse(data []byte, opts ...ParseOption) (*Options, error) {
-	cfg := parseConfig{maxBytes: DefaultMaxBytes}
-	for _, o := range opts {
-		o(&cfg)
+// malformed JSON, a key given twice anywhere and a number past float range
+// are refused before anything is read, with the limit, the offset or the
+// path in the error. Then the options are read as Harn reads them: what
+// Harn refuses is an error naming its JSON path, what Harn accepts is
+// accepted (a value it reads as text is shown as Harn shows it), and what
+// Harn accepts but is likely a mistake is recorded in Options.Warnings.
+func Parse(data []byte, po *ParseOptions) (*Options, error) {
+	var cfg ParseOptions
+	if po != nil {
+		cfg = *po
 	}
-	if len(data) > cfg.maxBytes {
-		return nil, errorf(ErrTooLarge, "", -1, "input is %d bytes, over the limit of %d", len(data), cfg.maxBytes)
+	if cfg.MaxBytes <= 0 {
+		cfg.MaxBytes = promptloom.DefaultMaxBytes
+	}
+	if len(data) > cfg.MaxBytes {
+		return nil, errorf(promptloom.ErrTooLarge, "", -1, "input is %d bytes, over the limit of %d", len(data), cfg.MaxBytes)
 	}
 	// One copy of the input, which gjson reads without copying again; one
-	// pass over it for everything checked before reading. Only when that
-	// pass says no do the checks run one by one, to say why and where.
+	// pass over it checks everything checked before reading, and finds
+	// where each member of the root lies.
 	var text string
-	if cfg.inPlace {
+	if cfg.InPlace {
 		text = unsafe.String(unsafe.SliceData(data), len(data))
 	} else {
 		text = string(data)
 	}
-	top0, ok := scan(text)
-	if !ok {
-		if off := canon.InvalidUTF8(data); off >= 0 {
-			return nil, errorf(ErrInvalidUTF8, "", off, "invalid UTF-8")
-		}
-		if err := checkSyntax(data); err != nil {
-			return nil, err
-		}
-		if err := checkDocument(data); err != nil {
-			return nil, err
-		}
-		// The scan and the checks agree on every document
-		// (TestWellFormedAgrees, FuzzWellFormed): reaching here is a bug,
-		// refused rather than read.
-		return nil, errorf(ErrSyntax, "", 0, "the document passed each check but not the scan that reads it (a bug; please report it)")
+	doc, err := pjson.Scan(text, readOptions)
+	if err != nil {
+		return nil, malformed(text, err)
 	}
 	root := gjson.Parse(text)
 	if !root.IsObject() {
-		return nil, errorf(ErrType, "", 0, "must be a JSON object, got %s", kind(root))
+		return nil, errorf(ErrInvalid, "", 0, "must be a JSON object, got %s", kind(root))
 	}
-	// The scan found the root's members and where each ends: they are read
+	r := &reader{doc: doc, o: &Options{}}
+	// Scan found the root's members and where each ends: they are read
 	// from there, not found again.
-	top := object{keys: make([]string, len(top0)), vals: make([]gjson.Result, len(top0))}
-	systemItems := 0
-	for i, m := range top0 {
-		top.keys[i], top.vals[i] = m.key, readValue(text[m.start:m.end], m.start)
-		if m.key == "system" {
-			systemItems = m.items
+	top := object{keys: make([]string, len(doc.Members)), vals: make([]gjson.Result, len(doc.Members))}
+	var system *pjson.Member
+	for i := range doc.Members {
+		m := &doc.Members[i]
+		top.keys[i], top.vals[i] = m.Key, r.readValue(text[m.Start:m.End], m.Start)
+		if m.Key == "system" {
+			system = m
 		}
 	}
 	top.sort()
@@ -92,37 +80,86 @@ func Parse(data []byte, opts ...ParseOption) (*Options, error) {
 	for _, k := range top.keys {
 		if fix, ok := removedOptions[k]; ok {
 			v, _ := top.get(k)
-			return nil, errorf(ErrRemoved, k, v.Index, "option was removed — %s", fix)
+			return nil, errorf(ErrInvalid, k, v.Index, "option was removed — %s", fix)
 		}
 	}
-	o := &Options{CallRole: DefaultCallRole}
 	get := func(k string) gjson.Result { v, _ := top.get(k); return v }
+	o := r.o
 	// The order Harn assembles in (system_prompt.rs): the call role, the
 	// replacement root, the system list, the decomposed primary block.
 	if err := o.parseCallRole(get("call_role"), get("mock_scope")); err != nil {
 		return nil, err
 	}
-	if err := o.parseSystem(get("system"), systemItems); err != nil {
+	if err := r.parseSystem(get("system"), text, system); err != nil {
 		return nil, err
 	}
-	if err := o.parsePrimaryParts(get("_system_fragments")); err != nil {
+	if err := r.parsePrimaryParts(get("_system_fragments")); err != nil {
 		return nil, err
 	}
-	o.parseProfile(get("context_profile"))
-	o.parseTools(get("tools"))
-	o.Capabilities = o.collectCaps(get("capabilities"), "capabilities")
-	if err := o.parseReminders(get("reminders")); err != nil {
+	r.parseProfile(get("context_profile"))
+	r.parseTools(get("tools"))
+	o.Capabilities = r.collectCaps(get("capabilities"), "capabilities")
+	if err := r.parseReminders(get("reminders")); err != nil {
 		return nil, err
 	}
 	if v := get("actor_chain"); v.Exists() && v.Type != gjson.Null {
 		// It is copied into the manifest, whose content hash is taken over a
-		// canonical encoding: it must have one.
-		if _, err := canon.Encode([]byte(v.Raw)); err != nil {
-			return nil, errorf(ErrValue, "actor_chain", v.Index, "cannot be written canonically: %v", err)
+		// canonical encoding: it must have one. (The message names canon,
+		// the package that said so once.)
+		if err := pjson.Check([]byte(v.Raw), nil); err != nil {
+			return nil, errorf(ErrInvalid, "actor_chain", v.Index, "cannot be written canonically: canon: %v", err)
 		}
 		o.ActorChain = json.RawMessage(v.Raw)
 	}
+	r.contributors()
 	return o, nil
+}
+
+// reader reads one checked document into Options.
+type reader struct {
+	doc *pjson.Doc // what the check learned of it
+	o   *Options
+
+	// The primary block as read, before it is made fragments: the string
+	// system, and _system_fragments (set when the key was present, even as
+	// an empty list).
+	systemText *string
+	primary    []part
+	hasPrimary bool
+	profile    []part
+	guidance   []string // each tool's, trimmed, in Tools' order
+}
+
+// contributors makes the fragments of each contributor as Harn builds
+// them. Each list has no room to spare, so appending to one never writes
+// into another's.
+func (r *reader) contributors() {
+	o := r.o
+	if o.Replacement != nil {
+		o.System, o.Primary, o.Profile, o.Guidance = []promptloom.Fragment{promptloom.Replacement(*o.Replacement)}, nil, nil, nil
+		return
+	}
+	switch {
+	case r.hasPrimary:
+		o.Primary = make([]promptloom.Fragment, 0, len(r.primary))
+		for _, p := range r.primary {
+			o.Primary = append(o.Primary, p.fragment(promptloom.PrimaryPart(p.index, p.body)))
+		}
+	case r.systemText != nil && !isBlank(*r.systemText):
+		o.Primary = []promptloom.Fragment{promptloom.Primary(*r.systemText)}
+	}
+	if !r.hasPrimary && len(r.profile) > 0 {
+		o.Profile = make([]promptloom.Fragment, 0, len(r.profile))
+		for _, p := range r.profile {
+			o.Profile = append(o.Profile, p.fragment(promptloom.Profile(p.index, p.body)))
+		}
+	}
+	for i, t := range o.Tools {
+		if g := r.guidance[i]; !isBlank(g) {
+			o.Guidance = append(o.Guidance, promptloom.ToolGuidance(t.Name, g))
+		}
+	}
+	o.System, o.Guidance = slices.Clip(o.System), slices.Clip(o.Guidance)
 }
 
 // parseCallRole reads call_role and its alias mock_scope as Harn does: each
@@ -133,11 +170,11 @@ func (o *Options) parseCallRole(role, scope gjson.Result) error {
 			return "", nil
 		}
 		if v.Type != gjson.String {
-			return "", errorf(ErrType, key, v.Index, "must be a string, got %s", kind(v))
+			return "", errorf(ErrInvalid, key, v.Index, "must be a string, got %s", kind(v))
 		}
 		s := strings.TrimSpace(v.String())
 		if s == "" {
-			return "", errorf(ErrValue, key, v.Index, "must be a non-blank string")
+			return "", errorf(ErrInvalid, key, v.Index, "must be a non-blank string")
 		}
 		return s, nil
 	}
@@ -150,186 +187,11 @@ func (o *Options) parseCallRole(role, scope gjson.Result) error {
 		return err
 	}
 	if r != "" && s != "" && r != s {
-		return errorf(ErrConflict, "mock_scope", scope.Index, "%s conflicts with call_role %s (mock_scope is its alias)", quote(s), quote(r))
+		return errorf(ErrInvalid, "mock_scope", scope.Index, "%s conflicts with call_role %s (mock_scope is its alias)", quote(s), quote(r))
 	}
 	if r == "" {
 		r = s
 	}
-	if r != "" {
-		o.CallRole = r
-	}
+	o.CallRole = r
 	return nil
-}
-
-// parseSystem reads the system option; n is the length of the list form,
-// so the list is allocated once at its size (ten thousand items grown by
-// doubling would allocate three times what they hold). Up front it takes
-// at most one item per 64 bytes of the list, and grows past that as items
-// are read: a list of a million bare zeros that fails at its first item
-// must not first reserve memory for a million items.
-func (o *Options) parseSystem(v gjson.Result, n int) error {
-	switch {
-	case !v.Exists() || v.Type == gjson.Null:
-		return nil
-	case v.Type == gjson.String:
-		s := v.String()
-		o.SystemText = &s
-		return nil
-	case v.IsArray():
-		if n = min(n, len(v.Raw)/64); n > 0 {
-			o.SystemItems = make([]SystemItem, 0, n)
-		}
-		return eachItem(v, func(i int, item gjson.Result) error {
-			it, err := o.parseSystemItem(item, i)
-			o.SystemItems = append(o.SystemItems, it)
-			return err
-		})
-	case v.IsObject():
-		return o.parseReplacement(v)
-	}
-	o.warn("system", "%s is ignored: Harn reads system as a string, a list or {\"mode\":\"replace\",\"content\":...}", kind(v))
-	return nil
-}
-
-func (o *Options) parseReplacement(v gjson.Result) error {
-	m := members(v)
-	if k, ok := m.firstUnknown("mode", "content"); ok {
-		kv, _ := m.get(k)
-		return errorf(ErrUnknownKey, "system", kv.Index,
-			"unknown replacement key `%s`: the replacement root is {mode: \"replace\", content: string}", clip(k))
-	}
-	mode, ok := m.get("mode")
-	if !ok {
-		return errorf(ErrMissing, "system", v.Index, "an object must be the replacement root {\"mode\":\"replace\",\"content\":...}: missing \"mode\"")
-	}
-	if mode.Type != gjson.String {
-		return errorf(ErrType, "system.mode", mode.Index, "expected \"replace\", got %s", kind(mode))
-	}
-	if mode.String() != "replace" {
-		return errorf(ErrValue, "system.mode", mode.Index, "expected \"replace\", got %s", quote(mode.String()))
-	}
-	content, ok := m.get("content")
-	if !ok {
-		return errorf(ErrMissing, "system", v.Index, "replacement root is missing \"content\"")
-	}
-	if content.Type != gjson.String {
-		return errorf(ErrType, "system.content", content.Index, "expected a string, got %s", kind(content))
-	}
-	c := content.String()
-	o.Replacement = &c
-	return nil
-}
-
-var systemItemHints = map[string]string{"text": "content", "prompt": "content", "label": "title", "name": "title"}
-
-// parseSystemItem reads item i of the system list as Harn does: every key
-// checked (register and rank are promptloom's), then a disabled item
-// dropped unread, then content required and position checked.
-func (o *Options) parseSystemItem(v gjson.Result, i int) (SystemItem, error) {
-	// The item's path is built only for an error or a warning: the usual
-	// item has neither, and ten thousand paths are ten thousand strings.
-	path := func() string { return index("system", i) }
-	it := SystemItem{Index: i, Enabled: true}
-	if v.Type == gjson.String {
-		it.Content = v.String()
-		return it, nil
-	}
-	if !v.IsObject() {
-		return it, errorf(ErrType, path(), v.Index, "must be a string or {content, title?, position?, enabled?}, got %s", kind(v))
-	}
-	// The members are read in one pass into their own variables (a present
-	// value always Exists, even null), keeping the least unknown key: the
-	// first in byte order, the one Harn names.
-	var content, title, position, enabled, register, rank, unknown gjson.Result
-	var unknownKey string
-	each(v, func(k, val gjson.Result) bool {
-		switch key := k.Str; key {
-		case "content":
-			content = val
-		case "title":
-			title = val
-		case "position":
-			position = val
-		case "enabled":
-			enabled = val
-		case "register":
-			register = val
-		case "rank":
-			rank = val
-		default:
-			if !unknown.Exists() || key < unknownKey {
-				unknown, unknownKey = val, key
-			}
-		}
-		return true
-	})
-	if unknown.Exists() {
-		return it, systemItemKey(path(), unknownKey, unknown.Index, systemItemHints)
-	}
-	var err error
-	if register.Exists() {
-		if it.Register, err = parseRegister(register, at(path, "register")); err != nil {
-			return it, err
-		}
-	}
-	if rank.Exists() {
-		if it.Rank, err = parseInt(rank, at(path, "rank"), "a rank"); err != nil {
-			return it, err
-		}
-	}
-	if e := enabled; e.Exists() {
-		switch e.Type {
-		case gjson.False, gjson.Null:
-			it.Enabled = false
-			return it, nil
-		case gjson.True:
-		default:
-			o.warn(field(path(), "enabled"), "%s is neither false nor null, so the item is enabled", kind(e))
-		}
-	}
-	if !content.Exists() {
-		return it, errorf(ErrMissing, path(), v.Index, "missing \"content\"")
-	}
-	it.Content = o.textAt(content, path, "content")
-	if title.Exists() {
-		it.Title = o.textAt(title, path, "title")
-	}
-	if position.Exists() {
-		it.Bucket, err = parsePosition(position, field(path(), "position"))
-	}
-	return it, err
-}
-
-// parsePosition reads a system item's position: null or absent is before.
-func parsePosition(v gjson.Result, path string) (promptloom.Bucket, error) {
-	switch v.Type {
-	case gjson.Null:
-		return promptloom.Before, nil
-	case gjson.String:
-		switch v.String() {
-		case "before":
-			return promptloom.Before, nil
-		case "after":
-			return promptloom.After, nil
-		}
-		return promptloom.Before, errorf(ErrValue, path, v.Index, "expected \"before\" or \"after\", got %s", quote(v.String()))
-	}
-	return promptloom.Before, errorf(ErrType, path, v.Index, "expected a string, got %s", kind(v))
-}
-
-// text returns v as Harn uses it as text (display), warning when v is not a
-// string: Harn does not refuse it, but the text is rarely what was meant.
-// textAt is text with the path built only when there is a warning.
-func (o *Options) textAt(v gjson.Result, path func() string, key string) string {
-	if v.Type == gjson.String {
-		return v.String()
-	}
-	return o.text(v, field(path(), key))
-}
-
-func (o *Options) text(v gjson.Result, path string) string {
-	if v.Type != gjson.String {
-		o.warn(path, "%s is used as the text %s", kind(v), quote(display(v)))
-	}
-	return display(v)
 }

@@ -1,8 +1,8 @@
 package redact
 
-// Pattern is one named entry of the secret catalog. Every match becomes
+// pattern is one named entry of the secret catalog. Every match becomes
 // <redacted:NAME:BYTE_LEN>.
-type Pattern struct {
+type pattern struct {
 	Name string
 	// Source is Harn's pattern as written, in Rust regex syntax: its \b, \w
 	// and \s are Unicode-aware and (?i) folds with Unicode simple case
@@ -15,7 +15,7 @@ type Pattern struct {
 // secret_patterns.rs): names, order and patterns. The order is part of every
 // digest: each pattern runs over the output of the one before, and the name
 // lands in the placeholder. The patterns are matched by hand (match.go).
-var catalog = [numPatterns]Pattern{
+var catalog = [numPatterns]pattern{
 	{"jwt", `\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\b`},
 	{"github_token", `\bgh[pousr]_[A-Za-z0-9]{36,255}\b`},
 	{"github_pat_fine", `\bgithub_pat_[A-Za-z0-9_]{20,255}\b`},
@@ -54,8 +54,3 @@ const (
 	pSensitive
 	numPatterns
 )
-
-// Catalog returns the secret catalog in the order it is applied.
-func Catalog() []Pattern {
-	return append([]Pattern(nil), catalog[:]...)
-}

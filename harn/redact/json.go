@@ -1,13 +1,12 @@
 package redact
 
-import "strings"
+import (
+	"strings"
 
-// Placeholder is what Harn puts in place of a whole value it redacts: the
-// value of a JSON field with a sensitive name, or of a sensitive URL query
-// parameter.
-const Placeholder = redactedValue
+	pjson "github.com/promptloom/promptloom/internal/json"
+)
 
-// FieldIsSensitive is Harn's field_is_sensitive for its default policy
+// fieldIsSensitive is Harn's field_is_sensitive for its default policy
 // (is_default_sensitive_field in crates/harn-vm/src/redact/mod.rs): the name
 // is lowercased (ASCII only), '_' and '-' are dropped, and what is left is
 // one of authorization, proxyauthorization, cookie, setcookie, apikey,
@@ -17,7 +16,7 @@ const Placeholder = redactedValue
 // password or apikey. So "Authorization", "X-Amz-Security-Token",
 // "auth_token", "accessToken" and "clientSecret" are sensitive; "key" and
 // "name" are not.
-func FieldIsSensitive(name string) bool {
+func fieldIsSensitive(name string) bool {
 	compact := compactName(name)
 	switch compact {
 	case "authorization", "proxyauthorization", "cookie", "setcookie", "apikey",
@@ -47,42 +46,19 @@ func compactName(name string) string {
 	return b.String()
 }
 
-// JSONValue is Harn's redact_json (RedactionPolicy::redact_json_in_place
-// under the default policy) over a value as encoding/json decodes it into
-// an any: in an object, a field whose name FieldIsSensitive has its value,
-// whatever its type, replaced by the string "[redacted]" (Placeholder) and
-// is not looked into; every other field's value is redacted in turn; every
-// array element is; every string is replaced by String of it. Object keys
-// are never redacted themselves; numbers, booleans and null are kept.
-// JSONValue returns a new value and leaves v as it was.
-//
-// It is for a value already decoded. To hash JSON as Harn's
-// stable_redacted_json_hash does, work from the bytes instead
-// (journal.JSONHash, manifest's content hash): encoding/json has turned
-// every number of a decoded value into a float64, so 1.0 and a 64-bit
-// integer no longer encode as Harn writes them. Applying String to every
-// string value is not enough either way: it misses the sensitive field
-// names.
-func JSONValue(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, child := range v {
-			if FieldIsSensitive(k) {
-				out[k] = Placeholder
-			} else {
-				out[k] = JSONValue(child)
-			}
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, child := range v {
-			out[i] = JSONValue(child)
-		}
-		return out
-	case string:
-		return String(v)
-	}
-	return v
+// JSON is Harn's redact_json followed by its canonical encoding: the bytes
+// stable_redacted_json_hash hashes, so a content hash of a manifest, a
+// message list or a tool list is computed from it. In an object, a member
+// whose key is credential-like (Harn's field_is_sensitive: Authorization,
+// X-Api-Key, client_secret, anything ending in token, secret, password or
+// apikey once lower-cased without '_' and '-'; "key" and "name" are not)
+// has its value, whatever its type, replaced by the string "[redacted]"
+// unread; every other string value is redacted as String redacts it; keys
+// are kept. Numbers keep their exact digits, which is why this works from
+// the bytes and not from a decoded value. The error is the JSON reader's,
+// naming the path and offset of the first fault: raw must be JSON every
+// reader reads alike (UTF-8, no key twice, no lone surrogate, numbers
+// within range).
+func JSON(raw []byte) ([]byte, error) {
+	return pjson.EncodeRedacted(raw, String, fieldIsSensitive)
 }

@@ -49,9 +49,6 @@ type Text struct {
 	edge, tail, head bool
 }
 
-// Changed reports whether redaction changed the text.
-func (t Text) Changed() bool { return t.Redacted != t.Raw }
-
 // Edge reports whether a secret could reach across the text's ends once it
 // is joined to others, alone or with its neighbour (Joined knows which).
 func (t Text) Edge() bool { return t.edge || t.tail || t.head }
@@ -139,7 +136,7 @@ func Joined(pieces []Text, sep, whole string) string {
 		if p.edge || p.tail && i+1 < len(pieces) && pieces[i+1].head {
 			return String(whole)
 		}
-		changed = changed || p.Changed()
+		changed = changed || p.Redacted != p.Raw
 	}
 	if !changed {
 		return whole

@@ -1,82 +1,41 @@
-// Package canon writes JSON in Harn's canonical form, the one Harn hashes
-// and signs (its canonical_json owner, which delegates to serde_json): object
-// keys sorted by the bytes of their UTF-8 encoding, at every depth; arrays in
-// their own order; no insignificant white space; strings with serde_json's
-// minimal escaping (the quote, the backslash and control characters, \b \t
-// \n \f \r in their short forms and the rest as \u00xx in lower-case hex;
-// "/", DEL, U+2028 and all other non-ASCII text raw); numbers as serde_json
-// writes them: an integer that fits in 64 bits (u64, or i64 when negative)
-// digit for digit, never through a double, and every other number as a
-// double in ryu's shortest round-trip form (1.0, -0.0, 0.1, 1e20, 1.5e-7).
-//
-// Input is read as serde_json reads it, with one difference: an object with
-// a repeated key is an error (serde_json keeps the last copy, other readers
-// the first; a content hash must not depend on which). Errors are *Error,
-// matching ErrInvalid and naming the JSON path and byte offset.
-//
-// The cost is linear in the input (plus sorting each object's keys) at any
-// accepted depth: the input is parsed once into a tree and the tree written
-// once.
-package canon
+package json
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"unicode/utf8"
+	stdjson "encoding/json"
+	"math"
+	"strconv"
+	"unsafe"
 )
 
-// MaxDepth is the deepest nesting of arrays and objects accepted, the limit
-// of encoding/json and of promptloom's options reader.
-const MaxDepth = 10000
+// Placeholder replaces the value of a sensitive member in EncodeRedacted:
+// Harn's REDACTED_PLACEHOLDER.
+const Placeholder = "[redacted]"
 
-// ErrInvalid is matched by every error of this package: input that is not
-// one valid JSON value, or has an object with a repeated key.
-var ErrInvalid = errors.New("canon: invalid JSON")
+type kind uint8
 
-// ErrDuplicateKey is matched (besides ErrInvalid) by an object with a key
-// given twice.
-var ErrDuplicateKey = errors.New("duplicate key")
+const (
+	kNull kind = iota
+	kFalse
+	kTrue
+	kNumber
+	kString
+	kArray
+	kObject
+)
 
-// ErrLoneSurrogate is matched (besides ErrInvalid) by a \u escape of half
-// a UTF-16 surrogate pair: readers decode one differently (U+FFFD, the lone
-// half, or an error), and canonical JSON has no spelling for it.
-var ErrLoneSurrogate = errors.New("lone surrogate")
-
-// Error is input that cannot be written canonically.
-type Error struct {
-	// Path is the JSON path of the offending value ("" for the top level),
-	// e.g. `actor_chain[0].role`.
-	Path string
-	// Offset is the byte offset in the input where the problem was found.
-	Offset int
-	// Detail says what is wrong.
-	Detail string
-	kind   error // ErrDuplicateKey, ErrLoneSurrogate or nil
+// value is one node of a document's tree: a string's decoded text, a
+// number's token, or a container's items or members. An object's members
+// carry their keys and are kept sorted by them.
+type value struct {
+	kind kind
+	s    string
+	key  string
+	kids []value
 }
 
-func (e *Error) Error() string {
-	if e.Path == "" {
-		return fmt.Sprintf("%s: %s (byte %d)", ErrInvalid, e.Detail, e.Offset)
-	}
-	return fmt.Sprintf("%s at %s: %s (byte %d)", ErrInvalid, e.Path, e.Detail, e.Offset)
-}
-
-// Is makes an Error match ErrInvalid, and ErrDuplicateKey or
-// ErrLoneSurrogate when that is what is wrong.
-func (e *Error) Is(t error) bool { return t == ErrInvalid || e.kind != nil && t == e.kind }
-
-// Check reports whether raw can be written canonically, without writing
-// it: one JSON value, UTF-8, no key twice in an object, no lone surrogate,
-// numbers within range, nested at most MaxDepth deep. The error is an
-// *Error naming the path and offset.
-func Check(raw []byte) error {
-	_, err := parse(raw)
-	return err
-}
-
-// Encode returns the canonical encoding of raw, a JSON document.
+// Encode returns the canonical encoding of raw, a JSON document read as
+// Check reads it with no Options.
 func Encode(raw []byte) ([]byte, error) {
 	return EncodeRedacted(raw, nil, nil)
 }
@@ -86,13 +45,16 @@ func Encode(raw []byte) ([]byte, error) {
 // member whose key sensitive reports (whatever its type) becomes the string
 // Placeholder, and every other string value passes through f. Object keys
 // are never changed. A nil f or sensitive does nothing.
+//
+// The input is read once into a tree and the tree written once, both
+// without recursion, so the cost is linear at any depth.
 func EncodeRedacted(raw []byte, f func(string) string, sensitive func(key string) bool) ([]byte, error) {
-	v, err := parse(raw)
-	if err != nil {
-		return nil, err
+	p := scanner{s: unsafe.String(unsafe.SliceData(raw), len(raw)), build: true}
+	if p.run(); p.err != nil {
+		return nil, p.resolve()
 	}
 	w := writer{f: f, sensitive: sensitive, buf: make([]byte, 0, len(raw))}
-	w.value(&v)
+	w.write(&p.vals[0])
 	return w.buf, nil
 }
 
@@ -101,34 +63,12 @@ func EncodeRedacted(raw []byte, f func(string) string, sensitive func(key string
 // (1.0 as 1), which then reads as an integer: values whose floats must keep
 // Harn's form should be given as json.RawMessage.
 func Marshal(v any) ([]byte, error) {
-	raw, err := json.Marshal(v)
+	raw, err := stdjson.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
 	return Encode(raw)
 }
-
-// InvalidUTF8 returns the offset of the first byte of b that is not part of
-// a UTF-8 sequence, or -1: readers of JSON written by others check it first,
-// to name the offset (JSON parsers replace bad bytes silently).
-func InvalidUTF8(b []byte) int {
-	if utf8.Valid(b) {
-		return -1
-	}
-	for i := 0; i < len(b); {
-		r, n := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && n == 1 {
-			return i
-		}
-		i += n
-	}
-	return -1
-}
-
-// AppendString appends s to dst as serde_json writes a string: only the
-// quote, the backslash and control characters are escaped (\b \t \n \f \r
-// in their short forms, the rest as \u00xx with lower-case hex).
-func AppendString(dst []byte, s string) []byte { return appendString(dst, s) }
 
 // MarshalRaw is encoding/json's Marshal without HTML escaping and without
 // the encoder's trailing newline: the bytes a MarshalJSON method returns
@@ -136,10 +76,149 @@ func AppendString(dst []byte, s string) []byte { return appendString(dst, s) }
 // and & are escaped. It is not canonical: fields keep their struct order.
 func MarshalRaw(v any) ([]byte, error) {
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	enc := stdjson.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// writer writes a tree in canonical form.
+type writer struct {
+	f         func(string) string
+	sensitive func(string) bool
+	buf       []byte
+}
+
+// write writes root, depth first with a stack of its own.
+func (w *writer) write(root *value) {
+	type open struct {
+		v    *value
+		next int // the next item or member to write
+	}
+	var stack []open
+	v := root
+	for {
+		if v != nil {
+			if v.kind < kArray {
+				w.scalar(v)
+			} else {
+				w.buf = append(w.buf, "[{"[v.kind-kArray])
+				stack = append(stack, open{v: v})
+			}
+		}
+		if len(stack) == 0 {
+			return
+		}
+		top := &stack[len(stack)-1]
+		if top.next == len(top.v.kids) {
+			w.buf = append(w.buf, "]}"[top.v.kind-kArray])
+			stack = stack[:len(stack)-1]
+			v = nil
+			continue
+		}
+		if top.next > 0 {
+			w.buf = append(w.buf, ',')
+		}
+		v = &top.v.kids[top.next]
+		top.next++
+		if top.v.kind == kObject {
+			w.buf = append(AppendString(w.buf, v.key), ':')
+			if w.sensitive != nil && w.sensitive(v.key) {
+				w.buf = AppendString(w.buf, Placeholder)
+				v = nil
+			}
+		}
+	}
+}
+
+func (w *writer) scalar(v *value) {
+	switch v.kind {
+	case kNull:
+		w.buf = append(w.buf, "null"...)
+	case kTrue:
+		w.buf = append(w.buf, "true"...)
+	case kFalse:
+		w.buf = append(w.buf, "false"...)
+	case kNumber:
+		w.buf, _ = appendNumber(w.buf, v.s)
+	case kString:
+		s := v.s
+		if w.f != nil {
+			s = w.f(s)
+		}
+		w.buf = AppendString(w.buf, s)
+	}
+}
+
+// appendNumber appends the canonical form of tok, a number token by JSON's
+// grammar, as serde_json reads then writes it: an integer literal that fits
+// in u64 (or i64, when negative) stays as it is; anything else (a fraction,
+// an exponent, -0, an integer past 64 bits) is a double, written as ryu
+// writes it. It reports false for a double out of range.
+func appendNumber(dst []byte, tok string) ([]byte, bool) {
+	if exactInteger(tok) {
+		return append(dst, tok...), true
+	}
+	f, err := strconv.ParseFloat(tok, 64)
+	if err != nil && (math.IsInf(f, 0) || math.IsNaN(f)) {
+		return dst, false
+	}
+	return AppendFloat(dst, f), true
+}
+
+// AppendFloat appends f (finite) as serde_json writes a double, by ryu's
+// rules: the shortest digits that read back as f, as a plain decimal with at
+// least one fractional digit when the decimal exponent allows (1.0, 0.001,
+// 1e15 as 1000000000000000.0), else in scientific form with no '+' and no
+// leading zero in the exponent (1e16, 1.5e-7).
+func AppendFloat(dst []byte, f float64) []byte {
+	if math.Signbit(f) {
+		dst = append(dst, '-')
+		f = -f
+	}
+	if f == 0 {
+		return append(dst, "0.0"...)
+	}
+	var tmp [32]byte
+	e := strconv.AppendFloat(tmp[:0], f, 'e', -1, 64) // d.ddde±xx
+	mark := len(e) - 1
+	for e[mark] != 'e' {
+		mark--
+	}
+	exp, _ := strconv.Atoi(string(e[mark+1:]))
+	var dbuf [24]byte
+	digits := append(dbuf[:0], e[0])
+	if mark > 1 {
+		digits = append(digits, e[2:mark]...)
+	}
+	n := len(digits)
+	kk := exp + 1 // 10^(kk-1) <= f < 10^kk
+	k := kk - n   // f = digits × 10^k
+	switch {
+	case k >= 0 && kk <= 16:
+		dst = append(dst, digits...)
+		for range k {
+			dst = append(dst, '0')
+		}
+		return append(dst, '.', '0')
+	case kk > 0 && kk <= 16:
+		dst = append(dst, digits[:kk]...)
+		dst = append(dst, '.')
+		return append(dst, digits[kk:]...)
+	case kk > -5 && kk <= 0:
+		dst = append(dst, '0', '.')
+		for range -kk {
+			dst = append(dst, '0')
+		}
+		return append(dst, digits...)
+	}
+	dst = append(dst, digits[0])
+	if n > 1 {
+		dst = append(dst, '.')
+		dst = append(dst, digits[1:]...)
+	}
+	dst = append(dst, 'e')
+	return strconv.AppendInt(dst, int64(kk-1), 10)
 }

@@ -1,7 +1,7 @@
-package canon
+package json
 
 import (
-	"encoding/json"
+	stdjson "encoding/json"
 	"strings"
 	"testing"
 )
@@ -21,7 +21,7 @@ func FuzzEncode(f *testing.F) {
 			}
 			return
 		}
-		if !json.Valid(data) || !json.Valid(out) {
+		if !stdjson.Valid(data) || !stdjson.Valid(out) {
 			t.Fatalf("accepted %q, wrote %q: one is not JSON", data, out)
 		}
 		again, err := EncodeRedacted(out, nil, sensitive)

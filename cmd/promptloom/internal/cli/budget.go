@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/harn/options"
@@ -12,7 +13,7 @@ import (
 // pipeline is what the shared flags ask of a command's explanations.
 type pipeline struct {
 	explain explain.Options
-	parse   []options.ParseOption
+	parse   options.ParseOptions
 	// maxBytes bounds each options file read (--max-bytes).
 	maxBytes int64
 }
@@ -23,7 +24,7 @@ type pipeline struct {
 // alone it is counted without a limit. A negative --budget or a
 // --max-bytes below 1 is an error, never a silent "no limit".
 func pipelineFlags(fs *flag.FlagSet) func() (pipeline, error) {
-	maxBytes := fs.Int("max-bytes", options.DefaultMaxBytes, "refuse options files larger than N bytes")
+	maxBytes := fs.Int("max-bytes", promptloom.DefaultMaxBytes, "refuse options files larger than N bytes")
 	projectDir := fs.String("project", "", "add the project profile of DIR: its signals become capabilities and gated fragments")
 	total := fs.Int("budget", 0, "hold the prompt to N bytes or tokens, shedding by register and rank")
 	counter := fs.String("counter", "", "what --budget counts: bytes, o200k_base (the default) or cl100k_base; alone, count without a limit")
@@ -44,7 +45,7 @@ func pipelineFlags(fs *flag.FlagSet) func() (pipeline, error) {
 		}
 		// Every options file is read into a buffer of its own that nothing
 		// changes afterwards: it is parsed in place.
-		p := pipeline{parse: []options.ParseOption{options.MaxBytes(*maxBytes), options.InPlace()}, maxBytes: int64(*maxBytes)}
+		p := pipeline{parse: options.ParseOptions{MaxBytes: *maxBytes, InPlace: true}, maxBytes: int64(*maxBytes)}
 		p.explain = explain.Options{MaxBytes: *maxBytes, InPlace: true, Project: *projectDir}
 		if !set["budget"] && !set["counter"] {
 			return p, nil

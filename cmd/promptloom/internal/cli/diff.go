@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/promptloom/promptloom/explain"
@@ -48,7 +49,7 @@ func runDiff(e *env, args []string) int {
 	if err != nil {
 		return e.fail("%v", named(pos[0], err))
 	}
-	ob, bName := oa.Clone(), pos[0]
+	ob, bName := derived(oa), pos[0]
 	if len(pos) == 2 {
 		if ob, err = e.parseOptions(pos[1], pl); err != nil {
 			return e.fail("%v", named(pos[1], err))
@@ -101,16 +102,41 @@ func named(name string, err error) error {
 	return fmt.Errorf("%s: %w", name, err)
 }
 
+// derived is a copy of o whose tools and capabilities can be changed
+// without changing o's.
+func derived(o *options.Options) *options.Options {
+	c := *o
+	c.Tools = slices.Clone(o.Tools)
+	c.Capabilities, c.ProfileCaps = slices.Clone(o.Capabilities), slices.Clone(o.ProfileCaps)
+	return &c
+}
+
+// apply makes one --with/--without change to B's active tools and
+// capabilities. --without-tool keeps the tool declared, so its guidance is
+// still built and excluded by its gate; --with-tool activates a tool,
+// declaring it (with no guidance) when it is not; --without-cap unsets a
+// capability wherever it was set (capabilities or the profile's caps).
 func apply(o *options.Options, c change) error {
+	first := slices.IndexFunc(o.Tools, func(t options.Tool) bool { return t.Name == c.name })
 	switch c.flag {
 	case "without-tool":
-		return o.WithoutTool(c.name)
+		if first < 0 {
+			return fmt.Errorf("no such tool: %q is not declared in tools", c.name)
+		}
+		o.Tools[first].Active = false
 	case "with-tool":
-		o.WithTool(c.name)
+		if first < 0 {
+			o.Tools = append(o.Tools, options.Tool{Name: c.name, Active: true})
+		} else {
+			o.Tools[first].Active = true
+		}
 	case "with-cap":
-		o.WithCap(c.name)
+		if !slices.Contains(o.AllCapabilities(), c.name) {
+			o.Capabilities = append(o.Capabilities, c.name)
+		}
 	case "without-cap":
-		o.WithoutCap(c.name)
+		is := func(s string) bool { return s == c.name }
+		o.Capabilities, o.ProfileCaps = slices.DeleteFunc(o.Capabilities, is), slices.DeleteFunc(o.ProfileCaps, is)
 	}
 	return nil
 }
@@ -121,5 +147,5 @@ func (e *env) parseOptions(name string, pl pipeline) (*options.Options, error) {
 		return nil, err
 	}
 	e.boundHeap(len(data))
-	return options.Parse(data, pl.parse...)
+	return options.Parse(data, &pl.parse)
 }

@@ -6,7 +6,7 @@ import (
 	"math"
 	"os"
 
-	"github.com/promptloom/promptloom/harn/options"
+	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/manifest"
 )
 
@@ -15,7 +15,7 @@ import (
 var (
 	// maxPromptBytes bounds a served prompt given to verify: the largest
 	// options file makes no larger prompt.
-	maxPromptBytes int64 = options.DefaultMaxBytes
+	maxPromptBytes int64 = promptloom.DefaultMaxBytes
 	// maxTranscriptBytes bounds a transcript read whole (demo --replay).
 	maxTranscriptBytes int64 = 1 << 30
 	// maxPayloadBytes bounds a provider request body given to verify

@@ -37,7 +37,7 @@ const (
 // and with the todo tool declared but inactive, as `promptloom diff
 // --without-tool todo` would.
 func RunPromptGuidance() (*PromptGuidance, error) {
-	o, err := options.Parse(promptGuidanceOptions)
+	o, err := options.Parse(promptGuidanceOptions, nil)
 	if err != nil {
 		return nil, fmt.Errorf("demo options: %w", err)
 	}
@@ -45,9 +45,12 @@ func RunPromptGuidance() (*PromptGuidance, error) {
 	if err != nil {
 		return nil, err
 	}
-	without := o.Clone()
-	if err := without.WithoutTool("todo"); err != nil {
-		return nil, err
+	// The same options, the todo tool declared but inactive.
+	without, _ := options.Parse(promptGuidanceOptions, nil)
+	for i := range without.Tools {
+		if without.Tools[i].Name == "todo" {
+			without.Tools[i].Active = false
+		}
 	}
 	wo, err := explain.FromOptions(without, nil)
 	if err != nil {

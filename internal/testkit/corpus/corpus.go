@@ -1,4 +1,7 @@
-package options
+// Package corpus gives tests the documents of their package's fuzz corpora
+// and random mutations of documents, so a property checked by a fuzzer is
+// also checked by go test on what the fuzzer found and on its neighbours.
+package corpus
 
 import (
 	"math/rand/v2"
@@ -9,8 +12,9 @@ import (
 	"testing"
 )
 
-// corpusDocs returns the documents of the package's fuzz corpora.
-func corpusDocs(t *testing.T) []string {
+// Docs returns the inputs of the fuzz corpora under testdata/fuzz of the
+// test's package: each file's one []byte or string value.
+func Docs(t testing.TB) []string {
 	t.Helper()
 	var docs []string
 	paths, _ := filepath.Glob("testdata/fuzz/*/*")
@@ -31,9 +35,9 @@ func corpusDocs(t *testing.T) []string {
 	return docs
 }
 
-// mutate changes doc in one to three places: a byte replaced, dropped or
-// inserted, each drawn from alphabet.
-func mutate(r *rand.Rand, doc []byte, alphabet []byte) []byte {
+// Mutate changes doc in one to three places: a byte replaced, dropped or
+// inserted, each drawn from alphabet. doc itself may be changed.
+func Mutate(r *rand.Rand, doc []byte, alphabet []byte) []byte {
 	for range 1 + r.IntN(3) {
 		if len(doc) == 0 {
 			break
@@ -49,4 +53,13 @@ func mutate(r *rand.Rand, doc []byte, alphabet []byte) []byte {
 		}
 	}
 	return doc
+}
+
+// Mutations returns n mutations of documents drawn from seeds.
+func Mutations(r *rand.Rand, seeds []string, alphabet []byte, n int) []string {
+	out := make([]string, 0, n)
+	for range n {
+		out = append(out, string(Mutate(r, []byte(seeds[r.IntN(len(seeds))]), alphabet)))
+	}
+	return out
 }

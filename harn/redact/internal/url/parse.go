@@ -1,4 +1,10 @@
-package redact
+// Package url is the part of the Rust url crate (WHATWG URL parsing and
+// serialisation) that Harn's redact_url relies on: http and https URLs
+// parsed and written back as the crate writes them, and its
+// application/x-www-form-urlencoded query parser and serialiser. It is a
+// port, byte for byte, of what the crate does for such URLs; hosts the
+// crate sends through IDNA are refused instead (see Parse).
+package url
 
 import (
 	"strconv"
@@ -6,42 +12,49 @@ import (
 	"unicode/utf8"
 )
 
-// parsedURL is an http or https URL as the Rust url crate (WHATWG URL
-// parsing) holds it, enough to write it back as the crate does. Userinfo is
-// only noted: Harn's redact_url always removes it.
-type parsedURL struct {
-	scheme   string
-	userinfo bool // a non-empty username or password
-	host     string
-	port     string // "" for none or the scheme's default
-	path     []string
-	query    string
-	hasQuery bool
-	fragment string
-	hasFrag  bool
+// URL is an http or https URL as the Rust url crate (WHATWG URL parsing)
+// holds it, enough to write it back as the crate does. Userinfo is only
+// noted: Harn's redact_url always removes it.
+type URL struct {
+	Scheme string
+	// Userinfo is set for a non-empty username or password.
+	Userinfo bool
+	Host     string
+	// Port is "" for none or the scheme's default.
+	Port string
+	// Path is the path's segments, percent-encoded, dot segments resolved.
+	Path []string
+	// Query is the query, percent-encoded; HasQuery is set when there is
+	// a '?', even with nothing after it.
+	Query    string
+	HasQuery bool
+	// Fragment is the fragment, percent-encoded; HasFragment is set when
+	// there is a '#'.
+	Fragment    string
+	HasFragment bool
 }
 
 // String writes u back as the url crate serialises it (without userinfo).
-func (u *parsedURL) String() string {
+func (u *URL) String() string {
 	var b strings.Builder
-	b.WriteString(u.scheme)
+	b.WriteString(u.Scheme)
 	b.WriteString("://")
-	b.WriteString(u.host)
-	if u.port != "" {
+	b.WriteString(u.Host)
+	if u.Port != "" {
 		b.WriteByte(':')
-		b.WriteString(u.port)
+		b.WriteString(u.Port)
 	}
-	for _, seg := range u.path {
+	for _, seg := range u.Path {
 		b.WriteByte('/')
 		b.WriteString(seg)
 	}
-	if u.hasQuery {
+	if u.HasQuery {
 		b.WriteByte('?')
-		b.WriteString(u.query)
+		b.WriteString(u.Query)
 	}
-	if u.hasFrag {
+	if u.HasFragment {
 		b.WriteByte('#')
-		b.WriteString(u.fragment)
+		b.WriteString(u.Fragment)
 	}
 	return b.String()
 }
@@ -70,16 +83,18 @@ func encode(s, set string) string {
 	return b.String()
 }
 
-// parseURL parses s, which starts with http:// or https:// and holds no
-// white space, as the url crate does; false when the crate would fail, or
-// for a host this package does not reproduce (see redactURL).
-func parseURL(s string) (*parsedURL, bool) {
+// Parse parses s, which starts with http:// or https:// and holds no white
+// space, as the url crate does; false when the crate would fail, or for a
+// host this package does not reproduce: one that holds a non-ASCII
+// character (after percent-decoding) or a label starting "xn--", which the
+// crate passes through IDNA processing.
+func Parse(s string) (*URL, bool) {
 	// Leading and trailing C0 controls and spaces are trimmed.
 	s = strings.TrimRight(s, "\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f"+
 		"\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f ")
-	u := &parsedURL{}
+	u := &URL{}
 	colon := strings.IndexByte(s, ':')
-	u.scheme = s[:colon]
+	u.Scheme = s[:colon]
 	rest := strings.TrimLeft(s[colon+1:], `/\`)
 
 	// The authority runs to the first '/', '\', '?' or '#'; the userinfo is
@@ -92,17 +107,17 @@ func parseURL(s string) (*parsedURL, bool) {
 	rest = rest[authEnd:]
 	if at := strings.LastIndexByte(auth, '@'); at >= 0 {
 		user, pass, _ := strings.Cut(auth[:at], ":")
-		u.userinfo = user != "" || pass != ""
+		u.Userinfo = user != "" || pass != ""
 		auth = auth[at+1:]
 	}
 	hostText, portText, ok := splitHostPort(auth)
 	if !ok || hostText == "" {
 		return nil, false
 	}
-	if u.host, ok = parseHost(hostText); !ok {
+	if u.Host, ok = parseHost(hostText); !ok {
 		return nil, false
 	}
-	if u.port, ok = parsePort(portText, u.scheme); !ok {
+	if u.Port, ok = parsePort(portText, u.Scheme); !ok {
 		return nil, false
 	}
 
@@ -112,17 +127,17 @@ func parseURL(s string) (*parsedURL, bool) {
 	} else {
 		rest = ""
 	}
-	u.path = parsePath(pathText)
+	u.Path = parsePath(pathText)
 	if strings.HasPrefix(rest, "?") {
 		q := rest[1:]
 		rest = ""
 		if i := strings.IndexByte(q, '#'); i >= 0 {
 			q, rest = q[:i], q[i:]
 		}
-		u.query, u.hasQuery = encode(q, queryBytes), true
+		u.Query, u.HasQuery = encode(q, queryBytes), true
 	}
 	if strings.HasPrefix(rest, "#") {
-		u.fragment, u.hasFrag = encode(rest[1:], fragmentSet), true
+		u.Fragment, u.HasFragment = encode(rest[1:], fragmentSet), true
 	}
 	return u, true
 }
