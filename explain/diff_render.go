@@ -28,7 +28,7 @@ func (d *Delta) WriteText(w io.Writer, aName, bName string) error {
 			fmt.Fprintf(&b, "%s: absent prompt (no fragment included)\n", name)
 			return
 		}
-		fmt.Fprintf(&b, "%s: %d bytes, %s\n", name, e.SystemPromptBytes, e.WholePromptDigest)
+		fmt.Fprintf(&b, "%s: %d bytes, %s\n", name, e.header().SystemPromptBytes, e.header().WholePromptDigest)
 	}
 	side("A "+aName, d.A)
 	side("B "+bName, d.B)

@@ -24,10 +24,10 @@ func ExampleLint() {
 		if w.Path != "" {
 			fmt.Println("options:", w.Path)
 		} else {
-			fmt.Println("cache:", w.ID, "before", w.Before)
+			fmt.Println("cache:", w.ID)
 		}
 	}
 	// Output:
 	// options: tools[0].active
-	// cache: profile[0] before system[0]
+	// cache: profile[0]
 }

@@ -24,61 +24,123 @@ package explain
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/harn/options"
-	canon "github.com/promptloom/promptloom/internal/json"
+	pjson "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/stage"
 )
 
-// Explanation is the system prompt and the account of every fragment. Its
-// JSON form is what `promptloom explain --format json` prints: the prompt,
-// then every field of Harn's prompt_explain record
-// (AssembledPrompt::provenance_json) in Harn's order, then promptloom's own
-// additions (budget, lint, reminders, traces), which appear only when used.
+// Explanation is the system prompt and the account of every fragment: the
+// prompt, its manifest, and one Row per fragment that shares the manifest's
+// own segment. Its JSON form is what `promptloom explain --format json`
+// prints: the prompt, then every field of Harn's prompt_explain record
+// (AssembledPrompt::provenance_json) in Harn's order, read from the
+// manifest, then promptloom's own additions (budget, lint, reminders,
+// traces), which appear only when used.
 type Explanation struct {
 	// System is the prompt; nil when no fragment was included (JSON null).
-	System *string `json:"system"`
-
-	Schema   string `json:"schema"`   // harn.llm.context_manifest.v1
-	Scope    string `json:"scope"`    // system_prompt
-	Boundary string `json:"boundary"` // observed_llm_call_pre_egress
-	Messages string `json:"messages"` // served_context_digest_only
-	CallRole string `json:"call_role"`
-	// ActorChain is the actor_chain option as given; JSON null when unset.
-	ActorChain         json.RawMessage `json:"actor_chain"`
-	Root               string          `json:"root"`
-	Fragments          []Row           `json:"fragments"`
-	WholePromptDigest  digest.Digest   `json:"whole_prompt_digest"`
-	SystemPromptBytes  int             `json:"system_prompt_bytes"`
-	JoinSeparator      string          `json:"join_separator"`
-	JoinSeparatorBytes int             `json:"join_separator_bytes"`
-	// JoinSeparatorCount is the number of joins: included rows less one.
-	JoinSeparatorCount int `json:"join_separator_count"`
-	Included           int `json:"included"`
-	Excluded           int `json:"excluded"`
+	System *string
+	// Manifest is the prompt's context manifest: its header (call role,
+	// root, whole-prompt digest, bytes, separators) is the explanation's.
+	Manifest *manifest.Manifest
+	// Fragments has a row per fragment, in the manifest's order.
+	Fragments []Row
+	// Included and Excluded count the rows.
+	Included, Excluded int
 	// Budget says what a budget did, when one was applied.
-	Budget *promptloom.Fit `json:"budget,omitempty"`
+	Budget *promptloom.Fit
 	// Lint holds the warnings of Lint when the caller asked for them.
-	Lint []Warning `json:"lint,omitempty"`
+	Lint []promptloom.Warning
 	// Reminders is the trailing user message the reminders render to, with
 	// a provenance row each; the system string does not hold them.
-	Reminders *RenderedReminders `json:"reminders,omitempty"`
+	Reminders *RenderedReminders
 	// Traces records every stage of the run, in order.
-	Traces []stage.Trace `json:"traces,omitempty"`
-
-	// Manifest is the prompt's context manifest; Reduction the reducer's
-	// output it was built from.
-	Manifest  *manifest.Manifest    `json:"-"`
-	Reduction *promptloom.Reduction `json:"-"`
+	Traces []stage.Trace
+	// Reduction is the reducer's output the manifest was built from (nil
+	// for an explanation read back from JSON).
+	Reduction *promptloom.Reduction
 
 	// warnings are the options' warnings, for Lint.
 	warnings []promptloom.Warning
+}
+
+// explanationJSON is an Explanation's wire form, field for field in
+// Harn's order.
+type explanationJSON struct {
+	System             *string              `json:"system"`
+	Schema             string               `json:"schema"`
+	Scope              string               `json:"scope"`
+	Boundary           string               `json:"boundary"`
+	Messages           string               `json:"messages"`
+	CallRole           string               `json:"call_role"`
+	ActorChain         json.RawMessage      `json:"actor_chain"`
+	Root               string               `json:"root"`
+	Fragments          []Row                `json:"fragments"`
+	WholePromptDigest  digest.Digest        `json:"whole_prompt_digest"`
+	SystemPromptBytes  int                  `json:"system_prompt_bytes"`
+	JoinSeparator      string               `json:"join_separator"`
+	JoinSeparatorBytes int                  `json:"join_separator_bytes"`
+	JoinSeparatorCount int                  `json:"join_separator_count"`
+	Included           int                  `json:"included"`
+	Excluded           int                  `json:"excluded"`
+	Budget             *promptloom.Fit      `json:"budget,omitempty"`
+	Lint               []promptloom.Warning `json:"lint,omitempty"`
+	Reminders          *RenderedReminders   `json:"reminders,omitempty"`
+	Traces             []stage.Trace        `json:"traces,omitempty"`
+}
+
+// header is the manifest whose header the explanation shows: an empty one
+// (actor chain null) when there is none.
+func (e *Explanation) header() *manifest.Manifest {
+	if e.Manifest == nil {
+		return &manifest.Manifest{ActorChain: json.RawMessage("null")}
+	}
+	return e.Manifest
+}
+
+func (e *Explanation) wire() explanationJSON {
+	m := e.header()
+	return explanationJSON{System: e.System, Schema: m.Schema, Scope: m.Scope, Boundary: m.Boundary,
+		Messages: m.Messages, CallRole: m.CallRole, ActorChain: m.ActorChain, Root: m.Root,
+		Fragments: e.Fragments, WholePromptDigest: m.WholePromptDigest, SystemPromptBytes: m.SystemPromptBytes,
+		JoinSeparator: m.JoinSeparator, JoinSeparatorBytes: m.JoinSeparatorBytes, JoinSeparatorCount: m.JoinSeparatorCount,
+		Included: e.Included, Excluded: e.Excluded, Budget: e.Budget, Lint: e.Lint, Reminders: e.Reminders, Traces: e.Traces}
+}
+
+// MarshalJSON writes the explanation as WriteJSON does, without the
+// indentation.
+func (e *Explanation) MarshalJSON() ([]byte, error) { return pjson.MarshalRaw(e.wire()) }
+
+// UnmarshalJSON reads an explanation as WriteJSON writes it: its manifest is
+// rebuilt from the header, with one segment per row (each row pointing at
+// its own, as Explain's do).
+func (e *Explanation) UnmarshalJSON(b []byte) error {
+	var w explanationJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	m := &manifest.Manifest{Schema: w.Schema, Scope: w.Scope, Boundary: w.Boundary, Messages: w.Messages,
+		CallRole: w.CallRole, ActorChain: w.ActorChain, Root: w.Root, WholePromptDigest: w.WholePromptDigest,
+		SystemPromptBytes: w.SystemPromptBytes, JoinSeparator: w.JoinSeparator,
+		JoinSeparatorBytes: w.JoinSeparatorBytes, JoinSeparatorCount: w.JoinSeparatorCount}
+	if m.ActorChain == nil {
+		m.ActorChain = json.RawMessage("null")
+	}
+	if w.Fragments != nil {
+		m.Segments = make([]manifest.Segment, len(w.Fragments))
+		for i := range w.Fragments {
+			m.Segments[i] = *w.Fragments[i].segment()
+			w.Fragments[i].Segment = &m.Segments[i]
+		}
+	}
+	*e = Explanation{System: w.System, Manifest: m, Fragments: w.Fragments, Included: w.Included, Excluded: w.Excluded,
+		Budget: w.Budget, Lint: w.Lint, Reminders: w.Reminders, Traces: w.Traces}
+	return nil
 }
 
 // Row is one fragment's line of the explanation: the manifest's row for
@@ -145,7 +207,7 @@ func (r *Row) segment() *manifest.Segment {
 func (r Row) MarshalJSON() ([]byte, error) {
 	// The caller's encoder escapes HTML or not as it was told to; escaping
 	// here would take that choice from it.
-	return canon.MarshalRaw(r.wire())
+	return pjson.MarshalRaw(r.wire())
 }
 
 // UnmarshalJSON reads a row as MarshalJSON writes it, into a segment of its
@@ -184,7 +246,10 @@ type Options struct {
 	Project string
 	EnvHas  func(name string) bool
 	// Stages are the caller's stages, added to the pipeline; they may not
-	// replace a core stage or take a kernel id.
+	// replace a core stage or take a kernel id. Their snapshot holds the
+	// active tools under "tools" and the capabilities under
+	// "capabilities" (each a []string); a resolution stage that resolves
+	// a []string under a name starting with CapsPrefix adds capabilities.
 	Stages []stage.Stage
 	// MaxBytes bounds the options JSON Explain reads (0:
 	// promptloom.DefaultMaxBytes). InPlace lets the parse keep strings
@@ -238,7 +303,7 @@ func FromOptions(o *options.Options, opts *Options) (*Explanation, error) {
 	e := build(r, m)
 	e.Traces = run.Traces
 	e.warnings = warnings
-	e.Reminders, _ = run.Snapshot[ResolvedReminders].(*RenderedReminders)
+	e.Reminders, _ = run.Snapshot[resolvedReminders].(*RenderedReminders)
 	return e, nil
 }
 
@@ -250,35 +315,18 @@ func New(r *promptloom.Reduction, m *manifest.Manifest) (*Explanation, error) {
 		return nil, fmt.Errorf("explain: the fragments make a manifest that does not hold: %w", err)
 	}
 	if len(m.Segments) != len(r.Rows) {
-		return nil, fmt.Errorf("%w: %d segments for %d rows", ErrManifestMismatch, len(m.Segments), len(r.Rows))
+		return nil, fmt.Errorf("explain: the manifest is not the reduction's: %d segments for %d rows", len(m.Segments), len(r.Rows))
 	}
 	return build(r, m), nil
 }
 
-// ErrManifestMismatch is New's error for a manifest that was not made from
-// the reduction it is given with: its segments do not match the rows.
-var ErrManifestMismatch = errors.New("explain: the manifest is not the reduction's")
-
 // build is the explanation of r and its manifest m, unchecked.
 func build(r *promptloom.Reduction, m *manifest.Manifest) *Explanation {
-	// The record's fields are the manifest's own, read from it.
 	e := &Explanation{
-		Schema:             m.Schema,
-		Scope:              m.Scope,
-		Boundary:           m.Boundary,
-		Messages:           m.Messages,
-		ActorChain:         m.ActorChain,
-		JoinSeparator:      m.JoinSeparator,
-		JoinSeparatorBytes: m.JoinSeparatorBytes,
-		JoinSeparatorCount: m.JoinSeparatorCount,
-		Root:               m.Root,
-		CallRole:           m.CallRole,
-		Fragments:          make([]Row, len(r.Rows)),
-		WholePromptDigest:  m.WholePromptDigest,
-		SystemPromptBytes:  m.SystemPromptBytes,
-		Manifest:           m,
-		Reduction:          r,
-		Budget:             r.Fit,
+		Manifest:  m,
+		Fragments: make([]Row, len(r.Rows)),
+		Reduction: r,
+		Budget:    r.Fit,
 	}
 	if r.Present {
 		e.System = &r.System

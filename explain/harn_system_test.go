@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
@@ -215,8 +216,12 @@ func TestContextProfileFragmentsJoinPromptExplainProvenance(t *testing.T) {
 func TestContextManifestCarriesTheCurrentDelegatedActorChain(t *testing.T) {
 	chain := `{"chain":["agent:reviewer"],"root":"user:test-owner"}` // keys sorted, as serde_json writes a Value
 	e := explainJSON(t, `{"system": "review carefully", "actor_chain": `+chain+`}`)
-	if string(e.ActorChain) != chain || string(e.Manifest.ActorChain) != chain {
-		t.Errorf("actor_chain %s / %s", e.ActorChain, e.Manifest.ActorChain)
+	var buf bytes.Buffer
+	if err := e.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if string(e.Manifest.ActorChain) != chain || !strings.Contains(buf.String(), `"actor_chain": {`) {
+		t.Errorf("actor_chain %s / %s", e.Manifest.ActorChain, buf.String())
 	}
 }
 

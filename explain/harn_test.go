@@ -45,7 +45,7 @@ func TestRequiresToolsGatesInclusion(t *testing.T) {
 // empty_fragment_set_yields_none.
 func TestEmptyFragmentSetYieldsNone(t *testing.T) {
 	e := explainJSON(t, `{}`)
-	if e.System != nil || len(e.Fragments) != 0 || e.JoinSeparatorCount != 0 {
+	if e.System != nil || len(e.Fragments) != 0 || e.Manifest.JoinSeparatorCount != 0 {
 		t.Errorf("got %+v", e)
 	}
 }
@@ -53,7 +53,7 @@ func TestEmptyFragmentSetYieldsNone(t *testing.T) {
 // replacement_root_preserves_exact_bytes_and_has_single_provenance_entry.
 func TestReplacementRootPreservesExactBytesAndHasSingleProvenanceEntry(t *testing.T) {
 	e := explainJSON(t, `{"system": {"mode": "replace", "content": "  exact replacement\n"}}`)
-	if e.Text() != "  exact replacement\n" || e.Root != "replacement" || len(e.Fragments) != 1 ||
+	if e.Text() != "  exact replacement\n" || e.Manifest.Root != "replacement" || len(e.Fragments) != 1 ||
 		e.Fragments[0].Bytes != 20 || e.Fragments[0].Reason != "exclusive replacement root" {
 		t.Errorf("got %q %+v", e.Text(), e.Fragments)
 	}

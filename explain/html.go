@@ -92,7 +92,7 @@ func (d *Delta) WriteHTML(w io.Writer, aName, bName string) error {
 // paneOf cuts a prompt into pieces along its included rows, with a boundary
 // marker at prefix (none when prefix < 0).
 func paneOf(e *Explanation, name string, prefix int, changes map[*Row]Change) pane {
-	p := pane{Name: name, Digest: e.WholePromptDigest.String(), Bytes: e.SystemPromptBytes, Absent: e.System == nil,
+	p := pane{Name: name, Digest: e.header().WholePromptDigest.String(), Bytes: e.header().SystemPromptBytes, Absent: e.System == nil,
 		Rows: e.Fragments, Included: e.Included, Excluded: e.Excluded}
 	text := e.Text()
 	var pieces []piece

@@ -7,20 +7,7 @@ import (
 	"github.com/promptloom/promptloom"
 )
 
-// Warning is one finding of Lint.
-type Warning struct {
-	// Path is the JSON path of an options warning (input Harn accepts but
-	// that is likely a mistake); empty for a fragment warning.
-	Path string `json:"path,omitempty"`
-	// ID is the gated fragment; Before the first unconditional fragment
-	// that stands after it in the same bucket.
-	ID      string `json:"id,omitempty"`
-	Before  string `json:"before,omitempty"`
-	Bucket  string `json:"bucket,omitempty"`
-	Message string `json:"message"`
-}
-
-// Lint returns, first, the options' warnings: input Harn accepts, so it is
+// Lint returns, first, the options' warnings (Path set): input Harn accepts, so it is
 // not refused, but that is likely a mistake (a key Harn ignores, an item it
 // skips, a number used as text). Then it warns about gated fragments (tool-
 // or capability-dependent) that stand before an unconditional fragment in
@@ -29,11 +16,11 @@ type Warning struct {
 // "after" fragments too. Every on/off state of a gate is a different prompt
 // prefix, so such a fragment splits the provider's prefix cache for
 // everything behind it; placed after the unconditional fragments, it would
-// cost only its own bytes.
-func Lint(e *Explanation) []Warning {
-	var out []Warning
+// cost only its own bytes. These warnings have the fragment's ID.
+func Lint(e *Explanation) []promptloom.Warning {
+	var out []promptloom.Warning
 	for _, w := range e.warnings {
-		out = append(out, Warning{Path: w.Path, Message: "options: " + w.String()})
+		out = append(out, promptloom.Warning{Path: w.Path, Message: "options: " + w.String()})
 	}
 	r := e.Reduction
 	if r == nil {
@@ -42,7 +29,7 @@ func Lint(e *Explanation) []Warning {
 	// One pass from the end (rows are in prompt order: before, then
 	// after), remembering the first unconditional fragment still to come.
 	var next *promptloom.Fragment
-	var gated []Warning
+	var gated []promptloom.Warning
 	for i := len(r.Rows) - 1; i >= 0; i-- {
 		f := r.Rows[i].Fragment
 		if r.Rows[i].Body == "" {
@@ -57,8 +44,8 @@ func Lint(e *Explanation) []Warning {
 			if g.Bucket != f.Bucket {
 				where = fmt.Sprintf("(%s bucket, before every %s fragment)", f.Bucket, g.Bucket)
 			}
-			gated = append(gated, Warning{
-				ID: f.ID, Before: g.ID, Bucket: f.Bucket.String(),
+			gated = append(gated, promptloom.Warning{
+				ID: f.ID,
 				Message: fmt.Sprintf("%s is gated but stands before unconditional %s %s: each state of its gate is a different prefix, so the prompt cache misses for everything after it; move it after the unconditional fragments",
 					f.ID, g.ID, where),
 			})

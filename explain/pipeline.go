@@ -23,9 +23,9 @@ import (
 
 // Names of resolved values the explain pipeline reads.
 const (
-	ResolvedTools        = "tools"
-	ResolvedCapabilities = "capabilities"
-	ResolvedReminders    = "reminders"
+	resolvedTools        = "tools"
+	resolvedCapabilities = "capabilities"
+	resolvedReminders    = "reminders"
 	// resolvedProject is the project's profile, with Options.Project.
 	resolvedProject = "project"
 	// CapsPrefix: a caller's resolution stage that resolves a []string
@@ -70,11 +70,11 @@ func pipeline(ctx context.Context, o *options.Options, cfg *Options) (*stage.Res
 		return compile(id, "core", func(stage.Snapshot) []promptloom.Fragment { return frags })
 	}
 	stages := []stage.Stage{
-		resolve("core.tools", ResolvedTools, func() (any, string, error) {
+		resolve("core.tools", resolvedTools, func() (any, string, error) {
 			t := o.ActiveTools()
 			return t, strings.Join(t, ", "), nil
 		}),
-		resolve("core.capabilities", ResolvedCapabilities, func() (any, string, error) {
+		resolve("core.capabilities", resolvedCapabilities, func() (any, string, error) {
 			c := o.AllCapabilities()
 			return c, strings.Join(c, ", "), nil
 		}),
@@ -90,7 +90,7 @@ func pipeline(ctx context.Context, o *options.Options, cfg *Options) (*stage.Res
 			}})
 	}
 	if len(o.Reminders) > 0 {
-		stages = append(stages, resolve("core.reminders", ResolvedReminders, func() (any, string, error) {
+		stages = append(stages, resolve("core.reminders", resolvedReminders, func() (any, string, error) {
 			return renderReminders(o.Reminders)
 		}))
 	}
@@ -132,8 +132,8 @@ func renderReminders(rs []reminder.Reminder) (any, string, error) {
 // (the options', the project's, and any a caller resolved under caps.*),
 // with the budget, as the reducer's options.
 func activeSet(snap stage.Snapshot, b *budget.Budget) *promptloom.Options {
-	tools, _ := snap[ResolvedTools].([]string)
-	caps, _ := snap[ResolvedCapabilities].([]string)
+	tools, _ := snap[resolvedTools].([]string)
+	caps, _ := snap[resolvedCapabilities].([]string)
 	caps = append([]string(nil), caps...)
 	if p, ok := snap[resolvedProject].(*project.Profile); ok {
 		caps = append(caps, p.Caps...)

@@ -34,10 +34,10 @@ func (e *Explanation) WriteText(w io.Writer) error {
 	var b strings.Builder
 	esc := textsafe.Line
 	if e.System == nil {
-		fmt.Fprintf(&b, "system prompt: absent (no fragment included), root %s, call role %s\n", esc(e.Root), esc(e.CallRole))
+		fmt.Fprintf(&b, "system prompt: absent (no fragment included), root %s, call role %s\n", esc(e.header().Root), esc(e.header().CallRole))
 	} else {
 		fmt.Fprintf(&b, "system prompt: %d bytes, %s, root %s, call role %s\n",
-			e.SystemPromptBytes, e.WholePromptDigest, esc(e.Root), esc(e.CallRole))
+			e.header().SystemPromptBytes, e.header().WholePromptDigest, esc(e.header().Root), esc(e.header().CallRole))
 		const fence = "────────────────────────────────────────"
 		b.WriteString(fence + "\n")
 		b.WriteString(textsafe.Block(*e.System))

@@ -23,20 +23,21 @@ func writeStreamed(out io.Writer, e *Explanation) error {
 		w.Member(key)
 		w.Int(v)
 	}
+	m := e.header()
 	w.Member("system")
 	if e.System == nil {
 		w.Raw(nil)
 	} else {
 		w.String(*e.System)
 	}
-	str("schema", e.Schema)
-	str("scope", e.Scope)
-	str("boundary", e.Boundary)
-	str("messages", e.Messages)
-	str("call_role", e.CallRole)
+	str("schema", m.Schema)
+	str("scope", m.Scope)
+	str("boundary", m.Boundary)
+	str("messages", m.Messages)
+	str("call_role", m.CallRole)
 	w.Member("actor_chain")
-	w.Raw(e.ActorChain)
-	str("root", e.Root)
+	w.Raw(m.ActorChain)
+	str("root", m.Root)
 	w.Member("fragments")
 	if len(e.Fragments) == 0 {
 		w.Value(e.Fragments) // null, or []
@@ -50,11 +51,11 @@ func writeStreamed(out io.Writer, e *Explanation) error {
 		}
 		w.EndArray()
 	}
-	str("whole_prompt_digest", e.WholePromptDigest.String())
-	num("system_prompt_bytes", e.SystemPromptBytes)
-	str("join_separator", e.JoinSeparator)
-	num("join_separator_bytes", e.JoinSeparatorBytes)
-	num("join_separator_count", e.JoinSeparatorCount)
+	str("whole_prompt_digest", m.WholePromptDigest.String())
+	num("system_prompt_bytes", m.SystemPromptBytes)
+	str("join_separator", m.JoinSeparator)
+	num("join_separator_bytes", m.JoinSeparatorBytes)
+	num("join_separator_count", m.JoinSeparatorCount)
 	num("included", e.Included)
 	num("excluded", e.Excluded)
 	if e.Budget != nil {

@@ -19,7 +19,7 @@ import (
 func sameJSON(t *testing.T, name string, e *Explanation) {
 	t.Helper()
 	var whole, streamed bytes.Buffer
-	if err := writeJSON(&whole, e); err != nil {
+	if err := writeJSON(&whole, e.wire()); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.WriteJSON(&streamed); err != nil {
@@ -92,7 +92,7 @@ func TestWriteJSONStreams(t *testing.T) {
 func TestWriteJSONRowFields(t *testing.T) {
 	one, two := 1, 22
 	hostile := "q\"\\\n\x01\u2028\xff<&>"
-	e := &Explanation{System: &hostile, Schema: hostile, CallRole: hostile, Fragments: []Row{
+	e := &Explanation{System: &hostile, Manifest: &manifest.Manifest{Schema: hostile, CallRole: hostile}, Fragments: []Row{
 		{Segment: &manifest.Segment{}, Source: hostile},
 		{Segment: &manifest.Segment{}, Source: "s", Offset: &one},
 	}}

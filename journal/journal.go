@@ -38,7 +38,7 @@ import (
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/harn/redact"
-	canon "github.com/promptloom/promptloom/internal/json"
+	pjson "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
 )
@@ -145,7 +145,7 @@ func (r Request) Key() (digest.Digest, error) {
 		}
 		key[name+"_content_hash"] = h
 	}
-	b, err := canon.Marshal(key)
+	b, err := pjson.Marshal(key)
 	if err != nil {
 		return digest.Digest{}, err
 	}
@@ -263,7 +263,7 @@ func (j *Journal) Call(ctx context.Context, m Model, req Request) (Response, err
 		}
 	}
 	scJSON, _ := json.Marshal(sc)
-	reqJSON, err := canon.Marshal(retained)
+	reqJSON, err := pjson.Marshal(retained)
 	if err != nil {
 		return Response{}, fmt.Errorf("journal: call %s: request: %w", req.Call, err)
 	}
@@ -337,7 +337,7 @@ type callError struct {
 }
 
 // quote is s as a JSON string, as canonical JSON writes it.
-func quote(s string) string { return string(canon.AppendString(nil, s)) }
+func quote(s string) string { return string(pjson.AppendString(nil, s)) }
 
 func orNull(raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 {

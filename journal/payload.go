@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/promptloom/promptloom/digest"
-	canon "github.com/promptloom/promptloom/internal/json"
+	pjson "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
 
@@ -65,7 +65,7 @@ func (r Request) egress() (egress, error) {
 	// The transcript keeps the canonical form; it must read back the same.
 	// Canonical JSON refuses a \u escape of half a surrogate pair, which
 	// decoders read differently (the verifier refuses a line holding one).
-	kept, err = canon.Encode(kept)
+	kept, err = pjson.Encode(kept)
 	if err != nil {
 		return refuse(&payload.Error{Kind: payload.ErrMalformed, Provider: c.Provider, Path: c.Field, Msg: err.Error()})
 	}

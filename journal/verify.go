@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/promptloom/promptloom/digest"
-	canon "github.com/promptloom/promptloom/internal/json"
+	pjson "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/manifest"
 
 	"github.com/tidwall/gjson"
@@ -142,16 +142,16 @@ func unreadable(line []byte) string {
 	}
 	// The JSON reader is iterative (gjson's validator recurses, and deep
 	// nesting overflows the stack) and refuses what readers disagree on.
-	var bad *canon.Error
-	switch err := canon.Check(line, nil); {
+	var bad *pjson.Error
+	switch err := pjson.Check(line, nil); {
 	case err == nil:
 		return ""
 	case !errors.As(err, &bad):
-	case errors.Is(err, canon.ErrInvalidUTF8):
+	case errors.Is(err, pjson.ErrInvalidUTF8):
 		return fmt.Sprintf("not UTF-8 (byte %d)", bad.Offset)
-	case errors.Is(err, canon.ErrDuplicateKey):
+	case errors.Is(err, pjson.ErrDuplicateKey):
 		return "duplicate JSON key " + bad.Path
-	case errors.Is(err, canon.ErrLoneSurrogate):
+	case errors.Is(err, pjson.ErrLoneSurrogate):
 		return "a \\u escape of half a UTF-16 surrogate pair, which readers decode differently"
 	}
 	return "not JSON"

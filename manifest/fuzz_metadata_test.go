@@ -7,7 +7,7 @@ import (
 
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/harn/redact"
-	canon "github.com/promptloom/promptloom/internal/json"
+	pjson "github.com/promptloom/promptloom/internal/json"
 )
 
 // FuzzMetadataRedacted holds the redaction of a manifest's metadata to
@@ -69,7 +69,7 @@ func FuzzMetadataRedacted(f *testing.F) {
 		// redaction leaves alone: "tool:0ghp_…" has no word boundary
 		// before the token.)
 		for _, s := range []string{id, producer, source, callRole} {
-			if redact.String(s) != s && strings.Contains(string(c), string(canon.AppendString(nil, s))) {
+			if redact.String(s) != s && strings.Contains(string(c), string(pjson.AppendString(nil, s))) {
 				t.Fatalf("%q, changed by redaction, is a value in the canonical manifest", s)
 			}
 		}

@@ -13,10 +13,6 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// MaxBytes is the largest manifest Read accepts (a manifest of 10,000
-// segments is about 2 MB).
-var MaxBytes = 64 << 20
-
 // ErrUnreadable matches every error of Read.
 var ErrUnreadable = errors.New("unreadable manifest")
 
@@ -43,7 +39,7 @@ func (e *ReadError) Error() string {
 }
 
 // Is makes ReadError match ErrUnreadable, and ErrDuplicateKey for a key
-// given twice (promptloom.ErrTooLarge for input over MaxBytes).
+// given twice (promptloom.ErrTooLarge for input over promptloom.DefaultMaxBytes).
 func (e *ReadError) Is(t error) bool { return t == ErrUnreadable || (e.kind != nil && t == e.kind) }
 
 // Read reads a manifest written by promptloom or by another tool. It is
@@ -59,8 +55,8 @@ func (e *ReadError) Is(t error) bool { return t == ErrUnreadable || (e.kind != n
 // as written, for Validate to judge. Its strings and actor chain are
 // redacted as New and SetActorChain redact them.
 func Read(data []byte) (*Manifest, error) {
-	if len(data) > MaxBytes {
-		return nil, &ReadError{Detail: fmt.Sprintf("%d bytes, over the limit of %d", len(data), MaxBytes), kind: promptloom.ErrTooLarge}
+	if len(data) > promptloom.DefaultMaxBytes {
+		return nil, &ReadError{Detail: fmt.Sprintf("%d bytes, over the limit of %d", len(data), promptloom.DefaultMaxBytes), kind: promptloom.ErrTooLarge}
 	}
 	// One pass of the JSON reader checks everything before a field is
 	// read: UTF-8, the syntax, a repeated key (gjson would quietly take the

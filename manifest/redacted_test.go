@@ -11,7 +11,7 @@ import (
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/harn/redact"
-	canon "github.com/promptloom/promptloom/internal/json"
+	pjson "github.com/promptloom/promptloom/internal/json"
 )
 
 var token = "ghp_" + strings.Repeat("Z9y8", 9)
@@ -142,7 +142,7 @@ func reduce(t *testing.T, frags ...promptloom.Fragment) *promptloom.Reduction {
 	return r
 }
 
-func mustJSON(s string) []byte { return canon.AppendString(nil, s) }
+func mustJSON(s string) []byte { return pjson.AppendString(nil, s) }
 
 // A manifest written elsewhere with a secret in an id, call_role or the
 // actor chain reads back redacted, so verify cannot print the secret.

@@ -2,7 +2,7 @@ package payload
 
 import (
 	"github.com/promptloom/promptloom"
-	canon "github.com/promptloom/promptloom/internal/json"
+	pjson "github.com/promptloom/promptloom/internal/json"
 )
 
 // Field builds a provider's system field for a reduction's prompt: a JSON
@@ -60,7 +60,7 @@ func Field(r *promptloom.Reduction, p Provider, o *PlaceOptions) ([]byte, *Place
 	default:
 		return nil, nil, &Error{Kind: ErrUnknownProvider, Msg: string(p)}
 	}
-	b, err := canon.MarshalRaw(v)
+	b, err := pjson.MarshalRaw(v)
 	if err != nil {
 		return nil, nil, err
 	}

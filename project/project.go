@@ -21,7 +21,7 @@ import (
 	"strings"
 
 	"github.com/promptloom/promptloom"
-	canon "github.com/promptloom/promptloom/internal/json"
+	pjson "github.com/promptloom/promptloom/internal/json"
 
 	"github.com/tidwall/gjson"
 )
@@ -181,7 +181,7 @@ func (d *detector) nodePackage() {
 	// npm reads the last of two equal keys and gjson the first: a
 	// package.json that is not JSON, or repeats a key, names nothing.
 	pkg := gjson.ParseBytes(b)
-	if _, err := canon.Encode(b); err != nil {
+	if _, err := pjson.Encode(b); err != nil {
 		pkg = gjson.Result{}
 	}
 	name := pkg.Get("name").String()

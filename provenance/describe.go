@@ -6,7 +6,7 @@ import (
 
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/digest"
-	canon "github.com/promptloom/promptloom/internal/json"
+	pjson "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/stage"
 )
@@ -70,7 +70,7 @@ func (p DescribedPart) MarshalJSON() ([]byte, error) {
 	if p.Rank != nil {
 		w.Rank = *p.Rank
 	}
-	return canon.MarshalRaw(w) // the caller's encoder decides on HTML escaping
+	return pjson.MarshalRaw(w) // the caller's encoder decides on HTML escaping
 }
 
 // UnmarshalJSON reads a part as MarshalJSON writes it.

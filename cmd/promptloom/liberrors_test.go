@@ -16,7 +16,6 @@ import (
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/eventlog"
 	"github.com/promptloom/promptloom/eventlog/postgres"
-	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/harn/reminder"
 	"github.com/promptloom/promptloom/internal/testkit/pgtest"
 	"github.com/promptloom/promptloom/journal"
@@ -40,18 +39,6 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 	"reducer.ErrEmptyID": func(t *testing.T) (error, error) {
 		_, err := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("x"), {Source: "caller", Body: "y"}}, nil)
 		return err, promptloom.ErrEmptyID
-	},
-	"explain.ErrManifestMismatch": func(t *testing.T) (error, error) {
-		r, err := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("hello"), promptloom.ToolGuidance("t", "g")}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		other, err := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("hello")}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = explain.New(r, manifest.New(other, ""))
-		return err, explain.ErrManifestMismatch
 	},
 	"budget.ErrInvalid (binding in the shed order)": func(t *testing.T) (error, error) {
 		_, err := (&budget.Budget{Counter: budget.Bytes(), Total: 100, ShedOrder: []budget.Register{budget.Considered, budget.Binding}}).Fit(nil, "")

@@ -16,6 +16,8 @@ var (
 	// maxPromptBytes bounds a served prompt given to verify: the largest
 	// options file makes no larger prompt.
 	maxPromptBytes int64 = promptloom.DefaultMaxBytes
+	// maxManifestBytes bounds a manifest file, as manifest.Read does.
+	maxManifestBytes int64 = promptloom.DefaultMaxBytes
 	// maxTranscriptBytes bounds a transcript read whole (demo --replay).
 	maxTranscriptBytes int64 = 1 << 30
 	// maxPayloadBytes bounds a provider request body given to verify
@@ -31,7 +33,7 @@ var (
 // own limit (reading stops where Read would refuse); an error names the
 // file.
 func (e *env) readManifest(path string) (*manifest.Manifest, error) {
-	raw, err := e.readLimited(path, int64(manifest.MaxBytes))
+	raw, err := e.readLimited(path, maxManifestBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -10,8 +10,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-
-	"github.com/promptloom/promptloom/manifest"
 )
 
 // endless is an input that never ends: it counts what was read of it and,
@@ -45,8 +43,8 @@ func TestReadsStopAtTheLimit(t *testing.T) {
 	if err := os.WriteFile(opts, []byte(`{"system": "x"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	defer func(m int) { manifest.MaxBytes = m }(manifest.MaxBytes)
-	manifest.MaxBytes = 1000
+	defer func(m int64) { maxManifestBytes = m }(maxManifestBytes)
+	maxManifestBytes = 1000
 	defer func(p int64) { maxPromptBytes = p }(maxPromptBytes)
 	maxPromptBytes = 1000
 	manifestFile := filepath.Join(dir, "m.json")

@@ -11,6 +11,6 @@ func ExampleRunPromptGuidance() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(p.With.SystemPromptBytes, p.Without.SystemPromptBytes, *p.Delta.FirstChangedFragment)
+	fmt.Println(p.With.Manifest.SystemPromptBytes, p.Without.Manifest.SystemPromptBytes, *p.Delta.FirstChangedFragment)
 	// Output: 566 477 tool:todo.guidance
 }

@@ -71,7 +71,7 @@ func (p *PromptGuidance) WriteText(w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "\n== the prompt %s (%d bytes, manifest content hash %s)\n%s\n", side.name, side.e.SystemPromptBytes, hash, side.e.Text())
+		fmt.Fprintf(w, "\n== the prompt %s (%d bytes, manifest content hash %s)\n%s\n", side.name, side.e.Manifest.SystemPromptBytes, hash, side.e.Text())
 	}
 	fmt.Fprintln(w, "\n== provenance side by side, and the diff")
 	return p.Delta.WriteText(w, withTodo, withoutTodo)
@@ -97,7 +97,7 @@ type SideReceipt struct {
 func (p *PromptGuidance) Receipt() (*Receipt, error) {
 	side := func(e *explain.Explanation) (SideReceipt, error) {
 		h, err := e.Manifest.ContentHash()
-		return SideReceipt{h, e.WholePromptDigest, e.SystemPromptBytes}, err
+		return SideReceipt{h, e.Manifest.WholePromptDigest, e.Manifest.SystemPromptBytes}, err
 	}
 	with, err := side(p.With)
 	if err != nil {
