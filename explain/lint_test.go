@@ -89,7 +89,7 @@ func TestLintReadmeExample(t *testing.T) {
 // before is the unconditional fragment a gated fragment's warning says it
 // stands before.
 func before(w promptloom.Warning) string {
-	m := regexp.MustCompile("stands before unconditional (\\S+) ").FindStringSubmatch(w.Message)
+	m := regexp.MustCompile(`stands before unconditional (\S+) `).FindStringSubmatch(w.Message)
 	if m == nil {
 		return ""
 	}
