@@ -101,18 +101,16 @@ func (b *Budget) Fit(items []Item, sep string) (*Fitted, error) {
 	if err := b.check(); err != nil {
 		return nil, err
 	}
-	pieces := make([]piece, len(items))
-	cands := make([]candidate, 0, len(items))
-	for i, it := range items {
-		pieces[i] = piece{text: it.Text, key: it.Key}
-		cands = append(cands, candidate{index: i, register: it.Register, rank: it.Rank})
-	}
-	t := newTally(b.Counter, defaultCache, pieces, sep)
+	t := newTally(b.Counter, defaultCache, items, sep)
 	f := &Fitted{Counts: make([]int, len(items))}
 	for i := range items {
 		f.Counts[i] = t.pieceCount(i)
 	}
 	if !b.Unlimited {
+		cands := make([]candidate, len(items))
+		for i := range items {
+			cands[i] = candidate{index: i, register: items[i].Register, rank: items[i].Rank}
+		}
 		for _, c := range b.shedSequence(cands) {
 			if t.count() <= b.Total {
 				break

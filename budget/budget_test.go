@@ -60,14 +60,14 @@ func TestTallyMatchesTokenizer(t *testing.T) {
 			cache := newCountCache(1 << 12)
 			for trial := range 150 {
 				var texts []string
-				var pieces []piece
+				var pieces []Item
 				for n := 1 + r.IntN(12); n > 0; n-- {
 					s := randomText(r)
 					if s == "" {
 						continue
 					}
 					texts = append(texts, s)
-					pieces = append(pieces, piece{text: s, key: digest.String(s)})
+					pieces = append(pieces, Item{Text: s, Key: digest.String(s)})
 				}
 				tally := newTally(c, cache, pieces, "\n\n")
 				alive := make([]bool, len(texts))

@@ -57,17 +57,17 @@ type counts struct {
 
 func (p *piece) interior() int { return p.total - p.head - p.tail }
 
-// newTally counts pieces (their text and key set) joined by sep, through
-// cache.
-func newTally(counter Counter, cache *countCache, pieces []piece, sep string) *tally {
-	n := len(pieces)
+// newTally counts the items' texts joined by sep, through cache (keyed by
+// each item's Key).
+func newTally(counter Counter, cache *countCache, items []Item, sep string) *tally {
+	n := len(items)
 	if _, ok := counter.(bytesCounter); ok {
 		// Bytes add up: the whole is the pieces and the joins, exactly. Only
 		// each piece's size and whether it is still in are kept.
 		t := &tally{counter: counter, cache: cache, sep: sep, additive: true, live: n, sizes: make([]int, n), alive: make([]bool, n)}
-		for i, p := range pieces {
-			t.sizes[i], t.alive[i] = len(p.text), true
-			t.total += len(p.text)
+		for i := range items {
+			t.sizes[i], t.alive[i] = len(items[i].Text), true
+			t.total += len(items[i].Text)
 		}
 		if n > 1 {
 			t.total += (n - 1) * len(sep)
@@ -79,8 +79,9 @@ func newTally(counter Counter, cache *countCache, pieces []piece, sep string) *t
 	for i := range n {
 		t.prev[i], t.next[i], t.alive[i] = i-1, i+1, true
 	}
-	for i, p := range pieces {
-		t.pieces[i] = piece{text: p.text, key: p.key, counts: t.measure(p.key, p.text)}
+	for i := range items {
+		it := &items[i]
+		t.pieces[i] = piece{text: it.Text, key: it.Key, counts: t.measure(it.Key, it.Text)}
 	}
 	left := -1
 	for i := range t.pieces {
