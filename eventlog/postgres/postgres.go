@@ -19,7 +19,7 @@
 // shares with other appenders, and Head flushes what it reports, so an
 // acknowledged batch and every position Head returns are on disk.
 // Options.SerialFlush flushes inside the hold instead. See
-// docs/architecture.md and docs/postgres.md.
+// docs/postgres.md.
 //
 // Every Append notifies the log's channel at commit; Wait listens on it, on a
 // connection of its own, instead of polling.
@@ -199,7 +199,7 @@ func channelName(schema string) string {
 // transaction, and notify the channel (delivered at commit, and only if it
 // commits). The transaction commits without waiting for its WAL flush, so
 // the head is held for the statement only, not for an fsync; Append waits for
-// the flush afterwards (flushWAL). See docs/architecture.md for why the
+// the flush afterwards (flushWAL). See docs/postgres.md ("Why the order holds") for why the
 // order still holds.
 const pgAppend = `
 WITH c AS (

@@ -15,7 +15,7 @@ import (
 // flushed is lost) while a writer appends batches and a reader follows
 // Head. After recovery the log holds every acknowledged event and every
 // position Head reported, whole batches only, no gap: Append's and Head's
-// WAL flushes are what make that so (see docs/architecture.md).
+// WAL flushes are what make that so (see docs/postgres.md, "Why the order holds").
 func TestPostgresServerCrash(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a PostgreSQL cluster")
