@@ -128,6 +128,7 @@ type IDError struct {
 	Err    error
 }
 
+// Error names the fragment by its place and source.
 func (e *IDError) Error() string {
 	return fmt.Sprintf("fragment %d (source %q): %v", e.Index, e.Source, e.Err)
 }

@@ -214,6 +214,7 @@ type ExceededError struct {
 	Shed int
 }
 
+// Error says the numbers: the count with everything sheddable shed, and the total.
 func (e *ExceededError) Error() string {
 	unit := e.Encoding + " tokens"
 	if e.Encoding == "bytes" {

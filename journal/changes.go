@@ -14,6 +14,7 @@ type FragmentChange struct {
 	What string // "rank 2 → 0", "shed → included", "digest", "added", "removed", ...
 }
 
+// String is the change as the replay and the report print it: "ID (what)".
 func (c FragmentChange) String() string { return c.ID + " (" + c.What + ")" }
 
 // ChangedFragments lists, in the new call's order, the fragments whose

@@ -31,6 +31,7 @@ type ReadError struct {
 	kind   error // ErrDuplicateKey, promptloom.ErrTooLarge or nil
 }
 
+// Error names the field that could not be read.
 func (e *ReadError) Error() string {
 	if e.Field == "" {
 		return "manifest: " + e.Detail

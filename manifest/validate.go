@@ -56,6 +56,7 @@ type RuleError struct {
 	Located *RuleError
 }
 
+// Error is the rule's detail, worded as Harn words it.
 func (e *RuleError) Error() string { return e.Detail }
 
 // Is makes a RuleError match ErrInvalid and its own Rule.

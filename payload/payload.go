@@ -89,6 +89,7 @@ type Error struct {
 	Err error
 }
 
+// Error says what is wrong for the error's kind, and where.
 func (e *Error) Error() string {
 	switch e.Kind {
 	case ErrMalformed:

@@ -42,6 +42,7 @@ type Error struct {
 	named, located bool
 }
 
+// Error names the JSON path and, where known, the byte offset.
 func (e *Error) Error() string {
 	msg := "options: " + e.Path + ": " + e.Detail
 	if e.Path == "" || e.named {

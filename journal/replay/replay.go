@@ -84,6 +84,7 @@ type MissError struct {
 	Changed       []journal.FragmentChange
 }
 
+// Error names the call and, against the nearest pin, what changed.
 func (e *MissError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "call %s: %v (key %s)", e.Call, ErrPinMiss, e.Key)
