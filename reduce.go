@@ -299,3 +299,16 @@ func replace(f *Fragment, b *budget.Budget) (*Reduction, error) {
 	}
 	return r, nil
 }
+
+// CommonPrefix is the number of bytes two prompts share from the start:
+// what a provider's prefix cache can still serve of b after a, and so the
+// measure by which a change to a prompt is cheap or dear.
+func CommonPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}

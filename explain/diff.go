@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/promptloom/promptloom"
 )
 
 // Change says what became of one fragment between two explanations.
@@ -61,7 +63,7 @@ func Diff(a, b *Explanation, aName, bName string) *Delta {
 	d := &Delta{A: a, B: b}
 	at, bt := a.Text(), b.Text()
 	d.Identical = at == bt && (a.System == nil) == (b.System == nil)
-	d.CommonPrefixBytes = commonPrefix(at, bt)
+	d.CommonPrefixBytes = promptloom.CommonPrefix(at, bt)
 	d.ResendBytes = len(bt) - d.CommonPrefixBytes
 	d.Fragments = matchRows(a.Fragments, b.Fragments)
 	if !d.Identical {
@@ -70,16 +72,6 @@ func Diff(a, b *Explanation, aName, bName string) *Delta {
 	d.hunks = lineHunks(at, bt, 3)
 	d.Unified = renderUnified(d.hunks, aName, bName)
 	return d
-}
-
-func commonPrefix(a, b string) int {
-	n := min(len(a), len(b))
-	for i := range n {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return n
 }
 
 // firstChanged names the fragment in which the prompts first differ: the

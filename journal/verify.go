@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/digest"
 	pjson "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/manifest"
@@ -305,23 +306,13 @@ func (v *verifier) addCall(c CallReport) {
 	if m := c.Manifest; m != nil {
 		if p, ok := v.lastByRole[m.CallRole]; ok && len(v.rep.Calls[p].Manifest.Segments) > 0 {
 			prev := &v.rep.Calls[p]
-			common := commonPrefix(prev.system, c.system)
+			common := promptloom.CommonPrefix(prev.system, c.system)
 			c.Since = &Since{Previous: prev.Call, Changes: ChangedFragments(prev.Manifest.Rows(), m.Rows()),
 				CommonPrefixBytes: common, ResendBytes: len(c.system) - common}
 		}
 		v.lastByRole[m.CallRole] = len(v.rep.Calls)
 	}
 	v.rep.Calls = append(v.rep.Calls, c)
-}
-
-func commonPrefix(a, b string) int {
-	n := min(len(a), len(b))
-	for i := 0; i < n; i++ {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return n
 }
 
 func (v *verifier) finish(readErr error) {
