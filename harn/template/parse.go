@@ -275,6 +275,9 @@ func (p *parser) forBlock(spec string, line, col int) (node, *Error) {
 
 func (p *parser) include(spec string, line, col int) (node, *Error) {
 	pathSrc, withSrc, hasWith := splitKeyword(spec, " with ")
+	if !hasWith {
+		pathSrc = spec
+	}
 	path, err := parseExpr(strings.TrimSpace(pathSrc), line, col, p.maxDepth)
 	if err != nil {
 		return nil, err
