@@ -96,7 +96,7 @@ type renderer struct {
 }
 
 func (t *Template) render(b *dict) (*Result, error) {
-	r := &renderer{t: t, o: t.o, maxSteps: 4*t.o.MaxBytes + 1<<16, reads: map[string]struct{}{},
+	r := &renderer{t: t, o: t.o, maxSteps: t.o.MaxBytes + 1<<16, reads: map[string]struct{}{},
 		file: &file{name: t.name, dir: "."}}
 	r.buf = make([]byte, 0, len(t.src))
 	if err := r.nodes(t.nodes, &scope{base: b}); err != nil {
@@ -134,12 +134,29 @@ func (r *renderer) errAt(line, col int, kind error, msg string) *Error {
 	return &Error{Line: line, Col: col, Msg: msg, kind: kind}
 }
 
-func (r *renderer) step(line, col int) *Error {
-	r.steps++
+func (r *renderer) step(line, col int) *Error { return r.charge(1, line, col) }
+
+// charge counts n steps of work: one per node and loop iteration, and for
+// filters and comparisons one per item or per 16 bytes they go through.
+func (r *renderer) charge(n, line, col int) *Error {
+	r.steps += n
 	if r.steps > r.maxSteps {
-		return r.errAt(line, col, promptloom.ErrTooLarge, fmt.Sprintf("rendering takes more than %d steps, four times the output limit", r.maxSteps))
+		return r.errAt(line, col, promptloom.ErrTooLarge, fmt.Sprintf("rendering takes more than %d steps, the output limit's worth", r.maxSteps))
 	}
 	return nil
+}
+
+// cost is the work a value stands for: its items, or its bytes over 16.
+func cost(v any) int {
+	switch t := v.(type) {
+	case string:
+		return 1 + len(t)/16
+	case []any:
+		return 1 + len(t)
+	case *dict:
+		return 1 + len(t.keys)
+	}
+	return 1
 }
 
 // emit appends s with its span.
@@ -390,7 +407,10 @@ func (r *renderer) resolve(p string, line, col int) (*file, string, *Error) {
 		}
 		inside := fsPath == r.file.dir || r.file.dir == "." && fsPath != ".." && !strings.HasPrefix(fsPath, "../") ||
 			strings.HasPrefix(fsPath, r.file.dir+"/")
-		if strings.HasPrefix(p, "/") || !inside {
+		if strings.HasPrefix(p, "/") {
+			return fail(fmt.Sprintf("include path %s escapes template root %s", p, r.file.dir))
+		}
+		if !inside {
 			return fail(fmt.Sprintf("include path %s escapes template root %s", fsPath, r.file.dir))
 		}
 	}
@@ -545,6 +565,9 @@ func (r *renderer) eval(x expr, sc *scope, line, col int) (any, string, *Error) 
 		if err != nil {
 			return nil, "", err
 		}
+		if err := r.charge(min(cost(a), cost(b)), line, col); err != nil {
+			return nil, "", err
+		}
 		switch x.op {
 		case "==":
 			return equal(a, b), "", nil
@@ -588,7 +611,13 @@ func (r *renderer) eval(x expr, sc *scope, line, col int) (any, string, *Error) 
 				}
 			}
 			fallback := f.name == "default" && len(args) == 1 && !truthy(v)
+			if err := r.charge(cost(v), line, col); err != nil {
+				return nil, "", err
+			}
 			if v, err = applyFilter(f.name, v, args, line, col, r.o.MaxBytes); err != nil {
+				return nil, "", err
+			}
+			if err := r.charge(cost(v), line, col); err != nil {
 				return nil, "", err
 			}
 			if fallback {

@@ -23,8 +23,9 @@ type Options struct {
 	// MaxBytes bounds the template, each included file, the bindings and
 	// the rendered output (0: promptloom.DefaultMaxBytes). Past it the error
 	// matches promptloom.ErrTooLarge; rendering also stops, with the same
-	// error, after doing more steps of work than four times this, so a loop
-	// that writes nothing still ends.
+	// error, after as many steps of work as this (a node, a loop turn, an
+	// item or 16 bytes through a filter or comparison), so a loop that
+	// writes nothing still ends.
 	MaxBytes int
 	// MaxDepth bounds the nesting of blocks and of expressions (0: Harn's
 	// 128). Includes nest at most 32 deep, as in Harn, whatever this says.
