@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/promptloom/promptloom"
 	canon "github.com/promptloom/promptloom/internal/json"
@@ -98,14 +99,21 @@ type renderer struct {
 func (t *Template) render(b *dict) (*Result, error) {
 	r := &renderer{t: t, o: t.o, maxSteps: t.o.MaxBytes + 1<<16, reads: map[string]struct{}{},
 		file: &file{name: t.name, dir: "."}}
-	r.buf = make([]byte, 0, len(t.src))
+	// Size the output and the spans as the last render's were: a template
+	// is usually rendered with bindings of much the same size.
+	r.buf = make([]byte, 0, max(len(t.src), int(t.lastBytes.Load())))
+	r.spans = make([]Span, 0, t.lastSpans.Load())
 	if err := r.nodes(t.nodes, &scope{base: b}); err != nil {
 		if err.Path == "" {
 			err.Path = t.name
 		}
 		return nil, err
 	}
-	return &Result{Text: string(r.buf), Spans: r.spans, Reads: collapse(r.reads)}, nil
+	t.lastBytes.Store(int64(len(r.buf)))
+	t.lastSpans.Store(int64(len(r.spans)))
+	// The buffer is never written again: the text can share it.
+	text := unsafe.String(unsafe.SliceData(r.buf), len(r.buf))
+	return &Result{Text: text, Spans: r.spans, Reads: collapse(r.reads)}, nil
 }
 
 // collapse sorts the paths read and drops those under another one.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/promptloom/promptloom"
@@ -56,6 +57,8 @@ type Template struct {
 	src   string
 	nodes []node
 	o     Options
+	// lastBytes and lastSpans size the next render's buffers.
+	lastBytes, lastSpans atomic.Int64
 }
 
 // Parse parses src, a template in Harn's language. name is how messages
