@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	texttemplate "text/template"
+	"time"
 
 	"github.com/promptloom/promptloom/harn/template"
 )
@@ -17,6 +18,10 @@ import (
 // both. Two sizes show the cost growing with the output.
 //
 //	go test -run '^$' -bench BenchmarkRender -benchmem ./harn/template/
+//
+// BenchmarkRatio alternates the two in each iteration and reports the ratio
+// of their times (x-text/template), so load that comes and goes on a shared
+// machine falls on both alike.
 
 const benchBody = "- {{ loop.index }}. {{ item.name | upper }}: {{ item.desc }}{{ if item.done }} (done){{ end }}\n"
 const benchBodyGo = "- {{ inc $i }}. {{ upper $item.name }}: {{ $item.desc }}{{ if $item.done }} (done){{ end }}\n"
@@ -41,6 +46,76 @@ func benchBindings(n int) []byte {
 	}
 	b, _ := json.Marshal(map[string]any{"items": items})
 	return b
+}
+
+type benchPair struct {
+	harn     func() error
+	goTmpl   func() error
+	outBytes int
+}
+
+func benchSetup(b *testing.B, n int) benchPair {
+	bindings := benchBindings(n)
+	harn := benchPage("{{ for item in items }}" + benchBody + "{{ end }}")
+	goSrc := benchPage("{{ range $i, $item := .items }}" + benchBodyGo + "{{ end }}")
+	tp, err := template.Parse("bench.prompt", []byte(harn), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	gt := texttemplate.Must(texttemplate.New("bench").Funcs(texttemplate.FuncMap{
+		"inc": func(i int) int { return i + 1 }, "upper": strings.ToUpper,
+	}).Parse(goSrc))
+	r, err := tp.Render(bindings)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var want strings.Builder
+	var data any
+	_ = json.Unmarshal(bindings, &data)
+	if err := gt.Execute(&want, data); err != nil || want.String() != r.Text {
+		b.Fatalf("the two templates differ: %v", err)
+	}
+	return benchPair{
+		harn: func() error { _, err := tp.Render(bindings); return err },
+		goTmpl: func() error {
+			var data any
+			if err := json.Unmarshal(bindings, &data); err != nil {
+				return err
+			}
+			return gt.Execute(io.Discard, data)
+		},
+		outBytes: len(r.Text),
+	}
+}
+
+func BenchmarkRatio(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		p := benchSetup(b, n)
+		b.Run(fmt.Sprintf("items=%d", n), func(b *testing.B) {
+			var th, tg time.Duration
+			i := 0
+			for b.Loop() {
+				first, second, t1, t2 := p.harn, p.goTmpl, &th, &tg
+				if i%2 == 1 {
+					first, second, t1, t2 = p.goTmpl, p.harn, &tg, &th
+				}
+				i++
+				start := time.Now()
+				if err := first(); err != nil {
+					b.Fatal(err)
+				}
+				mid := time.Now()
+				if err := second(); err != nil {
+					b.Fatal(err)
+				}
+				*t1 += mid.Sub(start)
+				*t2 += time.Since(mid)
+			}
+			b.ReportMetric(float64(th)/float64(tg), "x-text/template")
+			b.ReportMetric(float64(th.Nanoseconds())/float64(i), "harn-ns/op")
+			b.ReportMetric(float64(tg.Nanoseconds())/float64(i), "text/template-ns/op")
+		})
+	}
 }
 
 func BenchmarkRender(b *testing.B) {

@@ -32,6 +32,7 @@ type (
 	pipeExpr struct {
 		x       expr
 		filters []filterCall
+		names   []string // the filters' names, for spans
 	}
 )
 
@@ -406,7 +407,11 @@ func (p *exprParser) filter(d int) (expr, *Error) {
 	if calls == nil {
 		return left, nil
 	}
-	return &pipeExpr{x: left, filters: calls}, nil
+	names := make([]string, len(calls))
+	for i, c := range calls {
+		names[i] = c.name
+	}
+	return &pipeExpr{x: left, filters: calls, names: names}, nil
 }
 
 func (p *exprParser) or(d int) (expr, *Error) {

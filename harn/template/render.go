@@ -221,9 +221,7 @@ func (r *renderer) node(n node, sc *scope) *Error {
 		if origin != "" {
 			sp.Kind, sp.Path = "binding", origin
 			if p, ok := n.x.(*pipeExpr); ok {
-				for _, f := range p.filters {
-					sp.Filters = append(sp.Filters, f.name)
-				}
+				sp.Filters = p.names
 			}
 		}
 		return r.emit(display(v), sp, n.line, n.col)
@@ -289,6 +287,9 @@ func (r *renderer) loop(n *forNode, sc *scope) *Error {
 		return r.nodes(n.empty, sc)
 	}
 	layer := make([]named, 0, 3)
+	// One loop dict serves every turn: nothing keeps a value past the turn
+	// that read it (spans and reads keep only text).
+	loop := loopDict(0, count)
 	sc.layers = append(sc.layers, nil)
 	defer func() { sc.layers = sc.layers[:len(sc.layers)-1] }()
 	for i := range count {
@@ -312,7 +313,8 @@ func (r *renderer) loop(n *forNode, sc *scope) *Error {
 		if n.key != "" {
 			layer = append(layer, named{n.key, key})
 		}
-		layer = append(layer, named{"loop", entry{v: loopDict(i, count)}})
+		loop.vals[0], loop.vals[1], loop.vals[2], loop.vals[3] = i == 0, int64(i+1), int64(i), i == count-1
+		layer = append(layer, named{"loop", entry{v: loop}})
 		sc.layers[len(sc.layers)-1] = layer
 		if err := r.nodes(n.body, sc); err != nil {
 			return err

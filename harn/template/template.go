@@ -121,7 +121,8 @@ type Span struct {
 	// user.name, items[2], config["api-key"]; a loop variable is named by
 	// the item it stood for.
 	Path string
-	// Filters are the filters applied to the binding, in order.
+	// Filters are the filters applied to the binding, in order (shared
+	// between spans: do not modify).
 	Filters []string
 }
 
