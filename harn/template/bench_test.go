@@ -120,45 +120,19 @@ func BenchmarkRatio(b *testing.B) {
 
 func BenchmarkRender(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
-		bindings := benchBindings(n)
-		harn := benchPage("{{ for item in items }}" + benchBody + "{{ end }}")
-		goSrc := benchPage("{{ range $i, $item := .items }}" + benchBodyGo + "{{ end }}")
-		tp, err := template.Parse("bench.prompt", []byte(harn), nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		gt := texttemplate.Must(texttemplate.New("bench").Funcs(texttemplate.FuncMap{
-			"inc": func(i int) int { return i + 1 }, "upper": strings.ToUpper,
-		}).Parse(goSrc))
-		r, err := tp.Render(bindings)
-		if err != nil {
-			b.Fatal(err)
-		}
-		var want strings.Builder
-		var data any
-		_ = json.Unmarshal(bindings, &data)
-		if err := gt.Execute(&want, data); err != nil || want.String() != r.Text {
-			b.Fatalf("the two templates differ: %v", err)
-		}
-		b.Run(fmt.Sprintf("harn/items=%d", n), func(b *testing.B) {
-			b.SetBytes(int64(len(r.Text)))
-			for b.Loop() {
-				if _, err := tp.Render(bindings); err != nil {
-					b.Fatal(err)
+		p := benchSetup(b, n)
+		for _, e := range []struct {
+			name string
+			run  func() error
+		}{{"harn", p.harn}, {"text-template", p.goTmpl}} {
+			b.Run(fmt.Sprintf("%s/items=%d", e.name, n), func(b *testing.B) {
+				b.SetBytes(int64(p.outBytes))
+				for b.Loop() {
+					if err := e.run(); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-		})
-		b.Run(fmt.Sprintf("text-template/items=%d", n), func(b *testing.B) {
-			b.SetBytes(int64(len(r.Text)))
-			for b.Loop() {
-				var data any
-				if err := json.Unmarshal(bindings, &data); err != nil {
-					b.Fatal(err)
-				}
-				if err := gt.Execute(io.Discard, data); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+			})
+		}
 	}
 }

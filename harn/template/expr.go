@@ -198,7 +198,18 @@ func exprError(line, col int, msg string) *Error {
 func tokenizeExpr(src string, line, col int) ([]etok, *Error) {
 	var toks []etok
 	two := func(i int, next byte) bool { return i+1 < len(src) && src[i+1] == next }
-	for i := 0; i < len(src); {
+	var i int
+	// pair reads a two-byte token (the byte, then next) or else the one-byte one.
+	pair := func(next byte, double, single etokKind) {
+		if two(i, next) {
+			toks = append(toks, etok{kind: double})
+			i += 2
+			return
+		}
+		toks = append(toks, etok{kind: single})
+		i++
+	}
+	for i < len(src) {
 		b := src[i]
 		switch {
 		case b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\f':
@@ -208,42 +219,19 @@ func tokenizeExpr(src string, line, col int) ([]etok, *Error) {
 				']': eRBracket, '.': eDot, ',': eComma, ':': eColon}[b]})
 			i++
 		case b == '|':
-			if two(i, '|') {
-				toks = append(toks, etok{kind: eOr})
-				i += 2
-			} else {
-				toks = append(toks, etok{kind: ePipe})
-				i++
-			}
-		case b == '&':
-			if !two(i, '&') {
-				return nil, exprError(line, col, "unexpected `&`")
-			}
-			toks = append(toks, etok{kind: eAnd})
-			i += 2
+			pair('|', eOr, ePipe)
 		case b == '!':
-			if two(i, '=') {
-				toks = append(toks, etok{kind: eBangEq})
-				i += 2
-			} else {
-				toks = append(toks, etok{kind: eBang})
-				i++
+			pair('=', eBangEq, eBang)
+		case b == '<':
+			pair('=', eLe, eLt)
+		case b == '>':
+			pair('=', eGe, eGt)
+		case b == '&' || b == '=':
+			if !two(i, b) {
+				return nil, exprError(line, col, map[byte]string{'&': "unexpected `&`", '=': "unexpected `=` (use `==`)"}[b])
 			}
-		case b == '=':
-			if !two(i, '=') {
-				return nil, exprError(line, col, "unexpected `=` (use `==`)")
-			}
-			toks = append(toks, etok{kind: eEqEq})
+			toks = append(toks, etok{kind: map[byte]etokKind{'&': eAnd, '=': eEqEq}[b]})
 			i += 2
-		case b == '<' || b == '>':
-			k := map[bool]etokKind{true: eLt, false: eGt}[b == '<']
-			if two(i, '=') {
-				toks = append(toks, etok{kind: k + 1})
-				i += 2
-			} else {
-				toks = append(toks, etok{kind: k})
-				i++
-			}
 		case b == '"' || b == '\'':
 			var out []byte
 			j := i + 1

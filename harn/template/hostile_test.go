@@ -190,3 +190,24 @@ func TestSymlinkOutOfTheRoot(t *testing.T) {
 		t.Errorf("got %v, %v", r, err)
 	}
 }
+
+// A Template renders from many goroutines at once (run with -race).
+func TestConcurrentRender(t *testing.T) {
+	tp := parseWith(t, "{{ for x in xs }}{{ x | upper }}{{ end }}", nil)
+	done := make(chan string)
+	for i := range 8 {
+		go func() {
+			r, err := tp.Render([]byte(fmt.Sprintf(`{"xs":["a","b%d"]}`, i)))
+			if err != nil {
+				done <- err.Error()
+				return
+			}
+			done <- r.Text
+		}()
+	}
+	for range 8 {
+		if got := <-done; !strings.HasPrefix(got, "AB") {
+			t.Errorf("got %q", got)
+		}
+	}
+}

@@ -168,32 +168,21 @@ func isRawOpen(src string, i int) bool {
 // findDirectiveClose finds the first "}}" at or after start that is not in
 // a quoted string, and whether a '-' trim marker stands right before it.
 func findDirectiveClose(s string, start int) (int, bool, bool) {
-	inStr := false
-	var quote byte
-	for i := start; i+1 < len(s); {
-		b := s[i]
-		if inStr {
-			if b == '\\' {
-				i += 2
-				continue
-			}
-			if b == quote {
-				inStr = false
-			}
-			i++
-			continue
+	at := -1
+	scanFrom(s, start, false, func(i, _ int) int {
+		if i+1 >= len(s) {
+			return 0
 		}
-		if b == '"' || b == '\'' {
-			inStr, quote = true, b
-			i++
-			continue
+		if s[i] == '}' && s[i+1] == '}' {
+			at = i
+			return 0
 		}
-		if b == '}' && s[i+1] == '}' {
-			return i, i > start && s[i-1] == '-', true
-		}
-		i++
+		return 1
+	})
+	if at < 0 {
+		return 0, false, false
 	}
-	return 0, false, false
+	return at, at > start && s[at-1] == '-', true
 }
 
 // findEndraw finds the "{{ endraw }}" directive (trim markers and blanks

@@ -457,11 +457,15 @@ func trimTrailingLine(s string) string {
 // skipping quoted strings (with backslash escapes) and tracking the depth
 // of (), [] and {}. visit sees each byte outside a string and the depth
 // before it; it returns how far to move (0 stops the walk).
-func scan(s string, visit func(i int, depth int) int) {
+func scan(s string, visit func(i int, depth int) int) { scanFrom(s, 0, true, visit) }
+
+// scanFrom is scan from offset i; with brackets false, brackets are bytes
+// like any other (the depth stays 0).
+func scanFrom(s string, i int, brackets bool, visit func(i int, depth int) int) {
 	depth := 0
 	inStr := false
 	var quote byte
-	for i := 0; i < len(s); {
+	for i < len(s) {
 		b := s[i]
 		if inStr {
 			if b == '\\' {
@@ -480,13 +484,17 @@ func scan(s string, visit func(i int, depth int) int) {
 			i++
 			continue
 		case '(', '[', '{':
-			depth++
-			i++
-			continue
+			if brackets {
+				depth++
+				i++
+				continue
+			}
 		case ')', ']', '}':
-			depth--
-			i++
-			continue
+			if brackets {
+				depth--
+				i++
+				continue
+			}
 		}
 		step := visit(i, depth)
 		if step == 0 {
