@@ -34,6 +34,7 @@ const depsRules = `
 	budget < .;
 	digest < harn/reminder;
 	., harn/reminder, internal/json, GJSON < harn/options;
+	., internal/json < harn/template;
 	., internal/json, GJSON < manifest;
 	manifest, GJSON < payload;
 	. < stage;
@@ -48,7 +49,7 @@ const depsRules = `
 	journal, eventlog < journal/replay;
 	journal < journal/report;
 	journal/replay, provenance, eventlog/sqlite, eventlog/postgres < cmd/promptloom/internal/demo;
-	cmd/promptloom/internal/demo, journal/report < cmd/promptloom/internal/cli;
+	cmd/promptloom/internal/demo, journal/report, harn/template < cmd/promptloom/internal/cli;
 	cmd/promptloom/internal/cli < cmd/promptloom;
 
 	STD < internal/testkit/benchdata, internal/testkit/chromiumtest;

@@ -16,6 +16,7 @@ var examples = map[string]string{
 	"manifest":             "promptloom manifest --hash opts.json",
 	"diff":                 "promptloom diff opts.json --without-tool todo",
 	"verify":               "promptloom verify manifest.json system.txt",
+	"render":               "promptloom render prompt.prompt --bindings bindings.json",
 	"demo":                 "promptloom demo prompt-guidance",
 	"demo prompt-guidance": "promptloom demo prompt-guidance --format html > page.html",
 	"demo negotiation":     "promptloom demo negotiation --record run.db",
