@@ -32,7 +32,7 @@ func TestParallelMatchesSerial(t *testing.T) {
 				b.WriteString(bits[r.IntN(len(bits))])
 			}
 			f := Fragment{ID: fmt.Sprintf("f%d", i), Source: "t", Body: b.String(),
-				Register: budget.Registers()[r.IntN(4)], Rank: r.IntN(3)}
+				Register: []budget.Register{budget.Binding, budget.Considered, budget.Craft, budget.Generated}[r.IntN(4)], Rank: r.IntN(3)}
 			switch r.IntN(6) {
 			case 0:
 				f.RequiresTools = []string{"read"}

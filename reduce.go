@@ -254,7 +254,7 @@ func Reduce(frags []Fragment, o *Options) (*Reduction, error) {
 		plain = plain && !row.redacted && !row.edge
 	}
 	if b.Len() == 0 {
-		r.WholeDigest = digest.Empty // nothing included: the prompt is absent
+		r.WholeDigest = digest.String("") // nothing included: the prompt is absent
 		return r, nil
 	}
 	r.System, r.Present = b.String(), true

@@ -69,7 +69,7 @@ func TestNothingIncludedIsAbsent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Present || r.System != "" || r.WholeDigest != digest.Empty || r.Rows[0].Included {
+	if r.Present || r.System != "" || r.WholeDigest != digest.String("") || r.Rows[0].Included {
 		t.Errorf("reduction of nothing: %+v", r)
 	}
 }

@@ -38,5 +38,3 @@ func ParseRegister(s string) (Register, error) {
 	return Binding, fmt.Errorf("unknown register %q (want one of %s)", s, strings.Join(registerNames[:], ", "))
 }
 
-// Registers lists every register in order.
-func Registers() []Register { return []Register{Binding, Considered, Craft, Generated} }

@@ -46,10 +46,6 @@ func Bytes(b []byte) Digest {
 	return blake3.Sum256(b)
 }
 
-// Empty is the digest of the empty string: the whole-prompt digest of a
-// prompt with no fragment.
-var Empty = String("")
-
 // textLen is the length of a digest's text form.
 const textLen = len(prefix) + 64
 

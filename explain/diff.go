@@ -8,28 +8,29 @@ import (
 	"github.com/promptloom/promptloom"
 )
 
-// Change says what became of one fragment between two explanations.
-type Change string
-
 // The changes: added and removed (on one side only); included and
 // excluded (flips of the gate: both reasons are in the delta's rows);
 // changed (the body changed: both digests); moved (the fragment kept its
 // bytes but not its place); same.
 const (
-	added    Change = "added"
-	removed  Change = "removed"
-	included Change = "included"
-	excluded Change = "excluded"
-	changed  Change = "changed"
-	moved    Change = "moved"
-	same     Change = "same"
+	added    = "added"
+	removed  = "removed"
+	included = "included"
+	excluded = "excluded"
+	changed  = "changed"
+	moved    = "moved"
+	same     = "same"
 )
 
 // FragmentDelta is one fragment's change; A or B is nil when the fragment
 // is only on the other side.
 type FragmentDelta struct {
 	ID     string `json:"id"`
-	Change Change `json:"change"`
+	// Change says what became of the fragment: added or removed (on one
+	// side only); included or excluded (its gate flipped: both reasons are
+	// in the rows); changed (its body: both digests); moved (its bytes
+	// kept, not its place); same.
+	Change string `json:"change"`
 	A      *Row   `json:"a"`
 	B      *Row   `json:"b"`
 }
@@ -79,7 +80,7 @@ func Diff(a, b *Explanation, aName, bName string) *Delta {
 // row actually changed (an added fragment shows on B, a removed one on A).
 func (d *Delta) firstChanged() *string {
 	p := d.CommonPrefixBytes
-	change := map[string]Change{}
+	change := map[string]string{}
 	for _, f := range d.Fragments {
 		change[f.ID] = f.Change
 	}
@@ -155,7 +156,7 @@ func matchRows(a, b []Row) []FragmentDelta {
 		stays[common[i]] = true
 	}
 
-	classify := func(ai, bi int) Change {
+	classify := func(ai, bi int) string {
 		ra, rb := &a[ai], &b[bi]
 		switch {
 		case ra.Included && !rb.Included:
@@ -229,8 +230,8 @@ func longestIncreasing(seq []int) []int {
 }
 
 // Counts tallies the deltas by change, for summaries.
-func (d *Delta) counts() map[Change]int {
-	out := map[Change]int{}
+func (d *Delta) counts() map[string]int {
+	out := map[string]int{}
 	for _, f := range d.Fragments {
 		out[f.Change]++
 	}
@@ -239,7 +240,7 @@ func (d *Delta) counts() map[Change]int {
 
 // Summary is one line: "3 same, 1 excluded".
 func (d *Delta) Summary() string {
-	order := []Change{same, changed, included, excluded, added, removed, moved}
+	order := []string{same, changed, included, excluded, added, removed, moved}
 	counts := d.counts()
 	var parts []string
 	for _, c := range order {

@@ -105,14 +105,14 @@ func TestDiffClassifies(t *testing.T) {
 	b := explainOpts(t, ob)
 	d := Diff(a, b, "a", "b")
 	var order []string
-	changes := map[string]Change{}
+	changes := map[string]string{}
 	for _, f := range d.Fragments {
 		order = append(order, f.ID)
 		changes[f.ID] = f.Change
 	}
 	// system[1] holds "two" in A and "three" in B: ids match by position in
 	// the list, so they read as changed bodies; the tool flips and arrives.
-	wantChanges := map[string]Change{
+	wantChanges := map[string]string{
 		"system[0]": same, "system[1]": changed, "system[2]": changed, "system[3]": changed,
 		"system[4]": changed, "tool:t.guidance": excluded, "tool:u.guidance": added,
 	}

@@ -113,7 +113,7 @@ func (e *Explanation) wire() explanationJSON {
 }
 
 // MarshalJSON writes the explanation as WriteJSON does, without the
-// indentation.
+// indentation (a Delta's JSON holds its two explanations so).
 func (e *Explanation) MarshalJSON() ([]byte, error) { return pjson.MarshalRaw(e.wire()) }
 
 // UnmarshalJSON reads an explanation as WriteJSON writes it: its manifest is
@@ -210,19 +210,6 @@ func (r Row) MarshalJSON() ([]byte, error) {
 	return pjson.MarshalRaw(r.wire())
 }
 
-// UnmarshalJSON reads a row as MarshalJSON writes it, into a segment of its
-// own: a row read back always has one.
-func (r *Row) UnmarshalJSON(b []byte) error {
-	var w rowJSON
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	*r = Row{Segment: &manifest.Segment{ID: w.ID, Producer: w.Producer, Bucket: w.Bucket,
-		Included: w.Included, Reason: w.Reason, Bytes: w.Bytes, Digest: w.Digest,
-		Register: w.Register, Rank: w.Rank, Sources: w.Sources, Tokens: w.Tokens},
-		Source: w.Source, Offset: w.Offset}
-	return nil
-}
 
 // Text returns the system prompt, "" when absent.
 func (e *Explanation) Text() string {

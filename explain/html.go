@@ -34,7 +34,7 @@ type piece struct {
 	ID       string // the fragment's id; "" for a separator
 	Title    string // shown on hover
 	Color    int    // palette index
-	Change   Change // on a diff page, the fragment's change
+	Change   string // on a diff page, the fragment's change
 	Boundary bool   // the cache-prefix boundary marker
 }
 
@@ -70,7 +70,7 @@ func (e *Explanation) WriteHTML(w io.Writer, name string) error {
 // side by side, changed fragments marked, the cache-prefix boundary drawn in
 // both, the fragment table and the unified diff.
 func (d *Delta) WriteHTML(w io.Writer, aName, bName string) error {
-	changes := map[*Row]Change{}
+	changes := map[*Row]string{}
 	for _, f := range d.Fragments {
 		if f.A != nil {
 			changes[f.A] = f.Change
@@ -91,7 +91,7 @@ func (d *Delta) WriteHTML(w io.Writer, aName, bName string) error {
 
 // paneOf cuts a prompt into pieces along its included rows, with a boundary
 // marker at prefix (none when prefix < 0).
-func paneOf(e *Explanation, name string, prefix int, changes map[*Row]Change) pane {
+func paneOf(e *Explanation, name string, prefix int, changes map[*Row]string) pane {
 	p := pane{Name: name, Digest: e.header().WholePromptDigest.String(), Bytes: e.header().SystemPromptBytes, Absent: e.System == nil,
 		Rows: e.Fragments, Included: e.Included, Excluded: e.Excluded}
 	text := e.Text()

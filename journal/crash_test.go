@@ -76,7 +76,7 @@ func TestCrashLeavesWholeCalls(t *testing.T) {
 	rep, err := Verify(bytes.NewReader(data), nil)
 	ok := err == nil && len(rep.Problems) == 1 && strings.Contains(rep.Problems[0].Detail, "has no journal_close") && len(rep.Calls) >= 3
 	for i, c := range rep.Calls {
-		if c.Status != Verified && (c.Status != Incomplete || i != len(rep.Calls)-1) {
+		if c.Status != verified && (c.Status != incomplete || i != len(rep.Calls)-1) {
 			ok = false
 		}
 	}

@@ -29,7 +29,7 @@ type egress struct {
 // hold for System. Without a Body, the text sent is Sent (or System), and
 // the manifest is projected onto it with manifest.ForEgress when it
 // differs. With a Body, the text sent is the body's system channel: it must
-// be the prompt or the prompt re-placed (payload.VerifyChannel), or, when
+// be the prompt or the prompt re-placed (payload.Verify), or, when
 // the adapter changed it on purpose, exactly Sent (projected, as
 // payload.Project does).
 func (r Request) egress() (egress, error) {
@@ -82,7 +82,7 @@ func (r Request) egress() (egress, error) {
 		}
 		return e, nil
 	}
-	res, err := payload.VerifyChannel(r.Manifest, c)
+	res, err := payload.Verify(r.Manifest, kept, c.Provider)
 	if err != nil {
 		return refuse(err)
 	}

@@ -264,9 +264,9 @@ func (v *verifier) harnLine(n int, l gjson.Result) {
 	case "served_message":
 		v.messages[hash] = retained{line: n, raw: l.Get("message").Raw}
 	case kindRequest:
-		c := CallReport{Line: n, Seq: l.Get("iteration").Int(), Call: l.Get("call_id").String(), Status: Verified}
+		c := CallReport{Line: n, Seq: l.Get("iteration").Int(), Call: l.Get("call_id").String(), Status: verified}
 		if err := v.checkReceipts(l, true, &c); err != nil {
-			c.Status, c.Problem = Failed, err
+			c.Status, c.Problem = failed, err
 		}
 		v.addCall(c)
 	}

@@ -9,20 +9,17 @@ import (
 	"github.com/promptloom/promptloom/manifest"
 )
 
-// Status is the verdict on one call.
-type Status string
-
-// The verdicts.
+// The verdicts on a call (CallReport.Status).
 const (
-	// Verified: every receipt resolves to retained bytes that re-derive
+	// verified: every receipt resolves to retained bytes that re-derive
 	// it, and (in a promptloom transcript) the call's outcome is recorded
 	// and hashes to its receipt.
-	Verified Status = "ok"
-	// Incomplete: the request verifies, but no response or error line
+	verified = "ok"
+	// incomplete: the request verifies, but no response or error line
 	// answers it.
-	Incomplete Status = "incomplete"
-	// Failed: something does not verify; Problem says what.
-	Failed Status = "failed"
+	incomplete = "incomplete"
+	// failed: something does not verify; Problem says what.
+	failed = "failed"
 )
 
 // The formats of a transcript, as Verify tells them apart by the first
@@ -40,7 +37,11 @@ type CallReport struct {
 	Line   int    `json:"line"`
 	Seq    int64  `json:"seq"`
 	Call   string `json:"call"`
-	Status Status `json:"status"`
+	// Status is the verdict: "ok" (every receipt resolves to retained
+	// bytes that re-derive it, and in a promptloom transcript the outcome
+	// is recorded and hashes to its receipt), "incomplete" (no response or
+	// error answers the request) or "failed" (Problem says what).
+	Status string `json:"status"`
 	// Problem says what failed, or what is missing, with the line; nil
 	// when the call verified.
 	Problem *manifest.RuleError `json:"problem,omitempty"`
@@ -93,15 +94,15 @@ type Report struct {
 }
 
 // Counts returns how many calls verified, are incomplete, and failed.
-func (r *Report) Counts() (verified, incomplete, failed int) {
+func (r *Report) Counts() (ok, incompleteCalls, failedCalls int) {
 	for _, c := range r.Calls {
 		switch c.Status {
-		case Verified:
-			verified++
-		case Incomplete:
-			incomplete++
+		case verified:
+			ok++
+		case incomplete:
+			incompleteCalls++
 		default:
-			failed++
+			failedCalls++
 		}
 	}
 	return
@@ -127,9 +128,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	for _, c := range r.Calls {
 		switch c.Status {
-		case Verified:
+		case verified:
 			fmt.Fprintf(&b, "ok   line %d: call %s (seq %d)\n", c.Line, textsafe.Line(c.Call), c.Seq)
-		case Incomplete:
+		case incomplete:
 			fmt.Fprintf(&b, "INCOMPLETE line %d: call %s (seq %d): %s\n", c.Line, textsafe.Line(c.Call), c.Seq, textsafe.Line(c.Problem.Detail))
 		default:
 			fmt.Fprintf(&b, "FAIL line %d: call %s (seq %d): %s\n", c.Line, textsafe.Line(c.Call), c.Seq, textsafe.Line(c.Problem.Detail))

@@ -213,16 +213,16 @@ func (v *verifier) promptloomLine(n int, l gjson.Result) {
 	case kindRequest:
 		call, _ := stringField(l, "call")
 		seq, _ := intField(l.Get("seq"))
-		c := CallReport{Line: n, Seq: seq, Call: call, Status: Incomplete,
+		c := CallReport{Line: n, Seq: seq, Call: call, Status: incomplete,
 			Problem: &manifest.RuleError{Rule: "outcome", Line: n, Offset: -1, Detail: "no provider_call_response or provider_call_error answers it"}}
 		if err := v.checkReceipts(l, false, &c); err != nil {
-			c.Status, c.Problem = Failed, err
+			c.Status, c.Problem = failed, err
 		}
-		if _, ok := stringField(l, "call"); !ok && c.Status != Failed {
-			c.Status, c.Problem = Failed, callFailed("call", "call %s is not a string", orRawNull(l.Get("call").Raw))
+		if _, ok := stringField(l, "call"); !ok && c.Status != failed {
+			c.Status, c.Problem = failed, callFailed("call", "call %s is not a string", orRawNull(l.Get("call").Raw))
 		}
 		if s, ok := v.sessions[sess]; !ok || !sessOK || s.closed {
-			c.Status, c.Problem = Failed, &manifest.RuleError{Rule: "session", Offset: -1,
+			c.Status, c.Problem = failed, &manifest.RuleError{Rule: "session", Offset: -1,
 				Detail: fmt.Sprintf("session %s is not open at this line", orRawNull(l.Get("session").Raw))}
 		} else {
 			s.calls++
@@ -287,14 +287,14 @@ func (v *verifier) outcome(n int, l gjson.Result) {
 	} else {
 		c.Outcome = "error: " + l.Get("error.message").String()
 	}
-	if c.Status == Failed {
+	if c.Status == failed {
 		return
 	}
 	if problem != "" {
-		c.Status, c.Problem = Failed, callFailed("outcome", "%s", problem)
+		c.Status, c.Problem = failed, callFailed("outcome", "%s", problem)
 		return
 	}
-	c.Status, c.Problem = Verified, nil
+	c.Status, c.Problem = verified, nil
 }
 
 // addCall adds a request's report, with its role's comparison against the

@@ -161,7 +161,7 @@ func TestReplacementRootValidates(t *testing.T) {
 
 func TestAbsentPromptValidates(t *testing.T) {
 	m, system := build(t, frag("blank", promptloom.Before, "  \n"))
-	if system != "" || m.WholePromptDigest != digest.Empty || m.Segments[0].Reason != "empty body" {
+	if system != "" || m.WholePromptDigest != digest.String("") || m.Segments[0].Reason != "empty body" {
 		t.Fatalf("absent prompt: %q %s %+v", system, m.WholePromptDigest, m.Segments)
 	}
 	if err := Validate(m, "x"); err == nil {
@@ -243,7 +243,7 @@ func TestReadIsTolerant(t *testing.T) {
 }
 
 func TestReadRejects(t *testing.T) {
-	empty := digest.Empty.String()
+	empty := digest.String("").String()
 	tests := []struct{ name, in, field string }{
 		{"not json", `{`, ""},
 		{"wrong schema", `{"schema":"v2","segments":[],"whole_prompt_digest":"` + empty + `","system_prompt_bytes":0}`, "schema"},

@@ -8,10 +8,10 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// MessageSeparator joins the texts of several system messages (OpenAI Chat
+// messageSeparator joins the texts of several system messages (OpenAI Chat
 // Completions, OpenAI Responses): the reducer's separator, so a harness
 // that sends one fragment per message sends the assembled prompt.
-const MessageSeparator = "\n\n"
+const messageSeparator = "\n\n"
 
 // Channel is the system channel of one request body.
 type Channel struct {
@@ -23,7 +23,7 @@ type Channel struct {
 	Field string `json:"field"`
 	// Text is the system text by the provider's rule (docs/payload.md):
 	// blocks and parts of one field concatenate, messages join with
-	// MessageSeparator. JSON escapes are decoded to the exact bytes.
+	// messageSeparator. JSON escapes are decoded to the exact bytes.
 	Text string `json:"text"`
 	// Pieces are the smallest units in order: each block, part, or message
 	// whose content is a string.
@@ -219,7 +219,7 @@ func openAIChat(root gjson.Result) (*Channel, error) {
 	if len(texts) == 0 {
 		return nil, &Error{Kind: ErrNoSystem, Provider: OpenAIChat}
 	}
-	return &Channel{Field: "messages", Text: strings.Join(texts, MessageSeparator), Pieces: pieces}, nil
+	return &Channel{Field: "messages", Text: strings.Join(texts, messageSeparator), Pieces: pieces}, nil
 }
 
 func openAIResponses(root gjson.Result) (*Channel, error) {
@@ -256,7 +256,7 @@ func openAIResponses(root gjson.Result) (*Channel, error) {
 	if len(texts) == 0 {
 		return nil, &Error{Kind: ErrNoSystem, Provider: OpenAIResponses}
 	}
-	c.Text = strings.Join(texts, MessageSeparator)
+	c.Text = strings.Join(texts, messageSeparator)
 	return c, nil
 }
 

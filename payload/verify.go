@@ -42,11 +42,11 @@ func Verify(m *manifest.Manifest, body []byte, p Provider) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return VerifyChannel(m, c)
+	return verifyChannel(m, c)
 }
 
-// VerifyChannel is Verify of a channel already extracted.
-func VerifyChannel(m *manifest.Manifest, c *Channel) (*Result, error) {
+// verifyChannel is Verify of a channel already extracted.
+func verifyChannel(m *manifest.Manifest, c *Channel) (*Result, error) {
 	verr := manifest.Validate(m, c.Text)
 	placed := false
 	var joined string

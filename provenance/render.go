@@ -27,7 +27,7 @@ var headings = map[budget.Register]string{
 // leaves them behind.
 func renderLabelled(role string, parts []Part) []promptloom.Fragment {
 	var out []promptloom.Fragment
-	for _, reg := range budget.Registers() {
+	for _, reg := range []budget.Register{budget.Binding, budget.Considered, budget.Craft, budget.Generated} {
 		var group []Part
 		for _, p := range parts {
 			if p.Register == reg {

@@ -192,7 +192,7 @@ func quoteEscape(c byte) byte {
 
 // exprError is an expression error at its directive's position.
 func exprError(line, col int, msg string) *Error {
-	return &Error{Line: line, Col: col, Msg: msg, kind: ErrSyntax}
+	return &Error{Line: line, Col: col, Msg: msg, kind: errSyntax}
 }
 
 func tokenizeExpr(src string, line, col int) ([]etok, *Error) {

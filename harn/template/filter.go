@@ -13,7 +13,7 @@ import (
 // applyFilter is Harn's apply_filter. limit bounds the text a filter may
 // make; past it the error matches promptloom.ErrTooLarge.
 func applyFilter(name string, v any, args []any, line, col, limit int) (any, *Error) {
-	fail := func(msg string) *Error { return &Error{Line: line, Col: col, Msg: msg, kind: ErrRender} }
+	fail := func(msg string) *Error { return &Error{Line: line, Col: col, Msg: msg, kind: errRender} }
 	tooLarge := func() *Error {
 		return &Error{Line: line, Col: col, Msg: fmt.Sprintf("filter `%s` makes text over the limit of %d bytes", name, limit), kind: promptloom.ErrTooLarge}
 	}

@@ -281,7 +281,7 @@ func (r *renderer) loop(n *forNode, sc *scope) *Error {
 	case *dict:
 		count = len(t.keys)
 	default:
-		return r.errAt(n.line, n.col, ErrRender, fmt.Sprintf("cannot iterate over %s — expected list, dict, set, or range", typeName(v)))
+		return r.errAt(n.line, n.col, errRender, fmt.Sprintf("cannot iterate over %s — expected list, dict, set, or range", typeName(v)))
 	}
 	if count == 0 {
 		return r.nodes(n.empty, sc)
@@ -342,17 +342,17 @@ func (r *renderer) include(n *includeNode, sc *scope) *Error {
 	}
 	p, ok := pv.(string)
 	if !ok {
-		return r.errAt(n.line, n.col, ErrRender, fmt.Sprintf("include path must be a string (got %s)", typeName(pv)))
+		return r.errAt(n.line, n.col, errRender, fmt.Sprintf("include path must be a string (got %s)", typeName(pv)))
 	}
 	child, id, err := r.resolve(p, n.line, n.col)
 	if err != nil {
 		return err
 	}
 	if slices.Contains(r.stack, id) {
-		return r.errAt(n.line, n.col, ErrInclude, fmt.Sprintf("circular include detected: %s → %s", strings.Join(r.stack, " → "), id))
+		return r.errAt(n.line, n.col, errInclude, fmt.Sprintf("circular include detected: %s → %s", strings.Join(r.stack, " → "), id))
 	}
 	if len(r.stack) >= includeDepth {
-		return r.errAt(n.line, n.col, ErrInclude, fmt.Sprintf("include depth exceeded (%d levels)", includeDepth))
+		return r.errAt(n.line, n.col, errInclude, fmt.Sprintf("include depth exceeded (%d levels)", includeDepth))
 	}
 	cs := sc.flatten()
 	for _, w := range n.with {
@@ -390,7 +390,7 @@ func displayDir(name string) string {
 // resolve finds the file an include names, as Harn's resolver does,
 // within Options.Root.
 func (r *renderer) resolve(p string, line, col int) (*file, string, *Error) {
-	fail := func(msg string) (*file, string, *Error) { return nil, "", r.errAt(line, col, ErrInclude, msg) }
+	fail := func(msg string) (*file, string, *Error) { return nil, "", r.errAt(line, col, errInclude, msg) }
 	if strings.HasPrefix(p, "std/") {
 		return fail(fmt.Sprintf("unknown stdlib prompt asset '%s'", p))
 	}
@@ -435,7 +435,7 @@ func (r *renderer) parsed(f *file, id string, line, col int) ([]node, *Error) {
 	fsPath := strings.TrimPrefix(id, "file:")
 	src, err := r.read(fsPath)
 	if err != nil {
-		kind := ErrInclude
+		kind := errInclude
 		if errors.Is(err, promptloom.ErrTooLarge) {
 			kind = promptloom.ErrTooLarge
 		}

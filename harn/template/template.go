@@ -64,16 +64,21 @@ type Template struct {
 // Parse parses src, a template in Harn's language. name is how messages
 // and spans name the file ("" for an inline template, whose messages then
 // start with "at"); its directory is the directory shown for included
-// files. A syntax error is an *Error matching ErrSyntax, with Harn's text
+// files. A syntax error is an *Error matching errSyntax, with Harn's text
 // and position; a template over the size limit matches
 // promptloom.ErrTooLarge.
 func Parse(name string, src []byte, o *Options) (*Template, error) {
+	t, err := parse(name, src, o)
+	return t, withKind(err)
+}
+
+func parse(name string, src []byte, o *Options) (*Template, error) {
 	opts := o.limits()
 	if len(src) > opts.MaxBytes {
 		return nil, &Error{Path: name, Msg: fmt.Sprintf("template is %d bytes, over the limit of %d", len(src), opts.MaxBytes), kind: promptloom.ErrTooLarge}
 	}
 	if !utf8.Valid(src) {
-		return nil, &Error{Path: name, Msg: "stream did not contain valid UTF-8", kind: ErrSyntax}
+		return nil, &Error{Path: name, Msg: "stream did not contain valid UTF-8", kind: errSyntax}
 	}
 	t := &Template{name: name, src: string(src), o: opts}
 	nodes, err := parseTemplate(t.src, opts.MaxDepth)
@@ -127,18 +132,19 @@ type Span struct {
 }
 
 // Kinds of error, matched with errors.Is; the error itself is an *Error.
+// The kinds of Error, by the name its Kind gives them.
 var (
-	// ErrSyntax: the template does not parse (Harn's parse errors).
-	ErrSyntax = errors.New("template syntax error")
-	// ErrRender: evaluating the template failed (an unknown filter, a bad
+	// errSyntax: the template does not parse (Harn's parse errors).
+	errSyntax = errors.New("template syntax error")
+	// errRender: evaluating the template failed (an unknown filter, a bad
 	// argument, a loop over a string, a non-string include path).
-	ErrRender = errors.New("template render error")
-	// ErrInclude: an include cannot be followed: it leaves the includer's
+	errRender = errors.New("template render error")
+	// errInclude: an include cannot be followed: it leaves the includer's
 	// directory, is missing or unreadable, closes a cycle, or nests past 32
 	// levels.
-	ErrInclude = errors.New("template include error")
-	// ErrBindings: the bindings are not one JSON object.
-	ErrBindings = errors.New("template bindings error")
+	errInclude = errors.New("template include error")
+	// errBindings: the bindings are not one JSON object.
+	errBindings = errors.New("template bindings error")
 )
 
 // Error is a template error with its position, printed as Harn prints it:
@@ -147,10 +153,30 @@ var (
 // included file's position but, as in Harn, the top template's path; a
 // parse error in an included file names that file.
 type Error struct {
+	// Kind is "syntax" (the template does not parse), "render" (evaluating
+	// it failed: an unknown filter, a bad argument, a loop over a string),
+	// "include" (an include leaves the includer's directory, is missing,
+	// closes a cycle or nests past 32 levels), "bindings" (not one JSON
+	// object) or "too_large" (past Options.MaxBytes; the error then also
+	// matches promptloom.ErrTooLarge).
+	Kind      string
 	Path      string
 	Line, Col int
 	Msg       string
 	kind      error
+}
+
+// kindNames names the kinds.
+var kindNames = map[error]string{errSyntax: "syntax", errRender: "render", errInclude: "include",
+	errBindings: "bindings", promptloom.ErrTooLarge: "too_large"}
+
+// withKind sets the Kind of the Error err is, if it is one.
+func withKind(err error) error {
+	var e *Error
+	if errors.As(err, &e) && e.Kind == "" {
+		e.Kind = kindNames[e.kind]
+	}
+	return err
 }
 
 func (e *Error) Error() string {
@@ -164,20 +190,25 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%sat %d:%d: %s", p, e.Line, e.Col, e.Msg)
 }
 
-// Unwrap returns the kind: ErrSyntax, ErrRender, ErrInclude, ErrBindings
-// or promptloom.ErrTooLarge.
+// Unwrap returns the kind's sentinel: promptloom.ErrTooLarge for an input
+// or output over its limit.
 func (e *Error) Unwrap() error { return e.kind }
 
 // Render renders the template with bindings, a JSON object (empty or null:
 // no bindings). Integers stay integers and numbers with a fraction or an
 // exponent are floats, as serde_json reads them for Harn.
 func (t *Template) Render(bindings []byte) (*Result, error) {
+	r, err := t.renderJSON(bindings)
+	return r, withKind(err)
+}
+
+func (t *Template) renderJSON(bindings []byte) (*Result, error) {
 	if len(bindings) > t.o.MaxBytes {
 		return nil, &Error{Msg: fmt.Sprintf("bindings are %d bytes, over the limit of %d", len(bindings), t.o.MaxBytes), kind: promptloom.ErrTooLarge}
 	}
 	b, err := decodeBindings(bindings)
 	if err != nil {
-		return nil, &Error{Msg: "bindings: " + err.Error(), kind: ErrBindings}
+		return nil, &Error{Msg: "bindings: " + err.Error(), kind: errBindings}
 	}
 	return t.render(b)
 }
