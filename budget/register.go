@@ -37,4 +37,3 @@ func ParseRegister(s string) (Register, error) {
 	}
 	return Binding, fmt.Errorf("unknown register %q (want one of %s)", s, strings.Join(registerNames[:], ", "))
 }
-

@@ -25,7 +25,7 @@ const (
 // FragmentDelta is one fragment's change; A or B is nil when the fragment
 // is only on the other side.
 type FragmentDelta struct {
-	ID     string `json:"id"`
+	ID string `json:"id"`
 	// Change says what became of the fragment: added or removed (on one
 	// side only); included or excluded (its gate flipped: both reasons are
 	// in the rows); changed (its body: both digests); moved (its bytes

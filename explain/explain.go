@@ -210,7 +210,6 @@ func (r Row) MarshalJSON() ([]byte, error) {
 	return pjson.MarshalRaw(r.wire())
 }
 
-
 // Text returns the system prompt, "" when absent.
 func (e *Explanation) Text() string {
 	if e.System == nil {

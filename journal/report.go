@@ -34,9 +34,9 @@ const (
 // journal/report) without reading the transcript again.
 type CallReport struct {
 	// Line is the request's line number (from 1).
-	Line   int    `json:"line"`
-	Seq    int64  `json:"seq"`
-	Call   string `json:"call"`
+	Line int    `json:"line"`
+	Seq  int64  `json:"seq"`
+	Call string `json:"call"`
 	// Status is the verdict: "ok" (every receipt resolves to retained
 	// bytes that re-derive it, and in a promptloom transcript the outcome
 	// is recorded and hashes to its receipt), "incomplete" (no response or
