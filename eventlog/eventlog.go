@@ -41,12 +41,9 @@ type Envelope struct {
 	At time.Time `json:"at"`
 }
 
-// Public reports whether every role may see the event.
-func (e Envelope) Public() bool { return len(e.Audience) == 0 }
-
 // VisibleTo reports whether role may see the event.
 func (e Envelope) VisibleTo(role string) bool {
-	return e.Public() || slices.Contains(e.Audience, role)
+	return len(e.Audience) == 0 || slices.Contains(e.Audience, role)
 }
 
 // Event is an envelope and its payload (JSON).

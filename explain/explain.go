@@ -30,6 +30,7 @@ import (
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/harn/options"
+	"github.com/promptloom/promptloom/harn/reminder"
 	pjson "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/stage"
@@ -58,7 +59,7 @@ type Explanation struct {
 	Lint []promptloom.Warning
 	// Reminders is the trailing user message the reminders render to, with
 	// a provenance row each; the system string does not hold them.
-	Reminders *RenderedReminders
+	Reminders *reminder.Rendered
 	// Traces records every stage of the run, in order.
 	Traces []stage.Trace
 	// Reduction is the reducer's output the manifest was built from (nil
@@ -90,7 +91,7 @@ type explanationJSON struct {
 	Excluded           int                  `json:"excluded"`
 	Budget             *promptloom.Fit      `json:"budget,omitempty"`
 	Lint               []promptloom.Warning `json:"lint,omitempty"`
-	Reminders          *RenderedReminders   `json:"reminders,omitempty"`
+	Reminders          *reminder.Rendered   `json:"reminders,omitempty"`
 	Traces             []stage.Trace        `json:"traces,omitempty"`
 }
 
@@ -289,7 +290,7 @@ func FromOptions(o *options.Options, opts *Options) (*Explanation, error) {
 	e := build(r, m)
 	e.Traces = run.Traces
 	e.warnings = warnings
-	e.Reminders, _ = run.Snapshot[resolvedReminders].(*RenderedReminders)
+	e.Reminders, _ = run.Snapshot[resolvedReminders].(*reminder.Rendered)
 	return e, nil
 }
 

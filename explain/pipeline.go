@@ -33,14 +33,6 @@ const (
 	CapsPrefix = "caps."
 )
 
-// RenderedReminders is the resolved value of core.reminders.
-type RenderedReminders struct {
-	reminder.Rendered
-	// Removed counts pending reminders replaced by a later one with the
-	// same dedupe key.
-	Removed int `json:"removed"`
-}
-
 // pipeline runs o's contributors, cfg's project and cfg's stages.
 func pipeline(ctx context.Context, o *options.Options, cfg *Options) (*stage.Result, error) {
 	resolve := func(id, name string, value func() (any, string, error)) stage.Stage {
@@ -124,7 +116,8 @@ func renderReminders(rs []reminder.Reminder) (any, string, error) {
 		removed += n
 	}
 	rendered := set.Render(nil)
-	return &RenderedReminders{Rendered: rendered, Removed: removed},
+	rendered.Removed = removed
+	return &rendered,
 		fmt.Sprintf("%d pending, %d replaced", len(rendered.Rows), removed), nil
 }
 

@@ -47,11 +47,10 @@ func readTail(f *os.File, size int64, limit int) (tail, error) {
 	if _, err := f.ReadAt(line, start); err != nil {
 		return tail{}, fmt.Errorf("journal: %w", err)
 	}
-	v := gjson.ParseBytes(line)
-	if !json.Valid(line) || !v.Get("prev").Exists() || !v.Get("seq").Exists() {
+	if !chained(line) {
 		return tail{}, ErrForeignTranscript
 	}
-	return tail{prev: lineHash(line), seq: v.Get("seq").Int(), size: size}, nil
+	return tail{prev: lineHash(line), seq: gjson.GetBytes(line, "seq").Int(), size: size}, nil
 }
 
 // lastLineStart returns the offset where the line ending before end
@@ -82,7 +81,10 @@ func lastLineStart(f *os.File, end int64, limit int) (int64, error) {
 // repairTail looks at a file's last line when it lacks a final newline.
 // Only a crash in the middle of a write leaves one, and only a line that is
 // not complete JSON is torn: it is cut off (the bytes cut are returned). A
-// complete record that merely lacks its newline is kept and ended.
+// complete record that merely lacks its newline is kept and ended. Either
+// is done only in a promptloom transcript: the complete line (or, when the
+// torn line is the first, the torn line's start) must be a chained line.
+// A file it refuses is left as it was.
 func repairTail(f *os.File, limit int) (cut int, size int64, err error) {
 	st, err := f.Stat()
 	if err != nil {
@@ -108,13 +110,32 @@ func repairTail(f *os.File, limit int) (cut int, size int64, err error) {
 		return 0, 0, fmt.Errorf("journal: %w", err)
 	}
 	if json.Valid(line) {
+		if !chained(line) {
+			return 0, 0, ErrForeignTranscript
+		}
 		if _, err := f.Write([]byte("\n")); err != nil { // O_APPEND: at the end
 			return 0, 0, fmt.Errorf("journal: repair: %w", err)
 		}
 		return 0, size + 1, nil
 	}
+	// A torn line: the line before it must be a chained one, or, when it
+	// is the first, it must have begun as one.
+	if start == 0 {
+		if !bytes.HasPrefix(line, []byte(`{"prev":"`+genesis[:len("blake3:")])) && !bytes.HasPrefix([]byte(`{"prev":"`), line) {
+			return 0, 0, ErrForeignTranscript
+		}
+	} else if _, err := readTail(f, start, limit); err != nil {
+		return 0, 0, err
+	}
 	if err := f.Truncate(start); err != nil {
 		return 0, 0, fmt.Errorf("journal: repair: %w", err)
 	}
 	return int(size - start), start, nil
+}
+
+// chained reports whether line is a promptloom line: JSON with prev and
+// seq.
+func chained(line []byte) bool {
+	v := gjson.ParseBytes(line)
+	return json.Valid(line) && v.Get("prev").Exists() && v.Get("seq").Exists()
 }

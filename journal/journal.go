@@ -27,12 +27,7 @@ package journal
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"os"
-	"strconv"
-	"sync"
 	"time"
 
 	"github.com/promptloom/promptloom"
@@ -52,6 +47,7 @@ const (
 	kindError           = "provider_call_error"
 	kindOpen            = "journal_open"
 	kindClose           = "journal_close"
+	kindAttempt         = "provider_call_attempt"
 )
 
 // servedContextSchema names the receipt a request carries.
@@ -115,9 +111,41 @@ func (r Request) Served() string {
 	return r.System
 }
 
-// Response is a model's answer.
+// Response is a model's answer, as recorded: a summary (each field written
+// only when set, so a response of text alone is the line it always was)
+// and, when the caller has it, the body as received.
 type Response struct {
 	Text string `json:"text"`
+	// StopReason is the provider's stop or finish reason.
+	StopReason string     `json:"stop_reason,omitempty"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	Usage      *Usage     `json:"usage,omitempty"`
+	// ID and Model are the provider's response id and model.
+	ID    string `json:"id,omitempty"`
+	Model string `json:"model,omitempty"`
+	// Status is the HTTP status of the answer, when it came over HTTP.
+	Status int `json:"status,omitempty"`
+	// Body is the response body as received (JSON, or the stream of server
+	// sent events as it came); the transcript keeps it redacted (or as it
+	// is, with Options.KeepRaw) with its own content hash.
+	Body []byte `json:"-"`
+}
+
+// ToolCall is a tool call a response asked for: its id and name, and the
+// digest of its arguments (redacted) rather than the arguments.
+type ToolCall struct {
+	ID            string        `json:"id,omitempty"`
+	Name          string        `json:"name"`
+	ArgumentsHash digest.Digest `json:"arguments_hash"`
+}
+
+// Usage is what the provider says a call cost, in tokens: the input and
+// output, and the input read from and written to its prompt cache.
+type Usage struct {
+	InputTokens      int `json:"input_tokens"`
+	OutputTokens     int `json:"output_tokens"`
+	CacheReadTokens  int `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
 }
 
 // Model answers requests.
@@ -168,27 +196,6 @@ func jsonHash(raw json.RawMessage) (string, error) {
 	return digest.Bytes(b).String(), nil
 }
 
-// Journal appends calls to a transcript file.
-type Journal struct {
-	mu      sync.Mutex
-	w       io.Writer // New's writer; nil for a file
-	f       *os.File  // Open's file
-	clock   func() time.Time
-	session string
-	opened  bool // the session's journal_open line is written
-	closed  bool
-	calls   int
-	// running counts the calls whose request is written and whose outcome
-	// is not yet: Close waits for them, so no answer finds the file closed.
-	running sync.WaitGroup
-	tail    tail              // the chain after the last line this journal knows of
-	last    map[string]string // kind -> content hash of the last line of it this journal wrote
-	maxLine int               // Options.MaxLineBytes
-	// Repaired is the number of bytes of a torn last line cut off when the
-	// file was opened.
-	Repaired int
-}
-
 // Options configure a Journal and Verify. The zero value (or nil) is the
 // default.
 type Options struct {
@@ -201,6 +208,12 @@ type Options struct {
 	// promptloom.DefaultMaxBytes). A longer line is an error matching
 	// promptloom.ErrTooLarge: it is never held in memory whole.
 	MaxLineBytes int
+	// KeepRaw retains messages, tools, parameters and responses as they
+	// were, instead of redacted (the default, as Harn redacts its
+	// transcripts). It is a risk: a secret pasted into a message is then
+	// in the transcript for anyone who can read it. The receipts' hashes
+	// are of the redacted values either way.
+	KeepRaw bool
 }
 
 func (o *Options) maxLine() int {
@@ -208,126 +221,6 @@ func (o *Options) maxLine() int {
 		return promptloom.DefaultMaxBytes
 	}
 	return o.MaxLineBytes
-}
-
-// ErrClosed is a call on a closed Journal.
-var ErrClosed = errors.New("journal: closed")
-
-// ErrStaleManifest wraps a manifest that does not hold for the bytes about
-// to be sent: the call is not made and nothing is written.
-var ErrStaleManifest = errors.New("journal: manifest does not hold for the bytes to send")
-
-// Call validates, records and makes one call: the manifest must hold for
-// the assembled prompt (projected to the bytes actually sent when an adapter
-// changed them; with a request body, the bytes sent are its system channel,
-// and the receipt records their digest, length and shape, see egress);
-// then the system prompt, manifest and request go to the
-// transcript in one write; then the model is asked, and its response (or
-// its error) is recorded the same way, naming the request by seq and hash.
-// Nothing is written for a call that fails validation.
-func (j *Journal) Call(ctx context.Context, m Model, req Request) (Response, error) {
-	eg, err := req.egress()
-	if err != nil {
-		return Response{}, err
-	}
-	served, mf := eg.text, eg.manifest
-	mbytes, err := mf.Canonical()
-	if err != nil {
-		return Response{}, err
-	}
-	sc := servedContext{
-		Schema:                  servedContextSchema,
-		ManifestContentHash:     digest.Bytes(mbytes).String(),
-		SystemPromptContentHash: digest.Of(served).String(),
-		SystemPromptBytes:       len(served),
-	}
-	type part struct {
-		name string
-		raw  json.RawMessage
-		hash *string
-	}
-	parts := []part{{"messages", req.Messages, &sc.MessagesContentHash}, {"tools", req.Tools, &sc.ToolsContentHash},
-		{"parameters", req.Parameters, &sc.ParametersContentHash}}
-	retained := map[string]json.RawMessage{
-		"messages": orNull(req.Messages), "tools": orNull(req.Tools), "parameters": orNull(req.Parameters)}
-	if eg.channel != nil {
-		n := len(eg.channel.Text)
-		sc.PayloadSystemContentHash = digest.Of(eg.channel.Text).String()
-		sc.PayloadSystemBytes, sc.PayloadProvider = &n, string(eg.channel.Provider)
-		parts = append(parts, part{"payload", eg.retained, &sc.PayloadContentHash})
-		retained["payload"] = eg.retained
-	}
-	for _, part := range parts {
-		if *part.hash, err = jsonHash(part.raw); err != nil {
-			return Response{}, fmt.Errorf("journal: call %s: %s: %w", req.Call, part.name, err)
-		}
-	}
-	scJSON, _ := json.Marshal(sc)
-	reqJSON, err := pjson.Marshal(retained)
-	if err != nil {
-		return Response{}, fmt.Errorf("journal: call %s: request: %w", req.Call, err)
-	}
-
-	j.mu.Lock()
-	if j.closed {
-		j.mu.Unlock()
-		return Response{}, fmt.Errorf("call %s: %w", req.Call, ErrClosed)
-	}
-	var requestSeq int64
-	var requestHash string
-	err = j.append(func(b *lineBuilder) {
-		if !j.opened {
-			b.line(kindOpen, "session", quote(j.session))
-		}
-		if j.last[kindSystemPrompt] != sc.SystemPromptContentHash {
-			b.line(kindSystemPrompt, "content", quote(served), "content_hash", quote(sc.SystemPromptContentHash))
-		}
-		if j.last[kindContextManifest] != sc.ManifestContentHash {
-			b.line(kindContextManifest, "content_hash", quote(sc.ManifestContentHash), "manifest", string(mbytes))
-		}
-		b.line(kindRequest, "session", quote(j.session), "call", quote(req.Call),
-			"served_context", string(scJSON), "request", string(reqJSON))
-		requestSeq, requestHash = b.t.seq, b.t.prev
-	})
-	if err == nil {
-		j.opened = true
-		j.calls++
-		j.last[kindSystemPrompt], j.last[kindContextManifest] = sc.SystemPromptContentHash, sc.ManifestContentHash
-		j.running.Add(1)
-	}
-	j.mu.Unlock()
-	if err != nil {
-		return Response{}, err
-	}
-	defer j.running.Done()
-
-	resp, callErr := m.Complete(ctx, req)
-	kind, field, hashField := kindResponse, "response", "response_content_hash"
-	var outcome []byte
-	if callErr != nil {
-		kind, field, hashField = kindError, "error", "error_content_hash"
-		outcome, _ = json.Marshal(callError{Message: redact.String(callErr.Error())})
-	} else if outcome, err = json.Marshal(resp); err != nil {
-		return Response{}, fmt.Errorf("journal: call %s: response: %w", req.Call, err)
-	}
-	ohash, err := jsonHash(outcome)
-	if err != nil {
-		return Response{}, fmt.Errorf("journal: call %s: %s: %w", req.Call, field, err)
-	}
-	j.mu.Lock()
-	err = j.append(func(b *lineBuilder) {
-		b.line(kind, "session", quote(j.session), "call", quote(req.Call),
-			"request_seq", strconv.FormatInt(requestSeq, 10), "request_hash", quote(requestHash),
-			field, string(outcome), hashField, quote(ohash))
-	})
-	j.mu.Unlock()
-	if callErr != nil {
-		return Response{}, fmt.Errorf("call %s: %w", req.Call, callErr)
-	}
-	if err != nil {
-		return Response{}, err
-	}
-	return resp, nil
 }
 
 // callError is the outcome of a call whose model failed, as recorded: the

@@ -263,8 +263,8 @@ func TestOpenRepairsATornTail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if j.Repaired != len(`{"seq":13,"kind":"system_pro`) || j.tail.seq != 12 {
-		t.Errorf("repaired %d bytes, seq %d", j.Repaired, j.tail.seq)
+	if j.Repaired != len(`{"seq":13,"kind":"system_pro`) || j.sink.(*fileSink).t.Seq != 12 {
+		t.Errorf("repaired %d bytes, seq %d", j.Repaired, j.sink.(*fileSink).t.Seq)
 	}
 	if _, err := j.Call(ctx, echo, request(t, "c4", `{"system": "four"}`)); err != nil {
 		t.Fatal(err)

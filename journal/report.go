@@ -59,23 +59,20 @@ type CallReport struct {
 	Manifest    *manifest.Manifest `json:"-"`
 	SystemBytes int                `json:"system_bytes"`
 	// Outcome is the response's text, or "error: " and the error's
-	// message.
-	Outcome string `json:"outcome,omitempty"`
-	// Since compares the call with the last call of the same role, when
-	// both have a manifest.
-	Since *Since `json:"since,omitempty"`
+	// message; Attempts counts the failed attempts before it (retries).
+	Outcome  string `json:"outcome,omitempty"`
+	Attempts int    `json:"attempts,omitempty"`
+	// Previous is the last call of the same role before this one (both
+	// with a manifest; "" when there is none), and against it: the
+	// fragments that changed, the bytes the two prompts share from the
+	// start (what a provider's prefix cache can still serve) and the bytes
+	// re-sent after them.
+	Previous          string           `json:"previous,omitempty"`
+	Changes           []FragmentChange `json:"changes,omitempty"`
+	CommonPrefixBytes int              `json:"common_prefix_bytes,omitempty"`
+	ResendBytes       int              `json:"resend_bytes,omitempty"`
 
 	system string // the prompt at SystemLine
-}
-
-// Since is what changed in a role's system prompt between two calls.
-type Since struct {
-	Previous string           `json:"previous"` // the earlier call
-	Changes  []FragmentChange `json:"changes"`
-	// CommonPrefixBytes is the bytes the two prompts share from the start:
-	// what a provider's prefix cache can still serve; ResendBytes the rest.
-	CommonPrefixBytes int `json:"common_prefix_bytes"`
-	ResendBytes       int `json:"resend_bytes"`
 }
 
 // Report is the verdict on a whole transcript.

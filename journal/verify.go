@@ -231,6 +231,8 @@ func (v *verifier) promptloomLine(n int, l gjson.Result) {
 		v.addCall(c)
 	case kindResponse, kindError:
 		v.outcome(n, l)
+	case kindAttempt:
+		v.attempt(n, l)
 	default:
 		v.rep.broke("kind", n, "line %d: unknown kind %s", n, kind.Raw)
 	}
@@ -274,12 +276,14 @@ func (v *verifier) outcome(n int, l gjson.Result) {
 		problem = fmt.Sprintf("the %s at line %d names request hash %s, but the request hashes to %s", field, n, orRawNull(l.Get("request_hash").Raw), p.hash)
 	default:
 		want := l.Get(hashField)
-		got, err := jsonHash([]byte(orRawNull(l.Get(field).Raw)))
+		raw := orRawNull(l.Get(field).Raw)
+		body, hasBody := l.Get("body"), l.Get("body").Exists()
 		switch {
-		case err != nil:
-			problem = fmt.Sprintf("the %s at line %d cannot be hashed: %v", field, n, err)
-		case want.Type != gjson.String || got != want.Str:
+		case want.Type != gjson.String || !rederives(raw, want.Str):
+			got, _ := jsonHash([]byte(raw))
 			problem = fmt.Sprintf("the %s at line %d does not hash to its %s (%s)", field, n, hashField, got)
+		case hasBody && (body.Type != gjson.String || l.Get("body_content_hash").Str != digest.String(body.Str).String()):
+			problem = fmt.Sprintf("the body at line %d does not hash to its body_content_hash (%s)", n, digest.String(body.Str))
 		}
 	}
 	if field == "response" {
@@ -297,6 +301,33 @@ func (v *verifier) outcome(n int, l gjson.Result) {
 	c.Status, c.Problem = verified, nil
 }
 
+// attempt checks a failed attempt's line against its request, which stays
+// open for its outcome.
+func (v *verifier) attempt(n int, l gjson.Result) {
+	rs, ok := intField(l.Get("request_seq"))
+	p, pending := v.pending[rs]
+	if !ok || !pending {
+		v.rep.broke("request_seq", n, "line %d: %s names request seq %s, which no earlier request has, or which is answered already", n, l.Get("kind").Str, orRawNull(l.Get("request_seq").Raw))
+		return
+	}
+	c := &v.rep.Calls[p.call]
+	call, callOK := stringField(l, "call")
+	sess, sessOK := stringField(l, "session")
+	problem := ""
+	switch {
+	case !callOK || call != c.Call:
+		problem = fmt.Sprintf("the attempt at line %d names call %s", n, orRawNull(l.Get("call").Raw))
+	case !sessOK || sess != p.session:
+		problem = fmt.Sprintf("the attempt at line %d names session %s, but the request is in session %q", n, orRawNull(l.Get("session").Raw), p.session)
+	case l.Get("request_hash").Str != p.hash:
+		problem = fmt.Sprintf("the attempt at line %d names request hash %s, but the request hashes to %s", n, orRawNull(l.Get("request_hash").Raw), p.hash)
+	}
+	if problem != "" && c.Status != failed {
+		c.Status, c.Problem = failed, callFailed("outcome", "%s", problem)
+	}
+	c.Attempts++
+}
+
 // addCall adds a request's report, with its role's comparison against the
 // role's last call.
 func (v *verifier) addCall(c CallReport) {
@@ -307,8 +338,8 @@ func (v *verifier) addCall(c CallReport) {
 		if p, ok := v.lastByRole[m.CallRole]; ok && len(v.rep.Calls[p].Manifest.Segments) > 0 {
 			prev := &v.rep.Calls[p]
 			common := promptloom.CommonPrefix(prev.system, c.system)
-			c.Since = &Since{Previous: prev.Call, Changes: ChangedFragments(prev.Manifest.Rows(), m.Rows()),
-				CommonPrefixBytes: common, ResendBytes: len(c.system) - common}
+			c.Previous, c.Changes = prev.Call, ChangedFragments(prev.Manifest.Rows(), m.Rows())
+			c.CommonPrefixBytes, c.ResendBytes = common, len(c.system)-common
 		}
 		v.lastByRole[m.CallRole] = len(v.rep.Calls)
 	}

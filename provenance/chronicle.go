@@ -118,7 +118,7 @@ func CloseSection(ctx context.Context, store eventlog.Store, id string, from, to
 // an empty (public) audience, whether the event is public.
 func visibleToAll(env eventlog.Envelope, audience []string) bool {
 	if len(audience) == 0 {
-		return env.Public()
+		return len(env.Audience) == 0
 	}
 	for _, r := range audience {
 		if !env.VisibleTo(r) {

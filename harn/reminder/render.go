@@ -48,6 +48,10 @@ type Rendered struct {
 	Invalid []string `json:"invalid,omitempty"`
 	// Directives are the message's <directive> blocks in envelope order.
 	Directives []string `json:"-"`
+	// Removed counts pending reminders a later one with the same dedupe
+	// key replaced before rendering (set by whoever injected them, as
+	// explain does).
+	Removed int `json:"removed"`
 }
 
 // writeDirective writes r's block to b, as Harn's directive block: the

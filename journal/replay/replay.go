@@ -204,13 +204,6 @@ func New(ctx context.Context, inner journal.Model, o *Options) (*Model, error) {
 	return nil, fmt.Errorf("%w %q (want live, record or strict)", ErrUnknownMode, o.Mode)
 }
 
-// Calls counts the calls passed to the inner model.
-func (m *Model) Calls() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.calls
-}
-
 // Complete implements journal.Model.
 func (m *Model) Complete(ctx context.Context, req journal.Request) (journal.Response, error) {
 	key, err := req.Key()

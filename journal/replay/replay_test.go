@@ -39,7 +39,7 @@ func TestPins(t *testing.T) {
 	}
 	first := request(t, "c1", `{"system": ["Rule one.", "Rule two."]}`)
 	resp, err := rec.Complete(ctx, first)
-	if err != nil || resp.Text != "reply to c1" || rec.Calls() != 1 {
+	if err != nil || resp.Text != "reply to c1" || rec.calls != 1 {
 		t.Fatalf("record: %+v %v", resp, err)
 	}
 
@@ -51,7 +51,7 @@ func TestPins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp, err := replay.Complete(ctx, first); err != nil || resp.Text != "reply to c1" || replay.Calls() != 0 {
+	if resp, err := replay.Complete(ctx, first); err != nil || resp.Text != "reply to c1" || replay.calls != 0 {
 		t.Errorf("strict hit: %+v %v", resp, err)
 	}
 	changed := request(t, "c1", `{"system": ["Rule one.", "Rule 2."]}`)

@@ -33,9 +33,9 @@ func WriteText(w io.Writer, rep *journal.Report) error {
 		for _, f := range c.Manifest.Rows() {
 			fmt.Fprintf(&b, "  %-8s %s: %s\n", f.State(), q(f.ID), q(f.Reason))
 		}
-		if s := c.Since; s != nil {
-			fmt.Fprintf(&b, "  since %s: %d change(s), %d bytes in common, %d re-sent\n", q(s.Previous), len(s.Changes), s.CommonPrefixBytes, s.ResendBytes)
-			for _, ch := range s.Changes {
+		if c.Previous != "" {
+			fmt.Fprintf(&b, "  since %s: %d change(s), %d bytes in common, %d re-sent\n", q(c.Previous), len(c.Changes), c.CommonPrefixBytes, c.ResendBytes)
+			for _, ch := range c.Changes {
 				fmt.Fprintf(&b, "    %s\n", q(ch.String()))
 			}
 		}
@@ -72,7 +72,12 @@ type (
 		Call, Status, Problem, Outcome string
 		Line, SystemBytes              int
 		Fragments                      []fragment
-		Since                          *journal.Since
+		Since                          *since
+	}
+	since struct {
+		Previous                       string
+		Changes                        []journal.FragmentChange
+		CommonPrefixBytes, ResendBytes int
 	}
 	fragment struct {
 		ID, State, Reason string
@@ -96,7 +101,10 @@ func WriteHTML(w io.Writer, source string, rep *journal.Report) error {
 			byRole[name] = l
 			lanes = append(lanes, l)
 		}
-		v := call{Call: c.Call, Status: string(c.Status), Outcome: c.Outcome, Line: c.Line, SystemBytes: c.SystemBytes, Since: c.Since}
+		v := call{Call: c.Call, Status: string(c.Status), Outcome: c.Outcome, Line: c.Line, SystemBytes: c.SystemBytes}
+		if c.Previous != "" {
+			v.Since = &since{c.Previous, c.Changes, c.CommonPrefixBytes, c.ResendBytes}
+		}
 		if c.Problem != nil {
 			v.Problem = c.Problem.Detail
 		}

@@ -84,15 +84,15 @@ func TestRunReadsCallsAndChanges(t *testing.T) {
 	if len(run.Calls) != 3 || run.Calls[1].Manifest.CallRole != "coder" || run.Calls[1].Outcome != "error: rate limited" {
 		t.Fatalf("calls: %+v", run.Calls)
 	}
-	s := run.Calls[2].Since
-	if s == nil || s.Previous != "c1" || len(s.Changes) != 1 || s.Changes[0].String() != "system[1] (digest)" {
+	s := run.Calls[2]
+	if s.Previous != "c1" || len(s.Changes) != 1 || s.Changes[0].String() != "system[1] (digest)" {
 		t.Fatalf("since: %+v", s)
 	}
 	// "You are careful.\n\nAnswer in " is common to both prompts.
 	if want := len("You are careful.\n\nAnswer in "); s.CommonPrefixBytes != want || s.ResendBytes != len("French.") {
 		t.Errorf("cache: %d in common, %d re-sent; want %d, %d", s.CommonPrefixBytes, s.ResendBytes, want, len("French."))
 	}
-	if run.Calls[1].Since != nil {
+	if run.Calls[1].Previous != "" {
 		t.Error("the first call of a role has nothing to compare with")
 	}
 }

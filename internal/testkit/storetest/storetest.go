@@ -76,7 +76,7 @@ var cases = []storeCase{
 			t.Fatal(err)
 		}
 		got := all(t, s)
-		if len(got) != 3 || got[1].Kind != "remark" || !got[1].VisibleTo("eu") || got[1].VisibleTo("uk") || !got[0].Public() {
+		if len(got) != 3 || got[1].Kind != "remark" || !got[1].VisibleTo("eu") || got[1].VisibleTo("uk") || len(got[0].Audience) != 0 {
 			t.Fatalf("events %+v", got)
 		}
 		for i, env := range envs {

@@ -1,0 +1,152 @@
+package journal
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+)
+
+// A Sink is where a journal's lines go: an append-only chain of lines that
+// it keeps whole. Append hands build the chain's tail under the sink's own
+// lock (the hash of the last line and its seq; genesis and 0 for an empty
+// chain) and writes the lines build returns as one atomic, durable unit, or
+// none of them. Open's file sink lets many journals, in many processes,
+// share one chain; a database sink (package journal/postgres) keeps one
+// chain per session. Implementations are safe for concurrent use.
+type Sink interface {
+	Append(ctx context.Context, build func(t Tail) ([]byte, error)) error
+	Close() error
+}
+
+// Tail is where a sink's next line goes: after the line whose hash is Prev,
+// numbered Seq+1. Fresh says the sink's chain was cut back under an open
+// journal (a file truncated by a log rotation): the journal then starts its
+// session again from Fresh's tail, as a new file needs.
+type Tail struct {
+	Prev  string
+	Seq   int64
+	Fresh bool
+}
+
+// writerSink keeps the chain's tail for an io.Writer it alone writes.
+type writerSink struct {
+	mu sync.Mutex
+	w  io.Writer
+	t  Tail
+}
+
+func (s *writerSink) Append(_ context.Context, build func(Tail) ([]byte, error)) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lines, err := build(s.t)
+	if err != nil {
+		return err
+	}
+	if _, err := s.w.Write(lines); err != nil {
+		return fmt.Errorf("journal: write: %w", err)
+	}
+	s.t = tailAfter(s.t, lines)
+	return nil
+}
+
+func (s *writerSink) Close() error { return nil }
+
+// tailAfter is t moved past lines (whole lines, each ended by "\n").
+func tailAfter(t Tail, lines []byte) Tail {
+	body := strings.TrimSuffix(string(lines), "\n")
+	if body == "" && len(lines) == 0 {
+		return t
+	}
+	ls := strings.Split(body, "\n")
+	return Tail{Prev: lineHash([]byte(ls[len(ls)-1])), Seq: t.Seq + int64(len(ls))}
+}
+
+// fileSink is a transcript file shared by any number of writers: every
+// append is one O_APPEND write of whole lines under an exclusive flock, and
+// each writer reads the chain's end under the lock before it writes.
+type fileSink struct {
+	mu    sync.Mutex
+	f     *os.File
+	limit int
+	t     Tail
+	size  int64 // the file's size when t was read
+}
+
+// openFile opens (creating it if need be) a transcript file, repairing a
+// torn last line of a promptloom transcript; it changes nothing in a file it
+// refuses.
+func openFile(path string, limit int) (*fileSink, int, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, 0, fmt.Errorf("journal: %w", err)
+	}
+	if err := lockFile(f); err != nil {
+		f.Close()
+		return nil, 0, fmt.Errorf("journal: lock: %w", err)
+	}
+	defer unlockFile(f)
+	cut, size, err := repairTail(f, limit)
+	var t tail
+	if err == nil {
+		t, err = readTail(f, size, limit)
+	}
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return &fileSink{f: f, limit: limit, t: Tail{Prev: t.prev, Seq: t.seq}, size: t.size}, cut, nil
+}
+
+func (s *fileSink) Append(_ context.Context, build func(Tail) ([]byte, error)) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := lockFile(s.f); err != nil {
+		return fmt.Errorf("journal: lock: %w", err)
+	}
+	defer unlockFile(s.f)
+	st, err := s.f.Stat()
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	fresh := false
+	switch {
+	case st.Size() < s.size:
+		// Cut back under us (logrotate's copytruncate): what this journal
+		// knew of the chain is gone, so its session starts again.
+		fresh = true
+		fallthrough
+	case st.Size() != s.size:
+		_, size, err := repairTail(s.f, s.limit)
+		var t tail
+		if err == nil {
+			t, err = readTail(s.f, size, s.limit)
+		}
+		if err != nil {
+			return err
+		}
+		s.t, s.size = Tail{Prev: t.prev, Seq: t.seq}, t.size
+	}
+	at := s.t
+	at.Fresh = fresh
+	lines, err := build(at)
+	if err != nil {
+		return err
+	}
+	if _, err := s.f.Write(lines); err != nil {
+		return fmt.Errorf("journal: write: %w", err)
+	}
+	if err := s.f.Sync(); err != nil {
+		return fmt.Errorf("journal: sync: %w", err)
+	}
+	s.t, s.size = tailAfter(s.t, lines), s.size+int64(len(lines))
+	return nil
+}
+
+func (s *fileSink) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.f.Close()
+}

@@ -1,0 +1,494 @@
+package journal
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/harn/redact"
+	pjson "github.com/promptloom/promptloom/internal/json"
+)
+
+// Journal records calls into a Sink: a file (Open), a writer (New), or a
+// database (journal/postgres). Its methods are safe for concurrent use, and
+// its zero value refuses every call with an error rather than panicking.
+type Journal struct {
+	mu      sync.Mutex
+	sink    Sink
+	clock   func() time.Time
+	session string
+	keepRaw bool
+	opened  bool // the session's journal_open line is written
+	closed  bool
+	ended   bool // journal_close is written and the sink closed
+	calls   int
+	running int               // calls begun and not finished
+	epoch   int               // the sink's chain was cut back this many times
+	last    map[string]string // kind -> content hash of the last line of it this journal wrote
+	// Repaired is the number of bytes of a torn last line cut off when the
+	// file was opened.
+	Repaired int
+}
+
+// ErrClosed is a call on a closed Journal.
+var ErrClosed = errors.New("journal: closed")
+
+// ErrStaleManifest wraps a manifest that does not hold for the bytes about
+// to be sent: the call is not made and nothing is written.
+var ErrStaleManifest = errors.New("journal: manifest does not hold for the bytes to send")
+
+// Open opens (creating it if need be) a transcript file for appending.
+// Every append is one O_APPEND write of whole lines under an exclusive
+// flock, fsynced, so any number of Journals, in this process or others,
+// may append to one file: each reads the chain's end under the lock before
+// it writes. A torn last line of a promptloom transcript (not complete
+// JSON: only a crash during a write leaves one) is cut off, and Repaired
+// says how many bytes; a complete last record that merely lacks its
+// newline is given one. A file that is not a promptloom transcript is
+// refused (ErrForeignTranscript) and left as it was. Open reads the tail
+// of the file, never all of it. A file cut back under the journal (a log
+// rotation's copytruncate) is noticed at the next append: the session
+// starts again in it.
+func Open(path string, opts *Options) (*Journal, error) {
+	f, cut, err := openFile(path, opts.maxLine())
+	if err != nil {
+		return nil, err
+	}
+	j := NewSink(f, opts)
+	j.Repaired = cut
+	return j, nil
+}
+
+// New returns a journal writing to w, which it alone writes (no lock, no
+// fsync: tests and in-memory runs).
+func New(w io.Writer, opts *Options) *Journal {
+	if w == nil {
+		return NewSink(nil, opts)
+	}
+	return NewSink(&writerSink{w: w, t: Tail{Prev: genesis}}, opts)
+}
+
+// NewSink returns a journal appending to s.
+func NewSink(s Sink, opts *Options) *Journal {
+	j := &Journal{sink: s, clock: func() time.Time { return time.Now().UTC() }, last: map[string]string{}}
+	if opts != nil {
+		if opts.Clock != nil {
+			j.clock = opts.Clock
+		}
+		j.session, j.keepRaw = opts.Session, opts.KeepRaw
+	}
+	if j.session == "" {
+		var b [8]byte
+		rand.Read(b[:])
+		j.session = hex.EncodeToString(b[:])
+	}
+	return j
+}
+
+// Pending is a call whose request is recorded and whose outcome is not
+// yet: Finish records it. A harness that drives the provider itself (as
+// package transport does) uses Begin and Finish; one that hands the
+// journal a Model uses Call.
+type Pending struct {
+	j        *Journal
+	call     string
+	seq      int64
+	hash     string
+	epoch    int
+	attempts int
+	done     bool
+}
+
+// Call validates, records and makes one call: Begin, then the model, then
+// Finish. The response returned is the one recorded (a string that is not
+// UTF-8 has its bad bytes replaced by U+FFFD in both). A model that panics
+// has its call recorded as an error, and the panic goes on.
+func (j *Journal) Call(ctx context.Context, m Model, req Request) (Response, error) {
+	pre, err := j.prepare(req)
+	if err != nil {
+		return Response{}, err
+	}
+	j.mu.Lock()
+	err = j.usable(req.Call)
+	j.mu.Unlock()
+	if err != nil {
+		return Response{}, err
+	}
+	if m == nil {
+		return Response{}, fmt.Errorf("journal: call %s: no model", req.Call)
+	}
+	p, err := j.begin(ctx, pre)
+	if err != nil {
+		return Response{}, err
+	}
+	var resp Response
+	var callErr error
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				p.Finish(ctx, Response{}, fmt.Errorf("panic: %v", r))
+				panic(r)
+			}
+		}()
+		resp, callErr = m.Complete(ctx, req)
+	}()
+	resp = validResponse(resp)
+	if err := p.Finish(ctx, resp, callErr); err != nil && callErr == nil {
+		return Response{}, err
+	}
+	if callErr != nil {
+		return Response{}, fmt.Errorf("call %s: %w", req.Call, callErr)
+	}
+	return resp, nil
+}
+
+// Begin validates a call at the provider boundary and records its request:
+// the manifest must hold for the assembled prompt (projected to the bytes
+// actually sent when an adapter changed them; with a request body, the
+// bytes sent are its system channel, and the receipt records their
+// digest, length and shape); then the system prompt and manifest (each
+// when it differs from the session's last) and the request go to the sink
+// in one append. Nothing is written for a call that fails validation, and
+// a system prompt or call name that is not UTF-8 fails it: the transcript
+// could not hold it.
+func (j *Journal) Begin(ctx context.Context, req Request) (*Pending, error) {
+	pre, err := j.prepare(req)
+	if err != nil {
+		return nil, err
+	}
+	return j.begin(ctx, pre)
+}
+
+// prepared is a request validated, with the lines' parts it records.
+type prepared struct {
+	call, served   string
+	mbytes, scJSON []byte
+	reqJSON        []byte
+	sc             servedContext
+}
+
+// prepare validates a request and builds what its lines hold.
+func (j *Journal) prepare(req Request) (*prepared, error) {
+	if !utf8.ValidString(req.Call) {
+		return nil, fmt.Errorf("journal: call %q: the call name is not UTF-8", req.Call)
+	}
+	if !utf8.ValidString(req.System) || req.Sent != nil && !utf8.ValidString(*req.Sent) {
+		return nil, fmt.Errorf("journal: call %s: the system prompt is not UTF-8", req.Call)
+	}
+	eg, err := req.egress()
+	if err != nil {
+		return nil, err
+	}
+	served, mf := eg.text, eg.manifest
+	mbytes, err := mf.Canonical()
+	if err != nil {
+		return nil, err
+	}
+	sc := servedContext{
+		Schema:                  servedContextSchema,
+		ManifestContentHash:     digest.Bytes(mbytes).String(),
+		SystemPromptContentHash: digest.Of(served).String(),
+		SystemPromptBytes:       len(served),
+	}
+	request := map[string]json.RawMessage{}
+	for _, part := range []struct {
+		name string
+		raw  json.RawMessage
+		hash *string
+	}{{"messages", req.Messages, &sc.MessagesContentHash}, {"tools", req.Tools, &sc.ToolsContentHash},
+		{"parameters", req.Parameters, &sc.ParametersContentHash}} {
+		kept, hash, err := j.retain(part.raw)
+		if err != nil {
+			return nil, fmt.Errorf("journal: call %s: %s: %w", req.Call, part.name, err)
+		}
+		request[part.name], *part.hash = kept, hash
+	}
+	if eg.channel != nil {
+		// The body's system channel is the system prompt: retained as it
+		// is, as the system prompt line is.
+		n := len(eg.channel.Text)
+		sc.PayloadSystemContentHash = digest.Of(eg.channel.Text).String()
+		sc.PayloadSystemBytes, sc.PayloadProvider = &n, string(eg.channel.Provider)
+		if sc.PayloadContentHash, err = jsonHash(eg.retained); err != nil {
+			return nil, fmt.Errorf("journal: call %s: payload: %w", req.Call, err)
+		}
+		request["payload"] = eg.retained
+	}
+	scJSON, _ := json.Marshal(sc)
+	reqJSON, err := pjson.Marshal(request)
+	if err != nil {
+		return nil, fmt.Errorf("journal: call %s: request: %w", req.Call, err)
+	}
+	return &prepared{call: req.Call, served: served, mbytes: mbytes, scJSON: scJSON, reqJSON: reqJSON, sc: sc}, nil
+}
+
+// begin writes a prepared request's lines.
+func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if err := j.usable(pre.call); err != nil {
+		return nil, err
+	}
+	sc, served, mbytes := pre.sc, pre.served, pre.mbytes
+	p := &Pending{j: j, call: pre.call}
+	err := j.sink.Append(ctx, func(t Tail) ([]byte, error) {
+		if t.Fresh {
+			j.restart()
+		}
+		b := &lineBuilder{t: t, at: j.clock().Format(time.RFC3339Nano)}
+		if !j.opened {
+			b.line(kindOpen, "session", quote(j.session))
+		}
+		if j.last[kindSystemPrompt] != sc.SystemPromptContentHash {
+			b.line(kindSystemPrompt, "content", quote(served), "content_hash", quote(sc.SystemPromptContentHash))
+		}
+		if j.last[kindContextManifest] != sc.ManifestContentHash {
+			b.line(kindContextManifest, "content_hash", quote(sc.ManifestContentHash), "manifest", string(mbytes))
+		}
+		b.line(kindRequest, "session", quote(j.session), "call", quote(pre.call),
+			"served_context", string(pre.scJSON), "request", string(pre.reqJSON))
+		p.seq, p.hash = b.t.Seq, b.t.Prev
+		return []byte(b.String()), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	j.opened = true
+	j.calls++
+	j.running++
+	p.epoch = j.epoch
+	j.last[kindSystemPrompt], j.last[kindContextManifest] = sc.SystemPromptContentHash, sc.ManifestContentHash
+	return p, nil
+}
+
+// retain is what the transcript keeps of a JSON value and its content
+// hash: Harn's redact_json of it, canonical (the hash is over exactly
+// that), or with KeepRaw the value itself, canonical.
+func (j *Journal) retain(raw json.RawMessage) (json.RawMessage, string, error) {
+	if len(raw) == 0 {
+		raw = json.RawMessage("null")
+	}
+	redacted, err := redact.JSON(raw)
+	if err != nil {
+		return nil, "", err
+	}
+	hash := digest.Bytes(redacted).String()
+	if j.keepRaw {
+		canonical, err := pjson.Encode(raw)
+		return canonical, hash, err
+	}
+	return redacted, hash, nil
+}
+
+// usable says why the journal takes no call, or nil. j.mu is held.
+func (j *Journal) usable(call string) error {
+	switch {
+	case j.sink == nil:
+		return fmt.Errorf("journal: call %s: the journal has nowhere to write (make it with Open, New or NewSink)", call)
+	case j.closed:
+		return fmt.Errorf("call %s: %w", call, ErrClosed)
+	}
+	return nil
+}
+
+// restart forgets the session's lines after the sink's chain was cut back:
+// the next lines open the session again. Calls begun before cannot record
+// their outcome (their request is gone). j.mu is held.
+func (j *Journal) restart() {
+	j.opened, j.calls = false, 0
+	j.epoch++
+	clear(j.last)
+}
+
+// Attempt records a failed attempt of the call (an HTTP status, a
+// transport error), when the call is retried as one logical call: the
+// outcome Finish records is the last attempt's.
+func (p *Pending) Attempt(ctx context.Context, status int, err error) error {
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	rec, _ := json.Marshal(struct {
+		Status  int    `json:"status,omitempty"`
+		Message string `json:"message,omitempty"`
+	}{status, redact.String(strings.ToValidUTF8(msg, "\uFFFD"))})
+	p.j.mu.Lock()
+	defer p.j.mu.Unlock()
+	if p.done {
+		return fmt.Errorf("journal: call %s: an attempt after the outcome", p.call)
+	}
+	p.attempts++
+	return p.append(ctx, kindAttempt, "attempt", strconv.Itoa(p.attempts), "failure", string(rec))
+}
+
+// Finish records the call's outcome: the response, or callErr (recorded
+// as its message, redacted). It is to be called once; a later call is an
+// error.
+func (p *Pending) Finish(ctx context.Context, resp Response, callErr error) error {
+	j := p.j
+	kind, field, hashField := kindResponse, "response", "response_content_hash"
+	var outcome []byte
+	var extra []string
+	if callErr != nil {
+		kind, field, hashField = kindError, "error", "error_content_hash"
+		outcome, _ = json.Marshal(callError{Message: redact.String(strings.ToValidUTF8(callErr.Error(), "\uFFFD"))})
+	} else {
+		resp = validResponse(resp)
+		var err error
+		if outcome, err = json.Marshal(resp); err != nil {
+			return p.abandon(fmt.Errorf("journal: call %s: response: %w", p.call, err))
+		}
+		if resp.Body != nil {
+			body := string(resp.Body)
+			if !j.keepRaw {
+				body = redact.String(body)
+			}
+			extra = []string{"body", quote(body), "body_content_hash", quote(digest.String(body).String())}
+		}
+	}
+	written, ohash, err := j.retain(outcome)
+	if err != nil {
+		return p.abandon(fmt.Errorf("journal: call %s: %s: %w", p.call, field, err))
+	}
+	if canonical, err := pjson.Encode(outcome); err == nil && string(canonical) == string(written) {
+		written = outcome // nothing redacted: the line keeps the bytes it always had
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if p.done {
+		return fmt.Errorf("journal: call %s: its outcome is recorded already", p.call)
+	}
+	p.done = true
+	defer j.finished()
+	fields := append([]string{field, string(written), hashField, quote(ohash)}, extra...)
+	return p.append(ctx, kind, fields...)
+}
+
+// abandon ends a call whose outcome cannot be recorded.
+func (p *Pending) abandon(err error) error {
+	p.j.mu.Lock()
+	defer p.j.mu.Unlock()
+	if !p.done {
+		p.done = true
+		p.j.finished()
+	}
+	return err
+}
+
+// append writes one line about the call, naming its request. j.mu is held.
+func (p *Pending) append(ctx context.Context, kind string, fields ...string) error {
+	j := p.j
+	if p.epoch != j.epoch {
+		return fmt.Errorf("journal: call %s: the transcript was cut back under the journal (a log rotation?) after its request; this line is not recorded", p.call)
+	}
+	return j.sink.Append(ctx, func(t Tail) ([]byte, error) {
+		if t.Fresh {
+			j.restart()
+			return nil, fmt.Errorf("journal: call %s: the transcript was cut back under the journal (a log rotation?) after its request; this line is not recorded", p.call)
+		}
+		b := &lineBuilder{t: t, at: j.clock().Format(time.RFC3339Nano)}
+		b.line(kind, append([]string{"session", quote(j.session), "call", quote(p.call),
+			"request_seq", strconv.FormatInt(p.seq, 10), "request_hash", quote(p.hash)}, fields...)...)
+		return []byte(b.String()), nil
+	})
+}
+
+// finished counts a call done, and ends the session when the journal was
+// closed meanwhile and this was the last call. j.mu is held.
+func (j *Journal) finished() {
+	if j.running--; j.closed && j.running == 0 {
+		j.end()
+	}
+}
+
+// Close ends the journal's session with a journal_close line counting its
+// calls (when it wrote any), then closes the sink. Calls begun after Close
+// are ErrClosed. A call begun before still records its outcome, and the
+// session's close follows it: Close does not wait for it (so a model may
+// close its own journal), and the last such call ends the session.
+func (j *Journal) Close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed || j.sink == nil {
+		j.closed = true
+		return nil
+	}
+	j.closed = true
+	if j.running > 0 {
+		return nil
+	}
+	return j.end()
+}
+
+// end writes journal_close and closes the sink. j.mu is held.
+func (j *Journal) end() error {
+	if j.ended {
+		return nil
+	}
+	j.ended = true
+	var err error
+	if j.opened {
+		err = j.sink.Append(context.Background(), func(t Tail) ([]byte, error) {
+			if t.Fresh {
+				return nil, nil // a new file: this session has no line in it
+			}
+			b := &lineBuilder{t: t, at: j.clock().Format(time.RFC3339Nano)}
+			b.line(kindClose, "session", quote(j.session), "calls", strconv.Itoa(j.calls))
+			return []byte(b.String()), nil
+		})
+	}
+	if cerr := j.sink.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// validResponse replaces the bytes of resp's strings that are not UTF-8
+// (a JSON string cannot hold them), so that the response recorded and the
+// one returned are the same.
+func validResponse(r Response) Response {
+	fix := func(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
+	r.Text, r.StopReason, r.ID, r.Model = fix(r.Text), fix(r.StopReason), fix(r.ID), fix(r.Model)
+	if len(r.ToolCalls) > 0 {
+		calls := make([]ToolCall, len(r.ToolCalls))
+		for i, c := range r.ToolCalls {
+			calls[i] = ToolCall{ID: fix(c.ID), Name: fix(c.Name), ArgumentsHash: c.ArgumentsHash}
+		}
+		r.ToolCalls = calls
+	}
+	if r.Body != nil && !utf8.Valid(r.Body) {
+		r.Body = []byte(fix(string(r.Body)))
+	}
+	return r
+}
+
+// lineBuilder builds a group of lines, chaining each to the one before.
+type lineBuilder struct {
+	strings.Builder
+	t  Tail
+	at string
+}
+
+// line appends one line: prev, seq, kind, at, then fields (name, raw JSON
+// pairs), and moves the chain on.
+func (b *lineBuilder) line(kind string, fields ...string) {
+	start := b.Len()
+	b.t.Seq++
+	fmt.Fprintf(b, `{"prev":%s,"seq":%d,"kind":%s,"at":%s`, quote(b.t.Prev), b.t.Seq, quote(kind), quote(b.at))
+	for i := 0; i < len(fields); i += 2 {
+		fmt.Fprintf(b, ",%s:%s", quote(fields[i]), fields[i+1])
+	}
+	b.WriteByte('}')
+	b.t.Prev = digest.String(b.String()[start:]).String()
+	b.WriteByte('\n')
+}
