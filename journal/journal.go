@@ -232,9 +232,3 @@ type callError struct {
 // quote is s as a JSON string, as canonical JSON writes it.
 func quote(s string) string { return string(pjson.AppendString(nil, s)) }
 
-func orNull(raw json.RawMessage) json.RawMessage {
-	if len(raw) == 0 {
-		return json.RawMessage("null")
-	}
-	return raw
-}
