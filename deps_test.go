@@ -50,6 +50,8 @@ const depsRules = `
 	journal < journal/report;
 	journal/replay, provenance, eventlog/sqlite, eventlog/postgres < cmd/promptloom/internal/demo;
 	cmd/promptloom/internal/demo, journal/report, harn/template < cmd/promptloom/internal/cli;
+	cmd/promptloom/internal/cli < cmd/promptloom/internal/errdoc;
+	cmd/promptloom/internal/errdoc < cmd/promptloom/internal/errdoc/gendoc;
 	cmd/promptloom/internal/cli < cmd/promptloom;
 
 	STD < internal/testkit/benchdata, internal/testkit/chromiumtest;
