@@ -3,7 +3,7 @@
 
 FUZZTIME ?= 10m
 
-.PHONY: test race bench fuzz lint api
+.PHONY: test race bench fuzz lint api errors
 
 test:
 	go test ./...
@@ -14,6 +14,12 @@ race:
 # The exported names a user must learn, per package (TestExportedNames).
 api:
 	go test -run '^TestExportedNames$$' -v . | sed -n '/exported names per package/,/in all/p'
+
+# docs/errors.md, from the error catalogue (cmd/promptloom/testdata/errors
+# and cmd/promptloom/internal/errdoc): every case is run and its output
+# written. TestErrorsDoc fails when the committed page is not current.
+errors:
+	go generate ./cmd/promptloom
 
 lint:
 	test -z "$$(gofmt -l . | grep -v '^testdata/')"

@@ -52,7 +52,7 @@ const depsRules = `
 	cmd/promptloom/internal/demo, journal/report, harn/template < cmd/promptloom/internal/cli;
 	cmd/promptloom/internal/cli < cmd/promptloom/internal/errdoc;
 	cmd/promptloom/internal/errdoc < cmd/promptloom/internal/errdoc/gendoc;
-	cmd/promptloom/internal/cli < cmd/promptloom;
+	cmd/promptloom/internal/errdoc < cmd/promptloom;
 
 	STD < internal/testkit/benchdata, internal/testkit/chromiumtest;
 	STD < internal/testkit/corpus;

@@ -7,122 +7,83 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
-	"github.com/promptloom/promptloom/cmd/promptloom/internal/cli"
+	"github.com/promptloom/promptloom/cmd/promptloom/internal/errdoc"
+	"github.com/promptloom/promptloom/internal/testkit/pgtest"
 )
 
-// errcase is one example of docs/errors.md: commands (the last one is
-// checked), files, and the exit code and exact output expected.
-type errcase struct {
-	title    string
-	commands [][]string
-	files    map[string]string
-	exit     int
-	output   string
+// The page, generated once for the tests that read it.
+var generated struct {
+	once sync.Once
+	page *errdoc.Page
+	err  error
 }
 
-// blockRE matches a bold title, any paragraphs of explanation, then the
-// errcase block.
-var blockRE = regexp.MustCompile("(?s)\\*\\*([^*\\n]+)\\*\\*\\n\\n(?:(?:[^`*\\n]|`[^`])[^\\n]*\\n(?:[^\\n]+\\n)*\\n)*```errcase\\n(.*?)\\n```")
-
-func readErrcases(t *testing.T) []errcase {
+// generate runs the error catalogue as go generate does, and with a
+// PostgreSQL database for the cases that need one when the tests have a
+// server.
+func generate(t *testing.T) *errdoc.Page {
 	t.Helper()
+	generated.once.Do(func() {
+		o := &errdoc.Options{}
+		if os.Getenv(pgtest.Env) != "" {
+			o.Postgres = func() string { return pgtest.URL(t) }
+		}
+		generated.page, generated.err = errdoc.Generate(".", o)
+	})
+	if generated.page == nil {
+		t.Fatalf("generating docs/errors.md: %v", generated.err)
+	}
+	return generated.page
+}
+
+// TestErrorsDoc runs every case of the error catalogue, the command line's
+// and the library's, and checks that each error matches what its case
+// declares and that docs/errors.md is the page they make.
+func TestErrorsDoc(t *testing.T) {
+	page := generate(t)
+	if generated.err != nil {
+		t.Errorf("the catalogue does not run as it says:\n%v", generated.err)
+	}
+	for _, name := range page.Unrun {
+		t.Logf("not run (needs PostgreSQL: set %s): %s", pgtest.Env, name)
+	}
+	if len(page.Outputs) < 100 {
+		t.Errorf("only %d command-line cases", len(page.Outputs))
+	}
 	doc, err := os.ReadFile("../../docs/errors.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []errcase
-	blocks := blockRE.FindAllStringSubmatch(string(doc), -1)
-	if n := strings.Count(string(doc), "```errcase"); n != len(blocks) {
-		t.Fatalf("docs/errors.md has %d errcase blocks but only %d follow a bold title (and paragraphs): every block must be checked", n, len(blocks))
+	if !bytes.Equal(doc, page.Markdown) {
+		t.Errorf("docs/errors.md is not what the catalogue gives: run go generate ./cmd/promptloom\n%s", firstDifference(doc, page.Markdown))
 	}
-	for _, m := range blocks {
-		c := errcase{title: m[1], files: map[string]string{}}
-		lines := strings.Split(m[2], "\n")
-		file, quoted := "", false
-		var content []string
-		flush := func() {
-			if file == "" {
-				return
-			}
-			body := strings.Join(content, "\n")
-			if quoted {
-				var err error
-				if body, err = strconv.Unquote(body); err != nil {
-					t.Fatalf("%s: %s: %v", c.title, file, err)
-				}
-			}
-			c.files[file] = body
-			file, content = "", nil
-		}
-		for i := 0; i < len(lines); i++ {
-			l := lines[i]
-			switch {
-			case strings.HasPrefix(l, "$ promptloom "):
-				c.commands = append(c.commands, strings.Fields(strings.TrimPrefix(l, "$ promptloom ")))
-			case strings.HasPrefix(l, "-- ") && strings.HasSuffix(l, " --"):
-				flush()
-				name := strings.TrimSuffix(strings.TrimPrefix(l, "-- "), " --")
-				name, quoted = strings.CutSuffix(name, " (quoted)")
-				file = name
-			case strings.HasPrefix(l, "== exit "):
-				flush()
-				c.exit, _ = strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(l, "== exit "), " =="))
-				c.output = strings.Join(lines[i+1:], "\n")
-				i = len(lines)
-			default:
-				content = append(content, l)
-			}
-		}
-		out = append(out, c)
-	}
-	return out
 }
 
-// TestErrorsDoc runs every example of docs/errors.md and checks the exit
-// code and the exact output: the catalogue cannot drift from the code.
-func TestErrorsDoc(t *testing.T) {
-	cases := readErrcases(t)
-	if len(cases) < 70 {
-		t.Fatalf("found %d examples in docs/errors.md", len(cases))
+// firstDifference shows the first line where the committed page and the
+// generated one differ.
+func firstDifference(have, want []byte) string {
+	h, w := strings.Split(string(have), "\n"), strings.Split(string(want), "\n")
+	i := 0
+	for i < len(h) && i < len(w) && h[i] == w[i] {
+		i++
 	}
-	for _, c := range cases {
-		t.Run(c.title, func(t *testing.T) {
-			dir := t.TempDir()
-			for name, body := range c.files {
-				if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			t.Chdir(dir)
-			var code int
-			var out bytes.Buffer
-			for _, args := range c.commands {
-				out.Reset()
-				var stderr bytes.Buffer
-				code = cli.Main(args, strings.NewReader(""), &out, &stderr)
-				out.Write(stderr.Bytes())
-			}
-			if code != c.exit {
-				t.Errorf("exit %d, want %d (output %q)", code, c.exit, out.String())
-			}
-			if got := strings.TrimRight(out.String(), "\n"); got != c.output {
-				t.Errorf("output:\n%s\nwant:\n%s", got, c.output)
-			}
-		})
+	line := func(l []string) string {
+		if i < len(l) {
+			return strconv.Quote(l[i])
+		}
+		return "(end of page)"
 	}
+	return "line " + strconv.Itoa(i+1) + ":\n  committed: " + line(h) + "\n  generated: " + line(w)
 }
 
 // Every message the CLI fails with directly (e.fail with a literal format)
-// has an example in docs/errors.md: the text before its first verb must
-// appear in an example's output.
+// has a case in the catalogue: the text before its first verb must appear
+// in a case's output.
 func TestEveryCLIFailureIsDocumented(t *testing.T) {
-	var outputs strings.Builder
-	for _, c := range readErrcases(t) {
-		outputs.WriteString(c.output)
-		outputs.WriteByte('\n')
-	}
+	outputs := strings.Join(generate(t).Outputs, "\n")
 	failRE := regexp.MustCompile(`e\.fail\("((?:[^"\\]|\\.)*)"`)
 	files, err := filepath.Glob("internal/cli/*.go")
 	if err != nil || len(files) == 0 {
@@ -143,8 +104,8 @@ func TestEveryCLIFailureIsDocumented(t *testing.T) {
 				t.Fatalf("%s: %v", f, err)
 			}
 			prefix, _, _ := strings.Cut(format, "%")
-			if n++; !strings.Contains(outputs.String(), prefix) {
-				t.Errorf("%s: no example in docs/errors.md fails with %q", filepath.Base(f), format)
+			if n++; !strings.Contains(outputs, prefix) {
+				t.Errorf("%s: no case in testdata/errors fails with %q", filepath.Base(f), format)
 			}
 		}
 	}

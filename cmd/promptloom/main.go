@@ -2,6 +2,10 @@
 // prompts. Run `promptloom help` for the subcommands; the README has a tour.
 package main
 
+// docs/errors.md is generated from the error catalogue (testdata/errors and
+// internal/errdoc), by running every case; TestErrorsDoc checks it is current.
+//go:generate go run ./internal/errdoc/gendoc
+
 import (
 	"os"
 
