@@ -225,7 +225,7 @@ func render(sections []*section, cases []*libCase) []byte {
 	}
 	b.WriteString(libraryIntro)
 	pkg, heading := "\x00", ""
-	for _, c := range cases {
+	for i, c := range cases {
 		if c.pkg != pkg {
 			pkg, heading = c.pkg, ""
 			name := "promptloom"
@@ -237,11 +237,18 @@ func render(sections []*section, cases []*libCase) []byte {
 				b.WriteString("\n" + wrap("The examples that need a PostgreSQL server show their messages as recorded against one; the tests compare them with a live run's when `PROMPTLOOM_TEST_POSTGRES` is set.", 76) + "\n")
 			}
 		}
+		// The heading leads the case's prose, or stands alone above the
+		// cases that share it.
+		doc := c.doc
 		if h := c.heading(); h != heading {
 			heading = h
-			fmt.Fprintf(&b, "\n%s\n", h)
+			if i+1 < len(cases) && cases[i+1].pkg == pkg && cases[i+1].heading() == h {
+				fmt.Fprintf(&b, "\n%s\n", h)
+			} else {
+				doc = h + ": " + doc
+			}
 		}
-		fmt.Fprintf(&b, "\n%s\n", wrap(c.doc, 76))
+		fmt.Fprintf(&b, "\n%s\n", wrap(doc, 76))
 		if c.message != "" {
 			fmt.Fprintf(&b, "\n```\n%s\n```\n", c.message)
 		}
