@@ -46,6 +46,7 @@ type Options struct {
 
 // Page is docs/errors.md and what went into it.
 type Page struct {
+	// Markdown is the page, as docs/errors.md holds it.
 	Markdown []byte
 	// Outputs is the output of every command-line case, in page order.
 	Outputs []string
