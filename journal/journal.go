@@ -231,4 +231,3 @@ type callError struct {
 
 // quote is s as a JSON string, as canonical JSON writes it.
 func quote(s string) string { return string(pjson.AppendString(nil, s)) }
-
