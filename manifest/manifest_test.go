@@ -247,6 +247,7 @@ func TestReadRejects(t *testing.T) {
 	tests := []struct{ name, in, field string }{
 		{"not json", `{`, ""},
 		{"wrong schema", `{"schema":"v2","segments":[],"whole_prompt_digest":"` + empty + `","system_prompt_bytes":0}`, "schema"},
+		{"other schema, other fields", `{"schema":"v2"}`, "schema"},
 		{"unknown boundary", `{"schema":"harn.llm.context_manifest.v1","boundary":"b","segments":[],"whole_prompt_digest":"` + empty + `","system_prompt_bytes":0}`, "boundary"},
 		{"no segments", `{"schema":"harn.llm.context_manifest.v1","whole_prompt_digest":"` + empty + `","system_prompt_bytes":0}`, "segments"},
 		{"negative bytes", `{"schema":"harn.llm.context_manifest.v1","segments":[{"id":"a","included":true,"bytes":-1,"digest":"` + empty + `"}],"whole_prompt_digest":"` + empty + `","system_prompt_bytes":0}`, "segments[0].bytes"},

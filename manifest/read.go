@@ -69,6 +69,10 @@ func Read(data []byte) (*Manifest, error) {
 	if !v.IsObject() {
 		return nil, &ReadError{Detail: "not a JSON object"}
 	}
+	// Another schema's fields mean other things: say so before judging them.
+	if s := v.Get("schema"); s.Type == gjson.String && s.Str != schema {
+		return nil, &ReadError{Field: "schema", Detail: fmt.Sprintf("is %q, want %q", s.Str, schema)}
+	}
 	r := reader{v: v}
 	m := &Manifest{
 		Schema:             r.str("schema", true, ""),

@@ -38,8 +38,8 @@ type Channel struct {
 // `system_instruction` or `contents` is Gemini; `instructions` or `input`
 // is OpenAI Responses; `messages` is OpenAI Chat Completions. A body that
 // is not a JSON object, or whose channel has a field of the wrong type or a
-// key twice, is a *MalformedError; a body with no system text is a
-// *NoSystemError.
+// key twice, is an *Error of kind ErrMalformed; a body with no system text
+// is one of kind ErrNoSystem.
 func Extract(body []byte, p Provider) (*Channel, error) {
 	if err := checkBody(body, p); err != nil {
 		return nil, err

@@ -34,8 +34,8 @@ type Result struct {
 // Verify holds the system channel of a request body to m: the body is read
 // with Extract (p may be Auto), and m must hold for the channel's text
 // (manifest.Validate), or for its pieces joined with the separator, in
-// which case the result is Placed. Otherwise the error is a
-// *MismatchError naming the first fragment that differs and where. A harness
+// which case the result is Placed. Otherwise the error is an *Error of
+// kind ErrMismatch naming the first fragment that differs and where. A harness
 // calls Verify on the body it is about to send.
 func Verify(m *manifest.Manifest, body []byte, p Provider) (*Result, error) {
 	c, err := Extract(body, p)
