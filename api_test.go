@@ -3,13 +3,11 @@ package promptloom_test
 import (
 	"fmt"
 	"go/ast"
-	"go/parser"
-	"go/token"
-	"io/fs"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/promptloom/promptloom/internal/testkit/gosrc"
 )
 
 // maxExported bounds the names a user of the library must learn: the
@@ -21,27 +19,7 @@ const maxExported = 300
 // exportedNames counts, per importable package, its exported names.
 func exportedNames(t *testing.T) map[string]int {
 	counts := map[string]int{}
-	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if p != "." && (d.Name() == "testdata" || d.Name() == "internal" || strings.HasPrefix(d.Name(), ".")) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
-		if f.Name.Name == "main" {
-			return nil
-		}
-		dir := filepath.ToSlash(filepath.Dir(p))
+	err := gosrc.Walk(".", func(dir string, f *ast.File) error {
 		if _, ok := counts[dir]; !ok {
 			counts[dir] = 0
 		}

@@ -2,15 +2,14 @@ package main
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/promptloom/promptloom/cmd/promptloom/internal/errdoc"
+	"github.com/promptloom/promptloom/internal/testkit/gosrc"
 )
 
 const module = "github.com/promptloom/promptloom"
@@ -63,30 +62,7 @@ func TestEveryLibraryErrorIsCatalogued(t *testing.T) {
 func libraryErrors(t *testing.T, root string) []string {
 	t.Helper()
 	var out []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if n := d.Name(); p != root && (n == "testdata" || n == "internal" || strings.HasPrefix(n, ".")) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
-		if f.Name.Name == "main" {
-			return nil
-		}
-		rel, err := filepath.Rel(root, filepath.Dir(p))
-		if err != nil {
-			return err
-		}
+	err := gosrc.Walk(root, func(rel string, f *ast.File) error {
 		pkg := module
 		if rel != "." {
 			pkg += "/" + filepath.ToSlash(rel)
