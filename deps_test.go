@@ -45,7 +45,7 @@ const depsRules = `
 	eventlog, SQLITE < eventlog/sqlite;
 	eventlog, PGX < eventlog/postgres;
 	manifest, stage, eventlog < provenance;
-	explain, payload, internal/textsafe < journal;
+	explain, payload, internal/textsafe, XMOD < journal;
 	journal, eventlog < journal/replay;
 	journal < journal/report;
 	journal/replay, provenance, eventlog/sqlite, eventlog/postgres < cmd/promptloom/internal/demo;
@@ -70,6 +70,7 @@ var thirdParty = map[string][]string{
 	"TIKTOKEN": {"github.com/tiktoken-go/tokenizer"},
 	"PGX":      {"github.com/jackc/pgx/v5"},
 	"SQLITE":   {"modernc.org/sqlite"},
+	"XMOD":     {"golang.org/x/mod"},
 }
 
 // testOnly may be imported by any _test.go file: test tools, the
