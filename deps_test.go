@@ -48,6 +48,7 @@ const depsRules = `
 	explain, payload, internal/textsafe, XMOD < journal;
 	journal, eventlog < journal/replay;
 	journal < journal/report;
+	journal, PGX < journal/postgres;
 	journal/replay, provenance, eventlog/sqlite, eventlog/postgres < cmd/promptloom/internal/demo;
 	cmd/promptloom/internal/demo, journal/report, harn/template < cmd/promptloom/internal/cli;
 	cmd/promptloom/internal/cli < cmd/promptloom;
