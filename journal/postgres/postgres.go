@@ -206,35 +206,48 @@ type sink struct {
 }
 
 // Append implements journal.Sink: one transaction locks the chain's row,
-// hands build its tail, and inserts the lines build returns.
+// hands build its tail, and inserts the lines build returns. It is two
+// round trips to the server: BEGIN and the locking read are sent
+// together, and so are the insert and COMMIT.
 func (k *sink) Append(ctx context.Context, build func(journal.Tail) ([]byte, error)) error {
 	if !validChain(k.chain) {
 		return &fs.PathError{Op: "append", Path: k.chain, Err: fs.ErrInvalid}
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	tx, err := k.s.pool.Begin(ctx)
+	conn, err := k.s.pool.Acquire(ctx)
 	if err != nil {
 		return k.wrap(err)
 	}
-	defer tx.Rollback(ctx)
+	// A connection still in a transaction (an error below) is closed by
+	// Release, which rolls it back.
+	defer conn.Release()
 	t := journal.Tail{Prev: genesis}
 	var bytes int64
-	err = tx.QueryRow(ctx, `SELECT seq, head, bytes FROM transcript_chains WHERE chain = $1 FOR UPDATE`, k.chain).Scan(&t.Seq, &t.Prev, &bytes)
+	var begin pgx.Batch
+	begin.Queue(`BEGIN`)
+	begin.Queue(pgLock, k.chain).QueryRow(func(r pgx.Row) error { return r.Scan(&t.Seq, &t.Prev, &bytes) })
+	err = conn.SendBatch(ctx, &begin).Close()
 	if errors.Is(err, pgx.ErrNoRows) {
 		// The chain's first append: its row, locked until the lines are in.
-		err = tx.QueryRow(ctx, `INSERT INTO transcript_chains (chain, seq, head, bytes, at) VALUES ($1, 0, $2, 0, now())
-			ON CONFLICT (chain) DO UPDATE SET chain = EXCLUDED.chain RETURNING seq, head, bytes`, k.chain, genesis).Scan(&t.Seq, &t.Prev, &bytes)
+		_, err = conn.Exec(ctx, `INSERT INTO transcript_chains (chain, seq, head, bytes, at) VALUES ($1, 0, $2, 0, now())
+			ON CONFLICT (chain) DO NOTHING`, k.chain, genesis)
+		if err == nil {
+			err = conn.QueryRow(ctx, pgLock, k.chain).Scan(&t.Seq, &t.Prev, &bytes)
+		}
 	}
 	if err != nil {
 		return k.wrap(err)
 	}
 	out, err := build(t)
-	if err != nil || len(out) == 0 {
-		return err
+	if err == nil && len(out) > 0 && out[len(out)-1] != '\n' {
+		err = fmt.Errorf("journal/postgres: chain %s: lines must each end in a newline", k.chain)
 	}
-	if out[len(out)-1] != '\n' {
-		return fmt.Errorf("journal/postgres: chain %s: lines must each end in a newline", k.chain)
+	if err != nil || len(out) == 0 {
+		if _, rerr := conn.Exec(ctx, `ROLLBACK`); rerr != nil && err == nil {
+			err = k.wrap(rerr)
+		}
+		return err
 	}
 	ls := strings.Split(string(out[:len(out)-1]), "\n")
 	rows := make([][]byte, len(ls))
@@ -242,15 +255,22 @@ func (k *sink) Append(ctx context.Context, build func(journal.Tail) ([]byte, err
 		rows[i] = []byte(l)
 	}
 	head := digest.Bytes(rows[len(rows)-1]).String()
-	_, err = tx.Exec(ctx, `WITH u AS (
-		UPDATE transcript_chains SET seq = $2 + cardinality($5::bytea[]), head = $3, bytes = bytes + $4, at = now() WHERE chain = $1
-	) INSERT INTO transcript_lines (chain, seq, line)
-	SELECT $1, $2 + d.n, d.l FROM unnest($5::bytea[]) WITH ORDINALITY AS d(l, n)`, k.chain, t.Seq, head, len(out), rows)
-	if err != nil {
-		return k.wrap(err)
-	}
-	return k.wrap(tx.Commit(ctx))
+	var commit pgx.Batch
+	commit.Queue(pgInsert, k.chain, t.Seq, head, len(out), rows)
+	commit.Queue(`COMMIT`)
+	return k.wrap(conn.SendBatch(ctx, &commit).Close())
 }
+
+// pgLock reads a chain's tail and locks its row until the transaction
+// ends: appends to one chain take turns, and a line's seq is always one
+// more than the last.
+const pgLock = `SELECT seq, head, bytes FROM transcript_chains WHERE chain = $1 FOR UPDATE`
+
+// pgInsert moves the chain's tail past the lines and inserts them.
+const pgInsert = `WITH u AS (
+	UPDATE transcript_chains SET seq = $2 + cardinality($5::bytea[]), head = $3, bytes = bytes + $4, at = now() WHERE chain = $1
+) INSERT INTO transcript_lines (chain, seq, line)
+SELECT $1, $2 + d.n, d.l FROM unnest($5::bytea[]) WITH ORDINALITY AS d(l, n)`
 
 func (k *sink) wrap(err error) error {
 	if err == nil {
