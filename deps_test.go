@@ -50,7 +50,7 @@ const depsRules = `
 	journal < journal/report;
 	journal, PGX < journal/postgres;
 	journal/replay, provenance, eventlog/sqlite, eventlog/postgres < cmd/promptloom/internal/demo;
-	cmd/promptloom/internal/demo, journal/report, harn/template < cmd/promptloom/internal/cli;
+	cmd/promptloom/internal/demo, journal/report, journal/postgres, harn/template, XMOD < cmd/promptloom/internal/cli;
 	cmd/promptloom/internal/cli < cmd/promptloom;
 
 	STD < internal/testkit/benchdata, internal/testkit/chromiumtest;

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -19,6 +20,7 @@ import (
 	"github.com/promptloom/promptloom/harn/reminder"
 	"github.com/promptloom/promptloom/internal/testkit/pgtest"
 	"github.com/promptloom/promptloom/journal"
+	jpostgres "github.com/promptloom/promptloom/journal/postgres"
 	"github.com/promptloom/promptloom/journal/replay"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/project"
@@ -186,6 +188,38 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 		_, err = postgres.Open(context.Background(), url, nil)
 		// the URL names a schema made for this test: show a fixed one
 		return renamed{err, strings.ReplaceAll(fmt.Sprint(err), url, "postgres://db.example/log")}, postgres.ErrSchemaVersion
+	},
+	"journal/postgres fs.ErrNotExist (no tables)": func(t *testing.T) (error, error) {
+		url := pgtest.URL(t)
+		_, err := jpostgres.Open(context.Background(), url, nil)
+		return renamed{err, strings.ReplaceAll(fmt.Sprint(err), url, "postgres://db.example/runs")}, fs.ErrNotExist
+	},
+	"journal/postgres errors.ErrUnsupported (a newer schema)": func(t *testing.T) (error, error) {
+		url := pgtest.URL(t)
+		s, err := jpostgres.Open(context.Background(), url, &jpostgres.Options{Migrate: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		conn, err := pgx.Connect(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(context.Background())
+		if _, err := conn.Exec(context.Background(), `UPDATE transcript_schema SET version = 2`); err != nil {
+			t.Fatal(err)
+		}
+		_, err = jpostgres.Open(context.Background(), url, nil)
+		return renamed{err, strings.ReplaceAll(fmt.Sprint(err), url, "postgres://db.example/runs")}, errors.ErrUnsupported
+	},
+	"journal/postgres fs.ErrInvalid (a chain name)": func(t *testing.T) (error, error) {
+		s, err := jpostgres.Open(context.Background(), pgtest.URL(t), &jpostgres.Options{Migrate: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		err = s.Sink("a/b").Append(context.Background(), func(journal.Tail) ([]byte, error) { return []byte("x\n"), nil })
+		return err, fs.ErrInvalid
 	},
 	"eventlog.ErrClosed": func(t *testing.T) (error, error) {
 		m := eventlog.NewMemory(nil)

@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"os"
+	"context"
 
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/journal/report"
@@ -17,7 +17,7 @@ func init() {
 // page is written either way, marking what failed).
 func runReport(e *env, args []string) int {
 	fs := newFlags("report")
-	transcript := fs.String("transcript", "", "the JSONL transcript to report")
+	transcript := fs.String("transcript", "", "the JSONL transcript to report, or a postgres:// URL of one session (?session=NAME)")
 	format := fs.String("format", "text", "text or html")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -29,7 +29,12 @@ func runReport(e *env, args []string) int {
 	if *transcript == "" || len(pos) > 0 {
 		return e.fail("report: takes --transcript FILE and nothing else")
 	}
-	f, err := os.Open(*transcript)
+	src, close, err := oneTranscript(context.Background(), *transcript)
+	if err != nil {
+		return e.fail("report: %v", err)
+	}
+	defer close()
+	f, err := src.open()
 	if err != nil {
 		return e.fail("report: %v", err)
 	}
@@ -38,7 +43,7 @@ func runReport(e *env, args []string) int {
 	// second reading of a file that may have changed meanwhile.
 	rep, verr := journal.Verify(f, &journal.Options{MaxLineBytes: maxLineBytes})
 	if *format == "html" {
-		err = report.WriteHTML(e.stdout, *transcript, rep)
+		err = report.WriteHTML(e.stdout, src.name, rep)
 	} else {
 		err = report.WriteText(e.stdout, rep)
 	}
