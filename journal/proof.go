@@ -135,12 +135,12 @@ func proofHeader(leaf int64, path tlog.RecordProof, note string) string {
 
 // proofCheck is what Verify reads of a proof, line by line.
 type proofCheck struct {
-	leaf              int64
-	path              tlog.RecordProof
-	note              string
-	request, outcome  gjson.Result
-	reqHash, outHash  string
-	reqLine, badLines int
+	leaf             int64
+	path             tlog.RecordProof
+	note             string
+	request, outcome gjson.Result
+	reqHash, outHash string
+	badLines         int
 }
 
 // proofLine reads line n of a proof.
