@@ -26,7 +26,7 @@ import (
 // Third-party imports are held too: a database driver, a tokenizer or an
 // SDK is named where it may be used, and nowhere else.
 const depsRules = `
-	STD < internal/json, internal/textsafe;
+	STD < internal/json, internal/textsafe, internal/dsn;
 	STD < harn/redact/internal/url;
 	internal/json, harn/redact/internal/url < harn/redact;
 	harn/redact, BLAKE3 < digest;
@@ -48,7 +48,7 @@ const depsRules = `
 	explain, payload, internal/textsafe, XMOD < journal;
 	journal, eventlog < journal/replay;
 	journal < journal/report;
-	journal, PGX < journal/postgres;
+	journal, internal/dsn, PGX < journal/postgres;
 	journal/replay, provenance, eventlog/sqlite, eventlog/postgres < cmd/promptloom/internal/demo;
 	cmd/promptloom/internal/demo, journal/report, journal/postgres, harn/template, XMOD < cmd/promptloom/internal/cli;
 	cmd/promptloom/internal/cli < cmd/promptloom;

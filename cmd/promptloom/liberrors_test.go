@@ -177,14 +177,7 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 			t.Fatal(err)
 		}
 		s.Close()
-		conn, err := pgx.Connect(context.Background(), url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close(context.Background())
-		if _, err := conn.Exec(context.Background(), `UPDATE eventlog_schema SET version = 2`); err != nil {
-			t.Fatal(err)
-		}
+		execSQL(t, url, `UPDATE eventlog_schema SET version = 2`)
 		_, err = postgres.Open(context.Background(), url, nil)
 		// the URL names a schema made for this test: show a fixed one
 		return renamed{err, strings.ReplaceAll(fmt.Sprint(err), url, "postgres://db.example/log")}, postgres.ErrSchemaVersion
@@ -201,14 +194,7 @@ var libErrors = map[string]func(t *testing.T) (error, error){
 			t.Fatal(err)
 		}
 		s.Close()
-		conn, err := pgx.Connect(context.Background(), url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close(context.Background())
-		if _, err := conn.Exec(context.Background(), `UPDATE transcript_schema SET version = 2`); err != nil {
-			t.Fatal(err)
-		}
+		execSQL(t, url, `UPDATE transcript_schema SET version = 2`)
 		_, err = jpostgres.Open(context.Background(), url, nil)
 		return renamed{err, strings.ReplaceAll(fmt.Sprint(err), url, "postgres://db.example/runs")}, errors.ErrUnsupported
 	},
@@ -397,5 +383,17 @@ func TestLibraryErrorsDoc(t *testing.T) {
 		if _, ok := libErrors[name]; !ok && !strings.HasPrefix(name, "-") {
 			t.Errorf("docs/errors.md documents %q, which no test raises", name)
 		}
+	}
+}
+
+// execSQL runs one statement in the database at url.
+func execSQL(t *testing.T, url, stmt string) {
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(context.Background(), stmt); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -51,15 +51,7 @@ func TestPostgresFleetChild(t *testing.T) {
 		t.Skip("a child of TestPostgresFleet")
 	}
 	w, _ := strconv.Atoi(os.Getenv("PROMPTLOOM_FLEET_WORKER"))
-	signer, err := note.NewSigner(os.Getenv("PROMPTLOOM_FLEET_KEY"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := Open(ctx, dsn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, signer := child(t, dsn)
 	var wg sync.WaitGroup
 	for i := range fleetSessions {
 		sess := fleetSession(w, i)
@@ -134,14 +126,7 @@ func TestPostgresCrashChild(t *testing.T) {
 	if dsn == "" {
 		t.Skip("the worker of TestPostgresCrash")
 	}
-	signer, err := note.NewSigner(os.Getenv("PROMPTLOOM_FLEET_KEY"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := Open(ctx, dsn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, signer := child(t, dsn)
 	chain := os.Getenv("PROMPTLOOM_CRASH_CHAIN")
 	j := journal.NewSink(s.Sink(chain), &journal.Options{Session: chain, Signer: signer, CheckpointEvery: 3})
 	body := strings.Repeat("Keep the todo list current and run the tests. ", 5000) // about 230 KB
@@ -249,4 +234,19 @@ func crash(t *testing.T, s *Store, dsn, chain, skey string, verifier note.Verifi
 	}
 	_, incomplete, _ := rep.Counts()
 	t.Logf("%s: killed %v after the 20th call, %d acknowledged; %d calls (%d without an outcome), %d lines in the chain", chain, delay, acked, len(rep.Calls), incomplete, tail.Seq)
+}
+
+// child is a worker's store on dsn (not migrated: the parent did that) and
+// its signer, from PROMPTLOOM_FLEET_KEY.
+func child(t *testing.T, dsn string) (*Store, note.Signer) {
+	signer, err := note.NewSigner(os.Getenv("PROMPTLOOM_FLEET_KEY"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(ctx, dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, signer
 }

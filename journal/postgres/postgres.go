@@ -26,13 +26,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/internal/dsn"
 	"github.com/promptloom/promptloom/journal"
 
 	"github.com/jackc/pgx/v5"
@@ -107,17 +107,7 @@ func Open(ctx context.Context, url string, o *Options) (*Store, error) {
 }
 
 // dsnForError is a connection URL as an error quotes it: with no password.
-func dsnForError(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return "(a connection URL that does not parse)"
-	}
-	if q := u.Query(); q.Has("password") {
-		q.Set("password", "xxxxx")
-		u.RawQuery = q.Encode()
-	}
-	return u.Redacted()
-}
+func dsnForError(d string) string { return dsn.Redacted(d) }
 
 // check reads the schema's version, changing nothing.
 func (s *Store) check(ctx context.Context) error {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"os"
 
@@ -36,17 +35,10 @@ func runProve(e *env, args []string) int {
 			return e.fail("prove: %v", err)
 		}
 	}
-	src, close, err := oneTranscript(context.Background(), *transcript)
-	if err != nil {
-		return e.fail("prove: %v", err)
+	_, rep, err, oerr := verifyOne(*transcript, o)
+	if oerr != nil {
+		return e.fail("prove: %v", oerr)
 	}
-	defer close()
-	f, err := src.open()
-	if err != nil {
-		return e.fail("prove: %v", err)
-	}
-	rep, err := journal.Verify(f, o)
-	f.Close()
 	if err != nil || !rep.OK() || rep.Proof == nil {
 		// Why there is no proof: the transcript's report.
 		rep.WriteText(e.stderr)

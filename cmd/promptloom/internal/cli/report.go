@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"context"
-
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/journal/report"
 )
@@ -29,21 +27,14 @@ func runReport(e *env, args []string) int {
 	if *transcript == "" || len(pos) > 0 {
 		return e.fail("report: takes --transcript FILE and nothing else")
 	}
-	src, close, err := oneTranscript(context.Background(), *transcript)
-	if err != nil {
-		return e.fail("report: %v", err)
-	}
-	defer close()
-	f, err := src.open()
-	if err != nil {
-		return e.fail("report: %v", err)
-	}
-	defer f.Close()
 	// One pass: the page shows what Verify read and judged, never a
-	// second reading of a file that may have changed meanwhile.
-	rep, verr := journal.Verify(f, &journal.Options{MaxLineBytes: maxLineBytes})
+	// second reading of a transcript that may have changed meanwhile.
+	name, rep, verr, err := verifyOne(*transcript, &journal.Options{MaxLineBytes: maxLineBytes})
+	if err != nil {
+		return e.fail("report: %v", err)
+	}
 	if *format == "html" {
-		err = report.WriteHTML(e.stdout, src.name, rep)
+		err = report.WriteHTML(e.stdout, name, rep)
 	} else {
 		err = report.WriteText(e.stdout, rep)
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/promptloom/promptloom/cmd/promptloom/internal/demo"
+	"github.com/promptloom/promptloom/internal/dsn"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/journal/postgres"
 
@@ -100,6 +101,23 @@ func oneTranscript(ctx context.Context, arg string) (source, func(), error) {
 		return source{}, nil, fmt.Errorf("the store holds %d sessions (%s): name one with ?session=", len(srcs), strings.Join(names, ", "))
 	}
 	return srcs[0], close, nil
+}
+
+// verifyOne verifies the one transcript a --transcript names: its name,
+// the report and Verify's error, or err when it cannot be opened.
+func verifyOne(arg string, o *journal.Options) (name string, rep *journal.Report, verr, err error) {
+	src, close, err := oneTranscript(context.Background(), arg)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	defer close()
+	f, err := src.open()
+	if err != nil {
+		return "", nil, nil, err
+	}
+	defer f.Close()
+	rep, verr = journal.Verify(f, o)
+	return src.name, rep, verr, nil
 }
 
 // readTranscript reads one transcript whole, at most limit bytes.
@@ -325,13 +343,5 @@ func shown(arg string) string {
 	if !demo.IsURL(arg) {
 		return arg
 	}
-	u, err := url.Parse(arg)
-	if err != nil {
-		return "(a URL that does not parse)"
-	}
-	if q := u.Query(); q.Has("password") {
-		q.Set("password", "xxxxx")
-		u.RawQuery = q.Encode()
-	}
-	return u.Redacted()
+	return dsn.Redacted(arg)
 }
