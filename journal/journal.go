@@ -22,6 +22,13 @@
 // writers share one file without loss. Verify checks a promptloom
 // transcript, chain and all, or a Harn transcript's receipts. PinnedModel
 // keys calls by their request and answers from the pins of a recorded run.
+//
+// The chain's hashes are unkeyed. A journal given Options.Signer signs its
+// session with checkpoints (sumdb/note notes over the chain and the RFC
+// 6962 root of its calls), which Verify holds to Options.Verifier; and
+// Options.Prove makes Verify prove one call to someone who sees nothing
+// else of the transcript. Package journal/postgres keeps transcripts in
+// PostgreSQL, one chain a session.
 package journal
 
 import (
