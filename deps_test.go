@@ -26,7 +26,7 @@ import (
 // Third-party imports are held too: a database driver, a tokenizer or an
 // SDK is named where it may be used, and nowhere else.
 const depsRules = `
-	STD < internal/json, internal/textsafe;
+	STD < internal/json, internal/textsafe, internal/dsn;
 	STD < harn/redact/internal/url;
 	internal/json, harn/redact/internal/url < harn/redact;
 	harn/redact, BLAKE3 < digest;
@@ -45,11 +45,12 @@ const depsRules = `
 	eventlog, SQLITE < eventlog/sqlite;
 	eventlog, PGX < eventlog/postgres;
 	manifest, stage, eventlog < provenance;
-	explain, payload, internal/textsafe < journal;
+	explain, payload, internal/textsafe, XMOD < journal;
 	journal, eventlog < journal/replay;
 	journal < journal/report;
+	journal, internal/dsn, PGX < journal/postgres;
 	journal/replay, provenance, eventlog/sqlite, eventlog/postgres < cmd/promptloom/internal/demo;
-	cmd/promptloom/internal/demo, journal/report, harn/template < cmd/promptloom/internal/cli;
+	cmd/promptloom/internal/demo, journal/report, journal/postgres, harn/template, XMOD < cmd/promptloom/internal/cli;
 	cmd/promptloom/internal/cli < cmd/promptloom/internal/errdoc;
 	cmd/promptloom/internal/errdoc < cmd/promptloom/internal/errdoc/gendoc;
 	cmd/promptloom/internal/errdoc < cmd/promptloom;
@@ -72,6 +73,7 @@ var thirdParty = map[string][]string{
 	"TIKTOKEN": {"github.com/tiktoken-go/tokenizer"},
 	"PGX":      {"github.com/jackc/pgx/v5"},
 	"SQLITE":   {"modernc.org/sqlite"},
+	"XMOD":     {"golang.org/x/mod"},
 }
 
 // testOnly may be imported by any _test.go file: test tools, the

@@ -12,6 +12,7 @@ require (
 	github.com/tidwall/gjson v1.20.2
 	github.com/tiktoken-go/tokenizer v0.10.0
 	github.com/zeebo/blake3 v0.2.4
+	golang.org/x/mod v0.42.0
 	lukechampine.com/blake3 v1.4.1
 	modernc.org/sqlite v1.62.0
 )

@@ -22,6 +22,13 @@
 // writers share one file without loss. Verify checks a promptloom
 // transcript, chain and all, or a Harn transcript's receipts. PinnedModel
 // keys calls by their request and answers from the pins of a recorded run.
+//
+// The chain's hashes are unkeyed. A journal given Options.Signer signs its
+// session with checkpoints (sumdb/note notes over the chain and the RFC
+// 6962 root of its calls), which Verify holds to Options.Verifier; and
+// Options.Prove makes Verify prove one call to someone who sees nothing
+// else of the transcript. Package journal/postgres keeps transcripts in
+// PostgreSQL, one chain a session.
 package journal
 
 import (
@@ -36,6 +43,8 @@ import (
 	pjson "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
+
+	"golang.org/x/mod/sumdb/note"
 )
 
 // The kinds of a transcript line (docs/transcript.md).
@@ -214,6 +223,29 @@ type Options struct {
 	// in the transcript for anyone who can read it. The receipts' hashes
 	// are of the redacted values either way.
 	KeepRaw bool
+
+	// Signer, when set, makes a journal sign its session (issue 25,
+	// docs/transcript.md "Checkpoints"): it writes a journal_checkpoint
+	// line, a note signed by Signer over the chain at the line before it,
+	// after its journal_close and after every CheckpointEvery calls (0:
+	// only at Close). Signers come from note.NewSigner, with a key from
+	// note.GenerateKey (promptloom keygen).
+	Signer          note.Signer
+	CheckpointEvery int
+	// Verifier, when set, makes Verify fail unless every session ends in a
+	// checkpoint signed by its key that holds for the chain at its line:
+	// without it, anyone who can write a transcript can rewrite a whole
+	// run consistently, and only its head hash changes. With it, Verify
+	// of a proof (Prove) checks the proof's note too.
+	Verifier note.Verifier
+	// Prove names a call (Request.Call) of the transcript Verify reads,
+	// whose inclusion proof Verify then puts in Report.Proof: the call's
+	// request and outcome lines, the path from their leaf to the root of
+	// its session's tree of calls, and the session's last checkpoint
+	// (docs/transcript.md, "Proofs"). Verify of the proof checks it
+	// without the rest of the transcript. To prove, Verify keeps a hash
+	// of every call.
+	Prove string
 }
 
 func (o *Options) maxLine() int {

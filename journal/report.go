@@ -88,6 +88,12 @@ type Report struct {
 	// (promptloom transcripts): keep it to detect lines cut from the end.
 	Lines int    `json:"lines"`
 	Head  string `json:"head,omitempty"`
+	// Checkpoints counts the checkpoints that hold for the chain (signed
+	// by Options.Verifier, when Verify has one).
+	Checkpoints int `json:"checkpoints,omitempty"`
+	// Proof is the proof of the call Options.Prove names (nil when not
+	// asked for, or when it cannot be proved: Problems then says why).
+	Proof []byte `json:"-"`
 }
 
 // Counts returns how many calls verified, are incomplete, and failed.

@@ -34,6 +34,7 @@ func Verify(r io.Reader, o *Options) (*Report, error) {
 	v := &verifier{rep: &Report{}, systems: map[string]retained{}, manifests: map[string]retained{},
 		schemas: map[string]retained{}, messages: map[string]retained{}, sessions: map[string]*session{},
 		pending: map[int64]pendingRequest{}, pairs: map[pairKey]pair{}, lastByRole: map[string]int{}, prev: genesis}
+	v.ck, v.pf = checkpoints{key: o.verifier(), keepLeaves: o.prove()}, newProver(o) // issue 25
 	lr := newLineReader(r, o.maxLine())
 	for {
 		line, err := lr.next()
@@ -77,11 +78,17 @@ type verifier struct {
 	lastByRole                            map[string]int           // role -> index in rep.Calls of its last call with a manifest
 	prev, cur                             string                   // the chain hashes of the last line and this one
 	seq                                   int64
+	// issue 25: checkpoints, the call to prove, a proof being read, and
+	// this line's bytes.
+	ck    checkpoints
+	pf    *prover
+	proof *proofCheck
+	raw   []byte
 }
 
 func (v *verifier) line(n int, line []byte, torn bool) {
 	v.rep.Lines = n
-	v.cur = lineHash(line)
+	v.cur, v.raw = lineHash(line), line
 	defer func() { v.prev = v.cur }()
 	if blank(line) {
 		// Harn skips blank lines; in a promptloom transcript every line is
@@ -111,6 +118,8 @@ func (v *verifier) line(n int, line []byte, torn bool) {
 			v.rep.Format = formatPromptloom
 		case typ.Exists():
 			v.rep.Format = formatHarn
+		case l.Get("proof").Exists(): // issue 25
+			v.rep.Format = formatProof
 		default:
 			v.rep.broke("format", n, "line %d: unknown format: neither a promptloom line (\"kind\") nor a Harn event (\"type\")", n)
 			return
@@ -118,6 +127,10 @@ func (v *verifier) line(n int, line []byte, torn bool) {
 	}
 	if v.rep.Format == formatHarn {
 		v.harnLine(n, l)
+		return
+	}
+	if v.rep.Format == formatProof { // issue 25
+		v.proofLine(n, line, l)
 		return
 	}
 	if line[0] != '{' || line[len(line)-1] != '}' {
@@ -177,6 +190,9 @@ func (v *verifier) promptloomLine(n int, l gjson.Result) {
 		return
 	}
 	sess, sessOK := stringField(l, "session")
+	if sessOK {
+		v.ck.touch(sess, n) // issue 25
+	}
 	switch kind.Str {
 	case kindOpen:
 		if _, dup := v.sessions[sess]; dup || !sessOK || sess == "" {
@@ -228,11 +244,14 @@ func (v *verifier) promptloomLine(n int, l gjson.Result) {
 			s.calls++
 		}
 		v.pending[c.Seq] = pendingRequest{call: len(v.rep.Calls), hash: v.cur, session: sess}
+		v.proveRequest(n, call, sess, seq) // issue 25
 		v.addCall(c)
 	case kindResponse, kindError:
 		v.outcome(n, l)
 	case kindAttempt:
 		v.attempt(n, l)
+	case kindCheckpoint: // issue 25
+		v.checkpoint(n, l, sess, sessOK)
 	default:
 		v.rep.broke("kind", n, "line %d: unknown kind %s", n, kind.Raw)
 	}
@@ -258,6 +277,8 @@ func (v *verifier) outcome(n int, l gjson.Result) {
 		return
 	}
 	delete(v.pending, rs)
+	v.proveOutcome(p.session, rs)       // issue 25
+	v.ck.leaf(p.session, p.hash, v.cur) // issue 25
 	c := &v.rep.Calls[p.call]
 	c.OutcomeLine = n
 	field, hashField := "response", "response_content_hash"
@@ -352,6 +373,9 @@ func (v *verifier) finish(readErr error) {
 		r.broke("empty", 0, "empty transcript: nothing to verify")
 		return
 	}
+	v.finishProof()       // issue 25
+	v.finishCheckpoints() // issue 25
+	v.finishProve()       // issue 25
 	if r.Format == formatPromptloom {
 		r.Head = v.prev
 		ids := make([]string, 0, len(v.sessions))

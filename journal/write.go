@@ -35,6 +35,7 @@ type Journal struct {
 	running int               // calls begun and not finished
 	epoch   int               // the sink's chain was cut back this many times
 	last    map[string]string // kind -> content hash of the last line of it this journal wrote
+	cp      *checkpointer     // issue 25: the signer and the session's tree of calls; nil without Options.Signer
 	// Repaired is the number of bytes of a torn last line cut off when the
 	// file was opened.
 	Repaired int
@@ -87,6 +88,7 @@ func NewSink(s Sink, opts *Options) *Journal {
 		}
 		j.session, j.keepRaw = opts.Session, opts.KeepRaw
 	}
+	j.cp = newCheckpointer(opts) // issue 25
 	if j.session == "" {
 		var b [8]byte
 		rand.Read(b[:])
@@ -308,6 +310,7 @@ func (j *Journal) restart() {
 	j.opened, j.calls = false, 0
 	j.epoch++
 	clear(j.last)
+	j.cp.reset() // issue 25
 }
 
 // Attempt records a failed attempt of the call (an HTTP status, a
@@ -391,7 +394,8 @@ func (p *Pending) append(ctx context.Context, kind string, fields ...string) err
 	if p.epoch != j.epoch {
 		return fmt.Errorf("journal: call %s: the transcript was cut back under the journal (a log rotation?) after its request; this line is not recorded", p.call)
 	}
-	return j.sink.Append(ctx, func(t Tail) ([]byte, error) {
+	var next *tree // issue 25: the session's tree of calls with this one
+	err := j.sink.Append(ctx, func(t Tail) ([]byte, error) {
 		if t.Fresh {
 			j.restart()
 			return nil, fmt.Errorf("journal: call %s: the transcript was cut back under the journal (a log rotation?) after its request; this line is not recorded", p.call)
@@ -399,8 +403,18 @@ func (p *Pending) append(ctx context.Context, kind string, fields ...string) err
 		b := &lineBuilder{t: t, at: j.clock().Format(time.RFC3339Nano)}
 		b.line(kind, append([]string{"session", quote(j.session), "call", quote(p.call),
 			"request_seq", strconv.FormatInt(p.seq, 10), "request_hash", quote(p.hash)}, fields...)...)
+		if kind == kindResponse || kind == kindError {
+			var err error
+			if next, err = j.cp.outcome(b, j.session, p.hash); err != nil {
+				return nil, err
+			}
+		}
 		return []byte(b.String()), nil
 	})
+	if err == nil {
+		j.cp.commit(next)
+	}
+	return err
 }
 
 // finished counts a call done, and ends the session when the journal was
@@ -444,6 +458,9 @@ func (j *Journal) end() error {
 			}
 			b := &lineBuilder{t: t, at: j.clock().Format(time.RFC3339Nano)}
 			b.line(kindClose, "session", quote(j.session), "calls", strconv.Itoa(j.calls))
+			if err := j.cp.close(b, j.session); err != nil { // issue 25
+				return nil, err
+			}
 			return []byte(b.String()), nil
 		})
 	}

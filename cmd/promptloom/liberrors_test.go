@@ -36,7 +36,9 @@ func TestEveryLibraryErrorIsCatalogued(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range catalogued {
-		if !slices.Contains(declared, name) {
+		// A store that is an fs.FS reports fs.ErrNotExist as fs does.
+		std := !strings.HasPrefix(name, module+".") && !strings.HasPrefix(name, module+"/")
+		if !std && !slices.Contains(declared, name) {
 			t.Errorf("the catalogue matches %s, which is not an exported sentinel or error type of the library", name)
 		}
 	}

@@ -1,16 +1,21 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/promptloom/promptloom/cmd/promptloom/internal/cli"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -27,11 +32,19 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:           "testdata/script",
 		UpdateScripts: os.Getenv("UPDATE_GOLDEN") != "",
+		// [postgres]: PROMPTLOOM_TEST_POSTGRES names a database (pgschema).
+		Condition: func(cond string) (bool, error) {
+			if cond == "postgres" {
+				return os.Getenv("PROMPTLOOM_TEST_POSTGRES") != "", nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"flipbyte": flipByte,
 			"tamper":   tamper,
 			"exitcode": exitCode,
 			"untrace":  untrace,
+			"pgschema": pgSchema,
 		},
 	})
 }
@@ -116,4 +129,33 @@ func untrace(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("no traces member in stdout")
 	}
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(out[:start]+out[end+len("\n  ]"):]), 0o644))
+}
+
+// pgschema VAR sets VAR to the URL of a new, empty schema in the database
+// PROMPTLOOM_TEST_POSTGRES names, dropped when the script ends; a script
+// skips its PostgreSQL part with [!postgres] skip.
+func pgSchema(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: pgschema VAR")
+	}
+	base := os.Getenv("PROMPTLOOM_TEST_POSTGRES")
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, base)
+	ts.Check(err)
+	defer conn.Close(ctx)
+	schema := fmt.Sprintf("script_%d_%d", os.Getpid(), time.Now().UnixNano())
+	_, err = conn.Exec(ctx, "CREATE SCHEMA "+schema)
+	ts.Check(err)
+	ts.Defer(func() {
+		if c, err := pgx.Connect(ctx, base); err == nil {
+			c.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE")
+			c.Close(ctx)
+		}
+	})
+	u, err := url.Parse(base)
+	ts.Check(err)
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	ts.Setenv(args[0], u.String())
 }

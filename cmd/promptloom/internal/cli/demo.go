@@ -15,7 +15,7 @@ import (
 )
 
 func init() {
-	register("demo", "demo prompt-guidance [--format text|json|html] | demo negotiation [--db LOG | --record LOG | --replay LOG] [--transcript FILE] [--rank SLOT=N] [--format text|json]", runDemo)
+	register("demo", "demo prompt-guidance [--format text|json|html] | demo negotiation [--db LOG | --record LOG | --replay LOG] [--transcript FILE] [--sign KEY] [--rank SLOT=N] [--format text|json]", runDemo)
 }
 
 func runDemo(e *env, args []string) int {
@@ -71,7 +71,8 @@ func runNegotiation(e *env, args []string) int {
 	db := fs.String("db", "", "keep the event log in LOG (new or empty): a SQLite file, or a postgres:// URL; in memory when not given")
 	record := fs.String("record", "", "record the run: the log (with pinned answers) in LOG, the transcript in LOG.jsonl or --transcript")
 	replay := fs.String("replay", "", "rerun a recorded run from LOG and its transcript with no model call")
-	transcript := fs.String("transcript", "", "the transcript of --record or --replay: LOG.jsonl when not given; needed when LOG is a URL")
+	transcript := fs.String("transcript", "", "the transcript of --record or --replay: a file (LOG.jsonl when not given; needed when LOG is a URL), or a postgres:// URL (?session=NAME; negotiation when not given)")
+	sign := fs.String("sign", "", "with --record: sign the transcript with the signer key KEY (promptloom keygen's NAME.key)")
 	ranks := map[string]int{}
 	fs.Func("rank", "SLOT=N: give the parts in SLOT rank N (repeatable)", func(v string) error {
 		slot, n, ok := strings.Cut(v, "=")
@@ -104,6 +105,9 @@ func runNegotiation(e *env, args []string) int {
 	if *transcript != "" && *record == "" && *replay == "" {
 		return e.fail("demo negotiation: --transcript goes with --record or --replay")
 	}
+	if *sign != "" && *record == "" {
+		return e.fail("demo negotiation: --sign goes with --record")
+	}
 	if log := *record + *replay; log != "" && *transcript == "" {
 		if demo.IsURL(log) {
 			return e.fail("demo negotiation: the log is a URL: give the transcript's file with --transcript")
@@ -127,22 +131,32 @@ func runNegotiation(e *env, args []string) int {
 	defer store.Close()
 	var n *demo.Negotiation
 	if *record != "" {
-		if _, err := os.Stat(*transcript); err == nil {
-			return e.fail("demo negotiation: %s exists; record into a new transcript", *transcript)
+		o := &journal.Options{Clock: demo.NegotiationClock(), Session: "negotiation"}
+		if *sign != "" {
+			if o.Signer, err = e.signer(*sign); err != nil {
+				return e.fail("demo negotiation: %v", err)
+			}
+		}
+		if !demo.IsURL(*transcript) {
+			if _, err := os.Stat(*transcript); err == nil {
+				return e.fail("demo negotiation: %s exists; record into a new transcript", *transcript)
+			}
 		}
 		// Refuse a used log before the transcript is created: a failed
 		// record leaves nothing behind to block its retry.
 		if err := demo.NeedEmpty(ctx, store); err != nil {
 			return e.fail("demo negotiation: %v", err)
 		}
-		j, err := journal.Open(*transcript, &journal.Options{Clock: demo.NegotiationClock(), Session: "negotiation"})
+		j, undo, err := openJournal(ctx, *transcript, o)
 		if err != nil {
 			return e.fail("demo negotiation: %v", err)
 		}
 		n, err = demo.RecordNegotiation(ctx, store, j, set)
-		j.Close()
+		if cerr := j.Close(); err == nil {
+			err = cerr
+		}
 		if err != nil {
-			os.Remove(*transcript)
+			undo()
 			return e.fail("demo negotiation: %v", err)
 		}
 	} else {
@@ -160,7 +174,7 @@ func runNegotiation(e *env, args []string) int {
 		return e.fail("demo negotiation: %v", err)
 	}
 	if *record != "" && *format == "text" {
-		fmt.Fprintf(e.stdout, "\nrecorded %d calls: the log and its pins in %s, the transcript in %s\n", len(n.Calls), *record, *transcript)
+		fmt.Fprintf(e.stdout, "\nrecorded %d calls: the log and its pins in %s, the transcript in %s\n", len(n.Calls), shown(*record), shown(*transcript))
 	}
 	return ExitOK
 }
@@ -169,7 +183,7 @@ func runNegotiation(e *env, args []string) int {
 // manifest is the recorded one and the model was never called, 1 when a
 // call was not pinned or a manifest differs.
 func (e *env) replayNegotiation(ctx context.Context, log, transcriptFile string, set demo.Settings) int {
-	transcript, err := e.readLimited(transcriptFile, maxTranscriptBytes)
+	transcript, err := e.readTranscript(ctx, transcriptFile, maxTranscriptBytes)
 	if err != nil {
 		return e.fail("demo negotiation: --replay: %v", err)
 	}

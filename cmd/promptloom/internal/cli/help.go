@@ -21,6 +21,9 @@ var examples = map[string]string{
 	"demo prompt-guidance": "promptloom demo prompt-guidance --format html > page.html",
 	"demo negotiation":     "promptloom demo negotiation --record run.db",
 	"report":               "promptloom report --transcript run.db.jsonl --format html > run.html",
+	"keygen":               "promptloom keygen alice",
+	"prove":                "promptloom prove --transcript run.db.jsonl --call round-1/uk --key alice.pub --out call.proof",
+	"transcript":           "promptloom transcript import run.db.jsonl 'postgres://loom@db/runs?session=run-1'",
 }
 
 // usageOf returns the usage line of a flag set name: a registered command's,

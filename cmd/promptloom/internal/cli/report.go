@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"os"
-
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/journal/report"
 )
@@ -17,7 +15,7 @@ func init() {
 // page is written either way, marking what failed).
 func runReport(e *env, args []string) int {
 	fs := newFlags("report")
-	transcript := fs.String("transcript", "", "the JSONL transcript to report")
+	transcript := fs.String("transcript", "", "the JSONL transcript to report, or a postgres:// URL of one session (?session=NAME)")
 	format := fs.String("format", "text", "text or html")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -29,16 +27,14 @@ func runReport(e *env, args []string) int {
 	if *transcript == "" || len(pos) > 0 {
 		return e.fail("report: takes --transcript FILE and nothing else")
 	}
-	f, err := os.Open(*transcript)
+	// One pass: the page shows what Verify read and judged, never a
+	// second reading of a transcript that may have changed meanwhile.
+	name, rep, verr, err := verifyOne(*transcript, &journal.Options{MaxLineBytes: maxLineBytes})
 	if err != nil {
 		return e.fail("report: %v", err)
 	}
-	defer f.Close()
-	// One pass: the page shows what Verify read and judged, never a
-	// second reading of a file that may have changed meanwhile.
-	rep, verr := journal.Verify(f, &journal.Options{MaxLineBytes: maxLineBytes})
 	if *format == "html" {
-		err = report.WriteHTML(e.stdout, *transcript, rep)
+		err = report.WriteHTML(e.stdout, name, rep)
 	} else {
 		err = report.WriteText(e.stdout, rep)
 	}

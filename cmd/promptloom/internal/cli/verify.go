@@ -1,18 +1,20 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"strings"
 
+	"github.com/promptloom/promptloom/cmd/promptloom/internal/demo"
 	"github.com/promptloom/promptloom/internal/textsafe"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/manifest"
 )
 
 func init() {
-	register("verify", "verify MANIFEST SYSTEM_FILE | verify MANIFEST --payload REQUEST.json [--provider P] | verify --transcript FILE", runVerify)
+	register("verify", "verify MANIFEST SYSTEM_FILE | verify MANIFEST --payload REQUEST.json [--provider P] | verify --transcript FILE [--key VERIFIER] | verify --proof FILE --key VERIFIER", runVerify)
 }
 
 // runVerify checks a manifest against the exact bytes of a served prompt,
@@ -21,17 +23,33 @@ func init() {
 // line and what does not (an empty or unreadable transcript included).
 func runVerify(e *env, args []string) int {
 	fs := newFlags("verify")
-	transcript := fs.String("transcript", "", "verify every call of a JSONL transcript")
+	transcript := fs.String("transcript", "", "verify every call of a JSONL transcript, or every session of a postgres:// URL (?session=NAME: one)")
+	key := fs.String("key", "", "with --transcript or --proof: fail unless each session ends in a checkpoint signed by this verifier key (NAME.pub)")
+	proof := fs.String("proof", "", "verify a proof of one call (promptloom prove) against --key, without its transcript")
 	pf := addPayloadFlags(fs)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return e.flagError(fs, "verify", err)
 	}
-	if *transcript != "" {
-		if len(pos) > 0 {
-			return e.fail("verify --transcript: takes no other argument, got %q", pos[0])
+	o := &journal.Options{MaxLineBytes: maxLineBytes}
+	if *key != "" {
+		if o.Verifier, err = e.verifier(*key); err != nil {
+			return e.fail("verify: %v", err)
 		}
-		return e.verifyTranscript(*transcript)
+	}
+	switch {
+	case *proof != "" && (*transcript != "" || len(pos) > 0):
+		return e.fail("verify --proof: takes --key and nothing else")
+	case *proof != "" && *key == "":
+		return e.fail("verify --proof: give the signer's verifier key with --key: a proof without it proves nothing")
+	case *proof != "":
+		return e.verifyTranscript(*proof, o)
+	case *transcript != "" && len(pos) > 0:
+		return e.fail("verify --transcript: takes no other argument, got %q", pos[0])
+	case *transcript != "":
+		return e.verifyTranscript(*transcript, o)
+	case *key != "":
+		return e.fail("verify: --key goes with --transcript or --proof")
 	}
 	if *pf.payload != "" {
 		return e.verifyPayload(pos, pf)
@@ -59,17 +77,43 @@ func runVerify(e *env, args []string) int {
 	return ExitOK
 }
 
-func (e *env) verifyTranscript(path string) int {
-	f, err := os.Open(path)
+// verifyTranscript verifies a file, or each session of a store (said
+// session by session, then which failed).
+func (e *env) verifyTranscript(arg string, o *journal.Options) int {
+	srcs, close, err := transcripts(context.Background(), arg)
 	if err != nil {
 		return e.fail("verify: %v", err)
 	}
-	defer f.Close()
-	rep, err := journal.Verify(f, &journal.Options{MaxLineBytes: maxLineBytes})
-	if werr := rep.WriteText(e.stdout); werr != nil {
-		return e.fail("verify: %v", werr)
+	defer close()
+	var failed []string
+	for _, src := range srcs {
+		if demo.IsURL(arg) {
+			fmt.Fprintf(e.stdout, "session %s:\n", textsafe.Line(src.name))
+		}
+		f, err := src.open()
+		if err != nil {
+			return e.fail("verify: %v", err)
+		}
+		rep, err := journal.Verify(f, o)
+		f.Close()
+		if werr := rep.WriteText(e.stdout); werr != nil {
+			return e.fail("verify: %v", werr)
+		}
+		if verdict(e.stdout, rep, err) != ExitOK {
+			failed = append(failed, textsafe.Line(src.name))
+		}
 	}
-	return verdict(e.stdout, rep, err)
+	if demo.IsURL(arg) {
+		fmt.Fprintf(e.stdout, "%d of %d session(s) verified", len(srcs)-len(failed), len(srcs))
+		if len(failed) > 0 {
+			fmt.Fprintf(e.stdout, "; failed: %s", strings.Join(failed, ", "))
+		}
+		fmt.Fprintln(e.stdout)
+	}
+	if len(failed) > 0 {
+		return ExitFail
+	}
+	return ExitOK
 }
 
 // verdict is the exit code of a verified transcript: 1 when it has a

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/promptloom/promptloom/harn/reminder"
 	"github.com/promptloom/promptloom/harn/template"
 	"github.com/promptloom/promptloom/journal"
+	jpostgres "github.com/promptloom/promptloom/journal/postgres"
 	"github.com/promptloom/promptloom/journal/replay"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
@@ -431,14 +433,7 @@ var library = []libCase{
 				e.Fatal(err)
 			}
 			s.Close()
-			conn, err := pgx.Connect(context.Background(), url)
-			if err != nil {
-				e.Fatal(err)
-			}
-			defer conn.Close(context.Background())
-			if _, err := conn.Exec(context.Background(), `UPDATE eventlog_schema SET version = 2`); err != nil {
-				e.Fatal(err)
-			}
+			execSQL(e, url, `UPDATE eventlog_schema SET version = 2`)
 			_, err = postgres.Open(context.Background(), url, nil)
 			// The URL names a schema made for the case: show a fixed one.
 			return renamed{err, strings.ReplaceAll(fmt.Sprint(err), url, "postgres://db.example/log")}
@@ -656,6 +651,60 @@ var library = []libCase{
 			return err
 		},
 	},
+	{
+		pkg:      "journal/postgres",
+		doc:      "`Open` without `Options.Migrate` of a schema that has no transcript tables: creating them is its own step, the one that needs `CREATE` on the schema. A store is an `fs.FS` of its chains, so its errors match the standard library's sentinels.",
+		is:       fs.ErrNotExist,
+		postgres: "journal/postgres: open postgres://db.example/runs: no transcript tables in this schema (create them with Options.Migrate): file does not exist",
+		raise: func(e *env) error {
+			url := e.Postgres()
+			_, err := jpostgres.Open(context.Background(), url, nil)
+			return renamed{err, strings.ReplaceAll(fmt.Sprint(err), url, "postgres://db.example/runs")}
+		},
+	},
+	{
+		pkg:      "journal/postgres",
+		doc:      "`Open` of tables whose `transcript_schema` holds a version this build does not read (a newer promptloom made them). Nothing is changed.",
+		is:       errors.ErrUnsupported,
+		postgres: "journal/postgres: open postgres://db.example/runs: the transcript tables have schema version 2, this build reads version 1: unsupported operation",
+		raise: func(e *env) error {
+			url := e.Postgres()
+			s, err := jpostgres.Open(context.Background(), url, &jpostgres.Options{Migrate: true})
+			if err != nil {
+				e.Fatal(err)
+			}
+			s.Close()
+			execSQL(e, url, `UPDATE transcript_schema SET version = 2`)
+			_, err = jpostgres.Open(context.Background(), url, nil)
+			return renamed{err, strings.ReplaceAll(fmt.Sprint(err), url, "postgres://db.example/runs")}
+		},
+	},
+	{
+		pkg:      "journal/postgres",
+		doc:      "`Store.Sink` of a name no chain can have (empty, `.`, `..`, a slash, a control character): its every `Append` fails before anything is sent.",
+		is:       fs.ErrInvalid,
+		postgres: "append a/b: invalid argument",
+		raise: func(e *env) error {
+			s, err := jpostgres.Open(context.Background(), e.Postgres(), &jpostgres.Options{Migrate: true})
+			if err != nil {
+				e.Fatal(err)
+			}
+			defer s.Close()
+			return s.Sink("a/b").Append(context.Background(), func(journal.Tail) ([]byte, error) { return []byte("x\n"), nil })
+		},
+	},
+}
+
+// execSQL runs one statement in the database at url.
+func execSQL(e *env, url, stmt string) {
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		e.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(context.Background(), stmt); err != nil {
+		e.Fatal(err)
+	}
 }
 
 // careful is the reduction of one fragment, "You are careful.".

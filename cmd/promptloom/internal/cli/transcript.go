@@ -1,0 +1,347 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/promptloom/promptloom/cmd/promptloom/internal/demo"
+	"github.com/promptloom/promptloom/internal/dsn"
+	"github.com/promptloom/promptloom/journal"
+	"github.com/promptloom/promptloom/journal/postgres"
+
+	"golang.org/x/mod/sumdb/note"
+)
+
+func init() {
+	register("transcript", "transcript migrate URL | transcript import FILE URL | transcript export URL", runTranscript)
+	register("keygen", "keygen NAME", runKeygen)
+}
+
+// A --transcript is a file, or a postgres:// URL naming a store of
+// transcripts (package journal/postgres), one chain a session, and with
+// ?session=NAME one of them.
+
+// transcriptURL splits a postgres:// URL into the store's URL (what pgx
+// reads: without the session parameter) and the session it names ("": all).
+func transcriptURL(raw string) (dsn, session string, err error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", "", errors.New("a transcript URL that does not parse")
+	}
+	q := u.Query()
+	session = q.Get("session")
+	q.Del("session")
+	u.RawQuery = q.Encode()
+	return u.String(), session, nil
+}
+
+// source is one transcript to read: a file, or a session's chain.
+type source struct {
+	name string // the file, or the session
+	open func() (io.ReadCloser, error)
+}
+
+// transcripts returns what a --transcript names: the file, or the chains
+// of the store (one, with ?session=), by name; close closes the store.
+func transcripts(ctx context.Context, arg string) (srcs []source, close func(), err error) {
+	if !demo.IsURL(arg) {
+		return []source{{name: arg, open: func() (io.ReadCloser, error) { return os.Open(arg) }}}, func() {}, nil
+	}
+	dsn, session, err := transcriptURL(arg)
+	if err != nil {
+		return nil, nil, err
+	}
+	store, err := postgres.Open(ctx, dsn, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	names := []string{session}
+	if session == "" {
+		entries, err := fs.ReadDir(store, ".")
+		if err != nil {
+			store.Close()
+			return nil, nil, err
+		}
+		names = names[:0]
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		if len(names) == 0 {
+			store.Close()
+			return nil, nil, errors.New("the store holds no transcript")
+		}
+	}
+	for _, name := range names {
+		srcs = append(srcs, source{name: name, open: func() (io.ReadCloser, error) { return store.Open(name) }})
+	}
+	return srcs, func() { store.Close() }, nil
+}
+
+// oneTranscript is what a --transcript names when a command reads one
+// transcript: a file, or a URL naming one session (or a store of one).
+func oneTranscript(ctx context.Context, arg string) (source, func(), error) {
+	srcs, close, err := transcripts(ctx, arg)
+	if err != nil {
+		return source{}, nil, err
+	}
+	if len(srcs) > 1 {
+		close()
+		names := make([]string, len(srcs))
+		for i, s := range srcs {
+			names[i] = s.name
+		}
+		return source{}, nil, fmt.Errorf("the store holds %d sessions (%s): name one with ?session=", len(srcs), strings.Join(names, ", "))
+	}
+	return srcs[0], close, nil
+}
+
+// verifyOne verifies the one transcript a --transcript names: its name,
+// the report and Verify's error, or err when it cannot be opened.
+func verifyOne(arg string, o *journal.Options) (name string, rep *journal.Report, verr, err error) {
+	src, close, err := oneTranscript(context.Background(), arg)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	defer close()
+	f, err := src.open()
+	if err != nil {
+		return "", nil, nil, err
+	}
+	defer f.Close()
+	rep, verr = journal.Verify(f, o)
+	return src.name, rep, verr, nil
+}
+
+// readTranscript reads one transcript whole, at most limit bytes.
+func (e *env) readTranscript(ctx context.Context, arg string, limit int64) ([]byte, error) {
+	if !demo.IsURL(arg) {
+		return e.readLimited(arg, limit)
+	}
+	src, close, err := oneTranscript(ctx, arg)
+	if err != nil {
+		return nil, err
+	}
+	defer close()
+	r, err := src.open()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return readAll(newLimitedReader(r, src.name, limit), 0)
+}
+
+// openJournal opens the journal a --transcript names, for recording: a
+// new file, or a new session in a store (created by its first line; the
+// URL's ?session= names it, else session is its name).
+func openJournal(ctx context.Context, arg string, o *journal.Options) (*journal.Journal, func(), error) {
+	if !demo.IsURL(arg) {
+		if _, err := os.Stat(arg); err == nil {
+			return nil, nil, fmt.Errorf("%s exists; record into a new transcript", arg)
+		}
+		j, err := journal.Open(arg, o)
+		return j, func() { os.Remove(arg) }, err
+	}
+	dsn, session, err := transcriptURL(arg)
+	if err != nil {
+		return nil, nil, err
+	}
+	if session != "" {
+		o.Session = session
+	}
+	// A demo creates its tables, as it creates its event log.
+	store, err := postgres.Open(ctx, dsn, &postgres.Options{Migrate: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := fs.Stat(store, o.Session); err == nil {
+		store.Close()
+		return nil, nil, fmt.Errorf("session %s is in the store already; record into a new one (?session=NAME)", o.Session)
+	}
+	return journal.NewSink(&closingSink{store.Sink(o.Session), store}, o), func() {}, nil
+}
+
+// closingSink closes its store with the sink: the journal's Close ends
+// the command's use of the store.
+type closingSink struct {
+	journal.Sink
+	store *postgres.Store
+}
+
+func (s *closingSink) Close() error {
+	err := s.Sink.Close()
+	if cerr := s.store.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// readKey reads a key file: a signer's (NAME.key) or a verifier's
+// (NAME.pub), in note's text formats.
+func (e *env) readKey(path string) (string, error) {
+	b, err := e.readLimited(path, 4096)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+func (e *env) signer(path string) (note.Signer, error) {
+	k, err := e.readKey(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := note.NewSigner(k)
+	if err != nil {
+		return nil, fmt.Errorf("%s: not a signer key (promptloom keygen writes NAME.key): %w", path, err)
+	}
+	return s, nil
+}
+
+func (e *env) verifier(path string) (note.Verifier, error) {
+	k, err := e.readKey(path)
+	if err != nil {
+		return nil, err
+	}
+	v, err := note.NewVerifier(k)
+	if err != nil {
+		return nil, fmt.Errorf("%s: not a verifier key (promptloom keygen writes NAME.pub): %w", path, err)
+	}
+	return v, nil
+}
+
+// runKeygen writes a new Ed25519 key pair: the signer's key to NAME.key
+// (mode 0600) and the verifier's to NAME.pub, in note's text formats; the
+// key's name is NAME's last element. Neither file may exist.
+func runKeygen(e *env, args []string) int {
+	fs := newFlags("keygen")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return e.flagError(fs, "keygen", err)
+	}
+	if len(pos) != 1 {
+		return e.fail("keygen: takes NAME, got %d argument(s)", len(pos))
+	}
+	skey, vkey, err := note.GenerateKey(rand.Reader, filepath.Base(pos[0]))
+	if err == nil {
+		_, err = note.NewSigner(skey) // GenerateKey takes names a signer refuses
+	}
+	if err != nil {
+		return e.fail("keygen: %q cannot name a key (no space or +): %v", filepath.Base(pos[0]), err)
+	}
+	for _, f := range []struct {
+		path, key string
+		mode      os.FileMode
+	}{{pos[0] + ".key", skey, 0o600}, {pos[0] + ".pub", vkey, 0o644}} {
+		w, err := os.OpenFile(f.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, f.mode)
+		if err != nil {
+			return e.fail("keygen: %v", err)
+		}
+		_, err = fmt.Fprintln(w, f.key)
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return e.fail("keygen: %v", err)
+		}
+	}
+	fmt.Fprintf(e.stdout, "wrote %s.key (the signer's: keep it secret) and %s.pub (the verifier's)\n", pos[0], pos[0])
+	return ExitOK
+}
+
+// runTranscript moves transcripts between files and a PostgreSQL store:
+// migrate creates the store's tables (the one step that needs CREATE on
+// the schema), import stores a file's lines as they are as one chain
+// (named by ?session=, else by the file's name), export writes a chain's
+// lines to stdout, byte for byte the file they came from.
+func runTranscript(e *env, args []string) int {
+	fs := newFlags("transcript")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return e.flagError(fs, "transcript", err)
+	}
+	ctx := context.Background()
+	switch {
+	case len(pos) == 2 && pos[0] == "migrate" && demo.IsURL(pos[1]):
+		dsn, _, err := transcriptURL(pos[1])
+		if err != nil {
+			return e.fail("transcript migrate: %v", err)
+		}
+		s, err := postgres.Open(ctx, dsn, &postgres.Options{Migrate: true})
+		if err != nil {
+			return e.fail("transcript migrate: %v", err)
+		}
+		s.Close()
+		fmt.Fprintln(e.stdout, "the transcript tables are in place")
+		return ExitOK
+	case len(pos) == 3 && pos[0] == "import" && demo.IsURL(pos[2]):
+		return e.importTranscript(ctx, pos[1], pos[2])
+	case len(pos) == 2 && pos[0] == "export" && demo.IsURL(pos[1]):
+		src, close, err := oneTranscript(ctx, pos[1])
+		if err != nil {
+			return e.fail("transcript export: %v", err)
+		}
+		defer close()
+		r, err := src.open()
+		if err == nil {
+			_, err = io.Copy(e.stdout, r)
+			r.Close()
+		}
+		if err != nil {
+			return e.fail("transcript export: %v", err)
+		}
+		return ExitOK
+	}
+	return e.fail("transcript: usage: promptloom %s", commands["transcript"].usage)
+}
+
+// importTranscript stores a file's lines as one new chain, in one
+// transaction: all of them or none.
+func (e *env) importTranscript(ctx context.Context, file, arg string) int {
+	data, err := e.readLimited(file, maxTranscriptBytes)
+	if err != nil {
+		return e.fail("transcript import: %v", err)
+	}
+	if len(data) == 0 || data[len(data)-1] != '\n' {
+		return e.fail("transcript import: %s does not end in a newline (a torn last line: journal.Open repairs it)", file)
+	}
+	dsn, session, err := transcriptURL(arg)
+	if err != nil {
+		return e.fail("transcript import: %v", err)
+	}
+	if session == "" {
+		session = filepath.Base(file)
+	}
+	store, err := postgres.Open(ctx, dsn, nil)
+	if err != nil {
+		return e.fail("transcript import: %v", err)
+	}
+	defer store.Close()
+	err = store.Sink(session).Append(ctx, func(t journal.Tail) ([]byte, error) {
+		if t.Seq != 0 {
+			return nil, fmt.Errorf("session %s has %d lines already", session, t.Seq)
+		}
+		return data, nil
+	})
+	if err != nil {
+		return e.fail("transcript import: %v", err)
+	}
+	fmt.Fprintf(e.stdout, "imported %d lines of %s as session %s\n", strings.Count(string(data), "\n"), file, session)
+	return ExitOK
+}
+
+// shown is a file name or URL as the command prints it: a URL without its
+// password.
+func shown(arg string) string {
+	if !demo.IsURL(arg) {
+		return arg
+	}
+	return dsn.Redacted(arg)
+}

@@ -1,0 +1,271 @@
+package journal
+
+import (
+	"bytes"
+	"crypto/rand"
+	"fmt"
+	mrand "math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+	"golang.org/x/mod/sumdb/note"
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+// keys returns a new signer and its verifier, named name.
+func keys(t testing.TB, name string) (note.Signer, note.Verifier) {
+	t.Helper()
+	skey, vkey, err := note.GenerateKey(rand.Reader, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := note.NewSigner(skey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := note.NewVerifier(vkey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, v
+}
+
+// signed records n calls into a journal signed by s, checkpointing every
+// every calls, and returns the transcript.
+func signed(t testing.TB, s note.Signer, every, n int) string {
+	t.Helper()
+	var buf bytes.Buffer
+	j := New(&buf, &Options{Clock: clock, Session: "s1", Signer: s, CheckpointEvery: every})
+	for i := range n {
+		r := request(t.(*testing.T), fmt.Sprintf("c%d", i), fmt.Sprintf(`{"system": ["You are careful.", "Call %d."]}`, i%3))
+		if _, err := j.Call(ctx, echo, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+func verifyWith(transcript string, o *Options) (*Report, string) {
+	rep, err := Verify(strings.NewReader(transcript), o)
+	var b strings.Builder
+	rep.WriteText(&b)
+	if err != nil {
+		fmt.Fprintf(&b, "error: %v\n", err)
+	}
+	return rep, b.String()
+}
+
+// The tree a journal keeps (its perfect subtrees' roots only) has the root
+// tlog computes from every stored hash, at every size.
+func TestTreeRootIsTlogs(t *testing.T) {
+	var tr tree
+	var stored []tlog.Hash
+	read := tlog.HashReaderFunc(func(ix []int64) ([]tlog.Hash, error) {
+		out := make([]tlog.Hash, len(ix))
+		for i, x := range ix {
+			out[i] = stored[x]
+		}
+		return out, nil
+	})
+	for n := int64(0); n <= 200; n++ {
+		want, err := tlog.TreeHash(n, read)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tr.root(); got != want {
+			t.Fatalf("size %d: root %s, tlog's %s", n, got, want)
+		}
+		leaf := tlog.RecordHash([]byte(fmt.Sprint(n)))
+		more, err := tlog.StoredHashesForRecordHash(n, leaf, read)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored = append(stored, more...)
+		tr.add(leaf)
+	}
+}
+
+// A signed journal checkpoints at Close and every N calls; the transcript
+// verifies with the signer's key, and without a key too.
+func TestSignedJournalVerifies(t *testing.T) {
+	s, v := keys(t, "alice")
+	transcript := signed(t, s, 3, 7)
+	got := strings.Count(transcript, `"kind":"journal_checkpoint"`)
+	if got != 3 { // after calls 3 and 6, and after journal_close
+		t.Errorf("%d checkpoints, want 3", got)
+	}
+	ls := lines(transcript)
+	if gjson.Get(ls[len(ls)-1], "kind").Str != kindCheckpoint || gjson.Get(ls[len(ls)-2], "kind").Str != kindClose {
+		t.Errorf("the session does not end in journal_close, then a checkpoint:\n%s\n%s", ls[len(ls)-2], ls[len(ls)-1])
+	}
+	for _, o := range []*Options{nil, {Verifier: v}} {
+		rep, text := verifyWith(transcript, o)
+		if !rep.OK() || rep.Checkpoints != 3 || len(rep.Calls) != 7 {
+			t.Errorf("verify (key %v): %d checkpoints\n%s", o != nil, rep.Checkpoints, text)
+		}
+	}
+}
+
+// Without a signer the transcript has the bytes it always had.
+func TestUnsignedJournalHasNoCheckpoint(t *testing.T) {
+	if strings.Contains(recorded(t), kindCheckpoint) {
+		t.Error("an unsigned journal wrote a checkpoint")
+	}
+}
+
+// forge changes call c1's reply and recomputes the chain, as one who can
+// write the transcript but has no key would: each checkpoint's note text
+// is rewritten to match, its signature kept.
+func forge(t *testing.T, transcript string) string {
+	t.Helper()
+	ls := lines(transcript)
+	for i, l := range ls {
+		if gjson.Get(l, "kind").Str == kindResponse && gjson.Get(l, "call").Str == "c1" {
+			resp := `{"text":"forged"}`
+			h, _ := jsonHash([]byte(resp))
+			l = strings.Replace(l, gjson.Get(l, "response").Raw, resp, 1)
+			ls[i] = strings.Replace(l, gjson.Get(l, "response_content_hash").Str, h, 1)
+		}
+	}
+	out := rechain(join(ls))
+	// Rewrite each checkpoint's text to the forged chain, line by line.
+	ls = strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	trees := map[string]*tree{}
+	prev, requests := genesis, map[int64]string{}
+	for i, l := range ls {
+		l = strings.Replace(l, gjson.Get(l, "prev").Str, prev, 1)
+		kind, sess := gjson.Get(l, "kind").Str, gjson.Get(l, "session").Str
+		if trees[sess] == nil {
+			trees[sess] = &tree{}
+		}
+		switch kind {
+		case kindRequest:
+			requests[gjson.Get(l, "seq").Int()] = lineHash([]byte(l))
+		case kindResponse, kindError:
+			l = strings.Replace(l, gjson.Get(l, "request_hash").Str, requests[gjson.Get(l, "request_seq").Int()], 1)
+			trees[sess].add(leafHash(requests[gjson.Get(l, "request_seq").Int()], lineHash([]byte(l))))
+		case kindCheckpoint:
+			msg := gjson.Get(l, "note").Str
+			sigs := msg[strings.LastIndex(msg, "\n\n")+1:]
+			cp := checkpoint{session: sess, lines: gjson.Get(l, "seq").Int() - 1, head: prev, calls: trees[sess].n, root: trees[sess].root()}
+			l = fmt.Sprintf(`{"prev":%s,"seq":%d,"kind":"journal_checkpoint","at":%s,"session":%s,"note":%s}`,
+				quote(prev), gjson.Get(l, "seq").Int(), quote(gjson.Get(l, "at").Str), quote(sess), quote(cp.text()+sigs))
+		}
+		ls[i] = l
+		prev = lineHash([]byte(l))
+	}
+	return strings.Join(ls, "\n") + "\n"
+}
+
+// A consistent forgery (a reply changed, the chain and the checkpoints'
+// text recomputed) passes Verify without a key and fails with one; so do a
+// transcript cut before its last checkpoint and one never signed; and a
+// transcript signed by another key fails.
+func TestForgeryFailsWithTheKey(t *testing.T) {
+	s, v := keys(t, "alice")
+	_, other := keys(t, "alice")
+	transcript := signed(t, s, 2, 5)
+	forged := forge(t, transcript)
+	if forged == transcript || !strings.Contains(forged, `"text":"forged"`) {
+		t.Fatal("the forgery changed nothing")
+	}
+	if rep, text := verifyWith(forged, nil); !rep.OK() {
+		t.Fatalf("the consistent forgery fails without a key, so the test forges badly:\n%s", text)
+	}
+	if rep, text := verifyWith(forged, &Options{Verifier: v}); rep.OK() || !strings.Contains(text, "checkpoint") {
+		t.Errorf("the forgery passes with the key:\n%s", text)
+	}
+	ls := lines(transcript)
+	cut := join(ls[:len(ls)-1]) // the last checkpoint
+	if rep, text := verifyWith(cut, nil); !rep.OK() {
+		t.Fatalf("the transcript without its last checkpoint fails without a key:\n%s", text)
+	}
+	if rep, text := verifyWith(cut, &Options{Verifier: v}); rep.OK() || !strings.Contains(text, `session "s1" does not end in a checkpoint signed by alice`) {
+		t.Errorf("the transcript without its last checkpoint, with the key:\n%s", text)
+	}
+	if rep, text := verifyWith(recorded(t), &Options{Verifier: v}); rep.OK() || !strings.Contains(text, `session "s1" (line 1) has no checkpoint signed by alice`) {
+		t.Errorf("an unsigned transcript, with the key:\n%s", text)
+	}
+	if rep, text := verifyWith(transcript, &Options{Verifier: other}); rep.OK() || !strings.Contains(text, "not signed by alice") {
+		t.Errorf("verified with another key of the same name:\n%s", text)
+	}
+}
+
+// A session whose last lines come after its last checkpoint does not end
+// in one: with the key, Verify says so.
+func TestLinesAfterTheLastCheckpointFail(t *testing.T) {
+	s, v := keys(t, "alice")
+	var buf bytes.Buffer
+	j := New(&buf, &Options{Clock: clock, Session: "s1", Signer: s, CheckpointEvery: 1})
+	for i := range 2 {
+		if _, err := j.Call(ctx, echo, request(t, fmt.Sprintf("c%d", i), `{"system": "You are careful."}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Not closed: the session's last line is its second checkpoint. Cut
+	// it, and the session's last line is an unsigned response.
+	ls := lines(buf.String())
+	cut := join(ls[:len(ls)-1])
+	rep, text := verifyWith(cut, &Options{Verifier: v})
+	if rep.OK() || !strings.Contains(text, `session "s1" does not end in a checkpoint signed by alice`) {
+		t.Errorf("cut after an unsigned response:\n%s", text)
+	}
+}
+
+// A proof of each of 100 random calls verifies with the key, without the
+// rest of the transcript; any single byte changed fails it.
+func TestProofs(t *testing.T) {
+	s, v := keys(t, "alice")
+	const calls = 150
+	transcript := signed(t, s, 40, calls)
+	r := mrand.New(mrand.NewPCG(1, 2))
+	for i := range 100 {
+		call := fmt.Sprintf("c%d", r.IntN(calls))
+		rep, text := verifyWith(transcript, &Options{Verifier: v, Prove: call})
+		if !rep.OK() || rep.Proof == nil {
+			t.Fatalf("prove %s:\n%s", call, text)
+		}
+		proof := rep.Proof
+		prep, text := verifyWith(string(proof), &Options{Verifier: v})
+		if !prep.OK() || len(prep.Calls) != 1 || prep.Calls[0].Call != call || prep.Format != formatProof {
+			t.Fatalf("the proof of %s:\n%s\n%s", call, text, proof)
+		}
+		if _, text := verifyWith(string(proof), &Options{Verifier: keysVerifier(t)}); !strings.Contains(text, "not signed by") {
+			t.Errorf("the proof of %s verifies with another key:\n%s", call, text)
+		}
+		// Every byte of the first five proofs, 100 random bytes of the rest.
+		positions := r.Perm(len(proof))
+		if i >= 5 {
+			positions = positions[:100]
+		}
+		for _, at := range positions {
+			bad := bytes.Clone(proof)
+			bad[at] ^= 1 << r.IntN(8)
+			if rep, err := Verify(bytes.NewReader(bad), &Options{Verifier: v}); err == nil && rep.OK() {
+				t.Fatalf("the proof of %s with byte %d changed (%q to %q) verifies:\n%s", call, at, proof[at], bad[at], bad)
+			}
+		}
+	}
+}
+
+func keysVerifier(t *testing.T) note.Verifier { _, v := keys(t, "alice"); return v }
+
+// A call that is not in the transcript, named twice, or not covered by a
+// checkpoint cannot be proved, and Verify says why.
+func TestProveRefuses(t *testing.T) {
+	s, _ := keys(t, "alice")
+	transcript := signed(t, s, 0, 3)
+	for call, want := range map[string]string{"c9": `no call "c9"`} {
+		rep, text := verifyWith(transcript, &Options{Prove: call})
+		if rep.Proof != nil || !strings.Contains(text, want) {
+			t.Errorf("prove %s:\n%s", call, text)
+		}
+	}
+	if rep, text := verifyWith(recorded(t), &Options{Prove: "c1"}); rep.Proof != nil || !strings.Contains(text, "no checkpoint") {
+		t.Errorf("prove in an unsigned transcript:\n%s", text)
+	}
+}

@@ -1,0 +1,441 @@
+// Package postgres keeps transcripts in a PostgreSQL database, so that a
+// fleet of harness workers, on machines that come and go, records into one
+// place: each Sink appends to a chain of its own (name it after its
+// journal's session), many workers append to many chains at once, and an
+// auditor reads every chain from the database instead of collecting files.
+// Importing it is what links pgx; package journal links no database.
+//
+// A chain is what a transcript file is: lines, each whole, in order, with
+// no gap. An Append is one transaction that locks the chain's row, hands
+// the journal the chain's tail, and inserts the lines it builds, so a
+// worker killed mid-call leaves whole appends only, and the next line of a
+// chain is always the one after its last. A Store is also an fs.FS of its
+// chains: fs.ReadDir(store, ".") lists them, and store.Open(name) reads
+// one's lines as the bytes of the transcript file they would be. A file
+// transcript is imported as one chain by one Append that writes its lines
+// as they are (see the example), and reads back byte for byte.
+//
+// The tables are created by Open with Options.Migrate, the one step that
+// needs CREATE on the schema; every other Open needs only the privileges
+// to read and append (docs/postgres.md, "Transcripts").
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/internal/dsn"
+	"github.com/promptloom/promptloom/journal"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Options configure a Store. The zero value (or nil) is the default.
+type Options struct {
+	// Migrate creates the transcript tables when the schema has none, or
+	// checks the version of those it has. It needs CREATE on the schema;
+	// without it, Open needs only what reading and appending need, and a
+	// schema without the tables is an error matching fs.ErrNotExist.
+	Migrate bool
+}
+
+// Store is a PostgreSQL database of transcript chains. It is safe for
+// concurrent use; its Sinks share its connections (a pgx pool: set
+// pool_max_conns in the URL).
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+// schemaVersion is the version of the transcript tables this build writes
+// and reads.
+const schemaVersion = 1
+
+// genesis is the prev of a chain's first line (journal's).
+var genesis = digest.Digest{}.String()
+
+// pgSchema creates the version-1 tables.
+const pgSchema = `
+CREATE TABLE transcript_chains (
+	chain text        PRIMARY KEY CHECK (chain <> ''),
+	seq   bigint      NOT NULL CHECK (seq >= 0),
+	head  text        NOT NULL,
+	bytes bigint      NOT NULL CHECK (bytes >= 0),
+	at    timestamptz NOT NULL
+);
+CREATE TABLE transcript_lines (
+	chain text   NOT NULL REFERENCES transcript_chains (chain),
+	seq   bigint NOT NULL CHECK (seq > 0),
+	line  bytea  NOT NULL,
+	PRIMARY KEY (chain, seq)
+);
+INSERT INTO transcript_schema (version) VALUES (1);`
+
+// Open connects to the database at url (postgres:// or postgresql://, as
+// pgx reads it; search_path picks the schema) and checks its transcript
+// tables: their version must be this build's (else an error matching
+// errors.ErrUnsupported, and nothing is changed).
+func Open(ctx context.Context, url string, o *Options) (*Store, error) {
+	pcfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("journal/postgres: open %s: %w", dsnForError(url), err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, fmt.Errorf("journal/postgres: open %s: %w", dsnForError(url), err)
+	}
+	s := &Store{pool: pool}
+	if o != nil && o.Migrate {
+		err = s.migrate(ctx)
+	} else {
+		err = s.check(ctx)
+	}
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("journal/postgres: open %s: %w", dsnForError(url), err)
+	}
+	return s, nil
+}
+
+// dsnForError is a connection URL as an error quotes it: with no password.
+func dsnForError(d string) string { return dsn.Redacted(d) }
+
+// check reads the schema's version, changing nothing.
+func (s *Store) check(ctx context.Context) error {
+	var version int
+	err := s.pool.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM transcript_schema`).Scan(&version)
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "42P01" { // undefined_table
+		return fmt.Errorf("no transcript tables in this schema (create them with Options.Migrate): %w", fs.ErrNotExist)
+	}
+	if err != nil {
+		return err
+	}
+	return versionError(version)
+}
+
+func versionError(version int) error {
+	switch version {
+	case schemaVersion:
+		return nil
+	case 0:
+		return fmt.Errorf("no transcript tables in this schema (create them with Options.Migrate): %w", fs.ErrNotExist)
+	}
+	return fmt.Errorf("the transcript tables have schema version %d, this build reads version %d: %w", version, schemaVersion, errors.ErrUnsupported)
+}
+
+// migrate creates the tables, or checks those there are, under an advisory
+// lock, so that processes migrating at once take turns.
+func (s *Store) migrate(ctx context.Context) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('promptloom transcript schema'))`); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS transcript_schema (version int NOT NULL)`); err != nil {
+		return err
+	}
+	var version int
+	if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM transcript_schema`).Scan(&version); err != nil {
+		return err
+	}
+	if version == 0 {
+		if _, err := tx.Exec(ctx, pgSchema); err != nil {
+			return err
+		}
+		version = schemaVersion
+	}
+	if err := versionError(version); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// Close closes the store's connections. Its Sinks' Close closes nothing.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+// validChain reports whether name can name a chain: a file name as io/fs
+// takes one (not empty, ".", "..", nor holding a slash), UTF-8 with no NUL
+// byte or other control character.
+func validChain(name string) bool {
+	if !fs.ValidPath(name) || name == "." || strings.Contains(name, "/") || !utf8.ValidString(name) {
+		return false
+	}
+	return strings.IndexFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }) < 0
+}
+
+// Sink returns the sink of the chain named name, created by its first
+// append. Name it after its journal's session (journal.Options.Session):
+// a journal's lines are then its session's chain, as Verify reads them.
+// A name that cannot name a chain (see fs.ValidPath; no slash) makes every
+// Append fail with an error matching fs.ErrInvalid.
+func (s *Store) Sink(name string) journal.Sink {
+	return &sink{s: s, chain: name}
+}
+
+// sink appends to one chain.
+type sink struct {
+	s     *Store
+	chain string
+	mu    sync.Mutex // one append at a time through this sink
+}
+
+// Append implements journal.Sink: one transaction locks the chain's row,
+// hands build its tail, and inserts the lines build returns. It is two
+// round trips to the server: BEGIN and the locking read are sent
+// together, and so are the insert and COMMIT.
+func (k *sink) Append(ctx context.Context, build func(journal.Tail) ([]byte, error)) error {
+	if !validChain(k.chain) {
+		return &fs.PathError{Op: "append", Path: k.chain, Err: fs.ErrInvalid}
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	conn, err := k.s.pool.Acquire(ctx)
+	if err != nil {
+		return k.wrap(err)
+	}
+	// A connection still in a transaction (an error below) is closed by
+	// Release, which rolls it back.
+	defer conn.Release()
+	t := journal.Tail{Prev: genesis}
+	var bytes int64
+	var begin pgx.Batch
+	begin.Queue(`BEGIN`)
+	begin.Queue(pgLock, k.chain).QueryRow(func(r pgx.Row) error { return r.Scan(&t.Seq, &t.Prev, &bytes) })
+	err = conn.SendBatch(ctx, &begin).Close()
+	if errors.Is(err, pgx.ErrNoRows) {
+		// The chain's first append: its row, locked until the lines are in.
+		_, err = conn.Exec(ctx, `INSERT INTO transcript_chains (chain, seq, head, bytes, at) VALUES ($1, 0, $2, 0, now())
+			ON CONFLICT (chain) DO NOTHING`, k.chain, genesis)
+		if err == nil {
+			err = conn.QueryRow(ctx, pgLock, k.chain).Scan(&t.Seq, &t.Prev, &bytes)
+		}
+	}
+	if err != nil {
+		return k.wrap(err)
+	}
+	out, err := build(t)
+	if err == nil && len(out) > 0 && out[len(out)-1] != '\n' {
+		err = fmt.Errorf("journal/postgres: chain %s: lines must each end in a newline", k.chain)
+	}
+	if err != nil || len(out) == 0 {
+		if _, rerr := conn.Exec(ctx, `ROLLBACK`); rerr != nil && err == nil {
+			err = k.wrap(rerr)
+		}
+		return err
+	}
+	ls := strings.Split(string(out[:len(out)-1]), "\n")
+	rows := make([][]byte, len(ls))
+	for i, l := range ls {
+		rows[i] = []byte(l)
+	}
+	head := digest.Bytes(rows[len(rows)-1]).String()
+	var commit pgx.Batch
+	commit.Queue(pgInsert, k.chain, t.Seq, head, len(out), rows)
+	commit.Queue(`COMMIT`)
+	return k.wrap(conn.SendBatch(ctx, &commit).Close())
+}
+
+// pgLock reads a chain's tail and locks its row until the transaction
+// ends: appends to one chain take turns, and a line's seq is always one
+// more than the last.
+const pgLock = `SELECT seq, head, bytes FROM transcript_chains WHERE chain = $1 FOR UPDATE`
+
+// pgInsert moves the chain's tail past the lines and inserts them.
+const pgInsert = `WITH u AS (
+	UPDATE transcript_chains SET seq = $2 + cardinality($5::bytea[]), head = $3, bytes = bytes + $4, at = now() WHERE chain = $1
+) INSERT INTO transcript_lines (chain, seq, line)
+SELECT $1, $2 + d.n, d.l FROM unnest($5::bytea[]) WITH ORDINALITY AS d(l, n)`
+
+func (k *sink) wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("journal/postgres: chain %s: %w", k.chain, err)
+}
+
+// Close implements journal.Sink; it closes nothing (Store.Close does).
+func (k *sink) Close() error { return nil }
+
+// readPage is how many lines a chain's reader fetches a query.
+const readPage = 500
+
+// Open implements fs.FS: "." is the directory of chains (fs.ReadDir lists
+// them by name), and a chain's name opens its lines, read as the bytes of
+// the transcript file they would be, as the chain stood when it was
+// opened.
+func (s *Store) Open(name string) (fs.File, error) {
+	ctx := context.Background()
+	if name == "." {
+		return &dir{s: s}, nil
+	}
+	if !validChain(name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	f := &chainFile{s: s, info: info{name: name}}
+	err := s.pool.QueryRow(ctx, `SELECT seq, bytes, at FROM transcript_chains WHERE chain = $1`, name).Scan(&f.upto, &f.info.size, &f.info.mod)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	return f, nil
+}
+
+// info is a chain's, or the directory's, fs.FileInfo.
+type info struct {
+	name string
+	size int64
+	mod  time.Time
+	dir  bool
+}
+
+func (i info) Name() string       { return i.name }
+func (i info) Size() int64        { return i.size }
+func (i info) ModTime() time.Time { return i.mod }
+func (i info) IsDir() bool        { return i.dir }
+func (i info) Sys() any           { return nil }
+func (i info) Mode() fs.FileMode {
+	if i.dir {
+		return fs.ModeDir | 0o555
+	}
+	return 0o444
+}
+func (i info) Type() fs.FileMode          { return i.Mode().Type() }
+func (i info) Info() (fs.FileInfo, error) { return i, nil }
+
+// chainFile reads a chain's lines, a page at a time.
+type chainFile struct {
+	s      *Store
+	info   info
+	upto   int64 // the chain's last seq when opened
+	next   int64 // the last seq read
+	buf    []byte
+	closed bool
+}
+
+func (f *chainFile) Stat() (fs.FileInfo, error) { return f.info, nil }
+
+func (f *chainFile) Read(p []byte) (int, error) {
+	if f.closed {
+		return 0, &fs.PathError{Op: "read", Path: f.info.name, Err: fs.ErrClosed}
+	}
+	for len(f.buf) == 0 {
+		if f.next >= f.upto {
+			return 0, io.EOF
+		}
+		rows, err := f.s.pool.Query(context.Background(), `SELECT seq, line FROM transcript_lines
+			WHERE chain = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4`, f.info.name, f.next, f.upto, readPage)
+		if err != nil {
+			return 0, &fs.PathError{Op: "read", Path: f.info.name, Err: err}
+		}
+		for rows.Next() {
+			var seq int64
+			var line []byte
+			if err := rows.Scan(&seq, &line); err != nil {
+				rows.Close()
+				return 0, &fs.PathError{Op: "read", Path: f.info.name, Err: err}
+			}
+			if seq != f.next+1 {
+				rows.Close()
+				return 0, &fs.PathError{Op: "read", Path: f.info.name, Err: fmt.Errorf("line %d follows line %d", seq, f.next)}
+			}
+			f.next = seq
+			f.buf = append(append(f.buf, line...), '\n')
+		}
+		if err := rows.Err(); err != nil {
+			return 0, &fs.PathError{Op: "read", Path: f.info.name, Err: err}
+		}
+		if len(f.buf) == 0 {
+			return 0, &fs.PathError{Op: "read", Path: f.info.name, Err: fmt.Errorf("lines %d to %d are missing", f.next+1, f.upto)}
+		}
+	}
+	n := copy(p, f.buf)
+	f.buf = f.buf[n:]
+	if len(f.buf) == 0 {
+		f.buf = f.buf[:0:0]
+	}
+	return n, nil
+}
+
+func (f *chainFile) Close() error {
+	if f.closed {
+		return &fs.PathError{Op: "close", Path: f.info.name, Err: fs.ErrClosed}
+	}
+	f.closed = true
+	return nil
+}
+
+// dir is the directory of chains.
+type dir struct {
+	s       *Store
+	entries []fs.DirEntry
+	read    bool
+	closed  bool
+}
+
+func (d *dir) Stat() (fs.FileInfo, error) { return info{name: ".", dir: true}, nil }
+
+func (d *dir) Read([]byte) (int, error) {
+	return 0, &fs.PathError{Op: "read", Path: ".", Err: errors.New("is a directory")}
+}
+
+func (d *dir) Close() error {
+	if d.closed {
+		return &fs.PathError{Op: "close", Path: ".", Err: fs.ErrClosed}
+	}
+	d.closed = true
+	return nil
+}
+
+// ReadDir implements fs.ReadDirFile: the chains, by name.
+func (d *dir) ReadDir(n int) ([]fs.DirEntry, error) {
+	if !d.read {
+		rows, err := d.s.pool.Query(context.Background(), `SELECT chain, bytes, at FROM transcript_chains ORDER BY chain`)
+		if err != nil {
+			return nil, &fs.PathError{Op: "readdir", Path: ".", Err: err}
+		}
+		for rows.Next() {
+			var i info
+			if err := rows.Scan(&i.name, &i.size, &i.mod); err != nil {
+				rows.Close()
+				return nil, &fs.PathError{Op: "readdir", Path: ".", Err: err}
+			}
+			if validChain(i.name) {
+				d.entries = append(d.entries, i)
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return nil, &fs.PathError{Op: "readdir", Path: ".", Err: err}
+		}
+		d.read = true
+	}
+	if n <= 0 {
+		out := d.entries
+		d.entries = nil
+		return out, nil
+	}
+	if len(d.entries) == 0 {
+		return nil, io.EOF
+	}
+	n = min(n, len(d.entries))
+	out := d.entries[:n]
+	d.entries = d.entries[n:]
+	return out, nil
+}

@@ -1,0 +1,309 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/promptloom/promptloom/explain"
+	"github.com/promptloom/promptloom/internal/testkit/pgtest"
+	"github.com/promptloom/promptloom/journal"
+
+	"github.com/jackc/pgx/v5"
+	"golang.org/x/mod/sumdb/note"
+)
+
+var ctx = context.Background()
+
+// clock starts at 2026-11-03 and ticks a second a call.
+func clock() func() time.Time {
+	t := time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC).Add(-time.Second)
+	return func() time.Time { t = t.Add(time.Second); return t }
+}
+
+func request(t testing.TB, call string, i int) journal.Request {
+	t.Helper()
+	e, err := explain.Explain([]byte(fmt.Sprintf(`{"system": ["You are careful.", "Round %d."]}`, i%4)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return journal.Request{Call: call, System: e.Text(), Manifest: e.Manifest,
+		Messages: json.RawMessage(`[{"role":"user","content":"hello ` + call + `"}]`)}
+}
+
+var echo = journal.ModelFunc(func(_ context.Context, req journal.Request) (journal.Response, error) {
+	return journal.Response{Text: "reply to " + req.Call}, nil
+})
+
+// record makes n calls through j and closes it.
+func record(t testing.TB, j *journal.Journal, prefix string, n int) {
+	t.Helper()
+	for i := range n {
+		if _, err := j.Call(ctx, echo, request(t, fmt.Sprintf("%s%d", prefix, i), i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// open opens a migrated store on a fresh schema, closed when the test ends.
+func open(t testing.TB) (*Store, string) {
+	t.Helper()
+	dsn := pgtest.URL(t)
+	s, err := Open(ctx, dsn, &Options{Migrate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, dsn
+}
+
+func read(t testing.TB, s *Store, chain string) []byte {
+	t.Helper()
+	b, err := fs.ReadFile(s, chain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func verify(t testing.TB, transcript []byte, o *journal.Options) *journal.Report {
+	t.Helper()
+	rep, err := journal.Verify(bytes.NewReader(transcript), o)
+	if err != nil || !rep.OK() {
+		var b strings.Builder
+		rep.WriteText(&b)
+		t.Fatalf("verify: %v\n%s", err, b.String())
+	}
+	return rep
+}
+
+// A journal writes the same bytes to a PostgreSQL chain as to a file, and
+// the chain verifies.
+func TestPostgresChainIsTheFile(t *testing.T) {
+	s, _ := open(t)
+	var file bytes.Buffer
+	record(t, journal.New(&file, &journal.Options{Clock: clock(), Session: "s1"}), "c", 5)
+	record(t, journal.NewSink(s.Sink("s1"), &journal.Options{Clock: clock(), Session: "s1"}), "c", 5)
+	got := read(t, s, "s1")
+	if !bytes.Equal(got, file.Bytes()) {
+		t.Fatalf("the chain:\n%s\nthe file:\n%s", got, file.Bytes())
+	}
+	if rep := verify(t, got, nil); len(rep.Calls) != 5 {
+		t.Errorf("%d calls", len(rep.Calls))
+	}
+	st, err := fs.Stat(s, "s1")
+	if err != nil || st.Size() != int64(len(got)) || st.IsDir() {
+		t.Errorf("Stat: %v %v", st, err)
+	}
+}
+
+// A file transcript of two sessions (one chain) is imported as one chain,
+// by one Append of its lines as they are, and read back byte for byte.
+func TestPostgresImportExport(t *testing.T) {
+	s, _ := open(t)
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	for _, sess := range []string{"a", "b"} {
+		j, err := journal.Open(path, &journal.Options{Clock: clock(), Session: sess})
+		if err != nil {
+			t.Fatal(err)
+		}
+		record(t, j, sess, 3)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Sink("run.jsonl").Append(ctx, func(tail journal.Tail) ([]byte, error) {
+		if tail.Seq != 0 {
+			return nil, errors.New("the chain is not empty")
+		}
+		return data, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := read(t, s, "run.jsonl")
+	if !bytes.Equal(got, data) {
+		t.Fatalf("exported:\n%s\nimported:\n%s", got, data)
+	}
+	verify(t, got, nil)
+	// The chain goes on from the file's last line.
+	record(t, journal.NewSink(s.Sink("run.jsonl"), &journal.Options{Clock: clock(), Session: "c"}), "c", 1)
+	if rep := verify(t, read(t, s, "run.jsonl"), nil); len(rep.Calls) != 7 {
+		t.Errorf("%d calls after appending", len(rep.Calls))
+	}
+}
+
+// The store is an fs.FS of its chains, as testing/fstest checks one.
+func TestPostgresFS(t *testing.T) {
+	s, _ := open(t)
+	record(t, journal.NewSink(s.Sink("b"), &journal.Options{Session: "b"}), "c", 2)
+	record(t, journal.NewSink(s.Sink("a"), &journal.Options{Session: "a"}), "c", 700) // more than a page
+	if err := fstest.TestFS(s, "a", "b"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Open("nope"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Open of no chain: %v", err)
+	}
+	if err := s.Sink("a/b").Append(ctx, func(journal.Tail) ([]byte, error) { return []byte("x\n"), nil }); !errors.Is(err, fs.ErrInvalid) {
+		t.Errorf("a chain named a/b: %v", err)
+	}
+}
+
+// A build that fails writes nothing; lines without a final newline are
+// refused.
+func TestPostgresFailedAppendWritesNothing(t *testing.T) {
+	s, _ := open(t)
+	k := s.Sink("x")
+	boom := errors.New("boom")
+	if err := k.Append(ctx, func(journal.Tail) ([]byte, error) { return []byte("a\n"), boom }); !errors.Is(err, boom) {
+		t.Fatal(err)
+	}
+	if err := k.Append(ctx, func(journal.Tail) ([]byte, error) { return []byte("a"), nil }); err == nil {
+		t.Fatal("a torn line was appended")
+	}
+	if _, err := s.Open("x"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("after failed appends: %v", err)
+	}
+}
+
+// Open without Migrate needs the tables; a version this build does not
+// read is refused.
+func TestPostgresSchema(t *testing.T) {
+	dsn := pgtest.URL(t)
+	if _, err := Open(ctx, dsn, nil); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Open of an empty schema: %v", err)
+	}
+	s, err := Open(ctx, dsn, &Options{Migrate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.pool.Exec(ctx, `UPDATE transcript_schema SET version = 2`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	for _, o := range []*Options{nil, {Migrate: true}} {
+		if _, err := Open(ctx, dsn, o); !errors.Is(err, errors.ErrUnsupported) {
+			t.Errorf("Open (%+v) of a version-2 schema: %v", o, err)
+		}
+	}
+}
+
+// The privileges docs/postgres.md lists are enough: a writer's role
+// appends and reads, a reader's role reads, and neither can create the
+// tables.
+func TestPostgresPrivileges(t *testing.T) {
+	s, dsn := open(t)
+	schema := searchPath(t, dsn)
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	suffix := strings.TrimPrefix(schema, "t_")
+	writer, reader := "w_"+suffix, "r_"+suffix
+	for _, stmt := range []string{
+		"CREATE ROLE " + writer + " LOGIN",
+		"CREATE ROLE " + reader + " LOGIN",
+		// docs/postgres.md, "Transcripts": the writer's privileges.
+		"GRANT USAGE ON SCHEMA " + schema + " TO " + writer,
+		"GRANT SELECT ON transcript_schema TO " + writer,
+		"GRANT SELECT, INSERT, UPDATE ON transcript_chains TO " + writer,
+		"GRANT SELECT, INSERT ON transcript_lines TO " + writer,
+		// The reader's.
+		"GRANT USAGE ON SCHEMA " + schema + " TO " + reader,
+		"GRANT SELECT ON transcript_schema, transcript_chains, transcript_lines TO " + reader,
+	} {
+		if _, err := conn.Exec(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	t.Cleanup(func() {
+		c, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			return
+		}
+		defer c.Close(ctx)
+		for _, r := range []string{writer, reader} {
+			c.Exec(ctx, "DROP OWNED BY "+r)
+			c.Exec(ctx, "DROP ROLE "+r)
+		}
+	})
+	w, err := Open(ctx, asUser(dsn, writer), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	record(t, journal.NewSink(w.Sink("s1"), &journal.Options{Session: "s1"}), "c", 3)
+	verify(t, read(t, w, "s1"), nil)
+
+	r, err := Open(ctx, asUser(dsn, reader), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if !bytes.Equal(read(t, r, "s1"), read(t, s, "s1")) {
+		t.Error("the reader reads other bytes")
+	}
+	if entries, err := fs.ReadDir(r, "."); err != nil || len(entries) != 1 {
+		t.Errorf("the reader lists %v, %v", entries, err)
+	}
+	if err := r.Sink("s2").Append(ctx, func(journal.Tail) ([]byte, error) { return []byte("x\n"), nil }); err == nil {
+		t.Error("the reader appended")
+	}
+	// Neither can create the tables in a schema that has none.
+	fresh := pgtest.URL(t)
+	if _, err := conn.Exec(ctx, "GRANT USAGE ON SCHEMA "+searchPath(t, fresh)+" TO "+writer); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(ctx, asUser(fresh, writer), &Options{Migrate: true}); err == nil {
+		t.Error("the writer created the tables")
+	}
+}
+
+func searchPath(t testing.TB, dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Query().Get("search_path")
+}
+
+func asUser(dsn, user string) string {
+	u, _ := url.Parse(dsn)
+	u.User = url.User(user)
+	return u.String()
+}
+
+// A signed session in PostgreSQL verifies with its key, and a proof of one
+// of its calls verifies on its own.
+func TestPostgresSigned(t *testing.T) {
+	s, _ := open(t)
+	skey, vkey, err := note.GenerateKey(rand.Reader, "fleet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, _ := note.NewSigner(skey)
+	verifier, _ := note.NewVerifier(vkey)
+	record(t, journal.NewSink(s.Sink("s1"), &journal.Options{Session: "s1", Signer: signer, CheckpointEvery: 4}), "c", 10)
+	transcript := read(t, s, "s1")
+	verify(t, transcript, &journal.Options{Verifier: verifier})
+	rep := verify(t, transcript, &journal.Options{Verifier: verifier, Prove: "c7"})
+	if p := verify(t, rep.Proof, &journal.Options{Verifier: verifier}); p.Calls[0].Call != "c7" {
+		t.Errorf("the proof proves %s", p.Calls[0].Call)
+	}
+}

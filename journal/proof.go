@@ -1,0 +1,258 @@
+package journal
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/promptloom/promptloom/manifest"
+
+	"github.com/tidwall/gjson"
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+// Inclusion proofs (docs/transcript.md, "Proofs"). A proof shows one call
+// to someone who has the signer's verifier key and nothing else of the
+// transcript: its request and outcome lines as they are in the
+// transcript, the hashes on the path from the call's leaf to the root of
+// its session's tree of calls, and the session's last checkpoint, which
+// signs that root. It is three lines: a header, then the two lines.
+
+// proofSchema names the format of a proof's header.
+const proofSchema = "promptloom.journal.proof.v1"
+
+// formatProof is a proof, as Verify tells it by its first line.
+const formatProof = "proof"
+
+// prover is what Verify keeps to prove the call Options.Prove names.
+type prover struct {
+	call             string
+	lines            []int // the request lines naming the call
+	session          string
+	seq              int64
+	request, outcome []byte
+	leaf             int64
+}
+
+func newProver(o *Options) *prover {
+	if o == nil || o.Prove == "" {
+		return nil
+	}
+	return &prover{call: o.Prove, leaf: -1}
+}
+
+// proveRequest notes a request line (v.raw) of the call to prove.
+func (v *verifier) proveRequest(n int, call, sess string, seq int64) {
+	if p := v.pf; p != nil && call == p.call {
+		if p.lines = append(p.lines, n); len(p.lines) == 1 {
+			p.session, p.seq, p.request = sess, seq, slices.Clone(v.raw)
+		}
+	}
+}
+
+// proveOutcome notes the outcome line (v.raw) of the call to prove; it is
+// called before the call's leaf is added to its session's tree.
+func (v *verifier) proveOutcome(sess string, requestSeq int64) {
+	if p := v.pf; p != nil && p.request != nil && p.outcome == nil && requestSeq == p.seq && sess == p.session {
+		p.outcome, p.leaf = slices.Clone(v.raw), v.ck.session(sess).tree.n
+	}
+}
+
+// finishProve builds the proof Options.Prove asked for, or says why there
+// is none.
+func (v *verifier) finishProve() {
+	p := v.pf
+	if p == nil {
+		return
+	}
+	var s *sessionTree
+	if p.request != nil {
+		s = v.ck.session(p.session)
+	}
+	switch {
+	case len(p.lines) == 0:
+		v.rep.broke("prove", 0, "no call %q in the transcript", p.call)
+		return
+	case len(p.lines) > 1:
+		v.rep.broke("prove", 0, "%d calls are named %q (lines %s): a proof names one call", len(p.lines), p.call, joinInts(p.lines))
+		return
+	case p.outcome == nil:
+		v.rep.broke("prove", p.lines[0], "call %q (line %d) has no outcome: only an answered call is a leaf", p.call, p.lines[0])
+		return
+	case s.good == 0 || s.calls <= p.leaf:
+		v.rep.broke("prove", p.lines[0], "no checkpoint of session %q covers call %q (line %d)", p.session, p.call, p.lines[0])
+		return
+	}
+	stored := make([]tlog.Hash, 0, 2*s.calls)
+	read := tlog.HashReaderFunc(func(ix []int64) ([]tlog.Hash, error) {
+		out := make([]tlog.Hash, len(ix))
+		for i, x := range ix {
+			out[i] = stored[x]
+		}
+		return out, nil
+	})
+	for i, h := range s.leaves[:s.calls] {
+		more, err := tlog.StoredHashesForRecordHash(int64(i), h, read)
+		if err != nil {
+			v.rep.broke("prove", 0, "the tree of session %q: %v", p.session, err)
+			return
+		}
+		stored = append(stored, more...)
+	}
+	path, err := tlog.ProveRecord(s.calls, p.leaf, read)
+	if err != nil {
+		v.rep.broke("prove", 0, "the path of call %q: %v", p.call, err)
+		return
+	}
+	var b bytes.Buffer
+	b.WriteString(proofHeader(p.leaf, path, s.note))
+	b.WriteByte('\n')
+	b.Write(p.request)
+	b.WriteByte('\n')
+	b.Write(p.outcome)
+	b.WriteByte('\n')
+	v.rep.Proof = b.Bytes()
+}
+
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ", ")
+}
+
+// proofHeader is a proof's first line, as it is written (and must read).
+func proofHeader(leaf int64, path tlog.RecordProof, note string) string {
+	hashes := make([]string, len(path))
+	for i, h := range path {
+		hashes[i] = quote(h.String())
+	}
+	return fmt.Sprintf(`{"proof":%s,"leaf":%d,"path":[%s],"checkpoint":%s}`, quote(proofSchema), leaf, strings.Join(hashes, ","), quote(note))
+}
+
+// proofCheck is what Verify reads of a proof, line by line.
+type proofCheck struct {
+	leaf             int64
+	path             tlog.RecordProof
+	note             string
+	request, outcome gjson.Result
+	reqHash, outHash string
+	badLines         int
+}
+
+// proofLine reads line n of a proof.
+func (v *verifier) proofLine(n int, line []byte, l gjson.Result) {
+	if v.proof == nil {
+		v.proof = &proofCheck{}
+	}
+	pc := v.proof
+	switch n {
+	case 1:
+		var ok bool
+		if pc.leaf, pc.path, pc.note, ok = readProofHeader(line, l); !ok {
+			v.rep.broke("proof", n, "line 1: not a proof header as promptloom writes one (docs/transcript.md)")
+			pc.badLines++
+		}
+	case 2:
+		pc.request, pc.reqHash = l, lineHash(line)
+	case 3:
+		pc.outcome, pc.outHash = l, lineHash(line)
+	default:
+		v.rep.broke("proof", n, "line %d: a proof has three lines", n)
+		pc.badLines++
+	}
+}
+
+// readProofHeader reads a proof's first line, which must be exactly as
+// proofHeader writes it.
+func readProofHeader(line []byte, l gjson.Result) (leaf int64, path tlog.RecordProof, note string, ok bool) {
+	if l.Get("proof").Str != proofSchema {
+		return 0, nil, "", false
+	}
+	leaf, ok = intField(l.Get("leaf"))
+	note, okN := stringField(l, "checkpoint")
+	okP := l.Get("path").IsArray()
+	for _, h := range l.Get("path").Array() {
+		hash, err := tlog.ParseHash(h.Str)
+		if h.Type != gjson.String || err != nil {
+			okP = false
+			break
+		}
+		path = append(path, hash)
+	}
+	if !ok || !okN || !okP || proofHeader(leaf, path, note) != string(line) {
+		return 0, nil, "", false
+	}
+	return leaf, path, note, true
+}
+
+// finishProof checks a proof once it is read: the request and its
+// outcome, the outcome's receipt, the leaf's path to the root, and the
+// note that signs the root (with Options.Verifier's key when Verify has
+// one).
+func (v *verifier) finishProof() {
+	pc := v.proof
+	if pc == nil || pc.badLines > 0 {
+		return
+	}
+	if !pc.outcome.Exists() {
+		v.rep.broke("proof", v.rep.Lines, "a proof has three lines: a header, a request and its outcome")
+		return
+	}
+	req, out := pc.request, pc.outcome
+	call, _ := stringField(req, "call")
+	sess, _ := stringField(req, "session")
+	seq, _ := intField(req.Get("seq"))
+	c := CallReport{Line: 2, Seq: seq, Call: call, Status: verified, OutcomeLine: 3}
+	fail := func(rule manifest.Rule, format string, args ...any) {
+		if c.Status != failed {
+			c.Status, c.Problem = failed, callFailed(rule, format, args...)
+			c.Problem.Line = 2
+		}
+	}
+	field, hashField := "response", "response_content_hash"
+	if out.Get("kind").Str == kindError {
+		field, hashField = "error", "error_content_hash"
+	}
+	if field == "response" {
+		c.Outcome = out.Get("response.text").String()
+	} else {
+		c.Outcome = "error: " + out.Get("error.message").String()
+	}
+	rs, _ := intField(out.Get("request_seq"))
+	switch {
+	case req.Get("kind").Str != kindRequest || req.Get("call").Type != gjson.String || req.Get("session").Type != gjson.String:
+		fail("proof", "line 2 is not a provider_call_request with a call and a session")
+	case out.Get("kind").Str != kindResponse && out.Get("kind").Str != kindError:
+		fail("proof", "line 3 is not a provider_call_response or provider_call_error")
+	case rs != seq || out.Get("request_hash").Str != pc.reqHash || out.Get("call").Str != call || out.Get("session").Str != sess:
+		fail("outcome", "the %s at line 3 does not name the request at line 2 (its seq, hash, call and session)", field)
+	case out.Get(hashField).Type != gjson.String || !rederives(orRawNull(out.Get(field).Raw), out.Get(hashField).Str):
+		fail("outcome", "the %s at line 3 does not hash to its %s", field, hashField)
+	}
+	nt, err := openNote(pc.note, v.ck.key)
+	var cp checkpoint
+	if err == nil {
+		cp, err = parseCheckpoint(nt.Text)
+	}
+	switch {
+	case err != nil:
+		fail("checkpoint", "the proof's checkpoint: %v", err)
+	case cp.session != sess:
+		fail("checkpoint", "the proof's checkpoint signs session %q, the call is in session %q", cp.session, sess)
+	case cp.lines < seq:
+		fail("checkpoint", "the proof's checkpoint signs %d lines, before the request's seq %d", cp.lines, seq)
+	default:
+		if err := tlog.CheckRecord(pc.path, cp.calls, cp.root, pc.leaf, leafHash(pc.reqHash, pc.outHash)); err != nil {
+			fail("proof", "the call is not leaf %d of the %d signed by the checkpoint: %v", pc.leaf, cp.calls, err)
+		}
+	}
+	if c.Status == verified {
+		v.rep.Checkpoints = 1
+		v.rep.Head = cp.head
+	}
+	v.rep.Calls = append(v.rep.Calls, c)
+}
