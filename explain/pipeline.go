@@ -37,7 +37,7 @@ const (
 func pipeline(ctx context.Context, o *options.Options, cfg *Options) (*stage.Result, error) {
 	resolve := func(id, name string, value func() (any, string, error)) stage.Stage {
 		return stage.Stage{ID: id, Capability: "core",
-			Resolve: func(context.Context, stage.Snapshot) (*stage.Resolved, error) {
+			Resolve: func(context.Context, map[string]any) (*stage.Resolved, error) {
 				v, why, err := value()
 				if err != nil || v == nil {
 					return nil, err
@@ -45,9 +45,9 @@ func pipeline(ctx context.Context, o *options.Options, cfg *Options) (*stage.Res
 				return &stage.Resolved{Name: name, Value: v, Reason: why}, nil
 			}}
 	}
-	compile := func(id, capability string, frags func(stage.Snapshot) []promptloom.Fragment) stage.Stage {
+	compile := func(id, capability string, frags func(map[string]any) []promptloom.Fragment) stage.Stage {
 		return stage.Stage{ID: id, Capability: capability, ReadOnly: true,
-			Compile: func(_ context.Context, snap stage.Snapshot, in []promptloom.Fragment) ([]promptloom.Fragment, error) {
+			Compile: func(_ context.Context, snap map[string]any, in []promptloom.Fragment) ([]promptloom.Fragment, error) {
 				add := frags(snap)
 				switch {
 				case len(add) == 0:
@@ -59,7 +59,7 @@ func pipeline(ctx context.Context, o *options.Options, cfg *Options) (*stage.Res
 			}}
 	}
 	core := func(id string, frags []promptloom.Fragment) stage.Stage {
-		return compile(id, "core", func(stage.Snapshot) []promptloom.Fragment { return frags })
+		return compile(id, "core", func(map[string]any) []promptloom.Fragment { return frags })
 	}
 	stages := []stage.Stage{
 		resolve("core.tools", resolvedTools, func() (any, string, error) {
@@ -73,7 +73,7 @@ func pipeline(ctx context.Context, o *options.Options, cfg *Options) (*stage.Res
 	}
 	if cfg.Project != "" {
 		stages = append(stages, stage.Stage{ID: "project.detect", Capability: "project",
-			Resolve: func(context.Context, stage.Snapshot) (*stage.Resolved, error) {
+			Resolve: func(context.Context, map[string]any) (*stage.Resolved, error) {
 				p, err := project.Detect(cfg.Project, cfg.EnvHas)
 				if err != nil {
 					return nil, err
@@ -92,7 +92,7 @@ func pipeline(ctx context.Context, o *options.Options, cfg *Options) (*stage.Res
 		core("core.profile", o.Profile),
 	)
 	if cfg.Project != "" && o.Replacement == nil {
-		stages = append(stages, compile("project.profile", "project", func(snap stage.Snapshot) []promptloom.Fragment {
+		stages = append(stages, compile("project.profile", "project", func(snap map[string]any) []promptloom.Fragment {
 			if p, ok := snap[resolvedProject].(*project.Profile); ok {
 				return p.Fragments
 			}
@@ -124,7 +124,7 @@ func renderReminders(rs []reminder.Reminder) (any, string, error) {
 // activeSet gathers the active tools and capabilities from the snapshot
 // (the options', the project's, and any a caller resolved under caps.*),
 // with the budget, as the reducer's options.
-func activeSet(snap stage.Snapshot, b *budget.Budget) *promptloom.Options {
+func activeSet(snap map[string]any, b *budget.Budget) *promptloom.Options {
 	tools, _ := snap[resolvedTools].([]string)
 	caps, _ := snap[resolvedCapabilities].([]string)
 	caps = append([]string(nil), caps...)

@@ -92,11 +92,11 @@ func TestStagesChangeNoByte(t *testing.T) {
 
 func TestCallerStages(t *testing.T) {
 	branch := stage.Stage{ID: "harness.branch", Capability: "harness",
-		Resolve: func(context.Context, stage.Snapshot) (*stage.Resolved, error) {
+		Resolve: func(context.Context, map[string]any) (*stage.Resolved, error) {
 			return &stage.Resolved{Name: CapsPrefix + "harness", Value: []string{"vcs.branch"}}, nil
 		}}
 	note := stage.Stage{ID: "harness.note", Capability: "harness",
-		Compile: func(_ context.Context, _ stage.Snapshot, frags []promptloom.Fragment) ([]promptloom.Fragment, error) {
+		Compile: func(_ context.Context, _ map[string]any, frags []promptloom.Fragment) ([]promptloom.Fragment, error) {
 			return append(frags, promptloom.Fragment{ID: "harness:branch", Source: "harness",
 				Body: "You are on a feature branch.", RequiresCaps: []string{"vcs.branch"}}), nil
 		}}
@@ -116,7 +116,7 @@ func TestCallerStages(t *testing.T) {
 	if last.Status != "applied" || e.Traces[len(e.Traces)-1].StageID != "kernel.prompt" {
 		t.Errorf("traces %+v", e.Traces)
 	}
-	nothing := func(context.Context, stage.Snapshot, []promptloom.Fragment) ([]promptloom.Fragment, error) {
+	nothing := func(context.Context, map[string]any, []promptloom.Fragment) ([]promptloom.Fragment, error) {
 		return nil, nil
 	}
 	if _, err := Explain([]byte(`{}`), &Options{Stages: []stage.Stage{{ID: "kernel.prompt", Compile: nothing}}}); !errors.Is(err, stage.ErrInvalidStage) {
@@ -187,7 +187,7 @@ func TestProjectProfile(t *testing.T) {
 func TestKernelPromptRefusesWithTheReducersErrors(t *testing.T) {
 	add := func(f promptloom.Fragment) stage.Stage {
 		return stage.Stage{ID: "caller.add", Capability: "test",
-			Compile: func(_ context.Context, _ stage.Snapshot, frags []promptloom.Fragment) ([]promptloom.Fragment, error) {
+			Compile: func(_ context.Context, _ map[string]any, frags []promptloom.Fragment) ([]promptloom.Fragment, error) {
 				return append(frags, f), nil
 			}}
 	}

@@ -66,7 +66,7 @@ var (
 func Assemble[G any](ctx context.Context, role string, asm func(ctx context.Context, grant G) ([]Part, error), grant G, b *budget.Budget) (*Context, error) {
 	run, err := stage.Run(ctx, []stage.Stage{
 		{ID: "provenance.grant", Capability: "provenance",
-			Resolve: func(ctx context.Context, _ stage.Snapshot) (*stage.Resolved, error) {
+			Resolve: func(ctx context.Context, _ map[string]any) (*stage.Resolved, error) {
 				a, err := assemble(ctx, role, asm, grant)
 				if err != nil {
 					return nil, err
@@ -75,7 +75,7 @@ func Assemble[G any](ctx context.Context, role string, asm func(ctx context.Cont
 					Reason: fmt.Sprintf("%d part(s) citing what %d source(s) handed out", len(a.parts), len(a.read))}, nil
 			}},
 		{ID: "provenance.render", Capability: "provenance",
-			Compile: func(_ context.Context, snap stage.Snapshot, frags []promptloom.Fragment) ([]promptloom.Fragment, error) {
+			Compile: func(_ context.Context, snap map[string]any, frags []promptloom.Fragment) ([]promptloom.Fragment, error) {
 				a, _ := snap["assembled"].(*assembled)
 				return append(frags, renderLabelled(role, a.parts)...), nil
 			}},

@@ -35,7 +35,7 @@ func ExampleAssemble() {
 
 	asm := func(ctx context.Context, g grant) ([]provenance.Part, error) {
 		parts := []provenance.Part{{Slot: "brief", Register: budget.Binding, Text: g.Brief.Value(),
-			Cites: []provenance.Source{provenance.GivenSource("brief")}}}
+			Cites: []provenance.Source{g.Brief.Cite()}}}
 		notes, err := g.Notes.Read(ctx)
 		if err != nil {
 			return nil, err
@@ -44,12 +44,12 @@ func ExampleAssemble() {
 			var text string
 			e.Decode(&text)
 			parts = append(parts, provenance.Part{Slot: fmt.Sprintf("note-%d", e.Seq), Register: budget.Considered,
-				Text: text, Cites: []provenance.Source{provenance.EventSource(e.Seq)}})
+				Text: text, Cites: []provenance.Source{g.Notes.Cite(e)}})
 		}
 		held, err := g.Beliefs.Read(ctx)
 		for _, b := range held {
 			parts = append(parts, provenance.Part{Slot: "belief-" + b.ID, Register: budget.Considered,
-				Text: b.Text, Cites: []provenance.Source{provenance.BeliefSource(b.ID)}})
+				Text: b.Text, Cites: []provenance.Source{g.Beliefs.Cite(b)}})
 		}
 		return parts, err
 	}

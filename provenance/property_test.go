@@ -60,21 +60,21 @@ func greedy(role string) func(context.Context, Grant) ([]Part, error) {
 			return nil, err
 		}
 		for _, e := range evs {
-			parts = append(parts, Part{Slot: "e" + strconv.FormatInt(e.Seq, 10), Register: budget.Considered, Text: string(e.Payload), Cites: []Source{EventSource(e.Seq)}})
+			parts = append(parts, Part{Slot: "e" + strconv.FormatInt(e.Seq, 10), Register: budget.Considered, Text: string(e.Payload), Cites: []Source{eventSource(e.Seq)}})
 		}
 		held, err := g.Beliefs.Read(ctx)
 		if err != nil {
 			return nil, err
 		}
 		for _, b := range held {
-			parts = append(parts, Part{Slot: "b:" + b.ID, Register: budget.Considered, Text: b.Text, Cites: []Source{BeliefSource(b.ID)}})
+			parts = append(parts, Part{Slot: "b:" + b.ID, Register: budget.Considered, Text: b.Text, Cites: []Source{source(kindBelief, b.ID)}})
 		}
 		sections, err := g.Chronicle.Read(ctx)
 		if err != nil {
 			return nil, err
 		}
 		for _, s := range sections {
-			parts = append(parts, Part{Slot: "s:" + s.ID, Register: budget.Generated, Text: s.Text, Cites: []Source{SectionSource(s.ID)}})
+			parts = append(parts, Part{Slot: "s:" + s.ID, Register: budget.Generated, Text: s.Text, Cites: []Source{source(kindSection, s.ID)}})
 		}
 		return parts, nil
 	}
@@ -155,7 +155,7 @@ func TestNoContextReadsWhatItsGrantDoesNotAdmit(t *testing.T) {
 				continue
 			}
 			_, err = Assemble(ctx, role, func(ctx context.Context, g Grant) ([]Part, error) {
-				return []Part{{Slot: "peek", Text: "x", Cites: []Source{EventSource(hidden)}}}, nil
+				return []Part{{Slot: "peek", Text: "x", Cites: []Source{eventSource(hidden)}}}, nil
 			}, f.grant(role, head), nil)
 			if !errors.Is(err, ErrUncitedSource) {
 				t.Fatalf("seed %d: citing hidden event %d for %s: %v", seed, hidden, role, err)

@@ -109,7 +109,7 @@ func (f *fixture) grant(role string, upto int64) Grant {
 // assembler reads everything its grant offers and cites it honestly.
 func assembler(role string) func(context.Context, Grant) ([]Part, error) {
 	return func(ctx context.Context, g Grant) ([]Part, error) {
-		parts := []Part{{Slot: "brief", Register: budget.Binding, Text: g.Brief.Value(), Cites: []Source{GivenSource("brief")}}}
+		parts := []Part{{Slot: "brief", Register: budget.Binding, Text: g.Brief.Value(), Cites: []Source{source(kindGiven, "brief")}}}
 		evs, err := g.Log.Read(ctx)
 		if err != nil {
 			return nil, err
@@ -120,7 +120,7 @@ func assembler(role string) func(context.Context, Grant) ([]Part, error) {
 			var p map[string]string
 			e.Decode(&p)
 			lines = append(lines, e.Actor+": "+p["text"])
-			cites = append(cites, EventSource(e.Seq))
+			cites = append(cites, eventSource(e.Seq))
 		}
 		parts = append(parts, Part{Slot: "record", Register: budget.Considered, Rank: 2, Text: strings.Join(lines, "\n"), Cites: cites})
 		held, err := g.Beliefs.Read(ctx)
@@ -128,14 +128,14 @@ func assembler(role string) func(context.Context, Grant) ([]Part, error) {
 			return nil, err
 		}
 		for _, b := range held {
-			parts = append(parts, Part{Slot: "belief:" + b.ID, Register: budget.Considered, Rank: 1, Text: b.Text, Cites: []Source{BeliefSource(b.ID)}})
+			parts = append(parts, Part{Slot: "belief:" + b.ID, Register: budget.Considered, Rank: 1, Text: b.Text, Cites: []Source{source(kindBelief, b.ID)}})
 		}
 		sections, err := g.Chronicle.Read(ctx)
 		if err != nil {
 			return nil, err
 		}
 		for _, s := range sections {
-			parts = append(parts, Part{Slot: "summary:" + s.ID, Register: budget.Generated, Text: s.Text, Cites: []Source{SectionSource(s.ID)}})
+			parts = append(parts, Part{Slot: "summary:" + s.ID, Register: budget.Generated, Text: s.Text, Cites: []Source{source(kindSection, s.ID)}})
 		}
 		parts = append(parts, Part{Slot: "style", Register: budget.Craft, Text: "Be brief and courteous."})
 		return parts, nil
@@ -231,14 +231,14 @@ func TestErrors(t *testing.T) {
 		}, ErrStaleRead},
 		{"part citing what was not handed out", func() error {
 			_, err := Assemble(ctx, "uk", func(ctx context.Context, g Grant) ([]Part, error) {
-				return []Part{{Slot: "leak", Text: "we could live with 50%", Cites: []Source{EventSource(2)}}}, nil
+				return []Part{{Slot: "leak", Text: "we could live with 50%", Cites: []Source{eventSource(2)}}}, nil
 			}, f.grant("uk", f.head), nil)
 			return err
 		}, ErrUncitedSource},
 		{"chronicle prose not labelled generated", func() error {
 			_, err := Assemble(ctx, "uk", func(ctx context.Context, g Grant) ([]Part, error) {
 				s := must(g.Chronicle.Read(ctx))[0]
-				return []Part{{Slot: "summary", Register: budget.Considered, Text: s.Text, Cites: []Source{SectionSource(s.ID)}}}, nil
+				return []Part{{Slot: "summary", Register: budget.Considered, Text: s.Text, Cites: []Source{source(kindSection, s.ID)}}}, nil
 			}, f.grant("uk", f.head), nil)
 			return err
 		}, ErrInvalidPart},
@@ -280,12 +280,12 @@ func TestSlicesHandOutOnlyWhatTheyAdmit(t *testing.T) {
 			t.Errorf("the UK's belief slice handed out %+v", b)
 		}
 	}
-	if diff := cmp.Diff([]Source{BeliefSource("uk-floor")}, beliefs.handedOut()); diff != "" {
+	if diff := cmp.Diff([]Source{source(kindBelief, "uk-floor")}, beliefs.handedOut()); diff != "" {
 		t.Errorf("beliefs handed out (-want +got):\n%s", diff)
 	}
 	g := NewGiven("task", 2, "settle", 1)
 	g.Value()
-	if diff := cmp.Diff([]Source{GivenSource("task"), EventSource(1)}, g.handedOut()); diff != "" {
+	if diff := cmp.Diff([]Source{source(kindGiven, "task"), eventSource(1)}, g.handedOut()); diff != "" {
 		t.Errorf("given handed out:\n%s", diff)
 	}
 }

@@ -25,6 +25,8 @@ type Slice[T any] struct {
 	what string
 	// read hands out what the slice admits.
 	read func(ctx context.Context) ([]T, error)
+	// cite names a value the slice hands out.
+	cite func(T) Source
 	// open is false when the slice was opened with a nil predicate.
 	open bool
 	// store and fold, for a slice of a fold, tell whether the fold is at
@@ -42,6 +44,10 @@ func (s *Slice[T]) Read(ctx context.Context) ([]T, error) {
 	return s.read(ctx)
 }
 
+// Cite names v as a source a part may cite: the event, belief or section
+// the slice handed out.
+func (s *Slice[T]) Cite(v T) Source { return s.cite(v) }
+
 // All is the predicate that admits everything: every event (OpenLog,
 // OpenChronicle) or every belief scope (OpenBeliefs).
 func All[T any](T) bool { return true }
@@ -50,7 +56,8 @@ func All[T any](T) bool { return true }
 // The predicate sees only the envelope: an event it rejects is never
 // fetched or decoded.
 func OpenLog(store eventlog.Store, upto int64, admit func(eventlog.Envelope) bool) *Slice[eventlog.Event] {
-	s := &Slice[eventlog.Event]{recorder: recorder{at: upto}, what: "log", open: admit != nil}
+	s := &Slice[eventlog.Event]{recorder: recorder{at: upto}, what: "log", open: admit != nil,
+		cite: func(e eventlog.Event) Source { return eventSource(e.Seq) }}
 	s.read = func(ctx context.Context) ([]eventlog.Event, error) {
 		var out []eventlog.Event
 		err := store.Scan(ctx, 1, upto, func(env eventlog.Envelope) error {
@@ -62,7 +69,7 @@ func OpenLog(store eventlog.Store, upto int64, admit func(eventlog.Envelope) boo
 				return err
 			}
 			out = append(out, e)
-			s.hand(EventSource(e.Seq))
+			s.hand(s.cite(e))
 			return nil
 		})
 		return out, err
@@ -80,7 +87,8 @@ func OpenLog(store eventlog.Store, upto int64, admit func(eventlog.Envelope) boo
 // handing out nothing, so a context never reports one position with beliefs
 // from after it.
 func OpenBeliefs(store eventlog.Store, beliefs *Beliefs, upto int64, visible func(scope string) bool) *Slice[Belief] {
-	s := &Slice[Belief]{recorder: recorder{at: upto}, what: "beliefs", open: visible != nil, store: store, fold: beliefs}
+	s := &Slice[Belief]{recorder: recorder{at: upto}, what: "beliefs", open: visible != nil, store: store, fold: beliefs,
+		cite: func(b Belief) Source { return source(kindBelief, b.ID) }}
 	s.read = func(ctx context.Context) ([]Belief, error) {
 		at := beliefs.read(visible)
 		switch {
@@ -95,7 +103,7 @@ func OpenBeliefs(store eventlog.Store, beliefs *Beliefs, upto int64, visible fun
 			}
 		}
 		for _, b := range at.held {
-			s.hand(BeliefSource(b.ID))
+			s.hand(s.cite(b))
 		}
 		return at.held, nil
 	}
@@ -106,14 +114,15 @@ func OpenBeliefs(store eventlog.Store, beliefs *Beliefs, upto int64, visible fun
 // closed at or before that position whose envelope admit accepts, in log
 // order.
 func OpenChronicle(store eventlog.Store, chronicle *Chronicle, upto int64, admit func(eventlog.Envelope) bool) *Slice[Section] {
-	s := &Slice[Section]{recorder: recorder{at: upto}, what: "chronicle", open: admit != nil, store: store, fold: chronicle}
+	s := &Slice[Section]{recorder: recorder{at: upto}, what: "chronicle", open: admit != nil, store: store, fold: chronicle,
+		cite: func(sec Section) Source { return source(kindSection, sec.ID) }}
 	s.read = func(context.Context) ([]Section, error) {
 		var out []Section
 		for _, sec := range chronicle.sections() {
 			env := eventlog.Envelope{Seq: sec.Seq, Kind: kindSectionClosed, Actor: "chronicle", Audience: sec.Audience}
 			if sec.To <= upto && sec.Seq <= upto && admit(env) {
 				out = append(out, sec)
-				s.hand(SectionSource(sec.ID))
+				s.hand(s.cite(sec))
 			}
 		}
 		return out, nil
@@ -137,12 +146,16 @@ func NewGiven[T any](name string, upto int64, value T, cites ...int64) *Given[T]
 
 // Value hands out the value: its own source, then the events it cites.
 func (g *Given[T]) Value() T {
-	g.hand(GivenSource(g.name))
+	g.hand(g.Cite())
 	for _, seq := range g.cites {
-		g.hand(EventSource(seq))
+		g.hand(eventSource(seq))
 	}
 	return g.value
 }
+
+// Cite names the value as a source a part may cite. (A part citing one
+// of the events the value cites names it as Source("event:N").)
+func (g *Given[T]) Cite() Source { return source(kindGiven, g.name) }
 
 // granted is what Assemble needs of a grant's field: a *Slice or a *Given.
 type granted interface {

@@ -7,7 +7,9 @@ import (
 
 // Source names something a slice handed out and a part may cite, in the
 // form manifests carry: "event:12", "belief:b3", "section:round-1",
-// "given:brief".
+// "given:brief". A part gets one from what it read (Slice.Cite,
+// Given.Cite), so a citation names what a slice handed out by
+// construction; Assemble still checks every citation against the slices.
 type Source string
 
 // The kinds of source.
@@ -18,19 +20,9 @@ const (
 	kindGiven   = "given"
 )
 
-// EventSource names the event at seq.
-func EventSource(seq int64) Source { return source(kindEvent, strconv.FormatInt(seq, 10)) }
-
-// BeliefSource names a belief by its ID.
-func BeliefSource(id string) Source { return source(kindBelief, id) }
-
-// SectionSource names a chronicle section by its ID.
-func SectionSource(id string) Source { return source(kindSection, id) }
-
-// GivenSource names a caller-given value by its name.
-func GivenSource(name string) Source { return source(kindGiven, name) }
-
 func source(kind, id string) Source { return Source(kind + ":" + id) }
+
+func eventSource(seq int64) Source { return source(kindEvent, strconv.FormatInt(seq, 10)) }
 
 // kind is the source's kind: event, belief, section or given.
 func (s Source) kind() string {

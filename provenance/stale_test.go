@@ -29,7 +29,7 @@ func TestBeliefSliceRefusesAFoldThatMovedMidAssembly(t *testing.T) {
 		var parts []Part
 		for _, b := range held {
 			sawNew = sawNew || b.ID == "uk-later"
-			parts = append(parts, Part{Slot: "belief:" + b.ID, Register: budget.Considered, Text: b.Text, Cites: []Source{BeliefSource(b.ID)}})
+			parts = append(parts, Part{Slot: "belief:" + b.ID, Register: budget.Considered, Text: b.Text, Cites: []Source{source(kindBelief, b.ID)}})
 		}
 		return parts, err
 	}, f.grant("uk", f.head), nil)
@@ -56,7 +56,7 @@ func TestBeliefSliceToleratesUnclaimedEventsMidAssembly(t *testing.T) {
 		held, err := g.Beliefs.Read(ctx)
 		var parts []Part
 		for _, b := range held {
-			parts = append(parts, Part{Slot: "belief:" + b.ID, Register: budget.Considered, Text: b.Text, Cites: []Source{BeliefSource(b.ID)}})
+			parts = append(parts, Part{Slot: "belief:" + b.ID, Register: budget.Considered, Text: b.Text, Cites: []Source{source(kindBelief, b.ID)}})
 		}
 		return parts, err
 	}, f.grant("uk", f.head), nil)

@@ -10,12 +10,12 @@ import (
 
 func ExampleRun() {
 	greeting := stage.Stage{ID: "greeting", Capability: "demo",
-		Compile: func(_ context.Context, snap stage.Snapshot, frags []promptloom.Fragment) ([]promptloom.Fragment, error) {
+		Compile: func(_ context.Context, snap map[string]any, frags []promptloom.Fragment) ([]promptloom.Fragment, error) {
 			name, _ := snap["name"].(string)
 			return append(frags, promptloom.Fragment{ID: "hello", Body: "Hello, " + name}), nil
 		}}
 	who := stage.Stage{ID: "who", Capability: "demo",
-		Resolve: func(context.Context, stage.Snapshot) (*stage.Resolved, error) {
+		Resolve: func(context.Context, map[string]any) (*stage.Resolved, error) {
 			return &stage.Resolved{Name: "name", Value: "Ada"}, nil
 		}}
 	res, err := stage.Run(context.Background(), nil, []stage.Stage{greeting, who})

@@ -33,12 +33,13 @@ type Stage struct {
 	// Capability names what owns the stage ("core", "project", a plugin).
 	Capability string
 	// Resolve returns a named value for the snapshot, or nil for nothing.
-	// It sees the values resolved before it.
-	Resolve func(ctx context.Context, snap Snapshot) (*Resolved, error)
+	// It sees the values resolved before it, by name, in a copy of its own,
+	// so no handler can change what another stage sees.
+	Resolve func(ctx context.Context, snap map[string]any) (*Resolved, error)
 	// Compile returns the successor of frags, the fragments of the
 	// compilation stages before it, or nil for no change. It sees every
-	// resolved value.
-	Compile func(ctx context.Context, snap Snapshot, frags []promptloom.Fragment) ([]promptloom.Fragment, error)
+	// resolved value, in a copy of its own.
+	Compile func(ctx context.Context, snap map[string]any, frags []promptloom.Fragment) ([]promptloom.Fragment, error)
 	// ReadOnly promises that Compile does not change frags in place
 	// (appending is fine). Run then hands it the current list, clipped so
 	// an append copies, instead of a copy of its own: at ten thousand
@@ -55,10 +56,6 @@ type Resolved struct {
 	// Reason says in a few words what was resolved, for the trace.
 	Reason string
 }
-
-// Snapshot holds the resolved values by name. Each handler is given its
-// own copy, so no handler can change what another stage sees.
-type Snapshot map[string]any
 
 // Trace records one stage's run. Kind is "resolution" or "compilation";
 // Status is "applied", "no_change" or "failed".
@@ -120,7 +117,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // Result is a run's outcome: the snapshot, the final fragments and a trace
 // per stage that ran, in order.
 type Result struct {
-	Snapshot  Snapshot
+	Snapshot  map[string]any
 	Fragments []promptloom.Fragment
 	Traces    []Trace
 }
@@ -137,7 +134,7 @@ func Run(ctx context.Context, kernel, caller []Stage) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Snapshot: Snapshot{}}
+	res := &Result{Snapshot: map[string]any{}}
 	resolvedBy := map[string]string{}
 	for _, s := range plan {
 		if s.Resolve == nil {
@@ -234,7 +231,7 @@ func call[T any](handler func() (T, error)) (out T, err error) {
 	return out, err
 }
 
-func resolve(s Stage, r *Resolved, snap Snapshot, resolvedBy map[string]string, tr *Trace) error {
+func resolve(s Stage, r *Resolved, snap map[string]any, resolvedBy map[string]string, tr *Trace) error {
 	switch {
 	case r == nil:
 		tr.Status, tr.Reason = noChange, "nothing to resolve"
@@ -279,6 +276,6 @@ func sameFragments(a, b []promptloom.Fragment) bool {
 // named, a replacement root alone), so a run that would fail fails here,
 // naming the stage, with the reducer's own error; it changes nothing.
 var kernelPrompt = Stage{ID: reserved + "prompt", Capability: "kernel", ReadOnly: true,
-	Compile: func(_ context.Context, _ Snapshot, frags []promptloom.Fragment) ([]promptloom.Fragment, error) {
+	Compile: func(_ context.Context, _ map[string]any, frags []promptloom.Fragment) ([]promptloom.Fragment, error) {
 		return nil, promptloom.Check(frags)
 	}}

@@ -13,18 +13,18 @@ import (
 var ctx = context.Background()
 
 func resolver(id, name string, value any) Stage {
-	return Stage{ID: id, Capability: "test", Resolve: func(context.Context, Snapshot) (*Resolved, error) {
+	return Stage{ID: id, Capability: "test", Resolve: func(context.Context, map[string]any) (*Resolved, error) {
 		return &Resolved{Name: name, Value: value}, nil
 	}}
 }
 
 func appender(id, body string) Stage {
-	return Stage{ID: id, Capability: "test", Compile: func(_ context.Context, _ Snapshot, frags []promptloom.Fragment) ([]promptloom.Fragment, error) {
+	return Stage{ID: id, Capability: "test", Compile: func(_ context.Context, _ map[string]any, frags []promptloom.Fragment) ([]promptloom.Fragment, error) {
 		return append(frags, promptloom.Fragment{ID: id, Body: body}), nil
 	}}
 }
 
-func nothing(context.Context, Snapshot, []promptloom.Fragment) ([]promptloom.Fragment, error) {
+func nothing(context.Context, map[string]any, []promptloom.Fragment) ([]promptloom.Fragment, error) {
 	return nil, nil
 }
 
@@ -41,13 +41,13 @@ func TestResolutionRunsBeforeCompilationInDeclaredOrder(t *testing.T) {
 	res, err := Run(ctx, nil, []Stage{
 		appender("c1", "one"),
 		resolver("r1", "lang", "go"),
-		{ID: "c2", Capability: "test", Compile: func(_ context.Context, snap Snapshot, frags []promptloom.Fragment) ([]promptloom.Fragment, error) {
+		{ID: "c2", Capability: "test", Compile: func(_ context.Context, snap map[string]any, frags []promptloom.Fragment) ([]promptloom.Fragment, error) {
 			lang, _ := snap["lang"].(string)
 			seen = append(seen, lang)
 			return append(frags, promptloom.Fragment{ID: "c2", Body: "lang " + lang}), nil
 		}},
 		resolver("r2", "nothing", nil),
-		{ID: "r3", Capability: "test", Resolve: func(context.Context, Snapshot) (*Resolved, error) { return nil, nil }},
+		{ID: "r3", Capability: "test", Resolve: func(context.Context, map[string]any) (*Resolved, error) { return nil, nil }},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -76,16 +76,16 @@ func TestFailuresBlameTheRightStage(t *testing.T) {
 		stageID string
 		cause   error
 	}{
-		{"handler error", []Stage{appender("ok", "x"), {ID: "bad", Compile: func(context.Context, Snapshot, []promptloom.Fragment) ([]promptloom.Fragment, error) {
+		{"handler error", []Stage{appender("ok", "x"), {ID: "bad", Compile: func(context.Context, map[string]any, []promptloom.Fragment) ([]promptloom.Fragment, error) {
 			return nil, boom
 		}}}, "bad", boom},
-		{"handler panic", []Stage{{ID: "panicky", Resolve: func(context.Context, Snapshot) (*Resolved, error) { panic("oops") }}}, "panicky", ErrPanicked},
-		{"compilation panic", []Stage{{ID: "panicky", Compile: func(context.Context, Snapshot, []promptloom.Fragment) ([]promptloom.Fragment, error) {
+		{"handler panic", []Stage{{ID: "panicky", Resolve: func(context.Context, map[string]any) (*Resolved, error) { panic("oops") }}}, "panicky", ErrPanicked},
+		{"compilation panic", []Stage{{ID: "panicky", Compile: func(context.Context, map[string]any, []promptloom.Fragment) ([]promptloom.Fragment, error) {
 			panic("oops")
 		}}}, "panicky", ErrPanicked},
-		{"resolved with no name", []Stage{{ID: "r-bad", Resolve: func(context.Context, Snapshot) (*Resolved, error) { return &Resolved{Value: 1}, nil }}}, "r-bad", ErrMalformed},
+		{"resolved with no name", []Stage{{ID: "r-bad", Resolve: func(context.Context, map[string]any) (*Resolved, error) { return &Resolved{Value: 1}, nil }}}, "r-bad", ErrMalformed},
 		{"name resolved twice", []Stage{resolver("r-a", "lang", "go"), resolver("r-b", "lang", "rust")}, "r-b", ErrMalformed},
-		{"unfit for the reducer", []Stage{{ID: "anon", Compile: func(context.Context, Snapshot, []promptloom.Fragment) ([]promptloom.Fragment, error) {
+		{"unfit for the reducer", []Stage{{ID: "anon", Compile: func(context.Context, map[string]any, []promptloom.Fragment) ([]promptloom.Fragment, error) {
 			return []promptloom.Fragment{{Body: "no id"}}, nil
 		}}}, "kernel.prompt", promptloom.ErrEmptyID},
 	}
@@ -109,7 +109,7 @@ func TestFailuresBlameTheRightStage(t *testing.T) {
 func TestMalformedResolutionStopsBeforeCompilation(t *testing.T) {
 	compiled := false
 	_, err := Run(ctx, nil, []Stage{
-		{ID: "needs-lang", Compile: func(_ context.Context, snap Snapshot, _ []promptloom.Fragment) ([]promptloom.Fragment, error) {
+		{ID: "needs-lang", Compile: func(_ context.Context, snap map[string]any, _ []promptloom.Fragment) ([]promptloom.Fragment, error) {
 			compiled = true
 			if _, ok := snap["lang"].(string); !ok {
 				return nil, errors.New("no lang")
@@ -138,7 +138,7 @@ func TestCallerStagesAddNeverReplace(t *testing.T) {
 		{"a caller kernel.* id", appender("kernel.other", "mine")},
 		{"a duplicate", appender("core.system", "mine")},
 		{"no handler", Stage{ID: "x"}},
-		{"two handlers", Stage{ID: "x", Resolve: func(context.Context, Snapshot) (*Resolved, error) { return nil, nil }, Compile: nothing}},
+		{"two handlers", Stage{ID: "x", Resolve: func(context.Context, map[string]any) (*Resolved, error) { return nil, nil }, Compile: nothing}},
 		{"no id", Stage{Compile: nothing}},
 	} {
 		if _, err := Run(ctx, kernel, []Stage{tt.stage}); !errors.Is(err, ErrInvalidStage) {
@@ -164,12 +164,12 @@ func TestCallerStagesAddNeverReplace(t *testing.T) {
 func TestStagesReturnRatherThanMutate(t *testing.T) {
 	res, err := Run(ctx, nil, []Stage{appender("a", "one"),
 		resolver("r", "lang", "go"),
-		{ID: "vandal", Compile: func(_ context.Context, snap Snapshot, frags []promptloom.Fragment) ([]promptloom.Fragment, error) {
+		{ID: "vandal", Compile: func(_ context.Context, snap map[string]any, frags []promptloom.Fragment) ([]promptloom.Fragment, error) {
 			frags[0] = promptloom.Fragment{ID: "vandalised"}
 			snap["lang"] = "cobol"
 			return nil, nil
 		}},
-		{ID: "reader", Compile: func(_ context.Context, snap Snapshot, _ []promptloom.Fragment) ([]promptloom.Fragment, error) {
+		{ID: "reader", Compile: func(_ context.Context, snap map[string]any, _ []promptloom.Fragment) ([]promptloom.Fragment, error) {
 			if snap["lang"] != "go" {
 				t.Errorf("a stage's change to its snapshot leaked: %v", snap["lang"])
 			}
@@ -193,12 +193,12 @@ func TestStagesReturnRatherThanMutate(t *testing.T) {
 func TestReadOnlyStageAppendsWithoutCopy(t *testing.T) {
 	var seen, produced *promptloom.Fragment
 	var previous []promptloom.Fragment
-	res, err := Run(ctx, nil, []Stage{{ID: "a", Compile: func(_ context.Context, _ Snapshot, frags []promptloom.Fragment) ([]promptloom.Fragment, error) {
+	res, err := Run(ctx, nil, []Stage{{ID: "a", Compile: func(_ context.Context, _ map[string]any, frags []promptloom.Fragment) ([]promptloom.Fragment, error) {
 		out := append(frags, promptloom.Fragment{ID: "a", Body: "one"})
 		produced = &out[0]
 		return out, nil
 	}},
-		{ID: "peek", ReadOnly: true, Compile: func(_ context.Context, _ Snapshot, frags []promptloom.Fragment) ([]promptloom.Fragment, error) {
+		{ID: "peek", ReadOnly: true, Compile: func(_ context.Context, _ map[string]any, frags []promptloom.Fragment) ([]promptloom.Fragment, error) {
 			seen, previous = &frags[0], frags
 			if seen != produced {
 				t.Error("a ReadOnly stage was handed a copy of the list, not the list")

@@ -31,7 +31,7 @@ const options = `{
 // "caps." join the active set.
 var locale = stage.Stage{
 	ID: "harness.locale", Capability: "harness",
-	Resolve: func(context.Context, stage.Snapshot) (*stage.Resolved, error) {
+	Resolve: func(context.Context, map[string]any) (*stage.Resolved, error) {
 		return &stage.Resolved{Name: explain.CapsPrefix + "locale", Value: []string{"locale.en-GB"}, Reason: "en-GB"}, nil
 	},
 }
@@ -40,7 +40,7 @@ var locale = stage.Stage{
 // successor list; it never changes the list it was given.
 var spelling = stage.Stage{
 	ID: "harness.spelling", Capability: "harness",
-	Compile: func(_ context.Context, _ stage.Snapshot, frags []promptloom.Fragment) ([]promptloom.Fragment, error) {
+	Compile: func(_ context.Context, _ map[string]any, frags []promptloom.Fragment) ([]promptloom.Fragment, error) {
 		return append(frags, promptloom.Fragment{
 			ID: "harness:spelling", Source: "harness", Bucket: promptloom.After,
 			Body: "Write British English.", RequiresCaps: []string{"locale.en-GB"},

@@ -25,10 +25,10 @@ func Example() {
 	})
 
 	log := eventlog.NewMemory(nil)
-	rec, _ := replay.New(ctx, model, &replay.Options{Mode: replay.Record, Log: log})
+	rec, _ := replay.New(ctx, model, &replay.Options{Log: log})
 	rec.Complete(ctx, call(`{"system": ["Be brief.", "Answer in English."]}`))
 
-	strict, _ := replay.New(ctx, nil, &replay.Options{Mode: replay.Strict, Recorded: log})
+	strict, _ := replay.New(ctx, nil, &replay.Options{Strict: true, Recorded: log})
 	resp, err := strict.Complete(ctx, call(`{"system": ["Be brief.", "Answer in English."]}`))
 	fmt.Println(resp.Text, err)
 	_, err = strict.Complete(ctx, call(`{"system": ["Be brief.", "Answer in French."]}`))

@@ -4,10 +4,10 @@
 //
 // A Model wraps the harness's journal.Model. It keys each call by
 // journal.Request.Key (the digest of what the model is shown, redacted),
-// and in Record mode appends a pin event (kind "model.pin", audience
+// and, given a log, appends a pin event (kind "model.pin", audience
 // "journal", so that no context assembled from the log reads it) with the
 // key, the call, the served prompt's digest, the manifest's rows and the
-// answer. In Strict mode it answers from the pins of a recorded log, never
+// answer. A strict Model answers from the pins of a recorded log, never
 // calls the model, and appends the pins it used, so that a replayed log
 // matches the recorded one event for event.
 package replay
@@ -26,35 +26,25 @@ import (
 	"github.com/promptloom/promptloom/manifest"
 )
 
-// Mode is how a Model answers.
-type Mode string
-
-// The modes.
-const (
-	// Live passes every call to the model and pins nothing.
-	Live Mode = "live"
-	// Record passes every call to the model and pins each response as an
-	// event in the log.
-	Record Mode = "record"
-	// Strict answers from the pins of a recorded run and never calls the
-	// model; a call that was not pinned is ErrPinMiss.
-	Strict Mode = "strict"
-)
-
 // The pin events: their kind, and the audience that keeps them out of
 // every assembled context.
 const kindPin = "model.pin"
 
 var pinAudience = []string{"journal"}
 
-// Options configure a Model. The zero value is Live, with no log.
+// Options configure a Model. The zero value passes every call to the
+// model and pins nothing; a Log records; Strict replays. Two fields rather
+// than a mode enum: what a Model does follows from which logs it is given.
 type Options struct {
-	Mode Mode
-	// Log receives the pin events in Record and Strict modes (nil: none are
-	// kept).
+	// Log, when set, receives a pin event for every call answered: the
+	// model's response as it is recorded, or in Strict the pin used, so
+	// that a replayed log matches the recorded one event for event.
 	Log eventlog.Store
-	// Recorded is the log of a recorded run, whose pins Strict mode
-	// answers from.
+	// Strict answers from the pins of Recorded and never calls the model;
+	// a call that was not pinned is ErrPinMiss.
+	Strict bool
+	// Recorded is the log of a recorded run, whose pins Strict answers
+	// from.
 	Recorded eventlog.Store
 }
 
@@ -63,11 +53,8 @@ var (
 	// ErrPinMiss is a strict call with no pin; errors.As gives a
 	// *MissError saying what changed.
 	ErrPinMiss = errors.New("no pinned response for this call")
-	// ErrNoRecording is Strict mode without a recorded log to read pins
-	// from.
+	// ErrNoRecording is Strict without a recorded log to read pins from.
 	ErrNoRecording = errors.New("replay: strict mode needs a recorded log to read pins from")
-	// ErrUnknownMode is a mode other than live, record or strict.
-	ErrUnknownMode = errors.New("replay: unknown mode")
 )
 
 // MissError says which call missed and what changed against the nearest
@@ -151,7 +138,7 @@ func (p *pin) segments() []manifest.Segment {
 }
 
 // Model keys calls by journal.Request.Key and pins or answers them as its
-// Mode says. It is safe for concurrent use.
+// Options say. It is safe for concurrent use.
 type Model struct {
 	inner journal.Model
 	opts  Options
@@ -162,46 +149,40 @@ type Model struct {
 	calls int
 }
 
-// New returns a Model around inner. In Strict mode it reads the pins of
+// New returns a Model around inner. A strict Model reads the pins of
 // o.Recorded first.
 func New(ctx context.Context, inner journal.Model, o *Options) (*Model, error) {
 	if o == nil {
 		o = &Options{}
 	}
 	m := &Model{inner: inner, opts: *o, pins: map[digest.Digest]pin{}}
-	switch o.Mode {
-	case "", Live:
-		m.opts.Mode = Live
+	if !o.Strict {
 		return m, nil
-	case Record:
-		return m, nil
-	case Strict:
-		if o.Recorded == nil {
-			return nil, ErrNoRecording
-		}
-		head, err := o.Recorded.Head(ctx)
-		if err != nil {
-			return nil, err
-		}
-		err = o.Recorded.Scan(ctx, 1, head, func(env eventlog.Envelope) error {
-			if env.Kind != kindPin {
-				return nil
-			}
-			e, err := o.Recorded.Get(ctx, env.Seq)
-			if err != nil {
-				return err
-			}
-			var p pin
-			if err := json.Unmarshal(e.Payload, &p); err != nil {
-				return fmt.Errorf("replay: pin at event %d: %w", e.Seq, err)
-			}
-			m.pins[p.Key] = p
-			m.order = append(m.order, p)
-			return nil
-		})
-		return m, err
 	}
-	return nil, fmt.Errorf("%w %q (want live, record or strict)", ErrUnknownMode, o.Mode)
+	if o.Recorded == nil {
+		return nil, ErrNoRecording
+	}
+	head, err := o.Recorded.Head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	err = o.Recorded.Scan(ctx, 1, head, func(env eventlog.Envelope) error {
+		if env.Kind != kindPin {
+			return nil
+		}
+		e, err := o.Recorded.Get(ctx, env.Seq)
+		if err != nil {
+			return err
+		}
+		var p pin
+		if err := json.Unmarshal(e.Payload, &p); err != nil {
+			return fmt.Errorf("replay: pin at event %d: %w", e.Seq, err)
+		}
+		m.pins[p.Key] = p
+		m.order = append(m.order, p)
+		return nil
+	})
+	return m, err
 }
 
 // Complete implements journal.Model.
@@ -211,8 +192,7 @@ func (m *Model) Complete(ctx context.Context, req journal.Request) (journal.Resp
 		return journal.Response{}, err
 	}
 	p := pin{Key: key, Call: req.Call, SystemDigest: digest.Of(req.Served()), Segments: pinSegments(req.Manifest.Rows())}
-	switch m.opts.Mode {
-	case Strict:
+	if m.opts.Strict {
 		m.mu.Lock()
 		found, ok := m.pins[key]
 		m.mu.Unlock()
@@ -220,16 +200,13 @@ func (m *Model) Complete(ctx context.Context, req journal.Request) (journal.Resp
 			return journal.Response{}, m.miss(&p)
 		}
 		p.Response = found.Response
-	default:
+	} else {
 		m.mu.Lock()
 		m.calls++
 		m.mu.Unlock()
 		resp, err := m.inner.Complete(ctx, req)
 		if err != nil {
 			return journal.Response{}, err
-		}
-		if m.opts.Mode == Live {
-			return resp, nil
 		}
 		p.Response = resp
 	}

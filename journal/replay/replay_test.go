@@ -33,7 +33,7 @@ var echo = journal.ModelFunc(func(_ context.Context, req journal.Request) (journ
 
 func TestPins(t *testing.T) {
 	recorded := eventlog.NewMemory(nil)
-	rec, err := New(ctx, echo, &Options{Mode: Record, Log: recorded})
+	rec, err := New(ctx, echo, &Options{Log: recorded})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestPins(t *testing.T) {
 		t.Fatal("strict mode called the model")
 		return journal.Response{}, nil
 	})
-	replay, err := New(ctx, never, &Options{Mode: Strict, Log: eventlog.NewMemory(nil), Recorded: recorded})
+	replay, err := New(ctx, never, &Options{Strict: true, Log: eventlog.NewMemory(nil), Recorded: recorded})
 	if err != nil {
 		t.Fatal(err)
 	}

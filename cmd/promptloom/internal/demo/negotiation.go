@@ -206,7 +206,7 @@ func assembleParty(party string, round int, ranks map[string]int) func(context.C
 func partsOf(ctx context.Context, g Grant, party string, round int) ([]provenance.Part, error) {
 	parts := []provenance.Part{{
 		Slot: "brief", Register: budget.Binding,
-		Text: g.Brief.Value(), Cites: []provenance.Source{provenance.GivenSource("brief")},
+		Text: g.Brief.Value(), Cites: []provenance.Source{g.Brief.Cite()},
 	}}
 	evs, err := g.Log.Read(ctx)
 	if err != nil {
@@ -227,7 +227,7 @@ func partsOf(ctx context.Context, g Grant, party string, round int) ([]provenanc
 		} else {
 			lines = append(lines, fmt.Sprintf("- round %d, %s: %s", p.Round, strings.ToUpper(e.Actor), p.Text))
 		}
-		cites = append(cites, provenance.EventSource(e.Seq))
+		cites = append(cites, g.Log.Cite(e))
 	}
 	if len(lines) > 0 {
 		parts = append(parts, provenance.Part{Slot: "record", Register: budget.Considered, Rank: 2,
@@ -239,7 +239,7 @@ func partsOf(ctx context.Context, g Grant, party string, round int) ([]provenanc
 	}
 	for _, b := range held {
 		parts = append(parts, provenance.Part{Slot: "belief:" + b.ID, Register: budget.Considered, Rank: 1,
-			Text: "You believe: " + b.Text, Cites: []provenance.Source{provenance.BeliefSource(b.ID)}})
+			Text: "You believe: " + b.Text, Cites: []provenance.Source{g.Beliefs.Cite(b)}})
 	}
 	sections, err := g.Chronicle.Read(ctx)
 	if err != nil {
@@ -247,7 +247,7 @@ func partsOf(ctx context.Context, g Grant, party string, round int) ([]provenanc
 	}
 	for _, s := range sections {
 		parts = append(parts, provenance.Part{Slot: "chronicle:" + s.ID, Register: budget.Generated,
-			Text: s.Text, Cites: []provenance.Source{provenance.SectionSource(s.ID)}})
+			Text: s.Text, Cites: []provenance.Source{g.Chronicle.Cite(s)}})
 	}
 	parts = append(parts, provenance.Part{Slot: "style", Register: budget.Craft,
 		Text: fmt.Sprintf("This is round %d of %d. Answer in one or two sentences and name a percentage.", round, Rounds)})

@@ -3,6 +3,7 @@ package demo
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -42,7 +43,7 @@ func TestSideRemarkNeverReachesTheUK(t *testing.T) {
 	head, _ := store.Head(context.Background())
 	store.Scan(context.Background(), 1, head, func(e eventlog.Envelope) error {
 		if e.Kind == KindRemark {
-			remark = provenance.EventSource(e.Seq)
+			remark = provenance.Source(fmt.Sprintf("event:%d", e.Seq))
 		}
 		return nil
 	})

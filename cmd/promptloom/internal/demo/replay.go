@@ -20,7 +20,7 @@ import (
 // pinned model in record mode: each answer is pinned as an event in store
 // (the run's own log) and each call recorded in j.
 func RecordNegotiation(ctx context.Context, store eventlog.Store, j *journal.Journal, set Settings) (*Negotiation, error) {
-	pinned, err := replay.New(ctx, &ScriptedModel{}, &replay.Options{Mode: replay.Record, Log: store})
+	pinned, err := replay.New(ctx, &ScriptedModel{}, &replay.Options{Log: store})
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +58,7 @@ type ReplayedCall struct {
 func ReplayNegotiation(ctx context.Context, recorded eventlog.Store, transcript []byte, set Settings) (*Replay, error) {
 	unreachable := &countingModel{}
 	log := eventlog.NewMemory(&eventlog.Options{Clock: NegotiationClock()})
-	pinned, err := replay.New(ctx, unreachable, &replay.Options{Mode: replay.Strict, Log: log, Recorded: recorded})
+	pinned, err := replay.New(ctx, unreachable, &replay.Options{Strict: true, Log: log, Recorded: recorded})
 	if err != nil {
 		return nil, err
 	}

@@ -328,7 +328,7 @@ var library = []libCase{
 		as:  new(*stage.Error),
 		raise: func(*env) error {
 			return run(stage.Stage{ID: "mine", Capability: "harness",
-				Compile: func(context.Context, stage.Snapshot, []promptloom.Fragment) ([]promptloom.Fragment, error) {
+				Compile: func(context.Context, map[string]any, []promptloom.Fragment) ([]promptloom.Fragment, error) {
 					return nil, errors.New("disk full")
 				}})
 		},
@@ -338,7 +338,7 @@ var library = []libCase{
 		doc: "A resolution stage resolved a value with no name, or under a name another stage resolved.",
 		is:  stage.ErrMalformed,
 		raise: func(*env) error {
-			resolve := func(context.Context, stage.Snapshot) (*stage.Resolved, error) {
+			resolve := func(context.Context, map[string]any) (*stage.Resolved, error) {
 				return &stage.Resolved{Name: "lang"}, nil
 			}
 			return run(stage.Stage{ID: "mine", Capability: "harness", Resolve: resolve},
@@ -351,7 +351,7 @@ var library = []libCase{
 		is:  stage.ErrPanicked,
 		raise: func(*env) error {
 			return run(stage.Stage{ID: "mine", Capability: "harness",
-				Compile: func(context.Context, stage.Snapshot, []promptloom.Fragment) ([]promptloom.Fragment, error) {
+				Compile: func(context.Context, map[string]any, []promptloom.Fragment) ([]promptloom.Fragment, error) {
 					panic("nil map")
 				}})
 		},
@@ -508,7 +508,7 @@ var library = []libCase{
 		raise: func(e *env) error {
 			store := logOf(e, 2)
 			_, err := provenance.Assemble(context.Background(), "uk", func(context.Context, twoSlices) ([]provenance.Part, error) {
-				return []provenance.Part{{Slot: "leak", Text: "x", Cites: []provenance.Source{provenance.EventSource(2)}}}, nil
+				return []provenance.Part{{Slot: "leak", Text: "x", Cites: []provenance.Source{"event:2"}}}, nil
 			}, twoSlices{provenance.OpenLog(store, 2, provenance.All), provenance.NewGiven("brief", 2, "x")}, nil)
 			return err
 		},
@@ -522,7 +522,7 @@ var library = []libCase{
 				sections, err := g.Chronicle.Read(ctx)
 				s := sections[0]
 				return []provenance.Part{{Slot: "summary", Register: budget.Considered, Text: s.Text,
-					Cites: []provenance.Source{provenance.SectionSource(s.ID)}}}, err
+					Cites: []provenance.Source{g.Chronicle.Cite(s)}}}, err
 			}, chronicleOf(e), nil)
 			return err
 		},
@@ -624,16 +624,7 @@ var library = []libCase{
 		doc: "A strict `replay.Model` without a recorded log.",
 		is:  replay.ErrNoRecording,
 		raise: func(*env) error {
-			_, err := replay.New(context.Background(), nil, &replay.Options{Mode: replay.Strict})
-			return err
-		},
-	},
-	{
-		pkg: "journal/replay",
-		doc: "A mode other than live, record or strict.",
-		is:  replay.ErrUnknownMode,
-		raise: func(*env) error {
-			_, err := replay.New(context.Background(), nil, &replay.Options{Mode: "eager"})
+			_, err := replay.New(context.Background(), nil, &replay.Options{Strict: true})
 			return err
 		},
 	},
@@ -643,7 +634,7 @@ var library = []libCase{
 		is:  replay.ErrPinMiss,
 		as:  new(*replay.MissError),
 		raise: func(e *env) error {
-			p, err := replay.New(context.Background(), nil, &replay.Options{Mode: replay.Strict, Recorded: eventlog.NewMemory(nil)})
+			p, err := replay.New(context.Background(), nil, &replay.Options{Strict: true, Recorded: eventlog.NewMemory(nil)})
 			if err != nil {
 				e.Fatal(err)
 			}
@@ -727,7 +718,7 @@ func (r renamed) Unwrap() error { return r.err }
 
 func nop(id string) stage.Stage {
 	return stage.Stage{ID: id, Capability: "core",
-		Compile: func(context.Context, stage.Snapshot, []promptloom.Fragment) ([]promptloom.Fragment, error) {
+		Compile: func(context.Context, map[string]any, []promptloom.Fragment) ([]promptloom.Fragment, error) {
 			return nil, nil
 		}}
 }
