@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	register("explain", "explain [--format text|json|html|raw|payload:PROVIDER] [--since OLD] [--max-breakpoints N] [--lint] [--traces] [--project DIR] [--budget N] [--counter NAME] [--max-bytes N] [FILE|-]", runExplain)
+	register("explain", "explain [--format text|json|html|raw|payload:PROVIDER] [--since OLD] [--max-breakpoints N] [--lint] [--traces] [--project DIR] [--budget N] [--counter NAME] [--max-bytes N] [FILE|-] | explain --transcript FILE --call NAME [--format text|json|html|raw]", runExplain)
 	register("manifest", "manifest [--hash] [--project DIR] [--budget N] [--counter NAME] [--max-bytes N] [FILE|-]", runManifest)
 }
 
@@ -44,7 +44,12 @@ func runExplain(e *env, args []string) int {
 	traces := fs.Bool("traces", false, "with --format text, list every stage of the run")
 	pipelineOpts := pipelineFlags(fs)
 	pf := addPlaceFlags(fs)
+	transcript := fs.String("transcript", "", "explain a recorded call instead, from its transcript (a file, or a postgres:// URL of one session), verified first; with --call")
+	call := fs.String("call", "", "with --transcript, the call to explain, by its name")
 	pos, err := parseInterleaved(fs, args)
+	if err == nil && (*transcript != "" || *call != "") {
+		return e.explainRecorded(fs, pos, *transcript, *call, *format)
+	}
 	if err == nil {
 		err = oneOf("format", *format, append([]string{"text", "json", "html", "raw"}, payloadFormats()...)...)
 	}

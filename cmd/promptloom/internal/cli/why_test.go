@@ -1,0 +1,236 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/promptloom/promptloom/explain"
+	"github.com/promptloom/promptloom/harn/options"
+	"github.com/promptloom/promptloom/journal"
+)
+
+// whyOptions are the README's options.
+const whyOptions = `{
+  "system": [
+    {"title": "Role", "content": "You are a careful coding agent."},
+    {"content": "Answer in English.", "position": "after"}
+  ],
+  "tools": [{"name": "todo", "guidance": "Keep the todo list current."}],
+  "capabilities": ["vcs.git"],
+  "context_profile": {"prompt_fragments": [
+    {"body": "Commit with a message that says why.", "requires_caps": ["vcs.git"]},
+    {"body": "Run cargo test.", "requires_caps": ["language.rust"]}
+  ]},
+  "call_role": "agent.main"
+}`
+
+// recordREADME writes the README's options to dir/opts.json and a
+// transcript of two calls to dir/t.jsonl: "with" the todo tool and
+// "without" it.
+func recordREADME(t *testing.T, dir string) (opts, transcript string) {
+	t.Helper()
+	opts, transcript = filepath.Join(dir, "opts.json"), filepath.Join(dir, "t.jsonl")
+	if err := os.WriteFile(opts, []byte(whyOptions), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	j, err := journal.Open(transcript, &journal.Options{Session: "s1", Clock: func() time.Time { return at }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := options.Parse([]byte(whyOptions), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := journal.ModelFunc(func(context.Context, journal.Request) (journal.Response, error) {
+		return journal.Response{Text: "ok"}, nil
+	})
+	for _, call := range []string{"with", "without"} {
+		if call == "without" {
+			o.Tools[0].Active = false
+		}
+		x, err := explain.FromOptions(o, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := j.Call(context.Background(), model, journal.Request{Call: call, System: x.Text(), Manifest: x.Manifest}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return opts, transcript
+}
+
+// why on the README's example finds the sentence in tool:todo.guidance
+// (exit 0) and, without the tool, says it was excluded because the tool is
+// not available (exit 1); a text in no fragment is nowhere (exit 1).
+func TestWhyOnTheREADME(t *testing.T) {
+	opts, _ := recordREADME(t, t.TempDir())
+	const text = "Keep the todo list current."
+	code, out, errOut := run(t, "why", text, opts)
+	if code != ExitOK || !strings.Contains(out, "is in the system prompt once") ||
+		!strings.Contains(out, "79      tool:todo.guidance  tool:todo  0-27        tool todo  tool(s) present: todo") {
+		t.Errorf("with the tool: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = run(t, "why", text, opts, "--without-tool", "todo")
+	if code != ExitFail || !strings.Contains(out, "is not in the system prompt; it is only in fragments left out (1 place)") ||
+		!strings.Contains(out, "tool:todo.guidance  tool:todo  excluded  0-27        tool todo  requires tool `todo` (not available)") {
+		t.Errorf("without the tool: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ = run(t, "why", "zebra", opts)
+	if code != ExitFail || !strings.Contains(out, `"zebra" is nowhere`) {
+		t.Errorf("nowhere: exit %d\n%s", code, out)
+	}
+	// JSON: the places, counted.
+	code, out, _ = run(t, "why", "--format", "json", text, opts, "--without-tool", "todo")
+	var got whyJSON
+	if err := json.Unmarshal([]byte(out), &got); err != nil || code != ExitFail {
+		t.Fatalf("json: exit %d, %v\n%s", code, err, out)
+	}
+	if got.InPrompt != 0 || got.LeftOut != 1 || len(got.Places) != 1 || got.Places[0].Offset != -1 ||
+		got.Places[0].Row.ID != "tool:todo.guidance" || got.Places[0].Row.State() != "excluded" ||
+		strings.Join(got.Places[0].RequiresTools, ",") != "todo" {
+		t.Errorf("json: %+v", got)
+	}
+	// An occurrence across the joiner is one, a row for each fragment.
+	code, out, _ = run(t, "why", "--format", "json", "agent.\n\nCommit", opts)
+	got = whyJSON{}
+	if err := json.Unmarshal([]byte(out), &got); err != nil || code != ExitOK || got.InPrompt != 1 || len(got.Places) != 2 ||
+		!got.Places[0].Joiner || got.Places[1].Row.ID != "profile[0]" || got.Places[1].Offset != 33 {
+		t.Errorf("across the joiner: exit %d %v %+v", code, err, got)
+	}
+	// --limit lists the first places and counts the rest.
+	code, out, _ = run(t, "why", "e", opts, "--limit", "2")
+	if code != ExitOK || !strings.Contains(out, "is in the system prompt 11 times") || !strings.Contains(out, "and 10 more not listed (--limit)") {
+		t.Errorf("--limit: exit %d\n%s", code, out)
+	}
+}
+
+// why, explain and diff read a recorded call from its transcript alone,
+// verified first.
+func TestWhyExplainDiffFromATranscript(t *testing.T) {
+	dir := t.TempDir()
+	opts, tr := recordREADME(t, dir)
+	const text = "Keep the todo list current."
+	code, out, errOut := run(t, "why", text, "--transcript", tr, "--call", "with")
+	if code != ExitOK || !strings.Contains(out, "is in the system prompt of call with once") ||
+		!strings.Contains(out, "79      tool:todo.guidance  tool:todo  0-27        tool(s) present: todo") {
+		t.Errorf("with: exit %d\n%s%s", code, out, errOut)
+	}
+	// The body of a fragment left out is not retained: the whole body is
+	// found by its digest, a part of it cannot be.
+	code, out, _ = run(t, "why", text, "--transcript", tr, "--call", "without")
+	if code != ExitFail || !strings.Contains(out, "tool:todo.guidance  tool:todo  excluded  0-27 (whole body, by digest)  requires tool `todo` (not available)") {
+		t.Errorf("without, whole body: exit %d\n%s", code, out)
+	}
+	code, out, _ = run(t, "why", "todo list", "--transcript", tr, "--call", "without")
+	if code != ExitFail || !strings.Contains(out, "A transcript keeps no body of a fragment left out, only its digest: it may be in part of one of these 2:") ||
+		!strings.Contains(out, "tool:todo.guidance  excluded  requires tool `todo` (not available)") {
+		t.Errorf("without, part: exit %d\n%s", code, out)
+	}
+
+	// explain --transcript is explain of the options, row for row (no
+	// source: a recording keeps the producer).
+	code, rec, errOut := run(t, "explain", "--format", "json", "--transcript", tr, "--call", "with")
+	_, live, _ := run(t, "explain", "--format", "json", opts)
+	if code != ExitOK {
+		t.Fatalf("explain --transcript: exit %d: %s", code, errOut)
+	}
+	var a, b explain.Explanation
+	if err := json.Unmarshal([]byte(rec), &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(live), &b); err != nil {
+		t.Fatal(err)
+	}
+	for i := range b.Fragments {
+		b.Fragments[i].Source = ""
+	}
+	b.Traces = nil // the stages of a run the recording did not see
+	if ja, jb := mustJSON(t, &a), mustJSON(t, &b); ja != jb {
+		t.Errorf("explain --transcript:\n%s\nexplain:\n%s", ja, jb)
+	}
+	code, raw, _ := run(t, "explain", "--format", "raw", "--transcript", tr, "--call", "with")
+	if _, want, _ := run(t, "explain", "--format", "raw", opts); code != ExitOK || raw != want {
+		t.Errorf("raw: exit %d %q, want %q", code, raw, want)
+	}
+
+	// diff of two recorded calls is diff of the options with and without
+	// the tool, but for the names.
+	code, d, errOut := run(t, "diff", "--transcript", tr, "--call", "with", "--call", "without")
+	_, want, _ := run(t, "diff", opts, "--without-tool", "todo")
+	want = strings.ReplaceAll(strings.ReplaceAll(want, opts+" (without-tool todo)", "call without"), opts, "call with")
+	if code != ExitFail || d != want {
+		t.Errorf("diff --transcript: exit %d %s\n%s\nwant\n%s", code, errOut, d, want)
+	}
+	if code, _, _ := run(t, "diff", "--transcript", tr, "--call", "with", "--call", "with"); code != ExitOK {
+		t.Errorf("diff of a call with itself: exit %d", code)
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// A transcript whose lines do not verify explains nothing: a changed byte
+// of the prompt, a call named twice or not at all, the flags that shape a
+// prompt from options.
+func TestRecordedCallsAreVerifiedFirst(t *testing.T) {
+	dir := t.TempDir()
+	_, tr := recordREADME(t, dir)
+	data, err := os.ReadFile(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	edited := write("edited.jsonl", strings.Replace(string(data), "careful coding agent", "careless coding agent", 1))
+	twice := write("twice.jsonl", strings.ReplaceAll(string(data), `"call":"without"`, `"call":"with"`))
+	// A run still being written (no journal_close) is explained.
+	lines := strings.SplitAfter(string(data), "\n")
+	open := write("open.jsonl", strings.Join(lines[:len(lines)-2], ""))
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"why", "careless", "--transcript", edited, "--call", "with"}, ExitBadArgs, "call with (line 4) is not explained: call does not verify: the system_prompt at line 2 does not hash to its content_hash"},
+		{[]string{"explain", "--transcript", edited, "--call", "without"}, ExitBadArgs, "the transcript does not verify up to call without"},
+		{[]string{"diff", "--transcript", edited, "--call", "with", "--call", "without"}, ExitBadArgs, "is not explained"},
+		{[]string{"why", "x", "--transcript", twice, "--call", "with"}, ExitBadArgs, `2 calls are named "with" (lines 4, 8)`},
+		{[]string{"why", "x", "--transcript", tr, "--call", "nope"}, ExitBadArgs, `no call "nope" in the transcript`},
+		{[]string{"why", "x", "--transcript", tr}, ExitBadArgs, "--transcript FILE --call NAME"},
+		{[]string{"why", "x", "--transcript", tr, "--call", "with", "--without-tool", "todo"}, ExitBadArgs, "--without-tool shapes a prompt from options"},
+		{[]string{"explain", "--transcript", tr, "--call", "with", "--lint", "--project", "."}, ExitBadArgs, "--lint, --project shape a prompt from options"},
+		{[]string{"explain", "--transcript", tr, "--call", "with", "--format", "payload:anthropic"}, ExitBadArgs, "a recorded call has no options"},
+		{[]string{"diff", "--transcript", tr, "--call", "with"}, ExitBadArgs, "--call A --call B"},
+		{[]string{"diff", "a.json", "--transcript", tr, "--call", "with", "--call", "without"}, ExitBadArgs, "takes no options file"},
+		{[]string{"why", "Keep", "--transcript", open, "--call", "without"}, ExitFail, "not in the system prompt of call without"},
+		{[]string{"why", ""}, ExitBadArgs, "TEXT is empty"},
+		{[]string{"why"}, ExitBadArgs, "takes TEXT"},
+		{[]string{"why", "x", "a.json", "b.json"}, ExitBadArgs, "got 2 files"},
+		{[]string{"why", "x", "--limit", "-1"}, ExitBadArgs, "--limit must be 0 or more"},
+	} {
+		code, out, errOut := run(t, tc.args...)
+		if code != tc.code || !strings.Contains(out+errOut, tc.want) {
+			t.Errorf("%q: exit %d, want %d with %q:\n%s%s", tc.args, code, tc.code, tc.want, out, errOut)
+		}
+	}
+}
