@@ -234,7 +234,11 @@ func writeWhy(e *env, x *explain.Explanation, out *whyJSON) {
 		fmt.Fprintf(w, "%s is not in %s; it is only in fragments left out (%s):\n", q, where, places(out.LeftOut))
 		table(left, true)
 	case len(out.NotSearched) > 0:
-		fmt.Fprintf(w, "%s is not in %s. A transcript keeps no body of a fragment left out, only its digest: it may be in part of one of these %d:\n", q, where, len(out.NotSearched))
+		which := "this one"
+		if n := len(out.NotSearched); n > 1 {
+			which = fmt.Sprintf("one of these %d", n)
+		}
+		fmt.Fprintf(w, "%s is not in %s. A transcript keeps no body of a fragment left out, only its digest: it may be in part of %s:\n", q, where, which)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tSTATE\tREASON")
 		for _, r := range x.Fragments {
