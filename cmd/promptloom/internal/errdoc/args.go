@@ -4,7 +4,7 @@ import "strings"
 
 // Args splits a command line as the catalogue's cases and the README's
 // tour write them: at white space, except inside single quotes, which hold
-// their text as it is (an argument with spaces, or ” for an empty one), as
+// their text as it is (an argument with spaces; two quotes, an empty one), as
 // a POSIX shell reads them. There are no escapes: a quote cannot be quoted.
 func Args(line string) []string {
 	var args []string
