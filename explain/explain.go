@@ -16,7 +16,9 @@
 // fragment by fragment, with how many leading bytes they share (the prompt
 // cache's view) and a unified diff; Lint returns Warnings: options Harn
 // accepts that are likely mistakes, and gated fragments that stand before
-// an unconditional one and so split the prefix cache. WriteText, WriteJSON
+// an unconditional one and so split the prefix cache; Why yields every
+// Place a text occurs, in the prompt or in a fragment left out, with the
+// fragment that holds it and its reason and gates. WriteText, WriteJSON
 // and WriteHTML render an explanation; its JSON is Harn's prompt_explain
 // record.
 package explain
