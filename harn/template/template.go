@@ -102,6 +102,11 @@ type Result struct {
 	// sorted, each once; a path whose parent is also read is left out (the
 	// parent covers it). A name looked up but not bound is listed too.
 	Reads []string
+	// Steps is the work the render did, in the steps Options.MaxBytes
+	// bounds (a node, a loop turn, an item or 16 bytes through a filter):
+	// what a caller rendering many templates under one limit charges to
+	// it, with the output's length.
+	Steps int
 }
 
 // Span says where the bytes Text[Start:End] came from, so a manifest can
