@@ -113,7 +113,7 @@ func (t *Template) render(b *dict) (*Result, error) {
 	t.lastSpans.Store(int64(len(r.spans)))
 	// The buffer is never written again: the text can share it.
 	text := unsafe.String(unsafe.SliceData(r.buf), len(r.buf))
-	return &Result{Text: text, Spans: r.spans, Reads: collapse(r.reads)}, nil
+	return &Result{Text: text, Spans: r.spans, Reads: collapse(r.reads), Steps: r.steps}, nil
 }
 
 // collapse sorts the paths read and drops those under another one.
