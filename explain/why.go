@@ -2,7 +2,9 @@ package explain
 
 import (
 	"iter"
+	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/promptloom/promptloom"
@@ -38,6 +40,17 @@ type Place struct {
 	// manifest's reason is then all that says what gated it).
 	RequiresTools []string `json:"requires_tools,omitempty"`
 	RequiresCaps  []string `json:"requires_caps,omitempty"`
+	// Spans, for a fragment rendered from a template, say which parts of
+	// the template produced the bytes the occurrence covers: template text
+	// at a file, line and column, or a binding's path with its filters
+	// (promptloom.Span). Each is cut to those bytes, with Start and End in
+	// the terms of the place's own (the fragment's body as the prompt
+	// holds it). Bytes the options added around the render (a system
+	// item's heading) are in no span. Nil for a fragment given as text, and
+	// for a left-out fragment of an explanation that does not hold its
+	// fragments (a manifest records a template's digest and bindings, no
+	// spans).
+	Spans []promptloom.Span `json:"spans,omitempty"`
 	// WholeBody marks a fragment left out whose body the explanation does
 	// not hold (a recorded one keeps only its digest), but whose digest is
 	// the text's: the text, trimmed, is its whole body. A text that is
@@ -143,6 +156,7 @@ func (e *Explanation) inPrompt(text string, yield func(Place) bool) bool {
 			p := Place{Offset: off, Row: &e.Fragments[s.row], Start: max(off, s.start) - s.start,
 				End: min(end, s.end) - s.start, Joiner: joiner}
 			p.RequiresTools, p.RequiresCaps = e.gatesOf(s.row)
+			p.Spans = cut(p.Row.Spans, s.start+p.Start, s.start+p.End, s.start)
 			if !yield(p) {
 				return false
 			}
@@ -180,20 +194,52 @@ func (e *Explanation) leftOut(text string, yield func(Place) bool) {
 			}
 			continue
 		}
-		body := e.Reduction.Rows[i].Body
+		row := &e.Reduction.Rows[i]
+		body := row.Body
 		tools, caps := e.gatesOf(i)
+		var spans []promptloom.Span
+		lead := 0 // where body starts in the fragment's, which the spans index
+		if f := row.Fragment; f != nil && f.Template != nil {
+			spans = f.Template.Spans
+			if !f.Verbatim {
+				lead = len(f.Body) - len(strings.TrimLeftFunc(f.Body, unicode.IsSpace))
+			}
+		}
 		for from := 0; from+len(text) <= len(body); {
 			j := strings.Index(body[from:], text)
 			if j < 0 {
 				break
 			}
 			at := from + j
-			if !yield(Place{Offset: -1, Row: r, Start: at, End: at + len(text), RequiresTools: tools, RequiresCaps: caps}) {
+			p := Place{Offset: -1, Row: r, Start: at, End: at + len(text), RequiresTools: tools, RequiresCaps: caps,
+				Spans: cut(spans, lead+at, lead+at+len(text), lead)}
+			if !yield(p) {
 				return
 			}
 			from = at + step
 		}
 	}
+}
+
+// cut returns the spans that overlap [from, to), each cut to it and moved
+// back by base (so that base is 0); nil when none does. Spans are in order
+// and do not overlap, so the first is found by a binary search.
+func cut(spans []promptloom.Span, from, to, base int) []promptloom.Span {
+	i, _ := slices.BinarySearchFunc(spans, from, func(s promptloom.Span, at int) int {
+		if s.End <= at {
+			return -1
+		}
+		return 1
+	})
+	var out []promptloom.Span
+	for ; i < len(spans) && spans[i].Start < to; i++ {
+		s := spans[i]
+		s.Start, s.End = max(s.Start, from)-base, min(s.End, to)-base
+		if s.Start < s.End {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // gatesOf returns row i's gates, when the explanation holds its fragment.

@@ -259,3 +259,35 @@ func TestWhyPlacesAreOccurrences(t *testing.T) {
 		}
 	}
 }
+
+// A templated fragment's places say which template text or binding
+// produced the bytes, in the place's own terms.
+func TestWhyTemplate(t *testing.T) {
+	e := explainJSON(t, `{"system": [{"title": "Role", "template": "  Work in {{ cwd | upper }} today.", "bindings": {"cwd": "/srv/app"}}],
+		"_system_fragments": [{"id": "off", "template": "\n  Run {{ tool }} now.", "bindings": {"tool": "cargo"}, "requires_tools": ["cargo"]}]}`)
+	if e.Text() != "## Role\nWork in /SRV/APP today." {
+		t.Fatalf("prompt %q", e.Text())
+	}
+	spans := func(text string) string {
+		var out []string
+		for p := range e.Why(text) {
+			out = append(out, fmt.Sprintf("%s %d-%d:", p.Row.ID, p.Start, p.End))
+			for _, s := range p.Spans {
+				out = append(out, fmt.Sprintf("%d-%d %s %d:%d %s %v", s.Start, s.End, s.Kind, s.Line, s.Col, s.Path, s.Filters))
+			}
+		}
+		return strings.Join(out, " ")
+	}
+	for text, want := range map[string]string{
+		"/SRV/APP":   "system[0] 16-24: 16-24 binding 1:11 cwd [upper]",
+		"in /SRV":    "system[0] 13-20: 13-16 text 1:1  [] 16-20 binding 1:11 cwd [upper]",
+		"Role\nWork": "system[0] 3-12: 8-12 text 1:1  []",
+		"## Role":    "system[0] 0-7:",
+		"cargo":      "off 4-9: 4-9 binding 1:5 tool []",
+		"Run":        "off 0-3: 0-3 text 1:1  []",
+	} {
+		if got := spans(text); got != want {
+			t.Errorf("Why(%q): %s\nwant %s", text, got, want)
+		}
+	}
+}
