@@ -283,7 +283,7 @@ func TestWhyTemplate(t *testing.T) {
 		"in /SRV":    "system[0] 13-20: 13-16 text 1:1  [] 16-20 binding 1:11 cwd [upper]",
 		"Role\nWork": "system[0] 3-12: 8-12 text 1:1  []",
 		"## Role":    "system[0] 0-7:",
-		"cargo":      "off 4-9: 4-9 binding 1:5 tool []",
+		"cargo":      "off 4-9: 4-9 binding 2:7 tool []",
 		"Run":        "off 0-3: 0-3 text 1:1  []",
 	} {
 		if got := spans(text); got != want {
