@@ -3,6 +3,8 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -190,6 +192,12 @@ func writeWhy(e *env, x *explain.Explanation, out *whyJSON) {
 		if recorded {
 			head = strings.Replace(strings.Replace(head, "SOURCE", "PRODUCER", 1), "GATES\t", "", 1)
 		}
+		templated := slices.ContainsFunc(places, func(p explain.Place) bool {
+			return len(p.Spans) > 0 || p.Row != nil && p.Row.Template != nil
+		})
+		if templated {
+			head = strings.Replace(head, "REASON", "TEMPLATE\tREASON", 1)
+		}
 		fmt.Fprintln(tw, head)
 		for _, p := range places {
 			id, src, state, reason := "(join separator)", "-", "-", "between two fragments: no fragment's bytes"
@@ -215,6 +223,9 @@ func writeWhy(e *env, x *explain.Explanation, out *whyJSON) {
 			cols = append(cols, span)
 			if !recorded {
 				cols = append(cols, gates(p))
+			}
+			if templated {
+				cols = append(cols, templateOf(p))
 			}
 			fmt.Fprintln(tw, strings.Join(append(cols, reason), "\t"))
 		}
@@ -259,6 +270,50 @@ func writeWhy(e *env, x *explain.Explanation, out *whyJSON) {
 			break
 		}
 	}
+}
+
+// templateOf says which parts of a template produced a place's bytes:
+// "text at FILE:LINE:COL" or "binding PATH | FILTER at FILE:LINE:COL" for
+// each span, FILE "inline" for a template in the options. A recorded
+// fragment's manifest row names its template and the bindings it read, but
+// no positions.
+func templateOf(p explain.Place) string {
+	var parts []string
+	for _, s := range p.Spans {
+		file := s.File
+		if file == "" {
+			file = "inline"
+		}
+		at := fmt.Sprintf("%s:%d:%d", file, s.Line, s.Col)
+		switch s.Kind {
+		case "binding":
+			parts = append(parts, "binding "+strings.Join(append([]string{s.Path}, s.Filters...), " | ")+" at "+at)
+		default:
+			parts = append(parts, s.Kind+" at "+at)
+		}
+	}
+	if len(parts) > 0 {
+		return textsafe.Line(strings.Join(parts, "; "))
+	}
+	if p.Row == nil || p.Row.Template == nil {
+		return "-"
+	}
+	if !p.WholeBody && (p.Row.Spans != nil || !p.Row.Included) {
+		// Positions known (a left-out fragment's come from the options,
+		// or there are none): these bytes are the options', around the
+		// render.
+		return "none: added by the options around the render"
+	}
+	t := p.Row.Template
+	file := t.File
+	if file == "" {
+		file = "inline"
+	}
+	desc := "template " + file
+	if len(t.Bindings) > 0 {
+		desc += ", bindings read: " + strings.Join(slices.Sorted(maps.Keys(t.Bindings)), ", ")
+	}
+	return textsafe.Line(desc + " (a manifest records no positions)")
 }
 
 // gates is a place's gates as the table shows them.

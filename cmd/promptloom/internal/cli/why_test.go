@@ -234,3 +234,42 @@ func TestRecordedCallsAreVerifiedFirst(t *testing.T) {
 		}
 	}
 }
+
+// For a templated fragment, why names the template text or binding behind
+// the bytes; from a transcript, which records no spans, the template and
+// the bindings it read.
+func TestWhyTemplated(t *testing.T) {
+	dir := t.TempDir()
+	opts := filepath.Join(dir, "t.json")
+	const o = `{"system": [{"title": "Role", "template": "Work in {{ cwd | upper }} today.", "bindings": {"cwd": "/srv/app"}}]}`
+	if err := os.WriteFile(opts, []byte(o), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run(t, "why", "in /SRV", opts)
+	if code != ExitOK || !strings.Contains(out, "13      system[0]  system[0]  13-20       -      text at inline:1:1; binding cwd | upper at inline:1:9  unconditional") {
+		t.Errorf("options: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ = run(t, "why", "Role", opts)
+	if code != ExitOK || !strings.Contains(out, "none: added by the options around the render") {
+		t.Errorf("the heading: exit %d\n%s", code, out)
+	}
+	// Recorded.
+	x, err := explain.Explain([]byte(o), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := filepath.Join(dir, "t.jsonl")
+	j, err := journal.Open(tr, &journal.Options{Session: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := journal.ModelFunc(func(context.Context, journal.Request) (journal.Response, error) { return journal.Response{Text: "ok"}, nil })
+	if _, err := j.Call(context.Background(), model, journal.Request{Call: "c", System: x.Text(), Manifest: x.Manifest}); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	code, out, errOut = run(t, "why", "/SRV/APP", "--transcript", tr, "--call", "c")
+	if code != ExitOK || !strings.Contains(out, "16      system[0]  system[0]  16-24       template inline, bindings read: cwd (a manifest records no positions)  unconditional") {
+		t.Errorf("recorded: exit %d\n%s%s", code, out, errOut)
+	}
+}
