@@ -263,7 +263,9 @@ func TestWhyTemplated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	model := journal.ModelFunc(func(context.Context, journal.Request) (journal.Response, error) { return journal.Response{Text: "ok"}, nil })
+	model := journal.ModelFunc(func(context.Context, journal.Request) (journal.Response, error) {
+		return journal.Response{Text: "ok"}, nil
+	})
 	if _, err := j.Call(context.Background(), model, journal.Request{Call: "c", System: x.Text(), Manifest: x.Manifest}); err != nil {
 		t.Fatal(err)
 	}
