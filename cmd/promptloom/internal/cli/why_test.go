@@ -11,6 +11,7 @@ import (
 
 	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/harn/options"
+	"github.com/promptloom/promptloom/internal/testkit/pgtest"
 	"github.com/promptloom/promptloom/journal"
 )
 
@@ -273,5 +274,41 @@ func TestWhyTemplated(t *testing.T) {
 	code, out, errOut = run(t, "why", "/SRV/APP", "--transcript", tr, "--call", "c")
 	if code != ExitOK || !strings.Contains(out, "16      system[0]  system[0]  16-24       template inline, bindings read: cwd (a manifest records no positions)  unconditional") {
 		t.Errorf("recorded: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// A transcript in PostgreSQL is read as its file is: why, explain and diff
+// from a postgres:// URL of one session give what they give from the file.
+func TestRecordedCallsFromPostgres(t *testing.T) {
+	url := pgtest.URL(t)
+	_, tr := recordREADME(t, t.TempDir())
+	if code, _, errOut := run(t, "transcript", "migrate", url); code != ExitOK {
+		t.Fatalf("migrate: %s", errOut)
+	}
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&"
+	}
+	session := url + sep + "session=readme"
+	if code, _, errOut := run(t, "transcript", "import", tr, session); code != ExitOK {
+		t.Fatalf("import: %s", errOut)
+	}
+	for _, args := range [][]string{
+		{"why", "Keep the todo list current.", "--call", "without"},
+		{"explain", "--format", "json", "--call", "with"},
+		{"diff", "--call", "with", "--call", "without"},
+	} {
+		fc, fout, ferr := run(t, append(args, "--transcript", tr)...)
+		pc, pout, perr := run(t, append(args, "--transcript", session)...)
+		if fc != pc || fout != pout || fc == ExitBadArgs {
+			t.Errorf("%q: the file gives exit %d\n%s%s\nPostgreSQL exit %d\n%s%s", args, fc, fout, ferr, pc, pout, perr)
+		}
+	}
+	// A store of more than one session needs ?session=.
+	if code, _, errOut := run(t, "transcript", "import", tr, url+sep+"session=again"); code != ExitOK {
+		t.Fatalf("import: %s", errOut)
+	}
+	if code, _, errOut := run(t, "why", "x", "--transcript", url, "--call", "with"); code != ExitBadArgs || !strings.Contains(errOut, "name one with ?session=") {
+		t.Errorf("two sessions: exit %d %s", code, errOut)
 	}
 }
