@@ -47,8 +47,14 @@ func runWhy(e *env, args []string) int {
 	transcript := fs.String("transcript", "", "look in a recorded call's prompt instead, from its transcript (a file, or a postgres:// URL of one session), verified first; with --call")
 	call := fs.String("call", "", "with --transcript, the call, by its name")
 	var changes []change
-	for _, name := range []string{"without-tool", "with-tool", "with-cap", "without-cap"} {
-		fs.Func(name, "build the prompt "+name+" NAME first (repeatable), as diff derives B", func(v string) error {
+	for _, f := range [][2]string{
+		{"without-tool", "the tool NAME declared but not available"},
+		{"with-tool", "the tool NAME available"},
+		{"with-cap", "the capability NAME set"},
+		{"without-cap", "the capability NAME unset"},
+	} {
+		name := f[0]
+		fs.Func(name, "look in the prompt built with "+f[1]+" (repeatable), as diff derives B", func(v string) error {
 			changes = append(changes, change{name, v})
 			return nil
 		})
