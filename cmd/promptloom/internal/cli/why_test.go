@@ -207,6 +207,9 @@ func TestRecordedCallsAreVerifiedFirst(t *testing.T) {
 	// A run still being written (no journal_close) is explained.
 	lines := strings.SplitAfter(string(data), "\n")
 	open := write("open.jsonl", strings.Join(lines[:len(lines)-2], ""))
+	// A call not answered yet is explained too: its prompt and manifest
+	// verify.
+	unanswered := write("unanswered.jsonl", strings.Join(lines[:len(lines)-3], ""))
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -224,6 +227,8 @@ func TestRecordedCallsAreVerifiedFirst(t *testing.T) {
 		{[]string{"diff", "--transcript", tr, "--call", "with"}, ExitBadArgs, "--call A --call B"},
 		{[]string{"diff", "a.json", "--transcript", tr, "--call", "with", "--call", "without"}, ExitBadArgs, "takes no options file"},
 		{[]string{"why", "Keep", "--transcript", open, "--call", "without"}, ExitFail, "not in the system prompt of call without"},
+		{[]string{"why", "careful", "--transcript", unanswered, "--call", "without"}, ExitOK, "is in the system prompt of call without once"},
+		{[]string{"explain", "--transcript", edited, "--call", "with", "--format", "raw"}, ExitBadArgs, "does not hash to its content_hash"},
 		{[]string{"why", ""}, ExitBadArgs, "TEXT is empty"},
 		{[]string{"why"}, ExitBadArgs, "takes TEXT"},
 		{[]string{"why", "x", "a.json", "b.json"}, ExitBadArgs, "got 2 files"},
