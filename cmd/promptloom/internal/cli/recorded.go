@@ -165,8 +165,9 @@ func nthLine(data []byte, n int) ([]byte, bool) {
 	return nil, false
 }
 
-// onlyRecordedFlags refuses the flags of fs that shape a prompt from
-// options, which a recording does not have: allowed are the ones named.
+// onlyRecordedFlags refuses the flags of fs that need options (to shape
+// the prompt, lint it, trace its run, build a payload), which a recording
+// does not have: allowed are the ones named.
 func onlyRecordedFlags(fs *flag.FlagSet, allowed ...string) error {
 	var bad []string
 	fs.Visit(func(f *flag.Flag) {
@@ -178,11 +179,11 @@ func onlyRecordedFlags(fs *flag.FlagSet, allowed ...string) error {
 		bad = append(bad, "--"+f.Name)
 	})
 	if len(bad) > 0 {
-		verb := "shapes"
+		verb := "needs"
 		if len(bad) > 1 {
-			verb = "shape"
+			verb = "need"
 		}
-		return fmt.Errorf("%s %s a prompt from options; with --transcript the prompt is the one recorded", strings.Join(bad, ", "), verb)
+		return fmt.Errorf("%s %s an options file; with --transcript the prompt is the one recorded", strings.Join(bad, ", "), verb)
 	}
 	return nil
 }
