@@ -268,7 +268,7 @@ func writeWhy(e *env, x *explain.Explanation, out *whyJSON) {
 		fmt.Fprintf(w, "%s is nowhere: not in %s, nor in any fragment left out\n", q, where)
 	}
 	if out.InPrompt > 0 && len(out.NotSearched) > 0 {
-		fmt.Fprintf(w, "(a transcript keeps no body of a fragment left out: %d were not searched)\n", len(out.NotSearched))
+		fmt.Fprintf(w, "a transcript keeps no body of a fragment left out; not searched: %s\n", esc(strings.Join(out.NotSearched, ", ")))
 	}
 	if out.More > 0 {
 		fmt.Fprintf(w, "... and %d more not listed (--limit)\n", out.More)

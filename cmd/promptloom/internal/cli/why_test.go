@@ -122,7 +122,8 @@ func TestWhyExplainDiffFromATranscript(t *testing.T) {
 	const text = "Keep the todo list current."
 	code, out, errOut := run(t, "why", text, "--transcript", tr, "--call", "with")
 	if code != ExitOK || !strings.Contains(out, "is in the system prompt of call with once") ||
-		!strings.Contains(out, "79      tool:todo.guidance  tool:todo  0-27        tool(s) present: todo") {
+		!strings.Contains(out, "79      tool:todo.guidance  tool:todo  0-27        tool(s) present: todo") ||
+		!strings.HasSuffix(out, "a transcript keeps no body of a fragment left out; not searched: profile[1]\n") {
 		t.Errorf("with: exit %d\n%s%s", code, out, errOut)
 	}
 	// The body of a fragment left out is not retained: the whole body is
