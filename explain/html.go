@@ -19,6 +19,7 @@ var page = template.Must(template.New("page").Funcs(template.FuncMap{
 	"op":         func(op byte) string { return string(op) },
 	"hunkHeader": hunkHeader,
 	"short":      shortDigest,
+	"change":     func(d FragmentDelta) string { return changeCell(&d) },
 	"offset": func(r Row) string {
 		if r.Offset == nil {
 			return "-"

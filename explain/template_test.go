@@ -109,6 +109,10 @@ func TestDiffNamesTheBinding(t *testing.T) {
 	if !strings.Contains(text.String(), "changed: binding date") {
 		t.Errorf("text lacks the binding:\n%s", text.String())
 	}
+	var page bytes.Buffer
+	if err := d.WriteHTML(&page, "a.json", "b.json"); err != nil || !strings.Contains(page.String(), "<td>changed: binding date</td>") {
+		t.Errorf("the diff page lacks the binding (%v)", err)
+	}
 	var js bytes.Buffer
 	if err := d.WriteJSON(&js); err != nil {
 		t.Fatal(err)
