@@ -27,6 +27,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/budget"
@@ -257,6 +258,10 @@ type Options struct {
 	// caller must not change the buffer while the explanation is used.
 	MaxBytes int
 	InPlace  bool
+	// Files is the options file's directory, where templated fragments'
+	// template files, bindings files and includes are read
+	// (options.ParseOptions.Files).
+	Files fs.FS
 }
 
 // Explain parses Harn-shaped options and explains the prompt they produce.
@@ -264,7 +269,7 @@ func Explain(optionsJSON []byte, opts *Options) (*Explanation, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	o, err := options.Parse(optionsJSON, &options.ParseOptions{MaxBytes: opts.MaxBytes, InPlace: opts.InPlace})
+	o, err := options.Parse(optionsJSON, &options.ParseOptions{MaxBytes: opts.MaxBytes, InPlace: opts.InPlace, Files: opts.Files})
 	if err != nil {
 		return nil, err
 	}

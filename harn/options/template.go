@@ -403,6 +403,9 @@ func fit(t *promptloom.Template, text, body string) *promptloom.Template {
 		if a >= b {
 			continue
 		}
+		if s.Kind == "text" {
+			s.Line, s.Col = advance(s.Line, s.Col, text[s.Start:a])
+		}
 		s.Start, s.End = a+shift, b+shift
 		out.Spans = append(out.Spans, s)
 	}
@@ -427,3 +430,16 @@ func (r *reader) renderPart(m object, item string, body *gjson.Result, ok *bool)
 // withTemplateKeys is known with the template keys: the keys an item of
 // _system_fragments or of the profile may have.
 func withTemplateKeys(known []string) []string { return slices.Concat(known, templateKeys) }
+
+// advance is the position after text, from line and col (columns count
+// characters): where a text span starts once its first bytes are cut.
+func advance(line, col int, text string) (int, int) {
+	for _, c := range text {
+		if c == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return line, col
+}

@@ -156,5 +156,8 @@ func (e *env) parseOptions(name string, pl pipeline) (*options.Options, error) {
 		return nil, err
 	}
 	e.boundHeap(len(data))
+	files, done := optionsDir(name)
+	defer done()
+	pl.parse.Files = files
 	return options.Parse(data, &pl.parse)
 }

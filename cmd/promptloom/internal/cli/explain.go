@@ -22,6 +22,9 @@ func (e *env) explainFile(name string, pl pipeline) (*explain.Explanation, error
 		return nil, err
 	}
 	e.boundHeap(len(data))
+	files, done := optionsDir(name)
+	defer done()
+	pl.explain.Files = files
 	return explain.Explain(data, &pl.explain)
 }
 
@@ -69,12 +72,20 @@ func runExplain(e *env, args []string) int {
 		return e.fail("%v", err)
 	}
 	if *lint || *strict {
-		x.Lint = explain.Lint(x)
+		var since *manifest.Manifest
+		if *pf.since != "" {
+			if since, err = e.readSince(*pf.since, pl); err != nil {
+				return e.fail("explain: --since: %v", err)
+			}
+		}
+		x.Lint = explain.LintSince(x, since)
 		for _, w := range x.Lint {
 			fmt.Fprintln(e.stderr, "promptloom: lint: "+textsafe.Line(w.Message))
 		}
 	}
-	if p, ok := payloadFormat(*format); ok || pf.set() {
+	// --since serves --lint, or a payload's breakpoints.
+	lintSince := (*lint || *strict) && *pf.max < 0
+	if p, ok := payloadFormat(*format); ok || (pf.set() && !lintSince) {
 		return e.writePayload(x, p, pf)
 	}
 	switch *format {
