@@ -156,7 +156,7 @@ func (e *Explanation) inPrompt(text string, yield func(Place) bool) bool {
 			p := Place{Offset: off, Row: &e.Fragments[s.row], Start: max(off, s.start) - s.start,
 				End: min(end, s.end) - s.start, Joiner: joiner}
 			p.RequiresTools, p.RequiresCaps = e.gatesOf(s.row)
-			p.Spans = cut(p.Row.Spans, s.start+p.Start, s.start+p.End, s.start)
+			p.Spans = cut(p.Row.Spans, sys, s.start+p.Start, s.start+p.End, s.start)
 			if !yield(p) {
 				return false
 			}
@@ -198,9 +198,10 @@ func (e *Explanation) leftOut(text string, yield func(Place) bool) {
 		body := row.Body
 		tools, caps := e.gatesOf(i)
 		var spans []promptloom.Span
-		lead := 0 // where body starts in the fragment's, which the spans index
+		var src string // the fragment's body, which the spans index
+		lead := 0      // where body starts in it
 		if f := row.Fragment; f != nil && f.Template != nil {
-			spans = f.Template.Spans
+			spans, src = f.Template.Spans, f.Body
 			if !f.Verbatim {
 				lead = len(f.Body) - len(strings.TrimLeftFunc(f.Body, unicode.IsSpace))
 			}
@@ -212,7 +213,7 @@ func (e *Explanation) leftOut(text string, yield func(Place) bool) {
 			}
 			at := from + j
 			p := Place{Offset: -1, Row: r, Start: at, End: at + len(text), RequiresTools: tools, RequiresCaps: caps,
-				Spans: cut(spans, lead+at, lead+at+len(text), lead)}
+				Spans: cut(spans, src, lead+at, lead+at+len(text), lead)}
 			if !yield(p) {
 				return
 			}
@@ -222,9 +223,11 @@ func (e *Explanation) leftOut(text string, yield func(Place) bool) {
 }
 
 // cut returns the spans that overlap [from, to), each cut to it and moved
-// back by base (so that base is 0); nil when none does. Spans are in order
-// and do not overlap, so the first is found by a binary search.
-func cut(spans []promptloom.Span, from, to, base int) []promptloom.Span {
+// back by base (so that base is 0); nil when none does. A text span cut at
+// its start has its position moved past the bytes cut, which src (the text
+// the spans index) holds. Spans are in order and do not overlap, so the
+// first is found by a binary search.
+func cut(spans []promptloom.Span, src string, from, to, base int) []promptloom.Span {
 	i, _ := slices.BinarySearchFunc(spans, from, func(s promptloom.Span, at int) int {
 		if s.End <= at {
 			return -1
@@ -234,6 +237,9 @@ func cut(spans []promptloom.Span, from, to, base int) []promptloom.Span {
 	var out []promptloom.Span
 	for ; i < len(spans) && spans[i].Start < to; i++ {
 		s := spans[i]
+		if s.Kind == "text" && s.Start < from && from <= len(src) {
+			s.Line, s.Col = advance(s.Line, s.Col, src[s.Start:from])
+		}
 		s.Start, s.End = max(s.Start, from)-base, min(s.End, to)-base
 		if s.Start < s.End {
 			out = append(out, s)

@@ -261,7 +261,9 @@ func TestWhyPlacesAreOccurrences(t *testing.T) {
 }
 
 // A templated fragment's places say which template text or binding
-// produced the bytes, in the place's own terms.
+// produced the bytes, in the place's own terms; a text span cut at its
+// start (by the reducer's trim, or by the occurrence) starts where the
+// occurrence's first byte is in the template.
 func TestWhyTemplate(t *testing.T) {
 	e := explainJSON(t, `{"system": [{"title": "Role", "template": "  Work in {{ cwd | upper }} today.", "bindings": {"cwd": "/srv/app"}}],
 		"_system_fragments": [{"id": "off", "template": "\n  Run {{ tool }} now.", "bindings": {"tool": "cargo"}, "requires_tools": ["cargo"]}]}`)
@@ -280,11 +282,11 @@ func TestWhyTemplate(t *testing.T) {
 	}
 	for text, want := range map[string]string{
 		"/SRV/APP":   "system[0] 16-24: 16-24 binding 1:11 cwd [upper]",
-		"in /SRV":    "system[0] 13-20: 13-16 text 1:1  [] 16-20 binding 1:11 cwd [upper]",
-		"Role\nWork": "system[0] 3-12: 8-12 text 1:1  []",
+		"in /SRV":    "system[0] 13-20: 13-16 text 1:8  [] 16-20 binding 1:11 cwd [upper]",
+		"Role\nWork": "system[0] 3-12: 8-12 text 1:3  []",
 		"## Role":    "system[0] 0-7:",
 		"cargo":      "off 4-9: 4-9 binding 2:7 tool []",
-		"Run":        "off 0-3: 0-3 text 1:1  []",
+		"Run":        "off 0-3: 0-3 text 2:3  []",
 	} {
 		if got := spans(text); got != want {
 			t.Errorf("Why(%q): %s\nwant %s", text, got, want)

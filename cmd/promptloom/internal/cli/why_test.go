@@ -253,7 +253,7 @@ func TestWhyTemplated(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errOut := run(t, "why", "in /SRV", opts)
-	if code != ExitOK || !strings.Contains(out, "13      system[0]  system[0]  13-20       -      text at inline:1:1; binding cwd | upper at inline:1:9  unconditional") {
+	if code != ExitOK || !strings.Contains(out, "13      system[0]  system[0]  13-20       -      text at inline:1:6; binding cwd | upper at inline:1:9  unconditional") {
 		t.Errorf("options: exit %d\n%s%s", code, out, errOut)
 	}
 	code, out, _ = run(t, "why", "Role", opts)
