@@ -159,6 +159,11 @@ func TestWhyExplainDiffFromATranscript(t *testing.T) {
 	if ja, jb := mustJSON(t, &a), mustJSON(t, &b); ja != jb {
 		t.Errorf("explain --transcript:\n%s\nexplain:\n%s", ja, jb)
 	}
+	code, table, _ := run(t, "explain", "--transcript", tr, "--call", "with")
+	if code != ExitOK || !strings.HasPrefix(table, "recorded call with (line 4 of "+tr+"), verified") ||
+		!strings.Contains(table, "4  tool:todo.guidance          before  yes  79      27     blake3:f285e33dc9cc  tool(s) present: todo") {
+		t.Errorf("explain --transcript, text: exit %d\n%s", code, table)
+	}
 	code, raw, _ := run(t, "explain", "--format", "raw", "--transcript", tr, "--call", "with")
 	if _, want, _ := run(t, "explain", "--format", "raw", opts); code != ExitOK || raw != want {
 		t.Errorf("raw: exit %d %q, want %q", code, raw, want)
