@@ -58,4 +58,9 @@ type Span struct {
 	// Filters are the filters applied to the binding, in order (shared
 	// between spans: do not modify).
 	Filters []string `json:"filters,omitempty"`
+	// IncludeLine and IncludeCol, for bytes from an included file (at any
+	// depth), are where in the template itself the include that brought
+	// it in is; 0 for the template's own bytes.
+	IncludeLine int `json:"include_line,omitempty"`
+	IncludeCol  int `json:"include_col,omitempty"`
 }

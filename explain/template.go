@@ -251,8 +251,12 @@ func spanOrigin(file string, s promptloom.Span) string {
 		where = "inline template"
 	}
 	out := fmt.Sprintf("%s at %s %d:%d", what, where, s.Line, s.Col)
-	if s.File != file {
-		out += " (included)"
+	if s.IncludeLine > 0 {
+		top := file
+		if top == "" {
+			top = "inline template"
+		}
+		out += fmt.Sprintf(" (included at %s %d:%d)", top, s.IncludeLine, s.IncludeCol)
 	}
 	return out
 }

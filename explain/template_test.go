@@ -168,7 +168,7 @@ func TestTemplatedHTMLHoverInChromium(t *testing.T) {
 	}
 	dom := chromiumtest.Run(t, bin, file, "--dump-dom")
 	m := regexp.MustCompile(`<div class="meta" id="origin">([^<]*)</div>`).FindSubmatch(dom)
-	if m == nil || string(m[1]) != "system[0]: binding date | upper at prompts/date.prompt 1:10 (included)" {
+	if m == nil || string(m[1]) != "system[0]: binding date | upper at prompts/date.prompt 1:10 (included at prompts/env.prompt 2:1)" {
 		t.Errorf("hover shows %q", m)
 	}
 	for _, w := range []string{`data-origin="template text at prompts/env.prompt 1:1"`, `data-origin="template text at inline template 1:3"`, `data-origin="binding user.name at inline template 1:6"`} {

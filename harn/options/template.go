@@ -135,9 +135,9 @@ func (r *reader) render(item string, t *templateItem, bodyGiven bool, bodyKey st
 	if len(rec.read) > 0 {
 		out.Includes = rec.read
 	}
-	values := gjson.ParseBytes(bindings)
+	values := newResolver(bindings)
 	for _, p := range res.Reads {
-		out.Bindings[p] = bindingDigest(values, p)
+		out.Bindings[p] = values.digest(p)
 	}
 	return res.Text, out, nil
 }
@@ -257,12 +257,25 @@ func (f *recorded) Close() error {
 	return f.File.Close()
 }
 
-// bindingDigest is the digest of the value at path p (as harn/template
-// spells a path: name, .key, ["key"], [N]) in bindings: BLAKE3 of its
-// canonical JSON after Harn's redact_json; of no bytes when p is bound to
-// nothing.
-func bindingDigest(bindings gjson.Result, p string) digest.Digest {
-	raw, ok := lookup(bindings, p)
+// resolver finds the values of binding paths in one bindings object. The
+// lists and objects it steps through are indexed once each, so a template
+// reading a million items of one list one by one costs a million steps,
+// not a million walks of the list.
+type resolver struct {
+	root    gjson.Result
+	lists   map[string][]gjson.Result
+	objects map[string]map[string]gjson.Result
+}
+
+func newResolver(bindings []byte) *resolver {
+	return &resolver{root: gjson.ParseBytes(bindings), lists: map[string][]gjson.Result{}, objects: map[string]map[string]gjson.Result{}}
+}
+
+// digest is the digest of the value at path p (as harn/template spells a
+// path: name, .key, ["key"], [N]): BLAKE3 of its canonical JSON after
+// Harn's redact_json; of no bytes when p is bound to nothing.
+func (r *resolver) digest(p string) digest.Digest {
+	raw, ok := r.lookup(p)
 	if !ok {
 		return digest.Bytes(nil)
 	}
@@ -276,15 +289,17 @@ func bindingDigest(bindings gjson.Result, p string) digest.Digest {
 // lookup resolves a path as harn/template resolves it: a key into an
 // object, an index into a list (negative from its end) or a string (a
 // character); anything else is nothing.
-func lookup(v gjson.Result, p string) (string, bool) {
+func (r *resolver) lookup(p string) (string, bool) {
+	full := p
 	name := p
 	if i := strings.IndexAny(p, ".["); i >= 0 {
 		name, p = p[:i], p[i:]
 	} else {
 		p = ""
 	}
-	cur, ok := member(v, name)
+	cur, ok := r.member("", r.root, name)
 	for ok && p != "" {
+		prefix := full[:len(full)-len(p)]
 		var key string
 		idx, isIndex := int64(0), false
 		switch {
@@ -297,10 +312,10 @@ func lookup(v gjson.Result, p string) (string, bool) {
 			key, p = p[:end], p[end:]
 		case strings.HasPrefix(p, `["`):
 			end := stringEnd(p[1:])
-			if end < 0 || end+2 > len(p) || p[end+1] != ']' {
+			if end < 0 || end+2 >= len(p) || p[end+2] != ']' {
 				return "", false
 			}
-			key, p = gjson.Parse(p[1:end+1]).Str, p[end+2:]
+			key, p = gjson.Parse(p[1:end+2]).Str, p[end+3:]
 		default: // [N]
 			end := strings.IndexByte(p, ']')
 			if end < 0 {
@@ -314,9 +329,13 @@ func lookup(v gjson.Result, p string) (string, bool) {
 		}
 		switch {
 		case !isIndex:
-			cur, ok = member(cur, key)
+			cur, ok = r.member(prefix, cur, key)
 		case cur.IsArray():
-			items := cur.Array()
+			items, seen := r.lists[prefix]
+			if !seen {
+				items = cur.Array()
+				r.lists[prefix] = items
+			}
 			if idx < 0 {
 				idx += int64(len(items))
 			}
@@ -339,19 +358,24 @@ func lookup(v gjson.Result, p string) (string, bool) {
 	return cur.Raw, true
 }
 
-// member is the value of an object's member key, found by its exact name
-// (not a gjson path).
-func member(v gjson.Result, key string) (out gjson.Result, ok bool) {
+// member is the value of member key of v, the object at path prefix,
+// found by its exact name (not a gjson path).
+func (r *resolver) member(prefix string, v gjson.Result, key string) (gjson.Result, bool) {
 	if !v.IsObject() {
-		return out, false
+		return gjson.Result{}, false
 	}
-	v.ForEach(func(k, val gjson.Result) bool {
-		if k.Str == key {
-			out, ok = val, true
-			return false
-		}
-		return true
-	})
+	m, seen := r.objects[prefix]
+	if !seen {
+		m = map[string]gjson.Result{}
+		v.ForEach(func(k, val gjson.Result) bool {
+			if _, dup := m[k.Str]; !dup { // checked already: no key is given twice
+				m[k.Str] = val
+			}
+			return true
+		})
+		r.objects[prefix] = m
+	}
+	out, ok := m[key]
 	return out, ok
 }
 

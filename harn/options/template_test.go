@@ -1,7 +1,9 @@
 package options
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -241,5 +243,62 @@ func TestHostileTemplates(t *testing.T) {
 	deepExpr := strings.Repeat("(", 5000) + "x" + strings.Repeat(")", 5000)
 	if _, err := Parse([]byte(`{"system":[{"template":"{{ `+deepExpr+` }}"}]}`), nil); !errors.As(err, &te) {
 		t.Errorf("deep expression: got %v", err)
+	}
+}
+
+// Paths with quoted keys, negative indexes and string indexes are
+// resolved as the template resolved them: each read path's digest is its
+// value's, never "bound to nothing" for a value the template wrote.
+func TestBindingPathsResolve(t *testing.T) {
+	bindings := `{"m": {"a b": {"c\"]d": [10, "xy", {"k.l": true}]}}, "s": "héllo", "xs": [1, 2, 3]}`
+	tpl := `{{ m["a b"]["c\"]d"][0] }}|{{ m["a b"]["c\"]d"][-2] }}|{{ m["a b"]["c\"]d"][2]["k.l"] }}|{{ s[1] }}|{{ xs[-1] }}|{{ xs[7] }}|{{ m.nope.deeper }}`
+	in, err := json.Marshal(map[string]any{"system": []any{map[string]any{"template": tpl, "bindings": json.RawMessage(bindings)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := Parse(in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := o.System[0]
+	if f.Body != "10|xy|true|é|3||" {
+		t.Errorf("body = %q", f.Body)
+	}
+	want := map[string]digest.Digest{
+		`m["a b"]["c\"]d"][0]`:        valueDigest(t, `10`),
+		`m["a b"]["c\"]d"][1]`:        valueDigest(t, `"xy"`),
+		`m["a b"]["c\"]d"][2]["k.l"]`: valueDigest(t, `true`),
+		`s[1]`:                        valueDigest(t, `"é"`),
+		`xs[2]`:                       valueDigest(t, `3`),
+		`xs[7]`:                       digest.Bytes(nil),
+		`m.nope.deeper`:               digest.Bytes(nil),
+	}
+	if diff := cmp.Diff(want, f.Template.Bindings); diff != "" {
+		t.Errorf("bindings (-want +got):\n%s", diff)
+	}
+}
+
+// Reading a large list item by item costs each item once.
+func TestManyReadsOfOneListAreLinear(t *testing.T) {
+	const n = 20000
+	var tpl, xs strings.Builder
+	for i := range n {
+		fmt.Fprintf(&tpl, "{{ xs[%d] }}", i)
+		if i > 0 {
+			xs.WriteByte(',')
+		}
+		fmt.Fprintf(&xs, "%d", i)
+	}
+	in := `{"system":[{"template":"` + tpl.String() + `","bindings":{"xs":[` + xs.String() + `]}}]}`
+	start := time.Now()
+	o, err := Parse([]byte(in), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(o.System[0].Template.Bindings); got != n {
+		t.Fatalf("%d bindings read, want %d", got, n)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v", d)
 	}
 }
