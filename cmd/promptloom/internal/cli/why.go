@@ -283,7 +283,8 @@ func writeWhy(e *env, x *explain.Explanation, out *whyJSON) {
 
 // templateOf says which parts of a template produced a place's bytes:
 // "text at FILE:LINE:COL" or "binding PATH | FILTER at FILE:LINE:COL" for
-// each span, FILE "inline" for a template in the options. A recorded
+// each span, FILE "inline" for a template in the options, and for bytes
+// from an included file where the top template includes it. A recorded
 // fragment's manifest row names its template and the bindings it read, but
 // no positions.
 func templateOf(p explain.Place) string {
@@ -294,6 +295,9 @@ func templateOf(p explain.Place) string {
 			file = "inline"
 		}
 		at := fmt.Sprintf("%s:%d:%d", file, s.Line, s.Col)
+		if s.IncludeLine > 0 {
+			at += fmt.Sprintf(" (included at %d:%d)", s.IncludeLine, s.IncludeCol)
+		}
 		switch s.Kind {
 		case "binding":
 			parts = append(parts, "binding "+strings.Join(append([]string{s.Path}, s.Filters...), " | ")+" at "+at)

@@ -261,6 +261,22 @@ func TestWhyTemplated(t *testing.T) {
 	if code != ExitOK || !strings.Contains(out, "13      system[0]  system[0]  13-20       -      text at inline:1:6; binding cwd | upper at inline:1:9  unconditional") {
 		t.Errorf("options: exit %d\n%s%s", code, out, errOut)
 	}
+	// Bytes from an included file name it, and where the template
+	// includes it.
+	inc := filepath.Join(dir, "inc.json")
+	for name, body := range map[string]string{
+		"sys.prompt":  "Top.\n{{ include \"part.prompt\" }}\n",
+		"part.prompt": "Part has {{ x }}.",
+		"inc.json":    `{"system": [{"template_file": "sys.prompt", "bindings": {"x": "yes"}}]}`,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errOut = run(t, "why", "has yes", inc)
+	if code != ExitOK || !strings.Contains(out, "text at part.prompt:1:6 (included at 2:1); binding x at part.prompt:1:10 (included at 2:1)") {
+		t.Errorf("include: exit %d\n%s%s", code, out, errOut)
+	}
 	code, out, _ = run(t, "why", "Role", opts)
 	if code != ExitOK || !strings.Contains(out, "none: added by the options around the render") {
 		t.Errorf("the heading: exit %d\n%s", code, out)
