@@ -33,8 +33,8 @@ const depsRules = `
 	digest, TIKTOKEN < budget;
 	budget < .;
 	digest < harn/reminder;
-	., harn/reminder, internal/json, GJSON < harn/options;
 	., internal/json < harn/template;
+	., harn/reminder, harn/template, internal/json, GJSON < harn/options;
 	., internal/json, GJSON < manifest;
 	manifest, GJSON < payload;
 	. < stage;

@@ -40,6 +40,11 @@ type Fragment struct {
 	// Sources are the citations the fragment was built from, such as
 	// "event:12" or "belief:b3"; they are carried into the manifest.
 	Sources []string
+	// Template is set when Body was rendered from a template: the
+	// template's digest and the bindings it read (carried into the
+	// manifest) and where each byte of Body came from. Nil for a body
+	// given as text.
+	Template *Template
 }
 
 // Bucket is the side of the primary block a fragment lands on.

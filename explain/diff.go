@@ -33,6 +33,13 @@ type FragmentDelta struct {
 	Change string `json:"change"`
 	A      *Row   `json:"a"`
 	B      *Row   `json:"b"`
+	// Bindings and TemplateChanged say, for a changed fragment rendered
+	// from a template on both sides, what behind it changed: the binding
+	// paths whose values differ (and, when the template is the same, those
+	// one side read and the other did not), sorted, and whether the
+	// template or a file it included differs.
+	Bindings        []string `json:"bindings,omitempty"`
+	TemplateChanged bool     `json:"template_changed,omitempty"`
 }
 
 // Delta is what changes between two prompts, fragment by fragment and byte
@@ -67,6 +74,7 @@ func Diff(a, b *Explanation, aName, bName string) *Delta {
 	d.CommonPrefixBytes = promptloom.CommonPrefix(at, bt)
 	d.ResendBytes = len(bt) - d.CommonPrefixBytes
 	d.Fragments = matchRows(a.Fragments, b.Fragments)
+	explainInputs(d.Fragments)
 	if !d.Identical {
 		d.FirstChangedFragment = d.firstChanged()
 	}

@@ -49,7 +49,7 @@ func (d *Delta) WriteText(w io.Writer, aName, bName string) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tCHANGE\tA\tB")
 	for _, f := range d.Fragments {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", esc(f.ID), esc(string(f.Change)), esc(rowState(f.A)), esc(rowState(f.B)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", esc(f.ID), esc(changeCell(&f)), esc(rowState(f.A)), esc(rowState(f.B)))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

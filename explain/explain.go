@@ -16,7 +16,9 @@
 // fragment by fragment, with how many leading bytes they share (the prompt
 // cache's view) and a unified diff; Lint returns Warnings: options Harn
 // accepts that are likely mistakes, and gated fragments that stand before
-// an unconditional one and so split the prefix cache. WriteText, WriteJSON
+// an unconditional one and so split the prefix cache; Why yields every
+// Place a text occurs, in the prompt or in a fragment left out, with the
+// fragment that holds it and its reason and gates. WriteText, WriteJSON
 // and WriteHTML render an explanation; its JSON is Harn's prompt_explain
 // record.
 package explain
@@ -25,6 +27,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/budget"
@@ -156,7 +159,8 @@ func (e *Explanation) UnmarshalJSON(b []byte) error {
 // Its JSON is Harn's prompt_explain row, whose order interleaves the two
 // additions with the segment's fields: id, source, producer, bucket,
 // included, reason, bytes, offset, digest, then promptloom's register, rank,
-// sources and tokens (MarshalJSON keeps that order; encoding/json reads it back as it is).
+// sources, tokens, template and spans (MarshalJSON keeps that order;
+// encoding/json reads it back as it is).
 type Row struct {
 	*manifest.Segment
 	// Source is the fragment's source (fragment.Fragment.Source).
@@ -164,6 +168,12 @@ type Row struct {
 	// Offset is where the fragment starts in the system prompt; only
 	// included rows have one.
 	Offset *int `json:"offset,omitempty"`
+	// Spans, for an included fragment rendered from a template, say where
+	// each of its bytes came from, with Start and End offsets in the
+	// system prompt (the segment's Template says which template and which
+	// bindings). Bytes the options added around the render (a system
+	// item's "## title" heading) are in no span.
+	Spans []promptloom.Span `json:"spans,omitempty"`
 }
 
 // rowJSON is Row's wire form, field for field in Harn's order.
@@ -182,13 +192,17 @@ type rowJSON struct {
 	Rank     *int     `json:"rank,omitempty"`
 	Sources  []string `json:"sources,omitempty"`
 	Tokens   *int     `json:"tokens,omitempty"`
+
+	Template *promptloom.Template `json:"template,omitempty"`
+	Spans    []promptloom.Span    `json:"spans,omitempty"`
 }
 
 func (r *Row) wire() rowJSON {
 	s := r.segment()
 	return rowJSON{ID: s.ID, Source: r.Source, Producer: s.Producer, Bucket: s.Bucket,
 		Included: s.Included, Reason: s.Reason, Bytes: s.Bytes, Offset: r.Offset, Digest: s.Digest,
-		Register: s.Register, Rank: s.Rank, Sources: s.Sources, Tokens: s.Tokens}
+		Register: s.Register, Rank: s.Rank, Sources: s.Sources, Tokens: s.Tokens,
+		Template: s.Template, Spans: r.Spans}
 }
 
 // noSegment stands in for the segment of a row built without one; it is
@@ -244,6 +258,10 @@ type Options struct {
 	// caller must not change the buffer while the explanation is used.
 	MaxBytes int
 	InPlace  bool
+	// Files is the options file's directory, where templated fragments'
+	// template files, bindings files and includes are read
+	// (options.ParseOptions.Files).
+	Files fs.FS
 }
 
 // Explain parses Harn-shaped options and explains the prompt they produce.
@@ -251,7 +269,7 @@ func Explain(optionsJSON []byte, opts *Options) (*Explanation, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	o, err := options.Parse(optionsJSON, &options.ParseOptions{MaxBytes: opts.MaxBytes, InPlace: opts.InPlace})
+	o, err := options.Parse(optionsJSON, &options.ParseOptions{MaxBytes: opts.MaxBytes, InPlace: opts.InPlace, Files: opts.Files})
 	if err != nil {
 		return nil, err
 	}
@@ -323,6 +341,7 @@ func build(r *promptloom.Reduction, m *manifest.Manifest) *Explanation {
 		e.Fragments[i] = Row{Segment: &m.Segments[i], Source: row.Fragment.Source}
 		if row.Included {
 			e.Fragments[i].Offset = &row.Offset
+			e.Fragments[i].Spans = promptSpans(row)
 			e.Included++
 		} else {
 			e.Excluded++

@@ -19,6 +19,7 @@ var page = template.Must(template.New("page").Funcs(template.FuncMap{
 	"op":         func(op byte) string { return string(op) },
 	"hunkHeader": hunkHeader,
 	"short":      shortDigest,
+	"change":     func(d FragmentDelta) string { return changeCell(&d) },
 	"offset": func(r Row) string {
 		if r.Offset == nil {
 			return "-"
@@ -36,6 +37,11 @@ type piece struct {
 	Color    int    // palette index
 	Change   string // on a diff page, the fragment's change
 	Boundary bool   // the cache-prefix boundary marker
+	// Origin, in a templated fragment, says where the bytes came from
+	// (template text, a binding), shown on hover; Kind is the span's kind;
+	// Cont marks a piece that continues its fragment (no label).
+	Origin, Kind string
+	Cont         bool
 }
 
 // pane is one prompt with its table.
@@ -57,13 +63,16 @@ type pageData struct {
 	Hunks   []hunk // the delta's
 	Summary string
 	Prefix  int
+	// Origins: some piece has an origin, so the page shows it on hover.
+	Origins bool
 }
 
 // WriteHTML writes the explanation as a self-contained HTML page: the prompt
 // with each fragment's span shaded and labelled, its reason on hover and in
 // the table beside it, excluded fragments listed with their reasons.
 func (e *Explanation) WriteHTML(w io.Writer, name string) error {
-	return page.Execute(w, pageData{Title: "promptloom explain: " + name, Panes: []pane{paneOf(e, name, -1, nil)}, Prefix: -1})
+	p := paneOf(e, name, -1, nil)
+	return page.Execute(w, pageData{Title: "promptloom explain: " + name, Panes: []pane{p}, Prefix: -1, Origins: hasOrigins(p)})
 }
 
 // WriteHTML writes the delta as a self-contained HTML page: the two prompts
@@ -79,9 +88,11 @@ func (d *Delta) WriteHTML(w io.Writer, aName, bName string) error {
 			changes[f.B] = f.Change
 		}
 	}
+	pa, pb := paneOf(d.A, "A "+aName, d.CommonPrefixBytes, changes), paneOf(d.B, "B "+bName, d.CommonPrefixBytes, changes)
 	return page.Execute(w, pageData{
 		Title:   "promptloom diff: " + aName + " → " + bName,
-		Panes:   []pane{paneOf(d.A, "A "+aName, d.CommonPrefixBytes, changes), paneOf(d.B, "B "+bName, d.CommonPrefixBytes, changes)},
+		Panes:   []pane{pa, pb},
+		Origins: hasOrigins(pa) || hasOrigins(pb),
 		Delta:   d,
 		Hunks:   d.hunks,
 		Summary: d.Summary(),
@@ -115,7 +126,14 @@ func paneOf(e *Explanation, name string, prefix int, changes map[*Row]string) pa
 		if *r.Offset > off {
 			add(piece{}, off, *r.Offset)
 		}
-		add(piece{ID: r.ID, Title: r.ID + ": " + r.Reason, Color: i % 12, Change: changes[r]}, *r.Offset, *r.Offset+r.Bytes)
+		pc := piece{ID: r.ID, Title: r.ID + ": " + r.Reason, Color: i % 12, Change: changes[r]}
+		if len(r.Spans) == 0 {
+			add(pc, *r.Offset, *r.Offset+r.Bytes)
+		} else {
+			for _, sp := range originPieces(r, pc) {
+				add(sp.piece, sp.start, sp.end)
+			}
+		}
 		off = *r.Offset + r.Bytes
 	}
 	if prefix >= 0 && prefix == len(text) {

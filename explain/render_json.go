@@ -144,5 +144,11 @@ func appendRow(b []byte, row *Row) []byte {
 		b = append(b, ',')
 		num(`"tokens": `, *r.Tokens)
 	}
+	if r.Template != nil {
+		b = appendIndented(append(append(b, ','), field...), `"template": `, r.Template)
+	}
+	if len(row.Spans) > 0 {
+		b = appendIndented(append(append(b, ','), field...), `"spans": `, row.Spans)
+	}
 	return append(b, "\n    }"...)
 }

@@ -85,6 +85,12 @@ type Segment struct {
 	// Tokens is the fragment's own count under a budget: set on every row
 	// then, 0 for rows never counted (gated out, empty).
 	Tokens *int `json:"tokens,omitempty"`
+	// Template is set for a fragment rendered from a template: the
+	// template's file and digest, the files it included and the bindings
+	// it read, each path with the digest of its redacted value (no spans:
+	// they are the explanation's). A manifest without templates has no
+	// such member, so its bytes are what they were.
+	Template *promptloom.Template `json:"template,omitempty"`
 }
 
 // State is what became of the segment's fragment: "included", "shed" (by
@@ -171,6 +177,7 @@ func New(r *promptloom.Reduction, callRole string) *Manifest {
 			Bytes:    row.Bytes,
 			Digest:   row.Digest,
 			Sources:  redactAll(f.Sources),
+			Template: rowTemplate(f.Template),
 		}
 		if f.Register != budget.Binding || f.Rank != 0 || len(f.Sources) > 0 {
 			s.Register = f.Register.String() // a fixed name, or register(N): nothing to redact
@@ -191,6 +198,27 @@ func New(r *promptloom.Reduction, callRole string) *Manifest {
 		}
 	}
 	return m
+}
+
+// rowTemplate is what a row records of a fragment's template: its file,
+// digest, includes and bindings, names redacted, no spans.
+func rowTemplate(t *promptloom.Template) *promptloom.Template {
+	if t == nil {
+		return nil
+	}
+	return &promptloom.Template{File: redact.String(t.File), Digest: t.Digest,
+		Includes: redactKeys(t.Includes), Bindings: redactKeys(t.Bindings)}
+}
+
+// redactKeys returns m with its keys redacted: a binding's path or an
+// included file's name is text a secret could hide in. Never nil for
+// bindings, so a template that read none records {}.
+func redactKeys(m map[string]digest.Digest) map[string]digest.Digest {
+	out := make(map[string]digest.Digest, len(m))
+	for k, d := range m {
+		out[redact.String(k)] = d
+	}
+	return out
 }
 
 // redactMemo remembers the redactions of a few hundred distinct strings,

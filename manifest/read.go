@@ -177,6 +177,9 @@ func (m *Manifest) redactStrings() {
 		s := &m.Segments[i]
 		s.ID, s.Producer, s.Reason = redact.String(s.ID), redact.String(s.Producer), redact.String(s.Reason)
 		s.Register, s.Sources = redact.String(s.Register), redactAll(s.Sources)
+		if t := s.Template; t != nil {
+			s.Template = rowTemplate(t)
+		}
 	}
 	if d := m.EgressDelta; d != nil {
 		d.Producer = redact.String(d.Producer)
@@ -212,7 +215,56 @@ func readSegment(s gjson.Result, i int) (Segment, error) {
 			return true
 		})
 	}
+	if t := s.Get("template"); r.err == nil && t.Exists() && t.Type != gjson.Null {
+		var err error
+		if seg.Template, err = readTemplate(t, r.prefix+"template"); err != nil {
+			return seg, err
+		}
+	}
 	return seg, r.err
+}
+
+// readTemplate reads a segment's template member (promptloom's): an
+// object with a digest, optional file, and objects of digests under
+// includes and bindings. Its other members are ignored, as a segment's
+// are.
+func readTemplate(t gjson.Result, field string) (*promptloom.Template, error) {
+	if !t.IsObject() {
+		return nil, &ReadError{Field: field, Detail: "not an object"}
+	}
+	r := reader{v: t, prefix: field + "."}
+	tp := &promptloom.Template{File: r.str("file", false, ""), Digest: r.digest("digest")}
+	digests := func(key string, required bool) map[string]digest.Digest {
+		v := t.Get(key)
+		if !v.Exists() || v.Type == gjson.Null {
+			if required {
+				r.fail(key, "missing")
+			}
+			return nil
+		}
+		if !v.IsObject() {
+			r.fail(key, "not an object")
+			return nil
+		}
+		out := map[string]digest.Digest{}
+		v.ForEach(func(k, d gjson.Result) bool {
+			text := d.String()
+			dg, err := digest.Parse(text)
+			if d.Type != gjson.String || err != nil {
+				r.fail(key+"."+k.String(), fmt.Sprintf("%q is not blake3:<64 lowercase hex digits>", d.Raw))
+				return false
+			}
+			out[k.String()] = dg
+			return true
+		})
+		return out
+	}
+	tp.Includes = digests("includes", false)
+	tp.Bindings = digests("bindings", true)
+	if r.err != nil {
+		return nil, r.err
+	}
+	return tp, nil
 }
 
 // reader reads fields of one object, keeping the first error.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/promptloom/promptloom/cmd/promptloom/internal/cli"
+	"github.com/promptloom/promptloom/cmd/promptloom/internal/errdoc"
 )
 
 // TestREADME runs the README's tour as a reader would type it: the first
@@ -19,7 +20,8 @@ import (
 // marked `sh` is an illustration that needs something the test has not got
 // (a PostgreSQL server at a made-up address) and is not run.
 //
-// The README's shell is small: `promptloom ARGS`, optionally with `> FILE`
+// The README's shell is small: `promptloom ARGS` (an argument may be in
+// single quotes, as errdoc.Args reads them), optionally with `> FILE`
 // or `>> FILE`, `echo 'TEXT' | promptloom ARGS`, `printf TEXT >> FILE`, and
 // a trailing `# comment`. In the shown output a line `...` stands for any
 // number of lines, and `…` inside a line for any text.
@@ -101,7 +103,7 @@ func runReadmeStep(t *testing.T, command string) []string {
 		}
 		stdin, command = text+"\n", pipe
 	}
-	args := strings.Fields(strings.TrimPrefix(command, "promptloom "))
+	args := errdoc.Args(strings.TrimPrefix(command, "promptloom "))
 	var redirect string
 	var appendTo bool
 	if n := len(args); n >= 2 && (args[n-2] == ">" || args[n-2] == ">>") {

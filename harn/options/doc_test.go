@@ -28,6 +28,7 @@ var docSections = map[string][]string{
 	"parseTools":        {"`tools`"},
 	"parseReminder":     {"`reminders`"},
 	"removedOptions":    {"Removed keys"},
+	"templateKeys":      {"`system` items", "`_system_fragments` items", "`context_profile`", "Templated fragments"},
 }
 
 // parserKeys returns, for each function or key table of the parser's

@@ -40,6 +40,8 @@ type Error struct {
 	// repeat it. located: the message ends with the offset (malformed
 	// JSON, or bytes that are not UTF-8).
 	named, located bool
+	// cause is the *template.Error of a template that did not render.
+	cause error
 }
 
 // Error names the JSON path and, where known, the byte offset.
@@ -54,8 +56,15 @@ func (e *Error) Error() string {
 	return msg
 }
 
-// Unwrap returns the kind of error.
-func (e *Error) Unwrap() error { return e.Kind }
+// Unwrap returns the kind of error and, for a templated item whose
+// template did not parse or render, the *template.Error with Harn's
+// message and position (errors.As finds it).
+func (e *Error) Unwrap() []error {
+	if e.cause != nil {
+		return []error{e.Kind, e.cause}
+	}
+	return []error{e.Kind}
+}
 
 func errorf(kind error, path string, offset int, format string, args ...any) *Error {
 	return &Error{Path: path, Offset: offset, Kind: kind, Detail: fmt.Sprintf(format, args...)}

@@ -15,7 +15,9 @@ func FuzzParse(f *testing.F) {
 		`{"tools":[{"name":"safe","name":"shell"}]}`, `{"a":1,"\u0061":2}`, `{"x":[1e999,-0,9223372036854775808]}`,
 		`{"caps":["net"]}`, `{"call_role":"  "}`, `{"system":[{"content":{"b":[1,2.5,null],"a":true},"enabled":"no"}]}`,
 		`{"_system_fragments":[{"body":7,"bucket":" AFTER "},3,{"content":"c"}],"capabilities":null}`,
-		`{"system":[{"content":"x","rank":-9223372036854775809}]}`} {
+		`{"system":[{"content":"x","rank":-9223372036854775809}]}`,
+		`{"system":[{"title":"T","template":" {{ x.y[-1] }}{{ for k, v in m }}{{ k }}={{ v | upper }}{{ end }} ","bindings":{"x":{"y":[1,"z"]},"m":{"a":"b"}}}]}`,
+		`{"_system_fragments":[{"template":"{{ s[0] }}{{ m[\"q\"] }}","bindings":{"s":"é","m":{"q":[]}}}],"context_profile":{"prompt_fragments":[{"template":"{{ include \"x\" }}"}]}}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -26,7 +28,15 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		_ = o.Fragments()
+		for _, f := range o.Fragments() {
+			if tm := f.Template; tm != nil {
+				for _, s := range tm.Spans {
+					if s.Start < 0 || s.End > len(f.Body) || s.Start >= s.End {
+						t.Fatalf("%s: span %+v outside its body of %d bytes", f.ID, s, len(f.Body))
+					}
+				}
+			}
+		}
 		_ = o.ActiveTools()
 		_ = o.AllCapabilities()
 		for _, w := range o.Warnings {

@@ -2,6 +2,7 @@ package options
 
 import (
 	"encoding/json"
+	"io/fs"
 	"slices"
 	"strings"
 	"unsafe"
@@ -26,6 +27,12 @@ type ParseOptions struct {
 	// options into a buffer of its own and drops it, as the CLI does: a
 	// large input is then held in memory once, not twice.
 	InPlace bool
+	// Files is the directory the options file is in, for promptloom's
+	// templated fragments: a template_file, a bindings file and a
+	// template's includes are read from it (an os.Root's FS keeps symbolic
+	// links from leading out of it). Nil: an inline template that includes
+	// nothing still renders; anything that needs a file is an error.
+	Files fs.FS
 }
 
 // Parse reads Harn-shaped options. Input over the size limit, invalid UTF-8,
@@ -63,7 +70,7 @@ func Parse(data []byte, po *ParseOptions) (*Options, error) {
 	if !root.IsObject() {
 		return nil, errorf(ErrInvalid, "", 0, "must be a JSON object, got %s", kind(root))
 	}
-	r := &reader{doc: doc, o: &Options{}}
+	r := &reader{doc: doc, o: &Options{}, files: cfg.Files, maxBytes: cfg.MaxBytes, workLeft: cfg.MaxBytes}
 	// Scan found the root's members and where each ends: they are read
 	// from there, not found again.
 	top := object{keys: make([]string, len(doc.Members)), vals: make([]gjson.Result, len(doc.Members))}
@@ -96,7 +103,9 @@ func Parse(data []byte, po *ParseOptions) (*Options, error) {
 	if err := r.parsePrimaryParts(get("_system_fragments")); err != nil {
 		return nil, err
 	}
-	r.parseProfile(get("context_profile"))
+	if err := r.parseProfile(get("context_profile")); err != nil {
+		return nil, err
+	}
 	r.parseTools(get("tools"))
 	o.Capabilities = r.collectCaps(get("capabilities"), "capabilities")
 	if err := r.parseReminders(get("reminders")); err != nil {
@@ -128,6 +137,12 @@ type reader struct {
 	hasPrimary bool
 	profile    []part
 	guidance   []string // each tool's, trimmed, in Tools' order
+
+	// For templated fragments (template.go): where files are read, the
+	// size limit, and what is left of it for the templates' output and
+	// work, which all the options' templates share.
+	files              fs.FS
+	maxBytes, workLeft int
 }
 
 // contributors makes the fragments of each contributor as Harn builds

@@ -38,6 +38,7 @@ type part struct {
 	requiresCaps  []string
 	register      budget.Register
 	rank          int
+	template      *promptloom.Template // a templated item's (template.go)
 }
 
 // fragment is the part as a fragment, over base (its default id and source).
@@ -51,6 +52,7 @@ func (p part) fragment(base promptloom.Fragment) promptloom.Fragment {
 	base.Producer, base.Bucket = p.producer, p.bucket
 	base.RequiresTools, base.RequiresCaps = p.requiresTools, p.requiresCaps
 	base.Register, base.Rank = p.register, p.rank
+	base.Template = p.template
 	return base
 }
 
@@ -73,13 +75,18 @@ func (r *reader) parsePrimaryParts(v gjson.Result) error {
 			return nil
 		}
 		m := r.members(item)
-		r.warnUnknown(path, m, partKeys)
+		r.warnUnknown(path, m, withTemplateKeys(partKeys))
 		body, ok := m.get("body")
+		tmpl, err := r.renderPart(m, path, &body, &ok)
+		if err != nil {
+			return err
+		}
 		if !ok {
 			r.warn(path, "the item has no \"body\" and is skipped")
 			return nil
 		}
 		p := r.readPart(m, path, i, body)
+		p.template = tmpl
 		if b, ok := m.get("bucket"); ok {
 			s := asciiLower(strings.TrimSpace(r.display(b)))
 			switch s {
@@ -91,7 +98,6 @@ func (r *reader) parsePrimaryParts(v gjson.Result) error {
 				return harnf(ErrInvalid, field(path, "bucket"), b.Index, "%s must be \"before\" or \"after\"; got %s", quote(s))
 			}
 		}
-		var err error
 		if v, ok := m.get("producer"); ok {
 			if p.producer, err = optString(v, field(path, "producer")); err != nil {
 				return err
@@ -169,13 +175,13 @@ func (r *reader) warnUnknown(path string, m object, known []string) {
 // its caps count as capabilities; its prompt_fragments items become
 // profile fragments, body (else content) shown as text and trimmed, an item
 // with a blank one skipped.
-func (r *reader) parseProfile(v gjson.Result) {
+func (r *reader) parseProfile(v gjson.Result) error {
 	if !v.Exists() || v.Type == gjson.Null {
-		return
+		return nil
 	}
 	if !v.IsObject() {
 		r.warn("context_profile", "%s is ignored: Harn reads only an object here", kind(v))
-		return
+		return nil
 	}
 	m := r.members(v)
 	if c, ok := m.get("caps"); ok {
@@ -183,13 +189,14 @@ func (r *reader) parseProfile(v gjson.Result) {
 	}
 	pf, ok := m.get("prompt_fragments")
 	if !ok || pf.Type == gjson.Null {
-		return
+		return nil
 	}
 	if !pf.IsArray() {
 		r.warn("context_profile.prompt_fragments", "%s is ignored: Harn reads only a list here", kind(pf))
-		return
+		return nil
 	}
 	i := 0
+	var perr error
 	r.each(pf, func(_, item gjson.Result) bool {
 		path := index("context_profile.prompt_fragments", i)
 		defer func() { i++ }()
@@ -198,24 +205,31 @@ func (r *reader) parseProfile(v gjson.Result) {
 			return true
 		}
 		m := r.members(item)
-		r.warnUnknown(path, m, profileKeys)
+		r.warnUnknown(path, m, withTemplateKeys(profileKeys))
 		body, ok := m.get("body")
 		if c, hasContent := m.get("content"); !ok && hasContent {
 			body, ok = c, true
 		} else if ok && hasContent {
 			r.warn(field(path, "content"), "is ignored: \"body\" is given too")
 		}
+		tmpl, err := r.renderPart(m, path, &body, &ok)
+		if err != nil {
+			perr = err
+			return false
+		}
 		if !ok {
 			r.warn(path, "the item has no \"body\" and is skipped")
 			return true
 		}
 		p := r.readPart(m, path, i, body)
+		p.template = fit(tmpl, p.body, strings.TrimSpace(p.body))
 		p.body = strings.TrimSpace(p.body)
 		if p.body != "" {
 			r.profile = append(r.profile, p)
 		}
 		return true
 	})
+	return perr
 }
 
 // asciiLower lower-cases the ASCII letters of s only, as Rust's

@@ -105,6 +105,7 @@ func (r *reader) parseSystemItem(v gjson.Result, i int) (f promptloom.Fragment, 
 	// first in byte order, the one Harn names.
 	var content, title, position, enabledV, register, rank, unknown gjson.Result
 	var unknownKey string
+	var tm templateItem
 	for it := pjson.NewIter(v.Raw); ; {
 		k, keyAt, raw, at, ok := it.Next()
 		if !ok {
@@ -125,6 +126,9 @@ func (r *reader) parseSystemItem(v gjson.Result, i int) (f promptloom.Fragment, 
 		case "rank":
 			rank = val
 		default:
+			if tm.take(key, val) { // promptloom's template keys (template.go)
+				break
+			}
 			if !unknown.Exists() || key < unknownKey {
 				unknown, unknownKey = val, key
 			}
@@ -152,10 +156,18 @@ func (r *reader) parseSystemItem(v gjson.Result, i int) (f promptloom.Fragment, 
 			r.warn(field(path(), "enabled"), "%s is neither false nor null, so the item is enabled", kind(e))
 		}
 	}
-	if !content.Exists() {
+	var body string
+	var tmpl *promptloom.Template
+	switch {
+	case tm.given() || tm.bindings.Exists():
+		if body, tmpl, err = r.render(path(), &tm, content.Exists(), "content"); err != nil {
+			return f, false, err
+		}
+	case !content.Exists():
 		return f, false, errorf(ErrInvalid, path(), v.Index, "missing \"content\"")
+	default:
+		body = r.textAt(content, path, "content")
 	}
-	body := r.textAt(content, path, "content")
 	var heading string
 	if title.Exists() {
 		heading = r.textAt(title, path, "title")
@@ -169,6 +181,7 @@ func (r *reader) parseSystemItem(v gjson.Result, i int) (f promptloom.Fragment, 
 	register0, rank0 := f.Register, f.Rank
 	f = promptloom.SystemItem(i, heading, body, bucket)
 	f.Register, f.Rank = register0, rank0
+	f.Template = fit(tmpl, body, f.Body)
 	return f, true, nil
 }
 

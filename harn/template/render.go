@@ -92,6 +92,7 @@ type renderer struct {
 	maxSteps int
 	reads    map[string]struct{}
 	stack    []string
+	via      [2]int // the top template's include being rendered: its line and column
 	cache    map[string][]node
 	file     *file
 }
@@ -113,7 +114,7 @@ func (t *Template) render(b *dict) (*Result, error) {
 	t.lastSpans.Store(int64(len(r.spans)))
 	// The buffer is never written again: the text can share it.
 	text := unsafe.String(unsafe.SliceData(r.buf), len(r.buf))
-	return &Result{Text: text, Spans: r.spans, Reads: collapse(r.reads)}, nil
+	return &Result{Text: text, Spans: r.spans, Reads: collapse(r.reads), Steps: r.steps}, nil
 }
 
 // collapse sorts the paths read and drops those under another one.
@@ -179,6 +180,7 @@ func (r *renderer) emit(s string, sp Span, line, col int) *Error {
 	r.buf = append(r.buf, s...)
 	sp.End = len(r.buf)
 	sp.File = r.file.name
+	sp.IncludeLine, sp.IncludeCol = r.via[0], r.via[1]
 	if n := len(r.spans); n > 0 && mergeable(&r.spans[n-1], &sp) {
 		r.spans[n-1].End = sp.End
 		return nil
@@ -368,9 +370,15 @@ func (r *renderer) include(n *includeNode, sc *scope) *Error {
 	}
 	saved := r.file
 	r.file = child
+	if len(r.stack) == 0 { // an include of the top template: its bytes say so
+		r.via = [2]int{n.line, n.col}
+	}
 	r.stack = append(r.stack, id)
 	err = r.nodes(nodes, cs)
 	r.stack = r.stack[:len(r.stack)-1]
+	if len(r.stack) == 0 {
+		r.via = [2]int{}
+	}
 	r.file = saved
 	return err
 }

@@ -102,34 +102,18 @@ type Result struct {
 	// sorted, each once; a path whose parent is also read is left out (the
 	// parent covers it). A name looked up but not bound is listed too.
 	Reads []string
+	// Steps is the work the render did, in the steps Options.MaxBytes
+	// bounds (a node, a loop turn, an item or 16 bytes through a filter):
+	// what a caller rendering many templates under one limit charges to
+	// it, with the output's length.
+	Steps int
 }
 
 // Span says where the bytes Text[Start:End] came from, so a manifest can
 // name the bindings behind a fragment and "why" can point at a template
-// position.
-type Span struct {
-	Start, End int
-	// Kind is "text" (template text, a raw block, or a legacy {{name}} that
-	// was bound to nothing and is written back), "binding" (the value of a
-	// binding, possibly filtered), "value" (a value computed from no
-	// binding: a literal, loop.index, a comparison) or "section" (what a
-	// {{ section }} adds around its body).
-	Kind string
-	// File is the template the bytes come from: the name given to Parse, or
-	// an included file as Harn names it (relative to the includer's
-	// directory).
-	File string
-	// Line and Col (1-based, Col in characters) are where the text starts,
-	// or the directive that wrote the bytes.
-	Line, Col int
-	// Path is the binding's path (Kind "binding"), as it was read:
-	// user.name, items[2], config["api-key"]; a loop variable is named by
-	// the item it stood for.
-	Path string
-	// Filters are the filters applied to the binding, in order (shared
-	// between spans: do not modify).
-	Filters []string
-}
+// position. It is promptloom.Span, so a templated fragment carries the
+// spans of its render as they are (its fields are documented there).
+type Span = promptloom.Span
 
 // Kinds of error, matched with errors.Is; the error itself is an *Error.
 // The kinds of Error, by the name its Kind gives them.

@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	register("diff", "diff [--format text|json|html] A [B] [--without-tool N] [--with-tool N] [--with-cap N] [--without-cap N] [--project DIR] [--budget N] [--counter NAME] [--max-bytes N]", runDiff)
+	register("diff", "diff [--format text|json|html] A [B] [--without-tool N] [--with-tool N] [--with-cap N] [--without-cap N] [--project DIR] [--budget N] [--counter NAME] [--max-bytes N] | diff --transcript FILE --call A --call B [--format text|json|html]", runDiff)
 }
 
 // change is one flag-derived edit of B, in the order given.
@@ -30,9 +30,18 @@ func runDiff(e *env, args []string) int {
 		})
 	}
 	pipelineOpts := pipelineFlags(fs)
+	transcript := fs.String("transcript", "", "compare two recorded calls instead, from their transcript (a file, or a postgres:// URL of one session), verified first; with --call A --call B")
+	var calls []string
+	fs.Func("call", "with --transcript, a call to compare, by its name (twice: A, then B)", func(v string) error {
+		calls = append(calls, v)
+		return nil
+	})
 	pos, err := parseInterleaved(fs, args)
 	if err == nil {
 		err = oneOf("format", *format, "text", "json", "html")
+	}
+	if err == nil && (*transcript != "" || len(calls) > 0) {
+		return e.diffRecorded(fs, pos, *transcript, calls, *format)
 	}
 	var pl pipeline
 	if err == nil {
@@ -147,5 +156,8 @@ func (e *env) parseOptions(name string, pl pipeline) (*options.Options, error) {
 		return nil, err
 	}
 	e.boundHeap(len(data))
+	files, done := optionsDir(name)
+	defer done()
+	pl.parse.Files = files
 	return options.Parse(data, &pl.parse)
 }

@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	register("explain", "explain [--format text|json|html|raw|payload:PROVIDER] [--since OLD] [--max-breakpoints N] [--lint] [--traces] [--project DIR] [--budget N] [--counter NAME] [--max-bytes N] [FILE|-]", runExplain)
+	register("explain", "explain [--format text|json|html|raw|payload:PROVIDER] [--since OLD] [--max-breakpoints N] [--lint] [--traces] [--project DIR] [--budget N] [--counter NAME] [--max-bytes N] [FILE|-] | explain --transcript FILE --call NAME [--format text|json|html|raw]", runExplain)
 	register("manifest", "manifest [--hash] [--project DIR] [--budget N] [--counter NAME] [--max-bytes N] [FILE|-]", runManifest)
 }
 
@@ -22,6 +22,9 @@ func (e *env) explainFile(name string, pl pipeline) (*explain.Explanation, error
 		return nil, err
 	}
 	e.boundHeap(len(data))
+	files, done := optionsDir(name)
+	defer done()
+	pl.explain.Files = files
 	return explain.Explain(data, &pl.explain)
 }
 
@@ -44,7 +47,12 @@ func runExplain(e *env, args []string) int {
 	traces := fs.Bool("traces", false, "with --format text, list every stage of the run")
 	pipelineOpts := pipelineFlags(fs)
 	pf := addPlaceFlags(fs)
+	transcript := fs.String("transcript", "", "explain a recorded call instead, from its transcript (a file, or a postgres:// URL of one session), verified first; with --call")
+	call := fs.String("call", "", "with --transcript, the call to explain, by its name")
 	pos, err := parseInterleaved(fs, args)
+	if err == nil && (*transcript != "" || *call != "") {
+		return e.explainRecorded(fs, pos, *transcript, *call, *format)
+	}
 	if err == nil {
 		err = oneOf("format", *format, append([]string{"text", "json", "html", "raw"}, payloadFormats()...)...)
 	}
@@ -64,12 +72,20 @@ func runExplain(e *env, args []string) int {
 		return e.fail("%v", err)
 	}
 	if *lint || *strict {
-		x.Lint = explain.Lint(x)
+		var since *manifest.Manifest
+		if *pf.since != "" {
+			if since, err = e.readSince(*pf.since, pl); err != nil {
+				return e.fail("explain: --since: %v", err)
+			}
+		}
+		x.Lint = explain.LintSince(x, since)
 		for _, w := range x.Lint {
 			fmt.Fprintln(e.stderr, "promptloom: lint: "+textsafe.Line(w.Message))
 		}
 	}
-	if p, ok := payloadFormat(*format); ok || pf.set() {
+	// --since serves --lint, or a payload's breakpoints.
+	lintSince := (*lint || *strict) && *pf.max < 0
+	if p, ok := payloadFormat(*format); ok || (pf.set() && !lintSince) {
 		return e.writePayload(x, p, pf)
 	}
 	switch *format {

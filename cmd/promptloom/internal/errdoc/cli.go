@@ -30,6 +30,7 @@ type cliCase struct {
 	title    string
 	prose    string
 	commands [][]string
+	lines    []string // the commands as written
 	files    []file
 
 	// What running it gave: the last command's exit code, and its
@@ -107,7 +108,7 @@ func readSection(root, dir string) (*section, error) {
 
 // readCase reads one case: its comment is a title on the first line, then
 // any paragraphs of prose, then the commands, each a line
-// "$ promptloom ARGS" (arguments are split at white space).
+// "$ promptloom ARGS" (arguments are split as Args splits them).
 func readCase(path string) (*cliCase, error) {
 	comment, files, err := readArchive(path)
 	if err != nil {
@@ -122,7 +123,7 @@ func readCase(path string) (*cliCase, error) {
 	var prose []string
 	for _, l := range strings.Split(rest, "\n") {
 		if args, ok := strings.CutPrefix(l, "$ promptloom "); ok {
-			c.commands = append(c.commands, strings.Fields(args))
+			c.commands, c.lines = append(c.commands, Args(args)), append(c.lines, args)
 		} else if len(c.commands) == 0 {
 			prose = append(prose, l)
 		} else if strings.TrimSpace(l) != "" {

@@ -213,8 +213,8 @@ func render(sections []*section, cases []*libCase) []byte {
 				shown = append(shown, f)
 			}
 			b.WriteString("\n```\n")
-			for _, args := range c.commands {
-				fmt.Fprintf(&b, "$ promptloom %s\n", strings.Join(args, " "))
+			for _, line := range c.lines {
+				fmt.Fprintf(&b, "$ promptloom %s\n", line)
 			}
 			writeFiles(&b, shown)
 			fmt.Fprintf(&b, "== exit %d ==\n", c.exit)

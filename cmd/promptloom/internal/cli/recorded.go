@@ -1,0 +1,256 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/promptloom/promptloom"
+	"github.com/promptloom/promptloom/explain"
+	"github.com/promptloom/promptloom/journal"
+	"github.com/promptloom/promptloom/manifest"
+	"github.com/tidwall/gjson"
+)
+
+// A recorded call is explained from what its transcript retained: the
+// system prompt and the manifest its request's receipt names, and nothing
+// else (no options file). The transcript is read once, whole, and verified
+// first; the call's lines are then taken from the same bytes, so what is
+// explained is what was verified, never a second reading of a file that may
+// have changed meanwhile.
+//
+// What a recording can tell: the prompt, byte for byte, and every
+// fragment's row as the manifest holds it (id, producer, bucket, state,
+// reason, bytes, digest; ids and reasons redacted, as a manifest holds
+// them). What it cannot: a fragment's source apart from its producer, its
+// gates apart from the words of its reason, and the body of a fragment left
+// out (the manifest keeps its digest only).
+
+// recording is a verified call's explanation and where it came from.
+type recording struct {
+	x    *explain.Explanation
+	name string // the transcript (or session) read
+	call string
+	line int // the request's line
+}
+
+// recordedCalls reads the transcript arg names, verifies it, and explains
+// each of calls from its retained prompt and manifest.
+func (e *env) recordedCalls(arg string, calls ...string) ([]recording, error) {
+	ctx := context.Background()
+	data, err := e.readTranscript(ctx, arg, maxTranscriptBytes)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := journal.Verify(bytes.NewReader(data), &journal.Options{MaxLineBytes: maxLineBytes})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", shown(arg), err)
+	}
+	out := make([]recording, len(calls))
+	for i, call := range calls {
+		c, err := verifiedCall(rep, call)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", shown(arg), err)
+		}
+		x, err := recordedExplanation(c, data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: call %s (line %d): %w", shown(arg), call, c.Line, err)
+		}
+		out[i] = recording{x: x, name: shown(arg), call: call, line: c.Line}
+	}
+	return out, nil
+}
+
+// verifiedCall is the one call named call, when the lines it is explained
+// from verify: its receipts re-derive from the prompt and manifest it names
+// (an answered call, or one whose answer is yet to come), and no line up to
+// the one after its request breaks a rule of the transcript (that line's
+// prev is what covers the request). A session still open is no objection:
+// a run being written can be explained.
+func verifiedCall(rep *journal.Report, call string) (*journal.CallReport, error) {
+	var found []*journal.CallReport
+	var lines []string
+	for i := range rep.Calls {
+		if rep.Calls[i].Call == call {
+			found = append(found, &rep.Calls[i])
+			lines = append(lines, fmt.Sprint(rep.Calls[i].Line))
+		}
+	}
+	switch {
+	case len(found) == 0:
+		return nil, fmt.Errorf("no call %q in the transcript (%d call(s); promptloom verify --transcript lists them)", call, len(rep.Calls))
+	case len(found) > 1:
+		return nil, fmt.Errorf("%d calls are named %q (lines %s): --call must name one", len(found), call, strings.Join(lines, ", "))
+	}
+	c := found[0]
+	if c.Status == "failed" || c.SystemLine == 0 || c.Manifest == nil {
+		detail := "call does not verify: its prompt and manifest are not retained"
+		if c.Problem != nil {
+			detail = c.Problem.Detail
+		}
+		return nil, fmt.Errorf("call %s (line %d) is not explained: %s", call, c.Line, detail)
+	}
+	for _, p := range rep.Problems {
+		if p.Line > c.Line+1 || p.Line == 0 || p.Rule == "session" && strings.Contains(p.Detail, "has no journal_close") {
+			continue
+		}
+		return nil, fmt.Errorf("the transcript does not verify up to call %s (line %d), so it is not explained: %s", call, c.Line, p.Detail)
+	}
+	return c, nil
+}
+
+// recordedExplanation is the explanation of a verified call: its prompt
+// from the system_prompt line the verifier resolved, its manifest the one
+// it read, held to the prompt again (a Harn transcript may retain a prompt
+// redacted, whose bytes the manifest's rows do not place).
+func recordedExplanation(c *journal.CallReport, data []byte) (*explain.Explanation, error) {
+	line, ok := nthLine(data, c.SystemLine)
+	if !ok {
+		return nil, fmt.Errorf("no line %d", c.SystemLine)
+	}
+	sys := gjson.GetBytes(line, "content").String()
+	m := c.Manifest
+	if err := manifest.Validate(m, sys); err != nil {
+		return nil, fmt.Errorf("the manifest at line %d does not place the bytes of the prompt at line %d (a redacted prompt?): %w", c.ManifestLine, c.SystemLine, err)
+	}
+	return fromManifest(sys, m), nil
+}
+
+// fromManifest explains a prompt by a manifest that holds for it: a row
+// per segment, sharing it, the included ones at their offsets (each after
+// the one before and a separator, as Validate holds them). A recording has
+// no source but the producer, which the rows leave to the manifest: Source
+// is empty.
+func fromManifest(sys string, m *manifest.Manifest) *explain.Explanation {
+	x := &explain.Explanation{Manifest: m, Fragments: make([]explain.Row, len(m.Segments))}
+	if m.IncludedCount() > 0 {
+		x.System = &sys
+	}
+	at := 0
+	for i := range m.Segments {
+		s := &m.Segments[i]
+		x.Fragments[i] = explain.Row{Segment: s}
+		if !s.Included {
+			x.Excluded++
+			continue
+		}
+		if x.Included > 0 {
+			at += len(promptloom.Separator)
+		}
+		off := at
+		x.Fragments[i].Offset = &off
+		at += s.Bytes
+		x.Included++
+	}
+	return x
+}
+
+// nthLine returns line n (from 1) of data, without its newline.
+func nthLine(data []byte, n int) ([]byte, bool) {
+	for i := 1; n > 0; i++ {
+		j := bytes.IndexByte(data, '\n')
+		if i == n {
+			if j < 0 {
+				return data, len(data) > 0
+			}
+			return data[:j], true
+		}
+		if j < 0 {
+			return nil, false
+		}
+		data = data[j+1:]
+	}
+	return nil, false
+}
+
+// onlyRecordedFlags refuses the flags of fs that need options (to shape
+// the prompt, lint it, trace its run, build a payload), which a recording
+// does not have: allowed are the ones named.
+func onlyRecordedFlags(fs *flag.FlagSet, allowed ...string) error {
+	var bad []string
+	fs.Visit(func(f *flag.Flag) {
+		for _, a := range allowed {
+			if f.Name == a {
+				return
+			}
+		}
+		bad = append(bad, "--"+f.Name)
+	})
+	if len(bad) > 0 {
+		verb := "needs"
+		if len(bad) > 1 {
+			verb = "need"
+		}
+		return fmt.Errorf("%s %s an options file; with --transcript the prompt is the one recorded", strings.Join(bad, ", "), verb)
+	}
+	return nil
+}
+
+// explainRecorded is explain --transcript FILE --call NAME: the recorded
+// call's explanation, in the formats that need no options (text, json,
+// html, raw).
+func (e *env) explainRecorded(fs *flag.FlagSet, pos []string, transcript, call, format string) int {
+	if err := onlyRecordedFlags(fs, "transcript", "call", "format"); err != nil {
+		return e.fail("explain: %v", err)
+	}
+	if transcript == "" || call == "" || len(pos) > 0 {
+		return e.fail("explain: --transcript FILE --call NAME explains a recorded call, and takes no options file")
+	}
+	if err := oneOf("format", format, "text", "json", "html", "raw"); err != nil {
+		return e.fail("explain: %v (a recorded call has no options to build a payload from)", err)
+	}
+	recs, err := e.recordedCalls(transcript, call)
+	if err != nil {
+		return e.fail("explain: %v", err)
+	}
+	x := recs[0].x
+	switch format {
+	case "json":
+		err = x.WriteJSON(e.stdout)
+	case "html":
+		err = x.WriteHTML(e.stdout, recs[0].name+" call "+call)
+	case "raw":
+		_, err = e.stdout.Write([]byte(x.Text()))
+	default:
+		fmt.Fprintf(e.stdout, "recorded call %s (line %d of %s), verified: its manifest's rows, which keep no source and no body of a fragment left out\n", call, recs[0].line, recs[0].name)
+		err = x.WriteText(e.stdout)
+	}
+	if err != nil {
+		return e.fail("explain: %v", err)
+	}
+	return ExitOK
+}
+
+// diffRecorded is diff --transcript FILE --call A --call B: two recorded
+// calls compared as diff compares two options files.
+func (e *env) diffRecorded(fs *flag.FlagSet, pos []string, transcript string, calls []string, format string) int {
+	if err := onlyRecordedFlags(fs, "transcript", "call", "format"); err != nil {
+		return e.fail("diff: %v", err)
+	}
+	if transcript == "" || len(calls) != 2 || len(pos) > 0 {
+		return e.fail("diff: --transcript FILE --call A --call B compares two recorded calls, and takes no options file")
+	}
+	recs, err := e.recordedCalls(transcript, calls...)
+	if err != nil {
+		return e.fail("diff: %v", err)
+	}
+	a, b := "call "+calls[0], "call "+calls[1]
+	d := explain.Diff(recs[0].x, recs[1].x, a, b)
+	switch format {
+	case "json":
+		err = d.WriteJSON(e.stdout)
+	case "html":
+		err = d.WriteHTML(e.stdout, a, b)
+	default:
+		err = d.WriteText(e.stdout, a, b)
+	}
+	if err != nil {
+		return e.fail("diff: %v", err)
+	}
+	if d.Identical {
+		return ExitOK
+	}
+	return ExitFail
+}
