@@ -35,5 +35,5 @@ func ExampleOpen_badURL() {
 	_, err := postgres.Open(context.Background(), "postgres://alice:s3cret@db.example:port/log", nil)
 	fmt.Println(err)
 	// Output:
-	// eventlog: open (a connection URL that does not parse): cannot parse `postgres://alice:xxxxx@db.example:port/log`: invalid port
+	// eventlog: open postgres://alice:xxxxx@db.example:port/log: cannot parse `postgres://alice:xxxxx@db.example:port/log`: invalid port
 }

@@ -30,7 +30,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -39,6 +38,7 @@ import (
 	"github.com/promptloom/promptloom/eventlog"
 	"github.com/promptloom/promptloom/eventlog/internal/draft"
 	"github.com/promptloom/promptloom/eventlog/internal/wake"
+	"github.com/promptloom/promptloom/internal/dsn"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -119,34 +119,25 @@ func Open(ctx context.Context, url string, opts *Options) (eventlog.Store, error
 	}
 	pcfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		return nil, fmt.Errorf("eventlog: open %s: %w", dsnForError(url), err)
+		return nil, openError(url, err)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
-		return nil, fmt.Errorf("eventlog: open %s: %w", dsnForError(url), err)
+		return nil, openError(url, err)
 	}
 	p := &store{pool: pool, clock: draft.Clock(opts.Clock), serialFlush: opts.SerialFlush}
 	p.stop, p.cancel = context.WithCancel(context.Background())
 	if err := p.migrate(ctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("eventlog: open %s: %w", dsnForError(url), err)
+		return nil, openError(url, err)
 	}
 	return p, nil
 }
 
-// dsnForError is a connection URL as an error quotes it: the password,
-// given as user:password@ or as ?password=, replaced by xxxxx; a URL that
-// does not parse is not quoted at all.
-func dsnForError(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return "(a connection URL that does not parse)"
-	}
-	if q := u.Query(); q.Has("password") {
-		q.Set("password", "xxxxx")
-		u.RawQuery = q.Encode()
-	}
-	return u.Redacted()
+// openError is an error of Open: the URL and the error, neither showing a
+// secret of the URL (internal/dsn).
+func openError(url string, err error) error {
+	return fmt.Errorf("eventlog: open %s: %w", dsn.Redacted(url), dsn.Error(url, err))
 }
 
 // migrate creates the schema, or checks the one that is there. Processes
