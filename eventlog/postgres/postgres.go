@@ -176,11 +176,15 @@ func (p *store) migrate(ctx context.Context) error {
 }
 
 // channelName is the NOTIFY channel of the log in schema: one per schema, so
-// that logs in different schemas of one database do not wake each other.
+// that logs in different schemas of one database do not wake each other. It
+// is cut to 63 bytes (NAMEDATALEN - 1) at a character boundary, as
+// PostgreSQL cuts the identifier LISTEN is given: pg_notify refuses a name
+// that is not UTF-8.
 func channelName(schema string) string {
 	name := "promptloom_eventlog_" + schema
-	if len(name) > 63 { // NAMEDATALEN - 1
-		name = name[:63]
+	for len(name) > 63 {
+		_, size := utf8.DecodeLastRuneInString(name)
+		name = name[:len(name)-size]
 	}
 	return name
 }
