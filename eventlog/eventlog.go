@@ -71,7 +71,9 @@ type Draft struct {
 
 // Projection is a fold's saved state and the position it has read up to.
 type Projection struct {
-	Upto  int64
+	Upto int64
+	// State is the fold's snapshot. A nil State is an empty one: every
+	// store saves it, and an empty State loads as nil.
 	State []byte
 }
 

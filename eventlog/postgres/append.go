@@ -224,6 +224,16 @@ func (p *store) write(group []*appendReq, n int) error {
 		stmt = pgAppendSerial
 	}
 	err := p.pool.QueryRow(p.stop, stmt, kinds, actors, auds, ats, jsons, raws, p.channel).Scan(&head, &ignored)
+	if err != nil && len(group) == 1 && jsonbRefusal(err) {
+		// One batch refused for its data: a payload jsonb cannot hold
+		// (past numeric's range, too deep) keeps a NULL jsonb, as the
+		// payloads jsonbCan catches do; then the batch goes again.
+		if changed, perr := p.jsonbRefused(p.stop, jsons); perr != nil {
+			return p.wrap(perr)
+		} else if changed {
+			err = p.pool.QueryRow(p.stop, stmt, kinds, actors, auds, ats, jsons, raws, p.channel).Scan(&head, &ignored)
+		}
+	}
 	if err != nil {
 		return p.wrap(err)
 	}
@@ -243,4 +253,33 @@ func (p *store) write(group []*appendReq, n int) error {
 		r.done <- appendResult{envs: envs[g]}
 	}
 	return nil
+}
+
+// jsonbRefusal reports whether err is the server refusing a statement for
+// its data (SQLSTATE class 22, data exception, or 54, a limit exceeded), as
+// it refuses a payload its jsonb cannot hold.
+func jsonbRefusal(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (strings.HasPrefix(pe.Code, "22") || strings.HasPrefix(pe.Code, "54"))
+}
+
+// jsonbRefused asks the server, payload by payload, which of jsons its
+// jsonb refuses, and sets those to nil (a NULL jsonb; the bytes stay in
+// raw); changed reports whether any was. It runs only for a batch the
+// server refused, outside the hold on the head.
+func (p *store) jsonbRefused(ctx context.Context, jsons []*string) (changed bool, err error) {
+	for i, js := range jsons {
+		if js == nil {
+			continue
+		}
+		var ok bool
+		err := p.pool.QueryRow(ctx, `SELECT $1::text::jsonb IS NOT NULL`, *js).Scan(&ok)
+		switch {
+		case jsonbRefusal(err):
+			jsons[i], changed = nil, true
+		case err != nil:
+			return false, err
+		}
+	}
+	return changed, nil
 }

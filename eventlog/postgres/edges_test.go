@@ -2,9 +2,12 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -78,5 +81,68 @@ func TestPostgresNonASCIISchemaChannel(t *testing.T) {
 	}
 	if head := <-got; head != 1 {
 		t.Errorf("Wait = %d, want 1", head)
+	}
+}
+
+func TestPairedSurrogates(t *testing.T) {
+	for raw, want := range map[string]bool{
+		`"\ud83d\ude00"`: true, `"\uD83D\uDE00 \u00e9"`: true, `"\\ud83d"`: true, `"x\\\ud83d\ude00"`: true, `1`: true,
+		`"\ud83d"`: false, `"\ude00"`: false, `"\ud83d\u0041"`: false, `"\ud83d\n"`: false, `"\\\ud83d"`: false, `"\ud83d\ud83d"`: false,
+	} {
+		if got := pairedSurrogates([]byte(raw)); got != want {
+			t.Errorf("pairedSurrogates(%s) = %v", raw, got)
+		}
+	}
+}
+
+// Payloads jsonb cannot hold (a lone surrogate escape, numbers past
+// numeric's range) keep their bytes with a NULL jsonb, alone or in a group
+// commit beside others, which keep theirs as jsonb.
+func TestPostgresPayloadsJsonbRefuses(t *testing.T) {
+	ctx := context.Background()
+	s := pgStore(ctx, t, pgtest.URL(t))
+	refused := []string{`"cut \ud83d"`, `"\ude00"`, `{"n":1e1000000}`, `[1e-16384]`, `[1, 1e131072]`}
+	for _, p := range refused {
+		if _, err := s.Append(ctx, eventlog.Draft{Kind: "refused", Payload: json.RawMessage(p)}); err != nil {
+			t.Fatalf("Append(%s): %v", p, err)
+		}
+	}
+	// The same beside good batches, appended at once.
+	var wg sync.WaitGroup
+	errs := make([]error, 20)
+	for i := range errs {
+		wg.Go(func() {
+			p := `{"i":` + strconv.Itoa(i) + `}`
+			kind := "good"
+			if i%5 == 0 {
+				p, kind = refused[i/5], "refused"
+			}
+			_, errs[i] = s.Append(ctx, eventlog.Draft{Kind: kind, Payload: json.RawMessage(p)}, eventlog.Draft{Kind: "good", Payload: 1})
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("batch %d: %v", i, err)
+		}
+	}
+	rows, err := s.pool.Query(ctx, `SELECT kind, payload IS NULL, convert_from(raw, 'UTF8') FROM events ORDER BY seq`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for rows.Next() {
+		var kind, raw string
+		var null bool
+		if err := rows.Scan(&kind, &null, &raw); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		if null != (kind == "refused") {
+			t.Errorf("%s payload %s: NULL jsonb %v", kind, raw, null)
+		}
+	}
+	if rows.Err() != nil || n != len(refused)+40 {
+		t.Errorf("%d events, %v", n, rows.Err())
 	}
 }

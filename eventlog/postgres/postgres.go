@@ -214,11 +214,61 @@ SELECT h.seq, pg_notify($7, h.seq::text) FROM h, c`
 // through its fsync (Options.SerialFlush).
 var pgAppendSerial = strings.Replace(pgAppend, "'off'", "current_setting('synchronous_commit')", 1)
 
-// jsonbCan reports whether PostgreSQL's jsonb accepts raw: it refuses
-// invalid UTF-8 and the \u0000 escape. Such a payload keeps a NULL jsonb;
-// its bytes are in raw as always.
+// jsonbCan reports whether PostgreSQL's jsonb accepts raw, as far as can
+// be told without asking it: it refuses invalid UTF-8, the \u0000 escape,
+// and a surrogate escape that is not a high one followed by a low one (a
+// lone surrogate, as JavaScript's JSON.stringify writes for a string cut
+// mid-emoji). Such a payload keeps a NULL jsonb; its bytes are in raw as
+// always. What only the server knows (a number past its numeric's range)
+// is asked when it refuses a batch (jsonbRefused).
 func jsonbCan(raw []byte) bool {
-	return utf8.Valid(raw) && !bytes.Contains(raw, []byte(`\u0000`))
+	return utf8.Valid(raw) && !bytes.Contains(raw, []byte(`\u0000`)) && pairedSurrogates(raw)
+}
+
+// pairedSurrogates reports whether every \uD800-\uDFFF escape of raw (valid
+// JSON) is a high surrogate directly followed by a low one.
+func pairedSurrogates(raw []byte) bool {
+	surrogate := func(i int) (rune, bool) { // the escape at raw[i:] ("\\uXXXX")
+		if i+6 > len(raw) || raw[i] != '\\' || raw[i+1] != 'u' {
+			return 0, false
+		}
+		var r rune
+		for _, c := range raw[i+2 : i+6] {
+			switch {
+			case c >= '0' && c <= '9':
+				r = r<<4 | rune(c-'0')
+			case c >= 'a' && c <= 'f':
+				r = r<<4 | rune(c-'a'+10)
+			case c >= 'A' && c <= 'F':
+				r = r<<4 | rune(c-'A'+10)
+			default:
+				return 0, false
+			}
+		}
+		return r, true
+	}
+	for i := bytes.IndexByte(raw, '\\'); i >= 0 && i < len(raw); {
+		r, ok := surrogate(i)
+		switch {
+		case !ok:
+			i += 2 // another escape: skip the escaped byte
+		case r >= 0xD800 && r <= 0xDBFF:
+			if lo, ok := surrogate(i + 6); !ok || lo < 0xDC00 || lo > 0xDFFF {
+				return false
+			}
+			i += 12
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return false
+		default:
+			i += 6
+		}
+		j := bytes.IndexByte(raw[min(i, len(raw)):], '\\')
+		if j < 0 {
+			break
+		}
+		i += j
+	}
+	return true
 }
 
 // Head implements eventlog.Store. Every position up to the one returned is on disk.
@@ -319,6 +369,9 @@ func (p *store) LoadProjection(ctx context.Context, name string) (eventlog.Proje
 	err := p.pool.QueryRow(ctx, `SELECT upto, state FROM projections WHERE name = $1`, name).Scan(&pr.Upto, &pr.State)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return eventlog.Projection{}, false, nil
+	}
+	if len(pr.State) == 0 {
+		pr.State = nil
 	}
 	return pr, err == nil, p.wrap(err)
 }
