@@ -6,7 +6,7 @@
 // atomically and reads envelopes and payloads separately, so a reader can
 // decide from the envelope alone whether an event is for it, and never
 // decode one that is not. Stores also keep projections' snapshots beside
-// their cursors (see provenance.Projector).
+// their positions (see provenance.CatchUp).
 //
 // This package is the contract and the in-memory store (NewMemory). The
 // durable stores are drivers, in the manner of database/sql's, so that a
