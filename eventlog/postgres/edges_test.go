@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"net/url"
 	"os"
 	"strconv"
@@ -144,5 +146,120 @@ func TestPostgresPayloadsJsonbRefuses(t *testing.T) {
 	}
 	if rows.Err() != nil || n != len(refused)+40 {
 		t.Errorf("%d events, %v", n, rows.Err())
+	}
+}
+
+// A role holding exactly the privileges docs/postgres.md lists opens an
+// existing log and does everything a worker does; a reader's role reads
+// and waits but cannot append; neither can create the tables, which only
+// Options.Migrate does.
+func TestPostgresPrivileges(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dsn := pgtest.URL(t)
+	owner := pgStore(ctx, t, dsn)
+	if _, err := owner.Append(ctx, eventlog.Draft{Kind: "k", Payload: 1}); err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(dsn)
+	schema := u.Query().Get("search_path")
+	suffix := strings.TrimPrefix(schema, "t_")
+	writer, reader := "ew_"+suffix, "er_"+suffix
+	for _, stmt := range []string{
+		"CREATE ROLE " + writer + " LOGIN",
+		"CREATE ROLE " + reader + " LOGIN",
+		// docs/postgres.md, "What the log needs from the database": a
+		// worker's privileges.
+		"GRANT USAGE ON SCHEMA " + schema + " TO " + writer,
+		"GRANT SELECT ON eventlog_schema TO " + writer,
+		"GRANT SELECT, UPDATE ON eventlog_head TO " + writer,
+		"GRANT SELECT, INSERT ON events TO " + writer,
+		"GRANT SELECT, INSERT, UPDATE, DELETE ON projections TO " + writer,
+		// A reader's.
+		"GRANT USAGE ON SCHEMA " + schema + " TO " + reader,
+		"GRANT SELECT ON eventlog_schema, eventlog_head, events, projections TO " + reader,
+	} {
+		if _, err := owner.pool.Exec(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	t.Cleanup(func() {
+		c, err := pgx.Connect(context.Background(), dsn)
+		if err != nil {
+			return
+		}
+		defer c.Close(context.Background())
+		for _, r := range []string{writer, reader} {
+			c.Exec(context.Background(), "DROP OWNED BY "+r)
+			c.Exec(context.Background(), "DROP ROLE "+r)
+		}
+	})
+	as := func(dsn, role string) string {
+		u, _ := url.Parse(dsn)
+		u.User = url.User(role)
+		return u.String()
+	}
+	w, err := Open(ctx, as(dsn, writer), nil)
+	if err != nil {
+		t.Fatalf("the writer's Open: %v", err)
+	}
+	defer w.Close()
+	r, err := Open(ctx, as(dsn, reader), nil)
+	if err != nil {
+		t.Fatalf("the reader's Open: %v", err)
+	}
+	defer r.Close()
+	woken := make(chan int64, 1)
+	go func() {
+		head, err := r.Wait(ctx, 1)
+		if err != nil {
+			t.Error(err)
+		}
+		woken <- head
+	}()
+	if _, err := w.Append(ctx, eventlog.Draft{Kind: "k", Payload: 2}, eventlog.Draft{Kind: "k", Payload: 3}); err != nil {
+		t.Fatalf("the writer's Append: %v", err)
+	}
+	if head := <-woken; head != 3 {
+		t.Errorf("the reader's Wait = %d", head)
+	}
+	for name, s := range map[string]eventlog.Store{"writer": w, "reader": r} {
+		if head, err := s.Head(ctx); head != 3 || err != nil {
+			t.Errorf("the %s's Head = %d, %v", name, head, err)
+		}
+		if e, err := s.Get(ctx, 2); err != nil || string(e.Payload) != "2" {
+			t.Errorf("the %s's Get = %s, %v", name, e.Payload, err)
+		}
+		if err := s.Scan(ctx, 1, 3, func(eventlog.Envelope) error { return nil }); err != nil {
+			t.Errorf("the %s's Scan: %v", name, err)
+		}
+	}
+	if err := w.SaveProjection(ctx, "p", eventlog.Projection{Upto: 3, State: []byte("s")}); err != nil {
+		t.Errorf("the writer's SaveProjection: %v", err)
+	}
+	if err := w.SaveProjection(ctx, "p", eventlog.Projection{Upto: 3, State: []byte("t")}); err != nil {
+		t.Errorf("the writer's second SaveProjection: %v", err)
+	}
+	if p, ok, err := r.LoadProjection(ctx, "p"); !ok || err != nil || string(p.State) != "t" {
+		t.Errorf("the reader's LoadProjection = %+v %v %v", p, ok, err)
+	}
+	if err := w.DropProjection(ctx, "p"); err != nil {
+		t.Errorf("the writer's DropProjection: %v", err)
+	}
+	if _, err := r.Append(ctx, eventlog.Draft{Kind: "k", Payload: 4}); err == nil {
+		t.Error("the reader appended")
+	}
+	// Neither can create the tables in a schema that has none; opening it
+	// without Migrate says there is no log there.
+	fresh := pgtest.URL(t)
+	fu, _ := url.Parse(fresh)
+	if _, err := owner.pool.Exec(ctx, "GRANT USAGE ON SCHEMA "+fu.Query().Get("search_path")+" TO "+writer); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(ctx, as(fresh, writer), &Options{Migrate: true}); err == nil {
+		t.Error("the writer created the tables")
+	}
+	if _, err := Open(ctx, as(fresh, writer), nil); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Open of a schema without the tables = %v, want fs.ErrNotExist", err)
 	}
 }

@@ -11,7 +11,9 @@ import (
 
 // Every worker of a fleet opens the same log (the URL's search_path names
 // its schema): a batch gets consecutive positions, one order for all, and a
-// worker catching up is woken by LISTEN/NOTIFY, not by polling.
+// worker catching up is woken by LISTEN/NOTIFY, not by polling. The tables
+// were made once, by a deployment step holding CREATE on the schema:
+// postgres.Open(ctx, url, &postgres.Options{Migrate: true}).
 func ExampleOpen() {
 	ctx := context.Background()
 	store, err := postgres.Open(ctx, os.Getenv("LOOM_LOG"), nil)

@@ -23,6 +23,10 @@
 //
 // Every Append notifies the log's channel at commit; Wait listens on it, on a
 // connection of its own, instead of polling.
+//
+// The tables are created by Open with Options.Migrate, the one step that
+// needs CREATE on the schema; every other Open needs only the privileges
+// to read and append (docs/postgres.md).
 package postgres
 
 import (
@@ -30,6 +34,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 	"sync"
 	"time"
@@ -41,6 +46,7 @@ import (
 	"github.com/promptloom/promptloom/internal/dsn"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -53,6 +59,12 @@ type Options struct {
 	// price of one fsync at a time for the whole log (see
 	// docs/postgres.md).
 	SerialFlush bool
+	// Migrate creates the log's tables when the schema has none, or checks
+	// the version of those it has, as journal/postgres's Options.Migrate
+	// does. It needs CREATE on the schema; without it, Open needs only what
+	// reading and appending need (docs/postgres.md), and a schema without
+	// the tables is an error matching fs.ErrNotExist.
+	Migrate bool
 }
 
 // store is the eventlog.Store Open returns.
@@ -111,8 +123,10 @@ CREATE TABLE projections (
 INSERT INTO eventlog_schema (version) VALUES (1);`
 
 // Open connects to the database at url (a postgres:// or postgresql:// URL,
-// as pgx reads it: a search_path parameter picks the schema) and creates
-// the tables on first use.
+// or keyword=value pairs, as pgx reads them: a search_path parameter picks
+// the schema) and checks the log's tables: their version must be this
+// build's (else ErrSchemaVersion, and nothing is changed). With
+// Options.Migrate it creates them first if the schema has none.
 func Open(ctx context.Context, url string, opts *Options) (eventlog.Store, error) {
 	if opts == nil {
 		opts = &Options{}
@@ -127,7 +141,12 @@ func Open(ctx context.Context, url string, opts *Options) (eventlog.Store, error
 	}
 	p := &store{pool: pool, clock: draft.Clock(opts.Clock), serialFlush: opts.SerialFlush}
 	p.stop, p.cancel = context.WithCancel(context.Background())
-	if err := p.migrate(ctx); err != nil {
+	if opts.Migrate {
+		err = p.migrate(ctx)
+	} else {
+		err = p.check(ctx)
+	}
+	if err != nil {
 		pool.Close()
 		return nil, openError(url, err)
 	}
@@ -138,6 +157,37 @@ func Open(ctx context.Context, url string, opts *Options) (eventlog.Store, error
 // secret of the URL (internal/dsn).
 func openError(url string, err error) error {
 	return fmt.Errorf("eventlog: open %s: %w", dsn.Redacted(url), dsn.Error(url, err))
+}
+
+// errNoTables is a schema without the log's tables, opened without
+// Options.Migrate.
+var errNoTables = fmt.Errorf("no event log tables in this schema (create them with Options.Migrate): %w", fs.ErrNotExist)
+
+// pgCurrentSchema is the schema the log's tables are in: the first of the
+// search_path that exists and the role may use.
+const pgCurrentSchema = `SELECT COALESCE(current_schema(), '')`
+
+// check reads the schema's version, changing nothing: it needs only SELECT
+// on eventlog_schema (and USAGE on the schema).
+func (p *store) check(ctx context.Context) error {
+	var schema string
+	var version int
+	err := p.pool.QueryRow(ctx, pgCurrentSchema).Scan(&schema)
+	if err == nil {
+		err = p.pool.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM eventlog_schema`).Scan(&version)
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "42P01" || err == nil && version == 0 { // undefined_table
+		return errNoTables
+	}
+	if err != nil {
+		return err
+	}
+	if version != SchemaVersion {
+		return fmt.Errorf("%w: the database has version %d, this build reads version %d", ErrSchemaVersion, version, SchemaVersion)
+	}
+	p.channel = channelName(schema)
+	return nil
 }
 
 // migrate creates the schema, or checks the one that is there. Processes
@@ -152,8 +202,11 @@ func (p *store) migrate(ctx context.Context) error {
 		return err
 	}
 	var schema string
-	if err := tx.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+	if err := tx.QueryRow(ctx, pgCurrentSchema).Scan(&schema); err != nil {
 		return err
+	}
+	if schema == "" {
+		return fmt.Errorf("the search_path names no schema this role may use: %w", fs.ErrNotExist)
 	}
 	p.channel = channelName(schema)
 	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS eventlog_schema (version int NOT NULL)`); err != nil {

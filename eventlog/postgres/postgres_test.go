@@ -14,9 +14,15 @@ import (
 
 var t0 = time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
 
-// open opens a fresh log, in a schema of the test's own.
+// open opens a fresh log, in a schema of the test's own (Migrate creates
+// its tables).
 func open(t *testing.T, opts *Options) eventlog.Store {
-	s, err := Open(context.Background(), pgtest.URL(t), opts)
+	o := Options{}
+	if opts != nil {
+		o = *opts
+	}
+	o.Migrate = true
+	s, err := Open(context.Background(), pgtest.URL(t), &o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +46,7 @@ func TestConformancePostgresSerialFlush(t *testing.T) {
 func TestPostgresReopenReturnsWhatWasCommitted(t *testing.T) {
 	url := pgtest.URL(t)
 	storetest.Reopen(t, func(clock func() time.Time) (eventlog.Store, error) {
-		return Open(context.Background(), url, &Options{Clock: clock})
+		return Open(context.Background(), url, &Options{Clock: clock, Migrate: true})
 	})
 }
 
@@ -48,7 +54,7 @@ func TestPostgresReopenReturnsWhatWasCommitted(t *testing.T) {
 // TestPostgresServerCrash (storetest.StartWriter).
 func TestCrashChild(t *testing.T) {
 	storetest.CrashChild(t, func(url string) (eventlog.Store, error) {
-		return Open(context.Background(), url, &Options{SerialFlush: os.Getenv("PROMPTLOOM_CRASH_SERIAL") != ""})
+		return Open(context.Background(), url, &Options{SerialFlush: os.Getenv("PROMPTLOOM_CRASH_SERIAL") != "", Migrate: true})
 	})
 }
 
@@ -57,7 +63,7 @@ func TestCrashChild(t *testing.T) {
 // append follows the last whole batch.
 func TestPostgresCrash(t *testing.T) {
 	url := pgtest.URL(t)
-	storetest.Crash(t, url, func() (eventlog.Store, error) { return Open(context.Background(), url, nil) })
+	storetest.Crash(t, url, func() (eventlog.Store, error) { return Open(context.Background(), url, &Options{Migrate: true}) })
 }
 
 // BenchmarkAppend measures append throughput (storetest.BenchAppend), with
@@ -66,7 +72,7 @@ func BenchmarkAppend(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		opts *Options
-	}{{"Postgres", nil}, {"PostgresSerialFlush", &Options{SerialFlush: true}}} {
+	}{{"Postgres", &Options{Migrate: true}}, {"PostgresSerialFlush", &Options{SerialFlush: true, Migrate: true}}} {
 		storetest.BenchAppend(b, c.name, func(b *testing.B) func() eventlog.Store {
 			url := pgtest.URL(b)
 			return func() eventlog.Store {

@@ -412,7 +412,7 @@ var library = []libCase{
 		is:       postgres.ErrBadText,
 		postgres: `draft 0 (k): actor "a\x00b": text is not valid UTF-8 without NUL bytes`,
 		raise: func(e *env) error {
-			s, err := postgres.Open(context.Background(), e.Postgres(), nil)
+			s, err := postgres.Open(context.Background(), e.Postgres(), &postgres.Options{Migrate: true})
 			if err != nil {
 				e.Fatal(err)
 			}
@@ -428,7 +428,7 @@ var library = []libCase{
 		postgres: "eventlog: open postgres://db.example/log: event log schema version is not this build's: the database has version 2, this build reads version 1",
 		raise: func(e *env) error {
 			url := e.Postgres()
-			s, err := postgres.Open(context.Background(), url, nil)
+			s, err := postgres.Open(context.Background(), url, &postgres.Options{Migrate: true})
 			if err != nil {
 				e.Fatal(err)
 			}
@@ -436,6 +436,17 @@ var library = []libCase{
 			execSQL(e, url, `UPDATE eventlog_schema SET version = 2`)
 			_, err = postgres.Open(context.Background(), url, nil)
 			// The URL names a schema made for the case: show a fixed one.
+			return renamed{err, strings.ReplaceAll(fmt.Sprint(err), url, "postgres://db.example/log")}
+		},
+	},
+	{
+		pkg:      "eventlog/postgres",
+		doc:      "`Open` without `Options.Migrate` of a schema that has no event log tables: creating them is its own step, the one that needs `CREATE` on the schema (`promptloom demo negotiation --db URL` and `--record URL` take it, as they create their log). Every other open needs only what reading and appending need (`docs/postgres.md`).",
+		is:       fs.ErrNotExist,
+		postgres: "eventlog: open postgres://db.example/log: no event log tables in this schema (create them with Options.Migrate): file does not exist",
+		raise: func(e *env) error {
+			url := e.Postgres()
+			_, err := postgres.Open(context.Background(), url, nil)
 			return renamed{err, strings.ReplaceAll(fmt.Sprint(err), url, "postgres://db.example/log")}
 		},
 	},
