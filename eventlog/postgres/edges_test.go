@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/promptloom/promptloom/internal/testkit/pgtest"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // schemaURL is a URL of the test database whose search_path is a new
@@ -261,5 +263,112 @@ func TestPostgresPrivileges(t *testing.T) {
 	}
 	if _, err := Open(ctx, as(fresh, writer), nil); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Open of a schema without the tables = %v, want fs.ErrNotExist", err)
+	}
+}
+
+// Append honours its context while another session holds the head row:
+// it returns at its deadline, its statement is cancelled (the batch is not
+// written once the holder lets go), and the next append takes position 1.
+func TestPostgresAppendHonoursContextWhileTheHeadIsHeld(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.URL(t)
+	s := pgStore(ctx, t, dsn)
+	holder, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close(ctx)
+	tx, err := holder.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE eventlog_head SET seq = seq`); err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err = s.Append(short, eventlog.Draft{Kind: "k", Payload: 1})
+	if took := time.Since(start); !errors.Is(err, context.DeadlineExceeded) || took > 3*time.Second {
+		t.Errorf("Append with a 1s deadline while the head is held: %v after %v", err, took)
+	}
+	time.Sleep(500 * time.Millisecond) // the cancel reaches the server
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	envs, err := s.Append(ctx, eventlog.Draft{Kind: "k", Payload: 2})
+	if err != nil || envs[0].Seq != 1 {
+		t.Fatalf("the next Append = %+v, %v; want position 1", envs, err)
+	}
+	if head, err := s.Head(ctx); head != 1 || err != nil {
+		t.Errorf("Head = %d, %v: the cancelled batch went in", head, err)
+	}
+}
+
+// When the wait for the WAL flush fails with a server error, the batches
+// are not written again blind: Append finds out that they are in the log
+// and on disk, and every batch is there once (40 batches, not 76).
+func TestPostgresFailedFlushWaitWritesNothingTwice(t *testing.T) {
+	ctx := context.Background()
+	s := pgStore(ctx, t, pgtest.URL(t))
+	s.flushHook = func() error { return &pgconn.PgError{Severity: "ERROR", Code: "XX000", Message: "the flush wait failed"} }
+	const n = 40
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			_, errs[i] = s.Append(ctx, eventlog.Draft{Kind: "k", Payload: i}, eventlog.Draft{Kind: "k", Payload: i})
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("batch %d: %v", i, err)
+		}
+	}
+	s.flushHook = nil
+	if head, err := s.Head(ctx); head != 2*n || err != nil {
+		t.Errorf("Head = %d, %v; want %d", head, err, 2*n)
+	}
+}
+
+// A batch whose flush wait failed and which is then found missing from its
+// positions (lost with a server crash, its positions given back) is
+// written again, once; one whose presence cannot be checked is
+// ErrUnconfirmed, which does not pass for a refused statement.
+func TestPostgresUnconfirmedBatch(t *testing.T) {
+	ctx := context.Background()
+	s := pgStore(ctx, t, pgtest.URL(t))
+	if _, err := s.Append(ctx, eventlog.Draft{Kind: "k", Payload: 0}); err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int32
+	s.flushHook = func() error {
+		if calls.Add(1) > 1 {
+			return nil
+		}
+		// What a crash before the flush leaves: no batch, the head back.
+		_, err := s.pool.Exec(ctx, `WITH d AS (DELETE FROM events WHERE seq > 1) UPDATE eventlog_head SET seq = 1`)
+		if err != nil {
+			t.Error(err)
+		}
+		return errors.New("the connection broke")
+	}
+	envs, err := s.Append(ctx, eventlog.Draft{Kind: "lost", Payload: 1}, eventlog.Draft{Kind: "lost", Payload: 2})
+	if err != nil || envs[0].Seq != 2 || calls.Load() != 2 {
+		t.Fatalf("Append of a lost batch = %+v, %v (%d flush waits)", envs, err, calls.Load())
+	}
+	if head, err := s.Head(ctx); head != 3 || err != nil {
+		t.Errorf("Head = %d, %v; want 3", head, err)
+	}
+	// The store is closed during the wait: nothing can be checked.
+	s.flushHook = func() error {
+		s.Close()
+		return &pgconn.PgError{Severity: "FATAL", Code: "57P01", Message: "terminating connection"}
+	}
+	_, err = s.Append(ctx, eventlog.Draft{Kind: "k", Payload: 3})
+	var refused *pgconn.PgError
+	if !errors.Is(err, ErrUnconfirmed) || !errors.Is(err, eventlog.ErrClosed) || errors.As(err, &refused) || !strings.Contains(err.Error(), "positions 4 to 4") {
+		t.Errorf("Append = %v, want ErrUnconfirmed (positions 4 to 4) and ErrClosed, no *pgconn.PgError", err)
 	}
 }

@@ -87,6 +87,9 @@ type store struct {
 	flushers int
 	stop     context.Context // cancelled by Close: ends a flush in flight
 	cancel   context.CancelFunc
+
+	// flushHook, set by tests, replaces the wait for the WAL flush.
+	flushHook func() error
 }
 
 // SchemaVersion is the version of the PostgreSQL schema this build writes

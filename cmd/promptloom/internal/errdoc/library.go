@@ -452,7 +452,7 @@ var library = []libCase{
 	},
 	{
 		pkg: "eventlog/postgres",
-		doc: "A batch that committed (the error names its positions) but whose wait for the WAL flush then failed (the connection broke, the store was closed): readers may already see it, and it is on disk unless the server crashed before flushing it. The error also wraps the cause (`eventlog.ErrClosed`, the driver's error). Check the log before appending the batch again. No example: it needs the connection to fail between the two statements.",
+		doc: "A batch that committed (the error names its positions) but whose wait for the WAL flush then failed, and which `Append` could then neither read back at its positions nor see flushed to disk, for ten seconds or as long as its appenders waited (the server is unreachable, the store was closed): readers may already see it, and it is on disk unless the server crashed before flushing it. A batch found there is a success, one found missing is written again; only this case is left to you. The error says why the wait failed and wraps `eventlog.ErrClosed` when the store was closed, but not the driver's error: the append statement was not refused. Check the log before appending the batch again. No example: it needs the server to fail between the two statements.",
 		is:  postgres.ErrUnconfirmed,
 	},
 	{
