@@ -311,7 +311,9 @@ func TestPostgresAppendHonoursContextWhileTheHeadIsHeld(t *testing.T) {
 func TestPostgresFailedFlushWaitWritesNothingTwice(t *testing.T) {
 	ctx := context.Background()
 	s := pgStore(ctx, t, pgtest.URL(t))
-	s.flushHook = func() error { return &pgconn.PgError{Severity: "ERROR", Code: "XX000", Message: "the flush wait failed"} }
+	s.flushHook = func() error {
+		return &pgconn.PgError{Severity: "ERROR", Code: "XX000", Message: "the flush wait failed"}
+	}
 	const n = 40
 	var wg sync.WaitGroup
 	errs := make([]error, n)
