@@ -61,9 +61,8 @@ type appendResult struct {
 // queued and writes it as one statement, so one transaction, each batch at
 // consecutive positions, in the order they were queued. Up to maxFlushers
 // groups are in flight at once, and take their positions in the order they
-// reach the head. A lone appender writes its batch itself; concurrent
-// appenders through one store share a commit (and its WAL flush) instead
-// of taking turns on the head. Events are stamped when their group is taken,
+// reach the head. Concurrent appenders through one store share a commit
+// (and its WAL flush) instead of taking turns on the head. Events are stamped when their group is taken,
 // so across groups in flight at once a later position can carry an earlier
 // time.
 // Append returns once its batch is committed, or with ctx's error, in which
@@ -237,7 +236,7 @@ func (p *store) flushWAL() error {
 
 // errLost is a batch that committed but was then found missing from its
 // positions (the server crashed before flushing it): it is not in the log.
-var errLost = errors.New("eventlog: the batch was lost before its flush")
+var errLost = errors.New("eventlog: the batch was lost with the server before its flush, and is not in the log")
 
 // write appends the group's batches in one statement and answers each
 // request on success. again reports that none of the group is in the log,
