@@ -229,7 +229,10 @@ func keywordSecrets(s string) ([]span, bool) {
 			return nil, false
 		}
 		key := strings.TrimRight(s[i:i+eq], " \t\n\r\v\f")
-		if key == "" || strings.ContainsAny(key, " \t\n\r\v\f") {
+		if !keyword(key) {
+			// pgx takes any key (a server setting), but one that is not a
+			// word is most likely a URL it did not recognise
+			// ("POSTGRES://u:secret@h/db?x=y"): quote nothing.
 			return nil, false
 		}
 		i += eq + 1
@@ -266,6 +269,20 @@ func keywordSecrets(s string) ([]span, bool) {
 		skip()
 	}
 	return spans, true
+}
+
+// keyword reports whether key is a word as keywords and server settings
+// are: letters, digits, '_', '.' and '-'.
+func keyword(key string) bool {
+	if key == "" {
+		return false
+	}
+	for _, c := range []byte(key) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // unescape applies the backslash rule of keyword=value values.
