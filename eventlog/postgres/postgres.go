@@ -61,7 +61,8 @@ type Options struct {
 	SerialFlush bool
 	// Migrate creates the log's tables when the schema has none, or checks
 	// the version of those it has, as journal/postgres's Options.Migrate
-	// does. It needs CREATE on the schema; without it, Open needs only what
+	// does. It needs CREATE on the schema when the tables are not there
+	// (of a log that is there it asks nothing more); without it, Open needs only what
 	// reading and appending need (docs/postgres.md), and a schema without
 	// the tables is an error matching fs.ErrNotExist.
 	Migrate bool
@@ -212,8 +213,17 @@ func (p *store) migrate(ctx context.Context) error {
 		return fmt.Errorf("the search_path names no schema this role may use: %w", fs.ErrNotExist)
 	}
 	p.channel = channelName(schema)
-	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS eventlog_schema (version int NOT NULL)`); err != nil {
+	// CREATE TABLE IF NOT EXISTS needs CREATE even when the table is
+	// there: ask first, so that migrating an existing log needs no more
+	// than opening it.
+	var exists bool
+	if err := tx.QueryRow(ctx, `SELECT to_regclass('eventlog_schema') IS NOT NULL`).Scan(&exists); err != nil {
 		return err
+	}
+	if !exists {
+		if _, err := tx.Exec(ctx, `CREATE TABLE eventlog_schema (version int NOT NULL)`); err != nil {
+			return err
+		}
 	}
 	var version int
 	err = tx.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM eventlog_schema`).Scan(&version)
