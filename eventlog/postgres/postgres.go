@@ -61,10 +61,10 @@ type Options struct {
 	SerialFlush bool
 	// Migrate creates the log's tables when the schema has none, or checks
 	// the version of those it has, as journal/postgres's Options.Migrate
-	// does. It needs CREATE on the schema when the tables are not there
-	// (of a log that is there it asks nothing more); without it, Open needs only what
-	// reading and appending need (docs/postgres.md), and a schema without
-	// the tables is an error matching fs.ErrNotExist.
+	// does. It needs CREATE on the schema when the tables are not there (of
+	// a log that is there it asks nothing more). Without it, Open needs only
+	// what reading and appending need (docs/postgres.md), and a schema
+	// without the tables is an error matching fs.ErrNotExist.
 	Migrate bool
 }
 
