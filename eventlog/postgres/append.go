@@ -340,14 +340,7 @@ func (p *store) confirm(ctx context.Context, first int64, kinds, actors []string
 					return err
 				}
 			}
-			var flushed bool
-			if err := p.pool.QueryRow(ctx, `SELECT pg_current_wal_flush_lsn() >= $1::text::pg_lsn`, lsn).Scan(&flushed); err != nil {
-				return err
-			}
-			if !flushed {
-				return errors.New("the WAL is not flushed past the batch yet")
-			}
-			return nil
+			return p.waitFlushed(ctx, lsn)
 		}()
 		if err == nil || err == errLost {
 			return err
@@ -417,4 +410,24 @@ func (p *store) jsonbRefused(ctx context.Context, jsons []*string) (changed bool
 		}
 	}
 	return changed, nil
+}
+
+// waitFlushed returns once the server's WAL is flushed past lsn (the
+// WAL writer flushes what commits asynchronously within three times
+// wal_writer_delay), or with ctx's error.
+func (p *store) waitFlushed(ctx context.Context, lsn string) error {
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		var flushed bool
+		if err := p.pool.QueryRow(ctx, `SELECT pg_current_wal_flush_lsn() >= $1::text::pg_lsn`, lsn).Scan(&flushed); err != nil {
+			return err
+		}
+		if flushed {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the WAL is not flushed past %s: %w", lsn, ctx.Err())
+		case <-time.After(wait):
+		}
+	}
 }

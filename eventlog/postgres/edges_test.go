@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net/url"
 	"os"
@@ -379,5 +380,95 @@ func TestPostgresUnconfirmedBatch(t *testing.T) {
 	var refused *pgconn.PgError
 	if !errors.Is(err, ErrUnconfirmed) || !errors.Is(err, eventlog.ErrClosed) || errors.As(err, &refused) || !strings.Contains(err.Error(), "positions 4 to 4") {
 		t.Errorf("Append = %v, want ErrUnconfirmed (positions 4 to 4) and ErrClosed, no *pgconn.PgError", err)
+	}
+}
+
+// A real server error in the wait for the WAL flush: in a database of the
+// test's own, a role that may not run pg_logical_emit_message (the flush
+// record). Its 40 concurrent batches go in once each (not 76 events for
+// 40 batches), every Append succeeds once the batch is read back and seen
+// flushed, and its Head waits for the flush the same way.
+func TestPostgresFlushRecordRefused(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	pgtest.URL(t) // skips without a database
+	base, err := url.Parse(os.Getenv(pgtest.Env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := pgx.Connect(ctx, base.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(context.Background())
+	suffix := fmt.Sprintf("%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
+	db, role := "tdb_"+suffix, "nf_"+suffix
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+db); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		admin.Exec(context.Background(), "DROP DATABASE "+db+" WITH (FORCE)")
+		admin.Exec(context.Background(), "DROP ROLE "+role)
+	})
+	u := *base
+	u.Path = "/" + db
+	owner, err := Open(ctx, u.String(), &Options{Migrate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer owner.Close()
+	pool := owner.(*store).pool
+	rows, err := pool.Query(ctx, `SELECT oid::regprocedure::text FROM pg_proc WHERE proname = 'pg_logical_emit_message'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fns, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(fns) == 0 {
+		t.Fatalf("pg_logical_emit_message: %v %v", fns, err)
+	}
+	stmts := []string{
+		"CREATE ROLE " + role + " LOGIN",
+		"GRANT USAGE ON SCHEMA public TO " + role,
+		"GRANT SELECT ON eventlog_schema TO " + role,
+		"GRANT SELECT, UPDATE ON eventlog_head TO " + role,
+		"GRANT SELECT, INSERT ON events TO " + role,
+	}
+	for _, fn := range fns {
+		stmts = append(stmts, "REVOKE EXECUTE ON FUNCTION "+fn+" FROM PUBLIC")
+	}
+	for _, stmt := range stmts {
+		if _, err := pool.Exec(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	u.User = url.User(role)
+	s, err := Open(ctx, u.String(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.(*store).flushWAL(); err == nil {
+		t.Fatal("the role may write the flush record: the test tests nothing")
+	}
+	const n = 40
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			_, errs[i] = s.Append(ctx, eventlog.Draft{Kind: "k", Payload: i}, eventlog.Draft{Kind: "k", Payload: i})
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("batch %d: %v", i, err)
+		}
+	}
+	if head, err := s.Head(ctx); head != 2*n || err != nil {
+		t.Errorf("the role's Head = %d, %v; want %d", head, err, 2*n)
+	}
+	var count int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM events`).Scan(&count); err != nil || count != 2*n {
+		t.Errorf("%d events, %v; want %d", count, err, 2*n)
 	}
 }

@@ -352,6 +352,16 @@ func (p *store) Head(ctx context.Context) (int64, error) {
 	// synchronously (flushWAL): the flush covers every commit it saw, and
 	// every position Head reports is on disk.
 	err := p.pool.QueryRow(ctx, `SELECT seq, `+pgFlushRecord+`::text FROM eventlog_head`).Scan(&head, &xid)
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "42501" { // insufficient_privilege
+		// A role that may not write the record: read the head and the
+		// WAL's insert position, and wait for the flush to pass it.
+		var lsn string
+		err = p.pool.QueryRow(ctx, `SELECT seq, pg_current_wal_insert_lsn()::text FROM eventlog_head`).Scan(&head, &lsn)
+		if err == nil {
+			err = p.waitFlushed(ctx, lsn)
+		}
+	}
 	return head, p.wrap(err)
 }
 
