@@ -43,7 +43,7 @@ const depsRules = `
 	STD < eventlog/internal/draft, eventlog/internal/wake;
 	eventlog/internal/draft, eventlog/internal/wake < eventlog;
 	eventlog, SQLITE < eventlog/sqlite;
-	eventlog, PGX < eventlog/postgres;
+	eventlog, internal/dsn, PGX < eventlog/postgres;
 	manifest, stage, eventlog < provenance;
 	explain, payload, internal/textsafe, XMOD < journal;
 	journal, eventlog < journal/replay;

@@ -6,7 +6,7 @@
 // atomically and reads envelopes and payloads separately, so a reader can
 // decide from the envelope alone whether an event is for it, and never
 // decode one that is not. Stores also keep projections' snapshots beside
-// their cursors (see provenance.Projector).
+// their positions (see provenance.CatchUp).
 //
 // This package is the contract and the in-memory store (NewMemory). The
 // durable stores are drivers, in the manner of database/sql's, so that a
@@ -71,7 +71,9 @@ type Draft struct {
 
 // Projection is a fold's saved state and the position it has read up to.
 type Projection struct {
-	Upto  int64
+	Upto int64
+	// State is the fold's snapshot. A nil State is an empty one: every
+	// store saves it, and an empty State loads as nil.
 	State []byte
 }
 

@@ -106,7 +106,11 @@ func (m *memory) LoadProjection(ctx context.Context, name string) (Projection, b
 func (m *memory) SaveProjection(ctx context.Context, name string, p Projection) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.projections[name] = Projection{Upto: p.Upto, State: slices.Clone(p.State)}
+	var state []byte
+	if len(p.State) > 0 {
+		state = slices.Clone(p.State)
+	}
+	m.projections[name] = Projection{Upto: p.Upto, State: state}
 	return nil
 }
 

@@ -47,7 +47,9 @@ func CatchUp(ctx context.Context, store eventlog.Store, folds ...Fold) error {
 		if err != nil {
 			return err
 		}
-		if ok {
+		// A projection saved past the head describes positions this log
+		// does not have (yet): the fold is replayed from the start instead.
+		if ok && saved.Upto <= head {
 			if err := f.restore(saved.Upto, saved.State); err != nil {
 				return fmt.Errorf("projection %s: %w", f.name(), err)
 			}
@@ -57,10 +59,15 @@ func CatchUp(ctx context.Context, store eventlog.Store, folds ...Fold) error {
 }
 
 // Rebuild drops each fold's saved projection and replays the log up to
-// where the fold was: the state is derived, so the result is the same.
+// where the fold was (or its head, if the fold was past it): the state is
+// derived, so the result is the same.
 func Rebuild(ctx context.Context, store eventlog.Store, folds ...Fold) error {
+	head, err := store.Head(ctx)
+	if err != nil {
+		return err
+	}
 	for _, f := range folds {
-		upto := f.upto()
+		upto := min(f.upto(), head)
 		if err := store.DropProjection(ctx, f.name()); err != nil {
 			return err
 		}
@@ -73,7 +80,9 @@ func Rebuild(ctx context.Context, store eventlog.Store, folds ...Fold) error {
 }
 
 // catchUpTo applies the events up to upto and saves each fold that moved.
-// A fold already past upto is left where it is.
+// A fold already past upto is left where it is. upto is at most the head:
+// a fold saved at a position past what it folded would never fold the
+// events appended later at those positions.
 func catchUpTo(ctx context.Context, store eventlog.Store, upto int64, folds []Fold) error {
 	for _, f := range folds {
 		if f.upto() >= upto {

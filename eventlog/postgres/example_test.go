@@ -11,7 +11,9 @@ import (
 
 // Every worker of a fleet opens the same log (the URL's search_path names
 // its schema): a batch gets consecutive positions, one order for all, and a
-// worker catching up is woken by LISTEN/NOTIFY, not by polling.
+// worker catching up is woken by LISTEN/NOTIFY, not by polling. The tables
+// were made once, by a deployment step holding CREATE on the schema:
+// postgres.Open(ctx, url, &postgres.Options{Migrate: true}).
 func ExampleOpen() {
 	ctx := context.Background()
 	store, err := postgres.Open(ctx, os.Getenv("LOOM_LOG"), nil)
@@ -35,5 +37,5 @@ func ExampleOpen_badURL() {
 	_, err := postgres.Open(context.Background(), "postgres://alice:s3cret@db.example:port/log", nil)
 	fmt.Println(err)
 	// Output:
-	// eventlog: open (a connection URL that does not parse): cannot parse `postgres://alice:xxxxx@db.example:port/log`: invalid port
+	// eventlog: open postgres://alice:xxxxx@db.example:port/log: cannot parse `postgres://alice:xxxxx@db.example:port/log`: invalid port
 }

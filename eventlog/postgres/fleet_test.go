@@ -37,7 +37,7 @@ func TestPostgresFleetChild(t *testing.T) {
 	}
 	w, _ := strconv.Atoi(os.Getenv("PROMPTLOOM_FLEET_WORKER"))
 	ctx := context.Background()
-	s, err := Open(ctx, dsn, nil)
+	s, err := Open(ctx, dsn, &Options{Migrate: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestPostgresFleet(t *testing.T) {
 	}
 
 	ctx := context.Background()
-	s, err := Open(ctx, dsn, nil)
+	s, err := Open(ctx, dsn, &Options{Migrate: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func TestPostgresWaitWakesAcrossConnections(t *testing.T) {
 func TestPostgresSchemaVersionIsChecked(t *testing.T) {
 	dsn := pgtest.URL(t)
 	ctx := context.Background()
-	s, err := Open(ctx, dsn, nil)
+	s, err := Open(ctx, dsn, &Options{Migrate: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,7 +342,7 @@ func TestPostgresWaitSurvivesALostListener(t *testing.T) {
 // pgStore opens a store on dsn for the test, closed when it ends.
 func pgStore(ctx context.Context, t *testing.T, dsn string) *store {
 	t.Helper()
-	s, err := Open(ctx, dsn, nil)
+	s, err := Open(ctx, dsn, &Options{Migrate: true})
 	if err != nil {
 		t.Fatal(err)
 	}

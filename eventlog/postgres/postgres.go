@@ -23,6 +23,10 @@
 //
 // Every Append notifies the log's channel at commit; Wait listens on it, on a
 // connection of its own, instead of polling.
+//
+// The tables are created by Open with Options.Migrate, the one step that
+// needs CREATE on the schema; every other Open needs only the privileges
+// to read and append (docs/postgres.md).
 package postgres
 
 import (
@@ -30,7 +34,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
+	"io/fs"
 	"strings"
 	"sync"
 	"time"
@@ -39,8 +43,10 @@ import (
 	"github.com/promptloom/promptloom/eventlog"
 	"github.com/promptloom/promptloom/eventlog/internal/draft"
 	"github.com/promptloom/promptloom/eventlog/internal/wake"
+	"github.com/promptloom/promptloom/internal/dsn"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -53,6 +59,13 @@ type Options struct {
 	// price of one fsync at a time for the whole log (see
 	// docs/postgres.md).
 	SerialFlush bool
+	// Migrate creates the log's tables when the schema has none, or checks
+	// the version of those it has, as journal/postgres's Options.Migrate
+	// does. It needs CREATE on the schema when the tables are not there (of
+	// a log that is there it asks nothing more). Without it, Open needs only
+	// what reading and appending need (docs/postgres.md), and a schema
+	// without the tables is an error matching fs.ErrNotExist.
+	Migrate bool
 }
 
 // store is the eventlog.Store Open returns.
@@ -75,6 +88,9 @@ type store struct {
 	flushers int
 	stop     context.Context // cancelled by Close: ends a flush in flight
 	cancel   context.CancelFunc
+
+	// flushHook, set by tests, replaces the wait for the WAL flush.
+	flushHook func() error
 }
 
 // SchemaVersion is the version of the PostgreSQL schema this build writes
@@ -111,42 +127,71 @@ CREATE TABLE projections (
 INSERT INTO eventlog_schema (version) VALUES (1);`
 
 // Open connects to the database at url (a postgres:// or postgresql:// URL,
-// as pgx reads it: a search_path parameter picks the schema) and creates
-// the tables on first use.
+// or keyword=value pairs, as pgx reads them: a search_path parameter picks
+// the schema) and checks the log's tables: their version must be this
+// build's (else ErrSchemaVersion, and nothing is changed). With
+// Options.Migrate it creates them first if the schema has none.
 func Open(ctx context.Context, url string, opts *Options) (eventlog.Store, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
 	pcfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		return nil, fmt.Errorf("eventlog: open %s: %w", dsnForError(url), err)
+		return nil, openError(url, err)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
-		return nil, fmt.Errorf("eventlog: open %s: %w", dsnForError(url), err)
+		return nil, openError(url, err)
 	}
 	p := &store{pool: pool, clock: draft.Clock(opts.Clock), serialFlush: opts.SerialFlush}
 	p.stop, p.cancel = context.WithCancel(context.Background())
-	if err := p.migrate(ctx); err != nil {
+	if opts.Migrate {
+		err = p.migrate(ctx)
+	} else {
+		err = p.check(ctx)
+	}
+	if err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("eventlog: open %s: %w", dsnForError(url), err)
+		return nil, openError(url, err)
 	}
 	return p, nil
 }
 
-// dsnForError is a connection URL as an error quotes it: the password,
-// given as user:password@ or as ?password=, replaced by xxxxx; a URL that
-// does not parse is not quoted at all.
-func dsnForError(dsn string) string {
-	u, err := url.Parse(dsn)
+// openError is an error of Open: the URL and the error, neither showing a
+// secret of the URL (internal/dsn).
+func openError(url string, err error) error {
+	return fmt.Errorf("eventlog: open %s: %w", dsn.Redacted(url), dsn.Error(url, err))
+}
+
+// errNoTables is a schema without the log's tables, opened without
+// Options.Migrate.
+var errNoTables = fmt.Errorf("no event log tables in this schema (create them with Options.Migrate): %w", fs.ErrNotExist)
+
+// pgCurrentSchema is the schema the log's tables are in: the first of the
+// search_path that exists and the role may use.
+const pgCurrentSchema = `SELECT COALESCE(current_schema(), '')`
+
+// check reads the schema's version, changing nothing: it needs only SELECT
+// on eventlog_schema (and USAGE on the schema).
+func (p *store) check(ctx context.Context) error {
+	var schema string
+	var version int
+	err := p.pool.QueryRow(ctx, pgCurrentSchema).Scan(&schema)
+	if err == nil {
+		err = p.pool.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM eventlog_schema`).Scan(&version)
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "42P01" || err == nil && version == 0 { // undefined_table
+		return errNoTables
+	}
 	if err != nil {
-		return "(a connection URL that does not parse)"
+		return err
 	}
-	if q := u.Query(); q.Has("password") {
-		q.Set("password", "xxxxx")
-		u.RawQuery = q.Encode()
+	if version != SchemaVersion {
+		return fmt.Errorf("%w: the database has version %d, this build reads version %d", ErrSchemaVersion, version, SchemaVersion)
 	}
-	return u.Redacted()
+	p.channel = channelName(schema)
+	return nil
 }
 
 // migrate creates the schema, or checks the one that is there. Processes
@@ -161,12 +206,24 @@ func (p *store) migrate(ctx context.Context) error {
 		return err
 	}
 	var schema string
-	if err := tx.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+	if err := tx.QueryRow(ctx, pgCurrentSchema).Scan(&schema); err != nil {
 		return err
 	}
+	if schema == "" {
+		return fmt.Errorf("the search_path names no schema this role may use: %w", fs.ErrNotExist)
+	}
 	p.channel = channelName(schema)
-	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS eventlog_schema (version int NOT NULL)`); err != nil {
+	// CREATE TABLE IF NOT EXISTS needs CREATE even when the table is
+	// there: ask first, so that migrating an existing log needs no more
+	// than opening it.
+	var exists bool
+	if err := tx.QueryRow(ctx, `SELECT to_regclass('eventlog_schema') IS NOT NULL`).Scan(&exists); err != nil {
 		return err
+	}
+	if !exists {
+		if _, err := tx.Exec(ctx, `CREATE TABLE eventlog_schema (version int NOT NULL)`); err != nil {
+			return err
+		}
 	}
 	var version int
 	err = tx.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM eventlog_schema`).Scan(&version)
@@ -185,11 +242,15 @@ func (p *store) migrate(ctx context.Context) error {
 }
 
 // channelName is the NOTIFY channel of the log in schema: one per schema, so
-// that logs in different schemas of one database do not wake each other.
+// that logs in different schemas of one database do not wake each other. It
+// is cut to 63 bytes (NAMEDATALEN - 1) at a character boundary, as
+// PostgreSQL cuts the identifier LISTEN is given: pg_notify refuses a name
+// that is not UTF-8.
 func channelName(schema string) string {
 	name := "promptloom_eventlog_" + schema
-	if len(name) > 63 { // NAMEDATALEN - 1
-		name = name[:63]
+	for len(name) > 63 {
+		_, size := utf8.DecodeLastRuneInString(name)
+		name = name[:len(name)-size]
 	}
 	return name
 }
@@ -219,11 +280,61 @@ SELECT h.seq, pg_notify($7, h.seq::text) FROM h, c`
 // through its fsync (Options.SerialFlush).
 var pgAppendSerial = strings.Replace(pgAppend, "'off'", "current_setting('synchronous_commit')", 1)
 
-// jsonbCan reports whether PostgreSQL's jsonb accepts raw: it refuses
-// invalid UTF-8 and the \u0000 escape. Such a payload keeps a NULL jsonb;
-// its bytes are in raw as always.
+// jsonbCan reports whether PostgreSQL's jsonb accepts raw, as far as can
+// be told without asking it: it refuses invalid UTF-8, the \u0000 escape,
+// and a surrogate escape that is not a high one followed by a low one (a
+// lone surrogate, as JavaScript's JSON.stringify writes for a string cut
+// mid-emoji). Such a payload keeps a NULL jsonb; its bytes are in raw as
+// always. What only the server knows (a number past its numeric's range)
+// is asked when it refuses a batch (jsonbRefused).
 func jsonbCan(raw []byte) bool {
-	return utf8.Valid(raw) && !bytes.Contains(raw, []byte(`\u0000`))
+	return utf8.Valid(raw) && !bytes.Contains(raw, []byte(`\u0000`)) && pairedSurrogates(raw)
+}
+
+// pairedSurrogates reports whether every \uD800-\uDFFF escape of raw (valid
+// JSON) is a high surrogate directly followed by a low one.
+func pairedSurrogates(raw []byte) bool {
+	surrogate := func(i int) (rune, bool) { // the escape at raw[i:] ("\\uXXXX")
+		if i+6 > len(raw) || raw[i] != '\\' || raw[i+1] != 'u' {
+			return 0, false
+		}
+		var r rune
+		for _, c := range raw[i+2 : i+6] {
+			switch {
+			case c >= '0' && c <= '9':
+				r = r<<4 | rune(c-'0')
+			case c >= 'a' && c <= 'f':
+				r = r<<4 | rune(c-'a'+10)
+			case c >= 'A' && c <= 'F':
+				r = r<<4 | rune(c-'A'+10)
+			default:
+				return 0, false
+			}
+		}
+		return r, true
+	}
+	for i := bytes.IndexByte(raw, '\\'); i >= 0 && i < len(raw); {
+		r, ok := surrogate(i)
+		switch {
+		case !ok:
+			i += 2 // another escape: skip the escaped byte
+		case r >= 0xD800 && r <= 0xDBFF:
+			if lo, ok := surrogate(i + 6); !ok || lo < 0xDC00 || lo > 0xDFFF {
+				return false
+			}
+			i += 12
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return false
+		default:
+			i += 6
+		}
+		j := bytes.IndexByte(raw[min(i, len(raw)):], '\\')
+		if j < 0 {
+			break
+		}
+		i += j
+	}
+	return true
 }
 
 // Head implements eventlog.Store. Every position up to the one returned is on disk.
@@ -241,6 +352,16 @@ func (p *store) Head(ctx context.Context) (int64, error) {
 	// synchronously (flushWAL): the flush covers every commit it saw, and
 	// every position Head reports is on disk.
 	err := p.pool.QueryRow(ctx, `SELECT seq, `+pgFlushRecord+`::text FROM eventlog_head`).Scan(&head, &xid)
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "42501" { // insufficient_privilege
+		// A role that may not write the record: read the head and the
+		// WAL's insert position, and wait for the flush to pass it.
+		var lsn string
+		err = p.pool.QueryRow(ctx, `SELECT seq, pg_current_wal_insert_lsn()::text FROM eventlog_head`).Scan(&head, &lsn)
+		if err == nil {
+			err = p.waitFlushed(ctx, lsn)
+		}
+	}
 	return head, p.wrap(err)
 }
 
@@ -324,6 +445,9 @@ func (p *store) LoadProjection(ctx context.Context, name string) (eventlog.Proje
 	err := p.pool.QueryRow(ctx, `SELECT upto, state FROM projections WHERE name = $1`, name).Scan(&pr.Upto, &pr.State)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return eventlog.Projection{}, false, nil
+	}
+	if len(pr.State) == 0 {
+		pr.State = nil
 	}
 	return pr, err == nil, p.wrap(err)
 }

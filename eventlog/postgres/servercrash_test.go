@@ -34,7 +34,7 @@ func serverCrash(t *testing.T, serial bool) {
 	if serial {
 		env = append(env, "PROMPTLOOM_CRASH_SERIAL=1")
 	}
-	reader, err := Open(ctx, c.URL, &Options{SerialFlush: serial})
+	reader, err := Open(ctx, c.URL, &Options{SerialFlush: serial, Migrate: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func serverCrash(t *testing.T, serial bool) {
 	}
 	c.Start()
 
-	s, err := Open(ctx, c.URL, nil)
+	s, err := Open(ctx, c.URL, &Options{Migrate: true})
 	if err != nil {
 		t.Fatal(err)
 	}

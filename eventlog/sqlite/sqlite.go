@@ -213,11 +213,18 @@ func (s *store) LoadProjection(ctx context.Context, name string) (eventlog.Proje
 	if errors.Is(err, sql.ErrNoRows) {
 		return p, false, nil
 	}
+	if len(p.State) == 0 {
+		p.State = nil
+	}
 	return p, err == nil, s.wrap(err)
 }
 
-// SaveProjection implements eventlog.Store: state and position in one statement.
+// SaveProjection implements eventlog.Store: state and position in one
+// statement. A nil state is saved as an empty one (the column is NOT NULL).
 func (s *store) SaveProjection(ctx context.Context, name string, p eventlog.Projection) error {
+	if p.State == nil {
+		p.State = []byte{}
+	}
 	_, err := s.db.ExecContext(ctx,
 		`INSERT INTO projections (name, upto, state) VALUES (?, ?, ?)
 		 ON CONFLICT(name) DO UPDATE SET upto = excluded.upto, state = excluded.state`, name, p.Upto, p.State)

@@ -66,5 +66,5 @@ func ExampleOpen() {
 	_, err := postgres.Open(context.Background(), "postgres://alice:s3cret@db.example:port/log", nil)
 	fmt.Println(err)
 	// Output:
-	// journal/postgres: open (a connection URL that does not parse): cannot parse `postgres://alice:xxxxx@db.example:port/log`: invalid port
+	// journal/postgres: open postgres://alice:xxxxx@db.example:port/log: cannot parse `postgres://alice:xxxxx@db.example:port/log`: invalid port
 }

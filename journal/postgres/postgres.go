@@ -87,11 +87,11 @@ INSERT INTO transcript_schema (version) VALUES (1);`
 func Open(ctx context.Context, url string, o *Options) (*Store, error) {
 	pcfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		return nil, fmt.Errorf("journal/postgres: open %s: %w", dsnForError(url), err)
+		return nil, openError(url, err)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
-		return nil, fmt.Errorf("journal/postgres: open %s: %w", dsnForError(url), err)
+		return nil, openError(url, err)
 	}
 	s := &Store{pool: pool}
 	if o != nil && o.Migrate {
@@ -101,13 +101,16 @@ func Open(ctx context.Context, url string, o *Options) (*Store, error) {
 	}
 	if err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("journal/postgres: open %s: %w", dsnForError(url), err)
+		return nil, openError(url, err)
 	}
 	return s, nil
 }
 
-// dsnForError is a connection URL as an error quotes it: with no password.
-func dsnForError(d string) string { return dsn.Redacted(d) }
+// openError is an error of Open: the URL and the error, neither showing a
+// secret of the URL (internal/dsn).
+func openError(url string, err error) error {
+	return fmt.Errorf("journal/postgres: open %s: %w", dsn.Redacted(url), dsn.Error(url, err))
+}
 
 // check reads the schema's version, changing nothing.
 func (s *Store) check(ctx context.Context) error {

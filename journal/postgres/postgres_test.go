@@ -307,3 +307,20 @@ func TestPostgresSigned(t *testing.T) {
 		t.Errorf("the proof proves %s", p.Calls[0].Call)
 	}
 }
+
+// An error of Open shows no secret pgx reads from the connection string
+// (internal/dsn, shared with eventlog/postgres): ?sslpassword=, a
+// ?password= holding ';', keyword=value pairs.
+func TestOpenErrorShowsNoSecret(t *testing.T) {
+	for _, dsn := range []string{
+		"postgres://alice:s3cret@127.0.0.1:1/runs?sslpassword=s3cret2&connect_timeout=2",
+		"postgres://alice@127.0.0.1:1/runs?password=s3cret;x&connect_timeout=2",
+		"host=127.0.0.1 port=1 password='s3cret x' sslpassword=s3cret2 connect_timeout=2",
+		"host=127.0.0.1 port=nope password='s3cret x'",
+	} {
+		_, err := Open(context.Background(), dsn, nil)
+		if err == nil || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("Open(%q): %v", dsn, err)
+		}
+	}
+}

@@ -27,6 +27,6 @@ func SQLite(t testing.TB) func() (eventlog.Store, error) {
 func Postgres(t testing.TB) func() (eventlog.Store, error) {
 	url := pgtest.URL(t)
 	return func() (eventlog.Store, error) {
-		return postgres.Open(context.Background(), url, nil)
+		return postgres.Open(context.Background(), url, &postgres.Options{Migrate: true})
 	}
 }

@@ -109,6 +109,13 @@ var cases = []storeCase{
 			`"caf\u00e9 \u0000 \ud83d\ude00"`,
 			`1.50e+3`,
 			"[\n\t\"x\"\n]",
+			// A lone surrogate escape (JavaScript's JSON.stringify of a
+			// string cut mid-emoji) and numbers past PostgreSQL's numeric:
+			// JSON, and kept.
+			`"cut \ud83d"`,
+			`["\ude00", "\\ud83d", "\ud83d\u0041"]`,
+			`{"n":1e1000000}`,
+			`[-1e-16384]`,
 		}
 		ctx := context.Background()
 		for _, p := range payloads {
@@ -256,6 +263,20 @@ var cases = []storeCase{
 		}
 		if err := s.DropProjection(ctx, "never-saved"); err != nil {
 			t.Errorf("DropProjection of an unknown name: %v", err)
+		}
+	}},
+	{"EmptyProjectionState", func(t *testing.T, s eventlog.Store) {
+		// A nil state is an empty one: saved, it loads as nil, as an
+		// empty one does, in every store.
+		ctx := context.Background()
+		for name, state := range map[string][]byte{"nil": nil, "empty": {}} {
+			if err := s.SaveProjection(ctx, name, eventlog.Projection{Upto: 7, State: state}); err != nil {
+				t.Fatalf("SaveProjection(%s): %v", name, err)
+			}
+			p, ok, err := s.LoadProjection(ctx, name)
+			if !ok || err != nil || p.Upto != 7 || p.State != nil {
+				t.Errorf("LoadProjection(%s) = %#v %v %v, want upto 7 and a nil state", name, p, ok, err)
+			}
 		}
 	}},
 	{"ConcurrentAppendsAreContiguous", func(t *testing.T, s eventlog.Store) {

@@ -122,7 +122,7 @@ func runNegotiation(e *env, args []string) int {
 
 	var store eventlog.Store = eventlog.NewMemory(&eventlog.Options{Clock: demo.NegotiationClock()})
 	if log := *db + *record; log != "" {
-		s, err := demo.OpenLog(ctx, log, demo.NegotiationClock())
+		s, err := demo.OpenLog(ctx, log, demo.NegotiationClock(), true)
 		if err != nil {
 			return e.fail("demo negotiation: %v", err)
 		}
@@ -192,7 +192,7 @@ func (e *env) replayNegotiation(ctx context.Context, log, transcriptFile string,
 			return e.fail("demo negotiation: --replay: %v", err)
 		}
 	}
-	recorded, err := demo.OpenLog(ctx, log, nil)
+	recorded, err := demo.OpenLog(ctx, log, nil, false)
 	if err != nil {
 		return e.fail("demo negotiation: --replay: %v", err)
 	}

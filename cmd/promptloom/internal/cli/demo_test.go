@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,5 +91,33 @@ func TestRefusedRecordLeavesNothingBehind(t *testing.T) {
 		if _, err := os.Stat(log + ".jsonl"); err != nil {
 			t.Errorf("the retry wrote no transcript: %v", err)
 		}
+	}
+}
+
+// --record into a URL says where it recorded without any secret pgx reads
+// from the URL: the user's password, ?password= and ?sslpassword=.
+func TestRecordOnPostgresShowsNoSecret(t *testing.T) {
+	u, err := url.Parse(pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword(u.User.Username(), "s3cret1")
+	u.RawQuery += "&sslpassword=s3cret2"
+	log := u.String()
+	transcript := filepath.Join(t.TempDir(), "run.jsonl")
+	code, out, stderr := run(t, "demo", "negotiation", "--record", log, "--transcript", transcript)
+	if code != ExitOK {
+		t.Fatalf("--record: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, "recorded 6 calls: the log and its pins in postgres://") || strings.Contains(out+stderr, "s3cret") {
+		t.Errorf("--record output ends %q", out[max(0, len(out)-300):])
+	}
+	// A password given as ?password= with a ';' (pgx reads it; net/url
+	// would drop the pair) is not shown either.
+	u.User = url.User(u.User.Username())
+	u.RawQuery = strings.Replace(u.RawQuery, "sslpassword=s3cret2", "password=s3cret3;x", 1)
+	code, out, stderr = run(t, "demo", "negotiation", "--record", u.String(), "--transcript", filepath.Join(t.TempDir(), "again.jsonl"))
+	if code != ExitBadArgs || strings.Contains(out+stderr, "s3cret") {
+		t.Errorf("--record over a used log: exit %d: %s%s", code, out, stderr)
 	}
 }

@@ -31,16 +31,31 @@ func init() {
 
 // transcriptURL splits a postgres:// URL into the store's URL (what pgx
 // reads: without the session parameter) and the session it names ("": all).
+// The query is split as pgx splits it ('&'-separated pairs), and every
+// other pair is left as written: net/url would drop a pair holding ';'.
 func transcriptURL(raw string) (dsn, session string, err error) {
-	u, err := url.Parse(raw)
-	if err != nil {
+	if _, err := url.Parse(raw); err != nil {
 		return "", "", errors.New("a transcript URL that does not parse")
 	}
-	q := u.Query()
-	session = q.Get("session")
-	q.Del("session")
-	u.RawQuery = q.Encode()
-	return u.String(), session, nil
+	base, query, ok := strings.Cut(raw, "?")
+	if !ok {
+		return raw, "", nil
+	}
+	var kept []string
+	for _, pair := range strings.Split(query, "&") {
+		k, v, _ := strings.Cut(pair, "=")
+		if k, err := url.QueryUnescape(k); err == nil && k == "session" {
+			if session, err = url.QueryUnescape(v); err != nil {
+				return "", "", errors.New("a transcript URL whose session does not parse")
+			}
+			continue
+		}
+		kept = append(kept, pair)
+	}
+	if len(kept) == 0 {
+		return base, session, nil
+	}
+	return base + "?" + strings.Join(kept, "&"), session, nil
 }
 
 // source is one transcript to read: a file, or a session's chain.

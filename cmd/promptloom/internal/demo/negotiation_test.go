@@ -100,7 +100,7 @@ func TestNegotiationOnPostgresMatchesSQLite(t *testing.T) {
 	}
 	defer lite.Close()
 	_, want := runNegotiation(t, lite)
-	pg, err := postgres.Open(ctx, pgtest.URL(t), &postgres.Options{Clock: NegotiationClock()})
+	pg, err := postgres.Open(ctx, pgtest.URL(t), &postgres.Options{Clock: NegotiationClock(), Migrate: true})
 	if err != nil {
 		t.Fatal(err)
 	}

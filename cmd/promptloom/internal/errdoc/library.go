@@ -412,7 +412,7 @@ var library = []libCase{
 		is:       postgres.ErrBadText,
 		postgres: `draft 0 (k): actor "a\x00b": text is not valid UTF-8 without NUL bytes`,
 		raise: func(e *env) error {
-			s, err := postgres.Open(context.Background(), e.Postgres(), nil)
+			s, err := postgres.Open(context.Background(), e.Postgres(), &postgres.Options{Migrate: true})
 			if err != nil {
 				e.Fatal(err)
 			}
@@ -428,7 +428,7 @@ var library = []libCase{
 		postgres: "eventlog: open postgres://db.example/log: event log schema version is not this build's: the database has version 2, this build reads version 1",
 		raise: func(e *env) error {
 			url := e.Postgres()
-			s, err := postgres.Open(context.Background(), url, nil)
+			s, err := postgres.Open(context.Background(), url, &postgres.Options{Migrate: true})
 			if err != nil {
 				e.Fatal(err)
 			}
@@ -440,8 +440,19 @@ var library = []libCase{
 		},
 	},
 	{
+		pkg:      "eventlog/postgres",
+		doc:      "`Open` without `Options.Migrate` of a schema that has no event log tables: creating them is its own step, the one that needs `CREATE` on the schema (`promptloom demo negotiation --db URL` and `--record URL` take it, as they create their log). Every other open needs only what reading and appending need (`docs/postgres.md`).",
+		is:       fs.ErrNotExist,
+		postgres: "eventlog: open postgres://db.example/log: no event log tables in this schema (create them with Options.Migrate): file does not exist",
+		raise: func(e *env) error {
+			url := e.Postgres()
+			_, err := postgres.Open(context.Background(), url, nil)
+			return renamed{err, strings.ReplaceAll(fmt.Sprint(err), url, "postgres://db.example/log")}
+		},
+	},
+	{
 		pkg: "eventlog/postgres",
-		doc: "A batch that committed (the error names its positions) but whose wait for the WAL flush then failed (the connection broke, the store was closed): readers may already see it, and it is on disk unless the server crashed before flushing it. The error also wraps the cause (`eventlog.ErrClosed`, the driver's error). Check the log before appending the batch again. No example: it needs the connection to fail between the two statements.",
+		doc: "A batch that committed (the error names its positions) but whose wait for the WAL flush then failed, and which `Append` could then neither read back at its positions nor see flushed to disk, for ten seconds or as long as its appenders waited (the server is unreachable, the store was closed): readers may already see it, and it is on disk unless the server crashed before flushing it. A batch found there is a success, one found missing is written again; only this case is left to you. The error says why the wait failed and wraps `eventlog.ErrClosed` when the store was closed, but not the driver's error: the append statement was not refused. Check the log before appending the batch again. No example: it needs the server to fail between the two statements.",
 		is:  postgres.ErrUnconfirmed,
 	},
 	{
