@@ -111,6 +111,7 @@ func (r *reader) render(item string, t *templateItem, bodyGiven bool, bodyKey st
 	if err != nil {
 		return "", nil, err
 	}
+	bindings = overlay(bindings, r.over)
 	if r.workLeft <= 0 {
 		return "", nil, errorf(promptloom.ErrTooLarge, at, t.inline.Index+t.file.Index, "the templates have rendered past the limit of %d bytes", r.maxBytes)
 	}
@@ -217,6 +218,51 @@ func (r *reader) bindings(item string, v gjson.Result) ([]byte, error) {
 		return nil, errorf(ErrInvalid, at, v.Index, "%s is not one JSON object", quote(v.Str))
 	}
 	return b, nil
+}
+
+// callBindings checks ParseOptions.Bindings: one JSON object, no key
+// given twice, within the size limit.
+func callBindings(b []byte, limit int) (gjson.Result, error) {
+	if len(b) > limit {
+		return gjson.Result{}, errorf(promptloom.ErrTooLarge, "", -1, "bindings are %d bytes, over the limit of %d", len(b), limit)
+	}
+	if err := pjson.Check(b, nil); err != nil {
+		return gjson.Result{}, errorf(ErrMalformed, "", -1, "bindings: %v", err)
+	}
+	v := gjson.ParseBytes(b)
+	if !v.IsObject() {
+		return gjson.Result{}, errorf(ErrInvalid, "", -1, "bindings must be one JSON object, got %s", kind(v))
+	}
+	return v, nil
+}
+
+// overlay is the bindings b with the members of over (ParseOptions'
+// Bindings, one checked object) in place of its own of the same name.
+func overlay(b []byte, over gjson.Result) []byte {
+	if !over.IsObject() {
+		return b
+	}
+	out := []byte{'{'}
+	add := func(k, v gjson.Result) {
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(pjson.AppendString(out, k.Str), ':')
+		out = append(out, v.Raw...)
+	}
+	if base := gjson.ParseBytes(b); base.IsObject() {
+		base.ForEach(func(k, v gjson.Result) bool {
+			if !over.Get(gjson.Escape(k.Str)).Exists() {
+				add(k, v)
+			}
+			return true
+		})
+	}
+	over.ForEach(func(k, v gjson.Result) bool {
+		add(k, v)
+		return true
+	})
+	return append(out, '}')
 }
 
 // recorder is a template's file system that notes each file read, with

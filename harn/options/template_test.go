@@ -302,3 +302,31 @@ func TestManyReadsOfOneListAreLinear(t *testing.T) {
 		t.Errorf("took %v", d)
 	}
 }
+
+// ParseOptions.Bindings are the call's: each member in place of an
+// item's own, for every templated item, and recorded as read.
+func TestCallBindings(t *testing.T) {
+	in := `{"system": [{"template": "{{ cwd }} {{ date }}", "bindings": {"cwd": "/default", "date": "never"}}, "plain"],
+	  "_system_fragments": [{"template": "{{ date }}"}]}`
+	o, err := Parse([]byte(in), &ParseOptions{Bindings: []byte(`{"date": "monday", "extra": [1]}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.System[0].Body != "/default monday" || o.Primary[0].Body != "monday" || o.System[1].Body != "plain" {
+		t.Errorf("bodies %q %q %q", o.System[0].Body, o.Primary[0].Body, o.System[1].Body)
+	}
+	if got := o.System[0].Template.Bindings["date"]; got != valueDigest(t, `"monday"`) {
+		t.Errorf("date's digest %s", got)
+	}
+	for _, bad := range []struct {
+		b    string
+		kind error
+	}{{`[1]`, ErrInvalid}, {`{"a":1,"a":2}`, ErrMalformed}, {`{`, ErrMalformed}} {
+		if _, err := Parse([]byte(in), &ParseOptions{Bindings: []byte(bad.b)}); !errors.Is(err, bad.kind) || !strings.Contains(err.Error(), "bindings") {
+			t.Errorf("bindings %s: got %v", bad.b, err)
+		}
+	}
+	if _, err := Parse([]byte(in), &ParseOptions{MaxBytes: 1 << 10, Bindings: []byte(`{"x":"` + strings.Repeat("a", 2000) + `"}`)}); !errors.Is(err, promptloom.ErrTooLarge) {
+		t.Errorf("large bindings: got %v", err)
+	}
+}
