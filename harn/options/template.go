@@ -85,7 +85,7 @@ func (r *reader) render(item string, t *templateItem, bodyGiven bool, bodyKey st
 		if t.file.Type != gjson.String {
 			return "", nil, errorf(ErrInvalid, at, t.file.Index, "must be a string, got %s", kind(t.file))
 		}
-		name = t.file.Str
+		name = path.Clean(t.file.Str)
 		if !fs.ValidPath(name) || name == "." {
 			return "", nil, errorf(ErrInvalid, at, t.file.Index, "%s is not a path inside the options file's directory", quote(name))
 		}
@@ -487,6 +487,12 @@ func fit(t *promptloom.Template, text, body string) *promptloom.Template {
 func (r *reader) renderPart(m object, item string, body *gjson.Result, ok *bool) (*promptloom.Template, error) {
 	var tm templateItem
 	if tm.takeAll(m); !tm.given() && !tm.bindings.Exists() {
+		return nil, nil
+	}
+	if r.hasPrimary && strings.HasPrefix(item, "context_profile") {
+		// The profile adds nothing beside _system_fragments: its
+		// templates are not rendered, as a disabled item's are not.
+		*body, *ok = gjson.Result{Type: gjson.String}, true
 		return nil, nil
 	}
 	text, tmpl, err := r.render(item, &tm, *ok, "body")

@@ -158,11 +158,21 @@ func TestTemplateErrors(t *testing.T) {
 	}
 }
 
-// A disabled item is not rendered: its template may be anything.
-func TestDisabledTemplateIsNotRendered(t *testing.T) {
+// A disabled item is not rendered, nor a profile item beside
+// _system_fragments (the profile then adds nothing): their templates may
+// be anything.
+func TestUnusedTemplateIsNotRendered(t *testing.T) {
 	o, err := Parse([]byte(`{"system":[{"template":"{{ if }}","enabled":false},"x"]}`), nil)
 	if err != nil || len(o.System) != 1 {
 		t.Fatalf("%v %+v", err, o)
+	}
+	o, err = Parse([]byte(`{"_system_fragments":[{"body":"b"}],"context_profile":{"prompt_fragments":[{"template":"{{ if }}"}]}}`), nil)
+	if err != nil || len(o.Profile) != 0 || len(o.Warnings) != 0 {
+		t.Fatalf("%v %+v", err, o)
+	}
+	// A template file's path is cleaned first.
+	if o, err := Parse([]byte(`{"system":[{"template_file":"./prompts/../vars.json"}]}`), &ParseOptions{Files: templateFiles}); err != nil || o.System[0].Template.File != "vars.json" {
+		t.Errorf("%v", err)
 	}
 }
 
