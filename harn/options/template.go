@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/digest"
@@ -130,7 +131,7 @@ func (r *reader) render(item string, t *templateItem, bodyGiven bool, bodyKey st
 	}
 	// Output and work count against one limit for all of the options'
 	// templates, so ten thousand items cannot each render the limit.
-	r.workLeft -= len(res.Text) + res.Steps
+	r.workLeft -= len(res.Text) + res.Steps + len(res.Spans)*int(unsafe.Sizeof(promptloom.Span{}))
 	out := &promptloom.Template{File: name, Digest: digest.Of(string(src)), Spans: res.Spans,
 		Bindings: make(map[string]digest.Digest, len(res.Reads))}
 	if len(rec.read) > 0 {

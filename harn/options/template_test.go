@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -233,8 +234,16 @@ func TestHostileTemplates(t *testing.T) {
 		{"many items, each under the limit", many(`{{ for a in xs }}{{ for b in xs }}0123456789{{ end }}{{ end }}`, 500), 4 << 20, "render"},
 		{"many silent items", many(`{{ for a in xs }}{{ for b in xs }}{{ end }}{{ end }}`, 1000), 1 << 20, "render"},
 	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
 		start := time.Now()
 		_, err := Parse([]byte(tt.in), &ParseOptions{MaxBytes: tt.max})
+		runtime.ReadMemStats(&after)
+		// Memory: what a render of the limit's size allocates, a few
+		// times over (its buffer grows by doubling, its spans beside it).
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(40*tt.max+len(tt.in)*20) {
+			t.Errorf("%s: allocated %d bytes under a limit of %d", tt.name, alloc, tt.max)
+		}
 		if !errors.Is(err, promptloom.ErrTooLarge) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: got %v, want ErrTooLarge saying %q", tt.name, err, tt.want)
 		}
