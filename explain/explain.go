@@ -262,6 +262,9 @@ type Options struct {
 	// template files, bindings files and includes are read
 	// (options.ParseOptions.Files).
 	Files fs.FS
+	// Bindings are the call's bindings for templated fragments, each
+	// member in place of an item's own (options.ParseOptions.Bindings).
+	Bindings []byte
 }
 
 // Explain parses Harn-shaped options and explains the prompt they produce.
@@ -269,7 +272,7 @@ func Explain(optionsJSON []byte, opts *Options) (*Explanation, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	o, err := options.Parse(optionsJSON, &options.ParseOptions{MaxBytes: opts.MaxBytes, InPlace: opts.InPlace, Files: opts.Files})
+	o, err := options.Parse(optionsJSON, &options.ParseOptions{MaxBytes: opts.MaxBytes, InPlace: opts.InPlace, Files: opts.Files, Bindings: opts.Bindings})
 	if err != nil {
 		return nil, err
 	}

@@ -33,6 +33,11 @@ type ParseOptions struct {
 	// links from leading out of it). Nil: an inline template that includes
 	// nothing still renders; anything that needs a file is an error.
 	Files fs.FS
+	// Bindings, a JSON object, are bindings of the call: every templated
+	// item renders with them, each member in place of the item's own of
+	// that name, so options can stay the same from call to call while a
+	// harness binds the working directory or the date. Nil: none.
+	Bindings []byte
 }
 
 // Parse reads Harn-shaped options. Input over the size limit, invalid UTF-8,
@@ -71,6 +76,11 @@ func Parse(data []byte, po *ParseOptions) (*Options, error) {
 		return nil, errorf(ErrInvalid, "", 0, "must be a JSON object, got %s", kind(root))
 	}
 	r := &reader{doc: doc, o: &Options{}, files: cfg.Files, maxBytes: cfg.MaxBytes, workLeft: cfg.MaxBytes}
+	if len(cfg.Bindings) > 0 {
+		if r.over, err = callBindings(cfg.Bindings, cfg.MaxBytes); err != nil {
+			return nil, err
+		}
+	}
 	// Scan found the root's members and where each ends: they are read
 	// from there, not found again.
 	top := object{keys: make([]string, len(doc.Members)), vals: make([]gjson.Result, len(doc.Members))}
@@ -143,6 +153,7 @@ type reader struct {
 	// work, which all the options' templates share.
 	files              fs.FS
 	maxBytes, workLeft int
+	over               gjson.Result // ParseOptions.Bindings
 }
 
 // contributors makes the fragments of each contributor as Harn builds

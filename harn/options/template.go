@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/digest"
@@ -85,7 +86,7 @@ func (r *reader) render(item string, t *templateItem, bodyGiven bool, bodyKey st
 		if t.file.Type != gjson.String {
 			return "", nil, errorf(ErrInvalid, at, t.file.Index, "must be a string, got %s", kind(t.file))
 		}
-		name = t.file.Str
+		name = path.Clean(t.file.Str)
 		if !fs.ValidPath(name) || name == "." {
 			return "", nil, errorf(ErrInvalid, at, t.file.Index, "%s is not a path inside the options file's directory", quote(name))
 		}
@@ -111,6 +112,7 @@ func (r *reader) render(item string, t *templateItem, bodyGiven bool, bodyKey st
 	if err != nil {
 		return "", nil, err
 	}
+	bindings = overlay(bindings, r.over)
 	if r.workLeft <= 0 {
 		return "", nil, errorf(promptloom.ErrTooLarge, at, t.inline.Index+t.file.Index, "the templates have rendered past the limit of %d bytes", r.maxBytes)
 	}
@@ -129,7 +131,7 @@ func (r *reader) render(item string, t *templateItem, bodyGiven bool, bodyKey st
 	}
 	// Output and work count against one limit for all of the options'
 	// templates, so ten thousand items cannot each render the limit.
-	r.workLeft -= len(res.Text) + res.Steps
+	r.workLeft -= len(res.Text) + res.Steps + len(res.Spans)*int(unsafe.Sizeof(promptloom.Span{}))
 	out := &promptloom.Template{File: name, Digest: digest.Of(string(src)), Spans: res.Spans,
 		Bindings: make(map[string]digest.Digest, len(res.Reads))}
 	if len(rec.read) > 0 {
@@ -217,6 +219,51 @@ func (r *reader) bindings(item string, v gjson.Result) ([]byte, error) {
 		return nil, errorf(ErrInvalid, at, v.Index, "%s is not one JSON object", quote(v.Str))
 	}
 	return b, nil
+}
+
+// callBindings checks ParseOptions.Bindings: one JSON object, no key
+// given twice, within the size limit.
+func callBindings(b []byte, limit int) (gjson.Result, error) {
+	if len(b) > limit {
+		return gjson.Result{}, errorf(promptloom.ErrTooLarge, "", -1, "bindings are %d bytes, over the limit of %d", len(b), limit)
+	}
+	if err := pjson.Check(b, nil); err != nil {
+		return gjson.Result{}, errorf(ErrMalformed, "", -1, "bindings: %v", err)
+	}
+	v := gjson.ParseBytes(b)
+	if !v.IsObject() {
+		return gjson.Result{}, errorf(ErrInvalid, "", -1, "bindings must be one JSON object, got %s", kind(v))
+	}
+	return v, nil
+}
+
+// overlay is the bindings b with the members of over (ParseOptions'
+// Bindings, one checked object) in place of its own of the same name.
+func overlay(b []byte, over gjson.Result) []byte {
+	if !over.IsObject() {
+		return b
+	}
+	out := []byte{'{'}
+	add := func(k, v gjson.Result) {
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(pjson.AppendString(out, k.Str), ':')
+		out = append(out, v.Raw...)
+	}
+	if base := gjson.ParseBytes(b); base.IsObject() {
+		base.ForEach(func(k, v gjson.Result) bool {
+			if !over.Get(gjson.Escape(k.Str)).Exists() {
+				add(k, v)
+			}
+			return true
+		})
+	}
+	over.ForEach(func(k, v gjson.Result) bool {
+		add(k, v)
+		return true
+	})
+	return append(out, '}')
 }
 
 // recorder is a template's file system that notes each file read, with
@@ -441,6 +488,12 @@ func fit(t *promptloom.Template, text, body string) *promptloom.Template {
 func (r *reader) renderPart(m object, item string, body *gjson.Result, ok *bool) (*promptloom.Template, error) {
 	var tm templateItem
 	if tm.takeAll(m); !tm.given() && !tm.bindings.Exists() {
+		return nil, nil
+	}
+	if r.hasPrimary && strings.HasPrefix(item, "context_profile") {
+		// The profile adds nothing beside _system_fragments: its
+		// templates are not rendered, as a disabled item's are not.
+		*body, *ok = gjson.Result{Type: gjson.String}, true
 		return nil, nil
 	}
 	text, tmpl, err := r.render(item, &tm, *ok, "body")

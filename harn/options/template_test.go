@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -158,11 +159,21 @@ func TestTemplateErrors(t *testing.T) {
 	}
 }
 
-// A disabled item is not rendered: its template may be anything.
-func TestDisabledTemplateIsNotRendered(t *testing.T) {
+// A disabled item is not rendered, nor a profile item beside
+// _system_fragments (the profile then adds nothing): their templates may
+// be anything.
+func TestUnusedTemplateIsNotRendered(t *testing.T) {
 	o, err := Parse([]byte(`{"system":[{"template":"{{ if }}","enabled":false},"x"]}`), nil)
 	if err != nil || len(o.System) != 1 {
 		t.Fatalf("%v %+v", err, o)
+	}
+	o, err = Parse([]byte(`{"_system_fragments":[{"body":"b"}],"context_profile":{"prompt_fragments":[{"template":"{{ if }}"}]}}`), nil)
+	if err != nil || len(o.Profile) != 0 || len(o.Warnings) != 0 {
+		t.Fatalf("%v %+v", err, o)
+	}
+	// A template file's path is cleaned first.
+	if o, err := Parse([]byte(`{"system":[{"template_file":"./prompts/../vars.json"}]}`), &ParseOptions{Files: templateFiles}); err != nil || o.System[0].Template.File != "vars.json" {
+		t.Errorf("%v", err)
 	}
 }
 
@@ -223,8 +234,16 @@ func TestHostileTemplates(t *testing.T) {
 		{"many items, each under the limit", many(`{{ for a in xs }}{{ for b in xs }}0123456789{{ end }}{{ end }}`, 500), 4 << 20, "render"},
 		{"many silent items", many(`{{ for a in xs }}{{ for b in xs }}{{ end }}{{ end }}`, 1000), 1 << 20, "render"},
 	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
 		start := time.Now()
 		_, err := Parse([]byte(tt.in), &ParseOptions{MaxBytes: tt.max})
+		runtime.ReadMemStats(&after)
+		// Memory: what a render of the limit's size allocates, a few
+		// times over (its buffer grows by doubling, its spans beside it).
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(40*tt.max+len(tt.in)*20) {
+			t.Errorf("%s: allocated %d bytes under a limit of %d", tt.name, alloc, tt.max)
+		}
 		if !errors.Is(err, promptloom.ErrTooLarge) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: got %v, want ErrTooLarge saying %q", tt.name, err, tt.want)
 		}
@@ -300,5 +319,33 @@ func TestManyReadsOfOneListAreLinear(t *testing.T) {
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("took %v", d)
+	}
+}
+
+// ParseOptions.Bindings are the call's: each member in place of an
+// item's own, for every templated item, and recorded as read.
+func TestCallBindings(t *testing.T) {
+	in := `{"system": [{"template": "{{ cwd }} {{ date }}", "bindings": {"cwd": "/default", "date": "never"}}, "plain"],
+	  "_system_fragments": [{"template": "{{ date }}"}]}`
+	o, err := Parse([]byte(in), &ParseOptions{Bindings: []byte(`{"date": "monday", "extra": [1]}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.System[0].Body != "/default monday" || o.Primary[0].Body != "monday" || o.System[1].Body != "plain" {
+		t.Errorf("bodies %q %q %q", o.System[0].Body, o.Primary[0].Body, o.System[1].Body)
+	}
+	if got := o.System[0].Template.Bindings["date"]; got != valueDigest(t, `"monday"`) {
+		t.Errorf("date's digest %s", got)
+	}
+	for _, bad := range []struct {
+		b    string
+		kind error
+	}{{`[1]`, ErrInvalid}, {`{"a":1,"a":2}`, ErrMalformed}, {`{`, ErrMalformed}} {
+		if _, err := Parse([]byte(in), &ParseOptions{Bindings: []byte(bad.b)}); !errors.Is(err, bad.kind) || !strings.Contains(err.Error(), "bindings") {
+			t.Errorf("bindings %s: got %v", bad.b, err)
+		}
+	}
+	if _, err := Parse([]byte(in), &ParseOptions{MaxBytes: 1 << 10, Bindings: []byte(`{"x":"` + strings.Repeat("a", 2000) + `"}`)}); !errors.Is(err, promptloom.ErrTooLarge) {
+		t.Errorf("large bindings: got %v", err)
 	}
 }

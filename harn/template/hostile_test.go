@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -209,5 +210,28 @@ func TestConcurrentRender(t *testing.T) {
 		if got := <-done; !strings.HasPrefix(got, "AB") {
 			t.Errorf("got %q", got)
 		}
+	}
+}
+
+// Spans count against the output limit (past the first few hundred), so
+// a loop of one-byte pieces holds no more memory in spans than the limit.
+func TestManyTinySpansAreBounded(t *testing.T) {
+	items := "[" + strings.Repeat("1,", 999) + "1]"
+	const limit = 1 << 20
+	tp := parseWith(t, "{{ for a in xs }}{{ for b in xs }}x{{ end }}{{ end }}", &template.Options{MaxBytes: limit})
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := tp.Render([]byte(`{"xs":` + items + `}`))
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, promptloom.ErrTooLarge) || !strings.Contains(err.Error(), "rendered output passes the limit") {
+		t.Fatalf("got %v", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8*limit {
+		t.Errorf("allocated %d bytes under a limit of %d", alloc, limit)
+	}
+	// A small template under a small limit is not refused for its spans.
+	small := parseWith(t, "a{{ x }}b{{ x }}c", &template.Options{MaxBytes: 20})
+	if r, err := small.Render([]byte(`{"x":1}`)); err != nil || r.Text != "a1b1c" {
+		t.Errorf("got %v %v", r, err)
 	}
 }

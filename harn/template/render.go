@@ -93,6 +93,7 @@ type renderer struct {
 	reads    map[string]struct{}
 	stack    []string
 	via      [2]int // the top template's include being rendered: its line and column
+	made     int    // spans made, for the limit (spanBytes)
 	cache    map[string][]node
 	file     *file
 }
@@ -173,7 +174,7 @@ func (r *renderer) emit(s string, sp Span, line, col int) *Error {
 	if s == "" {
 		return nil
 	}
-	if r.outer+len(r.buf)+len(s) > r.o.MaxBytes {
+	if r.outer+len(r.buf)+len(s)+r.spanBytes() > r.o.MaxBytes {
 		return r.errAt(line, col, promptloom.ErrTooLarge, fmt.Sprintf("rendered output passes the limit of %d bytes", r.o.MaxBytes))
 	}
 	sp.Start = len(r.buf)
@@ -186,8 +187,20 @@ func (r *renderer) emit(s string, sp Span, line, col int) *Error {
 		return nil
 	}
 	r.spans = append(r.spans, sp)
+	r.made++
 	return nil
 }
+
+// spanCost is what a span counts for against the output limit, past the
+// first freeSpans: its size in memory, so a render of one-byte pieces
+// holds no more in spans than the limit allows in text.
+const (
+	spanCost  = int(unsafe.Sizeof(Span{}))
+	freeSpans = 512
+)
+
+// spanBytes is what the spans made so far count for against the limit.
+func (r *renderer) spanBytes() int { return max(0, r.made-freeSpans) * spanCost }
 
 // mergeable: a span that continues the one before it, from the same
 // directive (a section's scaffolding written in pieces).
@@ -548,13 +561,14 @@ func (r *renderer) section(n *sectionNode, sc *scope) *Error {
 		if s >= e {
 			continue
 		}
-		if r.outer+len(r.buf)+e-s > r.o.MaxBytes {
+		if r.outer+len(r.buf)+e-s+r.spanBytes() > r.o.MaxBytes {
 			return r.errAt(n.line, n.col, promptloom.ErrTooLarge, fmt.Sprintf("rendered output passes the limit of %d bytes", r.o.MaxBytes))
 		}
 		sp.Start = len(r.buf)
 		r.buf = append(r.buf, body[s:e]...)
 		sp.End = len(r.buf)
 		r.spans = append(r.spans, sp)
+		r.made++
 	}
 	return scaffold(st.text[st.bodyAt+bodyLen:])
 }

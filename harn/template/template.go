@@ -22,7 +22,8 @@ type Options struct {
 	// from Root's top.
 	Root fs.FS
 	// MaxBytes bounds the template, each included file, the bindings and
-	// the rendered output (0: promptloom.DefaultMaxBytes). Past it the error
+	// the rendered output with its spans (past the first 512, each counts
+	// as its size in memory) (0: promptloom.DefaultMaxBytes). Past it the error
 	// matches promptloom.ErrTooLarge; rendering also stops, with the same
 	// error, after as many steps of work as this (a node, a loop turn, an
 	// item or 16 bytes through a filter or comparison), so a loop that

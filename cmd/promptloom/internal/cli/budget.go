@@ -16,6 +16,9 @@ type pipeline struct {
 	parse   options.ParseOptions
 	// maxBytes bounds each options file read (--max-bytes).
 	maxBytes int64
+	// bindings is --bindings, the call's bindings file for templated
+	// fragments ("": none); read once, by loadBindings.
+	bindings string
 }
 
 // pipelineFlags adds the flags that shape a prompt's pipeline to a command
@@ -28,6 +31,7 @@ func pipelineFlags(fs *flag.FlagSet) func() (pipeline, error) {
 	projectDir := fs.String("project", "", "add the project profile of DIR: its signals become capabilities and gated fragments")
 	total := fs.Int("budget", 0, "hold the prompt to N bytes or tokens, shedding by register and rank")
 	counter := fs.String("counter", "", "what --budget counts: bytes, o200k_base (the default) or cl100k_base; alone, count without a limit")
+	bindings := fs.String("bindings", "", "a JSON object of the call's bindings (a file, or - for stdin): templated fragments render with them, over their own")
 	return func() (pipeline, error) {
 		set := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -45,7 +49,7 @@ func pipelineFlags(fs *flag.FlagSet) func() (pipeline, error) {
 		}
 		// Every options file is read into a buffer of its own that nothing
 		// changes afterwards: it is parsed in place.
-		p := pipeline{parse: options.ParseOptions{MaxBytes: *maxBytes, InPlace: true}, maxBytes: int64(*maxBytes)}
+		p := pipeline{parse: options.ParseOptions{MaxBytes: *maxBytes, InPlace: true}, maxBytes: int64(*maxBytes), bindings: *bindings}
 		p.explain = explain.Options{MaxBytes: *maxBytes, InPlace: true, Project: *projectDir}
 		if !set["budget"] && !set["counter"] {
 			return p, nil

@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	register("diff", "diff [--format text|json|html] A [B] [--without-tool N] [--with-tool N] [--with-cap N] [--without-cap N] [--project DIR] [--budget N] [--counter NAME] [--max-bytes N] | diff --transcript FILE --call A --call B [--format text|json|html]", runDiff)
+	register("diff", "diff [--format text|json|html] A [B] [--without-tool N] [--with-tool N] [--with-cap N] [--without-cap N] [--project DIR] [--budget N] [--counter NAME] [--bindings FILE] [--max-bytes N] | diff --transcript FILE --call A --call B [--format text|json|html]", runDiff)
 }
 
 // change is one flag-derived edit of B, in the order given.
@@ -52,6 +52,9 @@ func runDiff(e *env, args []string) int {
 	}
 	if len(pos) == 0 || len(pos) > 2 || (len(pos) == 1 && len(changes) == 0) {
 		return e.fail("diff: give two options files, or one and at least one --with/--without flag")
+	}
+	if err := e.loadBindings(&pl); err != nil {
+		return e.fail("%v", err)
 	}
 
 	oa, err := e.parseOptions(pos[0], pl)
@@ -151,6 +154,9 @@ func apply(o *options.Options, c change) error {
 }
 
 func (e *env) parseOptions(name string, pl pipeline) (*options.Options, error) {
+	if err := e.loadBindings(&pl); err != nil {
+		return nil, err
+	}
 	data, err := e.readLimited(name, pl.maxBytes)
 	if err != nil {
 		return nil, err

@@ -11,12 +11,15 @@ import (
 )
 
 func init() {
-	register("explain", "explain [--format text|json|html|raw|payload:PROVIDER] [--since OLD] [--max-breakpoints N] [--lint] [--traces] [--project DIR] [--budget N] [--counter NAME] [--max-bytes N] [FILE|-] | explain --transcript FILE --call NAME [--format text|json|html|raw]", runExplain)
-	register("manifest", "manifest [--hash] [--project DIR] [--budget N] [--counter NAME] [--max-bytes N] [FILE|-]", runManifest)
+	register("explain", "explain [--format text|json|html|raw|payload:PROVIDER] [--since OLD] [--max-breakpoints N] [--lint] [--traces] [--project DIR] [--budget N] [--counter NAME] [--bindings FILE] [--max-bytes N] [FILE|-] | explain --transcript FILE --call NAME [--format text|json|html|raw]", runExplain)
+	register("manifest", "manifest [--hash] [--project DIR] [--budget N] [--counter NAME] [--bindings FILE] [--max-bytes N] [FILE|-]", runManifest)
 }
 
 // explainFile reads options from a file (or stdin) and explains them.
 func (e *env) explainFile(name string, pl pipeline) (*explain.Explanation, error) {
+	if err := e.loadBindings(&pl); err != nil {
+		return nil, err
+	}
 	data, err := e.readLimited(name, pl.maxBytes)
 	if err != nil {
 		return nil, err
@@ -67,6 +70,9 @@ func runExplain(e *env, args []string) int {
 	if !ok {
 		return e.fail("explain: takes one options file, got %d", len(pos))
 	}
+	if err := e.loadBindings(&pl); err != nil {
+		return e.fail("%v", err)
+	}
 	x, err := e.explainFile(path, pl)
 	if err != nil {
 		return e.fail("%v", err)
@@ -74,7 +80,7 @@ func runExplain(e *env, args []string) int {
 	if *lint || *strict {
 		var since *manifest.Manifest
 		if *pf.since != "" {
-			if since, err = e.readSince(*pf.since, pl); err != nil {
+			if since, err = e.readSince(*pf.since, path, pl); err != nil {
 				return e.fail("explain: --since: %v", err)
 			}
 		}
@@ -126,6 +132,9 @@ func runManifest(e *env, args []string) int {
 	path, ok := onePath(pos)
 	if !ok {
 		return e.fail("manifest: takes one options file, got %d", len(pos))
+	}
+	if err := e.loadBindings(&pl); err != nil {
+		return e.fail("%v", err)
 	}
 	x, err := e.explainFile(path, pl)
 	if err != nil {

@@ -76,7 +76,7 @@ type placeFlags struct {
 
 func addPlaceFlags(fs *flag.FlagSet) placeFlags {
 	return placeFlags{
-		since: fs.String("since", "", "the previous call's manifest (or, with --lint, its options file): with --lint, warn about templated fragments whose bindings changed since; with --format payload:anthropic, breakpoints at boundaries unchanged since"),
+		since: fs.String("since", "", "the previous call's manifest (or, with --lint, its options file, or with --bindings its bindings file): with --lint, warn about templated fragments whose bindings changed since; with --format payload:anthropic, breakpoints at boundaries unchanged since"),
 		max:   fs.Int("max-breakpoints", -1, "with --format payload:anthropic, at most this many cache breakpoints (default the provider's limit, 4)"),
 	}
 }

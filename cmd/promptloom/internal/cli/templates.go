@@ -28,11 +28,29 @@ func optionsDir(name string) (fs.FS, func()) {
 	return root.FS(), func() { root.Close() }
 }
 
+// loadBindings reads --bindings into the pipeline's parse and explain
+// options, once.
+func (e *env) loadBindings(pl *pipeline) error {
+	if pl.bindings == "" || pl.parse.Bindings != nil {
+		return nil
+	}
+	b, err := e.readLimited(pl.bindings, pl.maxBytes)
+	if err != nil {
+		return fmt.Errorf("--bindings: %w", err)
+	}
+	if b == nil {
+		b = []byte{}
+	}
+	pl.parse.Bindings, pl.explain.Bindings = b, b
+	return nil
+}
+
 // readSince reads explain --since's previous call: a manifest (its schema
-// says so) or an options file, explained as the current one is (same
-// --project, --budget, --max-bytes), whose manifest is then the previous
-// call's.
-func (e *env) readSince(path string, pl pipeline) (*manifest.Manifest, error) {
+// says so); with --bindings, the previous call's bindings file, the
+// current options explained with it; else the previous call's options
+// file. Options are explained as the current ones are (same --project,
+// --budget, --max-bytes), and the previous call's manifest is theirs.
+func (e *env) readSince(path string, optionsPath string, pl pipeline) (*manifest.Manifest, error) {
 	raw, err := e.readLimited(path, max(maxManifestBytes, pl.maxBytes))
 	if err != nil {
 		return nil, err
@@ -43,6 +61,14 @@ func (e *env) readSince(path string, pl pipeline) (*manifest.Manifest, error) {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		return m, nil
+	}
+	if pl.bindings != "" {
+		pl.explain.Bindings = raw
+		x, err := e.explainFile(optionsPath, pl)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return x.Manifest, nil
 	}
 	files, done := optionsDir(path)
 	defer done()
