@@ -137,8 +137,13 @@ func versionError(version int) error {
 }
 
 // migrate creates the tables, or checks those there are, under an advisory
-// lock, so that processes migrating at once take turns.
+// lock, so that processes migrating at once take turns. Tables already at
+// this build's version are only read: a role without CREATE on the schema
+// (a worker) may migrate a schema an owner has made.
 func (s *Store) migrate(ctx context.Context) error {
+	if s.check(ctx) == nil {
+		return nil
+	}
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return err
