@@ -19,6 +19,18 @@ func TestCallRefusesTextThatIsNotUTF8(t *testing.T) {
 	for name, edit := range map[string]func(*Request){
 		"call name":     func(r *Request) { r.Call = "c\xff" },
 		"system prompt": func(r *Request) { r.System = "You are \xc3" },
+		"sent text":     func(r *Request) { sent := r.System + "\xff"; r.Sent = &sent },
+		"body's system": func(r *Request) {
+			r.Body = []byte("{\"system\":\"You are careful.\xff\",\"messages\":[]}")
+		},
+		// Canonical JSON would record "a\uFFFD": a manifest that is not the
+		// one given, which verified.
+		"manifest id": func(r *Request) {
+			m := *r.Manifest
+			m.Segments = append(m.Segments[:0:0], m.Segments...)
+			m.Segments[0].ID = "a\xff"
+			r.Manifest = &m
+		},
 	} {
 		var buf bytes.Buffer
 		j := New(&buf, &Options{Clock: clock})
@@ -29,7 +41,7 @@ func TestCallRefusesTextThatIsNotUTF8(t *testing.T) {
 			called = true
 			return Response{}, nil
 		}), r)
-		if err == nil || !strings.Contains(err.Error(), "not UTF-8") || called || buf.Len() != 0 {
+		if err == nil || !strings.Contains(err.Error(), "UTF-8") || called || buf.Len() != 0 {
 			t.Errorf("%s: err %v, model called %v, %d bytes written", name, err, called, buf.Len())
 		}
 	}

@@ -161,8 +161,8 @@ func (j *Journal) Call(ctx context.Context, m Model, req Request) (Response, err
 // digest, length and shape); then the system prompt and manifest (each
 // when it differs from the session's last) and the request go to the sink
 // in one append. Nothing is written for a call that fails validation, and
-// a system prompt or call name that is not UTF-8 fails it: the transcript
-// could not hold it.
+// a system prompt, call name or manifest string that is not UTF-8 fails it:
+// the transcript could not hold it.
 func (j *Journal) Begin(ctx context.Context, req Request) (*Pending, error) {
 	pre, err := j.prepare(req)
 	if err != nil {
@@ -186,6 +186,11 @@ func (j *Journal) prepare(req Request) (*prepared, error) {
 	}
 	if !utf8.ValidString(req.System) || req.Sent != nil && !utf8.ValidString(*req.Sent) {
 		return nil, fmt.Errorf("journal: call %s: the system prompt is not UTF-8", req.Call)
+	}
+	if p := notUTF8(req.Manifest); p != "" {
+		// Canonical JSON would write U+FFFD for the bad bytes: the manifest
+		// recorded would not be the one given.
+		return nil, fmt.Errorf("journal: call %s: the manifest's %s is not UTF-8", req.Call, p)
 	}
 	eg, err := req.egress()
 	if err != nil {
