@@ -138,6 +138,49 @@ func TestCloseFromInsideTheModel(t *testing.T) {
 	}
 }
 
+// failingClose is a sink whose Close fails.
+type failingClose struct{ Sink }
+
+func (failingClose) Close() error { return errors.New("the disk is full") }
+
+// A model closing its own journal: on a signed file journal, a call the
+// model makes after it is ErrClosed, and the session ends, signed, with
+// the outcome; when ending fails, a Close after the call says so (the
+// error used to be dropped, and every Close said nil).
+func TestCloseFromInsideTheModelEndsTheSession(t *testing.T) {
+	signer, verifier := keys(t, "k")
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	j, err := Open(path, &Options{Clock: clock, Signer: signer, CheckpointEvery: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inner error
+	if _, err := j.Call(ctx, ModelFunc(func(context.Context, Request) (Response, error) {
+		if err := j.Close(); err != nil {
+			return Response{}, err
+		}
+		_, inner = j.Call(ctx, echo, request(t, "inner", `{"system": "x"}`))
+		return Response{Text: "bye"}, j.Close()
+	}), request(t, "c1", `{"system": "You are careful."}`)); err != nil || !errors.Is(inner, ErrClosed) {
+		t.Fatalf("call: %v, inner call: %v", err, inner)
+	}
+	data, _ := os.ReadFile(path)
+	if rep, err := Verify(bytes.NewReader(data), &Options{Verifier: verifier}); err != nil || !rep.OK() || len(rep.Calls) != 1 {
+		t.Errorf("verify: %v %+v\n%s", err, rep.Problems, data)
+	}
+
+	var buf bytes.Buffer
+	j = NewSink(failingClose{&writerSink{w: &buf, t: Tail{Prev: genesis}}}, &Options{Clock: clock})
+	if _, err := j.Call(ctx, ModelFunc(func(context.Context, Request) (Response, error) {
+		return Response{Text: "bye"}, j.Close()
+	}), request(t, "c1", `{"system": "You are careful."}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err == nil || !strings.Contains(err.Error(), "the disk is full") {
+		t.Errorf("Close after the session ended = %v", err)
+	}
+}
+
 type panicWriter struct{}
 
 func (panicWriter) Write([]byte) (int, error) { panic("the disk caught fire") }

@@ -30,7 +30,8 @@ type Journal struct {
 	keepRaw bool
 	opened  bool // the session's journal_open line is written
 	closed  bool
-	ended   bool // journal_close is written and the sink closed
+	ended   bool  // journal_close is written and the sink closed
+	endErr  error // why ending failed, for a Close after the session ended
 	calls   int
 	running int               // calls begun and not finished
 	epoch   int               // the sink's chain was cut back this many times
@@ -454,10 +455,15 @@ func (j *Journal) finished() {
 // calls (when it wrote any), then closes the sink. Calls begun after Close
 // are ErrClosed. A call begun before still records its outcome, and the
 // session's close follows it: Close does not wait for it (so a model may
-// close its own journal), and the last such call ends the session.
+// close its own journal), and the last such call ends the session; a
+// Close after that returns the error of ending it, if any, as a second
+// Close does.
 func (j *Journal) Close() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if j.ended {
+		return j.endErr
+	}
 	if j.closed || j.sink == nil {
 		j.closed = true
 		return nil
@@ -492,6 +498,7 @@ func (j *Journal) end() error {
 	if cerr := j.sink.Close(); err == nil {
 		err = cerr
 	}
+	j.endErr = err
 	return err
 }
 
