@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -232,6 +233,144 @@ func TestNoPanicLeavesALock(t *testing.T) {
 			t.Errorf("%s journal: Close: %v", name, err)
 		}
 	}
+}
+
+// closeCounter counts its sink's closes.
+type closeCounter struct {
+	Sink
+	n int
+}
+
+func (c *closeCounter) Close() error { c.n++; return nil }
+
+// nilModel is a Model whose nil pointer panics when asked.
+type nilModel struct{ text string }
+
+func (m *nilModel) Complete(context.Context, Request) (Response, error) {
+	return Response{Text: m.text}, nil
+}
+
+// No exported zero value or nil argument of the package panics or locks:
+// each of these returns (an error, or nothing to do) within a second, and
+// a journal that a Clock's panic interrupted still closes.
+func TestNoNilOrZeroValuePanics(t *testing.T) {
+	req := request(t, "c1", `{"system": "x"}`)
+	var nilJournal *Journal
+	var nilPending *Pending
+	var nilReport *Report
+	var nilBuffer *bytes.Buffer
+	var nilReader *bytes.Reader
+	var nilSink *writerSink
+	boom := 0
+	closes := &closeCounter{Sink: &writerSink{w: &bytes.Buffer{}, t: Tail{Prev: genesis}}}
+	panicky := NewSink(closes, &Options{Clock: func() time.Time {
+		if boom++; boom > 1 {
+			panic("clock")
+		}
+		return time.Unix(0, 0)
+	}})
+	for name, f := range map[string]func() error{
+		"nil journal Call":  func() error { _, err := nilJournal.Call(ctx, echo, req); return want(err) },
+		"nil journal Begin": func() error { _, err := nilJournal.Begin(ctx, req); return want(err) },
+		"nil journal Close": func() error { return nilJournal.Close() },
+		"zero journal": func() error {
+			var j Journal
+			if _, err := j.Begin(ctx, req); err == nil {
+				return errors.New("Begin succeeded")
+			}
+			j.Close()
+			return j.Close()
+		},
+		"typed nil writer":   func() error { _, err := New(nilBuffer, nil).Call(ctx, echo, req); return want(err) },
+		"typed nil sink":     func() error { _, err := NewSink(nilSink, nil).Call(ctx, echo, req); return want(err) },
+		"nil ModelFunc":      func() error { _, err := New(&bytes.Buffer{}, nil).Call(ctx, ModelFunc(nil), req); return want(err) },
+		"nil pointer model":  func() error { _, err := New(&bytes.Buffer{}, nil).Call(ctx, (*nilModel)(nil), req); return want(err) },
+		"nil ModelFunc call": func() error { _, err := ModelFunc(nil).Complete(ctx, req); return want(err) },
+		"nil context": func() error {
+			j := New(&bytes.Buffer{}, nil)
+			//lint:ignore SA1012 a nil context is what is tested
+			if _, err := j.Call(nil, echo, req); err != nil {
+				return err
+			}
+			//lint:ignore SA1012 a nil context is what is tested
+			p, err := j.Begin(nil, req)
+			if err != nil {
+				return err
+			}
+			//lint:ignore SA1012 a nil context is what is tested
+			if err := p.Attempt(nil, 500, nil); err != nil {
+				return err
+			}
+			//lint:ignore SA1012 a nil context is what is tested
+			if err := p.Finish(nil, Response{Text: "ok"}, nil); err != nil {
+				return err
+			}
+			return j.Close()
+		},
+		"zero Pending": func() error {
+			var p Pending
+			return errors.Join(want(p.Finish(ctx, Response{}, nil)), want(p.Attempt(ctx, 500, nil)))
+		},
+		"nil Pending": func() error {
+			return errors.Join(want(nilPending.Finish(ctx, Response{}, nil)), want(nilPending.Attempt(ctx, 500, nil)))
+		},
+		"Verify nil reader":       func() error { _, err := Verify(nil, nil); return want(err) },
+		"Verify typed nil reader": func() error { _, err := Verify(nilReader, nil); return want(err) },
+		"nil Report": func() error {
+			if nilReport.OK() {
+				return errors.New("a nil report is OK")
+			}
+			nilReport.Counts()
+			return nilReport.WriteText(&bytes.Buffer{})
+		},
+		"zero calls in a Report": func() error {
+			r := &Report{Calls: []CallReport{{}, {Status: "incomplete"}}}
+			return errors.Join(r.WriteText(&bytes.Buffer{}), want(r.WriteText(nil)))
+		},
+		"zero Request": func() error { Request{}.Served(); _, err := Request{}.Key(); return err },
+		"nil segments": func() error { ChangedFragments(nil, nil); return nil },
+		"a panicking Clock": func() error {
+			func() {
+				defer func() { recover() }()
+				panicky.Call(ctx, echo, req)
+			}()
+			func() {
+				defer func() { recover() }()
+				panicky.Close() // the clock panics again, writing the close
+			}()
+			if err := panicky.Close(); err != nil || closes.n != 1 {
+				return fmt.Errorf("Close: %v, the sink closed %d time(s)", err, closes.n)
+			}
+			return nil
+		},
+	} {
+		done := make(chan error, 1)
+		go func() {
+			defer func() {
+				if r := recover(); r != nil {
+					done <- fmt.Errorf("panic: %v", r)
+				}
+			}()
+			done <- f()
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Errorf("%s: locked", name)
+		}
+	}
+}
+
+// want turns the error a call must return into nil, and its absence into
+// an error.
+func want(err error) error {
+	if err == nil {
+		return errors.New("no error")
+	}
+	return nil
 }
 
 // Open never changes a file it then refuses: a Harn transcript being
