@@ -378,10 +378,17 @@ func want(err error) error {
 // newline are refused as they are (they used to lose their last line, or
 // be emptied and opened).
 func TestOpenLeavesAForeignFileAlone(t *testing.T) {
+	const first = `{"prev":"blake3:0000000000000000000000000000000000000000000000000000000000000000","seq":1,"kind":"journal_open","at":"2026-11-03T00:00:00Z","session":"s"}`
 	for name, content := range map[string]string{
 		"harn mid-write":         `{"type":"system_prompt","content":"x","content_hash":"h"}` + "\n" + `{"type":"provider_call_req`,
 		"one text line":          "hello there",
 		"harn, no final newline": `{"type":"system_prompt","content":"x"}`,
+		// These used to be emptied, or cut, and opened.
+		"a brace":         "{",
+		"a brace, quote":  `{"`,
+		"text after ours": first + "\nhello",
+		"a line not next": first + "\n" + `{"prev":"blake3:0000000000000000000000000000000000000000000000000000000000000000","seq":2,"ki`,
+		"a seq not next":  first + "\n" + `{"prev":"` + lineHash([]byte(first)) + `","seq":3,"ki`,
 	} {
 		path := filepath.Join(t.TempDir(), "t.jsonl")
 		os.WriteFile(path, []byte(content), 0o644)
@@ -392,14 +399,25 @@ func TestOpenLeavesAForeignFileAlone(t *testing.T) {
 			t.Errorf("%s: the file was changed to %q", name, got)
 		}
 	}
-	// A promptloom transcript whose first line was torn is repaired.
-	path := filepath.Join(t.TempDir(), "t.jsonl")
-	os.WriteFile(path, []byte(`{"prev":"blake3:00`), 0o644)
-	j, err := Open(path, nil)
-	if err != nil || j.Repaired != len(`{"prev":"blake3:00`) {
-		t.Fatalf("torn first line: %v, repaired %d", err, j.Repaired)
+	// A promptloom transcript whose first line, or last line, was torn is
+	// repaired: the torn line is the start of the chain's next line.
+	for _, c := range []struct{ before, torn string }{
+		{"", `{"prev":"blake3:00`},
+		{"", `{"prev":"blake3:0000000000000000000000000000000000000000000000000000000000000000","seq":1,"kind":"journal_op`},
+		{first + "\n", `{`},
+		{first + "\n", `{"prev":"` + lineHash([]byte(first)) + `","seq":2,"kind":"system_prompt","at":"2026`},
+	} {
+		path := filepath.Join(t.TempDir(), "t.jsonl")
+		os.WriteFile(path, []byte(c.before+c.torn), 0o644)
+		j, err := Open(path, nil)
+		if err != nil || j.Repaired != len(c.torn) {
+			t.Fatalf("torn line %q: %v", c.torn, err)
+		}
+		j.Close()
+		if got, _ := os.ReadFile(path); string(got) != c.before {
+			t.Errorf("torn line %q: the file is %q", c.torn, got)
+		}
 	}
-	j.Close()
 }
 
 // A file truncated under an open journal (logrotate's copytruncate) gets a

@@ -55,9 +55,11 @@ var ErrStaleManifest = errors.New("journal: manifest does not hold for the bytes
 // flock, fsynced, so any number of Journals, in this process or others,
 // may append to one file: each reads the chain's end under the lock before
 // it writes. A torn last line of a promptloom transcript (not complete
-// JSON: only a crash during a write leaves one) is cut off, and Repaired
-// says how many bytes; a complete last record that merely lacks its
-// newline is given one. A file that is not a promptloom transcript is
+// JSON, and the start of the chain's next line: only a crash during a
+// write leaves one) is cut off, and Repaired says how many bytes; a
+// complete last record that merely lacks its newline is given one. Both are
+// checked before the file is changed: a file that is not a promptloom
+// transcript, or whose unended last line is not its chain's next, is
 // refused (ErrForeignTranscript) and left as it was. Open reads the tail
 // of the file, never all of it. A file cut back under the journal (a log
 // rotation's copytruncate) is noticed at the next append: the session
