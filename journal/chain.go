@@ -26,11 +26,12 @@ func lineHash(line []byte) string { return digest.Bytes(line).String() }
 var ErrForeignTranscript = errors.New("journal: not a chained promptloom transcript; append to a new file")
 
 // tail is where the next line goes: the chain's last hash and seq, and the
-// file's size once they were read.
+// file's size once they were read, and where its last line starts.
 type tail struct {
-	prev string
-	seq  int64
-	size int64
+	prev  string
+	seq   int64
+	size  int64
+	start int64
 }
 
 // readTail finds the last line of f (size bytes long, ending in a newline
@@ -50,7 +51,7 @@ func readTail(f *os.File, size int64, limit int) (tail, error) {
 	if !chained(line) {
 		return tail{}, ErrForeignTranscript
 	}
-	return tail{prev: lineHash(line), seq: gjson.GetBytes(line, "seq").Int(), size: size}, nil
+	return tail{prev: lineHash(line), seq: gjson.GetBytes(line, "seq").Int(), size: size, start: start}, nil
 }
 
 // lastLineStart returns the offset where the line ending before end

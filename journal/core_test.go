@@ -448,6 +448,52 @@ func TestTruncatedFileStartsAgain(t *testing.T) {
 	}
 }
 
+// A file truncated under an open journal and written again by another
+// before the journal's next call, past the size the journal knew, is
+// noticed too: the journal's session opens again after the other's lines
+// (it used to go on as if the other's chain were its own: a request with
+// no journal_open, prompt or manifest before it), and a call begun before
+// the truncation fails to record its outcome rather than name a request
+// that is gone.
+func TestTruncatedFileWrittenAgainStartsAgain(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	j, err := Open(path, &Options{Clock: clock, Session: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.Call(ctx, echo, request(t, "c1", `{"system": "You are careful."}`)); err != nil {
+		t.Fatal(err)
+	}
+	p, err := j.Begin(ctx, request(t, "c2", `{"system": "You are careful."}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	k, err := Open(path, &Options{Clock: clock, Session: "s2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"k1", "k2", "k3", "k4"} {
+		if _, err := k.Call(ctx, echo, request(t, c, `{"system": "You are careful, and longer."}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Finish(ctx, Response{Text: "late"}, nil); err == nil || !strings.Contains(err.Error(), "cut back") {
+		t.Errorf("the outcome of a request that is gone: %v", err)
+	}
+	if _, err := j.Call(ctx, echo, request(t, "c3", `{"system": "You are careful."}`)); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	k.Close()
+	rep := verifyFile(t, path)
+	if got := len(rep.Calls); got != 5 || rep.Calls[4].Call != "c3" {
+		t.Errorf("after truncation: %d calls %+v", got, rep.Calls)
+	}
+}
+
 // Messages, tools, parameters and responses are retained redacted by
 // default, and their hashes are of what is written: a secret pasted into a
 // message never reaches the transcript, and the transcript verifies. With
