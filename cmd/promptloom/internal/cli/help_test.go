@@ -56,6 +56,22 @@ func TestTerminalNotice(t *testing.T) {
 	}
 }
 
+// TestNoTerminalNoticeForDevNull: /dev/null is a character device but no
+// terminal: `explain < /dev/null` reads no terminal and says nothing of
+// one (it claimed to read from the terminal).
+func TestNoTerminalNoticeForDevNull(t *testing.T) {
+	f, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Skip(err)
+	}
+	defer f.Close()
+	var out, errb bytes.Buffer
+	Main([]string{"explain"}, f, &out, &errb)
+	if strings.Contains(errb.String(), "terminal") {
+		t.Errorf("stderr %q", errb.String())
+	}
+}
+
 // TestEveryCommandHasHelp: each registered command's --help prints its usage,
 // one line per flag it defines, and an example, exit 0.
 func TestEveryCommandHasHelp(t *testing.T) {
