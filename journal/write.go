@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,7 +31,8 @@ type Journal struct {
 	keepRaw bool
 	opened  bool // the session's journal_open line is written
 	closed  bool
-	ended   bool // journal_close is written and the sink closed
+	ended   bool  // journal_close is written and the sink closed
+	endErr  error // why ending failed, for a Close after the session ended
 	calls   int
 	running int               // calls begun and not finished
 	epoch   int               // the sink's chain was cut back this many times
@@ -53,9 +55,11 @@ var ErrStaleManifest = errors.New("journal: manifest does not hold for the bytes
 // flock, fsynced, so any number of Journals, in this process or others,
 // may append to one file: each reads the chain's end under the lock before
 // it writes. A torn last line of a promptloom transcript (not complete
-// JSON: only a crash during a write leaves one) is cut off, and Repaired
-// says how many bytes; a complete last record that merely lacks its
-// newline is given one. A file that is not a promptloom transcript is
+// JSON, and the start of the chain's next line: only a crash during a
+// write leaves one) is cut off, and Repaired says how many bytes; a
+// complete last record that merely lacks its newline is given one. Both are
+// checked before the file is changed: a file that is not a promptloom
+// transcript, or whose unended last line is not its chain's next, is
 // refused (ErrForeignTranscript) and left as it was. Open reads the tail
 // of the file, never all of it. A file cut back under the journal (a log
 // rotation's copytruncate) is noticed at the next append: the session
@@ -73,14 +77,18 @@ func Open(path string, opts *Options) (*Journal, error) {
 // New returns a journal writing to w, which it alone writes (no lock, no
 // fsync: tests and in-memory runs).
 func New(w io.Writer, opts *Options) *Journal {
-	if w == nil {
+	if isNil(w) {
 		return NewSink(nil, opts)
 	}
 	return NewSink(&writerSink{w: w, t: Tail{Prev: genesis}}, opts)
 }
 
-// NewSink returns a journal appending to s.
+// NewSink returns a journal appending to s. A nil s gives a journal that
+// refuses every call, as a zero Journal does.
 func NewSink(s Sink, opts *Options) *Journal {
+	if isNil(s) {
+		s = nil
+	}
 	j := &Journal{sink: s, clock: func() time.Time { return time.Now().UTC() }, last: map[string]string{}}
 	if opts != nil {
 		if opts.Clock != nil {
@@ -112,10 +120,18 @@ type Pending struct {
 }
 
 // Call validates, records and makes one call: Begin, then the model, then
-// Finish. The response returned is the one recorded (a string that is not
-// UTF-8 has its bad bytes replaced by U+FFFD in both). A model that panics
-// has its call recorded as an error, and the panic goes on.
+// Finish. The response returned is the one recorded, byte for byte; a
+// response holding a string that is not UTF-8 is not returned at all (see
+// Finish): Call returns an error, and the transcript records the call as
+// failed. A model that panics has its call recorded as an error, and the
+// panic goes on.
 func (j *Journal) Call(ctx context.Context, m Model, req Request) (Response, error) {
+	if j == nil {
+		return Response{}, errNoJournal(req.Call)
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	pre, err := j.prepare(req)
 	if err != nil {
 		return Response{}, err
@@ -126,7 +142,7 @@ func (j *Journal) Call(ctx context.Context, m Model, req Request) (Response, err
 	if err != nil {
 		return Response{}, err
 	}
-	if m == nil {
+	if isNil(m) {
 		return Response{}, fmt.Errorf("journal: call %s: no model", req.Call)
 	}
 	p, err := j.begin(ctx, pre)
@@ -144,7 +160,6 @@ func (j *Journal) Call(ctx context.Context, m Model, req Request) (Response, err
 		}()
 		resp, callErr = m.Complete(ctx, req)
 	}()
-	resp = validResponse(resp)
 	if err := p.Finish(ctx, resp, callErr); err != nil && callErr == nil {
 		return Response{}, err
 	}
@@ -161,9 +176,15 @@ func (j *Journal) Call(ctx context.Context, m Model, req Request) (Response, err
 // digest, length and shape); then the system prompt and manifest (each
 // when it differs from the session's last) and the request go to the sink
 // in one append. Nothing is written for a call that fails validation, and
-// a system prompt or call name that is not UTF-8 fails it: the transcript
-// could not hold it.
+// a system prompt, call name or manifest string that is not UTF-8 fails it:
+// the transcript could not hold it.
 func (j *Journal) Begin(ctx context.Context, req Request) (*Pending, error) {
+	if j == nil {
+		return nil, errNoJournal(req.Call)
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	pre, err := j.prepare(req)
 	if err != nil {
 		return nil, err
@@ -186,6 +207,11 @@ func (j *Journal) prepare(req Request) (*prepared, error) {
 	}
 	if !utf8.ValidString(req.System) || req.Sent != nil && !utf8.ValidString(*req.Sent) {
 		return nil, fmt.Errorf("journal: call %s: the system prompt is not UTF-8", req.Call)
+	}
+	if p := notUTF8(req.Manifest); p != "" {
+		// Canonical JSON would write U+FFFD for the bad bytes: the manifest
+		// recorded would not be the one given.
+		return nil, fmt.Errorf("journal: call %s: the manifest's %s is not UTF-8", req.Call, p)
 	}
 	eg, err := req.egress()
 	if err != nil {
@@ -292,6 +318,29 @@ func (j *Journal) retain(raw json.RawMessage) (json.RawMessage, string, error) {
 	return redacted, hash, nil
 }
 
+// errNoPending is a Finish or Attempt on a Pending that Begin did not
+// return (a zero Pending, or nil).
+var errNoPending = errors.New("journal: the call was not begun (a Pending comes from Journal.Begin)")
+
+// errNoJournal is a call on a nil *Journal.
+func errNoJournal(call string) error {
+	return fmt.Errorf("journal: call %s: no journal (make it with Open, New or NewSink)", call)
+}
+
+// isNil reports whether v is nil, or an interface holding a nil pointer or
+// function (a nil ModelFunc, a nil *bytes.Buffer), which would panic when
+// used.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch r := reflect.ValueOf(v); r.Kind() {
+	case reflect.Pointer, reflect.Func:
+		return r.IsNil()
+	}
+	return false
+}
+
 // usable says why the journal takes no call, or nil. j.mu is held.
 func (j *Journal) usable(call string) error {
 	switch {
@@ -317,6 +366,12 @@ func (j *Journal) restart() {
 // transport error), when the call is retried as one logical call: the
 // outcome Finish records is the last attempt's.
 func (p *Pending) Attempt(ctx context.Context, status int, err error) error {
+	if p == nil || p.j == nil {
+		return errNoPending
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	msg := ""
 	if err != nil {
 		msg = err.Error()
@@ -335,18 +390,40 @@ func (p *Pending) Attempt(ctx context.Context, status int, err error) error {
 }
 
 // Finish records the call's outcome: the response, or callErr (recorded
-// as its message, redacted). It is to be called once; a later call is an
-// error.
+// as its message, redacted, its bytes that are not UTF-8 as U+FFFD: the
+// error itself is the caller's). It is to be called once; a later call is
+// an error.
+//
+// A response holding a string (or a Body) that is not UTF-8 is refused: a
+// JSON line cannot hold those bytes, and writing them as U+FFFD would
+// record a reply other than the one the harness acts on ("caf\uFFFD" for
+// "caf\xc3", a reply cut inside a character). The call is recorded as a
+// provider_call_error naming the field and byte, and Finish returns that
+// error, so the harness does not act on a reply the transcript does not
+// hold. Refusing keeps the format as it is: a reader in any language reads
+// a response as the JSON it is.
 func (p *Pending) Finish(ctx context.Context, resp Response, callErr error) error {
+	if p == nil || p.j == nil {
+		return errNoPending
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	j := p.j
 	kind, field, hashField := kindResponse, "response", "response_content_hash"
 	var outcome []byte
 	var extra []string
+	var refused error
+	if callErr == nil {
+		if bad := notUTF8(resp); bad != "" {
+			refused = fmt.Errorf("journal: call %s: the response's %s is not UTF-8: recorded as a failed call, not as this reply", p.call, bad)
+			callErr = refused
+		}
+	}
 	if callErr != nil {
 		kind, field, hashField = kindError, "error", "error_content_hash"
 		outcome, _ = json.Marshal(callError{Message: redact.String(strings.ToValidUTF8(callErr.Error(), "\uFFFD"))})
 	} else {
-		resp = validResponse(resp)
 		var err error
 		if outcome, err = json.Marshal(resp); err != nil {
 			return p.abandon(fmt.Errorf("journal: call %s: response: %w", p.call, err))
@@ -374,7 +451,10 @@ func (p *Pending) Finish(ctx context.Context, resp Response, callErr error) erro
 	p.done = true
 	defer j.finished()
 	fields := append([]string{field, string(written), hashField, quote(ohash)}, extra...)
-	return p.append(ctx, kind, fields...)
+	if err := p.append(ctx, kind, fields...); err != nil {
+		return errors.Join(refused, err)
+	}
+	return refused
 }
 
 // abandon ends a call whose outcome cannot be recorded.
@@ -429,10 +509,18 @@ func (j *Journal) finished() {
 // calls (when it wrote any), then closes the sink. Calls begun after Close
 // are ErrClosed. A call begun before still records its outcome, and the
 // session's close follows it: Close does not wait for it (so a model may
-// close its own journal), and the last such call ends the session.
+// close its own journal), and the last such call ends the session; a
+// Close after that returns the error of ending it, if any, as a second
+// Close does.
 func (j *Journal) Close() error {
+	if j == nil {
+		return nil
+	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if j.ended {
+		return j.endErr
+	}
 	if j.closed || j.sink == nil {
 		j.closed = true
 		return nil
@@ -444,13 +532,19 @@ func (j *Journal) Close() error {
 	return j.end()
 }
 
-// end writes journal_close and closes the sink. j.mu is held.
-func (j *Journal) end() error {
+// end writes journal_close and closes the sink, even when writing panics
+// (a Clock's, a Signer's, a Sink's panic). j.mu is held.
+func (j *Journal) end() (err error) {
 	if j.ended {
 		return nil
 	}
 	j.ended = true
-	var err error
+	defer func() {
+		if cerr := j.sink.Close(); err == nil {
+			err = cerr
+		}
+		j.endErr = err
+	}()
 	if j.opened {
 		err = j.sink.Append(context.Background(), func(t Tail) ([]byte, error) {
 			if t.Fresh {
@@ -464,29 +558,7 @@ func (j *Journal) end() error {
 			return []byte(b.String()), nil
 		})
 	}
-	if cerr := j.sink.Close(); err == nil {
-		err = cerr
-	}
 	return err
-}
-
-// validResponse replaces the bytes of resp's strings that are not UTF-8
-// (a JSON string cannot hold them), so that the response recorded and the
-// one returned are the same.
-func validResponse(r Response) Response {
-	fix := func(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
-	r.Text, r.StopReason, r.ID, r.Model = fix(r.Text), fix(r.StopReason), fix(r.ID), fix(r.Model)
-	if len(r.ToolCalls) > 0 {
-		calls := make([]ToolCall, len(r.ToolCalls))
-		for i, c := range r.ToolCalls {
-			calls[i] = ToolCall{ID: fix(c.ID), Name: fix(c.Name), ArgumentsHash: c.ArgumentsHash}
-		}
-		r.ToolCalls = calls
-	}
-	if r.Body != nil && !utf8.Valid(r.Body) {
-		r.Body = []byte(fix(string(r.Body)))
-	}
-	return r
 }
 
 // lineBuilder builds a group of lines, chaining each to the one before.

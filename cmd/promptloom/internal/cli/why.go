@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	register("why", "why TEXT [OPTIONS.json|-] [--format text|json] [--limit N] [--without-tool N] [--with-tool N] [--with-cap N] [--without-cap N] [--project DIR] [--budget N] [--counter NAME] [--max-bytes N] | why TEXT --transcript FILE --call NAME [--format text|json] [--limit N]", runWhy)
+	register("why", "why TEXT [OPTIONS.json|-] [--format text|json] [--limit N] [--without-tool N] [--with-tool N] [--with-cap N] [--without-cap N] [--project DIR] [--budget N] [--counter NAME] [--bindings FILE] [--max-bytes N] | why TEXT --transcript FILE --call NAME [--format text|json] [--limit N]", runWhy)
 	examples["why"] = "promptloom why 'Keep the todo list current.' opts.json --without-tool todo"
 }
 
