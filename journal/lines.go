@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/promptloom/promptloom"
 	"github.com/tidwall/gjson"
@@ -29,9 +30,8 @@ func (e *lineTooLong) Is(t error) bool { return t == promptloom.ErrTooLarge }
 // lineReader reads a transcript a line at a time, capping each line.
 type lineReader struct {
 	r     *bufio.Reader
-	limit int // the longest line read
-	n     int // lines read
-	buf   []byte
+	limit int  // the longest line read
+	n     int  // lines read
 	torn  bool // the last line read had no final newline
 }
 
@@ -40,34 +40,53 @@ func newLineReader(r io.Reader, limit int) *lineReader {
 }
 
 // next returns the next line without its newline; io.EOF after the last.
-// The slice is valid until the next call.
-func (lr *lineReader) next() ([]byte, error) {
-	lr.buf = lr.buf[:0]
+// The line is a string of its own: what the verifier keeps of it (a
+// manifest, a system prompt) shares its bytes rather than copying them,
+// and a long line is copied once, in pieces, then into one string of its
+// exact length, never into a buffer grown step by step.
+func (lr *lineReader) next() (string, error) {
+	var pieces [][]byte
+	size := 0
 	for {
 		chunk, err := lr.r.ReadSlice('\n')
-		if len(lr.buf)+len(chunk) > lr.limit+1 {
+		if size+len(chunk) > lr.limit+1 {
 			lr.n++
-			return nil, &lineTooLong{line: lr.n, limit: lr.limit}
+			return "", &lineTooLong{line: lr.n, limit: lr.limit}
 		}
-		lr.buf = append(lr.buf, chunk...)
 		switch {
 		case err == nil:
 			lr.n++
 			lr.torn = false
-			return lr.buf[:len(lr.buf)-1], nil
+			return joinLine(pieces, size, chunk[:len(chunk)-1]), nil
 		case errors.Is(err, bufio.ErrBufferFull):
+			pieces = append(pieces, bytes.Clone(chunk))
+			size += len(chunk)
 			continue
 		case errors.Is(err, io.EOF):
-			if len(lr.buf) == 0 {
-				return nil, io.EOF
+			if size+len(chunk) == 0 {
+				return "", io.EOF
 			}
 			lr.n++
 			lr.torn = true
-			return lr.buf, nil
+			return joinLine(pieces, size, chunk), nil
 		default:
-			return nil, fmt.Errorf("journal: read: %w", err)
+			return "", fmt.Errorf("journal: read: %w", err)
 		}
 	}
+}
+
+// joinLine is pieces (size bytes in all) and then last, as one string.
+func joinLine(pieces [][]byte, size int, last []byte) string {
+	if len(pieces) == 0 {
+		return string(last)
+	}
+	var b strings.Builder
+	b.Grow(size + len(last))
+	for _, p := range pieces {
+		b.Write(p)
+	}
+	b.Write(last)
+	return b.String()
 }
 
 // blank reports whether a line is blank.
