@@ -280,3 +280,37 @@ func TestVerifyPlacementCutsOnlyBetweenFragments(t *testing.T) {
 		}
 	}
 }
+
+// TestAutoRefusesAnAmbiguousShape: under Auto, a body that two shapes
+// read a system text from is refused (an endpoint of either would serve
+// its own); naming the provider reads it as that shape.
+func TestAutoRefusesAnAmbiguousShape(t *testing.T) {
+	for _, tt := range []struct {
+		body string
+		as   Provider
+	}{
+		{`{"system":"alpha\n\nbeta\n\ngamma","messages":[{"role":"system","content":"other"},{"role":"user","content":"hi"}]}`, Anthropic},
+		{`{"system":"alpha\n\nbeta\n\ngamma","messages":[{"role":"developer","content":"other"}]}`, Anthropic},
+		{`{"system":null,"messages":[{"role":"system","content":"alpha\n\nbeta\n\ngamma"}]}`, OpenAIChat},
+		{`{"systemInstruction":{"parts":[{"text":"alpha\n\nbeta\n\ngamma"}]},"messages":[{"role":"system","content":"other"}]}`, Gemini},
+		{`{"instructions":"alpha\n\nbeta\n\ngamma","messages":[{"role":"system","content":"other"}]}`, OpenAIResponses},
+	} {
+		_, err := Extract([]byte(tt.body), Auto)
+		if !errors.Is(err, ErrMalformed) {
+			t.Errorf("%s: got %v, want an ambiguous shape refused", tt.body, err)
+		}
+		if _, err := Extract([]byte(tt.body), tt.as); err != nil {
+			t.Errorf("%s as %s: %v", tt.body, tt.as, err)
+		}
+	}
+	// One shape with a system text, whatever other keys the body has.
+	for _, body := range []string{
+		`{"system":"alpha","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"ok"}]}`,
+		`{"model":"gpt","messages":[{"role":"system","content":"alpha"}]}`,
+		`{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"systemInstruction":{"parts":[{"text":"alpha"}]}}`,
+	} {
+		if _, err := Extract([]byte(body), Auto); err != nil {
+			t.Errorf("%s: %v", body, err)
+		}
+	}
+}
