@@ -3,7 +3,6 @@ package journal
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"unsafe"
 
@@ -123,10 +122,14 @@ func (v *verifier) hold(mline int, mf *manifest.Manifest, sys retained, shash st
 	// a fixed point) but segment offsets refer to the bytes sent, not
 	// retained. Only redaction may explain the difference: each placeholder
 	// <redacted:NAME:LEN> stands for LEN bytes sent, and they must add up.
-	if !harn || len(sys.raw) == mf.SystemPromptBytes {
+	// Every other rule is still checked (validateRedacted).
+	switch sent, n := sentBytes(sys.raw); {
+	case !harn || len(sys.raw) == mf.SystemPromptBytes:
 		h.err = manifest.Validate(mf, sys.raw)
-	} else if sent, n := sentBytes(sys.raw); n == 0 || sent != mf.SystemPromptBytes {
+	case n == 0 || sent != mf.SystemPromptBytes:
 		h.placeholders = true
+	default:
+		h.err = validateRedacted(mf, sys.raw)
 	}
 	v.holds[k] = h
 	return h
@@ -321,32 +324,5 @@ func (v *verifier) harnLine(n int, l gjson.Result) {
 			c.Status, c.Problem = failed, err
 		}
 		v.addCall(c)
-	}
-}
-
-// sentBytes re-derives the length of a prompt before redaction from its
-// redacted text: each placeholder <redacted:NAME:LEN> replaced LEN bytes.
-// It returns that length and the number of placeholders.
-func sentBytes(redacted string) (sent, placeholders int) {
-	sent = len(redacted)
-	for rest := redacted; ; {
-		i := strings.Index(rest, "<redacted:")
-		if i < 0 {
-			return sent, placeholders
-		}
-		rest = rest[i:]
-		end := strings.IndexByte(rest, '>')
-		if end < 0 {
-			return sent, placeholders
-		}
-		colon := strings.LastIndexByte(rest[:end], ':')
-		n, err := strconv.Atoi(rest[colon+1 : end])
-		if colon <= len("<redacted") || err != nil || n < 0 {
-			rest = rest[len("<redacted:"):]
-			continue
-		}
-		sent += n - (end + 1)
-		placeholders++
-		rest = rest[end+1:]
 	}
 }
