@@ -34,13 +34,22 @@ type manifestRead struct {
 	hashErr, readErr *manifest.RuleError
 }
 
-// holdKey names a retained manifest line and the content hash of a system
-// prompt: whether the one holds for the other depends on nothing else,
-// since a system_prompt line is cited only once its content re-derives
-// its hash. A prompt retained again on another line shares the verdict.
+// holdKey names a retained manifest line and the exact bytes of a system
+// prompt (their BLAKE3, unredacted: two prompts whose secrets differ share
+// a content hash, not these): whether the one holds for the other depends
+// on nothing else, so a prompt retained again on another line shares the
+// verdict.
 type holdKey struct {
 	manifestLine int
-	shash        string
+	prompt       digest.Digest
+}
+
+// sysCheck is what hashing a retained system prompt line found: whether
+// it re-derives the content hash it is retained under, and the BLAKE3 of
+// its exact bytes.
+type sysCheck struct {
+	ok    bool
+	exact digest.Digest
 }
 
 // holdVerdict is the verdict of holding a manifest to a system prompt:
@@ -101,18 +110,18 @@ func (v *verifier) readManifest(m retained, mhash string, harn bool) manifestRea
 // systemHashes reports whether a retained system prompt line re-derives
 // the content hash it is retained under, hashing each line once.
 func (v *verifier) systemHashes(sys retained, shash string) bool {
-	ok, done := v.sysHashed[sys.line]
+	c, done := v.sysHashed[sys.line]
 	if !done {
-		ok = digest.Of(sys.raw).String() == shash
-		v.sysHashed[sys.line] = ok
+		c = sysCheck{ok: digest.Of(sys.raw).String() == shash, exact: digest.String(sys.raw)}
+		v.sysHashed[sys.line] = c
 	}
-	return ok
+	return c.ok
 }
 
 // hold holds a manifest read from line mline to a system prompt, once per
 // manifest line and prompt content.
-func (v *verifier) hold(mline int, mf *manifest.Manifest, sys retained, shash string, harn bool) holdVerdict {
-	k := holdKey{mline, shash}
+func (v *verifier) hold(mline int, mf *manifest.Manifest, sys retained, harn bool) holdVerdict {
+	k := holdKey{mline, v.sysHashed[sys.line].exact} // systemHashes ran
 	if h, done := v.holds[k]; done {
 		return h
 	}
@@ -185,7 +194,7 @@ func (v *verifier) checkReceipts(l gjson.Result, harn bool, c *CallReport) *mani
 	if n, ok := intField(got); !ok || n != int64(mf.SystemPromptBytes) {
 		return callFailed("system_prompt_bytes", "system_prompt_bytes %s, but the manifest at line %d says %d", orRawNull(got.Raw), m.line, mf.SystemPromptBytes)
 	}
-	switch h := v.hold(m.line, mf, sys, shash, harn); {
+	switch h := v.hold(m.line, mf, sys, harn); {
 	case h.placeholders:
 		return callFailed("system_prompt_bytes", "the system prompt at line %d is %d bytes, the manifest at line %d says %d, and its redaction placeholders do not account for the difference", sys.line, len(sys.raw), m.line, mf.SystemPromptBytes)
 	case h.err != nil:
