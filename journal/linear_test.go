@@ -128,3 +128,33 @@ func TestVerifyLinearInPairs(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyLinearInPairsHarn: the same in a Harn transcript, one manifest
+// of 3,000 rows and its prompt emitted again before each of 40 requests.
+func TestVerifyLinearInPairsHarn(t *testing.T) {
+	const system = "You are careful."
+	mf := harnManifest("root", system)
+	segs := mf["segments"].([]obj)
+	for i := range 3000 {
+		segs = append(segs, obj{"id": fmt.Sprintf("gated[%d]", i), "producer": "test", "bucket": "before", "included": false,
+			"reason": "requires capability `language.rust` (not set)", "bytes": 0, "digest": harnHash(fmt.Sprintf("Rule %d", i))})
+	}
+	mf["segments"] = segs
+	var w harnWriter
+	for i := range 40 {
+		w.lastSystem = "" // emitted again: a new (manifest line, system_prompt line) pair
+		w.call(i+1, fmt.Sprintf("c%d", i), system, mf, nil, nil)
+	}
+	data := w.buf.Bytes()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	rep, err := Verify(bytes.NewReader(data), nil)
+	runtime.ReadMemStats(&after)
+	if err != nil || !rep.OK() {
+		t.Fatalf("verify: %v %v", err, rep.Problems)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 4*uint64(len(data)) {
+		t.Errorf("Verify allocated %d bytes for a %d-byte transcript (%.1fx): not linear in the file", got, len(data), float64(got)/float64(len(data)))
+	}
+}
