@@ -158,3 +158,30 @@ func TestVerifyLinearInPairsHarn(t *testing.T) {
 		t.Errorf("Verify allocated %d bytes for a %d-byte transcript (%.1fx): not linear in the file", got, len(data), float64(got)/float64(len(data)))
 	}
 }
+
+// TestVerifyHarnToolSchemasOnce: tool schemas retained once (in a
+// spelling only their canonical encoding re-derives) and cited by every
+// call are re-derived once, not once a call.
+func TestVerifyHarnToolSchemasOnce(t *testing.T) {
+	const system = "You are careful."
+	tools := []obj{harnTool("search", strings.Repeat("Search the repository. ", 10000))}
+	var w harnWriter
+	for i := range 100 {
+		w.call(i+1, fmt.Sprintf("c%d", i), system, harnManifest("root", system), nil, tools)
+	}
+	data := strings.Replace(w.buf.String(), `"schemas":[{"`, `"schemas":[ {"`, 1) // the same value, not its bytes
+	rep, err := Verify(strings.NewReader(data), nil)
+	if err != nil || !rep.OK() {
+		t.Fatalf("verify: %v %v", err, rep.Problems)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	Verify(strings.NewReader(data), nil)
+	runtime.ReadMemStats(&after)
+	// Re-deriving through the canonical encoding costs a few times the
+	// schemas, once; once a call it was 145x the file.
+	if got := after.TotalAlloc - before.TotalAlloc; got > 10*uint64(len(data)) {
+		t.Errorf("Verify allocated %d bytes for a %d-byte transcript (%.1fx): the schemas re-derived once a call", got, len(data), float64(got)/float64(len(data)))
+	}
+}

@@ -260,6 +260,18 @@ func rederives(raw, want string) bool {
 	return err == nil && h == want
 }
 
+// rederivesLine is rederives for a retained line's value and the hash it
+// is retained under, worked out once a line: tool schemas and served
+// messages are retained once and cited by every call after.
+func (v *verifier) rederivesLine(r retained, hash string) bool {
+	ok, done := v.rederived[r.line]
+	if !done {
+		ok = rederives(r.raw, hash)
+		v.rederived[r.line] = ok
+	}
+	return ok
+}
+
 func (v *verifier) checkHarnParts(s gjson.Result) *manifest.RuleError {
 	if s.Get("tool_schemas_content_hash").Exists() {
 		h, rerr := receiptHash(s, "tool_schemas_content_hash")
@@ -270,7 +282,7 @@ func (v *verifier) checkHarnParts(s gjson.Result) *manifest.RuleError {
 		switch {
 		case !ok:
 			return callFailed("retained", "no retained tool_schemas has content_hash %s", h)
-		case !rederives(ts.raw, h):
+		case !v.rederivesLine(ts, h):
 			return callFailed("content_hash", "the tool_schemas at line %d do not hash to their content_hash", ts.line)
 		}
 	}
@@ -287,7 +299,7 @@ func (v *verifier) checkHarnParts(s gjson.Result) *manifest.RuleError {
 			missing = ref
 			return true
 		}
-		if !rederives(d.raw, ref) {
+		if !v.rederivesLine(d, ref) {
 			missing = ref + " (its served_message does not hash to it)"
 		}
 		parts = append(parts, d.raw)

@@ -34,7 +34,7 @@ import (
 func Verify(r io.Reader, o *Options) (*Report, error) {
 	v := &verifier{rep: &Report{}, systems: map[string]retained{}, manifests: map[string]retained{},
 		schemas: map[string]retained{}, messages: map[string]retained{}, sessions: map[string]*session{},
-		pending: map[int64]pendingRequest{}, reads: map[int]manifestRead{}, sysHashed: map[int]sysCheck{}, holds: map[holdKey]holdVerdict{},
+		pending: map[int64]pendingRequest{}, reads: map[int]manifestRead{}, sysHashed: map[int]sysCheck{}, rederived: map[int]bool{}, holds: map[holdKey]holdVerdict{},
 		changes: map[[2]int][]FragmentChange{}, prefixes: map[[2]int]int{}, lastByRole: map[string]int{}, prev: genesis}
 	v.ck, v.pf = checkpoints{key: o.verifier(), keepLeaves: o.prove()}, newProver(o) // issue 25
 	lr := newLineReader(r, o.maxLine())
@@ -78,6 +78,7 @@ type verifier struct {
 	pending                               map[int64]pendingRequest // by request seq
 	reads                                 map[int]manifestRead     // by manifest line
 	sysHashed                             map[int]sysCheck         // by system_prompt line
+	rederived                             map[int]bool             // by tool_schemas or served_message line
 	holds                                 map[holdKey]holdVerdict
 	changes                               map[[2]int][]FragmentChange // by (manifest line, manifest line)
 	prefixes                              map[[2]int]int              // common prefix by (system line, system line)
