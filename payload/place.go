@@ -63,9 +63,10 @@ type Placement struct {
 	Breakpoints []Breakpoint `json:"breakpoints"`
 	// Dropped are candidates left out by the limit, best first.
 	Dropped []Breakpoint `json:"dropped,omitempty"`
-	// Warnings name the gated fragments that stand before a breakpoint:
-	// each state of a gate is a different prefix, so the cache at that
-	// breakpoint splits.
+	// Warnings name the gated fragments, and those a budget may shed, that
+	// stand before a breakpoint: each state of a gate, and each choice of
+	// what to shed, is a different prefix, so the cache at that breakpoint
+	// splits.
 	Warnings []promptloom.Warning `json:"warnings,omitempty"`
 	// None says why there is no breakpoint, when there is none.
 	None string `json:"none,omitempty"`
@@ -246,8 +247,9 @@ func stableRows(r *promptloom.Reduction, old *manifest.Manifest) int {
 	return last
 }
 
-// warnings names each gated fragment (included or gated out) that stands
-// before a breakpoint, with the first such breakpoint.
+// warnings names each gated fragment (included or gated out) and each a
+// budget may shed that stands before a breakpoint, with the first such
+// breakpoint.
 func warnings(r *promptloom.Reduction, bps []Breakpoint) []promptloom.Warning {
 	var out []promptloom.Warning
 	// Row positions of the breakpoints: a row stands before breakpoint b
@@ -262,16 +264,22 @@ func warnings(r *promptloom.Reduction, bps []Breakpoint) []promptloom.Warning {
 	}
 	for i := range r.Rows {
 		row := &r.Rows[i]
-		if row.Body == "" || !row.Fragment.Gated() {
+		gated, sheddable := row.Fragment.Gated(), row.Fragment.Register != budget.Binding
+		if row.Body == "" || !gated && !sheddable {
 			continue
 		}
 		for b := range bps {
-			if i <= at[b] {
-				out = append(out, promptloom.Warning{ID: row.Fragment.ID,
-					Message: fmt.Sprintf("%s is gated and stands before cache breakpoint %d (after %s, byte %d): each state of its gate is a different prefix, so the cache at that breakpoint splits; move it after the unconditional fragments",
-						row.Fragment.ID, b+1, bps[b].After, bps[b].Offset)})
-				break
+			if i > at[b] {
+				continue
 			}
+			msg := fmt.Sprintf("%s is gated and stands before cache breakpoint %d (after %s, byte %d): each state of its gate is a different prefix, so the cache at that breakpoint splits; move it after the unconditional fragments",
+				row.Fragment.ID, b+1, bps[b].After, bps[b].Offset)
+			if !gated {
+				msg = fmt.Sprintf("%s may be shed by a budget (register %s) and stands before cache breakpoint %d (after %s, byte %d): a call that sheds it has a different prefix, so the cache at that breakpoint splits; move it after the binding fragments",
+					row.Fragment.ID, row.Fragment.Register, b+1, bps[b].After, bps[b].Offset)
+			}
+			out = append(out, promptloom.Warning{ID: row.Fragment.ID, Message: msg})
+			break
 		}
 	}
 	return out

@@ -264,3 +264,16 @@ func TestPlaceNeverAnEmptyBlock(t *testing.T) {
 		}
 	}
 }
+
+// TestPlaceWarnsOfASheddableFragmentBeforeABreakpoint: with --since, a
+// stable-prefix breakpoint may stand after a fragment a budget may shed;
+// the placement says so, as it does of a gated one.
+func TestPlaceWarnsOfASheddableFragmentBeforeABreakpoint(t *testing.T) {
+	frags := []promptloom.Fragment{item(0, "Base."), item(1, "Maybe this."), item(2, "Rule.")}
+	frags[1].Register = budget.Considered
+	r := reduce(t, frags)
+	p := Place(r, &PlaceOptions{Since: manifest.New(r, "agent")})
+	if len(p.Warnings) != 1 || p.Warnings[0].ID != "system[1]" || !strings.Contains(p.Warnings[0].Message, "shed") {
+		t.Fatalf("breakpoints %+v warnings %+v", p.Breakpoints, p.Warnings)
+	}
+}
