@@ -3,8 +3,8 @@ package journal
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/manifest"
@@ -24,19 +24,41 @@ import (
 // served_message definitions of the message lineage are retained, they
 // must rebuild the messages that messages_content_hash names. The payload
 // receipt, when there is one, is checked by checkPayload.
-// pairKey names a retained context_manifest line and system_prompt line,
-// read as Harn's or promptloom's.
-type pairKey struct {
-	manifestLine, systemLine int
-	harn                     bool
+// manifestRead is what one retained context_manifest line gave when a
+// call first cited it: an error when its bytes do not hash to its
+// content_hash (hashErr) or do not read as a manifest (readErr), else the
+// manifest. Each line is hashed and read once, however many calls and
+// system prompts cite it.
+type manifestRead struct {
+	mf               *manifest.Manifest
+	hashErr, readErr *manifest.RuleError
 }
 
-// pair is what checkPair found of one pair of retained lines: the manifest
-// read, an error that stops every call citing them (err), and one found
-// after the per-call byte count is checked (holdErr).
-type pair struct {
-	mf           *manifest.Manifest
-	err, holdErr *manifest.RuleError
+// holdKey names a retained manifest line and the exact bytes of a system
+// prompt (their BLAKE3, unredacted: two prompts whose secrets differ share
+// a content hash, not these): whether the one holds for the other depends
+// on nothing else, so a prompt retained again on another line shares the
+// verdict.
+type holdKey struct {
+	manifestLine int
+	prompt       digest.Digest
+}
+
+// sysCheck is what hashing a retained system prompt line found: whether
+// it re-derives the content hash it is retained under, and the BLAKE3 of
+// its exact bytes.
+type sysCheck struct {
+	ok    bool
+	exact digest.Digest
+}
+
+// holdVerdict is the verdict of holding a manifest to a system prompt:
+// nil, the rule manifest.Validate (or, for a Harn prompt that redaction
+// changed, validateRedacted) reports, or with placeholders set, that
+// redaction placeholders do not account for the difference in length.
+type holdVerdict struct {
+	err          error
+	placeholders bool
 }
 
 // callFailed is a rule a call breaks; its detail reads "call does not
@@ -57,38 +79,69 @@ func held(err error, format string, args ...any) *manifest.RuleError {
 	return e
 }
 
-// checkPair checks a retained manifest and system prompt against their
-// content hashes and each other.
-func checkPair(m, sys retained, haveSys bool, mhash, shash string, harn bool) pair {
+// readManifest hashes and reads a retained manifest line, once.
+func (v *verifier) readManifest(m retained, mhash string, harn bool) manifestRead {
+	if r, done := v.reads[m.line]; done {
+		return r
+	}
+	var r manifestRead
 	switch {
-	case !harn && digest.Bytes([]byte(m.raw)).String() != mhash, harn && !rederives(m.raw, mhash):
-		return pair{err: callFailed("content_hash", "the context_manifest at line %d does not hash to its content_hash (%s)", m.line, digest.Bytes([]byte(m.raw)).String())}
-	case !haveSys:
-		return pair{err: callFailed("retained", "no retained system_prompt has content_hash %s", shash)}
-	case digest.Of(sys.raw).String() != shash:
-		return pair{err: callFailed("content_hash", "the system_prompt at line %d does not hash to its content_hash (%s)", sys.line, digest.Of(sys.raw))}
+	case !harn && digest.String(m.raw).String() != mhash, harn && !rederives(m.raw, mhash):
+		r.hashErr = callFailed("content_hash", "the context_manifest at line %d does not hash to its content_hash (%s)", m.line, digest.String(m.raw).String())
+	default:
+		// Read only reads its argument (and copies what it keeps), so the
+		// retained string's bytes are lent to it rather than copied.
+		mf, err := manifest.Read(unsafe.Slice(unsafe.StringData(m.raw), len(m.raw)))
+		if err != nil {
+			r.readErr = callFailed("manifest", "the context_manifest at line %d: %v", m.line, err)
+		} else {
+			r.mf = mf
+		}
 	}
-	mf, err := manifest.Read([]byte(m.raw))
-	if err != nil {
-		return pair{err: callFailed("manifest", "the context_manifest at line %d: %v", m.line, err)}
+	v.reads[m.line] = r
+	// The verdict is all a later citation needs: the line's bytes can go
+	// (the manifest read keeps its own copy).
+	if cur, ok := v.manifests[mhash]; ok && cur.line == m.line {
+		v.manifests[mhash] = retained{line: m.line}
 	}
-	if mf.WholePromptDigest.String() != shash {
-		return pair{mf: mf, err: callFailed("whole_prompt_digest", "system_prompt_content_hash is not the manifest's whole_prompt_digest %s", mf.WholePromptDigest)}
+	return r
+}
+
+// systemHashes reports whether a retained system prompt line re-derives
+// the content hash it is retained under, hashing each line once.
+func (v *verifier) systemHashes(sys retained, shash string) bool {
+	c, done := v.sysHashed[sys.line]
+	if !done {
+		c = sysCheck{ok: digest.Of(sys.raw).String() == shash, exact: digest.String(sys.raw)}
+		v.sysHashed[sys.line] = c
 	}
-	p := pair{mf: mf}
+	return c.ok
+}
+
+// hold holds a manifest read from line mline to a system prompt, once per
+// manifest line and prompt content.
+func (v *verifier) hold(mline int, mf *manifest.Manifest, sys retained, harn bool) holdVerdict {
+	k := holdKey{mline, v.sysHashed[sys.line].exact} // systemHashes ran
+	if h, done := v.holds[k]; done {
+		return h
+	}
+	var h holdVerdict
 	// A Harn writer redacts a line before writing it: when that changed
 	// the retained prompt's length, its hash still re-derives (redaction is
 	// a fixed point) but segment offsets refer to the bytes sent, not
 	// retained. Only redaction may explain the difference: each placeholder
 	// <redacted:NAME:LEN> stands for LEN bytes sent, and they must add up.
-	if !harn || len(sys.raw) == mf.SystemPromptBytes {
-		if err := manifest.Validate(mf, sys.raw); err != nil {
-			p.holdErr = held(err, "the manifest at line %d does not hold for the system prompt at line %d: %v", m.line, sys.line, err)
-		}
-	} else if sent, n := sentBytes(sys.raw); n == 0 || sent != mf.SystemPromptBytes {
-		p.holdErr = callFailed("system_prompt_bytes", "the system prompt at line %d is %d bytes, the manifest at line %d says %d, and its redaction placeholders do not account for the difference", sys.line, len(sys.raw), m.line, mf.SystemPromptBytes)
+	// Every other rule is still checked (validateRedacted).
+	switch sent, n := sentBytes(sys.raw); {
+	case !harn || len(sys.raw) == mf.SystemPromptBytes:
+		h.err = manifest.Validate(mf, sys.raw)
+	case n == 0 || sent != mf.SystemPromptBytes:
+		h.placeholders = true
+	default:
+		h.err = validateRedacted(mf, sys.raw)
 	}
-	return p
+	v.holds[k] = h
+	return h
 }
 
 func (v *verifier) checkReceipts(l gjson.Result, harn bool, c *CallReport) *manifest.RuleError {
@@ -112,29 +165,40 @@ func (v *verifier) checkReceipts(l gjson.Result, harn bool, c *CallReport) *mani
 	if rerr != nil {
 		return rerr
 	}
-	sys, ok := v.systems[shash]
-	if ok {
+	sys, haveSys := v.systems[shash]
+	if haveSys {
 		c.SystemLine, c.SystemBytes, c.system = sys.line, len(sys.raw), sys.raw
 	}
-	// What depends only on the two retained lines (their hashes, the
-	// manifest read and held to the prompt) is worked out once per pair:
-	// the lines are written only when they change, so most calls share it.
-	key := pairKey{m.line, sys.line, harn}
-	p, done := v.pairs[key]
-	if !done {
-		p = checkPair(m, sys, ok, mhash, shash, harn)
-		v.pairs[key] = p
+	// What depends only on the retained lines (their hashes, the manifest
+	// read, the manifest held to the prompt) is worked out once per line,
+	// and once per manifest line and prompt content: the lines are written
+	// only when they change, so most calls share it, and however the
+	// calls pair the lines the work stays linear in the file.
+	r := v.readManifest(m, mhash, harn)
+	switch {
+	case r.hashErr != nil:
+		return r.hashErr
+	case !haveSys:
+		return callFailed("retained", "no retained system_prompt has content_hash %s", shash)
+	case !v.systemHashes(sys, shash):
+		return callFailed("content_hash", "the system_prompt at line %d does not hash to its content_hash (%s)", sys.line, digest.Of(sys.raw))
+	case r.readErr != nil:
+		return r.readErr
 	}
-	c.Manifest = p.mf
-	if p.err != nil {
-		return p.err
+	mf := r.mf
+	c.Manifest = mf
+	if mf.WholePromptDigest.String() != shash {
+		return callFailed("whole_prompt_digest", "system_prompt_content_hash is not the manifest's whole_prompt_digest %s", mf.WholePromptDigest)
 	}
 	got := s.Get("system_prompt_bytes")
-	if n, ok := intField(got); !ok || n != int64(p.mf.SystemPromptBytes) {
-		return callFailed("system_prompt_bytes", "system_prompt_bytes %s, but the manifest at line %d says %d", orRawNull(got.Raw), m.line, p.mf.SystemPromptBytes)
+	if n, ok := intField(got); !ok || n != int64(mf.SystemPromptBytes) {
+		return callFailed("system_prompt_bytes", "system_prompt_bytes %s, but the manifest at line %d says %d", orRawNull(got.Raw), m.line, mf.SystemPromptBytes)
 	}
-	if p.holdErr != nil {
-		return p.holdErr
+	switch h := v.hold(m.line, mf, sys, harn); {
+	case h.placeholders:
+		return callFailed("system_prompt_bytes", "the system prompt at line %d is %d bytes, the manifest at line %d says %d, and its redaction placeholders do not account for the difference", sys.line, len(sys.raw), m.line, mf.SystemPromptBytes)
+	case h.err != nil:
+		return held(h.err, "the manifest at line %d does not hold for the system prompt at line %d: %v", m.line, sys.line, h.err)
 	}
 	if harn {
 		return v.checkHarnParts(s)
@@ -169,7 +233,7 @@ func (v *verifier) checkReceipts(l gjson.Result, harn bool, c *CallReport) *mani
 	if ferr != nil {
 		return ferr
 	}
-	return checkPayload(s, req, sys, p.mf, shash)
+	return checkPayload(s, req, sys, mf, shash)
 }
 
 // receiptHash reads a required blake3:<hex> hash of a receipt.
@@ -196,6 +260,18 @@ func rederives(raw, want string) bool {
 	return err == nil && h == want
 }
 
+// rederivesLine is rederives for a retained line's value and the hash it
+// is retained under, worked out once a line: tool schemas and served
+// messages are retained once and cited by every call after.
+func (v *verifier) rederivesLine(r retained, hash string) bool {
+	ok, done := v.rederived[r.line]
+	if !done {
+		ok = rederives(r.raw, hash)
+		v.rederived[r.line] = ok
+	}
+	return ok
+}
+
 func (v *verifier) checkHarnParts(s gjson.Result) *manifest.RuleError {
 	if s.Get("tool_schemas_content_hash").Exists() {
 		h, rerr := receiptHash(s, "tool_schemas_content_hash")
@@ -206,7 +282,7 @@ func (v *verifier) checkHarnParts(s gjson.Result) *manifest.RuleError {
 		switch {
 		case !ok:
 			return callFailed("retained", "no retained tool_schemas has content_hash %s", h)
-		case !rederives(ts.raw, h):
+		case !v.rederivesLine(ts, h):
 			return callFailed("content_hash", "the tool_schemas at line %d do not hash to their content_hash", ts.line)
 		}
 	}
@@ -223,7 +299,7 @@ func (v *verifier) checkHarnParts(s gjson.Result) *manifest.RuleError {
 			missing = ref
 			return true
 		}
-		if !rederives(d.raw, ref) {
+		if !v.rederivesLine(d, ref) {
 			missing = ref + " (its served_message does not hash to it)"
 		}
 		parts = append(parts, d.raw)
@@ -269,32 +345,5 @@ func (v *verifier) harnLine(n int, l gjson.Result) {
 			c.Status, c.Problem = failed, err
 		}
 		v.addCall(c)
-	}
-}
-
-// sentBytes re-derives the length of a prompt before redaction from its
-// redacted text: each placeholder <redacted:NAME:LEN> replaced LEN bytes.
-// It returns that length and the number of placeholders.
-func sentBytes(redacted string) (sent, placeholders int) {
-	sent = len(redacted)
-	for rest := redacted; ; {
-		i := strings.Index(rest, "<redacted:")
-		if i < 0 {
-			return sent, placeholders
-		}
-		rest = rest[i:]
-		end := strings.IndexByte(rest, '>')
-		if end < 0 {
-			return sent, placeholders
-		}
-		colon := strings.LastIndexByte(rest[:end], ':')
-		n, err := strconv.Atoi(rest[colon+1 : end])
-		if colon <= len("<redacted") || err != nil || n < 0 {
-			rest = rest[len("<redacted:"):]
-			continue
-		}
-		sent += n - (end + 1)
-		placeholders++
-		rest = rest[end+1:]
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"sort"
 	"time"
+	"unsafe"
 
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/digest"
@@ -36,7 +37,8 @@ func Verify(r io.Reader, o *Options) (*Report, error) {
 	}
 	v := &verifier{rep: &Report{}, systems: map[string]retained{}, manifests: map[string]retained{},
 		schemas: map[string]retained{}, messages: map[string]retained{}, sessions: map[string]*session{},
-		pending: map[int64]pendingRequest{}, pairs: map[pairKey]pair{}, lastByRole: map[string]int{}, prev: genesis}
+		pending: map[int64]pendingRequest{}, reads: map[int]manifestRead{}, sysHashed: map[int]sysCheck{}, rederived: map[int]bool{}, holds: map[holdKey]holdVerdict{},
+		changes: map[[2]int][]FragmentChange{}, prefixes: map[[2]int]int{}, lastByRole: map[string]int{}, prev: genesis}
 	v.ck, v.pf = checkpoints{key: o.verifier(), keepLeaves: o.prove()}, newProver(o) // issue 25
 	lr := newLineReader(r, o.maxLine())
 	for {
@@ -48,7 +50,7 @@ func Verify(r io.Reader, o *Options) (*Report, error) {
 			v.finish(err)
 			return v.rep, err
 		}
-		v.line(lr.n, line, lr.torn)
+		v.line(lr.n, unsafe.Slice(unsafe.StringData(line), len(line)), line, lr.torn)
 	}
 	v.finish(nil)
 	return v.rep, nil
@@ -77,9 +79,14 @@ type verifier struct {
 	systems, manifests, schemas, messages map[string]retained
 	sessions                              map[string]*session
 	pending                               map[int64]pendingRequest // by request seq
-	pairs                                 map[pairKey]pair         // checkPair's verdicts
-	lastByRole                            map[string]int           // role -> index in rep.Calls of its last call with a manifest
-	prev, cur                             string                   // the chain hashes of the last line and this one
+	reads                                 map[int]manifestRead     // by manifest line
+	sysHashed                             map[int]sysCheck         // by system_prompt line
+	rederived                             map[int]bool             // by tool_schemas or served_message line
+	holds                                 map[holdKey]holdVerdict
+	changes                               map[[2]int][]FragmentChange // by (manifest line, manifest line)
+	prefixes                              map[[2]int]int              // common prefix by (system line, system line)
+	lastByRole                            map[string]int              // role -> index in rep.Calls of its last call with a manifest
+	prev, cur                             string                      // the chain hashes of the last line and this one
 	seq                                   int64
 	// issue 25: checkpoints, the call to prove, a proof being read, and
 	// this line's bytes.
@@ -89,7 +96,8 @@ type verifier struct {
 	raw   []byte
 }
 
-func (v *verifier) line(n int, line []byte, torn bool) {
+// line judges one line: its bytes (read only: they are text's) and text.
+func (v *verifier) line(n int, line []byte, text string, torn bool) {
 	v.rep.Lines = n
 	v.cur, v.raw = lineHash(line), line
 	defer func() { v.prev = v.cur }()
@@ -109,7 +117,7 @@ func (v *verifier) line(n int, line []byte, torn bool) {
 		v.rep.broke("unreadable", n, "line %d: %s", n, msg)
 		return
 	}
-	l := gjson.ParseBytes(line)
+	l := gjson.Parse(text) // what is kept of the line shares its bytes
 	if !l.IsObject() {
 		v.rep.broke("not_object", n, "line %d: not a JSON object", n)
 		return
@@ -225,7 +233,7 @@ func (v *verifier) promptloomLine(n int, l gjson.Result) {
 	case kindContextManifest:
 		hash, okH := stringField(l, "content_hash")
 		raw := l.Get("manifest").Raw
-		if !okH || digest.Bytes([]byte(raw)).String() != hash {
+		if !okH || digest.String(raw).String() != hash {
 			v.rep.broke("content_hash", n, "line %d: the context_manifest's manifest does not hash to its content_hash", n)
 		}
 		v.manifests[hash] = retained{line: n, raw: raw}
@@ -361,13 +369,44 @@ func (v *verifier) addCall(c CallReport) {
 	if m := c.Manifest; m != nil {
 		if p, ok := v.lastByRole[m.CallRole]; ok && len(v.rep.Calls[p].Manifest.Segments) > 0 {
 			prev := &v.rep.Calls[p]
-			common := promptloom.CommonPrefix(prev.system, c.system)
-			c.Previous, c.Changes = prev.Call, ChangedFragments(prev.Manifest.Rows(), m.Rows())
+			common := v.commonPrefix(prev, &c)
+			c.Previous, c.Changes = prev.Call, v.changed(prev, &c)
 			c.CommonPrefixBytes, c.ResendBytes = common, len(c.system)-common
 		}
 		v.lastByRole[m.CallRole] = len(v.rep.Calls)
 	}
 	v.rep.Calls = append(v.rep.Calls, c)
+}
+
+// commonPrefix is the bytes two calls' prompts share from the start, and
+// changed the fragments that differ between their manifests: each worked
+// out once per pair of lines (the same line twice shares everything), so
+// a run that alternates between two large prompts compares them once,
+// not once a call.
+func (v *verifier) commonPrefix(prev, c *CallReport) int {
+	if prev.SystemLine == c.SystemLine {
+		return len(c.system)
+	}
+	k := [2]int{prev.SystemLine, c.SystemLine}
+	n, done := v.prefixes[k]
+	if !done {
+		n = promptloom.CommonPrefix(prev.system, c.system)
+		v.prefixes[k] = n
+	}
+	return n
+}
+
+func (v *verifier) changed(prev, c *CallReport) []FragmentChange {
+	if prev.ManifestLine == c.ManifestLine {
+		return nil // one manifest read: nothing differs
+	}
+	k := [2]int{prev.ManifestLine, c.ManifestLine}
+	ch, done := v.changes[k]
+	if !done {
+		ch = ChangedFragments(prev.Manifest.Rows(), c.Manifest.Rows())
+		v.changes[k] = ch
+	}
+	return ch
 }
 
 func (v *verifier) finish(readErr error) {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+	"unsafe"
 
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/digest"
@@ -65,15 +67,20 @@ func Read(data []byte) (*Manifest, error) {
 	if err := pjson.Check(data, nil); err != nil {
 		return nil, readError(err)
 	}
-	v := gjson.ParseBytes(data)
+	// The document is read where it lies, not copied: every string the
+	// manifest keeps is a copy of its own (kept), so the manifest holds
+	// its values and not the document, which may be large (a transcript's
+	// line) and is the caller's.
+	v := gjson.Parse(unsafe.String(unsafe.SliceData(data), len(data)))
 	if !v.IsObject() {
 		return nil, &ReadError{Detail: "not a JSON object"}
 	}
+	kept := &keeper{}
 	// Another schema's fields mean other things: say so before judging them.
 	if s := v.Get("schema"); s.Type == gjson.String && s.Str != schema {
 		return nil, &ReadError{Field: "schema", Detail: fmt.Sprintf("is %q, want %q", s.Str, schema)}
 	}
-	r := reader{v: v}
+	r := reader{v: v, keep: kept}
 	m := &Manifest{
 		Schema:             r.str("schema", true, ""),
 		Scope:              r.str("scope", false, scope),
@@ -119,9 +126,12 @@ func Read(data []byte) (*Manifest, error) {
 	if !segs.IsArray() {
 		return nil, &ReadError{Field: "segments", Detail: "missing or not a list"}
 	}
+	n := 0
+	segs.ForEach(func(_, _ gjson.Result) bool { n++; return true })
+	m.Segments = make([]Segment, 0, n) // one allocation, not a copy at each growth
 	i := 0
 	segs.ForEach(func(_, s gjson.Result) bool {
-		seg, err := readSegment(s, i)
+		seg, err := readSegment(s, i, kept)
 		if err != nil {
 			r.err = err
 			return false
@@ -132,9 +142,6 @@ func Read(data []byte) (*Manifest, error) {
 	})
 	if r.err != nil {
 		return nil, r.err
-	}
-	if m.Segments == nil {
-		m.Segments = []Segment{}
 	}
 	if sepCount != nil {
 		m.JoinSeparatorCount = *sepCount
@@ -186,8 +193,8 @@ func (m *Manifest) redactStrings() {
 	}
 }
 
-func readSegment(s gjson.Result, i int) (Segment, error) {
-	r := reader{v: s, prefix: fmt.Sprintf("segments[%d].", i)}
+func readSegment(s gjson.Result, i int, kept *keeper) (Segment, error) {
+	r := reader{v: s, seg: i + 1, keep: kept}
 	if !s.IsObject() {
 		return Segment{}, &ReadError{Field: fmt.Sprintf("segments[%d]", i), Detail: "not an object"}
 	}
@@ -208,16 +215,16 @@ func readSegment(s gjson.Result, i int) (Segment, error) {
 	}
 	if src := s.Get("sources"); src.Exists() && src.Type != gjson.Null {
 		if !src.IsArray() {
-			return seg, &ReadError{Field: r.prefix + "sources", Detail: "not a list"}
+			return seg, &ReadError{Field: r.prefix() + "sources", Detail: "not a list"}
 		}
 		src.ForEach(func(_, c gjson.Result) bool {
-			seg.Sources = append(seg.Sources, c.String())
+			seg.Sources = append(seg.Sources, kept.of(c.String()))
 			return true
 		})
 	}
 	if t := s.Get("template"); r.err == nil && t.Exists() && t.Type != gjson.Null {
 		var err error
-		if seg.Template, err = readTemplate(t, r.prefix+"template"); err != nil {
+		if seg.Template, err = readTemplate(t, r.prefix()+"template", kept); err != nil {
 			return seg, err
 		}
 	}
@@ -228,11 +235,11 @@ func readSegment(s gjson.Result, i int) (Segment, error) {
 // object with a digest, optional file, and objects of digests under
 // includes and bindings. Its other members are ignored, as a segment's
 // are.
-func readTemplate(t gjson.Result, field string) (*promptloom.Template, error) {
+func readTemplate(t gjson.Result, field string, kept *keeper) (*promptloom.Template, error) {
 	if !t.IsObject() {
 		return nil, &ReadError{Field: field, Detail: "not an object"}
 	}
-	r := reader{v: t, prefix: field + "."}
+	r := reader{v: t, within: field + ".", keep: kept}
 	tp := &promptloom.Template{File: r.str("file", false, ""), Digest: r.digest("digest")}
 	digests := func(key string, required bool) map[string]digest.Digest {
 		v := t.Get(key)
@@ -254,7 +261,7 @@ func readTemplate(t gjson.Result, field string) (*promptloom.Template, error) {
 				r.fail(key+"."+k.String(), fmt.Sprintf("%q is not blake3:<64 lowercase hex digits>", d.Raw))
 				return false
 			}
-			out[k.String()] = dg
+			out[kept.of(k.String())] = dg
 			return true
 		})
 		return out
@@ -269,35 +276,83 @@ func readTemplate(t gjson.Result, field string) (*promptloom.Template, error) {
 
 // reader reads fields of one object, keeping the first error.
 type reader struct {
-	v      gjson.Result
-	prefix string
+	v   gjson.Result
+	seg int // 1 + the index of the segment read, 0 for the manifest
+	// within, for an object inside a segment (its template), is that
+	// object's path with a trailing dot.
+	within string
 	err    error
+	keep   *keeper
+}
+
+// keeper copies the strings a manifest keeps out of the document it is
+// read from, sharing one copy of each value that repeats (producers,
+// buckets, reasons, registers: the same few in every row), up to a few
+// thousand distinct values.
+type keeper struct{ seen map[string]string }
+
+func (k *keeper) of(s string) string {
+	if s == "" {
+		return ""
+	}
+	if c, ok := k.seen[s]; ok {
+		return c
+	}
+	c := strings.Clone(s)
+	if k.seen == nil {
+		k.seen = make(map[string]string)
+	}
+	if len(k.seen) < 4096 {
+		k.seen[c] = c
+	}
+	return c
+}
+
+// prefix is the path of the object read, for an error: built only then,
+// not once a segment.
+func (r *reader) prefix() string {
+	if r.within != "" {
+		return r.within
+	}
+	if r.seg == 0 {
+		return ""
+	}
+	return fmt.Sprintf("segments[%d].", r.seg-1)
 }
 
 func (r *reader) fail(key, detail string) {
 	if r.err == nil {
-		r.err = &ReadError{Field: r.prefix + key, Detail: detail}
+		r.err = &ReadError{Field: r.prefix() + key, Detail: detail}
 	}
 }
 
 func (r *reader) str(key string, required bool, def string) string {
+	s, ok := r.text(key, required)
+	if !ok {
+		return def
+	}
+	return r.keep.of(s)
+}
+
+// text reads a string field as it lies in the document (not kept).
+func (r *reader) text(key string, required bool) (string, bool) {
 	f := r.v.Get(gjson.Escape(key))
 	switch {
 	case !f.Exists() || f.Type == gjson.Null:
 		if required {
 			r.fail(key, "missing")
 		}
-		return def
+		return "", false
 	case f.Type != gjson.String:
 		r.fail(key, "not a string")
-		return def
+		return "", false
 	}
-	return f.String()
+	return f.String(), true
 }
 
 // digest reads a required digest, blake3:<64 lowercase hex>.
 func (r *reader) digest(key string) digest.Digest {
-	text := r.str(key, true, "")
+	text, _ := r.text(key, true)
 	if r.err != nil {
 		return digest.Digest{}
 	}

@@ -37,6 +37,9 @@ type Channel struct {
 // is detected: `system` is Anthropic; `systemInstruction`,
 // `system_instruction` or `contents` is Gemini; `instructions` or `input`
 // is OpenAI Responses; `messages` is OpenAI Chat Completions. A body that
+// another shape also reads a system text from (Anthropic's `system` beside
+// a system message in `messages`) is ambiguous, and refused as malformed
+// under Auto: name the provider to read it as one shape. A body that
 // is not a JSON object, or whose channel has a field of the wrong type or a
 // key twice, is an *Error of kind ErrMalformed; a body with no system text
 // is one of kind ErrNoSystem.
@@ -55,19 +58,11 @@ func Extract(body []byte, p Provider) (*Channel, error) {
 			return nil, err
 		}
 	}
-	var c *Channel
-	var err error
-	switch p {
-	case Anthropic:
-		c, err = anthropic(root)
-	case OpenAIChat:
-		c, err = openAIChat(root)
-	case OpenAIResponses:
-		c, err = openAIResponses(root)
-	case Gemini:
-		c, err = gemini(root)
-	default:
-		return nil, &Error{Kind: ErrUnknownProvider, Msg: string(p)}
+	c, err := extractAs(root, p)
+	if auto {
+		if amb := ambiguous(root, p, c, err); amb != nil {
+			return nil, amb
+		}
 	}
 	if err != nil {
 		var none *Error
@@ -78,6 +73,49 @@ func Extract(body []byte, p Provider) (*Channel, error) {
 	}
 	c.Provider = p
 	return c, nil
+}
+
+// extractAs reads root's system channel as shape p.
+func extractAs(root gjson.Result, p Provider) (*Channel, error) {
+	switch p {
+	case Anthropic:
+		return anthropic(root)
+	case OpenAIChat:
+		return openAIChat(root)
+	case OpenAIResponses:
+		return openAIResponses(root)
+	case Gemini:
+		return gemini(root)
+	}
+	return nil, &Error{Kind: ErrUnknownProvider, Msg: string(p)}
+}
+
+// ambiguous is the error for a body that another shape than the one
+// detected (p, read as c or failing with err) also reads a system text
+// from: Anthropic's `system` beside a system message in `messages`, say.
+// An endpoint of the other shape would serve that other text, so no shape
+// can be assumed; nil when no other shape reads one, or when the detected
+// shape found the body malformed (that error stands).
+func ambiguous(root gjson.Result, p Provider, c *Channel, err error) error {
+	if err != nil && !errors.Is(err, ErrNoSystem) {
+		return nil
+	}
+	for _, q := range providers {
+		if q == p {
+			continue
+		}
+		other, oerr := extractAs(root, q)
+		if oerr != nil {
+			continue
+		}
+		found := "no system text"
+		if c != nil {
+			found = "its system text in `" + c.Field + "`"
+		}
+		return &Error{Kind: ErrMalformed, Provider: Auto, Path: other.Field, Msg: fmt.Sprintf(
+			"ambiguous shape: read as %s the body has %s, read as %s its system text is in `%s`, and an endpoint of either shape would serve its own; name the provider", p, found, q, other.Field)}
+	}
+	return nil
 }
 
 func detect(root gjson.Result) (Provider, error) {

@@ -96,7 +96,11 @@ func (e *Error) Error() string {
 		if e.Path == "" {
 			return fmt.Sprintf("%v: %s at byte %d", ErrMalformed, e.Msg, e.Offset)
 		}
-		return fmt.Sprintf("%v: %s: %s: %s", ErrMalformed, e.Provider, e.Path, e.Msg)
+		p := string(e.Provider)
+		if e.Provider == Auto {
+			p = "auto"
+		}
+		return fmt.Sprintf("%v: %s: %s: %s", ErrMalformed, p, e.Path, e.Msg)
 	case ErrNoSystem:
 		return noSystem(e.Provider)
 	case ErrUnknownProvider:

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/promptloom/promptloom"
+	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/manifest"
 )
 
@@ -23,8 +24,9 @@ type CacheControl struct {
 
 // The kinds of breakpoint, in the order Place prefers them.
 const (
-	// kindUnconditional ends the longest run of unconditional before
-	// fragments: the same bytes in every call, whatever is active.
+	// kindUnconditional ends the longest run of unconditional, binding
+	// before fragments: the same bytes in every call, whatever is active
+	// and whatever the budget.
 	kindUnconditional = "unconditional-prefix"
 	// kindStable ends the fragments unchanged since the previous manifest.
 	kindStable = "stable-prefix"
@@ -61,9 +63,10 @@ type Placement struct {
 	Breakpoints []Breakpoint `json:"breakpoints"`
 	// Dropped are candidates left out by the limit, best first.
 	Dropped []Breakpoint `json:"dropped,omitempty"`
-	// Warnings name the gated fragments that stand before a breakpoint:
-	// each state of a gate is a different prefix, so the cache at that
-	// breakpoint splits.
+	// Warnings name the gated fragments, and those a budget may shed, that
+	// stand before a breakpoint: each state of a gate, and each choice of
+	// what to shed, is a different prefix, so the cache at that breakpoint
+	// splits.
 	Warnings []promptloom.Warning `json:"warnings,omitempty"`
 	// None says why there is no breakpoint, when there is none.
 	None string `json:"none,omitempty"`
@@ -99,7 +102,9 @@ func (o *PlaceOptions) limit() int {
 // that is gated, in the after bucket, or excluded with a body ends the run);
 // with Since, one at the end of the fragments unchanged since the previous
 // manifest and, within that, one before each gated fragment, latest first;
-// at most o.MaxBreakpoints. An absent prompt has no blocks.
+// at most o.MaxBreakpoints. A fragment a budget may shed (a register other
+// than binding) ends the run too. No block is empty: an absent or empty
+// prompt has no blocks, and no breakpoint ends at byte 0.
 func Place(r *promptloom.Reduction, o *PlaceOptions) *Placement {
 	if o == nil {
 		o = &PlaceOptions{}
@@ -109,9 +114,13 @@ func Place(r *promptloom.Reduction, o *PlaceOptions) *Placement {
 		p.None = "the prompt is absent"
 		return p
 	}
+	if r.System == "" {
+		p.None = "the prompt is empty: no block, and nothing to cache"
+		return p
+	}
 	cands := candidates(r, o.Since)
 	if len(cands) == 0 {
-		p.None = "no fragment boundary is stable: the first fragment is gated or in the after bucket"
+		p.None = "no fragment boundary is stable: the first fragment is gated, in the after bucket, or sheddable by a budget"
 		if o.Since != nil {
 			p.None += ", and no fragment is unchanged since the previous manifest"
 		}
@@ -153,7 +162,9 @@ func candidates(r *promptloom.Reduction, since *manifest.Manifest) []Breakpoint 
 	var out []Breakpoint
 	seen := map[int]bool{}
 	add := func(row *promptloom.Row, kind, reason string) {
-		if o := end(row); !seen[o] {
+		// A breakpoint at byte 0 would end an empty block, which the
+		// provider refuses (and which caches nothing).
+		if o := end(row); o > 0 && !seen[o] {
 			seen[o] = true
 			out = append(out, Breakpoint{After: row.Fragment.ID, Offset: o, Kind: kind, Reason: reason})
 		}
@@ -164,14 +175,19 @@ func candidates(r *promptloom.Reduction, since *manifest.Manifest) []Breakpoint 
 		if row.Body == "" {
 			continue // empty in every call: no bytes, no split
 		}
-		if !row.Included || row.Fragment.Gated() || row.Fragment.Bucket != promptloom.Before {
+		// Only what no tool, capability or budget can remove: a gated
+		// fragment, an after one, one excluded with a body, or one a budget
+		// may shed (any register but binding, whether or not this call had
+		// a budget) ends the run.
+		if !row.Included || row.Fragment.Gated() || row.Fragment.Bucket != promptloom.Before ||
+			row.Fragment.Register != budget.Binding {
 			break
 		}
 		first = i
 	}
 	if first >= 0 {
 		add(&r.Rows[first], kindUnconditional,
-			"end of the longest run of unconditional before fragments: the same bytes in every call, whatever tools and capabilities are active")
+			"end of the longest run of unconditional, binding before fragments: the same bytes in every call, whatever tools, capabilities and budget are active")
 	}
 	if since == nil {
 		return out
@@ -231,8 +247,9 @@ func stableRows(r *promptloom.Reduction, old *manifest.Manifest) int {
 	return last
 }
 
-// warnings names each gated fragment (included or gated out) that stands
-// before a breakpoint, with the first such breakpoint.
+// warnings names each gated fragment (included or gated out) and each a
+// budget may shed that stands before a breakpoint, with the first such
+// breakpoint.
 func warnings(r *promptloom.Reduction, bps []Breakpoint) []promptloom.Warning {
 	var out []promptloom.Warning
 	// Row positions of the breakpoints: a row stands before breakpoint b
@@ -247,16 +264,22 @@ func warnings(r *promptloom.Reduction, bps []Breakpoint) []promptloom.Warning {
 	}
 	for i := range r.Rows {
 		row := &r.Rows[i]
-		if row.Body == "" || !row.Fragment.Gated() {
+		gated, sheddable := row.Fragment.Gated(), row.Fragment.Register != budget.Binding
+		if row.Body == "" || !gated && !sheddable {
 			continue
 		}
 		for b := range bps {
-			if i <= at[b] {
-				out = append(out, promptloom.Warning{ID: row.Fragment.ID,
-					Message: fmt.Sprintf("%s is gated and stands before cache breakpoint %d (after %s, byte %d): each state of its gate is a different prefix, so the cache at that breakpoint splits; move it after the unconditional fragments",
-						row.Fragment.ID, b+1, bps[b].After, bps[b].Offset)})
-				break
+			if i > at[b] {
+				continue
 			}
+			msg := fmt.Sprintf("%s is gated and stands before cache breakpoint %d (after %s, byte %d): each state of its gate is a different prefix, so the cache at that breakpoint splits; move it after the unconditional fragments",
+				row.Fragment.ID, b+1, bps[b].After, bps[b].Offset)
+			if !gated {
+				msg = fmt.Sprintf("%s may be shed by a budget (register %s) and stands before cache breakpoint %d (after %s, byte %d): a call that sheds it has a different prefix, so the cache at that breakpoint splits; move it after the binding fragments",
+					row.Fragment.ID, row.Fragment.Register, b+1, bps[b].After, bps[b].Offset)
+			}
+			out = append(out, promptloom.Warning{ID: row.Fragment.ID, Message: msg})
+			break
 		}
 	}
 	return out

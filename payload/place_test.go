@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/promptloom/promptloom"
+	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/manifest"
 
 	"github.com/google/go-cmp/cmp"
@@ -87,7 +88,7 @@ func TestPlace(t *testing.T) {
 			warnings: []string{"tool:grep.guidance", "tool:ls.guidance"}},
 		{name: "a gated first fragment leaves no breakpoint",
 			frags: []promptloom.Fragment{promptloom.ToolGuidance("grep", "Grep."), item(1, "B.")}, tools: []string{"grep"}, max: 4,
-			none: "no fragment boundary is stable: the first fragment is gated or in the after bucket"},
+			none: "no fragment boundary is stable: the first fragment is gated, in the after bucket, or sheddable by a budget"},
 		{name: "an absent prompt has no blocks",
 			frags: []promptloom.Fragment{promptloom.ToolGuidance("grep", "Grep.")}, max: 4,
 			none: "the prompt is absent"},
@@ -198,5 +199,81 @@ func TestFieldRoundTrip(t *testing.T) {
 		if body, _, err := Field(absent, p, nil); err != nil || string(body) != "{}" {
 			t.Errorf("%s: absent prompt gave %s, %v", p, body, err)
 		}
+	}
+}
+
+// TestPlaceUnconditionalPrefixIsBinding: a fragment a budget may shed
+// (any register but binding) ends the unconditional run: under a budget
+// that did not need to shed it, it is in this call's prompt, yet another
+// budget removes it, so the bytes after it are not the same in every call.
+func TestPlaceUnconditionalPrefixIsBinding(t *testing.T) {
+	frags := []promptloom.Fragment{item(0, "Base."), item(1, "Maybe this."), item(2, "Rule.")}
+	frags[1].Register = budget.Considered
+	r, err := promptloom.Reduce(frags, &promptloom.Options{Budget: &budget.Budget{Counter: budget.Bytes(), Total: 1000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Rows[1].Included {
+		t.Fatal("the considered fragment was shed; the test needs it in the prompt")
+	}
+	p := Place(r, nil)
+	if len(p.Breakpoints) != 1 || p.Breakpoints[0].After != "system[0]" || p.Breakpoints[0].Offset != 5 {
+		t.Fatalf("breakpoints %+v, want one after system[0] (byte 5)", p.Breakpoints)
+	}
+	// Sheddable first: no unconditional prefix at all.
+	frags[0].Register = budget.Generated
+	r, err = promptloom.Reduce(frags, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := Place(r, nil); len(p.Breakpoints) != 0 || !strings.Contains(p.None, "budget") {
+		t.Fatalf("breakpoints %+v (none: %q), want none", p.Breakpoints, p.None)
+	}
+}
+
+// TestPlaceNeverAnEmptyBlock: an empty replacement root with --since (its
+// one fragment unchanged) has no block, not an empty one carrying
+// cache_control, which Anthropic refuses; Field reads back as the prompt.
+func TestPlaceNeverAnEmptyBlock(t *testing.T) {
+	r := reduce(t, []promptloom.Fragment{promptloom.Replacement("")})
+	if !r.Present || r.System != "" {
+		t.Fatalf("present %v system %q", r.Present, r.System)
+	}
+	since := manifest.New(r, "agent")
+	for _, o := range []*PlaceOptions{nil, {Since: since}} {
+		p := Place(r, o)
+		if len(p.Blocks) != 0 || len(p.Breakpoints) != 0 || p.None == "" {
+			t.Errorf("since %v: blocks %+v breakpoints %+v none %q", o != nil, p.Blocks, p.Breakpoints, p.None)
+		}
+		body, _, err := Field(r, Anthropic, o)
+		if err != nil || strings.Contains(string(body), `"text":""`) {
+			t.Errorf("field %s: %v", body, err)
+		}
+		if c, err := Extract(body, Anthropic); err != nil || c.Text != "" {
+			t.Errorf("read back %+v: %v", c, err)
+		}
+	}
+	// A prompt whose first fragment is empty and unchanged since: no
+	// breakpoint at byte 0, however it came.
+	frags := []promptloom.Fragment{item(0, ""), item(1, "Rule.")}
+	r = reduce(t, frags)
+	p := Place(r, &PlaceOptions{Since: manifest.New(r, "agent")})
+	for _, b := range p.Blocks {
+		if b.Text == "" {
+			t.Fatalf("an empty block: %+v", p.Blocks)
+		}
+	}
+}
+
+// TestPlaceWarnsOfASheddableFragmentBeforeABreakpoint: with --since, a
+// stable-prefix breakpoint may stand after a fragment a budget may shed;
+// the placement says so, as it does of a gated one.
+func TestPlaceWarnsOfASheddableFragmentBeforeABreakpoint(t *testing.T) {
+	frags := []promptloom.Fragment{item(0, "Base."), item(1, "Maybe this."), item(2, "Rule.")}
+	frags[1].Register = budget.Considered
+	r := reduce(t, frags)
+	p := Place(r, &PlaceOptions{Since: manifest.New(r, "agent")})
+	if len(p.Warnings) != 1 || p.Warnings[0].ID != "system[1]" || !strings.Contains(p.Warnings[0].Message, "shed") {
+		t.Fatalf("breakpoints %+v warnings %+v", p.Breakpoints, p.Warnings)
 	}
 }

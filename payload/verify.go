@@ -2,6 +2,7 @@ package payload
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/promptloom/promptloom"
@@ -53,6 +54,11 @@ func verifyChannel(m *manifest.Manifest, c *Channel) (*Result, error) {
 	if verr != nil && len(c.Pieces) > 1 {
 		joined = strings.Join(c.Pieces, promptloom.Separator)
 		placed = joined != c.Text && manifest.Validate(m, joined) == nil
+		if placed {
+			if e := cutInside(m, c.Pieces); e != nil {
+				return nil, &Error{Kind: ErrMismatch, Provider: c.Provider, Fragment: e.ID, Offset: int64(e.Offset), Err: e}
+			}
+		}
 	}
 	if verr != nil && !placed {
 		frag, off := locate(m, c.Text)
@@ -101,4 +107,49 @@ func locate(m *manifest.Manifest, s string) (string, int) {
 		off = end
 	}
 	return "", off
+}
+
+// cutInside is the rule a placement breaks when a cut between two pieces
+// falls inside a fragment (at a paragraph break of its own, whose
+// separator the provider's rule then drops), nil when every cut is at a
+// boundary between two included fragments: a placement holds each
+// fragment whole in one block, part or message. The pieces joined with
+// the separator are known to be the manifest's prompt.
+func cutInside(m *manifest.Manifest, pieces []string) *manifest.RuleError {
+	ends := map[int]bool{} // where a separator between two included fragments starts
+	type span struct {
+		id         string
+		start, end int
+	}
+	var spans []span
+	off := 0
+	for i := range m.Segments {
+		s := &m.Segments[i]
+		if !s.Included {
+			continue
+		}
+		if len(spans) > 0 {
+			ends[off] = true
+			off += len(promptloom.Separator)
+		}
+		spans = append(spans, span{s.ID, off, off + s.Bytes})
+		off += s.Bytes
+	}
+	pos := 0
+	for i, p := range pieces[:len(pieces)-1] {
+		pos += len(p)
+		if !ends[pos] {
+			id := ""
+			for _, sp := range spans {
+				if sp.start <= pos && pos <= sp.end {
+					id = sp.id
+					break
+				}
+			}
+			return &manifest.RuleError{Rule: "placement", ID: id, Offset: pos, Detail: fmt.Sprintf(
+				"piece %d of the system channel ends inside fragment `%s` (byte %d of the prompt), and the separator there is dropped: a placement holds each fragment whole in one block, part or message", i, id, pos)}
+		}
+		pos += len(promptloom.Separator)
+	}
+	return nil
 }

@@ -238,3 +238,79 @@ func systemDigest(body []byte, p Provider) (digest.Digest, int, error) {
 	}
 	return digest.Of(c.Text), len(c.Text), nil
 }
+
+// TestVerifyPlacementCutsOnlyBetweenFragments: a placement is one block,
+// part or message per fragment (or several fragments a block); a cut at a
+// fragment's own paragraph break, the break dropped, is a mismatch.
+func TestVerifyPlacementCutsOnlyBetweenFragments(t *testing.T) {
+	r, err := promptloom.Reduce([]promptloom.Fragment{
+		promptloom.SystemItem(0, "", "one\n\ntwo", promptloom.Before),
+		promptloom.SystemItem(1, "", "three", promptloom.Before),
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := manifest.New(r, "agent")
+	for _, tt := range []struct {
+		name string
+		body []byte
+		frag string
+		off  int64
+	}{
+		{"anthropic blocks", anthropicBody(t, blocks("one", "two", "three")), "system[0]", 3},
+		{"anthropic, the cut inside the first of two blocks", anthropicBody(t, blocks("one", "two\n\nthree")), "system[0]", 3},
+		{"gemini parts", []byte(`{"systemInstruction":{"parts":[{"text":"one\n\ntwo"},{"text":"thr"},{"text":"ee"}]}}`), "", 0},
+		{"openai chat parts", []byte(`{"messages":[{"role":"system","content":[{"type":"text","text":"one"},{"type":"text","text":"two"}]},{"role":"system","content":"three"}]}`), "system[0]", 3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Verify(m, tt.body, Auto)
+			var e *Error
+			if !errors.As(err, &e) || !errors.Is(err, ErrMismatch) || !errors.Is(err, manifest.ErrInvalid) {
+				t.Fatalf("got %v, want a mismatch", err)
+			}
+			if tt.frag != "" && (e.Fragment != tt.frag || e.Offset != tt.off || !errors.Is(err, manifest.Rule("placement"))) {
+				t.Errorf("fragment %q at %d (%v), want %q at %d, rule placement", e.Fragment, e.Offset, err, tt.frag, tt.off)
+			}
+		})
+	}
+	// Whole fragments a block, and two fragments in one block, still place.
+	for _, body := range [][]byte{anthropicBody(t, blocks("one\n\ntwo", "three")), anthropicBody(t, blocks("one\n\ntwo\n\nthree"))} {
+		if _, err := Verify(m, body, Auto); err != nil {
+			t.Errorf("%s: %v", body, err)
+		}
+	}
+}
+
+// TestAutoRefusesAnAmbiguousShape: under Auto, a body that two shapes
+// read a system text from is refused (an endpoint of either would serve
+// its own); naming the provider reads it as that shape.
+func TestAutoRefusesAnAmbiguousShape(t *testing.T) {
+	for _, tt := range []struct {
+		body string
+		as   Provider
+	}{
+		{`{"system":"alpha\n\nbeta\n\ngamma","messages":[{"role":"system","content":"other"},{"role":"user","content":"hi"}]}`, Anthropic},
+		{`{"system":"alpha\n\nbeta\n\ngamma","messages":[{"role":"developer","content":"other"}]}`, Anthropic},
+		{`{"system":null,"messages":[{"role":"system","content":"alpha\n\nbeta\n\ngamma"}]}`, OpenAIChat},
+		{`{"systemInstruction":{"parts":[{"text":"alpha\n\nbeta\n\ngamma"}]},"messages":[{"role":"system","content":"other"}]}`, Gemini},
+		{`{"instructions":"alpha\n\nbeta\n\ngamma","messages":[{"role":"system","content":"other"}]}`, OpenAIResponses},
+	} {
+		_, err := Extract([]byte(tt.body), Auto)
+		if !errors.Is(err, ErrMalformed) {
+			t.Errorf("%s: got %v, want an ambiguous shape refused", tt.body, err)
+		}
+		if _, err := Extract([]byte(tt.body), tt.as); err != nil {
+			t.Errorf("%s as %s: %v", tt.body, tt.as, err)
+		}
+	}
+	// One shape with a system text, whatever other keys the body has.
+	for _, body := range []string{
+		`{"system":"alpha","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"ok"}]}`,
+		`{"model":"gpt","messages":[{"role":"system","content":"alpha"}]}`,
+		`{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"systemInstruction":{"parts":[{"text":"alpha"}]}}`,
+	} {
+		if _, err := Extract([]byte(body), Auto); err != nil {
+			t.Errorf("%s: %v", body, err)
+		}
+	}
+}

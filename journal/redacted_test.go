@@ -1,0 +1,65 @@
+package journal
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestHarnPlaceholderKeepsStructuralChecks: a Harn prompt retained with a
+// redaction placeholder cannot have the digest of the segment holding the
+// placeholder checked, and nothing else is skipped: a duplicate included
+// (id, digest), bytes that do not add up, a digest of text that is not
+// there, a bad separator each still fail.
+func TestHarnPlaceholderKeepsStructuralChecks(t *testing.T) {
+	const first = "Hello <redacted:openai_key:49> world" // 6 + 49 + 6 bytes sent
+	const sentFirst = 6 + 49 + 6
+	retained := first + "\n\nSecond part."
+	sent := sentFirst + 2 + len("Second part.")
+	segment := func(id, text string, bytes int) obj {
+		return obj{"id": id, "producer": "test", "bucket": "before", "included": true,
+			"reason": "internal typed prompt root", "bytes": bytes, "digest": harnHash(text)}
+	}
+	manifestFor := func(segs []obj, count int) obj {
+		mf := harnManifest("x", retained)
+		mf["segments"], mf["system_prompt_bytes"], mf["join_separator_count"] = segs, sent, count
+		return mf
+	}
+	for _, tc := range []struct {
+		name, system string
+		mf           obj
+		ok           bool
+		rule         string
+	}{
+		{"the manifest holds", retained,
+			manifestFor([]obj{segment("a", first, sentFirst), segment("b", "Second part.", 12)}, 1), true, ""},
+		{"a duplicate included (id, digest)", retained,
+			manifestFor([]obj{segment("a", first, sentFirst), segment("a", first, 12)}, 1), false, "duplicate_segment"},
+		{"bytes that do not add up", retained,
+			manifestFor([]obj{segment("a", first, sentFirst-1), segment("b", "Second part.", 12)}, 1), false, "byte_count"},
+		{"the digest of text that is not there", retained,
+			manifestFor([]obj{segment("a", first, sentFirst), segment("b", "Another part", 12)}, 1), false, "segment_digest"},
+		{"a separator that is not there", first + "::Second part.",
+			manifestFor([]obj{segment("a", first, sentFirst), segment("b", "Second part.", 12)}, 1), false, "join_separator"},
+		{"a join count that is wrong", retained,
+			manifestFor([]obj{segment("a", first, sentFirst), segment("b", "Second part.", 12)}, 0), false, "join_separator_count"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var w harnWriter
+			tc.mf["whole_prompt_digest"] = harnHash(tc.system)
+			w.call(1, "c1", tc.system, tc.mf, nil, nil)
+			transcript := strings.Replace(w.buf.String(), fmtInt("system_prompt_bytes", len(tc.system)), fmtInt("system_prompt_bytes", sent), 1)
+			rep, err := Verify(strings.NewReader(transcript), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.OK() != tc.ok {
+				var b strings.Builder
+				rep.WriteText(&b)
+				t.Fatalf("verifies %v, want %v:\n%s", rep.OK(), tc.ok, b.String())
+			}
+			if !tc.ok && string(rep.Calls[0].Problem.Rule) != tc.rule {
+				t.Errorf("rule %s (%s), want %s", rep.Calls[0].Problem.Rule, rep.Calls[0].Problem.Detail, tc.rule)
+			}
+		})
+	}
+}
