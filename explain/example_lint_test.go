@@ -20,7 +20,7 @@ func ExampleLint() {
 	if err != nil {
 		panic(err)
 	}
-	for _, w := range explain.Lint(e) {
+	for _, w := range explain.Lint(e, nil) {
 		if w.Path != "" {
 			fmt.Println("options:", w.Path)
 		} else {

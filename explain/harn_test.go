@@ -119,7 +119,7 @@ func TestJSONCarriesHarnProvenanceFields(t *testing.T) {
 // Lint puts the options' warnings first, with their paths.
 func TestLintReportsOptionsWarnings(t *testing.T) {
 	e := explainJSON(t, `{"_system_fragments": [{"body": "x", "requires_tool": ["t"]}]}`)
-	ws := Lint(e)
+	ws := Lint(e, nil)
 	if len(ws) != 1 || ws[0].Path != "_system_fragments[0].requires_tool" || !strings.HasPrefix(ws[0].Message, "options: _system_fragments[0].requires_tool: ") {
 		t.Errorf("Lint = %+v", ws)
 	}

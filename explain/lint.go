@@ -8,17 +8,8 @@ import (
 	"github.com/promptloom/promptloom/harn/options"
 )
 
-// Lint returns, first, the options' warnings (Path set): input Harn accepts, so it is
-// not refused, but that is likely a mistake (a key Harn ignores, an item it
-// skips, a number used as text). Then it warns about gated fragments (tool-
-// or capability-dependent) that stand before an unconditional fragment in
-// the prompt, in either bucket: every "after" fragment follows every
-// "before" one, so a gated "before" fragment shifts the offset of the
-// "after" fragments too. Every on/off state of a gate is a different prompt
-// prefix, so such a fragment splits the provider's prefix cache for
-// everything behind it; placed after the unconditional fragments, it would
-// cost only its own bytes. These warnings have the fragment's ID.
-func Lint(e *Explanation) []promptloom.Warning {
+// lint is Lint without a previous call (its rules 1 and 2).
+func lint(e *Explanation) []promptloom.Warning {
 	var out []promptloom.Warning
 	for _, w := range e.warnings {
 		out = append(out, promptloom.Warning{Path: w.Path, Message: "options: " + w.String()})

@@ -46,7 +46,7 @@ func TestLint(t *testing.T) {
 				t.Fatal(err)
 			}
 			var got []string
-			for _, w := range Lint(e) {
+			for _, w := range Lint(e, nil) {
 				got = append(got, w.ID+">"+before(w))
 				if !strings.Contains(w.Message, w.ID) || before(w) == "" {
 					t.Errorf("message %q names neither side", w.Message)
@@ -77,7 +77,7 @@ func TestLintReadmeExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, w := range Lint(e) {
+	for _, w := range Lint(e, nil) {
 		got = append(got, w.ID+">"+before(w))
 	}
 	want := []string{"profile[0]>system[1]", "profile[1]>system[1]", "tool:todo.guidance>system[1]"}
@@ -123,7 +123,7 @@ func TestLintSaysHowToActOnIt(t *testing.T) {
 			t.Fatal(err)
 		}
 		found := false
-		for _, w := range Lint(e) {
+		for _, w := range Lint(e, nil) {
 			if w.ID == tc.id {
 				found = true
 				if !strings.Contains(w.Message, tc.advice) || strings.Contains(w.Message, "move it after the unconditional fragments") {
@@ -132,14 +132,14 @@ func TestLintSaysHowToActOnIt(t *testing.T) {
 			}
 		}
 		if !found {
-			t.Errorf("%s: no warning in %v", tc.id, Lint(e))
+			t.Errorf("%s: no warning in %v", tc.id, Lint(e, nil))
 		}
 	}
 	e, err := Explain([]byte(readme("")), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ws := Lint(e); len(ws) != 0 {
+	if ws := Lint(e, nil); len(ws) != 0 {
 		t.Errorf("the advice followed, still: %v", ws)
 	}
 }

@@ -64,7 +64,7 @@ func TestWriteJSONStreams(t *testing.T) {
 		if i%3 == 0 {
 			e.Traces = nil
 		}
-		e.Lint = Lint(e)
+		e.Lint = Lint(e, nil)
 		sameJSON(t, string(data), e)
 	}
 	files, _ := filepath.Glob("../testdata/*/*/*.json")

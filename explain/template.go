@@ -129,14 +129,27 @@ func changeCell(d *FragmentDelta) string {
 	return d.Change + ": " + strings.Join(why, "; ")
 }
 
-// LintSince returns Lint's warnings and, for each included templated
-// fragment that reads a binding whose value differs from the previous
-// call's (since, its manifest: the fragment matched by id), a warning that
-// the fragment is unstable for the prompt cache: its bytes change from
-// call to call, so a provider's prefix cache misses from its offset on.
-// A nil since is Lint alone.
-func LintSince(e *Explanation, since *manifest.Manifest) []promptloom.Warning {
-	out := Lint(e)
+// Lint returns what is likely a mistake in what e explains, in order:
+//
+//  1. the options' warnings (Path set): input Harn accepts, so it is not
+//     refused, but that is likely a mistake (a key Harn ignores, an item it
+//     skips, a number used as text);
+//  2. gated fragments (tool- or capability-dependent) that stand before an
+//     unconditional fragment in the prompt, in either bucket: every "after"
+//     fragment follows every "before" one, so a gated "before" fragment
+//     shifts the offset of the "after" fragments too. Every on/off state of
+//     a gate is a different prompt prefix, so such a fragment splits the
+//     provider's prefix cache for everything behind it; placed after the
+//     unconditional fragments, it would cost only its own bytes. These
+//     warnings have the fragment's ID, and say how to act on them;
+//  3. given since, the previous call's manifest: each included templated
+//     fragment that reads a binding whose value differs from the previous
+//     call's (the fragment matched by id). Its bytes change from call to
+//     call, so a provider's prefix cache misses from its offset on.
+//
+// A nil since is the first two alone.
+func Lint(e *Explanation, since *manifest.Manifest) []promptloom.Warning {
+	out := lint(e)
 	if since == nil {
 		return out
 	}

@@ -84,7 +84,7 @@ func runExplain(e *env, args []string) int {
 				return e.fail("explain: --since: %v", err)
 			}
 		}
-		x.Lint = explain.LintSince(x, since)
+		x.Lint = explain.Lint(x, since)
 		for _, w := range x.Lint {
 			fmt.Fprintln(e.stderr, "promptloom: lint: "+textsafe.Line(w.Message))
 		}
