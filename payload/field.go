@@ -15,7 +15,10 @@ import (
 //   - OpenAIResponses: {"instructions": prompt}.
 //   - Gemini: {"systemInstruction": {"parts": [{"text": prompt}]}}.
 //
-// An absent prompt is {} (no system field) for every provider. OpenAI
+// An absent prompt is {} (no system field) for every provider; a present
+// but empty one (an empty replacement root) has no empty block or part,
+// which Anthropic and Gemini refuse: Anthropic's is no blocks, Gemini's an
+// instruction of no parts (OpenAI's channels are plain strings). OpenAI
 // caches prompt prefixes without markers and Gemini through a separate
 // cache resource, so only Anthropic gets breakpoints.
 func Field(r *promptloom.Reduction, p Provider, o *PlaceOptions) ([]byte, *Placement, error) {
@@ -53,9 +56,15 @@ func Field(r *promptloom.Reduction, p Provider, o *PlaceOptions) ([]byte, *Place
 			type content struct {
 				Parts []part `json:"parts"`
 			}
+			// Gemini refuses an empty text part: an empty prompt is
+			// an instruction of no parts.
+			c := content{Parts: []part{}}
+			if r.System != "" {
+				c.Parts = []part{{r.System}}
+			}
 			v = struct {
 				SystemInstruction content `json:"systemInstruction"`
-			}{content{[]part{{r.System}}}}
+			}{c}
 		}
 	default:
 		return nil, nil, &Error{Kind: ErrUnknownProvider, Msg: string(p)}

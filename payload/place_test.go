@@ -245,12 +245,15 @@ func TestPlaceNeverAnEmptyBlock(t *testing.T) {
 		if len(p.Blocks) != 0 || len(p.Breakpoints) != 0 || p.None == "" {
 			t.Errorf("since %v: blocks %+v breakpoints %+v none %q", o != nil, p.Blocks, p.Breakpoints, p.None)
 		}
-		body, _, err := Field(r, Anthropic, o)
-		if err != nil || strings.Contains(string(body), `"text":""`) {
-			t.Errorf("field %s: %v", body, err)
-		}
-		if c, err := Extract(body, Anthropic); err != nil || c.Text != "" {
-			t.Errorf("read back %+v: %v", c, err)
+		// Nor a provider's empty part: Gemini refuses an empty text too.
+		for _, prov := range []Provider{Anthropic, Gemini} {
+			body, _, err := Field(r, prov, o)
+			if err != nil || strings.Contains(string(body), `"text":""`) {
+				t.Errorf("%s field %s: %v", prov, body, err)
+			}
+			if c, err := Extract(body, prov); err != nil || c.Text != "" {
+				t.Errorf("%s read back %+v: %v", prov, c, err)
+			}
 		}
 	}
 	// A prompt whose first fragment is empty and unchanged since: no
