@@ -56,7 +56,7 @@ const depsRules = `
 	cmd/promptloom/internal/errdoc < cmd/promptloom;
 
 	STD < internal/testkit/benchdata, internal/testkit/chromiumtest;
-	STD < internal/testkit/corpus, internal/testkit/gosrc;
+	STD < internal/testkit/corpus, internal/testkit/gosrc, internal/testkit/fakeprovider;
 	PGX < internal/testkit/pgtest;
 	eventlog < internal/testkit/storetest;
 	eventlog/sqlite, eventlog/postgres, internal/testkit/pgtest < internal/testkit/logtest;
