@@ -112,9 +112,11 @@ type Pending struct {
 }
 
 // Call validates, records and makes one call: Begin, then the model, then
-// Finish. The response returned is the one recorded (a string that is not
-// UTF-8 has its bad bytes replaced by U+FFFD in both). A model that panics
-// has its call recorded as an error, and the panic goes on.
+// Finish. The response returned is the one recorded, byte for byte; a
+// response holding a string that is not UTF-8 is not returned at all (see
+// Finish): Call returns an error, and the transcript records the call as
+// failed. A model that panics has its call recorded as an error, and the
+// panic goes on.
 func (j *Journal) Call(ctx context.Context, m Model, req Request) (Response, error) {
 	pre, err := j.prepare(req)
 	if err != nil {
@@ -144,7 +146,6 @@ func (j *Journal) Call(ctx context.Context, m Model, req Request) (Response, err
 		}()
 		resp, callErr = m.Complete(ctx, req)
 	}()
-	resp = validResponse(resp)
 	if err := p.Finish(ctx, resp, callErr); err != nil && callErr == nil {
 		return Response{}, err
 	}
@@ -161,8 +162,8 @@ func (j *Journal) Call(ctx context.Context, m Model, req Request) (Response, err
 // digest, length and shape); then the system prompt and manifest (each
 // when it differs from the session's last) and the request go to the sink
 // in one append. Nothing is written for a call that fails validation, and
-// a system prompt or call name that is not UTF-8 fails it: the transcript
-// could not hold it.
+// a system prompt, call name or manifest string that is not UTF-8 fails it:
+// the transcript could not hold it.
 func (j *Journal) Begin(ctx context.Context, req Request) (*Pending, error) {
 	pre, err := j.prepare(req)
 	if err != nil {
@@ -186,6 +187,11 @@ func (j *Journal) prepare(req Request) (*prepared, error) {
 	}
 	if !utf8.ValidString(req.System) || req.Sent != nil && !utf8.ValidString(*req.Sent) {
 		return nil, fmt.Errorf("journal: call %s: the system prompt is not UTF-8", req.Call)
+	}
+	if p := notUTF8(req.Manifest); p != "" {
+		// Canonical JSON would write U+FFFD for the bad bytes: the manifest
+		// recorded would not be the one given.
+		return nil, fmt.Errorf("journal: call %s: the manifest's %s is not UTF-8", req.Call, p)
 	}
 	eg, err := req.egress()
 	if err != nil {
@@ -335,18 +341,34 @@ func (p *Pending) Attempt(ctx context.Context, status int, err error) error {
 }
 
 // Finish records the call's outcome: the response, or callErr (recorded
-// as its message, redacted). It is to be called once; a later call is an
-// error.
+// as its message, redacted, its bytes that are not UTF-8 as U+FFFD: the
+// error itself is the caller's). It is to be called once; a later call is
+// an error.
+//
+// A response holding a string (or a Body) that is not UTF-8 is refused: a
+// JSON line cannot hold those bytes, and writing them as U+FFFD would
+// record a reply other than the one the harness acts on ("caf\uFFFD" for
+// "caf\xc3", a reply cut inside a character). The call is recorded as a
+// provider_call_error naming the field and byte, and Finish returns that
+// error, so the harness does not act on a reply the transcript does not
+// hold. Refusing keeps the format as it is: a reader in any language reads
+// a response as the JSON it is.
 func (p *Pending) Finish(ctx context.Context, resp Response, callErr error) error {
 	j := p.j
 	kind, field, hashField := kindResponse, "response", "response_content_hash"
 	var outcome []byte
 	var extra []string
+	var refused error
+	if callErr == nil {
+		if bad := notUTF8(resp); bad != "" {
+			refused = fmt.Errorf("journal: call %s: the response's %s is not UTF-8: recorded as a failed call, not as this reply", p.call, bad)
+			callErr = refused
+		}
+	}
 	if callErr != nil {
 		kind, field, hashField = kindError, "error", "error_content_hash"
 		outcome, _ = json.Marshal(callError{Message: redact.String(strings.ToValidUTF8(callErr.Error(), "\uFFFD"))})
 	} else {
-		resp = validResponse(resp)
 		var err error
 		if outcome, err = json.Marshal(resp); err != nil {
 			return p.abandon(fmt.Errorf("journal: call %s: response: %w", p.call, err))
@@ -374,7 +396,10 @@ func (p *Pending) Finish(ctx context.Context, resp Response, callErr error) erro
 	p.done = true
 	defer j.finished()
 	fields := append([]string{field, string(written), hashField, quote(ohash)}, extra...)
-	return p.append(ctx, kind, fields...)
+	if err := p.append(ctx, kind, fields...); err != nil {
+		return errors.Join(refused, err)
+	}
+	return refused
 }
 
 // abandon ends a call whose outcome cannot be recorded.
@@ -468,25 +493,6 @@ func (j *Journal) end() error {
 		err = cerr
 	}
 	return err
-}
-
-// validResponse replaces the bytes of resp's strings that are not UTF-8
-// (a JSON string cannot hold them), so that the response recorded and the
-// one returned are the same.
-func validResponse(r Response) Response {
-	fix := func(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
-	r.Text, r.StopReason, r.ID, r.Model = fix(r.Text), fix(r.StopReason), fix(r.ID), fix(r.Model)
-	if len(r.ToolCalls) > 0 {
-		calls := make([]ToolCall, len(r.ToolCalls))
-		for i, c := range r.ToolCalls {
-			calls[i] = ToolCall{ID: fix(c.ID), Name: fix(c.Name), ArgumentsHash: c.ArgumentsHash}
-		}
-		r.ToolCalls = calls
-	}
-	if r.Body != nil && !utf8.Valid(r.Body) {
-		r.Body = []byte(fix(string(r.Body)))
-	}
-	return r
 }
 
 // lineBuilder builds a group of lines, chaining each to the one before.
