@@ -49,6 +49,7 @@ const depsRules = `
 	journal, eventlog < journal/replay;
 	journal < journal/report;
 	journal, internal/dsn, PGX < journal/postgres;
+	journal, OTEL < transport;
 	journal/replay, provenance, eventlog/sqlite, eventlog/postgres < cmd/promptloom/internal/demo;
 	cmd/promptloom/internal/demo, journal/report, journal/postgres, harn/template, XMOD < cmd/promptloom/internal/cli;
 	cmd/promptloom/internal/cli < cmd/promptloom/internal/errdoc;
@@ -74,6 +75,7 @@ var thirdParty = map[string][]string{
 	"PGX":      {"github.com/jackc/pgx/v5"},
 	"SQLITE":   {"modernc.org/sqlite"},
 	"XMOD":     {"golang.org/x/mod"},
+	"OTEL":     {"go.opentelemetry.io/otel"},
 }
 
 // testOnly may be imported by any _test.go file: test tools, the

@@ -19,6 +19,18 @@ func TestCallRefusesTextThatIsNotUTF8(t *testing.T) {
 	for name, edit := range map[string]func(*Request){
 		"call name":     func(r *Request) { r.Call = "c\xff" },
 		"system prompt": func(r *Request) { r.System = "You are \xc3" },
+		"sent text":     func(r *Request) { sent := r.System + "\xff"; r.Sent = &sent },
+		"body's system": func(r *Request) {
+			r.Body = []byte("{\"system\":\"You are careful.\xff\",\"messages\":[]}")
+		},
+		// Canonical JSON would record "a\uFFFD": a manifest that is not the
+		// one given, which verified.
+		"manifest id": func(r *Request) {
+			m := *r.Manifest
+			m.Segments = append(m.Segments[:0:0], m.Segments...)
+			m.Segments[0].ID = "a\xff"
+			r.Manifest = &m
+		},
 	} {
 		var buf bytes.Buffer
 		j := New(&buf, &Options{Clock: clock})
@@ -29,28 +41,72 @@ func TestCallRefusesTextThatIsNotUTF8(t *testing.T) {
 			called = true
 			return Response{}, nil
 		}), r)
-		if err == nil || !strings.Contains(err.Error(), "not UTF-8") || called || buf.Len() != 0 {
+		if err == nil || !strings.Contains(err.Error(), "UTF-8") || called || buf.Len() != 0 {
 			t.Errorf("%s: err %v, model called %v, %d bytes written", name, err, called, buf.Len())
 		}
 	}
 }
 
-// The reply returned is the reply recorded: bytes that are not UTF-8
-// become U+FFFD in both (the harness used to act on "caf\xc3" while the
-// transcript showed "caf\uFFFD").
+// The reply recorded is the reply returned, byte for byte. A reply that
+// is not UTF-8 cannot be written to a JSON line as it is, so it is refused,
+// never turned into U+FFFD (the harness used to act on "caf\xc3" while the
+// transcript showed "caf\uFFFD"): Call returns an error, not the reply, and
+// the transcript records the call as failed, naming the field; Finish
+// records the same and says so.
 func TestReplyReturnedIsReplyRecorded(t *testing.T) {
-	var buf bytes.Buffer
-	j := New(&buf, &Options{Clock: clock})
-	resp, err := j.Call(ctx, ModelFunc(func(context.Context, Request) (Response, error) {
-		return Response{Text: "caf\xc3"}, nil
-	}), request(t, "c1", `{"system": "You are careful."}`))
-	if err != nil {
-		t.Fatal(err)
+	for name, tc := range map[string]struct {
+		resp Response
+		want string
+	}{
+		"text":      {Response{Text: "caf\xc3"}, "text (byte 3)"},
+		"tool call": {Response{Text: "ok", ToolCalls: []ToolCall{{ID: "t1", Name: "to\xffdo"}}}, "tool_calls[0].name (byte 2)"},
+		"model":     {Response{Text: "ok", Model: "m\x80"}, "model (byte 1)"},
+		"body":      {Response{Text: "ok", Body: []byte("{\"content\":\"caf\xc3\"}")}, "body (byte 15)"},
+	} {
+		var buf bytes.Buffer
+		j := New(&buf, &Options{Clock: clock})
+		resp, err := j.Call(ctx, ModelFunc(func(context.Context, Request) (Response, error) {
+			return tc.resp, nil
+		}), request(t, "c1", `{"system": "You are careful."}`))
+		if err == nil || !strings.Contains(err.Error(), tc.want+" is not UTF-8") || resp.Text != "" {
+			t.Errorf("%s: Call returned %q, %v", name, resp.Text, err)
+		}
+		j.Close()
+		text := buf.String()
+		rep, verr := Verify(&buf, nil)
+		if verr != nil || !rep.OK() || len(rep.Calls) != 1 || !strings.Contains(rep.Calls[0].Outcome, tc.want+" is not UTF-8") ||
+			strings.Contains(text, "\\ufffd") || strings.Contains(text, "\uFFFD") {
+			t.Errorf("%s: recorded %+v (%v %+v)\n%s", name, rep.Calls, verr, rep.Problems, text)
+		}
+
+		// A harness that drives the provider itself is told the same.
+		buf.Reset()
+		j = New(&buf, &Options{Clock: clock})
+		p, err := j.Begin(ctx, request(t, "c1", `{"system": "You are careful."}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Finish(ctx, tc.resp, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: Finish = %v", name, err)
+		}
+		j.Close()
+		if rep, _ := Verify(&buf, nil); !rep.OK() || !strings.Contains(rep.Calls[0].Outcome, "not UTF-8") {
+			t.Errorf("%s: Finish recorded %+v", name, rep.Calls)
+		}
 	}
+
+	// A reply that is UTF-8 is kept as it is, whatever JSON escapes it
+	// needs on the line.
+	const text = "caf\u00e9 <b>&amp;</b> \u2028 \x00 \"q\" \ufffd"
+	var buf bytes.Buffer
+	j := New(&buf, &Options{Clock: clock, KeepRaw: true})
+	resp, err := j.Call(ctx, ModelFunc(func(context.Context, Request) (Response, error) {
+		return Response{Text: text}, nil
+	}), request(t, "c1", `{"system": "You are careful."}`))
 	j.Close()
-	rep, err := Verify(&buf, nil)
-	if err != nil || !rep.OK() || rep.Calls[0].Outcome != resp.Text || resp.Text != "caf\uFFFD" {
-		t.Errorf("returned %q, recorded %q (%v %+v)", resp.Text, rep.Calls[0].Outcome, err, rep.Problems)
+	rep, verr := Verify(&buf, nil)
+	if err != nil || resp.Text != text || verr != nil || !rep.OK() || rep.Calls[0].Outcome != text {
+		t.Errorf("returned %q (%v), recorded %+v (%v)", resp.Text, err, rep.Calls, verr)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/harn/redact"
 	pjson "github.com/promptloom/promptloom/internal/json"
+	"github.com/promptloom/promptloom/payload"
 )
 
 // Journal records calls into a Sink: a file (Open), a writer (New), or a
@@ -102,9 +103,12 @@ func NewSink(s Sink, opts *Options) *Journal {
 // package transport does) uses Begin and Finish; one that hands the
 // journal a Model uses Call.
 type Pending struct {
+	// Seq is the seq of the call's request line: where the call is in
+	// the transcript (its line number, in a file one journal wrote).
+	Seq int64
+
 	j        *Journal
 	call     string
-	seq      int64
 	hash     string
 	epoch    int
 	attempts int
@@ -112,9 +116,11 @@ type Pending struct {
 }
 
 // Call validates, records and makes one call: Begin, then the model, then
-// Finish. The response returned is the one recorded (a string that is not
-// UTF-8 has its bad bytes replaced by U+FFFD in both). A model that panics
-// has its call recorded as an error, and the panic goes on.
+// Finish. The response returned is the one recorded, byte for byte; a
+// response holding a string that is not UTF-8 is not returned at all (see
+// Finish): Call returns an error, and the transcript records the call as
+// failed. A model that panics has its call recorded as an error, and the
+// panic goes on.
 func (j *Journal) Call(ctx context.Context, m Model, req Request) (Response, error) {
 	pre, err := j.prepare(req)
 	if err != nil {
@@ -144,7 +150,6 @@ func (j *Journal) Call(ctx context.Context, m Model, req Request) (Response, err
 		}()
 		resp, callErr = m.Complete(ctx, req)
 	}()
-	resp = validResponse(resp)
 	if err := p.Finish(ctx, resp, callErr); err != nil && callErr == nil {
 		return Response{}, err
 	}
@@ -161,8 +166,8 @@ func (j *Journal) Call(ctx context.Context, m Model, req Request) (Response, err
 // digest, length and shape); then the system prompt and manifest (each
 // when it differs from the session's last) and the request go to the sink
 // in one append. Nothing is written for a call that fails validation, and
-// a system prompt or call name that is not UTF-8 fails it: the transcript
-// could not hold it.
+// a system prompt, call name or manifest string that is not UTF-8 fails it:
+// the transcript could not hold it.
 func (j *Journal) Begin(ctx context.Context, req Request) (*Pending, error) {
 	pre, err := j.prepare(req)
 	if err != nil {
@@ -177,6 +182,7 @@ type prepared struct {
 	mbytes, scJSON []byte
 	reqJSON        []byte
 	sc             servedContext
+	unattributed   bool // no manifest: the request line alone, with its body's digest
 }
 
 // prepare validates a request and builds what its lines hold.
@@ -186,6 +192,14 @@ func (j *Journal) prepare(req Request) (*prepared, error) {
 	}
 	if !utf8.ValidString(req.System) || req.Sent != nil && !utf8.ValidString(*req.Sent) {
 		return nil, fmt.Errorf("journal: call %s: the system prompt is not UTF-8", req.Call)
+	}
+	if req.Unattributed {
+		return j.prepareUnattributed(req)
+	}
+	if p := notUTF8(req.Manifest); p != "" {
+		// Canonical JSON would write U+FFFD for the bad bytes: the manifest
+		// recorded would not be the one given.
+		return nil, fmt.Errorf("journal: call %s: the manifest's %s is not UTF-8", req.Call, p)
 	}
 	eg, err := req.egress()
 	if err != nil {
@@ -234,6 +248,28 @@ func (j *Journal) prepare(req Request) (*prepared, error) {
 	return &prepared{call: req.Call, served: served, mbytes: mbytes, scJSON: scJSON, reqJSON: reqJSON, sc: sc}, nil
 }
 
+// prepareUnattributed builds the request line of a call made without a
+// manifest: the digest of its body (redacted, as every content hash is)
+// and its length, and nothing else of it.
+func (j *Journal) prepareUnattributed(req Request) (*prepared, error) {
+	if req.Manifest != nil {
+		return nil, fmt.Errorf("journal: call %s: an unattributed call has a manifest", req.Call)
+	}
+	h, err := jsonHash(req.Body)
+	if err != nil || req.Body == nil {
+		h = digest.Of(strings.ToValidUTF8(string(req.Body), "\uFFFD")).String()
+	}
+	rec := map[string]any{"body_content_hash": h, "body_bytes": len(req.Body)}
+	if req.Provider != payload.Auto {
+		rec["provider"] = string(req.Provider)
+	}
+	reqJSON, err := pjson.Marshal(rec)
+	if err != nil {
+		return nil, fmt.Errorf("journal: call %s: request: %w", req.Call, err)
+	}
+	return &prepared{call: req.Call, scJSON: []byte("null"), reqJSON: reqJSON, unattributed: true}, nil
+}
+
 // begin writes a prepared request's lines.
 func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 	j.mu.Lock()
@@ -251,15 +287,15 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 		if !j.opened {
 			b.line(kindOpen, "session", quote(j.session))
 		}
-		if j.last[kindSystemPrompt] != sc.SystemPromptContentHash {
+		if !pre.unattributed && j.last[kindSystemPrompt] != sc.SystemPromptContentHash {
 			b.line(kindSystemPrompt, "content", quote(served), "content_hash", quote(sc.SystemPromptContentHash))
 		}
-		if j.last[kindContextManifest] != sc.ManifestContentHash {
+		if !pre.unattributed && j.last[kindContextManifest] != sc.ManifestContentHash {
 			b.line(kindContextManifest, "content_hash", quote(sc.ManifestContentHash), "manifest", string(mbytes))
 		}
 		b.line(kindRequest, "session", quote(j.session), "call", quote(pre.call),
 			"served_context", string(pre.scJSON), "request", string(pre.reqJSON))
-		p.seq, p.hash = b.t.Seq, b.t.Prev
+		p.Seq, p.hash = b.t.Seq, b.t.Prev
 		return []byte(b.String()), nil
 	})
 	if err != nil {
@@ -269,7 +305,9 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 	j.calls++
 	j.running++
 	p.epoch = j.epoch
-	j.last[kindSystemPrompt], j.last[kindContextManifest] = sc.SystemPromptContentHash, sc.ManifestContentHash
+	if !pre.unattributed {
+		j.last[kindSystemPrompt], j.last[kindContextManifest] = sc.SystemPromptContentHash, sc.ManifestContentHash
+	}
 	return p, nil
 }
 
@@ -335,18 +373,34 @@ func (p *Pending) Attempt(ctx context.Context, status int, err error) error {
 }
 
 // Finish records the call's outcome: the response, or callErr (recorded
-// as its message, redacted). It is to be called once; a later call is an
-// error.
+// as its message, redacted, its bytes that are not UTF-8 as U+FFFD: the
+// error itself is the caller's). It is to be called once; a later call is
+// an error.
+//
+// A response holding a string (or a Body) that is not UTF-8 is refused: a
+// JSON line cannot hold those bytes, and writing them as U+FFFD would
+// record a reply other than the one the harness acts on ("caf\uFFFD" for
+// "caf\xc3", a reply cut inside a character). The call is recorded as a
+// provider_call_error naming the field and byte, and Finish returns that
+// error, so the harness does not act on a reply the transcript does not
+// hold. Refusing keeps the format as it is: a reader in any language reads
+// a response as the JSON it is.
 func (p *Pending) Finish(ctx context.Context, resp Response, callErr error) error {
 	j := p.j
 	kind, field, hashField := kindResponse, "response", "response_content_hash"
 	var outcome []byte
 	var extra []string
+	var refused error
+	if callErr == nil {
+		if bad := notUTF8(resp); bad != "" {
+			refused = fmt.Errorf("journal: call %s: the response's %s is not UTF-8: recorded as a failed call, not as this reply", p.call, bad)
+			callErr = refused
+		}
+	}
 	if callErr != nil {
 		kind, field, hashField = kindError, "error", "error_content_hash"
 		outcome, _ = json.Marshal(callError{Message: redact.String(strings.ToValidUTF8(callErr.Error(), "\uFFFD"))})
 	} else {
-		resp = validResponse(resp)
 		var err error
 		if outcome, err = json.Marshal(resp); err != nil {
 			return p.abandon(fmt.Errorf("journal: call %s: response: %w", p.call, err))
@@ -374,7 +428,10 @@ func (p *Pending) Finish(ctx context.Context, resp Response, callErr error) erro
 	p.done = true
 	defer j.finished()
 	fields := append([]string{field, string(written), hashField, quote(ohash)}, extra...)
-	return p.append(ctx, kind, fields...)
+	if err := p.append(ctx, kind, fields...); err != nil {
+		return errors.Join(refused, err)
+	}
+	return refused
 }
 
 // abandon ends a call whose outcome cannot be recorded.
@@ -402,7 +459,7 @@ func (p *Pending) append(ctx context.Context, kind string, fields ...string) err
 		}
 		b := &lineBuilder{t: t, at: j.clock().Format(time.RFC3339Nano)}
 		b.line(kind, append([]string{"session", quote(j.session), "call", quote(p.call),
-			"request_seq", strconv.FormatInt(p.seq, 10), "request_hash", quote(p.hash)}, fields...)...)
+			"request_seq", strconv.FormatInt(p.Seq, 10), "request_hash", quote(p.hash)}, fields...)...)
 		if kind == kindResponse || kind == kindError {
 			var err error
 			if next, err = j.cp.outcome(b, j.session, p.hash); err != nil {
@@ -468,25 +525,6 @@ func (j *Journal) end() error {
 		err = cerr
 	}
 	return err
-}
-
-// validResponse replaces the bytes of resp's strings that are not UTF-8
-// (a JSON string cannot hold them), so that the response recorded and the
-// one returned are the same.
-func validResponse(r Response) Response {
-	fix := func(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
-	r.Text, r.StopReason, r.ID, r.Model = fix(r.Text), fix(r.StopReason), fix(r.ID), fix(r.Model)
-	if len(r.ToolCalls) > 0 {
-		calls := make([]ToolCall, len(r.ToolCalls))
-		for i, c := range r.ToolCalls {
-			calls[i] = ToolCall{ID: fix(c.ID), Name: fix(c.Name), ArgumentsHash: c.ArgumentsHash}
-		}
-		r.ToolCalls = calls
-	}
-	if r.Body != nil && !utf8.Valid(r.Body) {
-		r.Body = []byte(fix(string(r.Body)))
-	}
-	return r
 }
 
 // lineBuilder builds a group of lines, chaining each to the one before.

@@ -26,9 +26,9 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go"
 	aoption "github.com/anthropics/anthropic-sdk-go/option"
-	"github.com/openai/openai-go"
-	ooption "github.com/openai/openai-go/option"
-	"github.com/openai/openai-go/responses"
+	"github.com/openai/openai-go/v3"
+	ooption "github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
 )
 
 // wire is a provider endpoint that records the last request body.
@@ -286,7 +286,7 @@ func TestSDKsAreTestOnly(t *testing.T) {
 		n++
 		for _, imp := range f.Imports {
 			p := strings.Trim(imp.Path.Value, `"`)
-			if strings.HasPrefix(p, "github.com/anthropics/") || strings.HasPrefix(p, "github.com/openai/") {
+			if strings.HasPrefix(p, "github.com/anthropics/") || strings.HasPrefix(p, "github.com/openai/") || strings.HasPrefix(p, "google.golang.org/genai") {
 				t.Errorf("%s imports %s", path, p)
 			}
 		}
