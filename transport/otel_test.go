@@ -299,7 +299,7 @@ func TestSpanOtherProviders(t *testing.T) {
 	oc := openai.NewClient(ooption.WithAPIKey("k"), ooption.WithBaseURL(g.fake.URL+"/v1"), ooption.WithHTTPClient(hc))
 	_, err := oc.Chat.Completions.New(g.ctx("turn-1"), openai.ChatCompletionNewParams{Model: "gpt-4.1",
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.SystemMessage(g.system), openai.UserMessage("hi")},
-		Tools: []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: "read_file"})}})
+		Tools:    []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: "read_file"})}})
 	if err != nil {
 		t.Fatal(err)
 	}
