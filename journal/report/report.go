@@ -66,7 +66,7 @@ func cacheLine(c *journal.CallReport) string {
 	if u.CacheWriteTokens > 0 {
 		served += fmt.Sprintf(" and wrote %d", u.CacheWriteTokens)
 	}
-	return fmt.Sprintf("%s; %s (%d input tokens in all)", predicted, served, u.InputTokens)
+	return fmt.Sprintf("%s; %s (its input_tokens: %d)", predicted, served, u.InputTokens)
 }
 
 // role is a call's role: its manifest's call role.

@@ -194,8 +194,8 @@ func TestCacheBesidePrediction(t *testing.T) {
 	}
 	common := len("You are careful.\n\nAnswer in ")
 	for _, want := range []string{
-		"  cache: no earlier call of its role to keep a prefix stable against; the provider read 0 tokens from its cache and wrote 30 (40 input tokens in all)\n",
-		fmt.Sprintf("  cache: promptloom predicted %d bytes of the prompt stable since c1; the provider read 30 tokens from its cache (41 input tokens in all)\n", common),
+		"  cache: no earlier call of its role to keep a prefix stable against; the provider read 0 tokens from its cache and wrote 30 (its input_tokens: 40)\n",
+		fmt.Sprintf("  cache: promptloom predicted %d bytes of the prompt stable since c1; the provider read 30 tokens from its cache (its input_tokens: 41)\n", common),
 	} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("the text lacks %q:\n%s", want, text.String())
