@@ -18,6 +18,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -62,11 +63,16 @@ func run(transcript string, out io.Writer, baseURL string) error {
 	if err != nil {                         // promptloom
 		return err // promptloom
 	}
-	defer j.Close()                                                                   // promptloom
-	httpClient := &http.Client{Transport: transport.New(nil, j, nil)}                 // promptloom
+	httpClient := &http.Client{Transport: transport.New(nil, j, nil)} // promptloom
 	client := anthropic.NewClient(option.WithHTTPClient(httpClient), option.WithBaseURL(baseURL), option.WithAPIKey("not-needed"))
-	system := []anthropic.TextBlockParam{{Text: *e.System}} // promptloom
+	err = converse(client, e, out)     // promptloom
+	return errors.Join(err, j.Close()) // promptloom
+}
 
+// converse runs the conversation: two turns, each streamed, the first
+// asking for a tool.
+func converse(client anthropic.Client, e *explain.Explanation, out io.Writer) error { // promptloom
+	system := []anthropic.TextBlockParam{{Text: *e.System}} // promptloom
 	question := "What does main.go do?"
 	if secret := os.Getenv("PROMPTLOOM_EXAMPLE_SECRET"); secret != "" {
 		question += " My token is " + secret + "."

@@ -83,7 +83,7 @@ func Check(t *testing.T, run Run, fake func() *fakeprovider.Server) {
 var (
 	marked = regexp.MustCompile(`//\s*promptloom\s*$`)
 	// a use of promptloom: its packages, the explanation e, the journal j
-	usesPromptloom = regexp.MustCompile(`\b(explain|journal|transport|promptloom)\.|\be\.|\bj\.|\bj,`)
+	usesPromptloom = regexp.MustCompile(`\b(explain|journal|transport|promptloom)\.|\be\b|\bj\b`)
 )
 
 // Lines counts the lines of the example's main.go marked "// promptloom"
