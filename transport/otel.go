@@ -23,8 +23,9 @@ import (
 //
 // promptloom's own attributes say which prompt was sent: the manifest's
 // content hash, its whole-prompt digest, the included fragments' ids, and
-// the transcript line (seq) of the call's request, so a trace leads to
-// the transcript and the transcript to the fragments.
+// the transcript line of the call's request (its seq: its line number in
+// a file one journal wrote), so a trace leads to the transcript and the
+// transcript to the fragments. docs/opentelemetry.md lists them all.
 const (
 	tracerName = "github.com/promptloom/promptloom/transport"
 
@@ -34,7 +35,7 @@ const (
 	attrCall          = attribute.Key("promptloom.call.name")
 	attrUnattributed  = attribute.Key("promptloom.call.unattributed")
 	attrRetries       = attribute.Key("promptloom.call.retries")
-	attrTranscriptSeq = attribute.Key("promptloom.transcript.request_seq")
+	attrTranscriptSeq = attribute.Key("promptloom.transcript.line")
 )
 
 // span is one logical call's span (nil: none).

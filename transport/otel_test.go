@@ -166,11 +166,21 @@ func TestSpanFollowsGenAIConventions(t *testing.T) {
 		"promptloom.manifest.included":             []string{"primary", "tool:read_file.guidance", "system[0]"},
 		"promptloom.call.name":                     "turn-1",
 		"promptloom.call.retries":                  int64(0),
-		"promptloom.transcript.request_seq":        seqs[0],
+		"promptloom.transcript.line":        seqs[0],
 	}
 	for k, v := range want {
 		if got, ok := a[k]; !ok || !equalValue(got, v) {
 			t.Errorf("%s = %v (present %v), want %v", k, got.AsInterface(), ok, v)
+		}
+	}
+	// The span leads to the request line, and names its manifest as the
+	// transcript does.
+	for _, l := range bytes.Split(g.out.Bytes(), []byte("\n")) {
+		if gjson.GetBytes(l, "seq").Int() == a["promptloom.transcript.line"].AsInt64() {
+			if gjson.GetBytes(l, "kind").Str != "provider_call_request" ||
+				gjson.GetBytes(l, "served_context.manifest_content_hash").Str != a["promptloom.manifest.content_hash"].AsString() {
+				t.Errorf("the span's line is %s", l)
+			}
 		}
 	}
 	if _, ok := a["gen_ai.system_instructions"]; ok {
