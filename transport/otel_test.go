@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -330,5 +331,57 @@ func TestSpanOtherProviders(t *testing.T) {
 			!equalValue(a["gen_ai.response.finish_reasons"], []string{want.finish}) {
 			t.Errorf("span %q: %v", spans[i].Name(), a)
 		}
+	}
+}
+
+// BenchmarkSpan is a call through the transport (a JSON reply, journaled
+// to memory) with a tracer provider (spans recorded in memory), and with
+// content capture too, each interleaved call by call with the same call
+// through a transport without one: x-untraced is the ratio of their
+// times, measured in the same run.
+func BenchmarkSpan(b *testing.B) {
+	r, err := promptloom.Reduce([]promptloom.Fragment{
+		promptloom.Primary("You are the harness's agent."),
+		promptloom.ToolGuidance("read_file", "Read a file before you edit it."),
+	}, &promptloom.Options{Tools: []string{"read_file"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	e, err := explain.New(r, manifest.New(r, "agent.main"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	body, _ := json.Marshal(map[string]any{"model": "claude-sonnet-5-5", "max_tokens": 100, "system": r.System,
+		"tools":    []any{map[string]any{"name": "read_file", "input_schema": map[string]any{"type": "object"}}},
+		"messages": []any{map[string]any{"role": "user", "content": "Where is main?"}}})
+	fake := fakeprovider.New()
+	defer fake.Close()
+	ctx := transport.With(context.Background(), &transport.Call{Explanation: e})
+	call := func(b *testing.B, client *http.Client) time.Duration {
+		start := time.Now()
+		req, _ := http.NewRequestWithContext(ctx, "POST", fake.URL+"/v1/messages", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return time.Since(start)
+	}
+	for _, capture := range []bool{false, true} {
+		b.Run(map[bool]string{false: "span", true: "span+content"}[capture], func(b *testing.B) {
+			j := journal.New(io.Discard, nil)
+			defer j.Close()
+			bare := &http.Client{Transport: transport.New(nil, j, nil)}
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tracetest.NewSpanRecorder()))
+			traced := &http.Client{Transport: transport.New(nil, j, &transport.Options{TracerProvider: tp, CaptureContent: capture})}
+			var without, with time.Duration
+			for b.Loop() {
+				without += call(b, bare)
+				with += call(b, traced)
+			}
+			b.ReportMetric(float64(with)/float64(without), "x-untraced")
+		})
 	}
 }
