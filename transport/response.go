@@ -26,7 +26,11 @@ func events(b []byte) []event {
 	var cur event
 	var data [][]byte
 	flush := func() {
-		if cur.name != "" || data != nil {
+		switch {
+		case len(data) == 1:
+			cur.data = data[0] // the common case: no copy
+			out = append(out, cur)
+		case cur.name != "" || data != nil:
 			cur.data = bytes.Join(data, []byte("\n"))
 			out = append(out, cur)
 		}
@@ -161,8 +165,37 @@ func anthropicStream(evs []event) (journal.Response, bool) {
 	var in, out, read, write gjson.Result
 	done := false
 	for _, e := range evs {
-		v := gjson.ParseBytes(e.data)
-		switch v.Get("type").Str {
+		var typ string
+		var v gjson.Result
+		if e.name == "content_block_delta" {
+			// Most of a stream: read its three members in one pass.
+			var index int64
+			var delta gjson.Result
+			gjson.ParseBytes(e.data).ForEach(func(k, x gjson.Result) bool {
+				switch k.Str {
+				case "index":
+					index = x.Int()
+				case "delta":
+					delta = x
+				}
+				return true
+			})
+			if b := blocks[index]; b != nil {
+				delta.ForEach(func(k, x gjson.Result) bool {
+					switch k.Str {
+					case "text":
+						b.text.WriteString(x.Str)
+					case "partial_json":
+						b.args.WriteString(x.Str)
+					}
+					return true
+				})
+			}
+			continue
+		}
+		v = gjson.ParseBytes(e.data)
+		typ = v.Get("type").Str
+		switch typ {
 		case "message_start":
 			m := v.Get("message")
 			r.ID, r.Model = m.Get("id").Str, m.Get("model").Str
