@@ -493,6 +493,7 @@ func (r *recorder) done(readErr error, closed bool) {
 		lg.finish(resp, nil, r.status)
 	}
 }
+
 // spanCall describes one logical call to the span hooks (otel.go).
 type spanCall struct {
 	// Operation is gen_ai.operation.name ("chat", "generate_content");
@@ -529,4 +530,3 @@ type spanResult struct {
 	Attempts int
 	Err      error
 }
-
