@@ -57,13 +57,16 @@ const depsRules = `
 	cmd/promptloom/internal/errdoc < cmd/promptloom;
 
 	STD < internal/testkit/benchdata, internal/testkit/chromiumtest;
-	STD < internal/testkit/corpus, internal/testkit/gosrc;
+	STD < internal/testkit/corpus, internal/testkit/gosrc, internal/testkit/fakeprovider;
 	PGX < internal/testkit/pgtest;
 	eventlog < internal/testkit/storetest;
 	eventlog/sqlite, eventlog/postgres, internal/testkit/pgtest < internal/testkit/logtest;
 
 	explain, internal/testkit/benchdata < bench/peer;
+	journal, internal/testkit/fakeprovider < internal/testkit/exampletest;
+
 	explain, stage < examples/harness;
+	explain, transport, internal/testkit/fakeprovider < examples/anthropic, examples/openai, examples/gemini;
 `
 
 // Third-party import path prefixes, by the name the rules use.

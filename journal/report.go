@@ -63,6 +63,11 @@ type CallReport struct {
 	// message; Attempts counts the failed attempts before it (retries).
 	Outcome  string `json:"outcome,omitempty"`
 	Attempts int    `json:"attempts,omitempty"`
+	// Usage is what the provider said the call cost, as its response
+	// recorded it (nil when it said nothing, or the call failed): its
+	// CacheReadTokens, beside CommonPrefixBytes, shows whether the prefix
+	// promptloom kept stable was the prefix the provider's cache served.
+	Usage *Usage `json:"usage,omitempty"`
 	// Unattributed is a call made without a manifest (its request holds
 	// its body's digest only): nothing says what prompt it was served.
 	Unattributed bool `json:"unattributed,omitempty"`

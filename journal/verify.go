@@ -322,6 +322,7 @@ func (v *verifier) outcome(n int, l gjson.Result) {
 	}
 	if field == "response" {
 		c.Outcome = l.Get("response.text").String()
+		c.Usage = usageOf(l.Get("response.usage"))
 	} else {
 		c.Outcome = "error: " + l.Get("error.message").String()
 	}
@@ -412,4 +413,13 @@ func orRawNull(raw string) string {
 		return "null"
 	}
 	return raw
+}
+
+// usageOf reads a response's usage (nil when there is none).
+func usageOf(u gjson.Result) *Usage {
+	if !u.IsObject() {
+		return nil
+	}
+	return &Usage{InputTokens: int(u.Get("input_tokens").Int()), OutputTokens: int(u.Get("output_tokens").Int()),
+		CacheReadTokens: int(u.Get("cache_read_tokens").Int()), CacheWriteTokens: int(u.Get("cache_write_tokens").Int())}
 }

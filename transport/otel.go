@@ -1,15 +1,144 @@
 package transport
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// The span of a logical call follows the OpenTelemetry GenAI semantic
+// conventions (semconv v1.41.0, the spans of "Generative AI inference"):
+// named "{gen_ai.operation.name} {gen_ai.request.model}", of kind client,
+// with the operation, provider, model and stream flag when it starts and
+// the response id, model, finish reasons and usage when it ends. Its
+// gen_ai.usage.input_tokens counts every input token, the cached ones
+// included, as the conventions ask: Anthropic's input_tokens leaves out
+// the tokens read from and written to the cache, so they are added back.
+//
+// promptloom's own attributes say which prompt was sent: the manifest's
+// content hash, its whole-prompt digest, the included fragments' ids, and
+// the transcript line (seq) of the call's request, so a trace leads to
+// the transcript and the transcript to the fragments.
+const (
+	tracerName = "github.com/promptloom/promptloom/transport"
+
+	attrManifestHash  = attribute.Key("promptloom.manifest.content_hash")
+	attrWholePrompt   = attribute.Key("promptloom.manifest.whole_prompt_digest")
+	attrIncluded      = attribute.Key("promptloom.manifest.included")
+	attrCall          = attribute.Key("promptloom.call.name")
+	attrUnattributed  = attribute.Key("promptloom.call.unattributed")
+	attrRetries       = attribute.Key("promptloom.call.retries")
+	attrTranscriptSeq = attribute.Key("promptloom.transcript.request_seq")
+)
 
 // span is one logical call's span (nil: none).
-type span struct{}
+type span struct {
+	s        trace.Span
+	provider string
+}
 
 // startSpan starts the span of a logical call when o.TracerProvider is
 // set, returning the context carrying it.
 func startSpan(ctx context.Context, o *Options, c *spanCall) (context.Context, *span) {
-	return ctx, nil
+	if o == nil || o.TracerProvider == nil || c == nil {
+		return ctx, nil
+	}
+	attrs := []attribute.KeyValue{
+		semconv.GenAIOperationNameKey.String(c.Operation),
+		semconv.GenAIProviderNameKey.String(c.Provider),
+		semconv.GenAIRequestModel(c.Model),
+		semconv.GenAIRequestStream(c.Stream),
+		attrCall.String(c.Call),
+		attrTranscriptSeq.Int64(c.RequestSeq),
+	}
+	if c.Manifest == nil {
+		attrs = append(attrs, attrUnattributed.Bool(true))
+	} else {
+		attrs = append(attrs, attrManifestHash.String(c.ManifestHash), attrWholePrompt.String(c.WholePromptDigest),
+			attrIncluded.StringSlice(c.Included))
+		if o.CaptureContent {
+			attrs = append(attrs, semconv.GenAISystemInstructionsKey.String(instructions(c.Parts)))
+		}
+	}
+	name := c.Operation
+	if c.Model != "" {
+		name += " " + c.Model
+	}
+	tracer := o.TracerProvider.Tracer(tracerName, trace.WithSchemaURL(semconv.SchemaURL))
+	ctx, s := tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	return ctx, &span{s: s, provider: c.Provider}
+}
+
+// instructions is gen_ai.system_instructions: the conventions' JSON array
+// of text parts, one part per included fragment.
+func instructions(parts []string) string {
+	type part struct {
+		Type    string `json:"type"`
+		Content string `json:"content"`
+	}
+	ps := make([]part, 0, len(parts))
+	for _, p := range parts {
+		ps = append(ps, part{"text", p})
+	}
+	b, _ := json.Marshal(ps) // strings only: it cannot fail
+	return string(b)
 }
 
 // endSpan ends a span started by startSpan; a nil span is a no-op.
-func endSpan(s *span, r *spanResult) {}
+func endSpan(s *span, r *spanResult) {
+	if s == nil || s.s == nil {
+		return
+	}
+	defer s.s.End()
+	if r == nil {
+		return
+	}
+	if r.Status > 0 {
+		s.s.SetAttributes(semconv.HTTPResponseStatusCode(r.Status))
+	}
+	s.s.SetAttributes(attrRetries.Int(r.Attempts))
+	if resp := r.Response; resp != nil {
+		if resp.ID != "" {
+			s.s.SetAttributes(semconv.GenAIResponseID(resp.ID))
+		}
+		if resp.Model != "" {
+			s.s.SetAttributes(semconv.GenAIResponseModel(resp.Model))
+		}
+		if resp.StopReason != "" {
+			s.s.SetAttributes(semconv.GenAIResponseFinishReasons(resp.StopReason))
+		}
+		if u := resp.Usage; u != nil {
+			in := u.InputTokens
+			if s.provider == "anthropic" {
+				in += u.CacheReadTokens + u.CacheWriteTokens
+			}
+			s.s.SetAttributes(semconv.GenAIUsageInputTokens(in), semconv.GenAIUsageOutputTokens(u.OutputTokens),
+				semconv.GenAIUsageCacheReadInputTokens(u.CacheReadTokens),
+				semconv.GenAIUsageCacheCreationInputTokens(u.CacheWriteTokens))
+		}
+	}
+	if r.Err != nil {
+		s.s.SetAttributes(semconv.ErrorTypeKey.String(errorType(r)))
+		s.s.SetStatus(codes.Error, r.Err.Error())
+	}
+}
+
+// errorType is error.type: the HTTP status of an error answer, else what
+// ended the call, in few values as the conventions want.
+func errorType(r *spanResult) string {
+	switch {
+	case r.Status >= 400:
+		return strconv.Itoa(r.Status)
+	case errors.Is(r.Err, context.Canceled):
+		return "cancelled"
+	case errors.Is(r.Err, context.DeadlineExceeded):
+		return "timeout"
+	}
+	return "_OTHER"
+}
