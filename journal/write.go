@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -316,7 +317,7 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 		b.line(kindRequest, "session", quote(j.session), "call", quote(pre.call),
 			"served_context", string(pre.scJSON), "request", string(pre.reqJSON))
 		p.Seq, p.hash = b.t.Seq, b.t.Prev
-		return []byte(b.String()), nil
+		return b.Bytes(), nil
 	})
 	if err != nil {
 		return nil, err
@@ -521,7 +522,7 @@ func (p *Pending) append(ctx context.Context, kind string, fields ...string) err
 				return nil, err
 			}
 		}
-		return []byte(b.String()), nil
+		return b.Bytes(), nil
 	})
 	if err == nil {
 		j.cp.commit(next)
@@ -587,7 +588,7 @@ func (j *Journal) end() (err error) {
 			if err := j.cp.close(b, j.session); err != nil { // issue 25
 				return nil, err
 			}
-			return []byte(b.String()), nil
+			return b.Bytes(), nil
 		})
 	}
 	return err
@@ -595,7 +596,7 @@ func (j *Journal) end() (err error) {
 
 // lineBuilder builds a group of lines, chaining each to the one before.
 type lineBuilder struct {
-	strings.Builder
+	bytes.Buffer
 	t  Tail
 	at string
 }
@@ -604,12 +605,20 @@ type lineBuilder struct {
 // pairs), and moves the chain on.
 func (b *lineBuilder) line(kind string, fields ...string) {
 	start := b.Len()
+	n := 128 // the line's size, to grow the buffer once
+	for _, f := range fields {
+		n += len(f) + 4
+	}
+	b.Grow(n)
 	b.t.Seq++
 	fmt.Fprintf(b, `{"prev":%s,"seq":%d,"kind":%s,"at":%s`, quote(b.t.Prev), b.t.Seq, quote(kind), quote(b.at))
 	for i := 0; i < len(fields); i += 2 {
-		fmt.Fprintf(b, ",%s:%s", quote(fields[i]), fields[i+1])
+		b.WriteByte(',')
+		b.WriteString(quote(fields[i]))
+		b.WriteByte(':')
+		b.WriteString(fields[i+1])
 	}
 	b.WriteByte('}')
-	b.t.Prev = digest.String(b.String()[start:]).String()
+	b.t.Prev = digest.Bytes(b.Bytes()[start:]).String()
 	b.WriteByte('\n')
 }

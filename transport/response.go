@@ -237,11 +237,19 @@ func anthropicStream(evs []event) (journal.Response, bool) {
 	}
 	sort.Slice(idx, func(a, b int) bool { return idx[a] < idx[b] })
 	var text strings.Builder
+	texts := 0
 	for _, i := range idx {
 		b := blocks[i]
 		switch b.kind {
 		case "text":
-			text.WriteString(b.text.String())
+			if texts++; texts == 1 {
+				r.Text = b.text.String() // one text block, the usual case: no copy
+			} else {
+				if texts == 2 {
+					text.WriteString(r.Text)
+				}
+				text.WriteString(b.text.String())
+			}
 		case "tool_use", "server_tool_use":
 			args := b.args.String()
 			if args == "" {
@@ -250,7 +258,9 @@ func anthropicStream(evs []event) (journal.Response, bool) {
 			r.ToolCalls = append(r.ToolCalls, journal.ToolCall{ID: b.id, Name: b.name, ArgumentsHash: argsHash(args)})
 		}
 	}
-	r.Text = text.String()
+	if texts > 1 {
+		r.Text = text.String()
+	}
 	r.Usage = usageOf(in, out, read, write)
 	return r, done
 }

@@ -434,6 +434,13 @@ func (r *recorder) Read(p []byte) (int, error) {
 		if len(r.buf)+n > r.limit {
 			r.over, r.buf = true, nil
 		} else if !r.over {
+			if cap(r.buf)-len(r.buf) < n {
+				// Double, as append does not for large slices: a stream
+				// of a megabyte is copied a few times, not dozens.
+				grown := make([]byte, len(r.buf), max(2*cap(r.buf), len(r.buf)+n, 32<<10))
+				copy(grown, r.buf)
+				r.buf = grown
+			}
 			r.buf = append(r.buf, p[:n]...)
 		}
 	}
