@@ -56,10 +56,22 @@ func (e *Explanation) WriteText(w io.Writer) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	// Under a budget each row has its count, headed by the counter's unit:
+	// TOKENS, or BYTES under the bytes counter, whose count is the BYTES
+	// column itself (it is shown once, unless a row's count differs).
 	withTokens := e.Fragments[0].Tokens != nil
+	unit := "TOKENS"
+	if e.Budget != nil && e.Budget.Encoding == "bytes" {
+		unit = "BYTES"
+		same := true
+		for _, r := range e.Fragments {
+			same = same && r.Tokens != nil && *r.Tokens == r.Bytes
+		}
+		withTokens = withTokens && !same
+	}
 	head := "#\tID\tSOURCE\tBUCKET\tIN\tOFFSET\tBYTES\t"
 	if withTokens {
-		head += "TOKENS\t"
+		head += unit + "\t"
 	}
 	fmt.Fprintln(tw, head+"DIGEST\tREASON")
 	for i, r := range e.Fragments {

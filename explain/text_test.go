@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/internal/textsafe"
 )
 
@@ -77,5 +78,36 @@ func TestTextRenderingsEscapeControlCharacters(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), `+++ b\n+++ forged`) {
 		t.Errorf("the B name is not escaped on its line:\n%s", out.String())
+	}
+}
+
+// The budget table's count column is headed by the counter's unit: TOKENS
+// for a token vocabulary; under the bytes counter the count is the BYTES
+// column itself, shown once (the table used to say TOKENS for bytes).
+func TestBudgetColumnFollowsTheCounter(t *testing.T) {
+	opts := []byte(`{"system": ["You are careful.", "Answer in English."]}`)
+	for counter, want := range map[string]string{"bytes": "", "o200k_base": "TOKENS", "cl100k_base": "TOKENS"} {
+		c, err := budget.NewCounter(counter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, err := Explain(opts, &Options{Budget: &budget.Budget{Counter: c, Total: 1000}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := x.WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		var head string
+		for _, l := range strings.Split(b.String(), "\n") {
+			if strings.HasPrefix(l, "#  ID") {
+				head = l
+			}
+		}
+		fields := strings.Fields(head)
+		if got := strings.Join(fields[6:len(fields)-2], " "); got != strings.TrimSpace("BYTES "+want) {
+			t.Errorf("%s: the columns after OFFSET are %q:\n%s", counter, got, b.String())
+		}
 	}
 }

@@ -2,6 +2,7 @@ package journal
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -37,6 +38,33 @@ func BenchmarkVerifySharedPrompt(b *testing.B) {
 		rep, err := Verify(bytes.NewReader(data), nil)
 		if err != nil || !rep.OK() {
 			b.Fatalf("verify: %v", err)
+		}
+	}
+}
+
+// BenchmarkFileCall makes calls on a file journal whose requests retain
+// 256 KB of messages each: every append reads back the last line it knows
+// (to notice a file truncated and written again under it), so this is the
+// case where that read costs most.
+func BenchmarkFileCall(b *testing.B) {
+	j, err := Open(b.TempDir()+"/run.jsonl", &Options{Clock: clock, Session: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer j.Close()
+	e, err := explain.Explain([]byte(`{"system": "You are careful."}`), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	msgs := []byte(`[{"role":"user","content":"` + strings.Repeat("a long conversation ", 256<<10/20) + `"}]`)
+	long := ModelFunc(func(context.Context, Request) (Response, error) {
+		return Response{Text: strings.Repeat("an answer ", 256<<10/10)}, nil
+	})
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		req := Request{Call: fmt.Sprintf("c%d", i), System: e.Text(), Manifest: e.Manifest, Messages: msgs}
+		if _, err := j.Call(ctx, long, req); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -26,11 +26,12 @@ func lineHash(line []byte) string { return digest.Bytes(line).String() }
 var ErrForeignTranscript = errors.New("journal: not a chained promptloom transcript; append to a new file")
 
 // tail is where the next line goes: the chain's last hash and seq, and the
-// file's size once they were read.
+// file's size once they were read, and where its last line starts.
 type tail struct {
-	prev string
-	seq  int64
-	size int64
+	prev  string
+	seq   int64
+	size  int64
+	start int64
 }
 
 // readTail finds the last line of f (size bytes long, ending in a newline
@@ -50,7 +51,7 @@ func readTail(f *os.File, size int64, limit int) (tail, error) {
 	if !chained(line) {
 		return tail{}, ErrForeignTranscript
 	}
-	return tail{prev: lineHash(line), seq: gjson.GetBytes(line, "seq").Int(), size: size}, nil
+	return tail{prev: lineHash(line), seq: gjson.GetBytes(line, "seq").Int(), size: size, start: start}, nil
 }
 
 // lastLineStart returns the offset where the line ending before end
@@ -82,9 +83,9 @@ func lastLineStart(f *os.File, end int64, limit int) (int64, error) {
 // Only a crash in the middle of a write leaves one, and only a line that is
 // not complete JSON is torn: it is cut off (the bytes cut are returned). A
 // complete record that merely lacks its newline is kept and ended. Either
-// is done only in a promptloom transcript: the complete line (or, when the
-// torn line is the first, the torn line's start) must be a chained line.
-// A file it refuses is left as it was.
+// is done only in a promptloom transcript, checked before anything is
+// changed: the complete line must be a chained line, and a torn one the
+// start of the chain's next line. A file it refuses is left as it was.
 func repairTail(f *os.File, limit int) (cut int, size int64, err error) {
 	st, err := f.Stat()
 	if err != nil {
@@ -118,14 +119,25 @@ func repairTail(f *os.File, limit int) (cut int, size int64, err error) {
 		}
 		return 0, size + 1, nil
 	}
-	// A torn line: the line before it must be a chained one, or, when it
-	// is the first, it must have begun as one.
-	if start == 0 {
-		if !bytes.HasPrefix(line, []byte(`{"prev":"`+genesis[:len("blake3:")])) && !bytes.HasPrefix([]byte(`{"prev":"`), line) {
-			return 0, 0, ErrForeignTranscript
+	// A torn line is cut only when it is provably the start of the line a
+	// writer was appending: it begins as the next chained line must begin
+	// ({"prev":"<the hash of the line before>","seq":<one more>,), or is a
+	// prefix of that; the line before it, if any, must be a chained one.
+	// A torn first line must hold at least {"prev":"blake3: (a file of "{"
+	// alone could be anything). Anything else is some other writer's, and
+	// the file is refused as it is.
+	next := `{"prev":"` + genesis + `","seq":1,`
+	if start > 0 {
+		t, err := readTail(f, start, limit)
+		if err != nil {
+			return 0, 0, err
 		}
-	} else if _, err := readTail(f, start, limit); err != nil {
-		return 0, 0, err
+		next = fmt.Sprintf(`{"prev":"%s","seq":%d,`, t.prev, t.seq+1)
+	}
+	ours := bytes.HasPrefix(line, []byte(next)) ||
+		bytes.HasPrefix([]byte(next), line) && (start > 0 || len(line) >= len(`{"prev":"blake3:`))
+	if !ours {
+		return 0, 0, fmt.Errorf("%w (its last line, not ended by a newline, is not the start of the chain's next line)", ErrForeignTranscript)
 	}
 	if err := f.Truncate(start); err != nil {
 		return 0, 0, fmt.Errorf("journal: repair: %w", err)

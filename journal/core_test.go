@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -138,6 +139,49 @@ func TestCloseFromInsideTheModel(t *testing.T) {
 	}
 }
 
+// failingClose is a sink whose Close fails.
+type failingClose struct{ Sink }
+
+func (failingClose) Close() error { return errors.New("the disk is full") }
+
+// A model closing its own journal: on a signed file journal, a call the
+// model makes after it is ErrClosed, and the session ends, signed, with
+// the outcome; when ending fails, a Close after the call says so (the
+// error used to be dropped, and every Close said nil).
+func TestCloseFromInsideTheModelEndsTheSession(t *testing.T) {
+	signer, verifier := keys(t, "k")
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	j, err := Open(path, &Options{Clock: clock, Signer: signer, CheckpointEvery: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inner error
+	if _, err := j.Call(ctx, ModelFunc(func(context.Context, Request) (Response, error) {
+		if err := j.Close(); err != nil {
+			return Response{}, err
+		}
+		_, inner = j.Call(ctx, echo, request(t, "inner", `{"system": "x"}`))
+		return Response{Text: "bye"}, j.Close()
+	}), request(t, "c1", `{"system": "You are careful."}`)); err != nil || !errors.Is(inner, ErrClosed) {
+		t.Fatalf("call: %v, inner call: %v", err, inner)
+	}
+	data, _ := os.ReadFile(path)
+	if rep, err := Verify(bytes.NewReader(data), &Options{Verifier: verifier}); err != nil || !rep.OK() || len(rep.Calls) != 1 {
+		t.Errorf("verify: %v %+v\n%s", err, rep.Problems, data)
+	}
+
+	var buf bytes.Buffer
+	j = NewSink(failingClose{&writerSink{w: &buf, t: Tail{Prev: genesis}}}, &Options{Clock: clock})
+	if _, err := j.Call(ctx, ModelFunc(func(context.Context, Request) (Response, error) {
+		return Response{Text: "bye"}, j.Close()
+	}), request(t, "c1", `{"system": "You are careful."}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err == nil || !strings.Contains(err.Error(), "the disk is full") {
+		t.Errorf("Close after the session ended = %v", err)
+	}
+}
+
 type panicWriter struct{}
 
 func (panicWriter) Write([]byte) (int, error) { panic("the disk caught fire") }
@@ -191,15 +235,160 @@ func TestNoPanicLeavesALock(t *testing.T) {
 	}
 }
 
+// closeCounter counts its sink's closes.
+type closeCounter struct {
+	Sink
+	n int
+}
+
+func (c *closeCounter) Close() error { c.n++; return nil }
+
+// nilModel is a Model whose nil pointer panics when asked.
+type nilModel struct{ text string }
+
+func (m *nilModel) Complete(context.Context, Request) (Response, error) {
+	return Response{Text: m.text}, nil
+}
+
+// No exported zero value or nil argument of the package panics or locks:
+// each of these returns (an error, or nothing to do) within a second, and
+// a journal that a Clock's panic interrupted still closes.
+func TestNoNilOrZeroValuePanics(t *testing.T) {
+	req := request(t, "c1", `{"system": "x"}`)
+	var nilJournal *Journal
+	var nilPending *Pending
+	var nilReport *Report
+	var nilBuffer *bytes.Buffer
+	var nilReader *bytes.Reader
+	var nilSink *writerSink
+	boom := 0
+	closes := &closeCounter{Sink: &writerSink{w: &bytes.Buffer{}, t: Tail{Prev: genesis}}}
+	panicky := NewSink(closes, &Options{Clock: func() time.Time {
+		if boom++; boom > 1 {
+			panic("clock")
+		}
+		return time.Unix(0, 0)
+	}})
+	for name, f := range map[string]func() error{
+		"nil journal Call":  func() error { _, err := nilJournal.Call(ctx, echo, req); return want(err) },
+		"nil journal Begin": func() error { _, err := nilJournal.Begin(ctx, req); return want(err) },
+		"nil journal Close": func() error { return nilJournal.Close() },
+		"zero journal": func() error {
+			var j Journal
+			if _, err := j.Begin(ctx, req); err == nil {
+				return errors.New("Begin succeeded")
+			}
+			j.Close()
+			return j.Close()
+		},
+		"typed nil writer":   func() error { _, err := New(nilBuffer, nil).Call(ctx, echo, req); return want(err) },
+		"typed nil sink":     func() error { _, err := NewSink(nilSink, nil).Call(ctx, echo, req); return want(err) },
+		"nil ModelFunc":      func() error { _, err := New(&bytes.Buffer{}, nil).Call(ctx, ModelFunc(nil), req); return want(err) },
+		"nil pointer model":  func() error { _, err := New(&bytes.Buffer{}, nil).Call(ctx, (*nilModel)(nil), req); return want(err) },
+		"nil ModelFunc call": func() error { _, err := ModelFunc(nil).Complete(ctx, req); return want(err) },
+		"nil context": func() error {
+			j := New(&bytes.Buffer{}, nil)
+			//lint:ignore SA1012 a nil context is what is tested
+			if _, err := j.Call(nil, echo, req); err != nil {
+				return err
+			}
+			//lint:ignore SA1012 a nil context is what is tested
+			p, err := j.Begin(nil, req)
+			if err != nil {
+				return err
+			}
+			//lint:ignore SA1012 a nil context is what is tested
+			if err := p.Attempt(nil, 500, nil); err != nil {
+				return err
+			}
+			//lint:ignore SA1012 a nil context is what is tested
+			if err := p.Finish(nil, Response{Text: "ok"}, nil); err != nil {
+				return err
+			}
+			return j.Close()
+		},
+		"zero Pending": func() error {
+			var p Pending
+			return errors.Join(want(p.Finish(ctx, Response{}, nil)), want(p.Attempt(ctx, 500, nil)))
+		},
+		"nil Pending": func() error {
+			return errors.Join(want(nilPending.Finish(ctx, Response{}, nil)), want(nilPending.Attempt(ctx, 500, nil)))
+		},
+		"Verify nil reader":       func() error { _, err := Verify(nil, nil); return want(err) },
+		"Verify typed nil reader": func() error { _, err := Verify(nilReader, nil); return want(err) },
+		"nil Report": func() error {
+			if nilReport.OK() {
+				return errors.New("a nil report is OK")
+			}
+			nilReport.Counts()
+			return nilReport.WriteText(&bytes.Buffer{})
+		},
+		"zero calls in a Report": func() error {
+			r := &Report{Calls: []CallReport{{}, {Status: "incomplete"}}}
+			return errors.Join(r.WriteText(&bytes.Buffer{}), want(r.WriteText(nil)))
+		},
+		"zero Request": func() error { Request{}.Served(); _, err := Request{}.Key(); return err },
+		"nil segments": func() error { ChangedFragments(nil, nil); return nil },
+		"a panicking Clock": func() error {
+			func() {
+				defer func() { recover() }()
+				panicky.Call(ctx, echo, req)
+			}()
+			func() {
+				defer func() { recover() }()
+				panicky.Close() // the clock panics again, writing the close
+			}()
+			if err := panicky.Close(); err != nil || closes.n != 1 {
+				return fmt.Errorf("Close: %v, the sink closed %d time(s)", err, closes.n)
+			}
+			return nil
+		},
+	} {
+		done := make(chan error, 1)
+		go func() {
+			defer func() {
+				if r := recover(); r != nil {
+					done <- fmt.Errorf("panic: %v", r)
+				}
+			}()
+			done <- f()
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Errorf("%s: locked", name)
+		}
+	}
+}
+
+// want turns the error a call must return into nil, and its absence into
+// an error.
+func want(err error) error {
+	if err == nil {
+		return errors.New("no error")
+	}
+	return nil
+}
+
 // Open never changes a file it then refuses: a Harn transcript being
 // written (its last line torn) and a one-line text file without a final
 // newline are refused as they are (they used to lose their last line, or
 // be emptied and opened).
 func TestOpenLeavesAForeignFileAlone(t *testing.T) {
+	const first = `{"prev":"blake3:0000000000000000000000000000000000000000000000000000000000000000","seq":1,"kind":"journal_open","at":"2026-11-03T00:00:00Z","session":"s"}`
 	for name, content := range map[string]string{
 		"harn mid-write":         `{"type":"system_prompt","content":"x","content_hash":"h"}` + "\n" + `{"type":"provider_call_req`,
 		"one text line":          "hello there",
 		"harn, no final newline": `{"type":"system_prompt","content":"x"}`,
+		// These used to be emptied, or cut, and opened.
+		"a brace":         "{",
+		"a brace, quote":  `{"`,
+		"text after ours": first + "\nhello",
+		"a line not next": first + "\n" + `{"prev":"blake3:0000000000000000000000000000000000000000000000000000000000000000","seq":2,"ki`,
+		"a seq not next":  first + "\n" + `{"prev":"` + lineHash([]byte(first)) + `","seq":3,"ki`,
 	} {
 		path := filepath.Join(t.TempDir(), "t.jsonl")
 		os.WriteFile(path, []byte(content), 0o644)
@@ -210,14 +399,25 @@ func TestOpenLeavesAForeignFileAlone(t *testing.T) {
 			t.Errorf("%s: the file was changed to %q", name, got)
 		}
 	}
-	// A promptloom transcript whose first line was torn is repaired.
-	path := filepath.Join(t.TempDir(), "t.jsonl")
-	os.WriteFile(path, []byte(`{"prev":"blake3:00`), 0o644)
-	j, err := Open(path, nil)
-	if err != nil || j.Repaired != len(`{"prev":"blake3:00`) {
-		t.Fatalf("torn first line: %v, repaired %d", err, j.Repaired)
+	// A promptloom transcript whose first line, or last line, was torn is
+	// repaired: the torn line is the start of the chain's next line.
+	for _, c := range []struct{ before, torn string }{
+		{"", `{"prev":"blake3:00`},
+		{"", `{"prev":"blake3:0000000000000000000000000000000000000000000000000000000000000000","seq":1,"kind":"journal_op`},
+		{first + "\n", `{`},
+		{first + "\n", `{"prev":"` + lineHash([]byte(first)) + `","seq":2,"kind":"system_prompt","at":"2026`},
+	} {
+		path := filepath.Join(t.TempDir(), "t.jsonl")
+		os.WriteFile(path, []byte(c.before+c.torn), 0o644)
+		j, err := Open(path, nil)
+		if err != nil || j.Repaired != len(c.torn) {
+			t.Fatalf("torn line %q: %v", c.torn, err)
+		}
+		j.Close()
+		if got, _ := os.ReadFile(path); string(got) != c.before {
+			t.Errorf("torn line %q: the file is %q", c.torn, got)
+		}
 	}
-	j.Close()
 }
 
 // A file truncated under an open journal (logrotate's copytruncate) gets a
@@ -245,6 +445,52 @@ func TestTruncatedFileStartsAgain(t *testing.T) {
 	rep := verifyFile(t, path)
 	if !rep.OK() || len(rep.Calls) != 1 || rep.Calls[0].Call != "c3" {
 		t.Errorf("after truncation: calls %+v problems %+v", rep.Calls, rep.Problems)
+	}
+}
+
+// A file truncated under an open journal and written again by another
+// before the journal's next call, past the size the journal knew, is
+// noticed too: the journal's session opens again after the other's lines
+// (it used to go on as if the other's chain were its own: a request with
+// no journal_open, prompt or manifest before it), and a call begun before
+// the truncation fails to record its outcome rather than name a request
+// that is gone.
+func TestTruncatedFileWrittenAgainStartsAgain(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	j, err := Open(path, &Options{Clock: clock, Session: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.Call(ctx, echo, request(t, "c1", `{"system": "You are careful."}`)); err != nil {
+		t.Fatal(err)
+	}
+	p, err := j.Begin(ctx, request(t, "c2", `{"system": "You are careful."}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	k, err := Open(path, &Options{Clock: clock, Session: "s2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"k1", "k2", "k3", "k4"} {
+		if _, err := k.Call(ctx, echo, request(t, c, `{"system": "You are careful, and longer."}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Finish(ctx, Response{Text: "late"}, nil); err == nil || !strings.Contains(err.Error(), "cut back") {
+		t.Errorf("the outcome of a request that is gone: %v", err)
+	}
+	if _, err := j.Call(ctx, echo, request(t, "c3", `{"system": "You are careful."}`)); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	k.Close()
+	rep := verifyFile(t, path)
+	if got := len(rep.Calls); got != 5 || rep.Calls[4].Call != "c3" {
+		t.Errorf("after truncation: %d calls %+v", got, rep.Calls)
 	}
 }
 

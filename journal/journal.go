@@ -172,8 +172,13 @@ type Model interface {
 // ModelFunc adapts a function to Model.
 type ModelFunc func(ctx context.Context, req Request) (Response, error)
 
-// Complete implements Model.
-func (f ModelFunc) Complete(ctx context.Context, req Request) (Response, error) { return f(ctx, req) }
+// Complete implements Model. A nil ModelFunc answers with an error.
+func (f ModelFunc) Complete(ctx context.Context, req Request) (Response, error) {
+	if f == nil {
+		return Response{}, fmt.Errorf("journal: call %s: a nil ModelFunc", req.Call)
+	}
+	return f(ctx, req)
+}
 
 // Key names a call by what a model is shown: the digest of the canonical
 // form of the served system prompt's digest and the content hashes of the

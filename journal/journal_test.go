@@ -257,13 +257,16 @@ func TestOpenRepairsATornTail(t *testing.T) {
 	record(t, j)
 	j.Close()
 	whole, _ := os.ReadFile(path)
-	os.WriteFile(path, append(whole, []byte(`{"seq":13,"kind":"system_pro`)...), 0o644)
+	lines := strings.Split(strings.TrimSuffix(string(whole), "\n"), "\n")
+	// The start of the line a writer crashed writing.
+	torn := `{"prev":"` + lineHash([]byte(lines[len(lines)-1])) + `","seq":13,"kind":"system_pro`
+	os.WriteFile(path, append(whole, torn...), 0o644)
 
 	j, err = Open(path, &Options{Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if j.Repaired != len(`{"seq":13,"kind":"system_pro`) || j.sink.(*fileSink).t.Seq != 12 {
+	if j.Repaired != len(torn) || j.sink.(*fileSink).t.Seq != 12 {
 		t.Errorf("repaired %d bytes, seq %d", j.Repaired, j.sink.(*fileSink).t.Seq)
 	}
 	if _, err := j.Call(ctx, echo, request(t, "c4", `{"system": "four"}`)); err != nil {

@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -110,6 +111,9 @@ type Report struct {
 
 // Counts returns how many calls verified, are incomplete, and failed.
 func (r *Report) Counts() (ok, incompleteCalls, failedCalls int) {
+	if r == nil {
+		return
+	}
 	for _, c := range r.Calls {
 		switch c.Status {
 		case verified:
@@ -126,6 +130,9 @@ func (r *Report) Counts() (ok, incompleteCalls, failedCalls int) {
 // OK reports whether the transcript proves its run: at least one call,
 // every call verified, and no problem.
 func (r *Report) OK() bool {
+	if r == nil {
+		return false
+	}
 	v, i, f := r.Counts()
 	return len(r.Problems) == 0 && v > 0 && i == 0 && f == 0
 }
@@ -137,6 +144,18 @@ func (r *Report) broke(rule manifest.Rule, line int, format string, args ...any)
 
 // WriteText writes one line per problem and per call, and a summary.
 func (r *Report) WriteText(w io.Writer) error {
+	if r == nil {
+		r = &Report{}
+	}
+	if isNil(w) {
+		return errors.New("journal: WriteText: no writer")
+	}
+	detail := func(c CallReport) string {
+		if c.Problem == nil {
+			return "no problem recorded"
+		}
+		return textsafe.Line(c.Problem.Detail)
+	}
 	var b strings.Builder
 	for _, p := range r.Problems {
 		fmt.Fprintf(&b, "FAIL %s\n", textsafe.Line(p.Detail))
@@ -150,9 +169,9 @@ func (r *Report) WriteText(w io.Writer) error {
 			}
 			fmt.Fprintf(&b, "ok   line %d: call %s (seq %d)%s\n", c.Line, textsafe.Line(c.Call), c.Seq, note)
 		case incomplete:
-			fmt.Fprintf(&b, "INCOMPLETE line %d: call %s (seq %d): %s\n", c.Line, textsafe.Line(c.Call), c.Seq, textsafe.Line(c.Problem.Detail))
+			fmt.Fprintf(&b, "INCOMPLETE line %d: call %s (seq %d): %s\n", c.Line, textsafe.Line(c.Call), c.Seq, detail(c))
 		default:
-			fmt.Fprintf(&b, "FAIL line %d: call %s (seq %d): %s\n", c.Line, textsafe.Line(c.Call), c.Seq, textsafe.Line(c.Problem.Detail))
+			fmt.Fprintf(&b, "FAIL line %d: call %s (seq %d): %s\n", c.Line, textsafe.Line(c.Call), c.Seq, detail(c))
 		}
 	}
 	v, i, f := r.Counts()

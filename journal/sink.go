@@ -1,11 +1,11 @@
 package journal
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"sync"
 )
 
@@ -56,12 +56,12 @@ func (s *writerSink) Close() error { return nil }
 
 // tailAfter is t moved past lines (whole lines, each ended by "\n").
 func tailAfter(t Tail, lines []byte) Tail {
-	body := strings.TrimSuffix(string(lines), "\n")
-	if body == "" && len(lines) == 0 {
+	if len(lines) == 0 {
 		return t
 	}
-	ls := strings.Split(body, "\n")
-	return Tail{Prev: lineHash([]byte(ls[len(ls)-1])), Seq: t.Seq + int64(len(ls))}
+	body := bytes.TrimSuffix(lines, []byte("\n"))
+	last := body[bytes.LastIndexByte(body, '\n')+1:]
+	return Tail{Prev: lineHash(last), Seq: t.Seq + int64(bytes.Count(body, []byte("\n"))+1)}
 }
 
 // fileSink is a transcript file shared by any number of writers: every
@@ -73,6 +73,7 @@ type fileSink struct {
 	limit int
 	t     Tail
 	size  int64 // the file's size when t was read
+	start int64 // where the line t.Prev hashes starts (when size > 0)
 }
 
 // openFile opens (creating it if need be) a transcript file, repairing a
@@ -97,7 +98,7 @@ func openFile(path string, limit int) (*fileSink, int, error) {
 		f.Close()
 		return nil, 0, err
 	}
-	return &fileSink{f: f, limit: limit, t: Tail{Prev: t.prev, Seq: t.seq}, size: t.size}, cut, nil
+	return &fileSink{f: f, limit: limit, t: Tail{Prev: t.prev, Seq: t.seq}, size: t.size, start: t.start}, cut, nil
 }
 
 func (s *fileSink) Append(_ context.Context, build func(Tail) ([]byte, error)) error {
@@ -111,14 +112,13 @@ func (s *fileSink) Append(_ context.Context, build func(Tail) ([]byte, error)) e
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
-	fresh := false
-	switch {
-	case st.Size() < s.size:
-		// Cut back under us (logrotate's copytruncate): what this journal
-		// knew of the chain is gone, so its session starts again.
-		fresh = true
-		fallthrough
-	case st.Size() != s.size:
+	// Cut back under us (logrotate's copytruncate): what this journal
+	// knew of the chain is gone, so its session starts again. The file may
+	// have grown again since (other writers, in the new file), to any size:
+	// it is ours still only if the last line this sink knows is where it
+	// was, byte for byte.
+	fresh := s.size > 0 && (st.Size() < s.size || !s.holdsLast())
+	if fresh || st.Size() != s.size {
 		_, size, err := repairTail(s.f, s.limit)
 		var t tail
 		if err == nil {
@@ -127,7 +127,7 @@ func (s *fileSink) Append(_ context.Context, build func(Tail) ([]byte, error)) e
 		if err != nil {
 			return err
 		}
-		s.t, s.size = Tail{Prev: t.prev, Seq: t.seq}, t.size
+		s.t, s.size, s.start = Tail{Prev: t.prev, Seq: t.seq}, t.size, t.start
 	}
 	at := s.t
 	at.Fresh = fresh
@@ -141,8 +141,26 @@ func (s *fileSink) Append(_ context.Context, build func(Tail) ([]byte, error)) e
 	if err := s.f.Sync(); err != nil {
 		return fmt.Errorf("journal: sync: %w", err)
 	}
-	s.t, s.size = tailAfter(s.t, lines), s.size+int64(len(lines))
+	s.t = tailAfter(s.t, lines)
+	if len(lines) > 0 {
+		s.start = s.size + int64(bytes.LastIndexByte(lines[:len(lines)-1], '\n')+1)
+		s.size += int64(len(lines))
+	}
 	return nil
+}
+
+// holdsLast reports whether the file still holds, where this sink wrote or
+// read it, the line whose hash is t.Prev, ended by its newline. It reads
+// that one line. s.mu and the file lock are held; s.size > 0.
+func (s *fileSink) holdsLast() bool {
+	if s.size-s.start > int64(s.limit)+1 {
+		return false
+	}
+	line := make([]byte, s.size-s.start)
+	if _, err := s.f.ReadAt(line, s.start); err != nil {
+		return false
+	}
+	return line[len(line)-1] == '\n' && lineHash(line[:len(line)-1]) == s.t.Prev
 }
 
 func (s *fileSink) Close() error {

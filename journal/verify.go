@@ -31,6 +31,9 @@ import (
 // and other event types are skipped. No line of either may repeat a JSON
 // key. A transcript with no call checked fails.
 func Verify(r io.Reader, o *Options) (*Report, error) {
+	if isNil(r) {
+		return &Report{}, errors.New("journal: Verify: no reader")
+	}
 	v := &verifier{rep: &Report{}, systems: map[string]retained{}, manifests: map[string]retained{},
 		schemas: map[string]retained{}, messages: map[string]retained{}, sessions: map[string]*session{},
 		pending: map[int64]pendingRequest{}, pairs: map[pairKey]pair{}, lastByRole: map[string]int{}, prev: genesis}

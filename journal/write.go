@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -8,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,7 +33,8 @@ type Journal struct {
 	keepRaw bool
 	opened  bool // the session's journal_open line is written
 	closed  bool
-	ended   bool // journal_close is written and the sink closed
+	ended   bool  // journal_close is written and the sink closed
+	endErr  error // why ending failed, for a Close after the session ended
 	calls   int
 	running int               // calls begun and not finished
 	epoch   int               // the sink's chain was cut back this many times
@@ -54,9 +57,11 @@ var ErrStaleManifest = errors.New("journal: manifest does not hold for the bytes
 // flock, fsynced, so any number of Journals, in this process or others,
 // may append to one file: each reads the chain's end under the lock before
 // it writes. A torn last line of a promptloom transcript (not complete
-// JSON: only a crash during a write leaves one) is cut off, and Repaired
-// says how many bytes; a complete last record that merely lacks its
-// newline is given one. A file that is not a promptloom transcript is
+// JSON, and the start of the chain's next line: only a crash during a
+// write leaves one) is cut off, and Repaired says how many bytes; a
+// complete last record that merely lacks its newline is given one. Both are
+// checked before the file is changed: a file that is not a promptloom
+// transcript, or whose unended last line is not its chain's next, is
 // refused (ErrForeignTranscript) and left as it was. Open reads the tail
 // of the file, never all of it. A file cut back under the journal (a log
 // rotation's copytruncate) is noticed at the next append: the session
@@ -74,14 +79,18 @@ func Open(path string, opts *Options) (*Journal, error) {
 // New returns a journal writing to w, which it alone writes (no lock, no
 // fsync: tests and in-memory runs).
 func New(w io.Writer, opts *Options) *Journal {
-	if w == nil {
+	if isNil(w) {
 		return NewSink(nil, opts)
 	}
 	return NewSink(&writerSink{w: w, t: Tail{Prev: genesis}}, opts)
 }
 
-// NewSink returns a journal appending to s.
+// NewSink returns a journal appending to s. A nil s gives a journal that
+// refuses every call, as a zero Journal does.
 func NewSink(s Sink, opts *Options) *Journal {
+	if isNil(s) {
+		s = nil
+	}
 	j := &Journal{sink: s, clock: func() time.Time { return time.Now().UTC() }, last: map[string]string{}}
 	if opts != nil {
 		if opts.Clock != nil {
@@ -127,6 +136,12 @@ type Pending struct {
 // failed. A model that panics has its call recorded as an error, and the
 // panic goes on.
 func (j *Journal) Call(ctx context.Context, m Model, req Request) (Response, error) {
+	if j == nil {
+		return Response{}, errNoJournal(req.Call)
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	pre, err := j.prepare(req)
 	if err != nil {
 		return Response{}, err
@@ -137,7 +152,7 @@ func (j *Journal) Call(ctx context.Context, m Model, req Request) (Response, err
 	if err != nil {
 		return Response{}, err
 	}
-	if m == nil {
+	if isNil(m) {
 		return Response{}, fmt.Errorf("journal: call %s: no model", req.Call)
 	}
 	p, err := j.begin(ctx, pre)
@@ -174,6 +189,12 @@ func (j *Journal) Call(ctx context.Context, m Model, req Request) (Response, err
 // a system prompt, call name or manifest string that is not UTF-8 fails it:
 // the transcript could not hold it.
 func (j *Journal) Begin(ctx context.Context, req Request) (*Pending, error) {
+	if j == nil {
+		return nil, errNoJournal(req.Call)
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	pre, err := j.prepare(req)
 	if err != nil {
 		return nil, err
@@ -301,7 +322,7 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 		b.line(kindRequest, "session", quote(j.session), "call", quote(pre.call),
 			"served_context", string(pre.scJSON), "request", string(pre.reqJSON))
 		p.Seq, p.hash = b.t.Seq, b.t.Prev
-		return []byte(b.String()), nil
+		return b.Bytes(), nil
 	})
 	if err != nil {
 		return nil, err
@@ -335,6 +356,29 @@ func (j *Journal) retain(raw json.RawMessage) (json.RawMessage, string, error) {
 	return redacted, hash, nil
 }
 
+// errNoPending is a Finish or Attempt on a Pending that Begin did not
+// return (a zero Pending, or nil).
+var errNoPending = errors.New("journal: the call was not begun (a Pending comes from Journal.Begin)")
+
+// errNoJournal is a call on a nil *Journal.
+func errNoJournal(call string) error {
+	return fmt.Errorf("journal: call %s: no journal (make it with Open, New or NewSink)", call)
+}
+
+// isNil reports whether v is nil, or an interface holding a nil pointer or
+// function (a nil ModelFunc, a nil *bytes.Buffer), which would panic when
+// used.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch r := reflect.ValueOf(v); r.Kind() {
+	case reflect.Pointer, reflect.Func:
+		return r.IsNil()
+	}
+	return false
+}
+
 // usable says why the journal takes no call, or nil. j.mu is held.
 func (j *Journal) usable(call string) error {
 	switch {
@@ -360,6 +404,12 @@ func (j *Journal) restart() {
 // transport error), when the call is retried as one logical call: the
 // outcome Finish records is the last attempt's.
 func (p *Pending) Attempt(ctx context.Context, status int, err error) error {
+	if p == nil || p.j == nil {
+		return errNoPending
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	msg := ""
 	if err != nil {
 		msg = err.Error()
@@ -391,6 +441,12 @@ func (p *Pending) Attempt(ctx context.Context, status int, err error) error {
 // hold. Refusing keeps the format as it is: a reader in any language reads
 // a response as the JSON it is.
 func (p *Pending) Finish(ctx context.Context, resp Response, callErr error) error {
+	if p == nil || p.j == nil {
+		return errNoPending
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	j := p.j
 	kind, field, hashField := kindResponse, "response", "response_content_hash"
 	var outcome []byte
@@ -471,7 +527,7 @@ func (p *Pending) append(ctx context.Context, kind string, fields ...string) err
 				return nil, err
 			}
 		}
-		return []byte(b.String()), nil
+		return b.Bytes(), nil
 	})
 	if err == nil {
 		j.cp.commit(next)
@@ -491,10 +547,18 @@ func (j *Journal) finished() {
 // calls (when it wrote any), then closes the sink. Calls begun after Close
 // are ErrClosed. A call begun before still records its outcome, and the
 // session's close follows it: Close does not wait for it (so a model may
-// close its own journal), and the last such call ends the session.
+// close its own journal), and the last such call ends the session; a
+// Close after that returns the error of ending it, if any, as a second
+// Close does.
 func (j *Journal) Close() error {
+	if j == nil {
+		return nil
+	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if j.ended {
+		return j.endErr
+	}
 	if j.closed || j.sink == nil {
 		j.closed = true
 		return nil
@@ -506,13 +570,19 @@ func (j *Journal) Close() error {
 	return j.end()
 }
 
-// end writes journal_close and closes the sink. j.mu is held.
-func (j *Journal) end() error {
+// end writes journal_close and closes the sink, even when writing panics
+// (a Clock's, a Signer's, a Sink's panic). j.mu is held.
+func (j *Journal) end() (err error) {
 	if j.ended {
 		return nil
 	}
 	j.ended = true
-	var err error
+	defer func() {
+		if cerr := j.sink.Close(); err == nil {
+			err = cerr
+		}
+		j.endErr = err
+	}()
 	if j.opened {
 		err = j.sink.Append(context.Background(), func(t Tail) ([]byte, error) {
 			if t.Fresh {
@@ -523,18 +593,15 @@ func (j *Journal) end() error {
 			if err := j.cp.close(b, j.session); err != nil { // issue 25
 				return nil, err
 			}
-			return []byte(b.String()), nil
+			return b.Bytes(), nil
 		})
-	}
-	if cerr := j.sink.Close(); err == nil {
-		err = cerr
 	}
 	return err
 }
 
 // lineBuilder builds a group of lines, chaining each to the one before.
 type lineBuilder struct {
-	strings.Builder
+	bytes.Buffer
 	t  Tail
 	at string
 }
@@ -543,12 +610,20 @@ type lineBuilder struct {
 // pairs), and moves the chain on.
 func (b *lineBuilder) line(kind string, fields ...string) {
 	start := b.Len()
+	n := 128 // the line's size, to grow the buffer once
+	for _, f := range fields {
+		n += len(f) + 4
+	}
+	b.Grow(n)
 	b.t.Seq++
 	fmt.Fprintf(b, `{"prev":%s,"seq":%d,"kind":%s,"at":%s`, quote(b.t.Prev), b.t.Seq, quote(kind), quote(b.at))
 	for i := 0; i < len(fields); i += 2 {
-		fmt.Fprintf(b, ",%s:%s", quote(fields[i]), fields[i+1])
+		b.WriteByte(',')
+		b.WriteString(quote(fields[i]))
+		b.WriteByte(':')
+		b.WriteString(fields[i+1])
 	}
 	b.WriteByte('}')
-	b.t.Prev = digest.String(b.String()[start:]).String()
+	b.t.Prev = digest.Bytes(b.Bytes()[start:]).String()
 	b.WriteByte('\n')
 }

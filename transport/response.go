@@ -26,7 +26,11 @@ func events(b []byte) []event {
 	var cur event
 	var data [][]byte
 	flush := func() {
-		if cur.name != "" || data != nil {
+		switch {
+		case len(data) == 1:
+			cur.data = data[0] // the common case: no copy
+			out = append(out, cur)
+		case cur.name != "" || data != nil:
 			cur.data = bytes.Join(data, []byte("\n"))
 			out = append(out, cur)
 		}
@@ -161,8 +165,37 @@ func anthropicStream(evs []event) (journal.Response, bool) {
 	var in, out, read, write gjson.Result
 	done := false
 	for _, e := range evs {
-		v := gjson.ParseBytes(e.data)
-		switch v.Get("type").Str {
+		var typ string
+		var v gjson.Result
+		if e.name == "content_block_delta" {
+			// Most of a stream: read its three members in one pass.
+			var index int64
+			var delta gjson.Result
+			gjson.ParseBytes(e.data).ForEach(func(k, x gjson.Result) bool {
+				switch k.Str {
+				case "index":
+					index = x.Int()
+				case "delta":
+					delta = x
+				}
+				return true
+			})
+			if b := blocks[index]; b != nil {
+				delta.ForEach(func(k, x gjson.Result) bool {
+					switch k.Str {
+					case "text":
+						b.text.WriteString(x.Str)
+					case "partial_json":
+						b.args.WriteString(x.Str)
+					}
+					return true
+				})
+			}
+			continue
+		}
+		v = gjson.ParseBytes(e.data)
+		typ = v.Get("type").Str
+		switch typ {
 		case "message_start":
 			m := v.Get("message")
 			r.ID, r.Model = m.Get("id").Str, m.Get("model").Str
@@ -204,11 +237,19 @@ func anthropicStream(evs []event) (journal.Response, bool) {
 	}
 	sort.Slice(idx, func(a, b int) bool { return idx[a] < idx[b] })
 	var text strings.Builder
+	texts := 0
 	for _, i := range idx {
 		b := blocks[i]
 		switch b.kind {
 		case "text":
-			text.WriteString(b.text.String())
+			if texts++; texts == 1 {
+				r.Text = b.text.String() // one text block, the usual case: no copy
+			} else {
+				if texts == 2 {
+					text.WriteString(r.Text)
+				}
+				text.WriteString(b.text.String())
+			}
 		case "tool_use", "server_tool_use":
 			args := b.args.String()
 			if args == "" {
@@ -217,7 +258,9 @@ func anthropicStream(evs []event) (journal.Response, bool) {
 			r.ToolCalls = append(r.ToolCalls, journal.ToolCall{ID: b.id, Name: b.name, ArgumentsHash: argsHash(args)})
 		}
 	}
-	r.Text = text.String()
+	if texts > 1 {
+		r.Text = text.String()
+	}
 	r.Usage = usageOf(in, out, read, write)
 	return r, done
 }

@@ -7,6 +7,7 @@ package transport_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -623,3 +624,71 @@ func TestRefusals(t *testing.T) {
 		})
 	}
 }
+
+// A Call with a manifest and its prompt (no explanation) is held to the
+// gates the manifest's reasons record.
+func TestManifestOnlyGates(t *testing.T) {
+	g := newRig(t, nil)
+	ctx := transport.With(context.Background(), &transport.Call{Name: "turn-1", Manifest: g.e.Manifest, System: g.system})
+	c := g.anthropic(aoption.WithMaxRetries(0))
+	_, err := c.Messages.New(ctx, g.anthropicParams("Where is main?", readFile, runShell))
+	var re *manifest.RuleError
+	if !errors.As(err, &re) || re.Rule != "tool_gated_out" || re.ID != "tool:run_shell.guidance" || re.Got != "run_shell" {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := c.Messages.New(ctx, g.anthropicParams("Where is main?", readFile)); err != nil {
+		t.Fatal(err)
+	}
+	g.verify(t)
+}
+
+// What is not a model call (a GET, an endpoint no provider answers
+// prompts on) passes through and is not journaled.
+func TestNotAModelCallPassesThrough(t *testing.T) {
+	g := newRig(t, nil)
+	for _, req := range []*http.Request{
+		must(http.NewRequest("GET", g.fake.srv.URL+"/v1/models", nil)),
+		must(http.NewRequest("POST", g.fake.srv.URL+"/v1/messages/count_tokens", strings.NewReader(`{"model":"m"}`))),
+	} {
+		resp, err := g.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	if g.fake.seen() != 2 {
+		t.Fatalf("the provider saw %d requests", g.fake.seen())
+	}
+	g.j.Close()
+	if b, _ := os.ReadFile(g.path); len(b) != 0 {
+		t.Errorf("journaled: %s", b)
+	}
+}
+
+// A JSON answer the caller closes once it has decoded it, without reading
+// to io.EOF, is whole: it is recorded as the response.
+func TestWholeJSONClosedBeforeEOF(t *testing.T) {
+	g := newRig(t, nil)
+	body := `{"model":"claude-sonnet-4-5","max_tokens":10,"system":` + strconvQuote(g.system) + `,"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"read_file","input_schema":{"type":"object"}}]}`
+	req := must(http.NewRequestWithContext(g.ctx("turn-1"), "POST", g.fake.srv.URL+"/v1/messages", strings.NewReader(body)))
+	resp, err := g.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	_, lines := g.verify(t)
+	wantResponse(t, lines, "tool_use", false)
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }

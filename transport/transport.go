@@ -122,7 +122,6 @@ type roundTripper struct {
 // span, and how it ended.
 type logical struct {
 	t    *roundTripper
-	name string
 	body digest.Digest // of the request body, to know its retry
 	p    *journal.Pending
 	ep   endpoint
@@ -143,12 +142,18 @@ type failure struct {
 	timer  *time.Timer
 }
 
-// refusal wraps a request refused before it left.
+// refusal wraps a request refused before it left: a broken rule matches
+// journal.ErrStaleManifest; any other failure to record the request (a
+// closed journal, a sink that cannot write) is itself.
 func refusal(call string, err error) error {
-	if errors.Is(err, journal.ErrStaleManifest) {
+	var re *manifest.RuleError
+	switch {
+	case errors.Is(err, journal.ErrStaleManifest):
 		return fmt.Errorf("transport: %w", err)
+	case errors.As(err, &re):
+		return fmt.Errorf("transport: %w: call %s: %w", journal.ErrStaleManifest, call, err)
 	}
-	return fmt.Errorf("transport: %w: call %s: %w", journal.ErrStaleManifest, call, err)
+	return fmt.Errorf("transport: call %s: not sent: %w", call, err)
 }
 
 // RoundTrip implements http.RoundTripper: it checks the request, records
@@ -181,10 +186,11 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !ok || t.j == nil {
 		return t.base.RoundTrip(out)
 	}
-	lg, err := t.logical(ctx, c, ep, body, req.Header)
+	lg, sctx, err := t.logical(ctx, c, ep, body, req.Header)
 	if err != nil {
 		return nil, err
 	}
+	out = out.WithContext(sctx)
 	resp, err := t.base.RoundTrip(out)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -223,7 +229,7 @@ func retryable(resp *http.Response) bool {
 // logical returns the logical call a request is an attempt of: the call on
 // its context awaiting a retry of this very body, or a new one, checked
 // and recorded. A refused request is an error, and nothing is recorded.
-func (t *roundTripper) logical(ctx context.Context, c *Call, ep endpoint, body []byte, h http.Header) (*logical, error) {
+func (t *roundTripper) logical(ctx context.Context, c *Call, ep endpoint, body []byte, h http.Header) (*logical, context.Context, error) {
 	bd := digest.Bytes(body)
 	if c != nil {
 		t.mu.Lock()
@@ -232,7 +238,7 @@ func (t *roundTripper) logical(ctx context.Context, c *Call, ep endpoint, body [
 		t.mu.Unlock()
 		if lg != nil {
 			if lg.retry(ctx, bd, h) {
-				return lg, nil
+				return lg, ctx, nil
 			}
 			lg.giveUp() // a new request on the call: the failure was its last word
 		}
@@ -259,13 +265,13 @@ func (t *roundTripper) logical(ctx context.Context, c *Call, ep endpoint, body [
 		}
 		if req.Manifest != nil {
 			if rerr := checkTools(gatedRows(e, req.Manifest), toolNames(body, ep.shape)); rerr != nil {
-				return nil, refusal(req.Call, rerr)
+				return nil, nil, refusal(req.Call, rerr)
 			}
 		}
 	}
 	p, err := t.j.Begin(wctx, req)
 	if err != nil {
-		return nil, refusal(req.Call, err)
+		return nil, nil, refusal(req.Call, err)
 	}
 	sc.Call, sc.RequestSeq = req.Call, p.Seq
 	if m := req.Manifest; m != nil {
@@ -273,12 +279,10 @@ func (t *roundTripper) logical(ctx context.Context, c *Call, ep endpoint, body [
 		sc.ManifestHash = p.ManifestContentHash // the manifest recorded, as its request line names it
 		sc.Included, sc.Parts = includedParts(m, req.System)
 	}
-	lg := &logical{t: t, name: req.Call, body: bd, p: p, ep: ep, sc: sc}
-	_, lg.sp = startSpan(ctx, &t.opts, sc)
-	if c != nil {
-		lg.key = c
-	}
-	return lg, nil
+	lg := &logical{t: t, body: bd, p: p, ep: ep, sc: sc, key: c}
+	sctx, sp := startSpan(ctx, &t.opts, sc)
+	lg.sp = sp
+	return lg, sctx, nil
 }
 
 // includedParts are the ids of a manifest's included segments and their
@@ -329,14 +333,6 @@ func (lg *logical) fail(f *failure, retry bool) {
 		lg.finish(journal.Response{Status: f.status}, f.outcome(), f.status)
 		return
 	}
-	lg.mu.Lock()
-	if lg.done {
-		lg.mu.Unlock()
-		return
-	}
-	lg.held = f
-	f.timer = time.AfterFunc(lg.t.opts.RetryWindow, func() { lg.giveUpOn(f) })
-	lg.mu.Unlock()
 	t := lg.t
 	t.mu.Lock()
 	if t.calls == nil {
@@ -344,6 +340,12 @@ func (lg *logical) fail(f *failure, retry bool) {
 	}
 	t.calls[lg.key] = lg
 	t.mu.Unlock()
+	lg.mu.Lock()
+	defer lg.mu.Unlock()
+	if !lg.done {
+		lg.held = f
+		f.timer = time.AfterFunc(lg.t.opts.RetryWindow, func() { lg.giveUpOn(f) })
+	}
 }
 
 func (f *failure) outcome() error {
@@ -393,12 +395,13 @@ func (lg *logical) finish(resp journal.Response, callErr error, status int) {
 	lg.done = true
 	attempts := lg.attempts
 	lg.mu.Unlock()
-	err := lg.p.Finish(context.Background(), resp, callErr)
+	// The SDK has its answer already; a journal that cannot take the
+	// outcome leaves the call incomplete, which Verify reports.
+	lg.p.Finish(context.Background(), resp, callErr)
 	r := &spanResult{Status: status, Attempts: attempts, Err: callErr}
 	if callErr == nil {
 		r.Response = &resp
 	}
-	_ = err // the outcome is recorded, or the journal cannot take it: the SDK's answer stands
 	endSpan(lg.sp, r)
 }
 
@@ -429,6 +432,13 @@ func (r *recorder) Read(p []byte) (int, error) {
 		if len(r.buf)+n > r.limit {
 			r.over, r.buf = true, nil
 		} else if !r.over {
+			if cap(r.buf)-len(r.buf) < n {
+				// Double, as append does not for large slices: a stream
+				// of a megabyte is copied a few times, not dozens.
+				grown := make([]byte, len(r.buf), max(2*cap(r.buf), len(r.buf)+n, 32<<10))
+				copy(grown, r.buf)
+				r.buf = grown
+			}
 			r.buf = append(r.buf, p[:n]...)
 		}
 	}
@@ -488,6 +498,7 @@ func (r *recorder) done(readErr error, closed bool) {
 		lg.finish(resp, nil, r.status)
 	}
 }
+
 // spanCall describes one logical call to the span hooks (otel.go).
 type spanCall struct {
 	// Operation is gen_ai.operation.name ("chat", "generate_content");
@@ -524,4 +535,3 @@ type spanResult struct {
 	Attempts int
 	Err      error
 }
-

@@ -16,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -54,6 +55,14 @@ func register(name, usage string, run func(e *env, args []string) int) {
 // Main runs the command line and returns the exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	if len(args) > 1 && args[0] == "help" {
+		// promptloom help explain is promptloom explain --help (and help
+		// demo negotiation is demo negotiation --help).
+		if _, ok := commands[args[1]]; !ok {
+			return e.fail("help: unknown command %q (try: promptloom help)", args[1])
+		}
+		return Main(append(slices.Clone(args[1:]), "--help"), stdin, stdout, stderr)
+	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout)
 		if len(args) == 0 {

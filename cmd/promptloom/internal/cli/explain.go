@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	register("explain", "explain [--format text|json|html|raw|payload:PROVIDER] [--since OLD] [--max-breakpoints N] [--lint] [--traces] [--project DIR] [--budget N] [--counter NAME] [--max-bytes N] [FILE|-]", runExplain)
+	register("explain", "explain [--format text|json|html|raw|payload:PROVIDER] [--since OLD] [--max-breakpoints N] [--lint] [--strict] [--traces] [--project DIR] [--budget N] [--counter NAME] [--max-bytes N] [FILE|-]", runExplain)
 	register("manifest", "manifest [--hash] [--project DIR] [--budget N] [--counter NAME] [--max-bytes N] [FILE|-]", runManifest)
 }
 

@@ -141,8 +141,17 @@ func version(w io.Writer) {
 
 // noticeTerminal tells the user, on stderr, that a command is waiting for
 // input typed at a terminal: reading stdin from one otherwise looks like a
-// hang.
+// hang. A terminal is what answers a terminal's ioctl, not any character
+// device: `explain < /dev/null` reads no terminal, and says nothing.
 func (e *env) noticeTerminal() {
+	if f, ok := e.stdin.(interface{ Fd() uintptr }); ok {
+		if is, known := isTerminal(f.Fd()); known {
+			if is {
+				fmt.Fprintln(e.stderr, terminalNotice)
+			}
+			return
+		}
+	}
 	f, ok := e.stdin.(interface{ Stat() (os.FileInfo, error) })
 	if !ok {
 		return
@@ -151,5 +160,11 @@ func (e *env) noticeTerminal() {
 	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
 		return
 	}
-	fmt.Fprintln(e.stderr, "promptloom: reading from the terminal (stdin); end with Ctrl-D, or name a FILE")
+	if d, err := os.Stat(os.DevNull); err == nil && os.SameFile(st, d) {
+		return
+	}
+	fmt.Fprintln(e.stderr, terminalNotice)
 }
+
+// terminalNotice is noticeTerminal's line.
+const terminalNotice = "promptloom: reading from the terminal (stdin); end with Ctrl-D, or name a FILE"

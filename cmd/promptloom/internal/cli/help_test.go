@@ -56,6 +56,22 @@ func TestTerminalNotice(t *testing.T) {
 	}
 }
 
+// TestNoTerminalNoticeForDevNull: /dev/null is a character device but no
+// terminal: `explain < /dev/null` reads no terminal and says nothing of
+// one (it claimed to read from the terminal).
+func TestNoTerminalNoticeForDevNull(t *testing.T) {
+	f, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Skip(err)
+	}
+	defer f.Close()
+	var out, errb bytes.Buffer
+	Main([]string{"explain"}, f, &out, &errb)
+	if strings.Contains(errb.String(), "terminal") {
+		t.Errorf("stderr %q", errb.String())
+	}
+}
+
 // TestEveryCommandHasHelp: each registered command's --help prints its usage,
 // one line per flag it defines, and an example, exit 0.
 func TestEveryCommandHasHelp(t *testing.T) {
@@ -71,10 +87,25 @@ func TestEveryCommandHasHelp(t *testing.T) {
 			if !strings.HasPrefix(out.String(), "usage: promptloom "+name) || !strings.Contains(out.String(), "\nexample:\n  promptloom ") {
 				t.Errorf("help lacks usage or example:\n%s", out.String())
 			}
+			usage := strings.SplitN(out.String(), "\n", 2)[0]
 			for _, l := range strings.Split(out.String(), "\n") {
 				if strings.HasPrefix(l, "  --") && len(strings.Fields(l)) < 3 {
 					t.Errorf("flag line without a description: %q", l)
 				}
+				// Every flag is on the usage line (explain's lacked --strict).
+				if f, ok := strings.CutPrefix(l, "  --"); ok {
+					f = strings.Fields(f)[0]
+					if !strings.Contains(usage+" ", "--"+f+" ") && !strings.Contains(usage, "--"+f+"]") {
+						t.Errorf("--%s is not on the usage line %q", f, usage)
+					}
+				}
+			}
+
+			// promptloom help NAME is NAME --help (it printed the general
+			// help).
+			var viaHelp bytes.Buffer
+			if code := Main([]string{"help", name}, strings.NewReader(""), &viaHelp, &errb); code != ExitOK || viaHelp.String() != out.String() {
+				t.Errorf("help %s: exit %d, printed\n%s", name, code, viaHelp.String())
 			}
 		})
 	}

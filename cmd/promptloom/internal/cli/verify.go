@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/promptloom/promptloom/cmd/promptloom/internal/demo"
+	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/internal/textsafe"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/manifest"
@@ -66,7 +67,7 @@ func runVerify(e *env, args []string) int {
 		return e.fail("verify: %v", err)
 	}
 	if err := manifest.Validate(m, string(system)); err != nil {
-		return e.failRule(err)
+		return e.failRule(inFile(err, m, pos[1], string(system)))
 	}
 	hash, err := m.ContentHash()
 	if err != nil {
@@ -135,6 +136,26 @@ func verdict(w io.Writer, rep *journal.Report, err error) int {
 // named by the rule it breaks and escaped (textsafe), and exits 1. Harn
 // reports a changed byte as the whole digest first; a second line then
 // says where the prompt differs.
+// inFile words a broken rule about a system prompt read from a file as
+// about that file: the library words them as Harn does, of the "provider
+// request", which a text file is not.
+func inFile(err error, m *manifest.Manifest, name, system string) error {
+	var re *manifest.RuleError
+	if !errors.As(err, &re) {
+		return err
+	}
+	c := *re
+	switch re.Rule {
+	case "system_prompt_bytes":
+		c.Detail = fmt.Sprintf("manifest system_prompt_bytes=%d but %s has %d bytes", m.SystemPromptBytes, name, len(system))
+	case "whole_prompt_digest":
+		c.Detail = fmt.Sprintf("manifest whole_prompt_digest %s does not match %s, whose digest is %s", m.WholePromptDigest, name, digest.Of(system))
+	default:
+		return err
+	}
+	return &c
+}
+
 func (e *env) failRule(err error) int {
 	var re *manifest.RuleError
 	name := manifest.Rule("unknown")
