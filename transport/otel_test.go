@@ -201,21 +201,26 @@ func TestSpanSystemInstructions(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := attrs(g.ended(t, 1)[0])
-	var parts []struct{ Type, Content string }
-	if err := json.Unmarshal([]byte(a["gen_ai.system_instructions"].AsString()), &parts); err != nil {
-		t.Fatalf("%v: %q", err, a["gen_ai.system_instructions"].AsString())
+	si, ok := a["gen_ai.system_instructions"]
+	if !ok || si.Type() != attribute.SLICE {
+		t.Fatalf("gen_ai.system_instructions is %v (%v), not a structured array", si.AsInterface(), si.Type())
 	}
+	parts := si.AsSlice()
 	var texts []string
 	for _, p := range parts {
-		if p.Type != "text" {
-			t.Errorf("part type %q", p.Type)
+		m := map[attribute.Key]string{}
+		for _, kv := range p.AsMap() {
+			m[kv.Key] = kv.Value.AsString()
 		}
-		texts = append(texts, p.Content)
+		if len(m) != 2 || m["type"] != "text" {
+			t.Errorf("part %v", p.AsInterface())
+		}
+		texts = append(texts, m["content"])
 	}
 	if len(parts) != 3 || texts[1] != "Read a file before you edit it." || strings.Join(texts, g.m.JoinSeparator) != g.system {
 		t.Errorf("parts %q, system %q", texts, g.system)
 	}
-	if strings.Contains(a["gen_ai.system_instructions"].AsString(), "rm -rf") {
+	if strings.Contains(strings.Join(texts, ""), "rm -rf") {
 		t.Error("a fragment gated out is on the span")
 	}
 }
