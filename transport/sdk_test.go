@@ -219,7 +219,7 @@ func (g *rig) openai(opts ...ooption.RequestOption) openai.Client {
 }
 
 func (g *rig) chatParams(tools ...string) openai.ChatCompletionNewParams {
-	p := openai.ChatCompletionNewParams{Model: openai.ChatModelGPT4o,
+	p := openai.ChatCompletionNewParams{Model: openai.ChatModelGPT5_5,
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.SystemMessage(g.system), openai.UserMessage("Where is main?")}}
 	for _, name := range tools {
 		p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: name}))
@@ -267,7 +267,7 @@ func TestOpenAIResponses(t *testing.T) {
 		t.Run(fmt.Sprint("stream=", stream), func(t *testing.T) {
 			g := newRig(t, nil)
 			c := g.openai()
-			p := responses.ResponseNewParams{Model: openai.ChatModelGPT4o, Instructions: openai.String(g.system),
+			p := responses.ResponseNewParams{Model: openai.ChatModelGPT5_5, Instructions: openai.String(g.system),
 				Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("Where is main?")},
 				Tools: []responses.ToolUnionParam{responses.ToolParamOfFunction("read_file", map[string]any{"type": "object"}, false)}}
 			if !stream {
@@ -566,7 +566,7 @@ func TestRefusals(t *testing.T) {
 	}
 	resp := func(tools ...string) send {
 		return func(g *rig, ctx context.Context) error {
-			p := responses.ResponseNewParams{Model: openai.ChatModelGPT4o, Instructions: openai.String(g.system),
+			p := responses.ResponseNewParams{Model: openai.ChatModelGPT5_5, Instructions: openai.String(g.system),
 				Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("Where is main?")}}
 			for _, n := range tools {
 				p.Tools = append(p.Tools, responses.ToolParamOfFunction(n, map[string]any{"type": "object"}, false))
