@@ -10,7 +10,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -692,3 +694,33 @@ func must[T any](v T, err error) T {
 }
 
 func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// A model call at a URL the transport does not know (a gateway, a cloud's
+// rawPredict) is read by its body when a Call is on its context: held to
+// the prompt and journaled, not passed through unchecked.
+func TestUnknownURLWithACall(t *testing.T) {
+	g := newRig(t, nil)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/gateway/claude:rawPredict", func(w http.ResponseWriter, r *http.Request) {
+		_, whole := anthropicAnswer("read_file")
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(whole))
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	send := func(tools string) (*http.Response, error) {
+		body := `{"anthropic_version":"vertex-2023-10-16","max_tokens":10,"system":` + strconvQuote(g.system) + `,"messages":[{"role":"user","content":"hi"}],"tools":[` + tools + `]}`
+		return g.client.Do(must(http.NewRequestWithContext(g.ctx("turn-1"), "POST", srv.URL+"/gateway/claude:rawPredict", strings.NewReader(body))))
+	}
+	if _, err := send(`{"name":"read_file"},{"name":"run_shell"}`); !errors.Is(err, manifest.Rule("tool_gated_out")) {
+		t.Fatalf("err = %v", err)
+	}
+	resp, err := send(`{"name":"read_file"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	_, lines := g.verify(t)
+	wantResponse(t, lines, "tool_use", false)
+}
