@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/explain"
@@ -723,4 +724,62 @@ func TestUnknownURLWithACall(t *testing.T) {
 	resp.Body.Close()
 	_, lines := g.verify(t)
 	wantResponse(t, lines, "tool_use", false)
+}
+
+type rtFunc func(*http.Request) (*http.Response, error)
+
+func (f rtFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// brokenBody gives some bytes, then fails as a dropped connection does.
+type brokenBody struct{ sent bool }
+
+func (b *brokenBody) Read(p []byte) (int, error) {
+	if !b.sent {
+		b.sent = true
+		return copy(p, "event: message_start\ndata: {}\n\n"), nil
+	}
+	return 0, io.ErrUnexpectedEOF
+}
+func (b *brokenBody) Close() error { return nil }
+
+// A transport error, and a connection that breaks mid-answer, are recorded
+// as what they are.
+func TestTransportErrors(t *testing.T) {
+	g := newRig(t, nil)
+	body := `{"model":"m","max_tokens":10,"stream":true,"system":` + strconvQuote(g.system) + `,"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"read_file"}]}`
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	j, err := journal.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := errors.New("connection refused")
+	calls := 0
+	base := rtFunc(func(r *http.Request) (*http.Response, error) {
+		if calls++; calls == 1 {
+			return nil, refused
+		}
+		return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: &brokenBody{}, Request: r}, nil
+	})
+	client := &http.Client{Transport: transport.New(base, j, &transport.Options{RetryWindow: time.Millisecond})}
+	if _, err := client.Do(must(http.NewRequestWithContext(g.ctx("a"), "POST", "http://x/v1/messages", strings.NewReader(body)))); !errors.Is(err, refused) {
+		t.Fatalf("err = %v", err)
+	}
+	resp, err := client.Do(must(http.NewRequestWithContext(g.ctx("b"), "POST", "http://x/v1/messages", strings.NewReader(body))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadAll(resp.Body); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("read: %v", err)
+	}
+	waitFor(t, func() bool { b, _ := os.ReadFile(path); return bytes.Count(b, []byte("provider_call_error")) == 2 })
+	j.Close()
+	g.path, g.j = path, j
+	_, lines := g.verify(t)
+	msg := map[string]string{}
+	for _, e := range kind(lines, "provider_call_error") {
+		msg[e.Get("call").Str] = e.Get("error.message").Str
+	}
+	if msg["a"] != "transport error: connection refused" || !strings.HasPrefix(msg["b"], "the response broke after 31 bytes: ") {
+		t.Errorf("errors %q", msg)
+	}
 }
