@@ -399,7 +399,7 @@ func TestFailureWithoutRetry(t *testing.T) {
 	waitFor(t, func() bool { b, _ := os.ReadFile(g.path); return bytes.Contains(b, []byte("provider_call_error")) })
 	_, lines := g.verify(t)
 	e := kind(lines, "provider_call_error")
-	if len(e) != 1 || !strings.Contains(e[0].Get("error.message").Str, "429") {
+	if len(e) != 1 || !strings.HasPrefix(e[0].Get("error.message").Str, "HTTP 429 Too Many Requests: ") || !strings.Contains(e[0].Get("error.message").Str, "slow down") {
 		t.Errorf("errors %v", e)
 	}
 }
