@@ -115,6 +115,11 @@ type Pending struct {
 	// Seq is the seq of the call's request line: where the call is in
 	// the transcript (its line number, in a file one journal wrote).
 	Seq int64
+	// ManifestContentHash is the manifest_content_hash the request line's
+	// served context names: of the manifest as recorded (projected onto
+	// the system channel the body holds), which a span or a log line can
+	// carry to lead back to it; "" for an unattributed call.
+	ManifestContentHash string
 
 	j        *Journal
 	call     string
@@ -299,7 +304,7 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 		return nil, err
 	}
 	sc, served, mbytes := pre.sc, pre.served, pre.mbytes
-	p := &Pending{j: j, call: pre.call}
+	p := &Pending{j: j, call: pre.call, ManifestContentHash: pre.sc.ManifestContentHash}
 	err := j.sink.Append(ctx, func(t Tail) ([]byte, error) {
 		if t.Fresh {
 			j.restart()

@@ -119,7 +119,7 @@ func chatSend(t *testing.T, msgs ...openai.ChatCompletionMessageParamUnion) []by
 	client := openai.NewClient(ooption.WithAPIKey("test"), ooption.WithBaseURL(w.srv.URL), ooption.WithMaxRetries(0))
 	msgs = append(msgs, openai.UserMessage("Where is main?"))
 	if _, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
-		Model: openai.ChatModelGPT5_5, Messages: msgs}); err != nil {
+		Model: openai.ChatModelGPT5_2, Messages: msgs}); err != nil {
 		t.Logf("client: %v (the body was sent)", err)
 	}
 	return w.last(t)
@@ -130,7 +130,7 @@ func responsesSend(t *testing.T, instructions string) []byte {
 	w := newWire(t, responsesResponse)
 	client := openai.NewClient(ooption.WithAPIKey("test"), ooption.WithBaseURL(w.srv.URL), ooption.WithMaxRetries(0))
 	if _, err := client.Responses.New(context.Background(), responses.ResponseNewParams{
-		Model:        openai.ChatModelGPT5_5,
+		Model:        openai.ChatModelGPT5_2,
 		Instructions: openai.String(instructions),
 		Input:        responses.ResponseNewParamsInputUnion{OfString: openai.String("Where is main?")},
 	}); err != nil {
@@ -277,7 +277,7 @@ func TestSDKsAreTestOnly(t *testing.T) {
 	n := 0
 	err := filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
 		if err == nil && d.IsDir() && filepath.ToSlash(path) == "../examples" {
-			return filepath.SkipDir // the examples are harnesses on the SDKs
+			return filepath.SkipDir
 		}
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return err

@@ -2,7 +2,6 @@ package transport
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strconv"
 
@@ -23,8 +22,9 @@ import (
 //
 // promptloom's own attributes say which prompt was sent: the manifest's
 // content hash, its whole-prompt digest, the included fragments' ids, and
-// the transcript line (seq) of the call's request, so a trace leads to
-// the transcript and the transcript to the fragments.
+// the transcript line of the call's request (its seq: its line number in
+// a file one journal wrote), so a trace leads to the transcript and the
+// transcript to the fragments. docs/opentelemetry.md lists them all.
 const (
 	tracerName = "github.com/promptloom/promptloom/transport"
 
@@ -34,7 +34,7 @@ const (
 	attrCall          = attribute.Key("promptloom.call.name")
 	attrUnattributed  = attribute.Key("promptloom.call.unattributed")
 	attrRetries       = attribute.Key("promptloom.call.retries")
-	attrTranscriptSeq = attribute.Key("promptloom.transcript.request_seq")
+	attrTranscriptSeq = attribute.Key("promptloom.transcript.line")
 )
 
 // span is one logical call's span (nil: none).
@@ -63,7 +63,7 @@ func startSpan(ctx context.Context, o *Options, c *spanCall) (context.Context, *
 		attrs = append(attrs, attrManifestHash.String(c.ManifestHash), attrWholePrompt.String(c.WholePromptDigest),
 			attrIncluded.StringSlice(c.Included))
 		if o.CaptureContent {
-			attrs = append(attrs, semconv.GenAISystemInstructionsKey.String(instructions(c.Parts)))
+			attrs = append(attrs, instructions(c.Parts))
 		}
 	}
 	name := c.Operation
@@ -75,19 +75,16 @@ func startSpan(ctx context.Context, o *Options, c *spanCall) (context.Context, *
 	return ctx, &span{s: s, provider: c.Provider}
 }
 
-// instructions is gen_ai.system_instructions: the conventions' JSON array
-// of text parts, one part per included fragment.
-func instructions(parts []string) string {
-	type part struct {
-		Type    string `json:"type"`
-		Content string `json:"content"`
-	}
-	ps := make([]part, 0, len(parts))
+// instructions is gen_ai.system_instructions in the structured form the
+// conventions ask for where attributes can hold it (OpenTelemetry Go's
+// slices and maps): the system instructions schema's array of text parts,
+// {"type": "text", "content": ...}, one part per included fragment.
+func instructions(parts []string) attribute.KeyValue {
+	vs := make([]attribute.Value, 0, len(parts))
 	for _, p := range parts {
-		ps = append(ps, part{"text", p})
+		vs = append(vs, attribute.MapValue(attribute.String("type", "text"), attribute.String("content", p)))
 	}
-	b, _ := json.Marshal(ps) // strings only: it cannot fail
-	return string(b)
+	return semconv.GenAISystemInstructionsKey.Slice(vs...)
 }
 
 // endSpan ends a span started by startSpan; a nil span is a no-op.

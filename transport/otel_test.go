@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -140,10 +141,6 @@ func TestSpanFollowsGenAIConventions(t *testing.T) {
 		t.Errorf("scope %+v", s.InstrumentationScope())
 	}
 	a := attrs(s)
-	hash, err := g.m.ContentHash()
-	if err != nil {
-		t.Fatal(err)
-	}
 	if err := g.j.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -161,16 +158,25 @@ func TestSpanFollowsGenAIConventions(t *testing.T) {
 		"gen_ai.usage.cache_read.input_tokens":     int64(96),
 		"gen_ai.usage.cache_creation.input_tokens": int64(24),
 		"http.response.status_code":                int64(200),
-		"promptloom.manifest.content_hash":         hash.String(),
 		"promptloom.manifest.whole_prompt_digest":  g.m.WholePromptDigest.String(),
 		"promptloom.manifest.included":             []string{"primary", "tool:read_file.guidance", "system[0]"},
 		"promptloom.call.name":                     "turn-1",
 		"promptloom.call.retries":                  int64(0),
-		"promptloom.transcript.request_seq":        seqs[0],
+		"promptloom.transcript.line":               seqs[0],
 	}
 	for k, v := range want {
 		if got, ok := a[k]; !ok || !equalValue(got, v) {
 			t.Errorf("%s = %v (present %v), want %v", k, got.AsInterface(), ok, v)
+		}
+	}
+	// The span leads to the request line, and names its manifest as the
+	// transcript does.
+	for _, l := range bytes.Split(g.out.Bytes(), []byte("\n")) {
+		if gjson.GetBytes(l, "seq").Int() == a["promptloom.transcript.line"].AsInt64() {
+			if gjson.GetBytes(l, "kind").Str != "provider_call_request" ||
+				gjson.GetBytes(l, "served_context.manifest_content_hash").Str != a["promptloom.manifest.content_hash"].AsString() {
+				t.Errorf("the span's line is %s", l)
+			}
 		}
 	}
 	if _, ok := a["gen_ai.system_instructions"]; ok {
@@ -195,21 +201,26 @@ func TestSpanSystemInstructions(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := attrs(g.ended(t, 1)[0])
-	var parts []struct{ Type, Content string }
-	if err := json.Unmarshal([]byte(a["gen_ai.system_instructions"].AsString()), &parts); err != nil {
-		t.Fatalf("%v: %q", err, a["gen_ai.system_instructions"].AsString())
+	si, ok := a["gen_ai.system_instructions"]
+	if !ok || si.Type() != attribute.SLICE {
+		t.Fatalf("gen_ai.system_instructions is %v (%v), not a structured array", si.AsInterface(), si.Type())
 	}
+	parts := si.AsSlice()
 	var texts []string
 	for _, p := range parts {
-		if p.Type != "text" {
-			t.Errorf("part type %q", p.Type)
+		m := map[attribute.Key]string{}
+		for _, kv := range p.AsMap() {
+			m[kv.Key] = kv.Value.AsString()
 		}
-		texts = append(texts, p.Content)
+		if len(m) != 2 || m["type"] != "text" {
+			t.Errorf("part %v", p.AsInterface())
+		}
+		texts = append(texts, m["content"])
 	}
 	if len(parts) != 3 || texts[1] != "Read a file before you edit it." || strings.Join(texts, g.m.JoinSeparator) != g.system {
 		t.Errorf("parts %q, system %q", texts, g.system)
 	}
-	if strings.Contains(a["gen_ai.system_instructions"].AsString(), "rm -rf") {
+	if strings.Contains(strings.Join(texts, ""), "rm -rf") {
 		t.Error("a fragment gated out is on the span")
 	}
 }
@@ -325,5 +336,57 @@ func TestSpanOtherProviders(t *testing.T) {
 			!equalValue(a["gen_ai.response.finish_reasons"], []string{want.finish}) {
 			t.Errorf("span %q: %v", spans[i].Name(), a)
 		}
+	}
+}
+
+// BenchmarkSpan is a call through the transport (a JSON reply, journaled
+// to memory) with a tracer provider (spans recorded in memory), and with
+// content capture too, each interleaved call by call with the same call
+// through a transport without one: x-untraced is the ratio of their
+// times, measured in the same run.
+func BenchmarkSpan(b *testing.B) {
+	r, err := promptloom.Reduce([]promptloom.Fragment{
+		promptloom.Primary("You are the harness's agent."),
+		promptloom.ToolGuidance("read_file", "Read a file before you edit it."),
+	}, &promptloom.Options{Tools: []string{"read_file"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	e, err := explain.New(r, manifest.New(r, "agent.main"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	body, _ := json.Marshal(map[string]any{"model": "claude-sonnet-5-5", "max_tokens": 100, "system": r.System,
+		"tools":    []any{map[string]any{"name": "read_file", "input_schema": map[string]any{"type": "object"}}},
+		"messages": []any{map[string]any{"role": "user", "content": "Where is main?"}}})
+	fake := fakeprovider.New()
+	defer fake.Close()
+	ctx := transport.With(context.Background(), &transport.Call{Explanation: e})
+	call := func(b *testing.B, client *http.Client) time.Duration {
+		start := time.Now()
+		req, _ := http.NewRequestWithContext(ctx, "POST", fake.URL+"/v1/messages", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return time.Since(start)
+	}
+	for _, capture := range []bool{false, true} {
+		b.Run(map[bool]string{false: "span", true: "span+content"}[capture], func(b *testing.B) {
+			j := journal.New(io.Discard, nil)
+			defer j.Close()
+			bare := &http.Client{Transport: transport.New(nil, j, nil)}
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tracetest.NewSpanRecorder()))
+			traced := &http.Client{Transport: transport.New(nil, j, &transport.Options{TracerProvider: tp, CaptureContent: capture})}
+			var without, with time.Duration
+			for b.Loop() {
+				without += call(b, bare)
+				with += call(b, traced)
+			}
+			b.ReportMetric(float64(with)/float64(without), "x-untraced")
+		})
 	}
 }

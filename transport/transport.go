@@ -281,9 +281,7 @@ func (t *roundTripper) logical(ctx context.Context, c *Call, ep endpoint, body [
 	sc.Call, sc.RequestSeq = req.Call, p.Seq
 	if m := req.Manifest; m != nil {
 		sc.Manifest, sc.WholePromptDigest = m, m.WholePromptDigest.String()
-		if h, err := m.ContentHash(); err == nil {
-			sc.ManifestHash = h.String()
-		}
+		sc.ManifestHash = p.ManifestContentHash // the manifest recorded, as its request line names it
 		sc.Included, sc.Parts = includedParts(m, req.System)
 	}
 	lg := &logical{t: t, body: bd, p: p, ep: ep, sc: sc, key: c}

@@ -81,7 +81,7 @@ func converse(client anthropic.Client, e *explain.Explanation, out io.Writer) er
 	for turn := 1; turn <= 2; turn++ {
 		ctx := transport.With(context.Background(), &transport.Call{Name: fmt.Sprintf("turn-%d", turn), Explanation: e}) // promptloom
 		stream := client.Messages.NewStreaming(ctx, anthropic.MessageNewParams{
-			Model: anthropic.ModelClaudeSonnet4_5, MaxTokens: 1024, System: system, Tools: tools, Messages: messages})
+			Model: anthropic.ModelClaudeSonnet5_5, MaxTokens: 1024, System: system, Tools: tools, Messages: messages})
 		var reply anthropic.Message
 		for stream.Next() {
 			if err := reply.Accumulate(stream.Current()); err != nil {

@@ -85,7 +85,7 @@ func converse(client openai.Client, e *explain.Explanation, out io.Writer) error
 	for turn := 1; turn <= 2; turn++ {
 		ctx := transport.With(context.Background(), &transport.Call{Name: fmt.Sprintf("turn-%d", turn), Explanation: e}) // promptloom
 		stream := client.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{
-			Model: openai.ChatModelGPT4_1, Tools: tools, Messages: messages,
+			Model: openai.ChatModelGPT5_2, Tools: tools, Messages: messages,
 			StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}})
 		var acc openai.ChatCompletionAccumulator
 		for stream.Next() {
