@@ -85,7 +85,12 @@ func PrimaryPart(index int, body string) Fragment {
 }
 
 // Profile is item index of context_profile.prompt_fragments. Harn builds
-// profile fragments after the primary block, in the before bucket.
+// profile fragments in the before bucket, after the primary block (and
+// after the before items of a system list), and before tool guidance: so
+// after the system prompt's own opening, and before every after fragment.
+// A profile fragment has no position key: to put it behind an unconditional
+// fragment, make that fragment a before one. With _system_fragments there
+// are none (the caller is taken to have forwarded them).
 func Profile(index int, body string) Fragment {
 	return Fragment{ID: "profile[" + strconv.Itoa(index) + "]", Source: "profile", Body: body}
 }

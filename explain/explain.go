@@ -68,6 +68,9 @@ type Explanation struct {
 
 	// warnings are the options' warnings, for Lint.
 	warnings []promptloom.Warning
+	// kinds names the contributor of each gated fragment of the options
+	// (kindProfile, kindGuidance, kindPart), for Lint's advice.
+	kinds map[string]string
 }
 
 // explanationJSON is an Explanation's wire form, field for field in
@@ -271,6 +274,7 @@ func FromOptions(o *options.Options, opts *Options) (*Explanation, error) {
 	// parsed items, as large as the fragments) can be collected while the
 	// prompt and its manifest are built.
 	callRole, actorChain, warnings := o.CallRole, o.ActorChain, o.Warnings
+	kinds := gatedKinds(o)
 	r, err := promptloom.Reduce(run.Fragments, activeSet(run.Snapshot, opts.Budget))
 	if err != nil {
 		return nil, err
@@ -289,7 +293,7 @@ func FromOptions(o *options.Options, opts *Options) (*Explanation, error) {
 	}
 	e := build(r, m)
 	e.Traces = run.Traces
-	e.warnings = warnings
+	e.warnings, e.kinds = warnings, kinds
 	e.Reminders, _ = run.Snapshot[resolvedReminders].(*reminder.Rendered)
 	return e, nil
 }

@@ -95,3 +95,51 @@ func before(w promptloom.Warning) string {
 	}
 	return m[1]
 }
+
+// A warning about a gated fragment says how to act on it, for its kind:
+// profile fragments and tool guidance have no position key, so the advice
+// is to move the unconditional fragment ahead of them (it used to say
+// "move it after the unconditional fragments", which they cannot be); and
+// following the advice makes the README's example lint-clean.
+func TestLintSaysHowToActOnIt(t *testing.T) {
+	readme := func(after string) string {
+		return `{"system":[{"title":"Role","content":"You are a careful coding agent."},
+		{"content":"Answer in English."` + after + `}],
+		"tools":[{"name":"todo","guidance":"Keep the todo list current."}],
+		"capabilities":["vcs.git"],
+		"context_profile":{"prompt_fragments":[
+			{"body":"Commit with a message that says why.","requires_caps":["vcs.git"]},
+			{"body":"Run cargo test.","requires_caps":["language.rust"]}]}}`
+	}
+	for _, tc := range []struct{ opts, id, advice string }{
+		{readme(`,"position":"after"`), "profile[0]", `a profile fragment has no position key (it always follows the system list's before items and the primary block), so make system[1] a before fragment instead`},
+		{readme(`,"position":"after"`), "tool:todo.guidance", `tool guidance has no position key`},
+		{`{"context_profile":{"prompt_fragments":[{"id":"g","body":"x","requires_caps":["c"]},{"id":"u","body":"y"}]}}`, "g", `list it after u in context_profile.prompt_fragments`},
+		{`{"_system_fragments":[{"id":"g","body":"x","requires_tools":["t"]},{"id":"u","body":"y"}]}`, "g", `list it after u in _system_fragments, or give it "bucket": "after"`},
+		{`{"_system_fragments":[{"id":"g","body":"x","requires_tools":["t"]},{"id":"u","body":"y","bucket":"after"}]}`, "g", `give it "bucket": "after" and list it after the unconditional items of _system_fragments, or make u a before fragment`},
+	} {
+		e, err := Explain([]byte(tc.opts), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, w := range Lint(e) {
+			if w.ID == tc.id {
+				found = true
+				if !strings.Contains(w.Message, tc.advice) || strings.Contains(w.Message, "move it after the unconditional fragments") {
+					t.Errorf("%s: %s", tc.id, w.Message)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no warning in %v", tc.id, Lint(e))
+		}
+	}
+	e, err := Explain([]byte(readme("")), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ws := Lint(e); len(ws) != 0 {
+		t.Errorf("the advice followed, still: %v", ws)
+	}
+}

@@ -52,8 +52,36 @@ func detect(u *url.URL, method string, body []byte) (e endpoint, ok bool) {
 	default:
 		return endpoint{}, false
 	}
-	e.model = b.Get("model").String()
+	e.model = b.Get("model").Str
 	e.stream = b.Get("stream").Bool()
+	return e, true
+}
+
+// detectBody finds the provider from the body alone, for a request whose
+// URL is none detect knows (a gateway, Anthropic on a cloud's
+// rawPredict) but whose context says it is a model call: the body's shape
+// by payload's rules (system: Anthropic; systemInstruction or contents:
+// Gemini; instructions or input: OpenAI Responses; messages: OpenAI Chat).
+func detectBody(u *url.URL, method string, body []byte) (endpoint, bool) {
+	if method != "POST" || u == nil || !gjson.ValidBytes(body) || !gjson.ParseBytes(body).IsObject() {
+		return endpoint{}, false
+	}
+	b := gjson.ParseBytes(body)
+	var e endpoint
+	switch {
+	case b.Get("system").Exists():
+		e = endpoint{shape: payload.Anthropic, provider: "anthropic", operation: "chat"}
+	case b.Get("systemInstruction").Exists(), b.Get("system_instruction").Exists(), b.Get("contents").Exists():
+		e = endpoint{shape: payload.Gemini, provider: "gcp.gemini", operation: "generate_content"}
+	case b.Get("instructions").Exists(), b.Get("input").Exists():
+		e = endpoint{shape: payload.OpenAIResponses, provider: "openai", operation: "chat"}
+	case b.Get("messages").Exists():
+		e = endpoint{shape: payload.OpenAIChat, provider: "openai", operation: "chat"}
+	default:
+		return endpoint{}, false
+	}
+	e.model = b.Get("model").Str
+	e.stream = b.Get("stream").Bool() || strings.Contains(strings.ToLower(u.Path), "stream")
 	return e, true
 }
 

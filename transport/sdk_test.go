@@ -10,12 +10,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/explain"
@@ -219,7 +222,7 @@ func (g *rig) openai(opts ...ooption.RequestOption) openai.Client {
 }
 
 func (g *rig) chatParams(tools ...string) openai.ChatCompletionNewParams {
-	p := openai.ChatCompletionNewParams{Model: openai.ChatModelGPT4o,
+	p := openai.ChatCompletionNewParams{Model: openai.ChatModelGPT5_5,
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.SystemMessage(g.system), openai.UserMessage("Where is main?")}}
 	for _, name := range tools {
 		p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: name}))
@@ -267,7 +270,7 @@ func TestOpenAIResponses(t *testing.T) {
 		t.Run(fmt.Sprint("stream=", stream), func(t *testing.T) {
 			g := newRig(t, nil)
 			c := g.openai()
-			p := responses.ResponseNewParams{Model: openai.ChatModelGPT4o, Instructions: openai.String(g.system),
+			p := responses.ResponseNewParams{Model: openai.ChatModelGPT5_5, Instructions: openai.String(g.system),
 				Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("Where is main?")},
 				Tools: []responses.ToolUnionParam{responses.ToolParamOfFunction("read_file", map[string]any{"type": "object"}, false)}}
 			if !stream {
@@ -396,7 +399,7 @@ func TestFailureWithoutRetry(t *testing.T) {
 	waitFor(t, func() bool { b, _ := os.ReadFile(g.path); return bytes.Contains(b, []byte("provider_call_error")) })
 	_, lines := g.verify(t)
 	e := kind(lines, "provider_call_error")
-	if len(e) != 1 || !strings.Contains(e[0].Get("error.message").Str, "429") {
+	if len(e) != 1 || !strings.HasPrefix(e[0].Get("error.message").Str, "HTTP 429 Too Many Requests: ") || !strings.Contains(e[0].Get("error.message").Str, "slow down") {
 		t.Errorf("errors %v", e)
 	}
 }
@@ -566,7 +569,7 @@ func TestRefusals(t *testing.T) {
 	}
 	resp := func(tools ...string) send {
 		return func(g *rig, ctx context.Context) error {
-			p := responses.ResponseNewParams{Model: openai.ChatModelGPT4o, Instructions: openai.String(g.system),
+			p := responses.ResponseNewParams{Model: openai.ChatModelGPT5_5, Instructions: openai.String(g.system),
 				Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("Where is main?")}}
 			for _, n := range tools {
 				p.Tools = append(p.Tools, responses.ToolParamOfFunction(n, map[string]any{"type": "object"}, false))
@@ -692,3 +695,91 @@ func must[T any](v T, err error) T {
 }
 
 func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// A model call at a URL the transport does not know (a gateway, a cloud's
+// rawPredict) is read by its body when a Call is on its context: held to
+// the prompt and journaled, not passed through unchecked.
+func TestUnknownURLWithACall(t *testing.T) {
+	g := newRig(t, nil)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/gateway/claude:rawPredict", func(w http.ResponseWriter, r *http.Request) {
+		_, whole := anthropicAnswer("read_file")
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(whole))
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	send := func(tools string) (*http.Response, error) {
+		body := `{"anthropic_version":"vertex-2023-10-16","max_tokens":10,"system":` + strconvQuote(g.system) + `,"messages":[{"role":"user","content":"hi"}],"tools":[` + tools + `]}`
+		return g.client.Do(must(http.NewRequestWithContext(g.ctx("turn-1"), "POST", srv.URL+"/gateway/claude:rawPredict", strings.NewReader(body))))
+	}
+	if _, err := send(`{"name":"read_file"},{"name":"run_shell"}`); !errors.Is(err, manifest.Rule("tool_gated_out")) {
+		t.Fatalf("err = %v", err)
+	}
+	resp, err := send(`{"name":"read_file"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	_, lines := g.verify(t)
+	wantResponse(t, lines, "tool_use", false)
+}
+
+type rtFunc func(*http.Request) (*http.Response, error)
+
+func (f rtFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// brokenBody gives some bytes, then fails as a dropped connection does.
+type brokenBody struct{ sent bool }
+
+func (b *brokenBody) Read(p []byte) (int, error) {
+	if !b.sent {
+		b.sent = true
+		return copy(p, "event: message_start\ndata: {}\n\n"), nil
+	}
+	return 0, io.ErrUnexpectedEOF
+}
+func (b *brokenBody) Close() error { return nil }
+
+// A transport error, and a connection that breaks mid-answer, are recorded
+// as what they are.
+func TestTransportErrors(t *testing.T) {
+	g := newRig(t, nil)
+	body := `{"model":"m","max_tokens":10,"stream":true,"system":` + strconvQuote(g.system) + `,"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"read_file"}]}`
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	j, err := journal.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := errors.New("connection refused")
+	calls := 0
+	base := rtFunc(func(r *http.Request) (*http.Response, error) {
+		if calls++; calls == 1 {
+			return nil, refused
+		}
+		return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: &brokenBody{}, Request: r}, nil
+	})
+	client := &http.Client{Transport: transport.New(base, j, &transport.Options{RetryWindow: time.Millisecond})}
+	if _, err := client.Do(must(http.NewRequestWithContext(g.ctx("a"), "POST", "http://x/v1/messages", strings.NewReader(body)))); !errors.Is(err, refused) {
+		t.Fatalf("err = %v", err)
+	}
+	resp, err := client.Do(must(http.NewRequestWithContext(g.ctx("b"), "POST", "http://x/v1/messages", strings.NewReader(body))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadAll(resp.Body); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("read: %v", err)
+	}
+	waitFor(t, func() bool { b, _ := os.ReadFile(path); return bytes.Count(b, []byte("provider_call_error")) == 2 })
+	j.Close()
+	g.path, g.j = path, j
+	_, lines := g.verify(t)
+	msg := map[string]string{}
+	for _, e := range kind(lines, "provider_call_error") {
+		msg[e.Get("call").Str] = e.Get("error.message").Str
+	}
+	if msg["a"] != "transport error: connection refused" || !strings.HasPrefix(msg["b"], "the response broke after 31 bytes: ") {
+		t.Errorf("errors %q", msg)
+	}
+}

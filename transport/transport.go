@@ -139,6 +139,7 @@ type logical struct {
 type failure struct {
 	status int
 	err    error
+	answer string // the start of an error status's body: the provider's words
 	timer  *time.Timer
 }
 
@@ -183,6 +184,10 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		out.ContentLength = int64(len(body))
 	}
 	ep, ok := detect(req.URL, req.Method, body)
+	if !ok && c != nil {
+		// The harness says this is a model call: read it by its body.
+		ep, ok = detectBody(req.URL, req.Method, body)
+	}
 	if !ok || t.j == nil {
 		return t.base.RoundTrip(out)
 	}
@@ -352,6 +357,9 @@ func (f *failure) outcome() error {
 	if f.err != nil {
 		return fmt.Errorf("transport error: %w", f.err)
 	}
+	if f.answer != "" {
+		return fmt.Errorf("HTTP %d %s: %s", f.status, http.StatusText(f.status), f.answer)
+	}
 	return fmt.Errorf("HTTP %d %s", f.status, http.StatusText(f.status))
 }
 
@@ -472,6 +480,7 @@ func (r *recorder) done(readErr error, closed bool) {
 	r.mu.Unlock()
 	lg := r.lg
 	if r.failed != nil {
+		r.failed.answer = strings.TrimSpace(strings.ToValidUTF8(string(body[:min(len(body), 512)]), "\uFFFD"))
 		if readErr != nil && r.ctx.Err() != nil {
 			lg.finish(journal.Response{Status: r.status}, fmt.Errorf("cancelled while reading the HTTP %d answer: %w", r.status, readErr), r.status)
 			return

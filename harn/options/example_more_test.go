@@ -3,6 +3,7 @@ package options_test
 import (
 	"fmt"
 
+	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/harn/options"
 )
 
@@ -51,4 +52,30 @@ func ExampleParseOptions() {
 	fmt.Println(o.Primary[0].Body)
 	// Output:
 	// You are terse.
+}
+
+// Where each contributor's fragments go: the system list's before items,
+// then the primary block (none here: a list is given), then the profile's
+// fragments, then tool guidance, all in the before bucket; then the after
+// items. A profile fragment and a tool's guidance have no position key.
+func ExampleOptions_Fragments_order() {
+	o, err := options.Parse([]byte(`{
+		"system": [{"content": "Role.", "position": "after"}, "Opening."],
+		"tools": [{"name": "todo", "guidance": "Track it."}],
+		"context_profile": {"prompt_fragments": [{"body": "Use git."}]}}`), nil)
+	if err != nil {
+		panic(err)
+	}
+	r, err := promptloom.Reduce(o.Fragments(), &promptloom.Options{Tools: o.ActiveTools(), Capabilities: o.AllCapabilities()})
+	if err != nil {
+		panic(err)
+	}
+	for _, row := range r.Rows {
+		fmt.Println(row.Fragment.ID, row.Fragment.Bucket)
+	}
+	// Output:
+	// system[1] before
+	// profile[0] before
+	// tool:todo.guidance before
+	// system[0] after
 }

@@ -83,6 +83,7 @@ func Parse(data []byte, po *ParseOptions) (*Options, error) {
 			return nil, errorf(ErrInvalid, k, v.Index, "option was removed — %s", fix)
 		}
 	}
+	r.warnTop(top)
 	get := func(k string) gjson.Result { v, _ := top.get(k); return v }
 	o := r.o
 	// The order Harn assembles in (system_prompt.rs): the call role, the

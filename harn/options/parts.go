@@ -159,6 +159,8 @@ func (r *reader) warnUnknown(path string, m object, known []string) {
 		}
 		if hint, ok := bodyHints[k]; ok {
 			r.warn(field(path, k), "unknown key is ignored; did you mean %q?", hint)
+		} else if hint, ok := nearestKey(k, known); ok {
+			r.warn(field(path, k), "unknown key is ignored; did you mean %q?", hint)
 		} else {
 			r.warn(field(path, k), "unknown key is ignored")
 		}
@@ -178,6 +180,7 @@ func (r *reader) parseProfile(v gjson.Result) {
 		return
 	}
 	m := r.members(v)
+	r.warnNearMiss("context_profile", m, profileObjectKeys, nil)
 	if c, ok := m.get("caps"); ok {
 		r.o.ProfileCaps = r.collectCaps(c, "context_profile.caps")
 	}

@@ -36,6 +36,7 @@ func (r *reader) parseTools(v gjson.Result) {
 			return true
 		}
 		m := r.members(item)
+		r.warnNearMiss(p, m, toolKeys, toolOtherKeys)
 		name, ok := m.get("name")
 		t := Tool{Active: true}
 		if ok {

@@ -55,7 +55,7 @@ func register(name, usage string, run func(e *env, args []string) int) {
 // Main runs the command line and returns the exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
-	if len(args) > 1 && args[0] == "help" {
+	if len(args) > 1 && args[0] == "help" && args[1] != "help" {
 		// promptloom help explain is promptloom explain --help (and help
 		// demo negotiation is demo negotiation --help).
 		if _, ok := commands[args[1]]; !ok {
