@@ -75,6 +75,18 @@ func startSpan(ctx context.Context, o *Options, c *spanCall) (context.Context, *
 	return ctx, &span{s: s, provider: c.Provider}
 }
 
+// context returns ctx carrying the span, for an attempt of its call: a
+// retry goes out under the call's span, as its first attempt did, so an
+// instrumented base transport (otelhttp) nests every attempt's HTTP span
+// in it and propagates its trace to the provider. A nil span leaves ctx
+// as it is.
+func (s *span) context(ctx context.Context) context.Context {
+	if s == nil || s.s == nil {
+		return ctx
+	}
+	return trace.ContextWithSpan(ctx, s.s)
+}
+
 // instructions is gen_ai.system_instructions in the structured form the
 // conventions ask for where attributes can hold it (OpenTelemetry Go's
 // slices and maps): the system instructions schema's array of text parts,

@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -388,5 +389,40 @@ func BenchmarkSpan(b *testing.B) {
 			}
 			b.ReportMetric(float64(with)/float64(without), "x-untraced")
 		})
+	}
+}
+
+// spanOf records the span on each request's context that reaches it.
+type spanOf struct {
+	base  http.RoundTripper
+	mu    sync.Mutex
+	spans []trace.SpanContext
+}
+
+func (s *spanOf) RoundTrip(r *http.Request) (*http.Response, error) {
+	s.mu.Lock()
+	s.spans = append(s.spans, trace.SpanContextFromContext(r.Context()))
+	s.mu.Unlock()
+	return s.base.RoundTrip(r)
+}
+
+// Every attempt of a call, its retry too, goes to the base transport under
+// the call's span: an instrumented base nests its HTTP spans in it.
+func TestAttemptsGoOutUnderTheCallsSpan(t *testing.T) {
+	g := newTraced(t, false, fakeprovider.Reply{Status: 429, Header: fakeprovider.RetryAfter(time.Millisecond)}, fakeprovider.Reply{})
+	base := &spanOf{base: http.DefaultTransport}
+	rt := transport.New(base, g.j, &transport.Options{TracerProvider: g.tp, RetryWindow: 5 * time.Second})
+	client := anthropic.NewClient(aoption.WithAPIKey("k"), aoption.WithBaseURL(g.fake.URL), aoption.WithHTTPClient(&http.Client{Transport: rt}))
+	if _, err := client.Messages.New(g.ctx("turn-1"), g.params()); err != nil {
+		t.Fatal(err)
+	}
+	s := g.ended(t, 1)[0]
+	if len(base.spans) != 2 {
+		t.Fatalf("%d attempts reached the base transport, want 2", len(base.spans))
+	}
+	for i, sc := range base.spans {
+		if sc.SpanID() != s.SpanContext().SpanID() {
+			t.Errorf("attempt %d went out under span %v, not the call's %v", i+1, sc.SpanID(), s.SpanContext().SpanID())
+		}
 	}
 }

@@ -243,7 +243,7 @@ func (t *roundTripper) logical(ctx context.Context, c *Call, ep endpoint, body [
 		t.mu.Unlock()
 		if lg != nil {
 			if lg.retry(ctx, bd, h) {
-				return lg, ctx, nil
+				return lg, lg.sp.context(ctx), nil // each attempt under the call's span
 			}
 			lg.giveUp() // a new request on the call: the failure was its last word
 		}
