@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"errors"
+	"net/url"
 	"strconv"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -14,7 +15,8 @@ import (
 // The span of a logical call follows the OpenTelemetry GenAI semantic
 // conventions (semconv v1.41.0, the spans of "Generative AI inference"):
 // named "{gen_ai.operation.name} {gen_ai.request.model}", of kind client,
-// with the operation, provider, model and stream flag when it starts and
+// with the operation, provider, model, stream flag and server (address and
+// port) when it starts and
 // the response id, model, finish reasons and usage when it ends. Its
 // gen_ai.usage.input_tokens counts every input token, the cached ones
 // included, as the conventions ask: Anthropic's input_tokens leaves out
@@ -56,6 +58,12 @@ func startSpan(ctx context.Context, o *Options, c *spanCall) (context.Context, *
 		semconv.GenAIRequestStream(c.Stream),
 		attrCall.String(c.Call),
 		attrTranscriptSeq.Int64(c.RequestSeq),
+	}
+	if u := c.Server; u != nil && u.Hostname() != "" {
+		attrs = append(attrs, semconv.ServerAddress(u.Hostname()))
+		if port := serverPort(u); port > 0 {
+			attrs = append(attrs, semconv.ServerPort(port))
+		}
 	}
 	if c.Manifest == nil {
 		attrs = append(attrs, attrUnattributed.Bool(true))
@@ -136,6 +144,20 @@ func endSpan(s *span, r *spanResult) {
 		s.s.SetAttributes(semconv.ErrorTypeKey.String(errorType(r)))
 		s.s.SetStatus(codes.Error, r.Err.Error())
 	}
+}
+
+// serverPort is the URL's port, or its scheme's (0: neither).
+func serverPort(u *url.URL) int {
+	if p, err := strconv.Atoi(u.Port()); err == nil {
+		return p
+	}
+	switch u.Scheme {
+	case "https":
+		return 443
+	case "http":
+		return 80
+	}
+	return 0
 }
 
 // errorType is error.type: the HTTP status of an error answer, else what

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -159,6 +160,8 @@ func TestSpanFollowsGenAIConventions(t *testing.T) {
 		"gen_ai.usage.cache_read.input_tokens":     int64(96),
 		"gen_ai.usage.cache_creation.input_tokens": int64(24),
 		"http.response.status_code":                int64(200),
+		"server.address":                           "127.0.0.1",
+		"server.port":                              int64(g.fake.Listener.Addr().(*net.TCPAddr).Port),
 		"promptloom.manifest.whole_prompt_digest":  g.m.WholePromptDigest.String(),
 		"promptloom.manifest.included":             []string{"primary", "tool:read_file.guidance", "system[0]"},
 		"promptloom.call.name":                     "turn-1",

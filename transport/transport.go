@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -191,6 +192,7 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !ok || t.j == nil {
 		return t.base.RoundTrip(out)
 	}
+	ep.server = req.URL // server.address and server.port of its span
 	lg, sctx, err := t.logical(ctx, c, ep, body, req.Header)
 	if err != nil {
 		return nil, err
@@ -251,7 +253,7 @@ func (t *roundTripper) logical(ctx context.Context, c *Call, ep endpoint, body [
 	wctx := context.WithoutCancel(ctx)
 	msgs, tools, params := parts(body, ep.shape)
 	req := journal.Request{Body: body, Provider: ep.shape, Messages: msgs, Tools: tools, Parameters: params}
-	sc := &spanCall{Operation: ep.operation, Provider: ep.provider, Model: ep.model, Stream: ep.stream}
+	sc := &spanCall{Operation: ep.operation, Provider: ep.provider, Model: ep.model, Stream: ep.stream, Server: ep.server}
 	var e *explain.Explanation
 	if c == nil {
 		req.Unattributed = true
@@ -516,6 +518,8 @@ type spanCall struct {
 	// response is a stream of server sent events.
 	Operation, Provider, Model string
 	Stream                     bool
+	// Server is the request's URL: server.address and server.port.
+	Server *url.URL
 	// Call is the call's name; Manifest is nil for an unattributed call.
 	Call     string
 	Manifest *manifest.Manifest
