@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 
+	"github.com/tidwall/gjson"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
@@ -59,6 +60,7 @@ func startSpan(ctx context.Context, o *Options, c *spanCall) (context.Context, *
 		attrCall.String(c.Call),
 		attrTranscriptSeq.Int64(c.RequestSeq),
 	}
+	attrs = append(attrs, requestParams(c.Provider, c.Body)...)
 	if u := c.Server; u != nil && u.Hostname() != "" {
 		attrs = append(attrs, semconv.ServerAddress(u.Hostname()))
 		if port := serverPort(u); port > 0 {
@@ -144,6 +146,63 @@ func endSpan(s *span, r *spanResult) {
 		s.s.SetAttributes(semconv.ErrorTypeKey.String(errorType(r)))
 		s.s.SetStatus(codes.Error, r.Err.Error())
 	}
+}
+
+// requestParams are the gen_ai.request.* sampling attributes a request
+// body names, each where its provider's API puts it (Anthropic Messages;
+// OpenAI Chat Completions and Responses; Gemini's generationConfig). A
+// parameter the body does not name is not set.
+func requestParams(provider string, body []byte) []attribute.KeyValue {
+	b := gjson.ParseBytes(body)
+	cfg := b
+	if provider == "gcp.gemini" || provider == "gcp.vertex_ai" {
+		cfg = b.Get("generationConfig")
+		if !cfg.Exists() {
+			cfg = b.Get("generation_config")
+		}
+	}
+	first := func(paths ...string) (gjson.Result, bool) {
+		for _, p := range paths {
+			if v := cfg.Get(p); v.Type == gjson.Number || v.Type == gjson.String || v.IsArray() {
+				return v, true
+			}
+		}
+		return gjson.Result{}, false
+	}
+	var out []attribute.KeyValue
+	num := func(set func(float64) attribute.KeyValue, paths ...string) {
+		if v, ok := first(paths...); ok && v.Type == gjson.Number {
+			out = append(out, set(v.Float()))
+		}
+	}
+	integer := func(set func(int) attribute.KeyValue, paths ...string) {
+		if v, ok := first(paths...); ok && v.Type == gjson.Number {
+			out = append(out, set(int(v.Int())))
+		}
+	}
+	integer(semconv.GenAIRequestMaxTokens, "max_tokens", "max_completion_tokens", "max_output_tokens", "maxOutputTokens")
+	num(semconv.GenAIRequestTemperature, "temperature")
+	num(semconv.GenAIRequestTopP, "top_p", "topP")
+	num(semconv.GenAIRequestTopK, "top_k", "topK")
+	num(semconv.GenAIRequestFrequencyPenalty, "frequency_penalty", "frequencyPenalty")
+	num(semconv.GenAIRequestPresencePenalty, "presence_penalty", "presencePenalty")
+	integer(semconv.GenAIRequestSeed, "seed")
+	if v, ok := first("n", "candidateCount"); ok && v.Type == gjson.Number && v.Int() != 1 {
+		out = append(out, semconv.GenAIRequestChoiceCount(int(v.Int()))) // set when not 1, as the conventions say
+	}
+	if v, ok := first("stop_sequences", "stop", "stopSequences"); ok {
+		var stops []string
+		if v.IsArray() {
+			v.ForEach(func(_, s gjson.Result) bool {
+				stops = append(stops, s.String())
+				return true
+			})
+		} else {
+			stops = []string{v.String()}
+		}
+		out = append(out, semconv.GenAIRequestStopSequences(stops...))
+	}
+	return out
 }
 
 // serverPort is the URL's port, or its scheme's (0: neither).

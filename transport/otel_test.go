@@ -152,6 +152,7 @@ func TestSpanFollowsGenAIConventions(t *testing.T) {
 		"gen_ai.provider.name":                     "anthropic",
 		"gen_ai.request.model":                     "claude-sonnet-4-5",
 		"gen_ai.request.stream":                    true,
+		"gen_ai.request.max_tokens":                int64(100),
 		"gen_ai.response.id":                       "msg_A",
 		"gen_ai.response.model":                    "claude-sonnet-4-5",
 		"gen_ai.response.finish_reasons":           []string{"tool_use"},

@@ -253,7 +253,7 @@ func (t *roundTripper) logical(ctx context.Context, c *Call, ep endpoint, body [
 	wctx := context.WithoutCancel(ctx)
 	msgs, tools, params := parts(body, ep.shape)
 	req := journal.Request{Body: body, Provider: ep.shape, Messages: msgs, Tools: tools, Parameters: params}
-	sc := &spanCall{Operation: ep.operation, Provider: ep.provider, Model: ep.model, Stream: ep.stream, Server: ep.server}
+	sc := &spanCall{Operation: ep.operation, Provider: ep.provider, Model: ep.model, Stream: ep.stream, Server: ep.server, Body: body}
 	var e *explain.Explanation
 	if c == nil {
 		req.Unattributed = true
@@ -518,8 +518,10 @@ type spanCall struct {
 	// response is a stream of server sent events.
 	Operation, Provider, Model string
 	Stream                     bool
-	// Server is the request's URL: server.address and server.port.
+	// Server is the request's URL: server.address and server.port. Body
+	// is the request body, for the sampling parameters it names.
 	Server *url.URL
+	Body   []byte
 	// Call is the call's name; Manifest is nil for an unattributed call.
 	Call     string
 	Manifest *manifest.Manifest
