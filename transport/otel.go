@@ -153,17 +153,24 @@ func endSpan(s *span, r *spanResult) {
 // OpenAI Chat Completions and Responses; Gemini's generationConfig). A
 // parameter the body does not name is not set.
 func requestParams(provider string, body []byte) []attribute.KeyValue {
-	b := gjson.ParseBytes(body)
-	cfg := b
-	if provider == "gcp.gemini" || provider == "gcp.vertex_ai" {
-		cfg = b.Get("generationConfig")
-		if !cfg.Exists() {
-			cfg = b.Get("generation_config")
+	gemini := provider == "gcp.gemini" || provider == "gcp.vertex_ai"
+	// One pass over the top level (a body may be large): the keys wanted.
+	fields := map[string]gjson.Result{}
+	gjson.ParseBytes(body).ForEach(func(k, v gjson.Result) bool {
+		switch {
+		case gemini && (k.Str == "generationConfig" || k.Str == "generation_config"):
+			v.ForEach(func(k, v gjson.Result) bool {
+				fields[k.Str] = v
+				return true
+			})
+		case !gemini && len(v.Raw) < 1024: // a parameter, not the messages
+			fields[k.Str] = v
 		}
-	}
-	first := func(paths ...string) (gjson.Result, bool) {
-		for _, p := range paths {
-			if v := cfg.Get(p); v.Type == gjson.Number || v.Type == gjson.String || v.IsArray() {
+		return true
+	})
+	first := func(keys ...string) (gjson.Result, bool) {
+		for _, k := range keys {
+			if v, ok := fields[k]; ok && (v.Type == gjson.Number || v.Type == gjson.String || v.IsArray()) {
 				return v, true
 			}
 		}
@@ -187,7 +194,7 @@ func requestParams(provider string, body []byte) []attribute.KeyValue {
 	num(semconv.GenAIRequestFrequencyPenalty, "frequency_penalty", "frequencyPenalty")
 	num(semconv.GenAIRequestPresencePenalty, "presence_penalty", "presencePenalty")
 	integer(semconv.GenAIRequestSeed, "seed")
-	if v, ok := first("n", "candidateCount"); ok && v.Type == gjson.Number && v.Int() != 1 {
+	if v, ok := first("n", "candidateCount", "candidate_count"); ok && v.Type == gjson.Number && v.Int() != 1 {
 		out = append(out, semconv.GenAIRequestChoiceCount(int(v.Int()))) // set when not 1, as the conventions say
 	}
 	if v, ok := first("stop_sequences", "stop", "stopSequences"); ok {
