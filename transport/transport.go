@@ -168,7 +168,9 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	var body []byte
 	if req.Body != nil && req.Body != http.NoBody {
 		var err error
-		body, err = io.ReadAll(io.LimitReader(req.Body, int64(t.opts.MaxBodyBytes)+1))
+		buf := bytes.NewBuffer(make([]byte, 0, min(max(req.ContentLength, 0), int64(t.opts.MaxBodyBytes))+bytes.MinRead))
+		_, err = buf.ReadFrom(io.LimitReader(req.Body, int64(t.opts.MaxBodyBytes)+1))
+		body = buf.Bytes()
 		req.Body.Close()
 		if err != nil {
 			return nil, fmt.Errorf("transport: reading the request body: %w", err)
