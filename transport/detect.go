@@ -26,11 +26,17 @@ type endpoint struct {
 // :streamGenerateContent). Anything else (a model list, token counting, a
 // batch) is not a model call: ok is false and the request passes through.
 func detect(u *url.URL, method string, body []byte) (e endpoint, ok bool) {
-	if method != "POST" || u == nil || !gjson.ValidBytes(body) || !gjson.ParseBytes(body).IsObject() {
+	if u == nil {
 		return endpoint{}, false
 	}
 	path := strings.TrimSuffix(u.Path, "/")
+	if method != "POST" || !modelPath(path) || !gjson.ValidBytes(body) {
+		return endpoint{}, false
+	}
 	b := gjson.ParseBytes(body)
+	if !b.IsObject() {
+		return endpoint{}, false
+	}
 	switch {
 	case strings.HasSuffix(path, "/messages") && !strings.Contains(path, "/threads/"):
 		e = endpoint{shape: payload.Anthropic, provider: "anthropic", operation: "chat"}
@@ -84,6 +90,13 @@ func detectBody(u *url.URL, method string, body []byte) (endpoint, bool) {
 	e.model = b.Get("model").Str
 	e.stream = b.Get("stream").Bool() || strings.Contains(strings.ToLower(u.Path), "stream")
 	return e, true
+}
+
+// modelPath reports whether a URL path may be one detect knows, before
+// the body is parsed.
+func modelPath(path string) bool {
+	return strings.HasSuffix(path, "/messages") || strings.HasSuffix(path, "/completions") ||
+		strings.HasSuffix(path, "/responses") || strings.HasSuffix(path, "Content")
 }
 
 // parts splits a body into what the transcript retains: the messages, the

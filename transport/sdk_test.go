@@ -783,3 +783,32 @@ func TestTransportErrors(t *testing.T) {
 		t.Errorf("errors %q", msg)
 	}
 }
+
+// When the SDK's last retry fails, the failure is the call's outcome at
+// once: a harness that closes its journal then has a whole transcript.
+func TestRetriesExhausted(t *testing.T) {
+	for _, sdk := range []string{"anthropic", "openai"} {
+		t.Run(sdk, func(t *testing.T) {
+			g := newRig(t, nil) // the default window, a minute: never waited for here
+			g.fake.fail429.Store(10)
+			var err error
+			if sdk == "anthropic" {
+				c := g.anthropic()
+				_, err = c.Messages.New(g.ctx("turn-1"), g.anthropicParams("Where is main?", readFile))
+			} else {
+				c := g.openai()
+				_, err = c.Chat.Completions.New(g.ctx("turn-1"), g.chatParams("read_file"))
+			}
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if n := g.fake.seen(); n != 3 {
+				t.Fatalf("the provider saw %d requests, want 3 (two retries)", n)
+			}
+			rep, lines := g.verify(t)
+			if len(rep.Calls) != 1 || rep.Calls[0].Attempts != 2 || len(kind(lines, "provider_call_error")) != 1 {
+				t.Fatalf("calls %+v", rep.Calls)
+			}
+		})
+	}
+}

@@ -33,6 +33,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -67,6 +68,14 @@ type Options struct {
 	// is recorded as the call's outcome (0: one minute). An attempt the
 	// SDK will not retry is recorded at once.
 	RetryWindow time.Duration
+	// MaxRetries is the retries the SDK is configured with (0: 2, the
+	// Anthropic and OpenAI SDKs' default; negative: none). Those SDKs
+	// number their attempts, so the failure of the last one is recorded as
+	// the call's outcome at once, not after RetryWindow: a harness that
+	// closes its journal and exits after a call that failed leaves a
+	// complete transcript. Set it to what the SDK is given
+	// (option.WithMaxRetries).
+	MaxRetries int
 }
 
 // Call is what a harness says about one logical call: put it on the
@@ -169,7 +178,9 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	var body []byte
 	if req.Body != nil && req.Body != http.NoBody {
 		var err error
-		body, err = io.ReadAll(io.LimitReader(req.Body, int64(t.opts.MaxBodyBytes)+1))
+		buf := bytes.NewBuffer(make([]byte, 0, min(max(req.ContentLength, 0), int64(t.opts.MaxBodyBytes))+bytes.MinRead))
+		_, err = buf.ReadFrom(io.LimitReader(req.Body, int64(t.opts.MaxBodyBytes)+1))
+		body = buf.Bytes()
 		req.Body.Close()
 		if err != nil {
 			return nil, fmt.Errorf("transport: reading the request body: %w", err)
@@ -203,7 +214,7 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		if ctx.Err() != nil {
 			lg.finish(journal.Response{}, fmt.Errorf("cancelled before the response: %w", err), 0)
 		} else {
-			lg.fail(&failure{err: err}, true)
+			lg.fail(&failure{err: err}, t.retriesLeft(req))
 		}
 		return nil, err
 	}
@@ -211,13 +222,32 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		stream: ep.stream || strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")}
 	if resp.StatusCode >= 400 {
 		rec.failed = &failure{status: resp.StatusCode}
-		rec.retry = retryable(resp)
+		rec.retry = retryable(resp) && t.retriesLeft(req)
 	}
 	if resp.Body == nil {
 		rec.rc = http.NoBody
 	}
 	resp.Body = rec
 	return resp, nil
+}
+
+// retriesLeft reports whether the SDK may retry req: a Stainless SDK
+// (Anthropic's, OpenAI's) numbers its attempts in X-Stainless-Retry-Count,
+// and one at Options.MaxRetries is its last. Other SDKs say nothing: they
+// may.
+func (t *roundTripper) retriesLeft(req *http.Request) bool {
+	n, err := strconv.Atoi(req.Header.Get("X-Stainless-Retry-Count"))
+	if err != nil {
+		return true
+	}
+	limit := t.opts.MaxRetries
+	switch {
+	case limit == 0:
+		limit = 2 // the SDKs' default
+	case limit < 0:
+		limit = 0
+	}
+	return n < limit
 }
 
 // retryable says whether the official SDKs retry a response: the server's
