@@ -41,7 +41,7 @@ func TestRequestParams(t *testing.T) {
 	} {
 		var got []string
 		for _, kv := range requestParams(tt.provider, []byte(tt.body)) {
-			got = append(got, string(kv.Key)+"="+kv.Value.Emit())
+			got = append(got, string(kv.Key)+"="+kv.Value.String())
 		}
 		if g := strings.Join(got, " "); g != tt.want {
 			t.Errorf("%s %s:\n got %s\nwant %s", tt.provider, tt.body, g, tt.want)
