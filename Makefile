@@ -35,6 +35,7 @@ bench:
 	go test ./cmd/promptloom/internal/cli -run '^$$' -bench CLIExplain -benchmem -count 5
 	go test ./explain -run '^$$' -bench ExplainBudget -benchmem -count 5
 	go test ./journal -run '^$$' -bench VerifySharedPrompt -benchmem -count 5
+	go test ./transport -run '^$$' -bench Transport -benchmem -count 6
 	go test ./journal/postgres -run '^$$' -bench FleetAppend -benchmem -benchtime 4000x -count 5
 	# PostgreSQL's rows need PROMPTLOOM_TEST_POSTGRES (see docs/postgres.md).
 	go test ./eventlog/sqlite ./eventlog/postgres -run '^$$' -bench Append -benchmem -benchtime 1s -count 3

@@ -49,6 +49,7 @@ const depsRules = `
 	journal, eventlog < journal/replay;
 	journal < journal/report;
 	journal, internal/dsn, PGX < journal/postgres;
+	journal, OTEL < transport;
 	journal/replay, provenance, eventlog/sqlite, eventlog/postgres < cmd/promptloom/internal/demo;
 	cmd/promptloom/internal/demo, journal/report, journal/postgres, harn/template, XMOD < cmd/promptloom/internal/cli;
 	cmd/promptloom/internal/cli < cmd/promptloom/internal/errdoc;
@@ -56,13 +57,16 @@ const depsRules = `
 	cmd/promptloom/internal/errdoc < cmd/promptloom;
 
 	STD < internal/testkit/benchdata, internal/testkit/chromiumtest;
-	STD < internal/testkit/corpus, internal/testkit/gosrc;
+	STD < internal/testkit/corpus, internal/testkit/gosrc, internal/testkit/fakeprovider;
 	PGX < internal/testkit/pgtest;
 	eventlog < internal/testkit/storetest;
 	eventlog/sqlite, eventlog/postgres, internal/testkit/pgtest < internal/testkit/logtest;
 
 	explain, internal/testkit/benchdata < bench/peer;
+	journal, internal/testkit/fakeprovider < internal/testkit/exampletest;
+
 	explain, stage < examples/harness;
+	explain, transport, internal/testkit/fakeprovider < examples/anthropic, examples/openai, examples/gemini;
 `
 
 // Third-party import path prefixes, by the name the rules use.
@@ -74,6 +78,7 @@ var thirdParty = map[string][]string{
 	"PGX":      {"github.com/jackc/pgx/v5"},
 	"SQLITE":   {"modernc.org/sqlite"},
 	"XMOD":     {"golang.org/x/mod"},
+	"OTEL":     {"go.opentelemetry.io/otel"},
 }
 
 // testOnly may be imported by any _test.go file: test tools, the

@@ -104,6 +104,13 @@ type Request struct {
 	Messages   json.RawMessage
 	Tools      json.RawMessage
 	Parameters json.RawMessage
+	// Unattributed records a call made without a manifest, on purpose
+	// (package transport does, for a request with none on its context):
+	// its request line holds the digest and length of Body and no receipt
+	// (served_context null), and Verify counts it in Report.Unattributed.
+	// Manifest must be nil; nothing else of the request is kept. Call
+	// refuses a request without a manifest that does not say so.
+	Unattributed bool
 }
 
 // Served is the system text the provider is sent: the body's system

@@ -63,6 +63,14 @@ type CallReport struct {
 	// message; Attempts counts the failed attempts before it (retries).
 	Outcome  string `json:"outcome,omitempty"`
 	Attempts int    `json:"attempts,omitempty"`
+	// Usage is what the provider said the call cost, as its response
+	// recorded it (nil when it said nothing, or the call failed): its
+	// CacheReadTokens, beside CommonPrefixBytes, shows whether the prefix
+	// promptloom kept stable was the prefix the provider's cache served.
+	Usage *Usage `json:"usage,omitempty"`
+	// Unattributed is a call made without a manifest (its request holds
+	// its body's digest only): nothing says what prompt it was served.
+	Unattributed bool `json:"unattributed,omitempty"`
 	// Previous is the last call of the same role before this one (both
 	// with a manifest; "" when there is none), and against it: the
 	// fragments that changed, the bytes the two prompts share from the
@@ -92,6 +100,10 @@ type Report struct {
 	// Checkpoints counts the checkpoints that hold for the chain (signed
 	// by Options.Verifier, when Verify has one).
 	Checkpoints int `json:"checkpoints,omitempty"`
+	// Unattributed counts the calls made without a manifest
+	// (CallReport.Unattributed). They verify as lines of the chain, but
+	// nothing accounts for their prompt.
+	Unattributed int `json:"unattributed,omitempty"`
 	// Proof is the proof of the call Options.Prove names (nil when not
 	// asked for, or when it cannot be proved: Problems then says why).
 	Proof []byte `json:"-"`
@@ -151,7 +163,11 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, c := range r.Calls {
 		switch c.Status {
 		case verified:
-			fmt.Fprintf(&b, "ok   line %d: call %s (seq %d)\n", c.Line, textsafe.Line(c.Call), c.Seq)
+			note := ""
+			if c.Unattributed {
+				note = ": unattributed (no manifest)"
+			}
+			fmt.Fprintf(&b, "ok   line %d: call %s (seq %d)%s\n", c.Line, textsafe.Line(c.Call), c.Seq, note)
 		case incomplete:
 			fmt.Fprintf(&b, "INCOMPLETE line %d: call %s (seq %d): %s\n", c.Line, textsafe.Line(c.Call), c.Seq, detail(c))
 		default:
@@ -160,6 +176,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	v, i, f := r.Counts()
 	fmt.Fprintf(&b, "%d call(s) verified, %d incomplete, %d failed", v, i, f)
+	if r.Unattributed > 0 {
+		fmt.Fprintf(&b, ", %d without a manifest", r.Unattributed)
+	}
 	if r.Format != "" {
 		fmt.Fprintf(&b, " (%s transcript, %d lines)", r.Format, r.Lines)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"sync"
 )
 
@@ -57,12 +56,12 @@ func (s *writerSink) Close() error { return nil }
 
 // tailAfter is t moved past lines (whole lines, each ended by "\n").
 func tailAfter(t Tail, lines []byte) Tail {
-	body := strings.TrimSuffix(string(lines), "\n")
-	if body == "" && len(lines) == 0 {
+	if len(lines) == 0 {
 		return t
 	}
-	ls := strings.Split(body, "\n")
-	return Tail{Prev: lineHash([]byte(ls[len(ls)-1])), Seq: t.Seq + int64(len(ls))}
+	body := bytes.TrimSuffix(lines, []byte("\n"))
+	last := body[bytes.LastIndexByte(body, '\n')+1:]
+	return Tail{Prev: lineHash(last), Seq: t.Seq + int64(bytes.Count(body, []byte("\n"))+1)}
 }
 
 // fileSink is a transcript file shared by any number of writers: every

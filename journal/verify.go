@@ -242,7 +242,17 @@ func (v *verifier) promptloomLine(n int, l gjson.Result) {
 		seq, _ := intField(l.Get("seq"))
 		c := CallReport{Line: n, Seq: seq, Call: call, Status: incomplete,
 			Problem: &manifest.RuleError{Rule: "outcome", Line: n, Offset: -1, Detail: "no provider_call_response or provider_call_error answers it"}}
-		if err := v.checkReceipts(l, false, &c); err != nil {
+		if sc := l.Get("served_context"); sc.Exists() && sc.Type == gjson.Null {
+			// A call made without a manifest (Request.Unattributed): no
+			// receipt to check, only its body's digest to name it by.
+			c.Unattributed = true
+			v.rep.Unattributed++
+			if h := l.Get("request.body_content_hash"); h.Type != gjson.String {
+				c.Status, c.Problem = failed, callFailed("unattributed", "an unattributed request (served_context null) has no request.body_content_hash string")
+			} else if _, err := digest.Parse(h.Str); err != nil {
+				c.Status, c.Problem = failed, callFailed("unattributed", "request.body_content_hash %q is not a digest", h.Str)
+			}
+		} else if err := v.checkReceipts(l, false, &c); err != nil {
 			c.Status, c.Problem = failed, err
 		}
 		if _, ok := stringField(l, "call"); !ok && c.Status != failed {
@@ -320,6 +330,7 @@ func (v *verifier) outcome(n int, l gjson.Result) {
 	}
 	if field == "response" {
 		c.Outcome = l.Get("response.text").String()
+		c.Usage = usageOf(l.Get("response.usage"))
 	} else {
 		c.Outcome = "error: " + l.Get("error.message").String()
 	}
@@ -441,4 +452,13 @@ func orRawNull(raw string) string {
 		return "null"
 	}
 	return raw
+}
+
+// usageOf reads a response's usage (nil when there is none).
+func usageOf(u gjson.Result) *Usage {
+	if !u.IsObject() {
+		return nil
+	}
+	return &Usage{InputTokens: int(u.Get("input_tokens").Int()), OutputTokens: int(u.Get("output_tokens").Int()),
+		CacheReadTokens: int(u.Get("cache_read_tokens").Int()), CacheWriteTokens: int(u.Get("cache_write_tokens").Int())}
 }

@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -18,6 +19,7 @@ import (
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/harn/redact"
 	pjson "github.com/promptloom/promptloom/internal/json"
+	"github.com/promptloom/promptloom/payload"
 )
 
 // Journal records calls into a Sink: a file (Open), a writer (New), or a
@@ -110,9 +112,17 @@ func NewSink(s Sink, opts *Options) *Journal {
 // package transport does) uses Begin and Finish; one that hands the
 // journal a Model uses Call.
 type Pending struct {
+	// Seq is the seq of the call's request line: where the call is in
+	// the transcript (its line number, in a file one journal wrote).
+	Seq int64
+	// ManifestContentHash is the manifest_content_hash the request line's
+	// served context names: of the manifest as recorded (projected onto
+	// the system channel the body holds), which a span or a log line can
+	// carry to lead back to it; "" for an unattributed call.
+	ManifestContentHash string
+
 	j        *Journal
 	call     string
-	seq      int64
 	hash     string
 	epoch    int
 	attempts int
@@ -198,6 +208,7 @@ type prepared struct {
 	mbytes, scJSON []byte
 	reqJSON        []byte
 	sc             servedContext
+	unattributed   bool // no manifest: the request line alone, with its body's digest
 }
 
 // prepare validates a request and builds what its lines hold.
@@ -207,6 +218,9 @@ func (j *Journal) prepare(req Request) (*prepared, error) {
 	}
 	if !utf8.ValidString(req.System) || req.Sent != nil && !utf8.ValidString(*req.Sent) {
 		return nil, fmt.Errorf("journal: call %s: the system prompt is not UTF-8", req.Call)
+	}
+	if req.Unattributed {
+		return j.prepareUnattributed(req)
 	}
 	if p := notUTF8(req.Manifest); p != "" {
 		// Canonical JSON would write U+FFFD for the bad bytes: the manifest
@@ -260,6 +274,28 @@ func (j *Journal) prepare(req Request) (*prepared, error) {
 	return &prepared{call: req.Call, served: served, mbytes: mbytes, scJSON: scJSON, reqJSON: reqJSON, sc: sc}, nil
 }
 
+// prepareUnattributed builds the request line of a call made without a
+// manifest: the digest of its body (redacted, as every content hash is)
+// and its length, and nothing else of it.
+func (j *Journal) prepareUnattributed(req Request) (*prepared, error) {
+	if req.Manifest != nil {
+		return nil, fmt.Errorf("journal: call %s: an unattributed call has a manifest", req.Call)
+	}
+	h, err := jsonHash(req.Body)
+	if err != nil || req.Body == nil {
+		h = digest.Of(strings.ToValidUTF8(string(req.Body), "\uFFFD")).String()
+	}
+	rec := map[string]any{"body_content_hash": h, "body_bytes": len(req.Body)}
+	if req.Provider != payload.Auto {
+		rec["provider"] = string(req.Provider)
+	}
+	reqJSON, err := pjson.Marshal(rec)
+	if err != nil {
+		return nil, fmt.Errorf("journal: call %s: request: %w", req.Call, err)
+	}
+	return &prepared{call: req.Call, scJSON: []byte("null"), reqJSON: reqJSON, unattributed: true}, nil
+}
+
 // begin writes a prepared request's lines.
 func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 	j.mu.Lock()
@@ -268,7 +304,7 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 		return nil, err
 	}
 	sc, served, mbytes := pre.sc, pre.served, pre.mbytes
-	p := &Pending{j: j, call: pre.call}
+	p := &Pending{j: j, call: pre.call, ManifestContentHash: pre.sc.ManifestContentHash}
 	err := j.sink.Append(ctx, func(t Tail) ([]byte, error) {
 		if t.Fresh {
 			j.restart()
@@ -277,16 +313,16 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 		if !j.opened {
 			b.line(kindOpen, "session", quote(j.session))
 		}
-		if j.last[kindSystemPrompt] != sc.SystemPromptContentHash {
+		if !pre.unattributed && j.last[kindSystemPrompt] != sc.SystemPromptContentHash {
 			b.line(kindSystemPrompt, "content", quote(served), "content_hash", quote(sc.SystemPromptContentHash))
 		}
-		if j.last[kindContextManifest] != sc.ManifestContentHash {
+		if !pre.unattributed && j.last[kindContextManifest] != sc.ManifestContentHash {
 			b.line(kindContextManifest, "content_hash", quote(sc.ManifestContentHash), "manifest", string(mbytes))
 		}
 		b.line(kindRequest, "session", quote(j.session), "call", quote(pre.call),
 			"served_context", string(pre.scJSON), "request", string(pre.reqJSON))
-		p.seq, p.hash = b.t.Seq, b.t.Prev
-		return []byte(b.String()), nil
+		p.Seq, p.hash = b.t.Seq, b.t.Prev
+		return b.Bytes(), nil
 	})
 	if err != nil {
 		return nil, err
@@ -295,7 +331,9 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 	j.calls++
 	j.running++
 	p.epoch = j.epoch
-	j.last[kindSystemPrompt], j.last[kindContextManifest] = sc.SystemPromptContentHash, sc.ManifestContentHash
+	if !pre.unattributed {
+		j.last[kindSystemPrompt], j.last[kindContextManifest] = sc.SystemPromptContentHash, sc.ManifestContentHash
+	}
 	return p, nil
 }
 
@@ -482,14 +520,14 @@ func (p *Pending) append(ctx context.Context, kind string, fields ...string) err
 		}
 		b := &lineBuilder{t: t, at: j.clock().Format(time.RFC3339Nano)}
 		b.line(kind, append([]string{"session", quote(j.session), "call", quote(p.call),
-			"request_seq", strconv.FormatInt(p.seq, 10), "request_hash", quote(p.hash)}, fields...)...)
+			"request_seq", strconv.FormatInt(p.Seq, 10), "request_hash", quote(p.hash)}, fields...)...)
 		if kind == kindResponse || kind == kindError {
 			var err error
 			if next, err = j.cp.outcome(b, j.session, p.hash); err != nil {
 				return nil, err
 			}
 		}
-		return []byte(b.String()), nil
+		return b.Bytes(), nil
 	})
 	if err == nil {
 		j.cp.commit(next)
@@ -555,7 +593,7 @@ func (j *Journal) end() (err error) {
 			if err := j.cp.close(b, j.session); err != nil { // issue 25
 				return nil, err
 			}
-			return []byte(b.String()), nil
+			return b.Bytes(), nil
 		})
 	}
 	return err
@@ -563,7 +601,7 @@ func (j *Journal) end() (err error) {
 
 // lineBuilder builds a group of lines, chaining each to the one before.
 type lineBuilder struct {
-	strings.Builder
+	bytes.Buffer
 	t  Tail
 	at string
 }
@@ -572,12 +610,20 @@ type lineBuilder struct {
 // pairs), and moves the chain on.
 func (b *lineBuilder) line(kind string, fields ...string) {
 	start := b.Len()
+	n := 128 // the line's size, to grow the buffer once
+	for _, f := range fields {
+		n += len(f) + 4
+	}
+	b.Grow(n)
 	b.t.Seq++
 	fmt.Fprintf(b, `{"prev":%s,"seq":%d,"kind":%s,"at":%s`, quote(b.t.Prev), b.t.Seq, quote(kind), quote(b.at))
 	for i := 0; i < len(fields); i += 2 {
-		fmt.Fprintf(b, ",%s:%s", quote(fields[i]), fields[i+1])
+		b.WriteByte(',')
+		b.WriteString(quote(fields[i]))
+		b.WriteByte(':')
+		b.WriteString(fields[i+1])
 	}
 	b.WriteByte('}')
-	b.t.Prev = digest.String(b.String()[start:]).String()
+	b.t.Prev = digest.Bytes(b.Bytes()[start:]).String()
 	b.WriteByte('\n')
 }

@@ -2,7 +2,7 @@
 // order with the fragments it was served (included, excluded or shed, with
 // reasons and sources), its verdict and reply, and against the last call
 // of the same role what changed and how many bytes a prefix cache still
-// serves. It renders a journal.Report, which Verify filled in one pass over
+// serves, beside the tokens the provider said its cache served. It renders a journal.Report, which Verify filled in one pass over
 // the transcript, so what is shown is what was verified.
 package report
 
@@ -39,6 +39,9 @@ func WriteText(w io.Writer, rep *journal.Report) error {
 				fmt.Fprintf(&b, "    %s\n", q(ch.String()))
 			}
 		}
+		if c.Usage != nil {
+			fmt.Fprintf(&b, "  cache: %s\n", q(cacheLine(c)))
+		}
 		if c.Outcome != "" {
 			fmt.Fprintf(&b, "  reply: %s\n", q(c.Outcome))
 		}
@@ -47,6 +50,23 @@ func WriteText(w io.Writer, rep *journal.Report) error {
 		return err
 	}
 	return rep.WriteText(w)
+}
+
+// cacheLine sets the prefix promptloom predicted stable against the
+// role's previous call beside what the provider's cache served: the one
+// in bytes of the system prompt, the other in the provider's tokens (of
+// everything cached before the system prompt's end: tools too).
+func cacheLine(c *journal.CallReport) string {
+	predicted := "no earlier call of its role to keep a prefix stable against"
+	if c.Previous != "" {
+		predicted = fmt.Sprintf("promptloom predicted %d bytes of the prompt stable since %s", c.CommonPrefixBytes, c.Previous)
+	}
+	u := c.Usage
+	served := fmt.Sprintf("the provider read %d tokens from its cache", u.CacheReadTokens)
+	if u.CacheWriteTokens > 0 {
+		served += fmt.Sprintf(" and wrote %d", u.CacheWriteTokens)
+	}
+	return fmt.Sprintf("%s; %s (its input_tokens: %d)", predicted, served, u.InputTokens)
 }
 
 // role is a call's role: its manifest's call role.
@@ -73,6 +93,13 @@ type (
 		Line, SystemBytes              int
 		Fragments                      []fragment
 		Since                          *since
+		Cache                          *cache
+	}
+	// cache is the prefix predicted stable beside the provider's cache
+	// tokens (cacheLine).
+	cache struct {
+		Text                                    string
+		PredictedBytes, ReadTokens, WriteTokens int
 	}
 	since struct {
 		Previous                       string
@@ -107,6 +134,9 @@ func WriteHTML(w io.Writer, source string, rep *journal.Report) error {
 		}
 		if c.Problem != nil {
 			v.Problem = c.Problem.Detail
+		}
+		if c.Usage != nil {
+			v.Cache = &cache{cacheLine(c), c.CommonPrefixBytes, c.Usage.CacheReadTokens, c.Usage.CacheWriteTokens}
 		}
 		for _, s := range c.Manifest.Rows() {
 			v.Fragments = append(v.Fragments, fragment{ID: s.ID, State: s.State(), Reason: s.Reason, Bytes: s.Bytes, Sources: s.Sources})

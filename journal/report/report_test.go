@@ -161,3 +161,50 @@ func TestTextEscapesTheTranscript(t *testing.T) {
 		t.Errorf("the reply reached the text unescaped:\n%s", b.String())
 	}
 }
+
+// Each call shows the prefix promptloom predicted stable against its
+// role's previous call beside the cache tokens the provider reported.
+func TestCacheBesidePrediction(t *testing.T) {
+	var buf bytes.Buffer
+	j := journal.New(&buf, &journal.Options{Clock: clock, Session: "s1"})
+	for i, opts := range []string{
+		`{"system": ["You are careful.", "Answer in English."]}`,
+		`{"system": ["You are careful.", "Answer in French."]}`,
+		`{"system": ["You are careful."]}`,
+	} {
+		u := []*journal.Usage{{InputTokens: 40, OutputTokens: 3, CacheWriteTokens: 30}, {InputTokens: 41, OutputTokens: 4, CacheReadTokens: 30}, nil}[i]
+		model := journal.ModelFunc(func(context.Context, journal.Request) (journal.Response, error) {
+			return journal.Response{Text: "ok", Usage: u}, nil
+		})
+		if _, err := j.Call(ctx, model, request(t, fmt.Sprintf("c%d", i+1), opts)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Close()
+	rep, html := renderRun(t, buf.String())
+	if !rep.OK() {
+		t.Fatalf("%+v", rep.Problems)
+	}
+	if u := rep.Calls[1].Usage; u == nil || u.CacheReadTokens != 30 || u.InputTokens != 41 || rep.Calls[2].Usage != nil {
+		t.Fatalf("usage %+v, %+v", rep.Calls[1].Usage, rep.Calls[2].Usage)
+	}
+	var text strings.Builder
+	if err := report.WriteText(&text, rep); err != nil {
+		t.Fatal(err)
+	}
+	common := len("You are careful.\n\nAnswer in ")
+	for _, want := range []string{
+		"  cache: no earlier call of its role to keep a prefix stable against; the provider read 0 tokens from its cache and wrote 30 (its input_tokens: 40)\n",
+		fmt.Sprintf("  cache: promptloom predicted %d bytes of the prompt stable since c1; the provider read 30 tokens from its cache (its input_tokens: 41)\n", common),
+	} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("the text lacks %q:\n%s", want, text.String())
+		}
+	}
+	if n := strings.Count(text.String(), "  cache: "); n != 2 {
+		t.Errorf("%d cache lines, want 2 (the third call reported no usage):\n%s", n, text.String())
+	}
+	if want := fmt.Sprintf(`data-predicted="%d" data-cache-read="30" data-cache-write="0"`, common); !bytes.Contains(html, []byte(want)) {
+		t.Errorf("the page lacks %s", want)
+	}
+}

@@ -1,0 +1,241 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"strconv"
+
+	"github.com/tidwall/gjson"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// The span of a logical call follows the OpenTelemetry GenAI semantic
+// conventions (semconv v1.41.0, the spans of "Generative AI inference"):
+// named "{gen_ai.operation.name} {gen_ai.request.model}", of kind client,
+// with the operation, provider, model, stream flag and server (address and
+// port) when it starts and
+// the response id, model, finish reasons and usage when it ends. Its
+// gen_ai.usage.input_tokens counts every input token, the cached ones
+// included, as the conventions ask: Anthropic's input_tokens leaves out
+// the tokens read from and written to the cache, so they are added back.
+//
+// promptloom's own attributes say which prompt was sent: the manifest's
+// content hash, its whole-prompt digest, the included fragments' ids, and
+// the transcript line of the call's request (its seq: its line number in
+// a file one journal wrote), so a trace leads to the transcript and the
+// transcript to the fragments. docs/opentelemetry.md lists them all.
+const (
+	tracerName = "github.com/promptloom/promptloom/transport"
+
+	attrManifestHash  = attribute.Key("promptloom.manifest.content_hash")
+	attrWholePrompt   = attribute.Key("promptloom.manifest.whole_prompt_digest")
+	attrIncluded      = attribute.Key("promptloom.manifest.included")
+	attrCall          = attribute.Key("promptloom.call.name")
+	attrUnattributed  = attribute.Key("promptloom.call.unattributed")
+	attrRetries       = attribute.Key("promptloom.call.retries")
+	attrTranscriptSeq = attribute.Key("promptloom.transcript.line")
+)
+
+// span is one logical call's span (nil: none).
+type span struct {
+	s        trace.Span
+	provider string
+}
+
+// startSpan starts the span of a logical call when o.TracerProvider is
+// set, returning the context carrying it.
+func startSpan(ctx context.Context, o *Options, c *spanCall) (context.Context, *span) {
+	if o == nil || o.TracerProvider == nil || c == nil {
+		return ctx, nil
+	}
+	attrs := []attribute.KeyValue{
+		semconv.GenAIOperationNameKey.String(c.Operation),
+		semconv.GenAIProviderNameKey.String(c.Provider),
+		semconv.GenAIRequestModel(c.Model),
+		semconv.GenAIRequestStream(c.Stream),
+		attrCall.String(c.Call),
+		attrTranscriptSeq.Int64(c.RequestSeq),
+	}
+	attrs = append(attrs, requestParams(c.Provider, c.Body)...)
+	if u := c.Server; u != nil && u.Hostname() != "" {
+		attrs = append(attrs, semconv.ServerAddress(u.Hostname()))
+		if port := serverPort(u); port > 0 {
+			attrs = append(attrs, semconv.ServerPort(port))
+		}
+	}
+	if c.Manifest == nil {
+		attrs = append(attrs, attrUnattributed.Bool(true))
+	} else {
+		attrs = append(attrs, attrManifestHash.String(c.ManifestHash), attrWholePrompt.String(c.WholePromptDigest),
+			attrIncluded.StringSlice(c.Included))
+		if o.CaptureContent {
+			attrs = append(attrs, instructions(c.Parts))
+		}
+	}
+	name := c.Operation
+	if c.Model != "" {
+		name += " " + c.Model
+	}
+	tracer := o.TracerProvider.Tracer(tracerName, trace.WithSchemaURL(semconv.SchemaURL))
+	ctx, s := tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	return ctx, &span{s: s, provider: c.Provider}
+}
+
+// context returns ctx carrying the span, for an attempt of its call: a
+// retry goes out under the call's span, as its first attempt did, so an
+// instrumented base transport (otelhttp) nests every attempt's HTTP span
+// in it and propagates its trace to the provider. A nil span leaves ctx
+// as it is.
+func (s *span) context(ctx context.Context) context.Context {
+	if s == nil || s.s == nil {
+		return ctx
+	}
+	return trace.ContextWithSpan(ctx, s.s)
+}
+
+// instructions is gen_ai.system_instructions in the structured form the
+// conventions ask for where attributes can hold it (OpenTelemetry Go's
+// slices and maps): the system instructions schema's array of text parts,
+// {"type": "text", "content": ...}, one part per included fragment.
+func instructions(parts []string) attribute.KeyValue {
+	vs := make([]attribute.Value, 0, len(parts))
+	for _, p := range parts {
+		vs = append(vs, attribute.MapValue(attribute.String("type", "text"), attribute.String("content", p)))
+	}
+	return semconv.GenAISystemInstructionsKey.Slice(vs...)
+}
+
+// endSpan ends a span started by startSpan; a nil span is a no-op.
+func endSpan(s *span, r *spanResult) {
+	if s == nil || s.s == nil {
+		return
+	}
+	defer s.s.End()
+	if r == nil {
+		return
+	}
+	if r.Status > 0 {
+		s.s.SetAttributes(semconv.HTTPResponseStatusCode(r.Status))
+	}
+	s.s.SetAttributes(attrRetries.Int(r.Attempts))
+	if resp := r.Response; resp != nil {
+		if resp.ID != "" {
+			s.s.SetAttributes(semconv.GenAIResponseID(resp.ID))
+		}
+		if resp.Model != "" {
+			s.s.SetAttributes(semconv.GenAIResponseModel(resp.Model))
+		}
+		if resp.StopReason != "" {
+			s.s.SetAttributes(semconv.GenAIResponseFinishReasons(resp.StopReason))
+		}
+		if u := resp.Usage; u != nil {
+			in := u.InputTokens
+			if s.provider == "anthropic" {
+				in += u.CacheReadTokens + u.CacheWriteTokens
+			}
+			s.s.SetAttributes(semconv.GenAIUsageInputTokens(in), semconv.GenAIUsageOutputTokens(u.OutputTokens),
+				semconv.GenAIUsageCacheReadInputTokens(u.CacheReadTokens),
+				semconv.GenAIUsageCacheCreationInputTokens(u.CacheWriteTokens))
+		}
+	}
+	if r.Err != nil {
+		s.s.SetAttributes(semconv.ErrorTypeKey.String(errorType(r)))
+		s.s.SetStatus(codes.Error, r.Err.Error())
+	}
+}
+
+// requestParams are the gen_ai.request.* sampling attributes a request
+// body names, each where its provider's API puts it (Anthropic Messages;
+// OpenAI Chat Completions and Responses; Gemini's generationConfig). A
+// parameter the body does not name is not set.
+func requestParams(provider string, body []byte) []attribute.KeyValue {
+	gemini := provider == "gcp.gemini" || provider == "gcp.vertex_ai"
+	// One pass over the top level (a body may be large): the keys wanted.
+	fields := map[string]gjson.Result{}
+	gjson.ParseBytes(body).ForEach(func(k, v gjson.Result) bool {
+		switch {
+		case gemini && (k.Str == "generationConfig" || k.Str == "generation_config"):
+			v.ForEach(func(k, v gjson.Result) bool {
+				fields[k.Str] = v
+				return true
+			})
+		case !gemini && len(v.Raw) < 1024: // a parameter, not the messages
+			fields[k.Str] = v
+		}
+		return true
+	})
+	first := func(keys ...string) (gjson.Result, bool) {
+		for _, k := range keys {
+			if v, ok := fields[k]; ok && (v.Type == gjson.Number || v.Type == gjson.String || v.IsArray()) {
+				return v, true
+			}
+		}
+		return gjson.Result{}, false
+	}
+	var out []attribute.KeyValue
+	num := func(set func(float64) attribute.KeyValue, paths ...string) {
+		if v, ok := first(paths...); ok && v.Type == gjson.Number {
+			out = append(out, set(v.Float()))
+		}
+	}
+	integer := func(set func(int) attribute.KeyValue, paths ...string) {
+		if v, ok := first(paths...); ok && v.Type == gjson.Number {
+			out = append(out, set(int(v.Int())))
+		}
+	}
+	integer(semconv.GenAIRequestMaxTokens, "max_tokens", "max_completion_tokens", "max_output_tokens", "maxOutputTokens")
+	num(semconv.GenAIRequestTemperature, "temperature")
+	num(semconv.GenAIRequestTopP, "top_p", "topP")
+	num(semconv.GenAIRequestTopK, "top_k", "topK")
+	num(semconv.GenAIRequestFrequencyPenalty, "frequency_penalty", "frequencyPenalty")
+	num(semconv.GenAIRequestPresencePenalty, "presence_penalty", "presencePenalty")
+	integer(semconv.GenAIRequestSeed, "seed")
+	if v, ok := first("n", "candidateCount", "candidate_count"); ok && v.Type == gjson.Number && v.Int() != 1 {
+		out = append(out, semconv.GenAIRequestChoiceCount(int(v.Int()))) // set when not 1, as the conventions say
+	}
+	if v, ok := first("stop_sequences", "stop", "stopSequences"); ok {
+		var stops []string
+		if v.IsArray() {
+			v.ForEach(func(_, s gjson.Result) bool {
+				stops = append(stops, s.String())
+				return true
+			})
+		} else {
+			stops = []string{v.String()}
+		}
+		out = append(out, semconv.GenAIRequestStopSequences(stops...))
+	}
+	return out
+}
+
+// serverPort is the URL's port, or its scheme's (0: neither).
+func serverPort(u *url.URL) int {
+	if p, err := strconv.Atoi(u.Port()); err == nil {
+		return p
+	}
+	switch u.Scheme {
+	case "https":
+		return 443
+	case "http":
+		return 80
+	}
+	return 0
+}
+
+// errorType is error.type: the HTTP status of an error answer, else what
+// ended the call, in few values as the conventions want.
+func errorType(r *spanResult) string {
+	switch {
+	case r.Status >= 400:
+		return strconv.Itoa(r.Status)
+	case errors.Is(r.Err, context.Canceled):
+		return "cancelled"
+	case errors.Is(r.Err, context.DeadlineExceeded):
+		return "timeout"
+	}
+	return "_OTHER"
+}

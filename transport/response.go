@@ -1,0 +1,405 @@
+package transport
+
+import (
+	"bytes"
+	"sort"
+	"strings"
+
+	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/harn/redact"
+	"github.com/promptloom/promptloom/journal"
+	"github.com/promptloom/promptloom/payload"
+
+	"github.com/tidwall/gjson"
+)
+
+// event is one server sent event: its type and its data.
+type event struct {
+	name string
+	data []byte
+}
+
+// events splits a stream of server sent events as received into events
+// (lines "event:" and "data:", a blank line ending each; CRLF or LF).
+func events(b []byte) []event {
+	var out []event
+	var cur event
+	var data [][]byte
+	flush := func() {
+		switch {
+		case len(data) == 1:
+			cur.data = data[0] // the common case: no copy
+			out = append(out, cur)
+		case cur.name != "" || data != nil:
+			cur.data = bytes.Join(data, []byte("\n"))
+			out = append(out, cur)
+		}
+		cur, data = event{}, nil
+	}
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		switch {
+		case len(line) == 0:
+			flush()
+		case line[0] == ':':
+		default:
+			field, value, _ := bytes.Cut(line, []byte(":"))
+			value = bytes.TrimPrefix(value, []byte(" "))
+			switch string(field) {
+			case "event":
+				cur.name = string(value)
+			case "data":
+				data = append(data, value)
+			}
+		}
+	}
+	flush()
+	return out
+}
+
+// argsHash is the digest of a tool call's arguments, redacted: of their
+// canonical JSON through redact_json when they are JSON, else of the text.
+func argsHash(raw string) digest.Digest {
+	if gjson.Valid(raw) {
+		if b, err := redact.JSON([]byte(raw)); err == nil {
+			return digest.Bytes(b)
+		}
+	}
+	return digest.Of(raw)
+}
+
+// summary reads a response body as received into what the transcript
+// records of it, and says whether the body is whole: a JSON value, or a
+// stream that reached its provider's last event.
+func summary(shape payload.Provider, body []byte, stream bool) (journal.Response, bool) {
+	r := journal.Response{}
+	if !stream {
+		if !gjson.ValidBytes(body) {
+			return r, false
+		}
+		v := gjson.ParseBytes(body)
+		switch shape {
+		case payload.Anthropic:
+			anthropicMessage(&r, v)
+		case payload.OpenAIChat:
+			chatCompletion(&r, v)
+		case payload.OpenAIResponses:
+			responsesObject(&r, v)
+		case payload.Gemini:
+			geminiChunks(&r, []gjson.Result{v})
+		}
+		return r, true
+	}
+	evs := events(body)
+	switch shape {
+	case payload.Anthropic:
+		return anthropicStream(evs)
+	case payload.OpenAIChat:
+		return chatStream(evs)
+	case payload.OpenAIResponses:
+		for _, e := range evs {
+			v := gjson.ParseBytes(e.data)
+			switch v.Get("type").Str {
+			case "response.completed", "response.incomplete", "response.failed":
+				responsesObject(&r, v.Get("response"))
+				return r, true
+			}
+		}
+		return r, false
+	case payload.Gemini:
+		var chunks []gjson.Result
+		done := false
+		for _, e := range evs {
+			if gjson.ValidBytes(e.data) {
+				v := gjson.ParseBytes(e.data)
+				chunks = append(chunks, v)
+				done = done || v.Get("candidates.0.finishReason").Str != ""
+			}
+		}
+		geminiChunks(&r, chunks)
+		return r, done
+	}
+	return r, false
+}
+
+func usageOf(in, out, read, write gjson.Result) *journal.Usage {
+	if !in.Exists() && !out.Exists() {
+		return nil
+	}
+	return &journal.Usage{InputTokens: int(in.Int()), OutputTokens: int(out.Int()),
+		CacheReadTokens: int(read.Int()), CacheWriteTokens: int(write.Int())}
+}
+
+func anthropicMessage(r *journal.Response, v gjson.Result) {
+	r.ID, r.Model, r.StopReason = v.Get("id").Str, v.Get("model").Str, v.Get("stop_reason").Str
+	var text strings.Builder
+	v.Get("content").ForEach(func(_, b gjson.Result) bool {
+		switch b.Get("type").Str {
+		case "text":
+			text.WriteString(b.Get("text").Str)
+		case "tool_use", "server_tool_use":
+			r.ToolCalls = append(r.ToolCalls, journal.ToolCall{ID: b.Get("id").Str, Name: b.Get("name").Str, ArgumentsHash: argsHash(b.Get("input").Raw)})
+		}
+		return true
+	})
+	r.Text = text.String()
+	u := v.Get("usage")
+	r.Usage = usageOf(u.Get("input_tokens"), u.Get("output_tokens"), u.Get("cache_read_input_tokens"), u.Get("cache_creation_input_tokens"))
+}
+
+// anthropicStream assembles message_start, the content blocks' starts and
+// deltas, message_delta (stop reason, usage) and message_stop.
+func anthropicStream(evs []event) (journal.Response, bool) {
+	r := journal.Response{}
+	type block struct {
+		kind, id, name string
+		text, args     strings.Builder
+	}
+	blocks := map[int64]*block{}
+	var in, out, read, write gjson.Result
+	done := false
+	for _, e := range evs {
+		var typ string
+		var v gjson.Result
+		if e.name == "content_block_delta" {
+			// Most of a stream: read its three members in one pass.
+			var index int64
+			var delta gjson.Result
+			gjson.ParseBytes(e.data).ForEach(func(k, x gjson.Result) bool {
+				switch k.Str {
+				case "index":
+					index = x.Int()
+				case "delta":
+					delta = x
+				}
+				return true
+			})
+			if b := blocks[index]; b != nil {
+				delta.ForEach(func(k, x gjson.Result) bool {
+					switch k.Str {
+					case "text":
+						b.text.WriteString(x.Str)
+					case "partial_json":
+						b.args.WriteString(x.Str)
+					}
+					return true
+				})
+			}
+			continue
+		}
+		v = gjson.ParseBytes(e.data)
+		typ = v.Get("type").Str
+		switch typ {
+		case "message_start":
+			m := v.Get("message")
+			r.ID, r.Model = m.Get("id").Str, m.Get("model").Str
+			u := m.Get("usage")
+			in, out, read, write = u.Get("input_tokens"), u.Get("output_tokens"), u.Get("cache_read_input_tokens"), u.Get("cache_creation_input_tokens")
+		case "content_block_start":
+			cb := v.Get("content_block")
+			b := &block{kind: cb.Get("type").Str, id: cb.Get("id").Str, name: cb.Get("name").Str}
+			b.text.WriteString(cb.Get("text").Str)
+			blocks[v.Get("index").Int()] = b
+		case "content_block_delta":
+			b := blocks[v.Get("index").Int()]
+			if b == nil {
+				continue
+			}
+			d := v.Get("delta")
+			b.text.WriteString(d.Get("text").Str)
+			b.args.WriteString(d.Get("partial_json").Str)
+		case "message_delta":
+			if s := v.Get("delta.stop_reason"); s.Type == gjson.String {
+				r.StopReason = s.Str
+			}
+			u := v.Get("usage")
+			for _, f := range []struct {
+				dst  *gjson.Result
+				name string
+			}{{&in, "input_tokens"}, {&out, "output_tokens"}, {&read, "cache_read_input_tokens"}, {&write, "cache_creation_input_tokens"}} {
+				if x := u.Get(f.name); x.Exists() && x.Type != gjson.Null {
+					*f.dst = x
+				}
+			}
+		case "message_stop":
+			done = true
+		}
+	}
+	idx := make([]int64, 0, len(blocks))
+	for i := range blocks {
+		idx = append(idx, i)
+	}
+	sort.Slice(idx, func(a, b int) bool { return idx[a] < idx[b] })
+	var text strings.Builder
+	texts := 0
+	for _, i := range idx {
+		b := blocks[i]
+		switch b.kind {
+		case "text":
+			if texts++; texts == 1 {
+				r.Text = b.text.String() // one text block, the usual case: no copy
+			} else {
+				if texts == 2 {
+					text.WriteString(r.Text)
+				}
+				text.WriteString(b.text.String())
+			}
+		case "tool_use", "server_tool_use":
+			args := b.args.String()
+			if args == "" {
+				args = "{}"
+			}
+			r.ToolCalls = append(r.ToolCalls, journal.ToolCall{ID: b.id, Name: b.name, ArgumentsHash: argsHash(args)})
+		}
+	}
+	if texts > 1 {
+		r.Text = text.String()
+	}
+	r.Usage = usageOf(in, out, read, write)
+	return r, done
+}
+
+func chatCompletion(r *journal.Response, v gjson.Result) {
+	r.ID, r.Model = v.Get("id").Str, v.Get("model").Str
+	c := v.Get("choices.0")
+	r.StopReason, r.Text = c.Get("finish_reason").Str, c.Get("message.content").Str
+	c.Get("message.tool_calls").ForEach(func(_, t gjson.Result) bool {
+		name, args := t.Get("function.name").Str, t.Get("function.arguments").Str
+		if !t.Get("function").Exists() {
+			name, args = t.Get("custom.name").Str, t.Get("custom.input").Str
+		}
+		r.ToolCalls = append(r.ToolCalls, journal.ToolCall{ID: t.Get("id").Str, Name: name, ArgumentsHash: argsHash(args)})
+		return true
+	})
+	chatUsage(r, v.Get("usage"))
+}
+
+func chatUsage(r *journal.Response, u gjson.Result) {
+	if u.IsObject() {
+		r.Usage = usageOf(u.Get("prompt_tokens"), u.Get("completion_tokens"), u.Get("prompt_tokens_details.cached_tokens"), gjson.Result{})
+	}
+}
+
+// chatStream assembles chat.completion.chunk events up to data: [DONE].
+func chatStream(evs []event) (journal.Response, bool) {
+	r := journal.Response{}
+	type call struct {
+		id, name string
+		args     strings.Builder
+	}
+	calls := map[int64]*call{}
+	var order []int64
+	var text strings.Builder
+	done := false
+	for _, e := range evs {
+		if string(bytes.TrimSpace(e.data)) == "[DONE]" {
+			done = true
+			continue
+		}
+		v := gjson.ParseBytes(e.data)
+		if id := v.Get("id").Str; id != "" {
+			r.ID = id
+		}
+		if m := v.Get("model").Str; m != "" {
+			r.Model = m
+		}
+		c := v.Get("choices.#(index==0)")
+		if !c.Exists() {
+			c = v.Get("choices.0")
+		}
+		if f := c.Get("finish_reason"); f.Type == gjson.String {
+			r.StopReason = f.Str
+		}
+		text.WriteString(c.Get("delta.content").Str)
+		c.Get("delta.tool_calls").ForEach(func(_, t gjson.Result) bool {
+			i := t.Get("index").Int()
+			k := calls[i]
+			if k == nil {
+				k = &call{}
+				calls[i] = k
+				order = append(order, i)
+			}
+			if id := t.Get("id").Str; id != "" {
+				k.id = id
+			}
+			if n := t.Get("function.name").Str; n != "" {
+				k.name = n
+			}
+			k.args.WriteString(t.Get("function.arguments").Str)
+			return true
+		})
+		chatUsage(&r, v.Get("usage"))
+	}
+	for _, i := range order {
+		k := calls[i]
+		r.ToolCalls = append(r.ToolCalls, journal.ToolCall{ID: k.id, Name: k.name, ArgumentsHash: argsHash(k.args.String())})
+	}
+	r.Text = text.String()
+	return r, done
+}
+
+func responsesObject(r *journal.Response, v gjson.Result) {
+	r.ID, r.Model, r.StopReason = v.Get("id").Str, v.Get("model").Str, v.Get("status").Str
+	if reason := v.Get("incomplete_details.reason").Str; reason != "" {
+		r.StopReason = reason
+	}
+	var text strings.Builder
+	v.Get("output").ForEach(func(_, o gjson.Result) bool {
+		switch o.Get("type").Str {
+		case "message":
+			o.Get("content").ForEach(func(_, c gjson.Result) bool {
+				if c.Get("type").Str == "output_text" {
+					text.WriteString(c.Get("text").Str)
+				}
+				return true
+			})
+		case "function_call":
+			r.ToolCalls = append(r.ToolCalls, journal.ToolCall{ID: o.Get("call_id").Str, Name: o.Get("name").Str, ArgumentsHash: argsHash(o.Get("arguments").Str)})
+		case "custom_tool_call":
+			r.ToolCalls = append(r.ToolCalls, journal.ToolCall{ID: o.Get("call_id").Str, Name: o.Get("name").Str, ArgumentsHash: argsHash(o.Get("input").Str)})
+		}
+		return true
+	})
+	r.Text = text.String()
+	u := v.Get("usage")
+	r.Usage = usageOf(u.Get("input_tokens"), u.Get("output_tokens"), u.Get("input_tokens_details.cached_tokens"), gjson.Result{})
+}
+
+// geminiChunks assembles generateContent responses: one, or the chunks of
+// a stream (texts and function calls in order; the last finish reason and
+// usage).
+func geminiChunks(r *journal.Response, chunks []gjson.Result) {
+	var text strings.Builder
+	for _, v := range chunks {
+		if id := v.Get("responseId").Str; id != "" {
+			r.ID = id
+		}
+		if m := v.Get("modelVersion").Str; m != "" {
+			r.Model = m
+		}
+		c := v.Get("candidates.0")
+		if f := c.Get("finishReason").Str; f != "" {
+			r.StopReason = f
+		}
+		c.Get("content.parts").ForEach(func(_, p gjson.Result) bool {
+			if p.Get("thought").Bool() {
+				return true
+			}
+			text.WriteString(p.Get("text").Str)
+			if fc := p.Get("functionCall"); fc.Exists() {
+				r.ToolCalls = append(r.ToolCalls, journal.ToolCall{ID: fc.Get("id").Str, Name: fc.Get("name").Str, ArgumentsHash: argsHash(fc.Get("args").Raw)})
+			}
+			return true
+		})
+		if u := v.Get("usageMetadata"); u.IsObject() {
+			r.Usage = usageOf(u.Get("promptTokenCount"), u.Get("candidatesTokenCount"), u.Get("cachedContentTokenCount"), gjson.Result{})
+		}
+	}
+	r.Text = text.String()
+}

@@ -1,0 +1,582 @@
+// Package transport records every provider call an official SDK makes:
+// an http.RoundTripper, in the manner of otelhttp's NewTransport, that
+// wraps the SDK's HTTP client.
+//
+// The harness puts the call's explanation (or manifest) on the request's
+// context with With. RoundTrip reads the request body, finds the provider
+// from the URL and the body (Anthropic Messages, OpenAI Chat Completions
+// and Responses, Gemini generateContent and streamGenerateContent), holds
+// the body's system channel to the manifest and the body's tool names to
+// the tools the prompt was gated on, and fails closed before anything
+// leaves: a stale prompt, a tool sent whose guidance was gated out, or
+// guidance kept for a tool not sent, is an error from RoundTrip matching
+// journal.ErrStaleManifest, whose *manifest.RuleError names the fragment
+// (ID) and the tool (Got), and nothing is sent or journaled. The tools'
+// rules are "tool_gated_out" and "tool_not_sent":
+// errors.Is(err, manifest.Rule("tool_not_sent")) tells them apart. A request without a Call on its
+// context is sent and recorded as unattributed (its body's digest only).
+//
+// The response is journaled as it came: the raw body (JSON, or the server
+// sent events as received, assembled when the stream ends) and a summary
+// (stop reason, text, tool calls, usage with the cache tokens). The SDK
+// reads the server's bytes as they arrive; nothing is buffered in front
+// of it. A stream closed early, a cancelled context and a transport error
+// are recorded as what they are, and an SDK's retries are attempts of one
+// logical call. docs/transport.md describes it.
+package transport
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/promptloom/promptloom"
+	"github.com/promptloom/promptloom/digest"
+
+	"github.com/promptloom/promptloom/explain"
+	"github.com/promptloom/promptloom/journal"
+	"github.com/promptloom/promptloom/manifest"
+
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Options configure a transport. The zero value (or nil) is the default.
+type Options struct {
+	// TracerProvider, when set, gives each logical call a span following
+	// the OpenTelemetry GenAI semantic conventions, with promptloom's own
+	// attributes (the manifest's content hash, the whole-prompt digest,
+	// the included fragments, the transcript line). Nil: no spans.
+	TracerProvider trace.TracerProvider
+	// CaptureContent puts the system prompt on the span as
+	// gen_ai.system_instructions, one part per included fragment. Off by
+	// default: span exporters are not redacted the way transcripts are.
+	CaptureContent bool
+	// MaxBodyBytes bounds the request body RoundTrip reads to check it (0:
+	// promptloom.DefaultMaxBytes); a larger one is refused, matching
+	// promptloom.ErrTooLarge.
+	MaxBodyBytes int
+	// RetryWindow is how long a failed attempt that an SDK would retry
+	// (408, 409, 429, 5xx, a transport error) waits for its retry before it
+	// is recorded as the call's outcome (0: one minute). An attempt the
+	// SDK will not retry is recorded at once.
+	RetryWindow time.Duration
+	// MaxRetries is the retries the SDK is configured with (0: 2, the
+	// Anthropic and OpenAI SDKs' default; negative: none). Those SDKs
+	// number their attempts, so the failure of the last one is recorded as
+	// the call's outcome at once, not after RetryWindow: a harness that
+	// closes its journal and exits after a call that failed leaves a
+	// complete transcript. Set it to what the SDK is given
+	// (option.WithMaxRetries).
+	MaxRetries int
+}
+
+// Call is what a harness says about one logical call: put it on the
+// request's context with With. The transport keeps the call's retries on
+// it, so a Call is for one call (make a new one each turn).
+type Call struct {
+	// Name names the call in the transcript ("turn-2"); empty is the
+	// manifest's call role.
+	Name string
+	// Explanation is the prompt the call was built from. Without one,
+	// Manifest and System say what the prompt is.
+	Explanation *explain.Explanation
+	Manifest    *manifest.Manifest
+	System      string
+}
+
+// With returns ctx carrying c, for the request RoundTrip is given.
+func With(ctx context.Context, c *Call) context.Context {
+	return context.WithValue(ctx, callKey{}, c)
+}
+
+type callKey struct{}
+
+// New returns a RoundTripper that sends each request through base (nil:
+// http.DefaultTransport) and records the model calls among them in j. It
+// is safe for concurrent use, as its base must be.
+func New(base http.RoundTripper, j *journal.Journal, o *Options) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	t := &roundTripper{base: base, j: j}
+	if o != nil {
+		t.opts = *o
+	}
+	if t.opts.MaxBodyBytes <= 0 {
+		t.opts.MaxBodyBytes = promptloom.DefaultMaxBytes
+	}
+	if t.opts.RetryWindow <= 0 {
+		t.opts.RetryWindow = time.Minute
+	}
+	return t
+}
+
+type roundTripper struct {
+	base http.RoundTripper
+	j    *journal.Journal
+	opts Options
+
+	mu    sync.Mutex
+	calls map[*Call]*logical // calls with a failed attempt awaiting its retry
+}
+
+// logical is one logical call: its request recorded, its attempts, its
+// span, and how it ended.
+type logical struct {
+	t    *roundTripper
+	body digest.Digest // of the request body, to know its retry
+	p    *journal.Pending
+	ep   endpoint
+	key  *Call // nil: unattributed
+	sc   *spanCall
+	sp   *span
+
+	mu       sync.Mutex
+	attempts int
+	held     *failure // the failed attempt awaiting its retry
+	done     bool
+}
+
+// failure is a failed attempt: an error status, or a transport error.
+type failure struct {
+	status int
+	err    error
+	answer string // the start of an error status's body: the provider's words
+	timer  *time.Timer
+}
+
+// refusal wraps a request refused before it left: a broken rule matches
+// journal.ErrStaleManifest; any other failure to record the request (a
+// closed journal, a sink that cannot write) is itself.
+func refusal(call string, err error) error {
+	var re *manifest.RuleError
+	switch {
+	case errors.Is(err, journal.ErrStaleManifest):
+		return fmt.Errorf("transport: %w", err)
+	case errors.As(err, &re):
+		return fmt.Errorf("transport: %w: call %s: %w", journal.ErrStaleManifest, call, err)
+	}
+	return fmt.Errorf("transport: call %s: not sent: %w", call, err)
+}
+
+// RoundTrip implements http.RoundTripper: it checks the request, records
+// it, sends it, and records the response as the caller reads it.
+func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req == nil || req.URL == nil {
+		return nil, errors.New("transport: nil request")
+	}
+	ctx := req.Context()
+	c, _ := ctx.Value(callKey{}).(*Call)
+	var body []byte
+	if req.Body != nil && req.Body != http.NoBody {
+		var err error
+		buf := bytes.NewBuffer(make([]byte, 0, min(max(req.ContentLength, 0), int64(t.opts.MaxBodyBytes))+bytes.MinRead))
+		_, err = buf.ReadFrom(io.LimitReader(req.Body, int64(t.opts.MaxBodyBytes)+1))
+		body = buf.Bytes()
+		req.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("transport: reading the request body: %w", err)
+		}
+		if len(body) > t.opts.MaxBodyBytes {
+			return nil, fmt.Errorf("transport: the request body is over %d bytes: %w", t.opts.MaxBodyBytes, promptloom.ErrTooLarge)
+		}
+	}
+	out := req.Clone(ctx)
+	if req.Body != nil && req.Body != http.NoBody {
+		out.Body = io.NopCloser(bytes.NewReader(body))
+		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		out.ContentLength = int64(len(body))
+	}
+	ep, ok := detect(req.URL, req.Method, body)
+	if !ok && c != nil {
+		// The harness says this is a model call: read it by its body.
+		ep, ok = detectBody(req.URL, req.Method, body)
+	}
+	if !ok || t.j == nil {
+		return t.base.RoundTrip(out)
+	}
+	ep.server = req.URL // server.address and server.port of its span
+	lg, sctx, err := t.logical(ctx, c, ep, body, req.Header)
+	if err != nil {
+		return nil, err
+	}
+	out = out.WithContext(sctx)
+	resp, err := t.base.RoundTrip(out)
+	if err != nil {
+		if ctx.Err() != nil {
+			lg.finish(journal.Response{}, fmt.Errorf("cancelled before the response: %w", err), 0)
+		} else {
+			lg.fail(&failure{err: err}, t.retriesLeft(req))
+		}
+		return nil, err
+	}
+	rec := &recorder{rc: resp.Body, lg: lg, ctx: ctx, status: resp.StatusCode, limit: t.opts.MaxBodyBytes,
+		stream: ep.stream || strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")}
+	if resp.StatusCode >= 400 {
+		rec.failed = &failure{status: resp.StatusCode}
+		rec.retry = retryable(resp) && t.retriesLeft(req)
+	}
+	if resp.Body == nil {
+		rec.rc = http.NoBody
+	}
+	resp.Body = rec
+	return resp, nil
+}
+
+// retriesLeft reports whether the SDK may retry req: a Stainless SDK
+// (Anthropic's, OpenAI's) numbers its attempts in X-Stainless-Retry-Count,
+// and one at Options.MaxRetries is its last. Other SDKs say nothing: they
+// may.
+func (t *roundTripper) retriesLeft(req *http.Request) bool {
+	n, err := strconv.Atoi(req.Header.Get("X-Stainless-Retry-Count"))
+	if err != nil {
+		return true
+	}
+	limit := t.opts.MaxRetries
+	switch {
+	case limit == 0:
+		limit = 2 // the SDKs' default
+	case limit < 0:
+		limit = 0
+	}
+	return n < limit
+}
+
+// retryable says whether the official SDKs retry a response: the server's
+// x-should-retry when it says, else 408, 409, 429 and 5xx.
+func retryable(resp *http.Response) bool {
+	switch resp.Header.Get("x-should-retry") {
+	case "true":
+		return true
+	case "false":
+		return false
+	}
+	s := resp.StatusCode
+	return s == 408 || s == 409 || s == 429 || s >= 500
+}
+
+// logical returns the logical call a request is an attempt of: the call on
+// its context awaiting a retry of this very body, or a new one, checked
+// and recorded. A refused request is an error, and nothing is recorded.
+func (t *roundTripper) logical(ctx context.Context, c *Call, ep endpoint, body []byte, h http.Header) (*logical, context.Context, error) {
+	bd := digest.Bytes(body)
+	if c != nil {
+		t.mu.Lock()
+		lg := t.calls[c]
+		delete(t.calls, c)
+		t.mu.Unlock()
+		if lg != nil {
+			if lg.retry(ctx, bd, h) {
+				return lg, lg.sp.context(ctx), nil // each attempt under the call's span
+			}
+			lg.giveUp() // a new request on the call: the failure was its last word
+		}
+	}
+	wctx := context.WithoutCancel(ctx)
+	msgs, tools, params := parts(body, ep.shape)
+	req := journal.Request{Body: body, Provider: ep.shape, Messages: msgs, Tools: tools, Parameters: params}
+	sc := &spanCall{Operation: ep.operation, Provider: ep.provider, Model: ep.model, Stream: ep.stream, Server: ep.server, Body: body}
+	var e *explain.Explanation
+	if c == nil {
+		req.Unattributed = true
+	} else {
+		e = c.Explanation
+		req.Manifest, req.System = c.Manifest, c.System
+		if e != nil {
+			req.Manifest, req.System = e.Manifest, ""
+			if e.System != nil {
+				req.System = *e.System
+			}
+		}
+		req.Call = c.Name
+		if req.Call == "" && req.Manifest != nil {
+			req.Call = req.Manifest.CallRole
+		}
+		if req.Manifest != nil {
+			if rerr := checkTools(gatedRows(e, req.Manifest), toolNames(body, ep.shape)); rerr != nil {
+				return nil, nil, refusal(req.Call, rerr)
+			}
+		}
+	}
+	p, err := t.j.Begin(wctx, req)
+	if err != nil {
+		return nil, nil, refusal(req.Call, err)
+	}
+	sc.Call, sc.RequestSeq = req.Call, p.Seq
+	if m := req.Manifest; m != nil {
+		sc.Manifest, sc.WholePromptDigest = m, m.WholePromptDigest.String()
+		sc.ManifestHash = p.ManifestContentHash // the manifest recorded, as its request line names it
+		sc.Included, sc.Parts = includedParts(m, req.System)
+	}
+	lg := &logical{t: t, body: bd, p: p, ep: ep, sc: sc, key: c}
+	sctx, sp := startSpan(ctx, &t.opts, sc)
+	lg.sp = sp
+	return lg, sctx, nil
+}
+
+// includedParts are the ids of a manifest's included segments and their
+// text, cut out of the prompt at their byte counts and separators.
+func includedParts(m *manifest.Manifest, system string) (ids, texts []string) {
+	at := 0
+	for _, s := range m.Rows() {
+		if !s.Included {
+			continue
+		}
+		if len(ids) > 0 {
+			at += len(m.JoinSeparator)
+		}
+		ids = append(ids, s.ID)
+		if at+s.Bytes <= len(system) && at >= 0 {
+			texts = append(texts, system[at:at+s.Bytes])
+		} else {
+			texts = append(texts, "")
+		}
+		at += s.Bytes
+	}
+	return ids, texts
+}
+
+// retry reports whether a request is the retry of lg's failed attempt:
+// the same body, and (from a Stainless SDK) a retry count above 0. The
+// failed attempt is recorded then.
+func (lg *logical) retry(ctx context.Context, body digest.Digest, h http.Header) bool {
+	lg.mu.Lock()
+	defer lg.mu.Unlock()
+	f := lg.held
+	if lg.done || f == nil || body != lg.body || h.Get("X-Stainless-Retry-Count") == "0" {
+		return false
+	}
+	if f.timer != nil && !f.timer.Stop() {
+		return false // the window closed: the failure is being recorded
+	}
+	lg.held = nil
+	lg.attempts++
+	_ = lg.p.Attempt(context.WithoutCancel(ctx), f.status, f.err)
+	return true
+}
+
+// fail records a failed attempt: at once as the outcome when no SDK would
+// retry it, else held for its retry until the retry window closes.
+func (lg *logical) fail(f *failure, retry bool) {
+	if !retry || lg.key == nil {
+		lg.finish(journal.Response{Status: f.status}, f.outcome(), f.status)
+		return
+	}
+	t := lg.t
+	t.mu.Lock()
+	if t.calls == nil {
+		t.calls = map[*Call]*logical{}
+	}
+	t.calls[lg.key] = lg
+	t.mu.Unlock()
+	lg.mu.Lock()
+	defer lg.mu.Unlock()
+	if !lg.done {
+		lg.held = f
+		f.timer = time.AfterFunc(lg.t.opts.RetryWindow, func() { lg.giveUpOn(f) })
+	}
+}
+
+func (f *failure) outcome() error {
+	if f.err != nil {
+		return fmt.Errorf("transport error: %w", f.err)
+	}
+	if f.answer != "" {
+		return fmt.Errorf("HTTP %d %s: %s", f.status, http.StatusText(f.status), f.answer)
+	}
+	return fmt.Errorf("HTTP %d %s", f.status, http.StatusText(f.status))
+}
+
+// giveUp records the held failure, if any, as the call's outcome.
+func (lg *logical) giveUp() {
+	lg.mu.Lock()
+	f := lg.held
+	if f != nil && f.timer != nil {
+		f.timer.Stop()
+	}
+	lg.mu.Unlock()
+	if f != nil {
+		lg.giveUpOn(f)
+	}
+}
+
+func (lg *logical) giveUpOn(f *failure) {
+	lg.mu.Lock()
+	if lg.held != f {
+		lg.mu.Unlock()
+		return
+	}
+	lg.held = nil
+	lg.mu.Unlock()
+	t := lg.t
+	t.mu.Lock()
+	if t.calls[lg.key] == lg {
+		delete(t.calls, lg.key)
+	}
+	t.mu.Unlock()
+	lg.finish(journal.Response{Status: f.status}, f.outcome(), f.status)
+}
+
+// finish records the call's outcome, once, and ends its span.
+func (lg *logical) finish(resp journal.Response, callErr error, status int) {
+	lg.mu.Lock()
+	if lg.done {
+		lg.mu.Unlock()
+		return
+	}
+	lg.done = true
+	attempts := lg.attempts
+	lg.mu.Unlock()
+	// The SDK has its answer already; a journal that cannot take the
+	// outcome leaves the call incomplete, which Verify reports.
+	lg.p.Finish(context.Background(), resp, callErr)
+	r := &spanResult{Status: status, Attempts: attempts, Err: callErr}
+	if callErr == nil {
+		r.Response = &resp
+	}
+	endSpan(lg.sp, r)
+}
+
+// recorder is the response body the SDK reads: every Read is the
+// server's bytes as they arrive, copied aside for the transcript; at the
+// end of the body (or its early close, or a read error) the call's outcome
+// is recorded.
+type recorder struct {
+	rc     io.ReadCloser
+	lg     *logical
+	ctx    context.Context
+	status int
+	stream bool
+	limit  int
+	failed *failure // an error status: the body is the failure's
+	retry  bool
+
+	mu   sync.Mutex
+	buf  []byte
+	over bool // more than limit bytes came: not retained
+	end  bool
+}
+
+func (r *recorder) Read(p []byte) (int, error) {
+	n, err := r.rc.Read(p)
+	r.mu.Lock()
+	if n > 0 && !r.end {
+		if len(r.buf)+n > r.limit {
+			r.over, r.buf = true, nil
+		} else if !r.over {
+			if cap(r.buf)-len(r.buf) < n {
+				// Double, as append does not for large slices: a stream
+				// of a megabyte is copied a few times, not dozens.
+				grown := make([]byte, len(r.buf), max(2*cap(r.buf), len(r.buf)+n, 32<<10))
+				copy(grown, r.buf)
+				r.buf = grown
+			}
+			r.buf = append(r.buf, p[:n]...)
+		}
+	}
+	r.mu.Unlock()
+	switch {
+	case err == io.EOF:
+		r.done(nil, false)
+	case err != nil:
+		r.done(err, false)
+	}
+	return n, err
+}
+
+func (r *recorder) Close() error {
+	err := r.rc.Close()
+	r.done(nil, true)
+	return err
+}
+
+// done records the outcome once: readErr is a read's error, closed says
+// the caller closed the body before its end.
+func (r *recorder) done(readErr error, closed bool) {
+	r.mu.Lock()
+	if r.end {
+		r.mu.Unlock()
+		return
+	}
+	r.end = true
+	body, over := r.buf, r.over
+	r.buf = nil
+	r.mu.Unlock()
+	lg := r.lg
+	if r.failed != nil {
+		r.failed.answer = strings.TrimSpace(strings.ToValidUTF8(string(body[:min(len(body), 512)]), "\uFFFD"))
+		if readErr != nil && r.ctx.Err() != nil {
+			lg.finish(journal.Response{Status: r.status}, fmt.Errorf("cancelled while reading the HTTP %d answer: %w", r.status, readErr), r.status)
+			return
+		}
+		lg.fail(r.failed, r.retry)
+		return
+	}
+	resp, whole := summary(lg.ep.shape, body, r.stream)
+	resp.Status = r.status
+	if !over {
+		resp.Body = body
+	}
+	n := len(body)
+	switch {
+	case over:
+		lg.finish(journal.Response{Status: r.status}, fmt.Errorf("the response is over %d bytes: not journaled", r.limit), r.status)
+	case readErr != nil && r.ctx.Err() != nil:
+		lg.finish(journal.Response{Status: r.status}, fmt.Errorf("cancelled after %d bytes of the response: %w", n, r.ctx.Err()), r.status)
+	case readErr != nil:
+		lg.finish(journal.Response{Status: r.status}, fmt.Errorf("the response broke after %d bytes: %w", n, readErr), r.status)
+	case closed && !whole:
+		lg.finish(journal.Response{Status: r.status}, fmt.Errorf("closed early by the caller after %d bytes of the response", n), r.status)
+	default:
+		lg.finish(resp, nil, r.status)
+	}
+}
+
+// spanCall describes one logical call to the span hooks (otel.go).
+type spanCall struct {
+	// Operation is gen_ai.operation.name ("chat", "generate_content");
+	// Provider is gen_ai.provider.name ("anthropic", "openai",
+	// "gcp.gemini"); Model is the request's model; Stream says the
+	// response is a stream of server sent events.
+	Operation, Provider, Model string
+	Stream                     bool
+	// Server is the request's URL: server.address and server.port. Body
+	// is the request body, for the sampling parameters it names.
+	Server *url.URL
+	Body   []byte
+	// Call is the call's name; Manifest is nil for an unattributed call.
+	Call     string
+	Manifest *manifest.Manifest
+	// ManifestHash is the content hash of the manifest retained;
+	// WholePromptDigest the manifest's whole-prompt digest; Included the
+	// ids of the included fragments, in order, and Parts their text (the
+	// system prompt split at the fragments' boundaries).
+	ManifestHash, WholePromptDigest string
+	Included, Parts                 []string
+	// RequestSeq is the transcript line (seq) of the call's request.
+	RequestSeq int64
+}
+
+// spanResult is how a logical call ended, for endSpan. endSpan is called
+// once, when the call's outcome is recorded: for a stream, when the SDK
+// reads it to its end or closes it, after RoundTrip has returned and maybe
+// from another goroutine.
+type spanResult struct {
+	// Response is the summary recorded (nil when the call failed).
+	Response *journal.Response
+	// Status is the last attempt's HTTP status (0: none came); Attempts the
+	// failed attempts retried before it; Err the call's failure (a
+	// transport error, a cancelled context, a stream closed early, an
+	// error status), nil when it succeeded.
+	Status   int
+	Attempts int
+	Err      error
+}
