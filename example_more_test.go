@@ -31,12 +31,11 @@ func ExampleOptions_budget() {
 
 // Every fragment must name itself: an empty id is refused, naming the
 // fragment's place and source.
-func ExampleIDError() {
-	_, err := promptloom.Reduce([]promptloom.Fragment{{Source: "my-stage", Body: "x"}}, nil)
-	var ie *promptloom.IDError
-	fmt.Println(errors.Is(err, promptloom.ErrEmptyID), errors.As(err, &ie), ie.Index, ie.Source)
+func ExampleCheck() {
+	err := promptloom.Check([]promptloom.Fragment{{ID: "a", Body: "x"}, {Source: "my-stage", Body: "y"}})
+	fmt.Println(errors.Is(err, promptloom.ErrEmptyID))
 	fmt.Println(err)
 	// Output:
-	// true true 0 my-stage
-	// fragment 0 (source "my-stage"): fragment id is empty
+	// true
+	// fragment 1 (source "my-stage"): fragment id is empty
 }

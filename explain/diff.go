@@ -246,8 +246,8 @@ func (d *Delta) counts() map[string]int {
 	return out
 }
 
-// Summary is one line: "3 same, 1 excluded".
-func (d *Delta) Summary() string {
+// summary is one line: "3 same, 1 excluded".
+func (d *Delta) summary() string {
 	order := []string{same, changed, included, excluded, added, removed, moved}
 	counts := d.counts()
 	var parts []string

@@ -42,7 +42,7 @@ func (d *Delta) WriteText(w io.Writer, aName, bName string) error {
 		fmt.Fprintf(&b, "cache: %d bytes in common from the start; first change in %s; B re-sends %d bytes\n",
 			d.CommonPrefixBytes, first, d.ResendBytes)
 	}
-	fmt.Fprintf(&b, "fragments: %s\n", d.Summary())
+	fmt.Fprintf(&b, "fragments: %s\n", d.summary())
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}

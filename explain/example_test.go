@@ -34,9 +34,14 @@ func ExampleDiff() {
 	without, _ := explain.FromOptions(o, nil)
 
 	d := explain.Diff(with, without, "with", "without")
-	fmt.Println(d.CommonPrefixBytes, *d.FirstChangedFragment, d.Summary())
+	fmt.Println(d.CommonPrefixBytes, *d.FirstChangedFragment)
+	for _, f := range d.Fragments {
+		fmt.Println(f.ID, f.Change)
+	}
 	// Output:
-	// 16 tool:todo.guidance 1 same, 1 excluded
+	// 16 tool:todo.guidance
+	// primary same
+	// tool:todo.guidance excluded
 }
 
 // A budget is the reducer's option, passed through. Each row embeds the

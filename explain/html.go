@@ -95,7 +95,7 @@ func (d *Delta) WriteHTML(w io.Writer, aName, bName string) error {
 		Origins: hasOrigins(pa) || hasOrigins(pb),
 		Delta:   d,
 		Hunks:   d.hunks,
-		Summary: d.Summary(),
+		Summary: d.summary(),
 		Prefix:  d.CommonPrefixBytes,
 	})
 }

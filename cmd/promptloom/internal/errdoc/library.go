@@ -64,9 +64,8 @@ type libCase struct {
 var library = []libCase{
 	{
 		pkg: "",
-		doc: "`Reduce` (or `Check`) of a fragment with an empty id. The `*promptloom.IDError` names its place and source. Two fragments with one id are not an error: Harn builds them (a tool declared twice).",
+		doc: "`Reduce` (or `Check`) of a fragment with an empty id. The error names its place in the list and its source. Two fragments with one id are not an error: Harn builds them (a tool declared twice).",
 		is:  promptloom.ErrEmptyID,
-		as:  new(*promptloom.IDError),
 		raise: func(*env) error {
 			_, err := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("x"), {Source: "caller", Body: "y"}}, nil)
 			return err
