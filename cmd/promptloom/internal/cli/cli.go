@@ -109,6 +109,20 @@ func (e *env) fail(format string, args ...any) int {
 // parseInterleaved parses flags that may stand before, between or after the
 // positional arguments (promptloom diff a.json --without-tool todo).
 func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	// A flag that takes one value is refused the second time, instead of
+	// the flag package's last-wins: --bindings A --bindings B would
+	// silently use B for both sides of a diff. The repeatable ones are
+	// fs.Func flags, which keep every value (they have no Get).
+	fs.VisitAll(func(f *flag.Flag) {
+		if g, ok := f.Value.(flag.Getter); ok {
+			o := &once{Getter: g}
+			if b, ok := g.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+				f.Value = onceBool{o}
+			} else {
+				f.Value = o
+			}
+		}
+	})
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -122,6 +136,25 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 		args = args[1:]
 	}
 }
+
+// once is a flag that may be given once.
+type once struct {
+	flag.Getter
+	set bool
+}
+
+func (o *once) Set(v string) error {
+	if o.set {
+		return errors.New("the flag is given twice; give it once")
+	}
+	o.set = true
+	return o.Getter.Set(v)
+}
+
+// onceBool is a boolean flag that may be given once.
+type onceBool struct{ *once }
+
+func (onceBool) IsBoolFlag() bool { return true }
 
 // newFlags returns a flag set that reports errors through e and not os.Exit.
 func newFlags(name string) *flag.FlagSet {
