@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/promptloom/promptloom"
@@ -70,19 +71,29 @@ func (e *env) recordedCalls(arg string, calls ...string) ([]recording, error) {
 // prev is what covers the request). A session still open is no objection:
 // a run being written can be explained.
 func verifiedCall(rep *journal.Report, call string) (*journal.CallReport, error) {
+	// A file holds every session appended to it, so a name may repeat
+	// (a harness run twice into one file): NAME@LINE names the call whose
+	// request is at that line.
+	name, line := call, 0
+	if at := strings.LastIndexByte(call, '@'); at >= 0 {
+		if n, err := strconv.Atoi(call[at+1:]); err == nil && n > 0 {
+			name, line = call[:at], n
+		}
+	}
 	var found []*journal.CallReport
 	var lines []string
 	for i := range rep.Calls {
-		if rep.Calls[i].Call == call {
-			found = append(found, &rep.Calls[i])
-			lines = append(lines, fmt.Sprint(rep.Calls[i].Line))
+		c := &rep.Calls[i]
+		if c.Call == call || line > 0 && c.Call == name && c.Line == line {
+			found = append(found, c)
+			lines = append(lines, fmt.Sprint(c.Line))
 		}
 	}
 	switch {
 	case len(found) == 0:
 		return nil, fmt.Errorf("no call %q in the transcript (%d call(s); promptloom verify --transcript lists them)", call, len(rep.Calls))
 	case len(found) > 1:
-		return nil, fmt.Errorf("%d calls are named %q (lines %s): --call must name one", len(found), call, strings.Join(lines, ", "))
+		return nil, fmt.Errorf("%d calls are named %q (lines %s): --call must name one, as NAME@LINE (%s@%s)", len(found), call, strings.Join(lines, ", "), call, lines[len(lines)-1])
 	}
 	c := found[0]
 	if c.Status == "failed" || c.SystemLine == 0 || c.Manifest == nil {

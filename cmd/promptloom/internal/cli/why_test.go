@@ -33,14 +33,15 @@ const whyOptions = `{
 // recordREADME writes the README's options to dir/opts.json and a
 // transcript of two calls to dir/t.jsonl: "with" the todo tool and
 // "without" it.
-func recordREADME(t *testing.T, dir string) (opts, transcript string) {
+func recordREADME(t *testing.T, dir string, session ...string) (opts, transcript string) {
 	t.Helper()
+	session = append(session, "s1")
 	opts, transcript = filepath.Join(dir, "opts.json"), filepath.Join(dir, "t.jsonl")
 	if err := os.WriteFile(opts, []byte(whyOptions), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	j, err := journal.Open(transcript, &journal.Options{Session: "s1", Clock: func() time.Time { return at }})
+	j, err := journal.Open(transcript, &journal.Options{Session: session[0], Clock: func() time.Time { return at }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,5 +338,26 @@ func TestRecordedCallsFromPostgres(t *testing.T) {
 	}
 	if code, _, errOut := run(t, "why", "x", "--transcript", url, "--call", "with"); code != ExitBadArgs || !strings.Contains(errOut, "name one with ?session=") {
 		t.Errorf("two sessions: exit %d %s", code, errOut)
+	}
+}
+
+// A harness run twice into one file repeats its call names: --call NAME is
+// then refused as ambiguous, naming the lines, and NAME@LINE picks one.
+func TestRecordedCallNamedTwice(t *testing.T) {
+	dir := t.TempDir()
+	recordREADME(t, dir)
+	_, tr := recordREADME(t, dir, "s2") // appends a second session to t.jsonl
+	code, _, errOut := run(t, "explain", "--transcript", tr, "--call", "with")
+	if code != ExitBadArgs || !strings.Contains(errOut, `2 calls are named "with"`) {
+		t.Fatalf("ambiguous: exit %d %s", code, errOut)
+	}
+	at := strings.LastIndex(errOut, "(with@")
+	pick := strings.TrimSuffix(strings.Fields(errOut[at+1:])[0], ")")
+	code, out, errOut := run(t, "why", "Keep the todo list current.", "--transcript", tr, "--call", pick)
+	if code != ExitOK || !strings.Contains(out, "tool:todo.guidance") {
+		t.Errorf("--call %s: exit %d\n%s%s", pick, code, out, errOut)
+	}
+	if code, _, _ := run(t, "explain", "--transcript", tr, "--call", "with@1"); code != ExitBadArgs {
+		t.Errorf("--call with@1 (no request there): exit %d", code)
 	}
 }
