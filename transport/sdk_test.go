@@ -812,3 +812,21 @@ func TestRetriesExhausted(t *testing.T) {
 		})
 	}
 }
+
+// A large upload to an endpoint that is not a model call is passed on
+// unread: the body limit is for model calls.
+func TestUploadPassesUnread(t *testing.T) {
+	g := newRig(t, &transport.Options{MaxBodyBytes: 10})
+	resp, err := g.client.Do(must(http.NewRequest("POST", g.fake.srv.URL+"/v1/files", strings.NewReader(strings.Repeat("x", 100)))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if g.fake.seen() != 1 {
+		t.Fatal("not sent")
+	}
+	_, err = g.client.Do(must(http.NewRequestWithContext(g.ctx("turn-1"), "POST", g.fake.srv.URL+"/v1/messages", strings.NewReader(strings.Repeat("x", 100)))))
+	if !errors.Is(err, promptloom.ErrTooLarge) {
+		t.Fatalf("a model call over the limit: %v", err)
+	}
+}
