@@ -17,6 +17,7 @@ type endpoint struct {
 	operation string           // gen_ai.operation.name
 	model     string
 	stream    bool
+	server    *url.URL // the request's URL, for its span
 }
 
 // detect finds the provider from the URL and the body: Anthropic Messages

@@ -3,8 +3,10 @@ package transport
 import (
 	"context"
 	"errors"
+	"net/url"
 	"strconv"
 
+	"github.com/tidwall/gjson"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
@@ -14,7 +16,8 @@ import (
 // The span of a logical call follows the OpenTelemetry GenAI semantic
 // conventions (semconv v1.41.0, the spans of "Generative AI inference"):
 // named "{gen_ai.operation.name} {gen_ai.request.model}", of kind client,
-// with the operation, provider, model and stream flag when it starts and
+// with the operation, provider, model, stream flag and server (address and
+// port) when it starts and
 // the response id, model, finish reasons and usage when it ends. Its
 // gen_ai.usage.input_tokens counts every input token, the cached ones
 // included, as the conventions ask: Anthropic's input_tokens leaves out
@@ -57,6 +60,13 @@ func startSpan(ctx context.Context, o *Options, c *spanCall) (context.Context, *
 		attrCall.String(c.Call),
 		attrTranscriptSeq.Int64(c.RequestSeq),
 	}
+	attrs = append(attrs, requestParams(c.Provider, c.Body)...)
+	if u := c.Server; u != nil && u.Hostname() != "" {
+		attrs = append(attrs, semconv.ServerAddress(u.Hostname()))
+		if port := serverPort(u); port > 0 {
+			attrs = append(attrs, semconv.ServerPort(port))
+		}
+	}
 	if c.Manifest == nil {
 		attrs = append(attrs, attrUnattributed.Bool(true))
 	} else {
@@ -73,6 +83,18 @@ func startSpan(ctx context.Context, o *Options, c *spanCall) (context.Context, *
 	tracer := o.TracerProvider.Tracer(tracerName, trace.WithSchemaURL(semconv.SchemaURL))
 	ctx, s := tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 	return ctx, &span{s: s, provider: c.Provider}
+}
+
+// context returns ctx carrying the span, for an attempt of its call: a
+// retry goes out under the call's span, as its first attempt did, so an
+// instrumented base transport (otelhttp) nests every attempt's HTTP span
+// in it and propagates its trace to the provider. A nil span leaves ctx
+// as it is.
+func (s *span) context(ctx context.Context) context.Context {
+	if s == nil || s.s == nil {
+		return ctx
+	}
+	return trace.ContextWithSpan(ctx, s.s)
 }
 
 // instructions is gen_ai.system_instructions in the structured form the
@@ -124,6 +146,84 @@ func endSpan(s *span, r *spanResult) {
 		s.s.SetAttributes(semconv.ErrorTypeKey.String(errorType(r)))
 		s.s.SetStatus(codes.Error, r.Err.Error())
 	}
+}
+
+// requestParams are the gen_ai.request.* sampling attributes a request
+// body names, each where its provider's API puts it (Anthropic Messages;
+// OpenAI Chat Completions and Responses; Gemini's generationConfig). A
+// parameter the body does not name is not set.
+func requestParams(provider string, body []byte) []attribute.KeyValue {
+	gemini := provider == "gcp.gemini" || provider == "gcp.vertex_ai"
+	// One pass over the top level (a body may be large): the keys wanted.
+	fields := map[string]gjson.Result{}
+	gjson.ParseBytes(body).ForEach(func(k, v gjson.Result) bool {
+		switch {
+		case gemini && (k.Str == "generationConfig" || k.Str == "generation_config"):
+			v.ForEach(func(k, v gjson.Result) bool {
+				fields[k.Str] = v
+				return true
+			})
+		case !gemini && len(v.Raw) < 1024: // a parameter, not the messages
+			fields[k.Str] = v
+		}
+		return true
+	})
+	first := func(keys ...string) (gjson.Result, bool) {
+		for _, k := range keys {
+			if v, ok := fields[k]; ok && (v.Type == gjson.Number || v.Type == gjson.String || v.IsArray()) {
+				return v, true
+			}
+		}
+		return gjson.Result{}, false
+	}
+	var out []attribute.KeyValue
+	num := func(set func(float64) attribute.KeyValue, paths ...string) {
+		if v, ok := first(paths...); ok && v.Type == gjson.Number {
+			out = append(out, set(v.Float()))
+		}
+	}
+	integer := func(set func(int) attribute.KeyValue, paths ...string) {
+		if v, ok := first(paths...); ok && v.Type == gjson.Number {
+			out = append(out, set(int(v.Int())))
+		}
+	}
+	integer(semconv.GenAIRequestMaxTokens, "max_tokens", "max_completion_tokens", "max_output_tokens", "maxOutputTokens")
+	num(semconv.GenAIRequestTemperature, "temperature")
+	num(semconv.GenAIRequestTopP, "top_p", "topP")
+	num(semconv.GenAIRequestTopK, "top_k", "topK")
+	num(semconv.GenAIRequestFrequencyPenalty, "frequency_penalty", "frequencyPenalty")
+	num(semconv.GenAIRequestPresencePenalty, "presence_penalty", "presencePenalty")
+	integer(semconv.GenAIRequestSeed, "seed")
+	if v, ok := first("n", "candidateCount", "candidate_count"); ok && v.Type == gjson.Number && v.Int() != 1 {
+		out = append(out, semconv.GenAIRequestChoiceCount(int(v.Int()))) // set when not 1, as the conventions say
+	}
+	if v, ok := first("stop_sequences", "stop", "stopSequences"); ok {
+		var stops []string
+		if v.IsArray() {
+			v.ForEach(func(_, s gjson.Result) bool {
+				stops = append(stops, s.String())
+				return true
+			})
+		} else {
+			stops = []string{v.String()}
+		}
+		out = append(out, semconv.GenAIRequestStopSequences(stops...))
+	}
+	return out
+}
+
+// serverPort is the URL's port, or its scheme's (0: neither).
+func serverPort(u *url.URL) int {
+	if p, err := strconv.Atoi(u.Port()); err == nil {
+		return p
+	}
+	switch u.Scheme {
+	case "https":
+		return 443
+	case "http":
+		return 80
+	}
+	return 0
 }
 
 // errorType is error.type: the HTTP status of an error answer, else what

@@ -10,8 +10,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -150,6 +152,7 @@ func TestSpanFollowsGenAIConventions(t *testing.T) {
 		"gen_ai.provider.name":                     "anthropic",
 		"gen_ai.request.model":                     "claude-sonnet-4-5",
 		"gen_ai.request.stream":                    true,
+		"gen_ai.request.max_tokens":                int64(100),
 		"gen_ai.response.id":                       "msg_A",
 		"gen_ai.response.model":                    "claude-sonnet-4-5",
 		"gen_ai.response.finish_reasons":           []string{"tool_use"},
@@ -158,6 +161,8 @@ func TestSpanFollowsGenAIConventions(t *testing.T) {
 		"gen_ai.usage.cache_read.input_tokens":     int64(96),
 		"gen_ai.usage.cache_creation.input_tokens": int64(24),
 		"http.response.status_code":                int64(200),
+		"server.address":                           "127.0.0.1",
+		"server.port":                              int64(g.fake.Listener.Addr().(*net.TCPAddr).Port),
 		"promptloom.manifest.whole_prompt_digest":  g.m.WholePromptDigest.String(),
 		"promptloom.manifest.included":             []string{"primary", "tool:read_file.guidance", "system[0]"},
 		"promptloom.call.name":                     "turn-1",
@@ -388,5 +393,40 @@ func BenchmarkSpan(b *testing.B) {
 			}
 			b.ReportMetric(float64(with)/float64(without), "x-untraced")
 		})
+	}
+}
+
+// spanOf records the span on each request's context that reaches it.
+type spanOf struct {
+	base  http.RoundTripper
+	mu    sync.Mutex
+	spans []trace.SpanContext
+}
+
+func (s *spanOf) RoundTrip(r *http.Request) (*http.Response, error) {
+	s.mu.Lock()
+	s.spans = append(s.spans, trace.SpanContextFromContext(r.Context()))
+	s.mu.Unlock()
+	return s.base.RoundTrip(r)
+}
+
+// Every attempt of a call, its retry too, goes to the base transport under
+// the call's span: an instrumented base nests its HTTP spans in it.
+func TestAttemptsGoOutUnderTheCallsSpan(t *testing.T) {
+	g := newTraced(t, false, fakeprovider.Reply{Status: 429, Header: fakeprovider.RetryAfter(time.Millisecond)}, fakeprovider.Reply{})
+	base := &spanOf{base: http.DefaultTransport}
+	rt := transport.New(base, g.j, &transport.Options{TracerProvider: g.tp, RetryWindow: 5 * time.Second})
+	client := anthropic.NewClient(aoption.WithAPIKey("k"), aoption.WithBaseURL(g.fake.URL), aoption.WithHTTPClient(&http.Client{Transport: rt}))
+	if _, err := client.Messages.New(g.ctx("turn-1"), g.params()); err != nil {
+		t.Fatal(err)
+	}
+	s := g.ended(t, 1)[0]
+	if len(base.spans) != 2 {
+		t.Fatalf("%d attempts reached the base transport, want 2", len(base.spans))
+	}
+	for i, sc := range base.spans {
+		if sc.SpanID() != s.SpanContext().SpanID() {
+			t.Errorf("attempt %d went out under span %v, not the call's %v", i+1, sc.SpanID(), s.SpanContext().SpanID())
+		}
 	}
 }

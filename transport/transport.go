@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -207,6 +208,7 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !ok || t.j == nil {
 		return t.base.RoundTrip(out)
 	}
+	ep.server = req.URL // server.address and server.port of its span
 	lg, sctx, err := t.logical(ctx, c, ep, body, req.Header)
 	if err != nil {
 		return nil, err
@@ -278,7 +280,7 @@ func (t *roundTripper) logical(ctx context.Context, c *Call, ep endpoint, body [
 		t.mu.Unlock()
 		if lg != nil {
 			if lg.retry(ctx, bd, h) {
-				return lg, ctx, nil
+				return lg, lg.sp.context(ctx), nil // each attempt under the call's span
 			}
 			lg.giveUp() // a new request on the call: the failure was its last word
 		}
@@ -286,7 +288,7 @@ func (t *roundTripper) logical(ctx context.Context, c *Call, ep endpoint, body [
 	wctx := context.WithoutCancel(ctx)
 	msgs, tools, params := parts(body, ep.shape)
 	req := journal.Request{Body: body, Provider: ep.shape, Messages: msgs, Tools: tools, Parameters: params}
-	sc := &spanCall{Operation: ep.operation, Provider: ep.provider, Model: ep.model, Stream: ep.stream}
+	sc := &spanCall{Operation: ep.operation, Provider: ep.provider, Model: ep.model, Stream: ep.stream, Server: ep.server, Body: body}
 	var e *explain.Explanation
 	if c == nil {
 		req.Unattributed = true
@@ -551,6 +553,10 @@ type spanCall struct {
 	// response is a stream of server sent events.
 	Operation, Provider, Model string
 	Stream                     bool
+	// Server is the request's URL: server.address and server.port. Body
+	// is the request body, for the sampling parameters it names.
+	Server *url.URL
+	Body   []byte
 	// Call is the call's name; Manifest is nil for an unattributed call.
 	Call     string
 	Manifest *manifest.Manifest

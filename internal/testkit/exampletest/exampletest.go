@@ -121,7 +121,8 @@ func Lines(t *testing.T) int {
 }
 
 // Program builds and runs the example as a reader would (go run . PATH,
-// the secret set), then `promptloom verify --transcript PATH`.
+// the secret set), then `promptloom verify --transcript PATH` and
+// `promptloom report --transcript PATH`.
 func Program(t *testing.T) {
 	t.Helper()
 	if testing.Short() {
@@ -136,6 +137,11 @@ func Program(t *testing.T) {
 	out, err := exec.Command("go", "run", "../../cmd/promptloom", "verify", "--transcript", path).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "2 call(s) verified, 0 incomplete, 0 failed") {
 		t.Fatalf("promptloom verify: %v\n%s", err, out)
+	}
+	// The report sets the prefix kept stable beside the cache read.
+	out, err = exec.Command("go", "run", "../../cmd/promptloom", "report", "--transcript", path).CombinedOutput()
+	if err != nil || !regexp.MustCompile(`cache: promptloom predicted \d+ bytes of the prompt stable since turn-1; the provider read [1-9]\d* tokens from its cache`).Match(out) {
+		t.Fatalf("promptloom report: %v\n%s", err, out)
 	}
 	if b, _ := os.ReadFile(path); bytes.Contains(b, []byte(Secret)) {
 		t.Error("the secret reached the transcript")
