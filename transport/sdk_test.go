@@ -859,3 +859,13 @@ func TestSecretInTheAnswer(t *testing.T) {
 		t.Errorf("response %s", r.Raw)
 	}
 }
+
+// Chat Completions' older functions[] are tools too.
+func TestChatFunctionsAreTools(t *testing.T) {
+	g := newRig(t, nil)
+	body := `{"model":"m","messages":[{"role":"system","content":` + strconvQuote(g.system) + `},{"role":"user","content":"hi"}],"functions":[{"name":"read_file"},{"name":"run_shell"}]}`
+	_, err := g.client.Do(must(http.NewRequestWithContext(g.ctx("turn-1"), "POST", g.fake.srv.URL+"/v1/chat/completions", strings.NewReader(body))))
+	if !errors.Is(err, manifest.Rule("tool_gated_out")) {
+		t.Fatalf("err = %v", err)
+	}
+}
