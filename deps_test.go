@@ -52,7 +52,7 @@ const depsRules = `
 	journal, OTEL < transport;
 	journal/replay, provenance, eventlog/sqlite, eventlog/postgres < cmd/promptloom/internal/demo;
 	cmd/promptloom/internal/demo, journal/report, journal/postgres, harn/template, XMOD < cmd/promptloom/internal/cli;
-	cmd/promptloom/internal/cli < cmd/promptloom/internal/errdoc;
+	cmd/promptloom/internal/cli, transport < cmd/promptloom/internal/errdoc;
 	cmd/promptloom/internal/errdoc < cmd/promptloom/internal/errdoc/gendoc;
 	cmd/promptloom/internal/errdoc < cmd/promptloom;
 

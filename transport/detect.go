@@ -134,7 +134,8 @@ func parts(body []byte, shape payload.Provider) (messages, tools, params []byte)
 
 // toolNames lists the names of the tools a body sends, in order: Anthropic
 // tools[].name, OpenAI Chat tools[].function.name (or custom.name),
-// Responses tools[].name, Gemini tools[].functionDeclarations[].name.
+// Responses tools[].name, Gemini tools[].functionDeclarations[].name; Chat
+// Completions' older functions[].name too.
 func toolNames(body []byte, shape payload.Provider) []string {
 	var names []string
 	add := func(r gjson.Result) {
@@ -161,5 +162,9 @@ func toolNames(body []byte, shape payload.Provider) []string {
 		}
 		return true
 	})
+	if shape == payload.OpenAIChat {
+		// The older form of Chat Completions' tools.
+		gjson.GetBytes(body, "functions").ForEach(func(_, f gjson.Result) bool { add(f.Get("name")); return true })
+	}
 	return names
 }

@@ -812,3 +812,60 @@ func TestRetriesExhausted(t *testing.T) {
 		})
 	}
 }
+
+// A large upload to an endpoint that is not a model call is passed on
+// unread: the body limit is for model calls.
+func TestUploadPassesUnread(t *testing.T) {
+	g := newRig(t, &transport.Options{MaxBodyBytes: 10})
+	resp, err := g.client.Do(must(http.NewRequest("POST", g.fake.srv.URL+"/v1/files", strings.NewReader(strings.Repeat("x", 100)))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if g.fake.seen() != 1 {
+		t.Fatal("not sent")
+	}
+	_, err = g.client.Do(must(http.NewRequestWithContext(g.ctx("turn-1"), "POST", g.fake.srv.URL+"/v1/messages", strings.NewReader(strings.Repeat("x", 100)))))
+	if !errors.Is(err, promptloom.ErrTooLarge) {
+		t.Fatalf("a model call over the limit: %v", err)
+	}
+}
+
+// A secret in the provider's answer reaches the SDK as it was, and the
+// transcript only redacted: in the summary's text and in the body.
+func TestSecretInTheAnswer(t *testing.T) {
+	secret := "ghp_" + strings.Repeat("Z9y8X7w6", 5)
+	g := newRig(t, nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"your token is %s"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}`, secret)
+	}))
+	defer srv.Close()
+	c := anthropic.NewClient(aoption.WithAPIKey("k"), aoption.WithBaseURL(srv.URL), aoption.WithHTTPClient(g.client))
+	msg, err := c.Messages.New(g.ctx("turn-1"), g.anthropicParams("Where is main?", readFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(msg.Content[0].Text, secret) {
+		t.Fatal("the SDK was not given the answer as it was")
+	}
+	_, lines := g.verify(t)
+	b, _ := os.ReadFile(g.path)
+	if bytes.Contains(b, []byte(secret[4:])) {
+		t.Fatal("the secret is in the transcript")
+	}
+	r := kind(lines, "provider_call_response")[0]
+	if !strings.Contains(r.Get("response.text").Str, "<redacted:github_token:") || !strings.Contains(r.Get("body").Str, "<redacted:github_token:") {
+		t.Errorf("response %s", r.Raw)
+	}
+}
+
+// Chat Completions' older functions[] are tools too.
+func TestChatFunctionsAreTools(t *testing.T) {
+	g := newRig(t, nil)
+	body := `{"model":"m","messages":[{"role":"system","content":` + strconvQuote(g.system) + `},{"role":"user","content":"hi"}],"functions":[{"name":"read_file"},{"name":"run_shell"}]}`
+	_, err := g.client.Do(must(http.NewRequestWithContext(g.ctx("turn-1"), "POST", g.fake.srv.URL+"/v1/chat/completions", strings.NewReader(body))))
+	if !errors.Is(err, manifest.Rule("tool_gated_out")) {
+		t.Fatalf("err = %v", err)
+	}
+}

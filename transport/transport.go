@@ -175,6 +175,11 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	ctx := req.Context()
 	c, _ := ctx.Value(callKey{}).(*Call)
+	if req.Method != "POST" || c == nil && !modelPath(strings.TrimSuffix(req.URL.Path, "/")) {
+		// Not a model call (a GET, a file upload): passed on as it is,
+		// its body unread.
+		return t.base.RoundTrip(req)
+	}
 	var body []byte
 	if req.Body != nil && req.Body != http.NoBody {
 		var err error

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
 	"os"
 	"strings"
 
@@ -25,6 +26,7 @@ import (
 	"github.com/promptloom/promptloom/project"
 	"github.com/promptloom/promptloom/provenance"
 	"github.com/promptloom/promptloom/stage"
+	"github.com/promptloom/promptloom/transport"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -694,7 +696,53 @@ var library = []libCase{
 			return s.Sink("a/b").Append(context.Background(), func(journal.Tail) ([]byte, error) { return []byte("x\n"), nil })
 		},
 	},
+	{
+		pkg: "transport",
+		doc: "`RoundTrip` of a request that does not send a tool whose guidance the prompt kept (rule `tool_not_sent`; the `*manifest.RuleError` names the fragment in `ID` and the tool in `Got`): nothing is sent or journaled. Send the tool, or build the prompt with the tools the request sends.",
+		is:  journal.ErrStaleManifest,
+		as:  new(*manifest.RuleError),
+		raise: func(e *env) error {
+			return refusedTools(e, `[]`)
+		},
+	},
+	{
+		pkg: "transport",
+		doc: "`RoundTrip` of a request that sends a tool whose guidance was gated out of the prompt (rule `tool_gated_out`; `ID` the fragment, `Got` the tool): the model would be given a tool its prompt says nothing of. Nothing is sent or journaled.",
+		is:  journal.ErrStaleManifest,
+		as:  new(*manifest.RuleError),
+		raise: func(e *env) error {
+			return refusedTools(e, `[{"name":"read_file"},{"name":"run_shell"}]`)
+		},
+	},
 }
+
+// refusedTools sends an Anthropic request with the given tools through
+// the transport, for a prompt gated on read_file (run_shell's guidance
+// gated out), and returns RoundTrip's error.
+func refusedTools(e *env, tools string) error {
+	r, err := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("You are careful."),
+		promptloom.ToolGuidance("read_file", "Read before you edit."), promptloom.ToolGuidance("run_shell", "Never run rm.")},
+		&promptloom.Options{Tools: []string{"read_file"}})
+	if err != nil {
+		e.Fatal(err)
+	}
+	sent := false
+	base := roundTripFunc(func(*http.Request) (*http.Response, error) { sent = true; return nil, errors.New("sent") })
+	j := journal.New(io.Discard, nil)
+	defer j.Close()
+	body := fmt.Sprintf(`{"model":"m","max_tokens":8,"system":%q,"messages":[{"role":"user","content":"hi"}],"tools":%s}`, r.System, tools)
+	req, _ := http.NewRequestWithContext(transport.With(context.Background(), &transport.Call{Name: "c1", Manifest: manifest.New(r, "agent"), System: r.System}),
+		"POST", "https://api.anthropic.com/v1/messages", strings.NewReader(body))
+	_, err = transport.New(base, j, nil).RoundTrip(req)
+	if sent {
+		e.Fatal("the refused request was sent")
+	}
+	return err
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // execSQL runs one statement in the database at url.
 func execSQL(e *env, url, stmt string) {
