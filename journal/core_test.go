@@ -327,7 +327,7 @@ func TestNoNilOrZeroValuePanics(t *testing.T) {
 			r := &Report{Calls: []CallReport{{}, {Status: "incomplete"}}}
 			return errors.Join(r.WriteText(&bytes.Buffer{}), want(r.WriteText(nil)))
 		},
-		"zero Request": func() error { Request{}.Served(); _, err := Request{}.Key(); return err },
+		"zero Request": func() error { Request{}.Served(); return nil },
 		"nil segments": func() error { ChangedFragments(nil, nil); return nil },
 		"a panicking Clock": func() error {
 			func() {

@@ -180,27 +180,6 @@ func (f ModelFunc) Complete(ctx context.Context, req Request) (Response, error) 
 	return f(ctx, req)
 }
 
-// Key names a call by what a model is shown: the digest of the canonical
-// form of the served system prompt's digest and the content hashes of the
-// messages, tools and parameters. Equal keys are the same call, as far as a
-// model can tell; like a receipt, a key is taken over redacted values, so
-// no secret's hash is kept where the key is.
-func (r Request) Key() (digest.Digest, error) {
-	key := map[string]string{"system_digest": digest.Of(r.Served()).String()}
-	for name, raw := range map[string]json.RawMessage{"messages": r.Messages, "tools": r.Tools, "parameters": r.Parameters} {
-		h, err := jsonHash(raw)
-		if err != nil {
-			return digest.Digest{}, fmt.Errorf("journal: call %s: %s: %w", r.Call, name, err)
-		}
-		key[name+"_content_hash"] = h
-	}
-	b, err := pjson.Marshal(key)
-	if err != nil {
-		return digest.Digest{}, err
-	}
-	return digest.Bytes(b), nil
-}
-
 // jsonHash is the content hash of a JSON value, Harn's
 // stable_redacted_json_hash: BLAKE3 over its canonical encoding after
 // Harn's redact_json (every string value redacted, and the value of a

@@ -3,7 +3,7 @@
 // the fragments that changed when a call was not pinned.
 //
 // A Model wraps the harness's journal.Model. It keys each call by
-// journal.Request.Key (the digest of what the model is shown, redacted),
+// what the model is shown (the digest of it, redacted),
 // and, given a log, appends a pin event (kind "model.pin", audience
 // "journal", so that no context assembled from the log reads it) with the
 // key, the call, the served prompt's digest, the manifest's rows and the
@@ -22,6 +22,8 @@ import (
 
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/eventlog"
+	"github.com/promptloom/promptloom/harn/redact"
+	pjson "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/manifest"
 )
@@ -95,6 +97,31 @@ func (e *MissError) Error() string {
 // Is makes MissError match ErrPinMiss.
 func (e *MissError) Is(t error) bool { return t == ErrPinMiss }
 
+// keyOf names a call by what a model is shown: the digest of the
+// canonical form of the served system prompt's digest and the content
+// hashes (Harn's stable_redacted_json_hash) of the messages, tools and
+// parameters. Equal keys are the same call, as far as a model can tell;
+// like a receipt, a key is taken over redacted values, so no secret's hash
+// is kept in a pin.
+func keyOf(r journal.Request) (digest.Digest, error) {
+	key := map[string]string{"system_digest": digest.Of(r.Served()).String()}
+	for name, raw := range map[string]json.RawMessage{"messages": r.Messages, "tools": r.Tools, "parameters": r.Parameters} {
+		if len(raw) == 0 {
+			raw = json.RawMessage("null")
+		}
+		b, err := redact.JSON(raw)
+		if err != nil {
+			return digest.Digest{}, fmt.Errorf("replay: call %s: %s: %w", r.Call, name, err)
+		}
+		key[name+"_content_hash"] = digest.Bytes(b).String()
+	}
+	b, err := pjson.Marshal(key)
+	if err != nil {
+		return digest.Digest{}, err
+	}
+	return digest.Bytes(b), nil
+}
+
 // pin is a recorded call: its key, what it was shown, and the answer. Of
 // each manifest row it keeps only what says which fragment changed, and
 // how, when a later call misses: id, included, digest, register and rank.
@@ -137,7 +164,7 @@ func (p *pin) segments() []manifest.Segment {
 	return out
 }
 
-// Model keys calls by journal.Request.Key and pins or answers them as its
+// Model keys calls by what the model is shown and pins or answers them as its
 // Options say. It is safe for concurrent use.
 type Model struct {
 	inner journal.Model
@@ -187,7 +214,7 @@ func New(ctx context.Context, inner journal.Model, o *Options) (*Model, error) {
 
 // Complete implements journal.Model.
 func (m *Model) Complete(ctx context.Context, req journal.Request) (journal.Response, error) {
-	key, err := req.Key()
+	key, err := keyOf(req)
 	if err != nil {
 		return journal.Response{}, err
 	}
