@@ -208,9 +208,9 @@ type Options struct {
 	// promptloom.DefaultMaxBytes). A longer line is an error matching
 	// promptloom.ErrTooLarge: it is never held in memory whole.
 	MaxLineBytes int
-	// KeepRaw retains messages, tools, parameters and responses as they
-	// were, instead of redacted (the default, as Harn redacts its
-	// transcripts). It is a risk: a secret pasted into a message is then
+	// KeepRaw retains the system prompt, messages, tools, parameters and
+	// responses as they were, instead of redacted (the default, as Harn
+	// redacts its transcripts). It is a risk: a secret pasted into a message is then
 	// in the transcript for anyone who can read it. The receipts' hashes
 	// are of the redacted values either way.
 	KeepRaw bool

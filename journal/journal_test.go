@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/manifest"
+	"github.com/promptloom/promptloom/payload"
 
 	"github.com/tidwall/gjson"
 )
@@ -174,7 +176,7 @@ func TestVerifyCatchesEveryFlippedByte(t *testing.T) {
 // with the chain recomputed, everything around the secret is still checked.
 func TestChangesInsideASecretAreInvisibleToReceipts(t *testing.T) {
 	var buf bytes.Buffer
-	j := New(&buf, &Options{Clock: clock})
+	j := New(&buf, &Options{Clock: clock, KeepRaw: true}) // the secret is in the file only when kept raw
 	if _, err := j.Call(ctx, echo, request(t, "c1", `{"system": "Deploy with password: hunter22 today."}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -314,5 +316,55 @@ func TestChangedFragmentsNameStates(t *testing.T) {
 	}
 	if want := []string{"a (shed → included)", "b (included → excluded)"}; !slices.Equal(got, want) {
 		t.Errorf("changes = %q, want %q", got, want)
+	}
+}
+
+// A secret in the system prompt never reaches the transcript (Harn redacts
+// its system_prompt lines too): the prompt line and the body's system
+// channel keep its placeholder, the receipts still re-derive, and the
+// manifest is held to the prompt with the placeholder standing for the
+// bytes it replaced, so an edit outside the secret, or of the
+// placeholder's length, is still seen.
+func TestSystemPromptSecretIsRedacted(t *testing.T) {
+	const token = "ghp_aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dF3hJ5"
+	var buf bytes.Buffer
+	j := New(&buf, &Options{Clock: clock})
+	req := request(t, "c1", `{"system": "Deploy key `+token+` is secret.\n\nBe brief."}`)
+	req.Body = []byte(`{"model":"m","system":` + strconv.Quote(req.System) + `,"messages":[]}`)
+	req.Provider = payload.Anthropic
+	if _, err := j.Call(ctx, echo, req); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	if strings.Contains(buf.String(), token) {
+		t.Fatalf("the secret is in the transcript:\n%s", buf.String())
+	}
+	if !strings.Contains(buf.String(), "<redacted:github_token:") {
+		t.Fatalf("no placeholder in the transcript:\n%s", buf.String())
+	}
+	if rep, err := Verify(bytes.NewReader(buf.Bytes()), nil); err != nil || !rep.OK() {
+		t.Fatalf("the redacted transcript does not verify: %v %+v", err, rep)
+	}
+	for _, edit := range [][2]string{{"Be brief.", "Be Brief."}, {"is secret.", "is secreT."}} {
+		bad := rechain(strings.ReplaceAll(buf.String(), edit[0], edit[1]))
+		if rep, _ := Verify(strings.NewReader(bad), nil); rep.OK() {
+			t.Errorf("%q -> %q outside the secret went unnoticed", edit[0], edit[1])
+		}
+	}
+	at := strings.Index(buf.String(), "<redacted:github_token:")
+	end := at + strings.IndexByte(buf.String()[at:], '>')
+	longer := rechain(buf.String()[:at] + "<redacted:github_token:41" + buf.String()[end:])
+	if rep, _ := Verify(strings.NewReader(longer), nil); rep.OK() {
+		t.Error("a placeholder standing for more bytes went unnoticed")
+	}
+	// Kept raw, the secret is there, and the transcript verifies too.
+	buf.Reset()
+	j = New(&buf, &Options{Clock: clock, KeepRaw: true})
+	if _, err := j.Call(ctx, echo, req); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	if rep, _ := Verify(bytes.NewReader(buf.Bytes()), nil); !strings.Contains(buf.String(), token) || !rep.OK() {
+		t.Errorf("KeepRaw: secret kept %v, verifies %v", strings.Contains(buf.String(), token), rep.OK())
 	}
 }

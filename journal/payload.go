@@ -131,7 +131,7 @@ func checkPayload(s, req gjson.Result, sys retained, mf *manifest.Manifest, shas
 		return callFailed("payload", "request.payload: %v", err)
 	case digest.Of(c.Text).String() != phash:
 		return callFailed("payload", "request.payload's system channel does not hash to payload_system_content_hash (%s)", digest.Of(c.Text))
-	case int64(len(c.Text)) != bytes:
+	case int64(redactedLen(c.Text)) != bytes:
 		return callFailed("payload", "request.payload's system channel is %d bytes, payload_system_bytes says %d", len(c.Text), bytes)
 	case c.Text != sys.raw:
 		return callFailed("payload", "request.payload's system channel is not the system_prompt at line %d", sys.line)

@@ -120,20 +120,20 @@ func (v *verifier) systemHashes(sys retained, shash string) bool {
 
 // hold holds a manifest read from line mline to a system prompt, once per
 // manifest line and prompt content.
-func (v *verifier) hold(mline int, mf *manifest.Manifest, sys retained, harn bool) holdVerdict {
+func (v *verifier) hold(mline int, mf *manifest.Manifest, sys retained) holdVerdict {
 	k := holdKey{mline, v.sysHashed[sys.line].exact} // systemHashes ran
 	if h, done := v.holds[k]; done {
 		return h
 	}
 	var h holdVerdict
-	// A Harn writer redacts a line before writing it: when that changed
-	// the retained prompt's length, its hash still re-derives (redaction is
-	// a fixed point) but segment offsets refer to the bytes sent, not
-	// retained. Only redaction may explain the difference: each placeholder
+	// A writer redacts a line before writing it (Harn's always, ours unless
+	// KeepRaw): when that changed the retained prompt's length, its hash
+	// still re-derives (redaction is a fixed point) but segment offsets
+	// refer to the bytes sent, not retained. Only redaction may explain the difference: each placeholder
 	// <redacted:NAME:LEN> stands for LEN bytes sent, and they must add up.
 	// Every other rule is still checked (validateRedacted).
 	switch sent, n := sentBytes(sys.raw); {
-	case !harn || len(sys.raw) == mf.SystemPromptBytes:
+	case len(sys.raw) == mf.SystemPromptBytes:
 		h.err = manifest.Validate(mf, sys.raw)
 	case n == 0 || sent != mf.SystemPromptBytes:
 		h.placeholders = true
@@ -194,7 +194,7 @@ func (v *verifier) checkReceipts(l gjson.Result, harn bool, c *CallReport) *mani
 	if n, ok := intField(got); !ok || n != int64(mf.SystemPromptBytes) {
 		return callFailed("system_prompt_bytes", "system_prompt_bytes %s, but the manifest at line %d says %d", orRawNull(got.Raw), m.line, mf.SystemPromptBytes)
 	}
-	switch h := v.hold(m.line, mf, sys, harn); {
+	switch h := v.hold(m.line, mf, sys); {
 	case h.placeholders:
 		return callFailed("system_prompt_bytes", "the system prompt at line %d is %d bytes, the manifest at line %d says %d, and its redaction placeholders do not account for the difference", sys.line, len(sys.raw), m.line, mf.SystemPromptBytes)
 	case h.err != nil:

@@ -49,6 +49,13 @@ func sentBytes(redacted string) (sent, n int) {
 	return sent, len(ps)
 }
 
+// redactedLen is the length of a retained text before redaction: its own
+// length when it holds no placeholder.
+func redactedLen(retained string) int {
+	sent, _ := sentBytes(retained)
+	return sent
+}
+
 // validateRedacted holds a manifest to a Harn prompt retained with
 // redaction placeholders, whose length (once each placeholder stands for
 // the bytes it replaced) is the manifest's system_prompt_bytes. Every rule

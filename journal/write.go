@@ -256,15 +256,14 @@ func (j *Journal) prepare(req Request) (*prepared, error) {
 		request[part.name], *part.hash = kept, hash
 	}
 	if eg.channel != nil {
-		// The body's system channel is the system prompt: retained as it
-		// is, as the system prompt line is.
+		// The body's system channel is the system prompt: retained as the
+		// system prompt line is, redacted unless KeepRaw.
 		n := len(eg.channel.Text)
 		sc.PayloadSystemContentHash = digest.Of(eg.channel.Text).String()
 		sc.PayloadSystemBytes, sc.PayloadProvider = &n, string(eg.channel.Provider)
-		if sc.PayloadContentHash, err = jsonHash(eg.retained); err != nil {
+		if request["payload"], sc.PayloadContentHash, err = j.retain(eg.retained); err != nil {
 			return nil, fmt.Errorf("journal: call %s: payload: %w", req.Call, err)
 		}
-		request["payload"] = eg.retained
 	}
 	scJSON, _ := json.Marshal(sc)
 	reqJSON, err := pjson.Marshal(request)
@@ -314,7 +313,7 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 			b.line(kindOpen, "session", quote(j.session))
 		}
 		if !pre.unattributed && j.last[kindSystemPrompt] != sc.SystemPromptContentHash {
-			b.line(kindSystemPrompt, "content", quote(served), "content_hash", quote(sc.SystemPromptContentHash))
+			b.line(kindSystemPrompt, "content", quote(j.retainText(served)), "content_hash", quote(sc.SystemPromptContentHash))
 		}
 		if !pre.unattributed && j.last[kindContextManifest] != sc.ManifestContentHash {
 			b.line(kindContextManifest, "content_hash", quote(sc.ManifestContentHash), "manifest", string(mbytes))
@@ -335,6 +334,19 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 		j.last[kindSystemPrompt], j.last[kindContextManifest] = sc.SystemPromptContentHash, sc.ManifestContentHash
 	}
 	return p, nil
+}
+
+// retainText is what the transcript keeps of the system prompt: the text
+// with each secret of the catalog replaced by its placeholder (Harn
+// redacts its system_prompt lines too), or with KeepRaw the text itself.
+// Its content hash is the same either way (digest.Of redacts first), and
+// the verifier holds the manifest to it with each placeholder standing for
+// the bytes it replaced.
+func (j *Journal) retainText(s string) string {
+	if j.keepRaw {
+		return s
+	}
+	return redact.String(s)
 }
 
 // retain is what the transcript keeps of a JSON value and its content
