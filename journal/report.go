@@ -167,11 +167,11 @@ func (r *Report) WriteText(w io.Writer) error {
 			if c.Unattributed {
 				note = ": unattributed (no manifest)"
 			}
-			fmt.Fprintf(&b, "ok   line %d: call %s (seq %d)%s\n", c.Line, textsafe.Line(c.Call), c.Seq, note)
+			fmt.Fprintf(&b, "ok   line %d: call %s (seq %d)%s\n", c.Line, textsafe.Line(c.name()), c.Seq, note)
 		case incomplete:
-			fmt.Fprintf(&b, "INCOMPLETE line %d: call %s (seq %d): %s\n", c.Line, textsafe.Line(c.Call), c.Seq, detail(c))
+			fmt.Fprintf(&b, "INCOMPLETE line %d: call %s (seq %d): %s\n", c.Line, textsafe.Line(c.name()), c.Seq, detail(c))
 		default:
-			fmt.Fprintf(&b, "FAIL line %d: call %s (seq %d): %s\n", c.Line, textsafe.Line(c.Call), c.Seq, detail(c))
+			fmt.Fprintf(&b, "FAIL line %d: call %s (seq %d): %s\n", c.Line, textsafe.Line(c.name()), c.Seq, detail(c))
 		}
 	}
 	v, i, f := r.Counts()
@@ -188,4 +188,13 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// name is the call's name as the verdicts print it: "(unnamed)" for a
+// request that carries none (an unattributed one may not).
+func (c *CallReport) name() string {
+	if c.Call == "" {
+		return "(unnamed)"
+	}
+	return c.Call
 }

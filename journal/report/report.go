@@ -26,7 +26,11 @@ func WriteText(w io.Writer, rep *journal.Report) error {
 	q := textsafe.Line
 	for i := range rep.Calls {
 		c := &rep.Calls[i]
-		fmt.Fprintf(&b, "%s %s (role %s, line %d): %d-byte prompt\n", c.Status, q(c.Call), q(role(c)), c.Line, c.SystemBytes)
+		if c.Unattributed {
+			fmt.Fprintf(&b, "%s %s (line %d): unattributed: no manifest, so nothing accounts for its prompt\n", c.Status, q(callName(c)), c.Line)
+		} else {
+			fmt.Fprintf(&b, "%s %s (role %s, line %d): %d-byte prompt\n", c.Status, q(callName(c)), q(role(c)), c.Line, c.SystemBytes)
+		}
 		if c.Problem != nil {
 			fmt.Fprintf(&b, "  problem: %s\n", q(c.Problem.Detail))
 		}
@@ -70,6 +74,15 @@ func cacheLine(c *journal.CallReport) string {
 }
 
 // role is a call's role: its manifest's call role.
+// callName is the call's name, or "(unnamed)": a request without a
+// manifest may carry none.
+func callName(c *journal.CallReport) string {
+	if c.Call == "" {
+		return "(unnamed)"
+	}
+	return c.Call
+}
+
 func role(c *journal.CallReport) string {
 	if c.Manifest == nil {
 		return ""
@@ -91,6 +104,7 @@ type (
 	call struct {
 		Call, Status, Problem, Outcome string
 		Line, SystemBytes              int
+		Unattributed                   bool
 		Fragments                      []fragment
 		Since                          *since
 		Cache                          *cache
@@ -128,7 +142,7 @@ func WriteHTML(w io.Writer, source string, rep *journal.Report) error {
 			byRole[name] = l
 			lanes = append(lanes, l)
 		}
-		v := call{Call: c.Call, Status: string(c.Status), Outcome: c.Outcome, Line: c.Line, SystemBytes: c.SystemBytes}
+		v := call{Call: callName(c), Status: string(c.Status), Outcome: c.Outcome, Line: c.Line, SystemBytes: c.SystemBytes, Unattributed: c.Unattributed}
 		if c.Previous != "" {
 			v.Since = &since{c.Previous, c.Changes, c.CommonPrefixBytes, c.ResendBytes}
 		}

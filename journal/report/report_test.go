@@ -208,3 +208,31 @@ func TestCacheBesidePrediction(t *testing.T) {
 		t.Errorf("the page lacks %s", want)
 	}
 }
+
+// An unattributed call (no manifest, perhaps no name) is shown as such,
+// never as a prompt of 0 bytes; the verdicts name an unnamed call.
+func TestUnattributedCallIsShownAsSuch(t *testing.T) {
+	var buf bytes.Buffer
+	j := journal.New(&buf, &journal.Options{Clock: clock, Session: "s1"})
+	if _, err := j.Call(ctx, echo, journal.Request{Body: []byte(`{"model":"m","system":"Be brief.","messages":[]}`), Unattributed: true}); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	rep, err := journal.Verify(bytes.NewReader(buf.Bytes()), nil)
+	if err != nil || !rep.OK() {
+		t.Fatalf("%v %+v", err, rep)
+	}
+	var text, verdicts strings.Builder
+	if err := report.WriteText(&text, rep); err != nil {
+		t.Fatal(err)
+	}
+	if s := text.String(); strings.Contains(s, "0-byte prompt") || !strings.Contains(s, "ok (unnamed) (line 2): unattributed: no manifest") {
+		t.Errorf("report:\n%s", s)
+	}
+	if err := rep.WriteText(&verdicts); err != nil {
+		t.Fatal(err)
+	}
+	if s := verdicts.String(); !strings.Contains(s, "call (unnamed) (seq 2): unattributed") {
+		t.Errorf("verdicts:\n%s", s)
+	}
+}
