@@ -34,7 +34,8 @@ const depsRules = `
 	budget < .;
 	digest < harn/reminder;
 	., internal/json < harn/template;
-	., harn/reminder, harn/template, internal/json, GJSON < harn/options;
+	. < internal/spans;
+	., harn/reminder, harn/template, internal/json, internal/spans, GJSON < harn/options;
 	., internal/json, GJSON < manifest;
 	manifest, GJSON < payload;
 	. < stage;

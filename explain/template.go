@@ -10,6 +10,7 @@ import (
 
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/internal/spans"
 	"github.com/promptloom/promptloom/manifest"
 )
 
@@ -30,20 +31,7 @@ func promptSpans(row *promptloom.Row) []promptloom.Span {
 	if !f.Verbatim {
 		lead = len(f.Body) - len(strings.TrimLeftFunc(f.Body, unicode.IsSpace))
 	}
-	end := lead + len(row.Body)
-	out := make([]promptloom.Span, 0, len(f.Template.Spans))
-	for _, s := range f.Template.Spans {
-		a, b := max(s.Start, lead), min(s.End, end)
-		if a >= b {
-			continue
-		}
-		if s.Kind == "text" {
-			s.Line, s.Col = advance(s.Line, s.Col, f.Body[s.Start:a])
-		}
-		s.Start, s.End = row.Offset+a-lead, row.Offset+b-lead
-		out = append(out, s)
-	}
-	return out
+	return spans.Cut(f.Template.Spans, f.Body, lead, lead+len(row.Body), row.Offset-lead)
 }
 
 // appendIndented appends name and v as encoding/json writes v indented
@@ -272,17 +260,4 @@ func spanOrigin(file string, s promptloom.Span) string {
 		out += fmt.Sprintf(" (included at %s %d:%d)", top, s.IncludeLine, s.IncludeCol)
 	}
 	return out
-}
-
-// advance is the position after text, from line and col (columns count
-// characters): where a text span starts once its first bytes are cut.
-func advance(line, col int, text string) (int, int) {
-	for _, c := range text {
-		if c == '\n' {
-			line, col = line+1, 1
-		} else {
-			col++
-		}
-	}
-	return line, col
 }

@@ -2,13 +2,13 @@ package explain
 
 import (
 	"iter"
-	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/internal/spans"
 )
 
 // Place is one place a text occurs, as Why finds it: in the system prompt
@@ -120,7 +120,7 @@ func (e *Explanation) layout(n int) []laid {
 // caller stopped.
 func (e *Explanation) inPrompt(text string, yield func(Place) bool) bool {
 	sys := e.Text()
-	spans := e.layout(len(sys))
+	laid := e.layout(len(sys))
 	step := 1
 	if _, n := utf8.DecodeRuneInString(text); n > 0 {
 		step = n
@@ -133,30 +133,30 @@ func (e *Explanation) inPrompt(text string, yield func(Place) bool) bool {
 		}
 		off := from + i
 		end := off + len(text)
-		for k < len(spans) && spans[k].end <= off {
+		for k < len(laid) && laid[k].end <= off {
 			k++
 		}
 		touched := 0
-		for j := k; j < len(spans) && spans[j].start < end; j++ {
+		for j := k; j < len(laid) && laid[j].start < end; j++ {
 			touched++
 		}
 		if touched == 0 {
 			// Wholly in a separator: no fragment's bytes.
 			sepStart := 0
 			if k > 0 {
-				sepStart = spans[k-1].end
+				sepStart = laid[k-1].end
 			}
 			if !yield(Place{Offset: off, Start: off - sepStart, End: end - sepStart, Joiner: true}) {
 				return false
 			}
 		}
-		joiner := touched > 1 || touched == 1 && (off < spans[k].start || end > spans[k].end)
+		joiner := touched > 1 || touched == 1 && (off < laid[k].start || end > laid[k].end)
 		for j := k; j < k+touched; j++ {
-			s := spans[j]
+			s := laid[j]
 			p := Place{Offset: off, Row: &e.Fragments[s.row], Start: max(off, s.start) - s.start,
 				End: min(end, s.end) - s.start, Joiner: joiner}
 			p.RequiresTools, p.RequiresCaps = e.gatesOf(s.row)
-			p.Spans = cut(p.Row.Spans, sys, s.start+p.Start, s.start+p.End, s.start)
+			p.Spans = spans.Cut(p.Row.Spans, sys, s.start+p.Start, s.start+p.End, -s.start)
 			if !yield(p) {
 				return false
 			}
@@ -197,11 +197,11 @@ func (e *Explanation) leftOut(text string, yield func(Place) bool) {
 		row := &e.Reduction.Rows[i]
 		body := row.Body
 		tools, caps := e.gatesOf(i)
-		var spans []promptloom.Span
+		var tspans []promptloom.Span
 		var src string // the fragment's body, which the spans index
 		lead := 0      // where body starts in it
 		if f := row.Fragment; f != nil && f.Template != nil {
-			spans, src = f.Template.Spans, f.Body
+			tspans, src = f.Template.Spans, f.Body
 			if !f.Verbatim {
 				lead = len(f.Body) - len(strings.TrimLeftFunc(f.Body, unicode.IsSpace))
 			}
@@ -213,39 +213,13 @@ func (e *Explanation) leftOut(text string, yield func(Place) bool) {
 			}
 			at := from + j
 			p := Place{Offset: -1, Row: r, Start: at, End: at + len(text), RequiresTools: tools, RequiresCaps: caps,
-				Spans: cut(spans, src, lead+at, lead+at+len(text), lead)}
+				Spans: spans.Cut(tspans, src, lead+at, lead+at+len(text), -lead)}
 			if !yield(p) {
 				return
 			}
 			from = at + step
 		}
 	}
-}
-
-// cut returns the spans that overlap [from, to), each cut to it and moved
-// back by base (so that base is 0); nil when none does. A text span cut at
-// its start has its position moved past the bytes cut, which src (the text
-// the spans index) holds. Spans are in order and do not overlap, so the
-// first is found by a binary search.
-func cut(spans []promptloom.Span, src string, from, to, base int) []promptloom.Span {
-	i, _ := slices.BinarySearchFunc(spans, from, func(s promptloom.Span, at int) int {
-		if s.End <= at {
-			return -1
-		}
-		return 1
-	})
-	var out []promptloom.Span
-	for ; i < len(spans) && spans[i].Start < to; i++ {
-		s := spans[i]
-		if s.Kind == "text" && s.Start < from && from <= len(src) {
-			s.Line, s.Col = advance(s.Line, s.Col, src[s.Start:from])
-		}
-		s.Start, s.End = max(s.Start, from)-base, min(s.End, to)-base
-		if s.Start < s.End {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // gatesOf returns row i's gates, when the explanation holds its fragment.

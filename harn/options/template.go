@@ -19,6 +19,7 @@ import (
 	"github.com/promptloom/promptloom/harn/redact"
 	"github.com/promptloom/promptloom/harn/template"
 	pjson "github.com/promptloom/promptloom/internal/json"
+	"github.com/promptloom/promptloom/internal/spans"
 
 	"github.com/tidwall/gjson"
 )
@@ -468,18 +469,7 @@ func fit(t *promptloom.Template, text, body string) *promptloom.Template {
 	lead := len(text) - len(strings.TrimLeftFunc(text, unicode.IsSpace))
 	shift := len(body) - len(trimmed) - lead
 	out := *t
-	out.Spans = make([]promptloom.Span, 0, len(t.Spans))
-	for _, s := range t.Spans {
-		a, b := max(s.Start, lead), min(s.End, lead+len(trimmed))
-		if a >= b {
-			continue
-		}
-		if s.Kind == "text" {
-			s.Line, s.Col = advance(s.Line, s.Col, text[s.Start:a])
-		}
-		s.Start, s.End = a+shift, b+shift
-		out.Spans = append(out.Spans, s)
-	}
+	out.Spans = spans.Cut(t.Spans, text, lead, lead+len(trimmed), shift)
 	return &out
 }
 
@@ -507,16 +497,3 @@ func (r *reader) renderPart(m object, item string, body *gjson.Result, ok *bool)
 // withTemplateKeys is known with the template keys: the keys an item of
 // _system_fragments or of the profile may have.
 func withTemplateKeys(known []string) []string { return slices.Concat(known, templateKeys) }
-
-// advance is the position after text, from line and col (columns count
-// characters): where a text span starts once its first bytes are cut.
-func advance(line, col int, text string) (int, int) {
-	for _, c := range text {
-		if c == '\n' {
-			line, col = line+1, 1
-		} else {
-			col++
-		}
-	}
-	return line, col
-}
