@@ -178,10 +178,21 @@ func applyFilter(name string, v any, args []any, line, col, limit int) (any, *Er
 		first := len(args) == 2 && truthy(args[1])
 		s := display(v)
 		lines := strings.Split(s, "\n")
-		if w > 0 && int64(len(lines)) > (int64(limit)-int64(len(s)))/w+1 {
+		// The output is s and w spaces for each line padded: measured
+		// before any is made, without overflow (w may be any int64).
+		padded := int64(0)
+		for i, l := range lines {
+			if l != "" && (i > 0 || first) {
+				padded++
+			}
+		}
+		if padded > 0 && w > (int64(limit)-int64(len(s)))/padded {
 			return nil, tooLarge()
 		}
-		pad := strings.Repeat(" ", int(w))
+		pad := ""
+		if padded > 0 {
+			pad = strings.Repeat(" ", int(w))
+		}
 		var b strings.Builder
 		for i, l := range lines {
 			if i > 0 {

@@ -66,6 +66,33 @@ func TestFilterPastTheOutputLimit(t *testing.T) {
 	}
 }
 
+// indent measures its output before it makes the padding: a width past
+// the limit (or past any int) on one line, padded first, is too large at
+// once, never a panic or a gigabyte of spaces; an empty text pads nothing.
+func TestIndentWidthPastTheLimit(t *testing.T) {
+	for _, tpl := range []string{
+		`{{ "a" | indent: 9223372036854775807, true }}`,
+		`{{ "a" | indent: 2000000000, true }}`,
+		`{{ "a\nb" | indent: 2000000000 }}`,
+	} {
+		tp := parseWith(t, tpl, &template.Options{MaxBytes: 1000})
+		if _, err := tp.Render(nil); !errors.Is(err, promptloom.ErrTooLarge) {
+			t.Errorf("%s: got %v", tpl, err)
+		}
+	}
+	tp := parseWith(t, `{{ "" | indent: 1000000000, true }}|{{ "a" | indent: 1000000000 }}`, &template.Options{MaxBytes: 1000})
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	r, err := tp.Render(nil)
+	runtime.ReadMemStats(&after)
+	if err != nil || r.Text != "|a" {
+		t.Errorf("nothing to pad: %q, %v", r.Text, err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+		t.Errorf("nothing to pad allocated %d bytes", grew)
+	}
+}
+
 func TestTooLargeInputs(t *testing.T) {
 	o := &template.Options{MaxBytes: 10}
 	if _, err := template.Parse("t", []byte("01234567890"), o); !errors.Is(err, promptloom.ErrTooLarge) {
