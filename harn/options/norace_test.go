@@ -1,0 +1,5 @@
+//go:build !race
+
+package options
+
+const raceEnabled = false
