@@ -3,6 +3,7 @@ package journal
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"unsafe"
 
@@ -120,6 +121,13 @@ func (v *verifier) systemHashes(sys retained, shash string) bool {
 
 // hold holds a manifest read from line mline to a system prompt, once per
 // manifest line and prompt content.
+// A prompt retained with placeholders may stand for at most
+// maxRedactedGrowth times its bytes, plus maxRedactedSlack, as sent.
+const (
+	maxRedactedGrowth = 64
+	maxRedactedSlack  = 1 << 20
+)
+
 func (v *verifier) hold(mline int, mf *manifest.Manifest, sys retained) holdVerdict {
 	k := holdKey{mline, v.sysHashed[sys.line].exact} // systemHashes ran
 	if h, done := v.holds[k]; done {
@@ -137,6 +145,13 @@ func (v *verifier) hold(mline int, mf *manifest.Manifest, sys retained) holdVerd
 		h.err = manifest.Validate(mf, sys.raw)
 	case n == 0 || sent != mf.SystemPromptBytes:
 		h.placeholders = true
+	case sent > maxRedactedGrowth*len(sys.raw)+maxRedactedSlack:
+		// The placeholders' lengths come from the file: checking them
+		// means laying out the prompt as sent, so they may not claim
+		// more than secrets can be (a PEM key is about 60 times its
+		// placeholder), or a small line would take gigabytes.
+		h.err = &manifest.RuleError{Rule: "system_prompt_bytes", Offset: -1, Want: "at most " + strconv.Itoa(maxRedactedGrowth*len(sys.raw)+maxRedactedSlack),
+			Got: strconv.Itoa(sent), Detail: fmt.Sprintf("the redaction placeholders of a %d-byte prompt claim %d bytes sent, more than secrets can be", len(sys.raw), sent)}
 	default:
 		h.err = validateRedacted(mf, sys.raw)
 	}

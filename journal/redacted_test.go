@@ -1,6 +1,8 @@
 package journal
 
 import (
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -61,5 +63,35 @@ func TestHarnPlaceholderKeepsStructuralChecks(t *testing.T) {
 				t.Errorf("rule %s (%s), want %s", rep.Calls[0].Problem.Rule, rep.Calls[0].Problem.Detail, tc.rule)
 			}
 		})
+	}
+}
+
+// A placeholder's length comes from the file: one claiming a gigabyte in
+// a line of a few kilobytes is refused, in the memory of the line, rather
+// than laid out.
+func TestPlaceholderClaimingTooMuchIsRefused(t *testing.T) {
+	n := 1_000_000_000
+	first := "Hello <redacted:openai_key:" + strconv.Itoa(n) + "> world"
+	sentFirst := 6 + n + 6
+	retained := first + "\n\nSecond part."
+	sent := sentFirst + 2 + len("Second part.")
+	seg := func(id, text string, bytes int) obj {
+		return obj{"id": id, "producer": "test", "bucket": "before", "included": true, "reason": "internal typed prompt root", "bytes": bytes, "digest": harnHash(text)}
+	}
+	mf := harnManifest("x", retained)
+	mf["segments"], mf["system_prompt_bytes"], mf["join_separator_count"] = []obj{seg("a", first, sentFirst), seg("b", "Second part.", 12)}, sent, 1
+	mf["whole_prompt_digest"] = harnHash(retained)
+	var w harnWriter
+	w.call(1, "c1", retained, mf, nil, nil)
+	tr := strings.Replace(w.buf.String(), fmtInt("system_prompt_bytes", len(retained)), fmtInt("system_prompt_bytes", sent), 1)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	rep, err := Verify(strings.NewReader(tr), nil)
+	runtime.ReadMemStats(&after)
+	if err != nil || rep.OK() || rep.Calls[0].Problem == nil || rep.Calls[0].Problem.Rule != "system_prompt_bytes" {
+		t.Fatalf("a gigabyte claimed in %d bytes: %v %+v", len(tr), err, rep)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+		t.Errorf("verifying allocated %d bytes", grew)
 	}
 }
