@@ -671,6 +671,12 @@ func (r *renderer) path(segs []seg, sc *scope) (any, string) {
 		return nil, ""
 	}
 	cur, origin := e.v, e.origin
+	// The origin grows a step a segment: built once, not concatenated
+	// (a path of n steps would cost n squared).
+	var ob strings.Builder
+	if origin != "" {
+		ob.WriteString(origin)
+	}
 	for _, s := range segs[1:] {
 		var step string
 		switch t := cur.(type) {
@@ -710,8 +716,11 @@ func (r *renderer) path(segs []seg, sc *scope) (any, string) {
 			}
 		}
 		if origin != "" {
-			origin += step
+			ob.WriteString(step)
 		}
+	}
+	if origin != "" {
+		origin = ob.String()
 	}
 	if e.bound {
 		r.reads[origin] = struct{}{}
@@ -730,15 +739,16 @@ func indexStep(i int64) string { return "[" + strconv.FormatInt(i, 10) + "]" }
 
 // writtenPath is a path as the template spells it.
 func writtenPath(segs []seg) string {
-	p := segs[0].s
+	var p strings.Builder
+	p.WriteString(segs[0].s)
 	for _, s := range segs[1:] {
 		if s.index {
-			p += indexStep(s.i)
+			p.WriteString(indexStep(s.i))
 		} else {
-			p += keyStep(s)
+			p.WriteString(keyStep(s))
 		}
 	}
-	return p
+	return p.String()
 }
 
 // charAt is the i-th character of s (negative from the end), or nil.
