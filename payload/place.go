@@ -175,19 +175,20 @@ func candidates(r *promptloom.Reduction, since *manifest.Manifest) []Breakpoint 
 		if row.Body == "" {
 			continue // empty in every call: no bytes, no split
 		}
-		// Only what no tool, capability or budget can remove: a gated
-		// fragment, an after one, one excluded with a body, or one a budget
-		// may shed (any register but binding, whether or not this call had
-		// a budget) ends the run.
+		// Only what no tool, capability, budget or binding can change: a
+		// gated fragment, an after one, one excluded with a body, one a
+		// budget may shed (any register but binding, whether or not this
+		// call had a budget), or one rendered from a template that reads
+		// bindings (its bytes are the call's) ends the run.
 		if !row.Included || row.Fragment.Gated() || row.Fragment.Bucket != promptloom.Before ||
-			row.Fragment.Register != budget.Binding {
+			row.Fragment.Register != budget.Binding || row.Fragment.Template != nil && len(row.Fragment.Template.Bindings) > 0 {
 			break
 		}
 		first = i
 	}
 	if first >= 0 {
 		add(&r.Rows[first], kindUnconditional,
-			"end of the longest run of unconditional, binding before fragments: the same bytes in every call, whatever tools, capabilities and budget are active")
+			"end of the longest run of unconditional, binding before fragments: the same bytes in every call, whatever tools, capabilities, budget and bindings are active")
 	}
 	if since == nil {
 		return out

@@ -6,6 +6,7 @@ import (
 
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/budget"
+	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/manifest"
 
 	"github.com/google/go-cmp/cmp"
@@ -228,6 +229,22 @@ func TestPlaceUnconditionalPrefixIsBinding(t *testing.T) {
 	}
 	if p := Place(r, nil); len(p.Breakpoints) != 0 || !strings.Contains(p.None, "budget") {
 		t.Fatalf("breakpoints %+v (none: %q), want none", p.Breakpoints, p.None)
+	}
+}
+
+// A fragment rendered from a template that reads bindings has the call's
+// bytes, so the unconditional prefix ends before it; one reading none
+// (its bytes are the template's) may stand in it.
+func TestPlaceUnconditionalPrefixEndsAtABinding(t *testing.T) {
+	frags := []promptloom.Fragment{item(0, "Base."), item(1, "Today is Monday."), item(2, "Rule.")}
+	frags[1].Template = &promptloom.Template{Bindings: map[string]digest.Digest{"date": digest.Of(`"Monday"`)}}
+	p := Place(reduce(t, frags), nil)
+	if len(p.Breakpoints) != 1 || p.Breakpoints[0].After != "system[0]" {
+		t.Fatalf("breakpoints %+v, want one after system[0]", p.Breakpoints)
+	}
+	frags[1].Template = &promptloom.Template{}
+	if p := Place(reduce(t, frags), nil); len(p.Breakpoints) != 1 || p.Breakpoints[0].After != "system[2]" {
+		t.Fatalf("no bindings read: breakpoints %+v, want one after system[2]", p.Breakpoints)
 	}
 }
 
