@@ -166,3 +166,20 @@ func TestMessagesEscapeControlCharacters(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want one escaped lint line", code, stderr.String())
 	}
 }
+
+// A key=value connection string is refused with its password masked,
+// never taken as a path; a text of one pair (why's TEXT) is not one.
+func TestKeyValueConnectionStringRefused(t *testing.T) {
+	for _, args := range [][]string{
+		{"demo", "negotiation", "--record", "host=127.0.0.1 port=1 dbname=d password=HUNTER3"},
+		{"verify", "--transcript", "host=x password=HUNTER3 session=s3"},
+	} {
+		code, out, errOut := run(t, args...)
+		if code != ExitBadArgs || strings.Contains(out+errOut, "HUNTER3") || !strings.Contains(errOut, "key=value connection string") {
+			t.Errorf("%q: exit %d %s%s", args, code, out, errOut)
+		}
+	}
+	if keyValueDSN("user=admin") || keyValueDSN("a=b c") || !keyValueDSN("host=h dbname=d") {
+		t.Error("keyValueDSN misjudges")
+	}
+}
