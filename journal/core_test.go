@@ -494,6 +494,49 @@ func TestTruncatedFileWrittenAgainStartsAgain(t *testing.T) {
 	}
 }
 
+// A file cut back to a part of itself (its last lines gone) still holds
+// the session's journal_open: the journal goes on in a session of a new
+// id, never opening one id twice in a chain, and its calls verify; what is
+// left of the old session is reported as cut short, not as a forgery.
+func TestFileCutToAPartStartsANewSession(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	j, err := Open(path, &Options{Clock: clock, Session: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"c1", "c2"} {
+		if _, err := j.Call(ctx, echo, request(t, c, `{"system": "You are careful."}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, _ := os.ReadFile(path)
+	i := bytes.LastIndexByte(b[:len(b)-1], '\n')
+	i = bytes.LastIndexByte(b[:i], '\n') // c2's request and response are gone
+	if err := os.Truncate(path, int64(i+1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.Call(ctx, echo, request(t, "c3", `{"system": "You are careful."}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, _ = os.ReadFile(path)
+	rep, err := Verify(bytes.NewReader(b), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range rep.Problems {
+		if strings.Contains(p.Detail, "opened twice") || strings.Contains(p.Detail, "but 3 are") {
+			t.Errorf("problem: %s", p.Detail)
+		}
+	}
+	last := rep.Calls[len(rep.Calls)-1]
+	if last.Call != "c3" || last.Status != verified || !strings.Contains(string(b), `"session":"s1~1"`) {
+		t.Errorf("c3: %+v\n%s", last, b)
+	}
+}
+
 // Messages, tools, parameters and responses are retained redacted by
 // default, and their hashes are of what is written: a secret pasted into a
 // message never reaches the transcript, and the transcript verifies. With
@@ -548,5 +591,44 @@ func TestAttempts(t *testing.T) {
 	rep, err := Verify(&buf, nil)
 	if err != nil || !rep.OK() || rep.Calls[0].Attempts != 1 || !strings.Contains(text, `"failure":{"status":429,"message":"rate limited"}`) {
 		t.Errorf("verify: %v %+v %+v\n%s", err, rep.Problems, rep.Calls, buf.String())
+	}
+}
+
+// halfWriter writes half of its n-th write and fails it.
+type halfWriter struct {
+	bytes.Buffer
+	n, fail int
+}
+
+func (w *halfWriter) Write(b []byte) (int, error) {
+	if w.n++; w.n == w.fail {
+		w.Buffer.Write(b[:len(b)/2])
+		return len(b) / 2, errors.New("no space left on device")
+	}
+	return w.Buffer.Write(b)
+}
+
+// A writer that fails part way through a line leaves the chain torn: the
+// journal writes nothing more (every later call fails before the model is
+// called), so what it wrote stays a transcript cut short, never one with a
+// torn line in its middle.
+func TestShortWriteStopsTheJournal(t *testing.T) {
+	w := &halfWriter{fail: 3}
+	j := New(w, &Options{Clock: clock})
+	calls := 0
+	model := ModelFunc(func(context.Context, Request) (Response, error) { calls++; return Response{Text: "x"}, nil })
+	var errs []error
+	for _, c := range []string{"c1", "c2", "c3"} {
+		_, err := j.Call(ctx, model, request(t, c, `{"system": "You are careful."}`))
+		errs = append(errs, err)
+	}
+	j.Close()
+	if errs[0] != nil || errs[1] == nil || errs[2] == nil || calls != 1 {
+		t.Fatalf("errors %v, model called %d times", errs, calls)
+	}
+	for i, l := range strings.Split(strings.TrimSuffix(w.String(), "\n"), "\n")[:strings.Count(w.String(), "\n")] {
+		if !json.Valid([]byte(l)) {
+			t.Errorf("line %d is not JSON: %s", i+1, l)
+		}
 	}
 }

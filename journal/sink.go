@@ -3,6 +3,7 @@ package journal
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -36,18 +37,32 @@ type writerSink struct {
 	mu sync.Mutex
 	w  io.Writer
 	t  Tail
+	// broken is set once a write failed or panicked: part of a line may
+	// be out, and a writer cannot be read back to mend it, so nothing more
+	// is written after it (a chain cannot go on from a torn line).
+	broken error
 }
 
-func (s *writerSink) Append(_ context.Context, build func(Tail) ([]byte, error)) error {
+func (s *writerSink) Append(_ context.Context, build func(Tail) ([]byte, error)) (err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.broken != nil {
+		return s.broken
+	}
 	lines, err := build(s.t)
 	if err != nil {
 		return err
 	}
+	done := false
+	defer func() {
+		if !done {
+			s.broken = errors.New("journal: an earlier write to the transcript failed part way, so its chain cannot go on")
+		}
+	}()
 	if _, err := s.w.Write(lines); err != nil {
 		return fmt.Errorf("journal: write: %w", err)
 	}
+	done = true
 	s.t = tailAfter(s.t, lines)
 	return nil
 }

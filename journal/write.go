@@ -30,6 +30,7 @@ type Journal struct {
 	sink    Sink
 	clock   func() time.Time
 	session string
+	named   string // the session's id as given (restart's new ids build on it)
 	keepRaw bool
 	opened  bool // the session's journal_open line is written
 	closed  bool
@@ -104,6 +105,7 @@ func NewSink(s Sink, opts *Options) *Journal {
 		rand.Read(b[:])
 		j.session = hex.EncodeToString(b[:])
 	}
+	j.named = j.session
 	return j
 }
 
@@ -306,7 +308,7 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 	p := &Pending{j: j, call: pre.call, ManifestContentHash: pre.sc.ManifestContentHash}
 	err := j.sink.Append(ctx, func(t Tail) ([]byte, error) {
 		if t.Fresh {
-			j.restart()
+			j.restart(t)
 		}
 		b := &lineBuilder{t: t, at: j.clock().Format(time.RFC3339Nano)}
 		if !j.opened {
@@ -402,12 +404,18 @@ func (j *Journal) usable(call string) error {
 	return nil
 }
 
-// restart forgets the session's lines after the sink's chain was cut back:
-// the next lines open the session again. Calls begun before cannot record
-// their outcome (their request is gone). j.mu is held.
-func (j *Journal) restart() {
+// restart forgets the session's lines after the sink's chain was cut back
+// to t: the next lines open the session again. Cut to nothing, it keeps its
+// id; cut to a part (its journal_open may still be there), it is a new
+// session, the id with "~N" after it for the N-th cut, so no id is opened
+// twice in one chain. Calls begun before cannot record their outcome
+// (their request is gone). j.mu is held.
+func (j *Journal) restart(t Tail) {
 	j.opened, j.calls = false, 0
 	j.epoch++
+	if t.Seq > 0 {
+		j.session = j.named + "~" + strconv.Itoa(j.epoch)
+	}
 	clear(j.last)
 	j.cp.reset() // issue 25
 }
@@ -527,7 +535,7 @@ func (p *Pending) append(ctx context.Context, kind string, fields ...string) err
 	var next *tree // issue 25: the session's tree of calls with this one
 	err := j.sink.Append(ctx, func(t Tail) ([]byte, error) {
 		if t.Fresh {
-			j.restart()
+			j.restart(t)
 			return nil, fmt.Errorf("journal: call %s: the transcript was cut back under the journal (a log rotation?) after its request; this line is not recorded", p.call)
 		}
 		b := &lineBuilder{t: t, at: j.clock().Format(time.RFC3339Nano)}
