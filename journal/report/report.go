@@ -7,50 +7,65 @@
 package report
 
 import (
+	"bufio"
 	_ "embed"
 	"fmt"
 	"html/template"
 	"io"
-	"strings"
+	"strconv"
 
 	"github.com/promptloom/promptloom/internal/textsafe"
 	"github.com/promptloom/promptloom/journal"
+	"github.com/promptloom/promptloom/manifest"
 )
 
 // WriteText writes the report a call a block, then the verdicts
 // (journal.Report.WriteText). Every value taken from the transcript is
 // escaped (textsafe.Line): a reply holding a newline or an ESC sequence
 // cannot forge a row or reach the terminal.
+//
+// A call citing the manifest an earlier call showed says so instead of
+// listing its rows again, and the text is written as it is made: a run of
+// many calls on one large manifest is as long, and takes as much memory,
+// as the manifest once.
 func WriteText(w io.Writer, rep *journal.Report) error {
-	var b strings.Builder
+	b := bufio.NewWriter(w)
 	q := textsafe.Line
+	shown := map[*manifest.Manifest]string{} // manifest -> the call that listed it
 	for i := range rep.Calls {
 		c := &rep.Calls[i]
 		if c.Unattributed {
-			fmt.Fprintf(&b, "%s %s (line %d): unattributed: no manifest, so nothing accounts for its prompt\n", c.Status, q(callName(c)), c.Line)
+			fmt.Fprintf(b, "%s %s (line %d): unattributed: no manifest, so nothing accounts for its prompt\n", c.Status, q(callName(c)), c.Line)
 		} else {
-			fmt.Fprintf(&b, "%s %s (role %s, line %d): %d-byte prompt\n", c.Status, q(callName(c)), q(role(c)), c.Line, c.SystemBytes)
+			fmt.Fprintf(b, "%s %s (role %s, line %d): %d-byte prompt\n", c.Status, q(callName(c)), q(role(c)), c.Line, c.SystemBytes)
 		}
 		if c.Problem != nil {
-			fmt.Fprintf(&b, "  problem: %s\n", q(c.Problem.Detail))
+			fmt.Fprintf(b, "  problem: %s\n", q(c.Problem.Detail))
 		}
-		for _, f := range c.Manifest.Rows() {
-			fmt.Fprintf(&b, "  %-8s %s: %s\n", f.State(), q(f.ID), q(f.Reason))
+		if first, ok := shown[c.Manifest]; ok && c.Manifest != nil {
+			fmt.Fprintf(b, "  fragments: as listed for %s (the same manifest)\n", q(first))
+		} else {
+			for _, f := range c.Manifest.Rows() {
+				fmt.Fprintf(b, "  %-8s %s: %s\n", f.State(), q(f.ID), q(f.Reason))
+			}
+			if c.Manifest != nil {
+				shown[c.Manifest] = callName(c) + " (line " + strconv.Itoa(c.Line) + ")"
+			}
 		}
 		if c.Previous != "" {
-			fmt.Fprintf(&b, "  since %s: %d change(s), %d bytes in common, %d re-sent\n", q(c.Previous), len(c.Changes), c.CommonPrefixBytes, c.ResendBytes)
+			fmt.Fprintf(b, "  since %s: %d change(s), %d bytes in common, %d re-sent\n", q(c.Previous), len(c.Changes), c.CommonPrefixBytes, c.ResendBytes)
 			for _, ch := range c.Changes {
-				fmt.Fprintf(&b, "    %s\n", q(ch.String()))
+				fmt.Fprintf(b, "    %s\n", q(ch.String()))
 			}
 		}
 		if c.Usage != nil {
-			fmt.Fprintf(&b, "  cache: %s\n", q(cacheLine(c)))
+			fmt.Fprintf(b, "  cache: %s\n", q(cacheLine(c)))
 		}
 		if c.Outcome != "" {
-			fmt.Fprintf(&b, "  reply: %s\n", q(c.Outcome))
+			fmt.Fprintf(b, "  reply: %s\n", q(c.Outcome))
 		}
 	}
-	if _, err := io.WriteString(w, b.String()); err != nil {
+	if err := b.Flush(); err != nil {
 		return err
 	}
 	return rep.WriteText(w)
