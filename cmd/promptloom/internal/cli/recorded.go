@@ -206,8 +206,8 @@ func (e *env) explainRecorded(fs *flag.FlagSet, pos []string, transcript, call, 
 	if err := onlyRecordedFlags(fs, "transcript", "call", "format"); err != nil {
 		return e.fail("explain: %v", err)
 	}
-	if transcript == "" || call == "" || len(pos) > 0 {
-		return e.fail("explain: --transcript FILE --call NAME explains a recorded call, and takes no options file")
+	if msg := recordedUsage(transcript != "", call != "", len(pos) > 0, "--call NAME"); msg != "" {
+		return e.fail("explain: --transcript FILE --call NAME explains a recorded call: %s", msg)
 	}
 	if err := oneOf("format", format, "text", "json", "html", "raw"); err != nil {
 		return e.fail("explain: %v (a recorded call has no options to build a payload from)", err)
@@ -240,8 +240,8 @@ func (e *env) diffRecorded(fs *flag.FlagSet, pos []string, transcript string, ca
 	if err := onlyRecordedFlags(fs, "transcript", "call", "format"); err != nil {
 		return e.fail("diff: %v", err)
 	}
-	if transcript == "" || len(calls) != 2 || len(pos) > 0 {
-		return e.fail("diff: --transcript FILE --call A --call B compares two recorded calls, and takes no options file")
+	if msg := recordedUsage(transcript != "", len(calls) == 2, len(pos) > 0, "--call A --call B (got "+strconv.Itoa(len(calls))+")"); msg != "" {
+		return e.fail("diff: --transcript FILE --call A --call B compares two recorded calls: %s", msg)
 	}
 	recs, err := e.recordedCalls(transcript, calls...)
 	if err != nil {
@@ -264,4 +264,19 @@ func (e *env) diffRecorded(fs *flag.FlagSet, pos []string, transcript string, ca
 		return ExitOK
 	}
 	return ExitFail
+}
+
+// recordedUsage says what a command on a recorded call lacks or has too
+// much of: the transcript, the call(s) it names, or an options file it
+// does not take ("" when nothing).
+func recordedUsage(transcript, calls, optionsFile bool, want string) string {
+	switch {
+	case !transcript:
+		return "give --transcript FILE"
+	case !calls:
+		return "give " + want
+	case optionsFile:
+		return "it takes no options file"
+	}
+	return ""
 }

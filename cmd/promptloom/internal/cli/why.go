@@ -87,8 +87,8 @@ func runWhy(e *env, args []string) int {
 		if err := onlyRecordedFlags(fs, "transcript", "call", "format", "limit"); err != nil {
 			return e.fail("why: %v", err)
 		}
-		if *transcript == "" || *call == "" || len(pos) > 1 {
-			return e.fail("why: --transcript FILE --call NAME looks in a recorded call, and takes no options file")
+		if msg := recordedUsage(*transcript != "", *call != "", len(pos) > 1, "--call NAME"); msg != "" {
+			return e.fail("why: --transcript FILE --call NAME looks in a recorded call: %s", msg)
 		}
 		recs, err := e.recordedCalls(*transcript, *call)
 		if err != nil {
