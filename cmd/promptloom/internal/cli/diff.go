@@ -68,6 +68,9 @@ func runDiff(e *env, args []string) int {
 		}
 		bName = pos[1]
 	}
+	if err := contradicts(changes); err != nil {
+		return e.fail("diff: %v", err)
+	}
 	var described []string
 	for _, c := range changes {
 		if err := apply(ob, c); err != nil {
@@ -112,6 +115,20 @@ func named(name string, err error) error {
 		return err
 	}
 	return fmt.Errorf("%s: %w", name, err)
+}
+
+// contradicts refuses --with-X N beside --without-X N: which one wins
+// would be the flags' order, and either way the other asked for nothing.
+func contradicts(changes []change) error {
+	opposite := map[string]string{"with-tool": "without-tool", "without-tool": "with-tool", "with-cap": "without-cap", "without-cap": "with-cap"}
+	for i, a := range changes {
+		for _, b := range changes[:i] {
+			if b.name == a.name && b.flag == opposite[a.flag] {
+				return fmt.Errorf("--%s %s and --%s %s contradict each other; give one", b.flag, b.name, a.flag, a.name)
+			}
+		}
+	}
+	return nil
 }
 
 // derived is a copy of o whose tools and capabilities can be changed

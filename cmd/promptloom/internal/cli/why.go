@@ -149,6 +149,9 @@ func (e *env) whyOptions(pos []string, pl pipeline, changes []change) (*explain.
 	if err != nil {
 		return nil, named(path, err)
 	}
+	if err := contradicts(changes); err != nil {
+		return nil, err
+	}
 	for _, c := range changes {
 		if err := apply(o, c); err != nil {
 			return nil, fmt.Errorf("--%s: %w", c.flag, err)
