@@ -1,6 +1,8 @@
 package template_test
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"testing/fstest"
 
@@ -40,5 +42,32 @@ func TestSpansNameTheTopInclude(t *testing.T) {
 		if spans[i] != want[i] {
 			t.Errorf("span %d = %+v, want %+v", i, spans[i], want[i])
 		}
+	}
+}
+
+// A name an include's with made of a filtered binding keeps the filters in
+// its spans, before the ones applied where it is used: "ANN" came from
+// binding name through upper, "ann" through upper and then lower.
+func TestSpansKeepFiltersAcrossWith(t *testing.T) {
+	root := fstest.MapFS{
+		"top.prompt": {Data: []byte(`{{ include "p.prompt" with { who: name | upper } }}`)},
+		"p.prompt":   {Data: []byte(`{{ who }}|{{ who | lower }}`)},
+	}
+	tp, err := template.Parse("top.prompt", root["top.prompt"].Data, &template.Options{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := tp.Render([]byte(`{"name": "ann"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range r.Spans {
+		if s.Kind == "binding" {
+			got = append(got, r.Text[s.Start:s.End]+" "+s.Path+" "+strings.Join(s.Filters, ","))
+		}
+	}
+	if want := []string{"ANN name upper", "ann name upper,lower"}; !slices.Equal(got, want) {
+		t.Errorf("binding spans = %q, want %q", got, want)
 	}
 }

@@ -22,6 +22,9 @@ type entry struct {
 	// origin is the binding path the value is ("" for none: a literal, the
 	// loop dict, a dict key).
 	origin string
+	// filters are those that made the value from its origin (an include's
+	// `with { who: name | upper }`), for the spans that show it.
+	filters []string
 	// bound: the value is one of the caller's bindings, so reading it (or
 	// under it) is recorded in Result.Reads. A loop variable is not: the
 	// loop's iterable was recorded when it was read.
@@ -234,10 +237,7 @@ func (r *renderer) node(n node, sc *scope) *Error {
 		}
 		sp := Span{Kind: "value", Line: n.line, Col: n.col}
 		if origin != "" {
-			sp.Kind, sp.Path = "binding", origin
-			if p, ok := n.x.(*pipeExpr); ok {
-				sp.Filters = p.names
-			}
+			sp.Kind, sp.Path, sp.Filters = "binding", origin, filtersOf(n.x, sc)
 		}
 		return r.emit(display(v), sp, n.line, n.col)
 	case *bareNode:
@@ -253,7 +253,7 @@ func (r *renderer) node(n node, sc *scope) *Error {
 		}
 		sp := Span{Kind: "value", Line: n.line, Col: n.col}
 		if e.origin != "" {
-			sp.Kind, sp.Path = "binding", e.origin
+			sp.Kind, sp.Path, sp.Filters = "binding", e.origin, e.filters
 		}
 		return r.emit(display(e.v), sp, n.line, n.col)
 	case *ifNode:
@@ -375,7 +375,7 @@ func (r *renderer) include(n *includeNode, sc *scope) *Error {
 		if err != nil {
 			return err
 		}
-		cs.flat[w.name] = entry{v: v, origin: origin}
+		cs.flat[w.name] = entry{v: v, origin: origin, filters: filtersOf(w.x, sc)}
 	}
 	nodes, err := r.parsed(child, id, n.line, n.col)
 	if err != nil {
@@ -571,6 +571,25 @@ func (r *renderer) section(n *sectionNode, sc *scope) *Error {
 		r.made++
 	}
 	return scaffold(st.text[st.bodyAt+bodyLen:])
+}
+
+// filtersOf is the filters between a binding and x's value: the value's
+// own (a name an include's with made of a filtered binding), then x's.
+func filtersOf(x expr, sc *scope) []string {
+	switch x := x.(type) {
+	case *pathExpr:
+		if len(x.segs) == 1 {
+			if e, ok := sc.lookup(x.segs[0].s); ok {
+				return e.filters
+			}
+		}
+	case *pipeExpr:
+		if inner := filtersOf(x.x, sc); len(inner) > 0 {
+			return slices.Concat(inner, x.names)
+		}
+		return x.names
+	}
+	return nil
 }
 
 // eval evaluates an expression: its value and the binding path it is
