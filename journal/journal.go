@@ -253,4 +253,7 @@ type callError struct {
 }
 
 // quote is s as a JSON string, as canonical JSON writes it.
-func quote(s string) string { return string(pjson.AppendString(nil, s)) }
+func quote(s string) string {
+	// Sized for a few escapes, so a long text is not copied as it grows.
+	return string(pjson.AppendString(make([]byte, 0, len(s)+len(s)/16+2), s))
+}

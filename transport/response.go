@@ -1,7 +1,6 @@
 package transport
 
 import (
-	"bytes"
 	"sort"
 	"strings"
 
@@ -16,44 +15,46 @@ import (
 // event is one server sent event: its type and its data.
 type event struct {
 	name string
-	data []byte
+	data string
 }
 
 // events splits a stream of server sent events as received into events
 // (lines "event:" and "data:", a blank line ending each; CRLF or LF).
-func events(b []byte) []event {
+// The stream is one string, read in place: each event's data is a piece of
+// it, parsed by gjson without a copy.
+func events(b string) []event {
 	var out []event
 	var cur event
-	var data [][]byte
+	var data []string
 	flush := func() {
 		switch {
 		case len(data) == 1:
 			cur.data = data[0] // the common case: no copy
 			out = append(out, cur)
 		case cur.name != "" || data != nil:
-			cur.data = bytes.Join(data, []byte("\n"))
+			cur.data = strings.Join(data, "\n")
 			out = append(out, cur)
 		}
 		cur, data = event{}, nil
 	}
 	for len(b) > 0 {
 		line := b
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		if i := strings.IndexByte(b, '\n'); i >= 0 {
 			line, b = b[:i], b[i+1:]
 		} else {
-			b = nil
+			b = ""
 		}
-		line = bytes.TrimSuffix(line, []byte("\r"))
+		line = strings.TrimSuffix(line, "\r")
 		switch {
 		case len(line) == 0:
 			flush()
 		case line[0] == ':':
 		default:
-			field, value, _ := bytes.Cut(line, []byte(":"))
-			value = bytes.TrimPrefix(value, []byte(" "))
-			switch string(field) {
+			field, value, _ := strings.Cut(line, ":")
+			value = strings.TrimPrefix(value, " ")
+			switch field {
 			case "event":
-				cur.name = string(value)
+				cur.name = value
 			case "data":
 				data = append(data, value)
 			}
@@ -96,7 +97,7 @@ func summary(shape payload.Provider, body []byte, stream bool) (journal.Response
 		}
 		return r, true
 	}
-	evs := events(body)
+	evs := events(string(body))
 	switch shape {
 	case payload.Anthropic:
 		return anthropicStream(evs)
@@ -104,7 +105,7 @@ func summary(shape payload.Provider, body []byte, stream bool) (journal.Response
 		return chatStream(evs)
 	case payload.OpenAIResponses:
 		for _, e := range evs {
-			v := gjson.ParseBytes(e.data)
+			v := gjson.Parse(e.data)
 			switch v.Get("type").Str {
 			case "response.completed", "response.incomplete", "response.failed":
 				responsesObject(&r, v.Get("response"))
@@ -116,8 +117,8 @@ func summary(shape payload.Provider, body []byte, stream bool) (journal.Response
 		var chunks []gjson.Result
 		done := false
 		for _, e := range evs {
-			if gjson.ValidBytes(e.data) {
-				v := gjson.ParseBytes(e.data)
+			if gjson.Valid(e.data) {
+				v := gjson.Parse(e.data)
 				chunks = append(chunks, v)
 				done = done || v.Get("candidates.0.finishReason").Str != ""
 			}
@@ -153,6 +154,14 @@ func anthropicMessage(r *journal.Response, v gjson.Result) {
 	r.Usage = usageOf(u.Get("input_tokens"), u.Get("output_tokens"), u.Get("cache_read_input_tokens"), u.Get("cache_creation_input_tokens"))
 }
 
+// grow writes s to b, doubling b's buffer when it is full: WriteString
+// alone grows a large buffer by a quarter, so a megabyte of deltas would be
+// copied some twenty times.
+func grow(b *strings.Builder, s string) {
+	b.Grow(len(s)) // grows to twice its size plus s, when s does not fit
+	b.WriteString(s)
+}
+
 // anthropicStream assembles message_start, the content blocks' starts and
 // deltas, message_delta (stop reason, usage) and message_stop.
 func anthropicStream(evs []event) (journal.Response, bool) {
@@ -171,7 +180,7 @@ func anthropicStream(evs []event) (journal.Response, bool) {
 			// Most of a stream: read its three members in one pass.
 			var index int64
 			var delta gjson.Result
-			gjson.ParseBytes(e.data).ForEach(func(k, x gjson.Result) bool {
+			gjson.Parse(e.data).ForEach(func(k, x gjson.Result) bool {
 				switch k.Str {
 				case "index":
 					index = x.Int()
@@ -184,16 +193,16 @@ func anthropicStream(evs []event) (journal.Response, bool) {
 				delta.ForEach(func(k, x gjson.Result) bool {
 					switch k.Str {
 					case "text":
-						b.text.WriteString(x.Str)
+						grow(&b.text, x.Str)
 					case "partial_json":
-						b.args.WriteString(x.Str)
+						grow(&b.args, x.Str)
 					}
 					return true
 				})
 			}
 			continue
 		}
-		v = gjson.ParseBytes(e.data)
+		v = gjson.Parse(e.data)
 		typ = v.Get("type").Str
 		switch typ {
 		case "message_start":
@@ -298,11 +307,11 @@ func chatStream(evs []event) (journal.Response, bool) {
 	var text strings.Builder
 	done := false
 	for _, e := range evs {
-		if string(bytes.TrimSpace(e.data)) == "[DONE]" {
+		if strings.TrimSpace(e.data) == "[DONE]" {
 			done = true
 			continue
 		}
-		v := gjson.ParseBytes(e.data)
+		v := gjson.Parse(e.data)
 		if id := v.Get("id").Str; id != "" {
 			r.ID = id
 		}
