@@ -304,7 +304,7 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 	}
 	sc, served, mbytes := pre.sc, pre.served, pre.mbytes
 	p := &Pending{j: j, call: pre.call, ManifestContentHash: pre.sc.ManifestContentHash}
-	err := j.sink.Append(ctx, func(t Tail) ([]byte, error) {
+	err := j.appendLines(ctx, func(t Tail) (*lineBuilder, error) {
 		if t.Fresh {
 			j.restart()
 		}
@@ -321,7 +321,7 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 		b.line(kindRequest, "session", quote(j.session), "call", quote(pre.call),
 			"served_context", string(pre.scJSON), "request", string(pre.reqJSON))
 		p.Seq, p.hash = b.t.Seq, b.t.Prev
-		return b.Bytes(), nil
+		return b, nil
 	})
 	if err != nil {
 		return nil, err
@@ -525,7 +525,7 @@ func (p *Pending) append(ctx context.Context, kind string, fields ...string) err
 		return fmt.Errorf("journal: call %s: the transcript was cut back under the journal (a log rotation?) after its request; this line is not recorded", p.call)
 	}
 	var next *tree // issue 25: the session's tree of calls with this one
-	err := j.sink.Append(ctx, func(t Tail) ([]byte, error) {
+	err := j.appendLines(ctx, func(t Tail) (*lineBuilder, error) {
 		if t.Fresh {
 			j.restart()
 			return nil, fmt.Errorf("journal: call %s: the transcript was cut back under the journal (a log rotation?) after its request; this line is not recorded", p.call)
@@ -539,7 +539,7 @@ func (p *Pending) append(ctx context.Context, kind string, fields ...string) err
 				return nil, err
 			}
 		}
-		return b.Bytes(), nil
+		return b, nil
 	})
 	if err == nil {
 		j.cp.commit(next)
@@ -596,7 +596,7 @@ func (j *Journal) end() (err error) {
 		j.endErr = err
 	}()
 	if j.opened {
-		err = j.sink.Append(context.Background(), func(t Tail) ([]byte, error) {
+		err = j.appendLines(context.Background(), func(t Tail) (*lineBuilder, error) {
 			if t.Fresh {
 				return nil, nil // a new file: this session has no line in it
 			}
@@ -605,10 +605,30 @@ func (j *Journal) end() (err error) {
 			if err := j.cp.close(b, j.session); err != nil { // issue 25
 				return nil, err
 			}
-			return b.Bytes(), nil
+			return b, nil
 		})
 	}
 	return err
+}
+
+// appendLines appends the lines build makes (none when it returns nil) to
+// the journal's sink; a sink of this package takes the chain's tail after
+// them from the builder, which hashed each line as it built it.
+func (j *Journal) appendLines(ctx context.Context, build func(Tail) (*lineBuilder, error)) error {
+	bt := func(t Tail) ([]byte, *Tail, error) {
+		b, err := build(t)
+		if err != nil || b == nil {
+			return nil, nil, err
+		}
+		return b.Bytes(), &b.t, nil
+	}
+	if s, ok := j.sink.(builderSink); ok {
+		return s.appendBuilt(ctx, bt)
+	}
+	return j.sink.Append(ctx, func(t Tail) ([]byte, error) {
+		lines, _, err := bt(t)
+		return lines, err
+	})
 }
 
 // lineBuilder builds a group of lines, chaining each to the one before.
