@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/harn/redact"
@@ -479,7 +480,9 @@ func (p *Pending) Finish(ctx context.Context, resp Response, callErr error) erro
 			return p.abandon(fmt.Errorf("journal: call %s: response: %w", p.call, err))
 		}
 		if resp.Body != nil {
-			body := string(resp.Body)
+			// Read in place, not copied: Finish keeps nothing of it but
+			// its quoted (redacted) copy.
+			body := unsafe.String(unsafe.SliceData(resp.Body), len(resp.Body))
 			if !j.keepRaw {
 				body = redact.String(body)
 			}
@@ -500,7 +503,8 @@ func (p *Pending) Finish(ctx context.Context, resp Response, callErr error) erro
 	}
 	p.done = true
 	defer j.finished()
-	fields := append([]string{field, string(written), hashField, quote(ohash)}, extra...)
+	// written is not changed again: the line takes it without a copy.
+	fields := append([]string{field, unsafe.String(unsafe.SliceData(written), len(written)), hashField, quote(ohash)}, extra...)
 	if err := p.append(ctx, kind, fields...); err != nil {
 		return errors.Join(refused, err)
 	}
