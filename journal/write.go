@@ -369,6 +369,48 @@ func (j *Journal) retain(raw json.RawMessage) (json.RawMessage, string, error) {
 	return redacted, hash, nil
 }
 
+// retainOutcome is retain for an outcome (its encoding/json bytes), but
+// the line keeps those bytes as it always had when redaction changes
+// nothing in them (when the redacted canonical encoding is the canonical
+// one). That is found as the outcome is encoded, once: a string the
+// catalog changes, or a credential-like key, whose value is compared the
+// long way (it may be the placeholder already).
+func (j *Journal) retainOutcome(outcome []byte) ([]byte, string, error) {
+	changed, sensitive := false, false
+	redacted, err := pjson.EncodeRedacted(outcome, func(s string) string {
+		r := redact.String(s)
+		changed = changed || r != s
+		return r
+	}, func(key string) bool {
+		if sensitiveKey(key) {
+			sensitive = true
+			return true
+		}
+		return false
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	hash := digest.Bytes(redacted).String()
+	switch {
+	case j.keepRaw || !changed && !sensitive:
+		return outcome, hash, nil
+	case changed:
+		return redacted, hash, nil
+	}
+	if canonical, err := pjson.Encode(outcome); err == nil && string(canonical) == string(redacted) {
+		return outcome, hash, nil
+	}
+	return redacted, hash, nil
+}
+
+// sensitiveKey reports whether redact.JSON replaces the value of an object
+// member named key (Harn's field_is_sensitive), by asking it.
+func sensitiveKey(key string) bool {
+	out, err := redact.JSON([]byte("{" + quote(key) + ":0}"))
+	return err != nil || !bytes.HasSuffix(out, []byte(":0}"))
+}
+
 // errNoPending is a Finish or Attempt on a Pending that Begin did not
 // return (a zero Pending, or nil).
 var errNoPending = errors.New("journal: the call was not begun (a Pending comes from Journal.Begin)")
@@ -489,12 +531,9 @@ func (p *Pending) Finish(ctx context.Context, resp Response, callErr error) erro
 			extra = []string{"body", quote(body), "body_content_hash", quote(digest.String(body).String())}
 		}
 	}
-	written, ohash, err := j.retain(outcome)
+	written, ohash, err := j.retainOutcome(outcome)
 	if err != nil {
 		return p.abandon(fmt.Errorf("journal: call %s: %s: %w", p.call, field, err))
-	}
-	if canonical, err := pjson.Encode(outcome); err == nil && string(canonical) == string(written) {
-		written = outcome // nothing redacted: the line keeps the bytes it always had
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
