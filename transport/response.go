@@ -3,6 +3,7 @@ package transport
 import (
 	"sort"
 	"strings"
+	"unsafe"
 
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/harn/redact"
@@ -97,7 +98,21 @@ func summary(shape payload.Provider, body []byte, stream bool) (journal.Response
 		}
 		return r, true
 	}
-	evs := events(string(body))
+	// The body is not changed again (the recorder gave it up): the events
+	// are read from it in place. The summary's short strings are copied
+	// out, so a span keeping them does not keep the stream.
+	r, whole := streamSummary(shape, events(unsafe.String(unsafe.SliceData(body), len(body))))
+	r.ID, r.Model, r.StopReason = strings.Clone(r.ID), strings.Clone(r.Model), strings.Clone(r.StopReason)
+	for i := range r.ToolCalls {
+		c := &r.ToolCalls[i]
+		c.ID, c.Name = strings.Clone(c.ID), strings.Clone(c.Name)
+	}
+	return r, whole
+}
+
+// streamSummary is summary of a stream, read into its events.
+func streamSummary(shape payload.Provider, evs []event) (journal.Response, bool) {
+	r := journal.Response{}
 	switch shape {
 	case payload.Anthropic:
 		return anthropicStream(evs)
@@ -154,21 +169,16 @@ func anthropicMessage(r *journal.Response, v gjson.Result) {
 	r.Usage = usageOf(u.Get("input_tokens"), u.Get("output_tokens"), u.Get("cache_read_input_tokens"), u.Get("cache_creation_input_tokens"))
 }
 
-// grow writes s to b, doubling b's buffer when it is full: WriteString
-// alone grows a large buffer by a quarter, so a megabyte of deltas would be
-// copied some twenty times.
-func grow(b *strings.Builder, s string) {
-	b.Grow(len(s)) // grows to twice its size plus s, when s does not fit
-	b.WriteString(s)
-}
-
 // anthropicStream assembles message_start, the content blocks' starts and
 // deltas, message_delta (stop reason, usage) and message_stop.
 func anthropicStream(evs []event) (journal.Response, bool) {
 	r := journal.Response{}
+	// A block's text and arguments are kept as the deltas' pieces (of the
+	// stream, mostly: gjson copies only a string with escapes) and joined
+	// once at the end, into a string of their exact size.
 	type block struct {
 		kind, id, name string
-		text, args     strings.Builder
+		text, args     []string
 	}
 	blocks := map[int64]*block{}
 	var in, out, read, write gjson.Result
@@ -193,9 +203,9 @@ func anthropicStream(evs []event) (journal.Response, bool) {
 				delta.ForEach(func(k, x gjson.Result) bool {
 					switch k.Str {
 					case "text":
-						grow(&b.text, x.Str)
+						b.text = append(b.text, x.Str)
 					case "partial_json":
-						grow(&b.args, x.Str)
+						b.args = append(b.args, x.Str)
 					}
 					return true
 				})
@@ -213,7 +223,7 @@ func anthropicStream(evs []event) (journal.Response, bool) {
 		case "content_block_start":
 			cb := v.Get("content_block")
 			b := &block{kind: cb.Get("type").Str, id: cb.Get("id").Str, name: cb.Get("name").Str}
-			b.text.WriteString(cb.Get("text").Str)
+			b.text = append(b.text, cb.Get("text").Str)
 			blocks[v.Get("index").Int()] = b
 		case "content_block_delta":
 			b := blocks[v.Get("index").Int()]
@@ -221,8 +231,8 @@ func anthropicStream(evs []event) (journal.Response, bool) {
 				continue
 			}
 			d := v.Get("delta")
-			b.text.WriteString(d.Get("text").Str)
-			b.args.WriteString(d.Get("partial_json").Str)
+			b.text = append(b.text, d.Get("text").Str)
+			b.args = append(b.args, d.Get("partial_json").Str)
 		case "message_delta":
 			if s := v.Get("delta.stop_reason"); s.Type == gjson.String {
 				r.StopReason = s.Str
@@ -245,31 +255,21 @@ func anthropicStream(evs []event) (journal.Response, bool) {
 		idx = append(idx, i)
 	}
 	sort.Slice(idx, func(a, b int) bool { return idx[a] < idx[b] })
-	var text strings.Builder
-	texts := 0
+	var text []string
 	for _, i := range idx {
 		b := blocks[i]
 		switch b.kind {
 		case "text":
-			if texts++; texts == 1 {
-				r.Text = b.text.String() // one text block, the usual case: no copy
-			} else {
-				if texts == 2 {
-					text.WriteString(r.Text)
-				}
-				text.WriteString(b.text.String())
-			}
+			text = append(text, b.text...)
 		case "tool_use", "server_tool_use":
-			args := b.args.String()
+			args := strings.Join(b.args, "")
 			if args == "" {
 				args = "{}"
 			}
 			r.ToolCalls = append(r.ToolCalls, journal.ToolCall{ID: b.id, Name: b.name, ArgumentsHash: argsHash(args)})
 		}
 	}
-	if texts > 1 {
-		r.Text = text.String()
-	}
+	r.Text = strings.Join(text, "")
 	r.Usage = usageOf(in, out, read, write)
 	return r, done
 }
