@@ -2,6 +2,8 @@ package journal
 
 import (
 	"bytes"
+	"encoding/json"
+	"strings"
 	"testing"
 
 	pjson "github.com/promptloom/promptloom/internal/json"
@@ -41,6 +43,26 @@ func TestRetainOutcomeIsRetainComparedToTheCanonical(t *testing.T) {
 	for key, want := range map[string]bool{"api_key": true, "Authorization": true, "session-token": true, "input_tokens": false, "name": false, "text": false} {
 		if sensitiveKey(key) != want {
 			t.Errorf("sensitiveKey(%q) = %v", key, !want)
+		}
+	}
+}
+
+// marshalResponse writes what json.Marshal writes, whatever the text.
+func TestMarshalResponseIsJSONMarshal(t *testing.T) {
+	all := make([]byte, 256)
+	for i := range all {
+		all[i] = byte(i)
+	}
+	texts := []string{"", "plain", "a\nb\t\"c\\d", "<b> & </b>", "x\u2028y\u2029z", "héllo 世界 🙂", string(all), "\xff\xfe bad", strings.Repeat("long <text> ", 1000)}
+	for _, text := range texts {
+		for _, r := range []Response{
+			{Text: text},
+			{Text: text, StopReason: "end<turn>", ToolCalls: []ToolCall{{ID: "t&1", Name: "n"}}, Usage: &Usage{InputTokens: 1}, ID: "msg", Model: "m", Status: 200, Body: []byte("body")},
+		} {
+			want, _ := json.Marshal(r)
+			if got, err := marshalResponse(r); err != nil || !bytes.Equal(got, want) {
+				t.Errorf("%q:\n got %s %v\nwant %s", text, got, err, want)
+			}
 		}
 	}
 }

@@ -369,6 +369,31 @@ func (j *Journal) retain(raw json.RawMessage) (json.RawMessage, string, error) {
 	return redacted, hash, nil
 }
 
+// marshalResponse is json.Marshal(r), its text (most of it, as a rule)
+// encoded eight bytes at a time: the rest is marshalled with the text
+// empty, and the text encoded as encoding/json does put in its place.
+func marshalResponse(r Response) ([]byte, error) {
+	text := r.Text
+	r.Text = ""
+	rest, err := json.Marshal(r)
+	const head = `{"text":""`
+	if err != nil || !bytes.HasPrefix(rest, []byte(head)) {
+		r.Text = text
+		return json.Marshal(r)
+	}
+	b := make([]byte, 0, len(rest)+len(text)+len(text)/16+2)
+	b = append(pjson.AppendStdString(append(b, `{"text":`...), text), rest[len(head):]...)
+	// Three IndexByte (vectorised) are much quicker than ContainsAny.
+	if strings.IndexByte(text, '<') >= 0 || strings.IndexByte(text, '>') >= 0 || strings.IndexByte(text, '&') >= 0 {
+		// encoding/json escapes these too, as HTMLEscape does.
+		var h bytes.Buffer
+		h.Grow(len(b) + len(b)/8)
+		json.HTMLEscape(&h, b)
+		b = h.Bytes()
+	}
+	return b, nil
+}
+
 // retainOutcome is retain for an outcome (its encoding/json bytes), but
 // the line keeps those bytes as it always had when redaction changes
 // nothing in them (when the redacted canonical encoding is the canonical
@@ -518,7 +543,7 @@ func (p *Pending) Finish(ctx context.Context, resp Response, callErr error) erro
 		outcome, _ = json.Marshal(callError{Message: redact.String(strings.ToValidUTF8(callErr.Error(), "\uFFFD"))})
 	} else {
 		var err error
-		if outcome, err = json.Marshal(resp); err != nil {
+		if outcome, err = marshalResponse(resp); err != nil {
 			return p.abandon(fmt.Errorf("journal: call %s: response: %w", p.call, err))
 		}
 		if resp.Body != nil {
