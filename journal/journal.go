@@ -36,6 +36,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+	"unsafe"
 
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/digest"
@@ -253,4 +254,9 @@ type callError struct {
 }
 
 // quote is s as a JSON string, as canonical JSON writes it.
-func quote(s string) string { return string(pjson.AppendString(nil, s)) }
+func quote(s string) string {
+	// Sized for a few escapes, so a long text is not copied as it grows,
+	// and never written again, so the string is its bytes.
+	b := pjson.AppendString(make([]byte, 0, len(s)+len(s)/16+2), s)
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}

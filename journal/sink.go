@@ -43,13 +43,17 @@ type writerSink struct {
 	broken error
 }
 
-func (s *writerSink) Append(_ context.Context, build func(Tail) ([]byte, error)) (err error) {
+func (s *writerSink) Append(ctx context.Context, build func(Tail) ([]byte, error)) error {
+	return s.appendBuilt(ctx, built(build))
+}
+
+func (s *writerSink) appendBuilt(_ context.Context, build func(Tail) ([]byte, *Tail, error)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.broken != nil {
 		return s.broken
 	}
-	lines, err := build(s.t)
+	lines, after, err := build(s.t)
 	if err != nil {
 		return err
 	}
@@ -63,8 +67,33 @@ func (s *writerSink) Append(_ context.Context, build func(Tail) ([]byte, error))
 		return fmt.Errorf("journal: write: %w", err)
 	}
 	done = true
-	s.t = tailAfter(s.t, lines)
+	s.t = tailOf(after, s.t, lines)
 	return nil
+}
+
+// builderSink is a sink of this package: its appendBuilt is Append with
+// build also giving the chain's tail after the lines when it knows it (a
+// lineBuilder does: it hashed each line as it built it), so the last line
+// is not hashed again.
+type builderSink interface {
+	appendBuilt(ctx context.Context, build func(Tail) ([]byte, *Tail, error)) error
+}
+
+// built is a Sink's build as appendBuilt's, the tail after it unknown.
+func built(build func(Tail) ([]byte, error)) func(Tail) ([]byte, *Tail, error) {
+	return func(t Tail) ([]byte, *Tail, error) {
+		lines, err := build(t)
+		return lines, nil, err
+	}
+}
+
+// tailOf is the tail after lines written at t: after, when the builder
+// gave it, else found from the lines.
+func tailOf(after *Tail, t Tail, lines []byte) Tail {
+	if after == nil || len(lines) == 0 {
+		return tailAfter(t, lines)
+	}
+	return Tail{Prev: after.Prev, Seq: after.Seq}
 }
 
 func (s *writerSink) Close() error { return nil }
@@ -116,7 +145,11 @@ func openFile(path string, limit int) (*fileSink, int, error) {
 	return &fileSink{f: f, limit: limit, t: Tail{Prev: t.prev, Seq: t.seq}, size: t.size, start: t.start}, cut, nil
 }
 
-func (s *fileSink) Append(_ context.Context, build func(Tail) ([]byte, error)) error {
+func (s *fileSink) Append(ctx context.Context, build func(Tail) ([]byte, error)) error {
+	return s.appendBuilt(ctx, built(build))
+}
+
+func (s *fileSink) appendBuilt(_ context.Context, build func(Tail) ([]byte, *Tail, error)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := lockFile(s.f); err != nil {
@@ -146,7 +179,7 @@ func (s *fileSink) Append(_ context.Context, build func(Tail) ([]byte, error)) e
 	}
 	at := s.t
 	at.Fresh = fresh
-	lines, err := build(at)
+	lines, after, err := build(at)
 	if err != nil {
 		return err
 	}
@@ -156,7 +189,7 @@ func (s *fileSink) Append(_ context.Context, build func(Tail) ([]byte, error)) e
 	if err := s.f.Sync(); err != nil {
 		return fmt.Errorf("journal: sync: %w", err)
 	}
-	s.t = tailAfter(s.t, lines)
+	s.t = tailOf(after, s.t, lines)
 	if len(lines) > 0 {
 		s.start = s.size + int64(bytes.LastIndexByte(lines[:len(lines)-1], '\n')+1)
 		s.size += int64(len(lines))

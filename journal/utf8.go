@@ -47,6 +47,9 @@ func walkUTF8(v reflect.Value, path string, depth int) string {
 	case reflect.Slice, reflect.Array:
 		if v.Type().Elem().Kind() == reflect.Uint8 {
 			if v.Kind() == reflect.Slice {
+				if utf8.Valid(v.Bytes()) {
+					return "" // checked in place: a body is not copied
+				}
 				return bad(string(v.Bytes()))
 			}
 			return "" // a fixed array of bytes is a digest, not text

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/harn/redact"
@@ -306,7 +307,7 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 	}
 	sc, served, mbytes := pre.sc, pre.served, pre.mbytes
 	p := &Pending{j: j, call: pre.call, ManifestContentHash: pre.sc.ManifestContentHash}
-	err := j.sink.Append(ctx, func(t Tail) ([]byte, error) {
+	err := j.appendLines(ctx, func(t Tail) (*lineBuilder, error) {
 		if t.Fresh {
 			j.restart(t)
 		}
@@ -323,7 +324,7 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 		b.line(kindRequest, "session", quote(j.session), "call", quote(pre.call),
 			"served_context", string(pre.scJSON), "request", string(pre.reqJSON))
 		p.Seq, p.hash = b.t.Seq, b.t.Prev
-		return b.Bytes(), nil
+		return b, nil
 	})
 	if err != nil {
 		return nil, err
@@ -368,6 +369,73 @@ func (j *Journal) retain(raw json.RawMessage) (json.RawMessage, string, error) {
 		return canonical, hash, err
 	}
 	return redacted, hash, nil
+}
+
+// marshalResponse is json.Marshal(r), its text (most of it, as a rule)
+// encoded eight bytes at a time: the rest is marshalled with the text
+// empty, and the text encoded as encoding/json does put in its place.
+func marshalResponse(r Response) ([]byte, error) {
+	text := r.Text
+	r.Text = ""
+	rest, err := json.Marshal(r)
+	const head = `{"text":""`
+	if err != nil || !bytes.HasPrefix(rest, []byte(head)) {
+		r.Text = text
+		return json.Marshal(r)
+	}
+	b := make([]byte, 0, len(rest)+len(text)+len(text)/16+2)
+	b = append(pjson.AppendStdString(append(b, `{"text":`...), text), rest[len(head):]...)
+	// Three IndexByte (vectorised) are much quicker than ContainsAny.
+	if strings.IndexByte(text, '<') >= 0 || strings.IndexByte(text, '>') >= 0 || strings.IndexByte(text, '&') >= 0 {
+		// encoding/json escapes these too, as HTMLEscape does.
+		var h bytes.Buffer
+		h.Grow(len(b) + len(b)/8)
+		json.HTMLEscape(&h, b)
+		b = h.Bytes()
+	}
+	return b, nil
+}
+
+// retainOutcome is retain for an outcome (its encoding/json bytes), but
+// the line keeps those bytes as it always had when redaction changes
+// nothing in them (when the redacted canonical encoding is the canonical
+// one). That is found as the outcome is encoded, once: a string the
+// catalog changes, or a credential-like key, whose value is compared the
+// long way (it may be the placeholder already).
+func (j *Journal) retainOutcome(outcome []byte) ([]byte, string, error) {
+	changed, sensitive := false, false
+	redacted, err := pjson.EncodeRedacted(outcome, func(s string) string {
+		r := redact.String(s)
+		changed = changed || r != s
+		return r
+	}, func(key string) bool {
+		if sensitiveKey(key) {
+			sensitive = true
+			return true
+		}
+		return false
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	hash := digest.Bytes(redacted).String()
+	switch {
+	case j.keepRaw || !changed && !sensitive:
+		return outcome, hash, nil
+	case changed:
+		return redacted, hash, nil
+	}
+	if canonical, err := pjson.Encode(outcome); err == nil && string(canonical) == string(redacted) {
+		return outcome, hash, nil
+	}
+	return redacted, hash, nil
+}
+
+// sensitiveKey reports whether redact.JSON replaces the value of an object
+// member named key (Harn's field_is_sensitive), by asking it.
+func sensitiveKey(key string) bool {
+	out, err := redact.JSON([]byte("{" + quote(key) + ":0}"))
+	return err != nil || !bytes.HasSuffix(out, []byte(":0}"))
 }
 
 // errNoPending is a Finish or Attempt on a Pending that Begin did not
@@ -483,23 +551,22 @@ func (p *Pending) Finish(ctx context.Context, resp Response, callErr error) erro
 		outcome, _ = json.Marshal(callError{Message: redact.String(strings.ToValidUTF8(callErr.Error(), "\uFFFD"))})
 	} else {
 		var err error
-		if outcome, err = json.Marshal(resp); err != nil {
+		if outcome, err = marshalResponse(resp); err != nil {
 			return p.abandon(fmt.Errorf("journal: call %s: response: %w", p.call, err))
 		}
 		if resp.Body != nil {
-			body := string(resp.Body)
+			// Read in place, not copied: Finish keeps nothing of it but
+			// its quoted (redacted) copy.
+			body := unsafe.String(unsafe.SliceData(resp.Body), len(resp.Body))
 			if !j.keepRaw {
 				body = redact.String(body)
 			}
 			extra = []string{"body", quote(body), "body_content_hash", quote(digest.String(body).String())}
 		}
 	}
-	written, ohash, err := j.retain(outcome)
+	written, ohash, err := j.retainOutcome(outcome)
 	if err != nil {
 		return p.abandon(fmt.Errorf("journal: call %s: %s: %w", p.call, field, err))
-	}
-	if canonical, err := pjson.Encode(outcome); err == nil && string(canonical) == string(written) {
-		written = outcome // nothing redacted: the line keeps the bytes it always had
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -508,7 +575,8 @@ func (p *Pending) Finish(ctx context.Context, resp Response, callErr error) erro
 	}
 	p.done = true
 	defer j.finished()
-	fields := append([]string{field, string(written), hashField, quote(ohash)}, extra...)
+	// written is not changed again: the line takes it without a copy.
+	fields := append([]string{field, unsafe.String(unsafe.SliceData(written), len(written)), hashField, quote(ohash)}, extra...)
 	if err := p.append(ctx, kind, fields...); err != nil {
 		return errors.Join(refused, err)
 	}
@@ -533,7 +601,7 @@ func (p *Pending) append(ctx context.Context, kind string, fields ...string) err
 		return fmt.Errorf("journal: call %s: the transcript was cut back under the journal (a log rotation?) after its request; this line is not recorded", p.call)
 	}
 	var next *tree // issue 25: the session's tree of calls with this one
-	err := j.sink.Append(ctx, func(t Tail) ([]byte, error) {
+	err := j.appendLines(ctx, func(t Tail) (*lineBuilder, error) {
 		if t.Fresh {
 			j.restart(t)
 			return nil, fmt.Errorf("journal: call %s: the transcript was cut back under the journal (a log rotation?) after its request; this line is not recorded", p.call)
@@ -547,7 +615,7 @@ func (p *Pending) append(ctx context.Context, kind string, fields ...string) err
 				return nil, err
 			}
 		}
-		return b.Bytes(), nil
+		return b, nil
 	})
 	if err == nil {
 		j.cp.commit(next)
@@ -604,7 +672,7 @@ func (j *Journal) end() (err error) {
 		j.endErr = err
 	}()
 	if j.opened {
-		err = j.sink.Append(context.Background(), func(t Tail) ([]byte, error) {
+		err = j.appendLines(context.Background(), func(t Tail) (*lineBuilder, error) {
 			if t.Fresh {
 				return nil, nil // a new file: this session has no line in it
 			}
@@ -613,10 +681,30 @@ func (j *Journal) end() (err error) {
 			if err := j.cp.close(b, j.session); err != nil { // issue 25
 				return nil, err
 			}
-			return b.Bytes(), nil
+			return b, nil
 		})
 	}
 	return err
+}
+
+// appendLines appends the lines build makes (none when it returns nil) to
+// the journal's sink; a sink of this package takes the chain's tail after
+// them from the builder, which hashed each line as it built it.
+func (j *Journal) appendLines(ctx context.Context, build func(Tail) (*lineBuilder, error)) error {
+	bt := func(t Tail) ([]byte, *Tail, error) {
+		b, err := build(t)
+		if err != nil || b == nil {
+			return nil, nil, err
+		}
+		return b.Bytes(), &b.t, nil
+	}
+	if s, ok := j.sink.(builderSink); ok {
+		return s.appendBuilt(ctx, bt)
+	}
+	return j.sink.Append(ctx, func(t Tail) ([]byte, error) {
+		lines, _, err := bt(t)
+		return lines, err
+	})
 }
 
 // lineBuilder builds a group of lines, chaining each to the one before.

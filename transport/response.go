@@ -1,9 +1,9 @@
 package transport
 
 import (
-	"bytes"
 	"sort"
 	"strings"
+	"unsafe"
 
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/harn/redact"
@@ -16,44 +16,46 @@ import (
 // event is one server sent event: its type and its data.
 type event struct {
 	name string
-	data []byte
+	data string
 }
 
 // events splits a stream of server sent events as received into events
 // (lines "event:" and "data:", a blank line ending each; CRLF or LF).
-func events(b []byte) []event {
+// The stream is one string, read in place: each event's data is a piece of
+// it, parsed by gjson without a copy.
+func events(b string) []event {
 	var out []event
 	var cur event
-	var data [][]byte
+	var data []string
 	flush := func() {
 		switch {
 		case len(data) == 1:
 			cur.data = data[0] // the common case: no copy
 			out = append(out, cur)
 		case cur.name != "" || data != nil:
-			cur.data = bytes.Join(data, []byte("\n"))
+			cur.data = strings.Join(data, "\n")
 			out = append(out, cur)
 		}
 		cur, data = event{}, nil
 	}
 	for len(b) > 0 {
 		line := b
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		if i := strings.IndexByte(b, '\n'); i >= 0 {
 			line, b = b[:i], b[i+1:]
 		} else {
-			b = nil
+			b = ""
 		}
-		line = bytes.TrimSuffix(line, []byte("\r"))
+		line = strings.TrimSuffix(line, "\r")
 		switch {
 		case len(line) == 0:
 			flush()
 		case line[0] == ':':
 		default:
-			field, value, _ := bytes.Cut(line, []byte(":"))
-			value = bytes.TrimPrefix(value, []byte(" "))
-			switch string(field) {
+			field, value, _ := strings.Cut(line, ":")
+			value = strings.TrimPrefix(value, " ")
+			switch field {
 			case "event":
-				cur.name = string(value)
+				cur.name = value
 			case "data":
 				data = append(data, value)
 			}
@@ -96,7 +98,21 @@ func summary(shape payload.Provider, body []byte, stream bool) (journal.Response
 		}
 		return r, true
 	}
-	evs := events(body)
+	// The body is not changed again (the recorder gave it up): the events
+	// are read from it in place. The summary's short strings are copied
+	// out, so a span keeping them does not keep the stream.
+	r, whole := streamSummary(shape, events(unsafe.String(unsafe.SliceData(body), len(body))))
+	r.ID, r.Model, r.StopReason = strings.Clone(r.ID), strings.Clone(r.Model), strings.Clone(r.StopReason)
+	for i := range r.ToolCalls {
+		c := &r.ToolCalls[i]
+		c.ID, c.Name = strings.Clone(c.ID), strings.Clone(c.Name)
+	}
+	return r, whole
+}
+
+// streamSummary is summary of a stream, read into its events.
+func streamSummary(shape payload.Provider, evs []event) (journal.Response, bool) {
+	r := journal.Response{}
 	switch shape {
 	case payload.Anthropic:
 		return anthropicStream(evs)
@@ -104,7 +120,7 @@ func summary(shape payload.Provider, body []byte, stream bool) (journal.Response
 		return chatStream(evs)
 	case payload.OpenAIResponses:
 		for _, e := range evs {
-			v := gjson.ParseBytes(e.data)
+			v := gjson.Parse(e.data)
 			switch v.Get("type").Str {
 			case "response.completed", "response.incomplete", "response.failed":
 				responsesObject(&r, v.Get("response"))
@@ -116,8 +132,8 @@ func summary(shape payload.Provider, body []byte, stream bool) (journal.Response
 		var chunks []gjson.Result
 		done := false
 		for _, e := range evs {
-			if gjson.ValidBytes(e.data) {
-				v := gjson.ParseBytes(e.data)
+			if gjson.Valid(e.data) {
+				v := gjson.Parse(e.data)
 				chunks = append(chunks, v)
 				done = done || v.Get("candidates.0.finishReason").Str != ""
 			}
@@ -157,9 +173,12 @@ func anthropicMessage(r *journal.Response, v gjson.Result) {
 // deltas, message_delta (stop reason, usage) and message_stop.
 func anthropicStream(evs []event) (journal.Response, bool) {
 	r := journal.Response{}
+	// A block's text and arguments are kept as the deltas' pieces (of the
+	// stream, mostly: gjson copies only a string with escapes) and joined
+	// once at the end, into a string of their exact size.
 	type block struct {
 		kind, id, name string
-		text, args     strings.Builder
+		text, args     []string
 	}
 	blocks := map[int64]*block{}
 	var in, out, read, write gjson.Result
@@ -171,7 +190,7 @@ func anthropicStream(evs []event) (journal.Response, bool) {
 			// Most of a stream: read its three members in one pass.
 			var index int64
 			var delta gjson.Result
-			gjson.ParseBytes(e.data).ForEach(func(k, x gjson.Result) bool {
+			gjson.Parse(e.data).ForEach(func(k, x gjson.Result) bool {
 				switch k.Str {
 				case "index":
 					index = x.Int()
@@ -184,16 +203,16 @@ func anthropicStream(evs []event) (journal.Response, bool) {
 				delta.ForEach(func(k, x gjson.Result) bool {
 					switch k.Str {
 					case "text":
-						b.text.WriteString(x.Str)
+						b.text = append(b.text, x.Str)
 					case "partial_json":
-						b.args.WriteString(x.Str)
+						b.args = append(b.args, x.Str)
 					}
 					return true
 				})
 			}
 			continue
 		}
-		v = gjson.ParseBytes(e.data)
+		v = gjson.Parse(e.data)
 		typ = v.Get("type").Str
 		switch typ {
 		case "message_start":
@@ -204,7 +223,7 @@ func anthropicStream(evs []event) (journal.Response, bool) {
 		case "content_block_start":
 			cb := v.Get("content_block")
 			b := &block{kind: cb.Get("type").Str, id: cb.Get("id").Str, name: cb.Get("name").Str}
-			b.text.WriteString(cb.Get("text").Str)
+			b.text = append(b.text, cb.Get("text").Str)
 			blocks[v.Get("index").Int()] = b
 		case "content_block_delta":
 			b := blocks[v.Get("index").Int()]
@@ -212,8 +231,8 @@ func anthropicStream(evs []event) (journal.Response, bool) {
 				continue
 			}
 			d := v.Get("delta")
-			b.text.WriteString(d.Get("text").Str)
-			b.args.WriteString(d.Get("partial_json").Str)
+			b.text = append(b.text, d.Get("text").Str)
+			b.args = append(b.args, d.Get("partial_json").Str)
 		case "message_delta":
 			if s := v.Get("delta.stop_reason"); s.Type == gjson.String {
 				r.StopReason = s.Str
@@ -236,31 +255,21 @@ func anthropicStream(evs []event) (journal.Response, bool) {
 		idx = append(idx, i)
 	}
 	sort.Slice(idx, func(a, b int) bool { return idx[a] < idx[b] })
-	var text strings.Builder
-	texts := 0
+	var text []string
 	for _, i := range idx {
 		b := blocks[i]
 		switch b.kind {
 		case "text":
-			if texts++; texts == 1 {
-				r.Text = b.text.String() // one text block, the usual case: no copy
-			} else {
-				if texts == 2 {
-					text.WriteString(r.Text)
-				}
-				text.WriteString(b.text.String())
-			}
+			text = append(text, b.text...)
 		case "tool_use", "server_tool_use":
-			args := b.args.String()
+			args := strings.Join(b.args, "")
 			if args == "" {
 				args = "{}"
 			}
 			r.ToolCalls = append(r.ToolCalls, journal.ToolCall{ID: b.id, Name: b.name, ArgumentsHash: argsHash(args)})
 		}
 	}
-	if texts > 1 {
-		r.Text = text.String()
-	}
+	r.Text = strings.Join(text, "")
 	r.Usage = usageOf(in, out, read, write)
 	return r, done
 }
@@ -298,11 +307,11 @@ func chatStream(evs []event) (journal.Response, bool) {
 	var text strings.Builder
 	done := false
 	for _, e := range evs {
-		if string(bytes.TrimSpace(e.data)) == "[DONE]" {
+		if strings.TrimSpace(e.data) == "[DONE]" {
 			done = true
 			continue
 		}
-		v := gjson.ParseBytes(e.data)
+		v := gjson.Parse(e.data)
 		if id := v.Get("id").Str; id != "" {
 			r.ID = id
 		}
