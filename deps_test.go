@@ -44,12 +44,13 @@ const depsRules = `
 	STD < eventlog/internal/draft, eventlog/internal/wake;
 	eventlog/internal/draft, eventlog/internal/wake < eventlog;
 	eventlog, SQLITE < eventlog/sqlite;
-	eventlog, internal/dsn, PGX < eventlog/postgres;
+	PGX < internal/pgschema;
+	eventlog, internal/dsn, internal/pgschema, PGX < eventlog/postgres;
 	manifest, stage, eventlog < provenance;
 	explain, payload, internal/textsafe, XMOD < journal;
 	journal, eventlog < journal/replay;
 	journal < journal/report;
-	journal, internal/dsn, PGX < journal/postgres;
+	journal, internal/dsn, internal/pgschema, PGX < journal/postgres;
 	journal, OTEL < transport;
 	journal/replay, provenance, eventlog/sqlite, eventlog/postgres < cmd/promptloom/internal/demo;
 	cmd/promptloom/internal/demo, journal/report, journal/postgres, harn/template, XMOD < cmd/promptloom/internal/cli;

@@ -44,6 +44,7 @@ import (
 	"github.com/promptloom/promptloom/eventlog/internal/draft"
 	"github.com/promptloom/promptloom/eventlog/internal/wake"
 	"github.com/promptloom/promptloom/internal/dsn"
+	"github.com/promptloom/promptloom/internal/pgschema"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -145,12 +146,7 @@ func Open(ctx context.Context, url string, opts *Options) (eventlog.Store, error
 	}
 	p := &store{pool: pool, clock: draft.Clock(opts.Clock), serialFlush: opts.SerialFlush}
 	p.stop, p.cancel = context.WithCancel(context.Background())
-	if opts.Migrate {
-		err = p.migrate(ctx)
-	} else {
-		err = p.check(ctx)
-	}
-	if err != nil {
+	if err := p.checkTables(ctx, opts.Migrate); err != nil {
 		pool.Close()
 		return nil, openError(url, err)
 	}
@@ -171,74 +167,40 @@ var errNoTables = fmt.Errorf("no event log tables in this schema (create them wi
 // search_path that exists and the role may use.
 const pgCurrentSchema = `SELECT COALESCE(current_schema(), '')`
 
-// check reads the schema's version, changing nothing: it needs only SELECT
-// on eventlog_schema (and USAGE on the schema).
-func (p *store) check(ctx context.Context) error {
+// logTables is the log's versioned schema (internal/pgschema).
+var logTables = pgschema.Schema{Table: "eventlog_schema", Lock: "promptloom eventlog schema", Create: pgSchema}
+
+// checkTables checks the log's version, creating the tables first with migrate
+// when the schema has none; reading it needs only SELECT on
+// eventlog_schema (and USAGE on the schema).
+func (p *store) checkTables(ctx context.Context, migrate bool) error {
 	var schema string
-	var version int
-	err := p.pool.QueryRow(ctx, pgCurrentSchema).Scan(&schema)
-	if err == nil {
-		err = p.pool.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM eventlog_schema`).Scan(&version)
-	}
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == "42P01" || err == nil && version == 0 { // undefined_table
-		return errNoTables
-	}
-	if err != nil {
+	if err := p.pool.QueryRow(ctx, pgCurrentSchema).Scan(&schema); err != nil {
 		return err
 	}
-	if version != SchemaVersion {
+	if schema == "" {
+		if migrate {
+			return fmt.Errorf("the search_path names no schema this role may use: %w", fs.ErrNotExist)
+		}
+		return errNoTables
+	}
+	var version int
+	var err error
+	if migrate {
+		version, err = logTables.Migrate(ctx, p.pool)
+	} else {
+		version, err = logTables.Version(ctx, p.pool)
+	}
+	switch {
+	case err != nil:
+		return err
+	case version == 0:
+		return errNoTables
+	case version != SchemaVersion:
 		return fmt.Errorf("%w: the database has version %d, this build reads version %d", ErrSchemaVersion, version, SchemaVersion)
 	}
 	p.channel = channelName(schema)
 	return nil
-}
-
-// migrate creates the schema, or checks the one that is there. Processes
-// opening the same database at once take turns on an advisory lock.
-func (p *store) migrate(ctx context.Context) error {
-	tx, err := p.pool.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('promptloom eventlog schema'))`); err != nil {
-		return err
-	}
-	var schema string
-	if err := tx.QueryRow(ctx, pgCurrentSchema).Scan(&schema); err != nil {
-		return err
-	}
-	if schema == "" {
-		return fmt.Errorf("the search_path names no schema this role may use: %w", fs.ErrNotExist)
-	}
-	p.channel = channelName(schema)
-	// CREATE TABLE IF NOT EXISTS needs CREATE even when the table is
-	// there: ask first, so that migrating an existing log needs no more
-	// than opening it.
-	var exists bool
-	if err := tx.QueryRow(ctx, `SELECT to_regclass('eventlog_schema') IS NOT NULL`).Scan(&exists); err != nil {
-		return err
-	}
-	if !exists {
-		if _, err := tx.Exec(ctx, `CREATE TABLE eventlog_schema (version int NOT NULL)`); err != nil {
-			return err
-		}
-	}
-	var version int
-	err = tx.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM eventlog_schema`).Scan(&version)
-	if err != nil {
-		return err
-	}
-	switch {
-	case version == 0:
-		if _, err := tx.Exec(ctx, pgSchema); err != nil {
-			return err
-		}
-	case version != SchemaVersion:
-		return fmt.Errorf("%w: the database has version %d, this build reads version %d", ErrSchemaVersion, version, SchemaVersion)
-	}
-	return tx.Commit(ctx)
 }
 
 // channelName is the NOTIFY channel of the log in schema: one per schema, so

@@ -33,10 +33,10 @@ import (
 
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/internal/dsn"
+	"github.com/promptloom/promptloom/internal/pgschema"
 	"github.com/promptloom/promptloom/journal"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -94,12 +94,7 @@ func Open(ctx context.Context, url string, o *Options) (*Store, error) {
 		return nil, openError(url, err)
 	}
 	s := &Store{pool: pool}
-	if o != nil && o.Migrate {
-		err = s.migrate(ctx)
-	} else {
-		err = s.check(ctx)
-	}
-	if err != nil {
+	if err := s.checkTables(ctx, o != nil && o.Migrate); err != nil {
 		pool.Close()
 		return nil, openError(url, err)
 	}
@@ -112,63 +107,28 @@ func openError(url string, err error) error {
 	return fmt.Errorf("journal/postgres: open %s: %w", dsn.Redacted(url), dsn.Error(url, err))
 }
 
-// check reads the schema's version, changing nothing.
-func (s *Store) check(ctx context.Context) error {
-	var version int
-	err := s.pool.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM transcript_schema`).Scan(&version)
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == "42P01" { // undefined_table
-		return fmt.Errorf("no transcript tables in this schema (create them with Options.Migrate): %w", fs.ErrNotExist)
-	}
-	if err != nil {
-		return err
-	}
-	return versionError(version)
-}
+// transcriptTables is the store's versioned schema (internal/pgschema).
+var transcriptTables = pgschema.Schema{Table: "transcript_schema", Lock: "promptloom transcript schema", Create: pgSchema}
 
-func versionError(version int) error {
-	switch version {
-	case schemaVersion:
-		return nil
-	case 0:
-		return fmt.Errorf("no transcript tables in this schema (create them with Options.Migrate): %w", fs.ErrNotExist)
-	}
-	return fmt.Errorf("the transcript tables have schema version %d, this build reads version %d: %w", version, schemaVersion, errors.ErrUnsupported)
-}
-
-// migrate creates the tables, or checks those there are, under an advisory
-// lock, so that processes migrating at once take turns. Tables already at
-// this build's version are only read: a role without CREATE on the schema
-// (a worker) may migrate a schema an owner has made.
-func (s *Store) migrate(ctx context.Context) error {
-	if s.check(ctx) == nil {
-		return nil
-	}
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('promptloom transcript schema'))`); err != nil {
-		return err
-	}
-	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS transcript_schema (version int NOT NULL)`); err != nil {
-		return err
-	}
+// checkTables checks the schema's version, creating the tables first with
+// migrate when it has none.
+func (s *Store) checkTables(ctx context.Context, migrate bool) error {
 	var version int
-	if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM transcript_schema`).Scan(&version); err != nil {
+	var err error
+	if migrate {
+		version, err = transcriptTables.Migrate(ctx, s.pool)
+	} else {
+		version, err = transcriptTables.Version(ctx, s.pool)
+	}
+	switch {
+	case err != nil:
 		return err
+	case version == 0:
+		return fmt.Errorf("no transcript tables in this schema (create them with Options.Migrate): %w", fs.ErrNotExist)
+	case version != schemaVersion:
+		return fmt.Errorf("the transcript tables have schema version %d, this build reads version %d: %w", version, schemaVersion, errors.ErrUnsupported)
 	}
-	if version == 0 {
-		if _, err := tx.Exec(ctx, pgSchema); err != nil {
-			return err
-		}
-		version = schemaVersion
-	}
-	if err := versionError(version); err != nil {
-		return err
-	}
-	return tx.Commit(ctx)
+	return nil
 }
 
 // Close closes the store's connections. Its Sinks' Close closes nothing.
