@@ -33,8 +33,8 @@ const depsRules = `
 	digest, TIKTOKEN < budget;
 	budget < .;
 	digest < harn/reminder;
-	., internal/json < harn/template;
 	. < internal/spans;
+	., internal/json, internal/spans < harn/template;
 	., harn/reminder, harn/template, internal/json, internal/spans, GJSON < harn/options;
 	., internal/json, GJSON < manifest;
 	manifest, GJSON < payload;

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+
+	"github.com/promptloom/promptloom/internal/spans"
 )
 
 // The parsed template, as Harn's parser builds it.
@@ -117,7 +119,7 @@ func (p *parser) block(stops []string) ([]node, *Error) {
 			s, at, line, col := t.s, t.at, t.line, t.col
 			if t.trimLeft {
 				rest := trimLeadingLine(s)
-				line, col = advance(s[:len(s)-len(rest)], line, col)
+				line, col = spans.Advance(line, col, s[:len(s)-len(rest)])
 				at += len(s) - len(rest)
 				s = rest
 			}
@@ -415,18 +417,6 @@ func isIdent(s string) bool {
 
 func alphabetic(r rune) bool {
 	return unicode.IsLetter(r) || unicode.In(r, unicode.Nl, unicode.Other_Alphabetic)
-}
-
-// advance moves a line and column past s.
-func advance(s string, line, col int) (int, int) {
-	for _, r := range s {
-		if r == '\n' {
-			line, col = line+1, 1
-		} else {
-			col++
-		}
-	}
-	return line, col
 }
 
 // trimLeadingLine drops spaces and tabs, then one line break (after "-}}").

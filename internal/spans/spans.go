@@ -28,7 +28,7 @@ func Cut(spans []promptloom.Span, src string, from, to, delta int) []promptloom.
 	for ; i < len(spans) && spans[i].Start < to; i++ {
 		s := spans[i]
 		if s.Kind == "text" && s.Start < from && from <= len(src) {
-			s.Line, s.Col = advance(s.Line, s.Col, src[s.Start:from])
+			s.Line, s.Col = Advance(s.Line, s.Col, src[s.Start:from])
 		}
 		s.Start, s.End = max(s.Start, from)+delta, min(s.End, to)+delta
 		if s.Start < s.End {
@@ -38,8 +38,10 @@ func Cut(spans []promptloom.Span, src string, from, to, delta int) []promptloom.
 	return out
 }
 
-// advance is the position after text, from line and col.
-func advance(line, col int, text string) (int, int) {
+// Advance is the position after text, from line and col (columns count
+// characters): the one rule by which the template parser numbers its
+// positions and Cut moves them.
+func Advance(line, col int, text string) (int, int) {
 	for _, c := range text {
 		if c == '\n' {
 			line, col = line+1, 1
