@@ -7,8 +7,9 @@
 // same, 1 for a check that failed (verify, a diff that differs, lint under
 // --strict), 2 for bad input. An options, manifest, system or payload file
 // of "-" (for options, the default) reads stdin, with a notice on stderr
-// when stdin is a terminal; a transcript is always a file (report reads it
-// twice).
+// when stdin is a terminal. A transcript is a file (or a pipe: each
+// command reads it once) or a postgres:// URL (transcript.go); a
+// key=value connection string is refused rather than taken as a path.
 package cli
 
 import (
