@@ -21,7 +21,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/promptloom/promptloom/internal/dsn"
 	"github.com/promptloom/promptloom/internal/textsafe"
 )
 
@@ -80,38 +79,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if !ok {
 		return e.fail("unknown command %q (try: promptloom help)", args[0])
 	}
-	for _, a := range args[1:] {
-		if keyValueDSN(a) {
-			// Taken as a path, it would name a file after the password and
-			// print it in every error: refused, shown redacted.
-			return e.fail("%s: %s is a key=value connection string; give a postgres:// URL instead", args[0], dsn.Redacted(a))
-		}
-	}
 	defer e.releaseHeap()
 	return c.run(e, args[1:])
-}
-
-// keyValueDSN reports whether a is a PostgreSQL connection string in the
-// key=value form (host=db password=... dbname=runs): two or more
-// space-separated pairs and nothing else, one of them a key libpq reads to
-// connect. (A text such as why's "user=admin" alone is not one.)
-func keyValueDSN(a string) bool {
-	fields := strings.Fields(a)
-	if len(fields) < 2 || strings.HasPrefix(a, "-") {
-		return false
-	}
-	known := false
-	for _, f := range fields {
-		k, _, ok := strings.Cut(f, "=")
-		if !ok || k == "" {
-			return false
-		}
-		switch k {
-		case "host", "hostaddr", "port", "dbname", "user", "password", "sslmode", "sslpassword", "passfile":
-			known = true
-		}
-	}
-	return known
 }
 
 func usage(w io.Writer) {

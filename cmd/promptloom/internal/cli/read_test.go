@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/promptloom/promptloom/cmd/promptloom/internal/demo"
 )
 
 // endless is an input that never ends: it counts what was read of it and,
@@ -168,7 +170,7 @@ func TestMessagesEscapeControlCharacters(t *testing.T) {
 }
 
 // A key=value connection string is refused with its password masked,
-// never taken as a path; a text of one pair (why's TEXT) is not one.
+// never taken as a path, wherever a file or URL goes.
 func TestKeyValueConnectionStringRefused(t *testing.T) {
 	for _, args := range [][]string{
 		{"demo", "negotiation", "--record", "host=127.0.0.1 port=1 dbname=d password=HUNTER3"},
@@ -179,7 +181,12 @@ func TestKeyValueConnectionStringRefused(t *testing.T) {
 			t.Errorf("%q: exit %d %s%s", args, code, out, errOut)
 		}
 	}
-	if keyValueDSN("user=admin") || keyValueDSN("a=b c") || !keyValueDSN("host=h dbname=d") {
-		t.Error("keyValueDSN misjudges")
+	// Only where a file or URL goes: a template or a why TEXT may be
+	// anything.
+	if code, out, errOut := run(t, "render", "--string", "host=h dbname=d"); code != ExitOK || out != "host=h dbname=d" {
+		t.Errorf("render --string of pairs: exit %d %q %s", code, out, errOut)
+	}
+	if demo.CheckPath("user=admin") != nil || demo.CheckPath("a=b c") != nil || demo.CheckPath("host=h dbname=d") == nil {
+		t.Error("CheckPath misjudges")
 	}
 }

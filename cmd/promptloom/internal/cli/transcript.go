@@ -67,6 +67,9 @@ type source struct {
 // transcripts returns what a --transcript names: the file, or the chains
 // of the store (one, with ?session=), by name; close closes the store.
 func transcripts(ctx context.Context, arg string) (srcs []source, close func(), err error) {
+	if err := demo.CheckPath(arg); err != nil {
+		return nil, nil, err
+	}
 	if !demo.IsURL(arg) {
 		return []source{{name: arg, open: func() (io.ReadCloser, error) { return os.Open(arg) }}}, func() {}, nil
 	}
@@ -137,6 +140,9 @@ func verifyOne(arg string, o *journal.Options) (name string, rep *journal.Report
 
 // readTranscript reads one transcript whole, at most limit bytes.
 func (e *env) readTranscript(ctx context.Context, arg string, limit int64) ([]byte, error) {
+	if err := demo.CheckPath(arg); err != nil {
+		return nil, err
+	}
 	if !demo.IsURL(arg) {
 		return e.readLimited(arg, limit)
 	}
@@ -157,6 +163,9 @@ func (e *env) readTranscript(ctx context.Context, arg string, limit int64) ([]by
 // new file, or a new session in a store (created by its first line; the
 // URL's ?session= names it, else session is its name).
 func openJournal(ctx context.Context, arg string, o *journal.Options) (*journal.Journal, func(), error) {
+	if err := demo.CheckPath(arg); err != nil {
+		return nil, nil, err
+	}
 	if !demo.IsURL(arg) {
 		if _, err := os.Stat(arg); err == nil {
 			return nil, nil, fmt.Errorf("%s exists; record into a new transcript", arg)
@@ -320,7 +329,7 @@ func runTranscript(e *env, args []string) int {
 // importTranscript stores a file's lines as one new chain, in one
 // transaction: all of them or none.
 func (e *env) importTranscript(ctx context.Context, file, arg string) int {
-	data, err := e.readLimited(file, maxTranscriptBytes)
+	data, err := e.readTranscript(ctx, file, maxTranscriptBytes)
 	if err != nil {
 		return e.fail("transcript import: %v", err)
 	}

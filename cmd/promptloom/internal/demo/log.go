@@ -2,12 +2,14 @@ package demo
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/promptloom/promptloom/eventlog"
 	"github.com/promptloom/promptloom/eventlog/postgres"
 	"github.com/promptloom/promptloom/eventlog/sqlite"
+	"github.com/promptloom/promptloom/internal/dsn"
 )
 
 // OpenLog opens the log a --db, --record or --replay flag names: a
@@ -17,6 +19,9 @@ import (
 // schema has none (postgres.Options.Migrate); without it (--replay) the
 // log must be there.
 func OpenLog(ctx context.Context, dsn string, clock func() time.Time, create bool) (eventlog.Store, error) {
+	if err := CheckPath(dsn); err != nil {
+		return nil, err
+	}
 	if IsURL(dsn) {
 		return postgres.Open(ctx, dsn, &postgres.Options{Clock: clock, Migrate: create})
 	}
@@ -27,4 +32,34 @@ func OpenLog(ctx context.Context, dsn string, clock func() time.Time, create boo
 func IsURL(dsn string) bool {
 	l := strings.ToLower(dsn)
 	return strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://")
+}
+
+// CheckPath refuses, for a location that is not a URL, PostgreSQL's
+// key=value form of a connection string (host=db dbname=runs password=...):
+// two or more space-separated pairs and nothing else, one of them a key
+// libpq reads to connect. Taken as a path it would name a file after the
+// password and print it in every error; the refusal shows it masked.
+func CheckPath(loc string) error {
+	if IsURL(loc) {
+		return nil
+	}
+	fields := strings.Fields(loc)
+	if len(fields) < 2 {
+		return nil
+	}
+	known := false
+	for _, f := range fields {
+		k, _, ok := strings.Cut(f, "=")
+		if !ok || k == "" {
+			return nil
+		}
+		switch k {
+		case "host", "hostaddr", "port", "dbname", "user", "password", "sslmode", "sslpassword", "passfile":
+			known = true
+		}
+	}
+	if !known {
+		return nil
+	}
+	return fmt.Errorf("%s is a key=value connection string; give a postgres:// URL instead", dsn.Redacted(loc))
 }
