@@ -18,6 +18,7 @@ package manifest
 import (
 	"encoding/json"
 	"fmt"
+	"iter"
 	"strings"
 
 	"github.com/promptloom/promptloom"
@@ -330,4 +331,32 @@ func (m *Manifest) IncludedCount() int {
 		}
 	}
 	return n
+}
+
+// Layout yields each included segment with the byte offset at which it
+// starts in the system string m describes: the first at 0, each later one
+// after the one before and the join separator, as Validate holds them. It
+// is the one walk of a manifest's placement; whether an offset fits a
+// given prompt is the caller's to check (Validate does).
+func (m *Manifest) Layout() iter.Seq2[int, *Segment] {
+	return func(yield func(int, *Segment) bool) {
+		if m == nil {
+			return
+		}
+		at, seen := 0, false
+		for i := range m.Segments {
+			s := &m.Segments[i]
+			if !s.Included {
+				continue
+			}
+			if seen {
+				at += joinSeparatorBytes
+			}
+			seen = true
+			if !yield(at, s) {
+				return
+			}
+			at += max(s.Bytes, 0)
+		}
+	}
 }
