@@ -38,6 +38,9 @@ var (
 	// ErrUncitedSource is a part citing what no slice handed out: the
 	// assembler claims a source it did not read, or read around its grant.
 	ErrUncitedSource = errors.New("part cites a source no slice handed out")
+	// ErrNotGranted is a read of what the slice's predicate does not
+	// admit: a belief scope outside the grant (BeliefSlice.Scope).
+	ErrNotGranted = errors.New("not granted")
 	// ErrStaleRead is a fold that is not at its slice's position: an event
 	// the fold claims lies between them. Catching up and assembling again
 	// at the new head resolves it.
@@ -45,7 +48,8 @@ var (
 )
 
 // Assemble builds role's context from grant, a struct whose every field is
-// a *Slice or a *Given: nothing else can be read. Before the assembler runs
+// a Reader (a *Slice, a *BeliefSlice, a *Given, or the application's own):
+// nothing else can be read. Before the assembler runs
 // it refuses a field that is neither, a slice with a nil predicate, slices
 // at different positions and a grant that was used before
 // (ErrInvalidGrant), and a fold that is not at the grant's position
@@ -125,17 +129,31 @@ func assemble[G any](ctx context.Context, role string, asm func(context.Context,
 	return &assembled{upto: upto, parts: parts, read: read}, nil
 }
 
-var grantedType = reflect.TypeFor[granted]()
+var readerType = reflect.TypeFor[Reader]()
 
-// field is one of a grant's slices, with its field's name.
+// field is one of a grant's readers, with its field's name.
 type field struct {
 	name string
-	granted
+	Reader
 }
 
-// grantFields returns the slices of a grant struct, refusing any field that
-// is not a (non-nil) slice: a grant holding a store would let the assembler
-// read around it.
+// admits and fresh are the library readers' own checks; an application's
+// reader has no predicate and no fold of the library's to check.
+func (f field) admits() bool {
+	c, ok := f.Reader.(checked)
+	return !ok || c.admits()
+}
+
+func (f field) fresh(ctx context.Context) error {
+	if c, ok := f.Reader.(checked); ok {
+		return c.fresh(ctx)
+	}
+	return nil
+}
+
+// grantFields returns the readers of a grant struct, refusing any field
+// that is not a (non-nil) Reader: a grant holding a store would let the
+// assembler read around it.
 func grantFields(grant any) ([]field, error) {
 	v := reflect.ValueOf(grant)
 	if v.Kind() == reflect.Pointer {
@@ -150,8 +168,8 @@ func grantFields(grant any) ([]field, error) {
 	var out []field
 	for i := range v.NumField() {
 		f, ft := v.Field(i), v.Type().Field(i)
-		if !ft.Type.Implements(grantedType) {
-			return nil, fmt.Errorf("%w: field %s is of type %s, not a slice", ErrInvalidGrant, ft.Name, ft.Type)
+		if !ft.Type.Implements(readerType) {
+			return nil, fmt.Errorf("%w: field %s is of type %s, not a slice (a Reader)", ErrInvalidGrant, ft.Name, ft.Type)
 		}
 		if (f.Kind() == reflect.Pointer || f.Kind() == reflect.Interface) && f.IsNil() {
 			return nil, fmt.Errorf("%w: field %s is nil", ErrInvalidGrant, ft.Name)
@@ -159,7 +177,7 @@ func grantFields(grant any) ([]field, error) {
 		if !ft.IsExported() {
 			return nil, fmt.Errorf("%w: field %s is unexported; the assembler could not read it and Assemble cannot check it", ErrInvalidGrant, ft.Name)
 		}
-		out = append(out, field{ft.Name, f.Interface().(granted)})
+		out = append(out, field{ft.Name, f.Interface().(Reader)})
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%w: the grant %s has no slice", ErrInvalidGrant, v.Type())
@@ -178,13 +196,13 @@ func checkGrant(ctx context.Context, fields []field) (int64, error) {
 	}
 	first := fields[0]
 	for _, f := range fields[1:] {
-		if f.position() != first.position() {
+		if f.Upto() != first.Upto() {
 			return 0, fmt.Errorf("%w: slices at different positions: field %s at %d, field %s at %d",
-				ErrInvalidGrant, first.name, first.position(), f.name, f.position())
+				ErrInvalidGrant, first.name, first.Upto(), f.name, f.Upto())
 		}
 	}
 	for _, f := range fields {
-		if h := f.handedOut(); len(h) > 0 {
+		if h := f.HandedOut(); len(h) > 0 {
 			return 0, fmt.Errorf("%w: already used: field %s handed out %s", ErrInvalidGrant, f.name, h[0])
 		}
 	}
@@ -193,14 +211,14 @@ func checkGrant(ctx context.Context, fields []field) (int64, error) {
 			return 0, err
 		}
 	}
-	return first.position(), nil
+	return first.Upto(), nil
 }
 
 func handedOut(fields []field) []Source {
 	out := []Source{}
 	seen := map[Source]bool{}
 	for _, f := range fields {
-		for _, src := range f.handedOut() {
+		for _, src := range f.HandedOut() {
 			if !seen[src] {
 				seen[src] = true
 				out = append(out, src)

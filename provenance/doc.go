@@ -24,10 +24,14 @@
 //     dropped and rebuilt (Rebuild) with identical results.
 //   - Slice: a read-only view at one log position that records everything it
 //     hands out: OpenLog (events, filtered by a predicate on the envelope
-//     alone), OpenBeliefs (a fold's beliefs, by scope), OpenChronicle (closed
+//     alone), OpenEvents (a fixed run of events the caller hands over),
+//     OpenBeliefs (a fold's beliefs, by scope; BeliefSlice.Scope refuses a
+//     scope outside the grant with ErrNotGranted), OpenChronicle (closed
 //     sections); Slice.Read hands out what it admits. A nil predicate admits
 //     nothing; All admits everything. Given is a value from the caller.
-//   - Grant: a struct whose every field is a *Slice or a *Given, all at one
+//   - Reader: the protocol every slice satisfies (Upto, HandedOut), so an
+//     application's own reader can take part in a grant too.
+//   - Grant: a struct whose every field is a Reader, all at one
 //     position. It is an ordinary Go struct, so the compiler cannot stop it
 //     from holding a store; Assemble checks it at run time by reflection
 //     instead: a field that is not a slice, a slice with a nil predicate,

@@ -13,7 +13,7 @@ import (
 // read nothing else, and Assemble checks that at run time.
 type grant struct {
 	Notes   *provenance.Slice[eventlog.Event]
-	Beliefs *provenance.Slice[provenance.Belief]
+	Beliefs *provenance.BeliefSlice
 	Brief   *provenance.Given[string]
 }
 

@@ -90,7 +90,7 @@ func newFixture(t *testing.T) *fixture {
 // Grant is the grant of the tests: one slice of each kind.
 type Grant struct {
 	Log       *Slice[eventlog.Event]
-	Beliefs   *Slice[Belief]
+	Beliefs   *BeliefSlice
 	Chronicle *Slice[Section]
 	Brief     *Given[string]
 }
@@ -280,12 +280,12 @@ func TestSlicesHandOutOnlyWhatTheyAdmit(t *testing.T) {
 			t.Errorf("the UK's belief slice handed out %+v", b)
 		}
 	}
-	if diff := cmp.Diff([]Source{source(kindBelief, "uk-floor")}, beliefs.handedOut()); diff != "" {
+	if diff := cmp.Diff([]Source{source(kindBelief, "uk-floor")}, beliefs.HandedOut()); diff != "" {
 		t.Errorf("beliefs handed out (-want +got):\n%s", diff)
 	}
 	g := NewGiven("task", 2, "settle", 1)
 	g.Value()
-	if diff := cmp.Diff([]Source{source(kindGiven, "task"), eventSource(1)}, g.handedOut()); diff != "" {
+	if diff := cmp.Diff([]Source{source(kindGiven, "task"), eventSource(1)}, g.HandedOut()); diff != "" {
 		t.Errorf("given handed out:\n%s", diff)
 	}
 }

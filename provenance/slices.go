@@ -77,19 +77,59 @@ func OpenLog(store eventlog.Store, upto int64, admit func(eventlog.Envelope) boo
 	return s
 }
 
+// OpenEvents opens a fixed run of events at upto, for a reader handed its
+// range rather than the log (a summariser given one round's events): Read
+// returns those admit accepts, at or before upto, in the order given. The
+// events are the caller's to choose; the slice vouches only that nothing
+// else was handed out.
+func OpenEvents(events []eventlog.Event, upto int64, admit func(eventlog.Envelope) bool) *Slice[eventlog.Event] {
+	s := &Slice[eventlog.Event]{recorder: recorder{at: upto}, what: "events", open: admit != nil,
+		cite: func(e eventlog.Event) Source { return eventSource(e.Seq) }}
+	run := slices.Clone(events)
+	s.read = func(context.Context) ([]eventlog.Event, error) {
+		var out []eventlog.Event
+		for _, e := range run {
+			if e.Seq <= upto && admit(e.Envelope) {
+				out = append(out, e)
+				s.hand(s.cite(e))
+			}
+		}
+		return out, nil
+	}
+	return s
+}
+
+// BeliefSlice is a Slice of the Beliefs fold that can also be asked for one
+// scope: Scope refuses a scope its predicate does not grant with
+// ErrNotGranted, where Read hands out every granted scope.
+type BeliefSlice struct {
+	*Slice[Belief]
+	scope func(ctx context.Context, scope string) ([]Belief, error)
+}
+
+// Scope returns the beliefs held in one scope as they stood at the slice's
+// position, and records them as handed out. A scope the slice's predicate
+// does not accept is ErrNotGranted, handing out nothing.
+func (s *BeliefSlice) Scope(ctx context.Context, scope string) ([]Belief, error) {
+	if !s.open {
+		return nil, fmt.Errorf("%w: the %s slice has a nil predicate; pass All to admit everything", ErrInvalidGrant, s.what)
+	}
+	return s.scope(ctx, scope)
+}
+
 // OpenBeliefs opens the Beliefs fold at upto for the scopes visible
 // accepts: Read returns their beliefs as they stood at that position
-// (scopes in order, each in the order it was folded). The store is used
-// only to check that the fold is at that position. Every read checks the
-// fold: once it has applied a belief event past the slice's position (an
-// assembler, or another writer, appended one and the fold caught up), the
-// beliefs no longer describe that position and the read is ErrStaleRead,
-// handing out nothing, so a context never reports one position with beliefs
-// from after it.
-func OpenBeliefs(store eventlog.Store, beliefs *Beliefs, upto int64, visible func(scope string) bool) *Slice[Belief] {
+// (scopes in order, each in the order it was folded), Scope one of them.
+// The store is used only to check that the fold is at that position. Every
+// read checks the fold: once it has applied a belief event past the slice's
+// position (an assembler, or another writer, appended one and the fold
+// caught up), the beliefs no longer describe that position and the read is
+// ErrStaleRead, handing out nothing, so a context never reports one
+// position with beliefs from after it.
+func OpenBeliefs(store eventlog.Store, beliefs *Beliefs, upto int64, visible func(scope string) bool) *BeliefSlice {
 	s := &Slice[Belief]{recorder: recorder{at: upto}, what: "beliefs", open: visible != nil, store: store, fold: beliefs,
 		cite: func(b Belief) Source { return source(kindBelief, b.ID) }}
-	s.read = func(ctx context.Context) ([]Belief, error) {
+	read := func(ctx context.Context, visible func(string) bool) ([]Belief, error) {
 		at := beliefs.read(visible)
 		switch {
 		case at.last > upto:
@@ -107,7 +147,13 @@ func OpenBeliefs(store eventlog.Store, beliefs *Beliefs, upto int64, visible fun
 		}
 		return at.held, nil
 	}
-	return s
+	s.read = func(ctx context.Context) ([]Belief, error) { return read(ctx, visible) }
+	return &BeliefSlice{Slice: s, scope: func(ctx context.Context, scope string) ([]Belief, error) {
+		if !visible(scope) {
+			return nil, fmt.Errorf("%w: scope %q is not in the beliefs slice's grant", ErrNotGranted, scope)
+		}
+		return read(ctx, func(s string) bool { return s == scope })
+	}}
 }
 
 // OpenChronicle opens the Chronicle fold at upto: Read returns the sections
@@ -157,10 +203,21 @@ func (g *Given[T]) Value() T {
 // of the events the value cites names it as Source("event:N").)
 func (g *Given[T]) Cite() Source { return source(kindGiven, g.name) }
 
-// granted is what Assemble needs of a grant's field: a *Slice or a *Given.
-type granted interface {
-	position() int64
-	handedOut() []Source
+// Reader is the protocol a grant's every field satisfies: the log position
+// it reads at and what it has handed out. The library's readers (Slice,
+// BeliefSlice, Given) satisfy it; so can an application's own, whose
+// sources then take part like theirs: Assemble holds it to the grant's
+// position and to being unused, puts what it handed out in the context's
+// read set, and lets parts cite it. Whatever a reader returns from
+// HandedOut it vouches for: Assemble cannot see how it read.
+type Reader interface {
+	Upto() int64
+	HandedOut() []Source
+}
+
+// checked is what the library's own readers add to the protocol, for the
+// checks only they can answer.
+type checked interface {
 	// admits is false for a slice opened with a nil predicate.
 	admits() bool
 	// fresh refuses a slice backed by a fold that is not at its position.
@@ -189,9 +246,11 @@ type recorder struct {
 	seen   map[Source]bool
 }
 
-func (r *recorder) position() int64 { return r.at }
+// Upto is the log position the reader was opened at.
+func (r *recorder) Upto() int64 { return r.at }
 
-func (r *recorder) handedOut() []Source {
+// HandedOut is every source the reader handed out, in order, each once.
+func (r *recorder) HandedOut() []Source {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.handed)

@@ -78,7 +78,7 @@ func NegotiationClock() func() time.Time {
 // may see, its own beliefs, the chronicle it may see, and its brief.
 type Grant struct {
 	Log       *provenance.Slice[eventlog.Event]
-	Beliefs   *provenance.Slice[provenance.Belief]
+	Beliefs   *provenance.BeliefSlice
 	Chronicle *provenance.Slice[provenance.Section]
 	Brief     *provenance.Given[string]
 }

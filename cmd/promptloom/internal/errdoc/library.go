@@ -515,6 +515,21 @@ var library = []libCase{
 	},
 	{
 		pkg: "provenance",
+		doc: "A belief slice asked for a scope its predicate does not grant.",
+		is:  provenance.ErrNotGranted,
+		raise: func(e *env) error {
+			store := logOf(e, 1)
+			beliefs := &provenance.Beliefs{}
+			if err := provenance.CatchUp(context.Background(), store, beliefs); err != nil {
+				e.Fatal(err)
+			}
+			uk := func(scope string) bool { return scope == "uk" }
+			_, err := provenance.OpenBeliefs(store, beliefs, 1, uk).Scope(context.Background(), "eu")
+			return err
+		},
+	},
+	{
+		pkg: "provenance",
 		doc: "A part citing a source no slice handed out.",
 		is:  provenance.ErrUncitedSource,
 		raise: func(e *env) error {
@@ -792,7 +807,7 @@ type twoSlices struct {
 }
 
 type beliefGrant struct {
-	Beliefs *provenance.Slice[provenance.Belief]
+	Beliefs *provenance.BeliefSlice
 }
 
 type chronicleGrant struct {
