@@ -1,7 +1,8 @@
 // Package postgres keeps transcripts in a PostgreSQL database, so that a
 // fleet of harness workers, on machines that come and go, records into one
 // place: each Sink appends to a chain of its own (name it after its
-// journal's session), many workers append to many chains at once, and an
+// journal's session; a second sink on one chain is refused with
+// ErrOtherWriter), many workers append to many chains at once, and an
 // auditor reads every chain from the database instead of collecting files.
 // Importing it is what links pgx; package journal links no database.
 //
@@ -161,7 +162,17 @@ type sink struct {
 	s     *Store
 	chain string
 	mu    sync.Mutex // one append at a time through this sink
+	// head is the hash of the last line this sink wrote, "" before its
+	// first: the chain's tail must still be it at the next append, or
+	// another writer has appended in between.
+	head string
 }
+
+// ErrOtherWriter is an append refused because the chain is, or was, being
+// written by another sink: a chain is one sink's, as a file is one
+// journal's, and two writers on it would chain lines of two sessions of one
+// name that no longer verify.
+var ErrOtherWriter = errors.New("the chain has another writer")
 
 // Append implements journal.Sink: one transaction locks the chain's row,
 // hands build its tail, and inserts the lines build returns. It is two
@@ -201,6 +212,9 @@ func (k *sink) Append(ctx context.Context, build func(journal.Tail) ([]byte, err
 	if err == nil && len(out) > 0 && out[len(out)-1] != '\n' {
 		err = fmt.Errorf("journal/postgres: chain %s: lines must each end in a newline", k.chain)
 	}
+	if err == nil && len(out) > 0 {
+		err = k.sole(t)
+	}
 	if err != nil || len(out) == 0 {
 		if _, rerr := conn.Exec(ctx, `ROLLBACK`); rerr != nil && err == nil {
 			err = k.wrap(rerr)
@@ -216,7 +230,25 @@ func (k *sink) Append(ctx context.Context, build func(journal.Tail) ([]byte, err
 	var commit pgx.Batch
 	commit.Queue(pgInsert, k.chain, t.Seq, head, len(out), rows)
 	commit.Queue(`COMMIT`)
-	return k.wrap(conn.SendBatch(ctx, &commit).Close())
+	if err := conn.SendBatch(ctx, &commit).Close(); err != nil {
+		return k.wrap(err)
+	}
+	k.head = head
+	return nil
+}
+
+// sole refuses lines for a chain this sink is not the only writer of: at
+// its first append the chain must be empty, and at every later one its
+// tail must be the last line the sink wrote. Either way the chain is left
+// as it was, and the writer that came second is the one refused.
+func (k *sink) sole(t journal.Tail) error {
+	switch {
+	case k.head == "" && t.Seq > 0:
+		return fmt.Errorf("journal/postgres: chain %s: %w: it already holds %d line(s); a chain is one sink's, so record under a new session name", k.chain, ErrOtherWriter, t.Seq)
+	case k.head != "" && t.Prev != k.head:
+		return fmt.Errorf("journal/postgres: chain %s: %w: line %d was appended since this sink's last", k.chain, ErrOtherWriter, t.Seq)
+	}
+	return nil
 }
 
 // pgLock reads a chain's tail and locks its row until the transaction

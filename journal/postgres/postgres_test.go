@@ -141,10 +141,14 @@ func TestPostgresImportExport(t *testing.T) {
 		t.Fatalf("exported:\n%s\nimported:\n%s", got, data)
 	}
 	verify(t, got, nil)
-	// The chain goes on from the file's last line.
-	record(t, journal.NewSink(s.Sink("run.jsonl"), &journal.Options{Clock: clock(), Session: "c"}), "c", 1)
-	if rep := verify(t, read(t, s, "run.jsonl"), nil); len(rep.Calls) != 7 {
-		t.Errorf("%d calls after appending", len(rep.Calls))
+	// A chain is its one sink's: a journal opened on it later is refused
+	// and leaves it as it was.
+	j := journal.NewSink(s.Sink("run.jsonl"), &journal.Options{Clock: clock(), Session: "c"})
+	if _, err := j.Call(ctx, echo, request(t, "c0", 0)); !errors.Is(err, ErrOtherWriter) {
+		t.Errorf("a second sink on an imported chain: %v, want ErrOtherWriter", err)
+	}
+	if got := read(t, s, "run.jsonl"); !bytes.Equal(got, data) {
+		t.Errorf("the refused sink changed the chain")
 	}
 }
 

@@ -712,6 +712,24 @@ var library = []libCase{
 		},
 	},
 	{
+		pkg:      "journal/postgres",
+		doc:      "An `Append` with lines to a chain another sink wrote: at a sink's first append the chain must be empty, and at every later one its tail must be the sink's own last line. The chain is left as it was. Record under a new session name.",
+		is:       jpostgres.ErrOtherWriter,
+		postgres: "journal/postgres: chain run-1: the chain has another writer: it already holds 1 line(s); a chain is one sink's, so record under a new session name",
+		raise: func(e *env) error {
+			s, err := jpostgres.Open(context.Background(), e.Postgres(), &jpostgres.Options{Migrate: true})
+			if err != nil {
+				e.Fatal(err)
+			}
+			defer s.Close()
+			line := func(journal.Tail) ([]byte, error) { return []byte("{}\n"), nil }
+			if err := s.Sink("run-1").Append(context.Background(), line); err != nil {
+				e.Fatal(err)
+			}
+			return s.Sink("run-1").Append(context.Background(), line)
+		},
+	},
+	{
 		pkg: "transport",
 		doc: "`RoundTrip` of a request that does not send a tool whose guidance the prompt kept (rule `tool_not_sent`; the `*manifest.RuleError` names the fragment in `ID` and the tool in `Got`): nothing is sent or journaled. Send the tool, or build the prompt with the tools the request sends.",
 		is:  journal.ErrStaleManifest,
