@@ -17,6 +17,42 @@ func init() {
 // change is one flag-derived edit of B, in the order given.
 type change struct{ flag, name string }
 
+// kind is what the change's name names: a tool or a capability.
+func (c change) kind() string {
+	if strings.HasSuffix(c.flag, "-tool") {
+		return "tool"
+	}
+	return "capability"
+}
+
+// gatedOn reports whether a fragment of a or b is gated on the change's
+// tool or capability: when none is, the change cannot alter B's prompt.
+func gatedOn(c change, xs ...*explain.Explanation) bool {
+	for _, x := range xs {
+		if x.Reduction == nil {
+			return true // nothing to tell from: say nothing
+		}
+		for _, r := range x.Reduction.Rows {
+			gates := r.Fragment.RequiresCaps
+			if c.kind() == "tool" {
+				gates = r.Fragment.RequiresTools
+			}
+			if slices.Contains(gates, c.name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// deriveHelp says what each derivation flag does to B.
+var deriveHelp = map[string]string{
+	"without-tool": "tool N, declared in B, made inactive (its guidance excluded by its gate)",
+	"with-tool":    "tool N, declared in B, made active (guidance gated on it included)",
+	"with-cap":     "capability N set",
+	"without-cap":  "capability N unset, in capabilities and the profile's caps",
+}
+
 // runDiff compares two prompts. Exit 0 when the system strings are
 // identical, 1 when they differ, 2 on bad input, like diff(1).
 func runDiff(e *env, args []string) int {
@@ -24,7 +60,7 @@ func runDiff(e *env, args []string) int {
 	format := fs.String("format", "text", "text, json or html")
 	var changes []change
 	for _, name := range []string{"without-tool", "with-tool", "with-cap", "without-cap"} {
-		fs.Func(name, "derive B: "+name+" NAME (repeatable)", func(v string) error {
+		fs.Func(name, "derive B: "+deriveHelp[name]+" (repeatable)", func(v string) error {
 			changes = append(changes, change{name, v})
 			return nil
 		})
@@ -90,6 +126,11 @@ func runDiff(e *env, args []string) int {
 	if err != nil {
 		return e.fail("%s: %v", bName, err)
 	}
+	for _, c := range changes {
+		if !gatedOn(c, a, b) {
+			fmt.Fprintf(e.stderr, "promptloom: diff: note: no fragment is gated on %s %q, so --%s %s changes nothing\n", c.kind(), c.name, c.flag, c.name)
+		}
+	}
 	d := explain.Diff(a, b, pos[0], bName)
 	switch *format {
 	case "json":
@@ -141,24 +182,22 @@ func derived(o *options.Options) *options.Options {
 }
 
 // apply makes one --with/--without change to B's active tools and
-// capabilities. --without-tool keeps the tool declared, so its guidance is
-// still built and excluded by its gate; --with-tool activates a tool,
-// declaring it (with no guidance) when it is not; --without-cap unsets a
-// capability wherever it was set (capabilities or the profile's caps).
+// capabilities. Both tool flags take a tool B declares, and refuse another
+// (a misspelt name would otherwise derive B unchanged): --without-tool
+// keeps the tool declared but inactive, so its guidance is still built and
+// excluded by its gate; --with-tool makes it active. --with-cap sets a
+// capability; --without-cap unsets it wherever it was set (capabilities
+// or the profile's caps).
 func apply(o *options.Options, c change) error {
 	first := slices.IndexFunc(o.Tools, func(t options.Tool) bool { return t.Name == c.name })
+	if first < 0 && (c.flag == "without-tool" || c.flag == "with-tool") {
+		return fmt.Errorf("no such tool: %q is not declared in tools", c.name)
+	}
 	switch c.flag {
 	case "without-tool":
-		if first < 0 {
-			return fmt.Errorf("no such tool: %q is not declared in tools", c.name)
-		}
 		o.Tools[first].Active = false
 	case "with-tool":
-		if first < 0 {
-			o.Tools = append(o.Tools, options.Tool{Name: c.name, Active: true})
-		} else {
-			o.Tools[first].Active = true
-		}
+		o.Tools[first].Active = true
 	case "with-cap":
 		if !slices.Contains(o.AllCapabilities(), c.name) {
 			o.Capabilities = append(o.Capabilities, c.name)
