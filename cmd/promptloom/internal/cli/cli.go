@@ -83,17 +83,22 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return c.run(e, args[1:])
 }
 
+// usage prints a line per command, what it does; a command's own help
+// (promptloom help COMMAND) has its usage and flags.
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "promptloom: build, explain, diff and verify LLM system prompts.")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "usage (promptloom COMMAND --help for a command's flags; promptloom --version):")
+	fmt.Fprintln(w, "usage: promptloom COMMAND [ARGS]; promptloom help COMMAND for its usage and flags; promptloom --version")
+	fmt.Fprintln(w)
 	names := make([]string, 0, len(commands))
+	width := 0
 	for n := range commands {
 		names = append(names, n)
+		width = max(width, len(n))
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  promptloom %s\n", commands[n].usage)
+		fmt.Fprintf(w, "  %-*s  %s\n", width, n, summaries[n])
 	}
 }
 

@@ -26,6 +26,30 @@ var examples = map[string]string{
 	"transcript":           "promptloom transcript import run.db.jsonl 'postgres://loom@db/runs?session=run-1'",
 }
 
+// summaries say in a line what each command does, for the top-level help.
+// TestEveryCommandHasASummary keeps one for each registered command.
+var summaries = map[string]string{
+	"demo":       "run a built-in scenario: prompt-guidance (a prompt explained) or negotiation (an event log, recorded)",
+	"diff":       "compare two prompts, or a prompt and one derived from it, fragment by fragment",
+	"explain":    "say why every fragment of a prompt is in it or not, with its bytes and digest",
+	"keygen":     "write a signing key pair for transcripts: NAME.key (secret) and NAME.pub",
+	"manifest":   "print a prompt's context manifest (harn.llm.context_manifest.v1)",
+	"prove":      "write a proof that one recorded call is in a signed transcript",
+	"render":     "render a template in Harn's template language",
+	"report":     "show a verified transcript to a person: each call, its prompt and its reply",
+	"transcript": "keep transcripts in PostgreSQL: migrate (create the tables), import (a file as one session), export (a session as its file)",
+	"verify":     "check a manifest against a prompt or a request body, a transcript's chain and signatures, or a proof",
+	"why":        "find every place a text occurs in a prompt and the fragment, template line and binding it came from",
+}
+
+// details add to a command's help what its usage line cannot say.
+var details = map[string]string{
+	"keygen": "Writes NAME.key, the signer key (mode 0600: keep it secret; --sign takes it), and NAME.pub, the verifier key (verify --key and prove --key take it). An existing file is never overwritten.",
+	"transcript": "migrate URL creates the transcript tables (the one step that needs CREATE on the schema). " +
+		"import FILE URL stores a transcript file as one new session, named by ?session=NAME or after the file: all its lines or none. " +
+		"export URL writes one session (?session=NAME) to stdout, byte for byte the file it came from.",
+}
+
 // usageOf returns the usage line of a flag set name: a registered command's,
 // or a demo scenario's part of demo's.
 func usageOf(name string) string {
@@ -47,6 +71,9 @@ func usageOf(name string) string {
 // value), and an example.
 func writeHelp(w io.Writer, name string, fs *flag.FlagSet) {
 	fmt.Fprintf(w, "usage: promptloom %s\n", usageOf(name))
+	if d, ok := details[name]; ok {
+		fmt.Fprintf(w, "\n%s\n", d)
+	}
 	var lines [][2]string
 	width := 0
 	fs.VisitAll(func(f *flag.Flag) {

@@ -110,3 +110,27 @@ func TestEveryCommandHasHelp(t *testing.T) {
 		})
 	}
 }
+
+// The top-level help has one line per registered command, each saying what
+// the command does; no summary names a command that is not registered.
+func TestEveryCommandHasASummary(t *testing.T) {
+	for name := range commands {
+		if summaries[name] == "" {
+			t.Errorf("command %s has no summary for the top-level help", name)
+		}
+	}
+	for name := range summaries {
+		if _, ok := commands[name]; !ok {
+			t.Errorf("summary of %s, which is no command", name)
+		}
+	}
+	var out bytes.Buffer
+	if code := Main([]string{"help"}, strings.NewReader(""), &out, &out); code != ExitOK {
+		t.Fatalf("help exited %d", code)
+	}
+	for name := range commands {
+		if !strings.Contains(out.String(), "\n  "+name+" ") {
+			t.Errorf("help has no line for %s:\n%s", name, out.String())
+		}
+	}
+}

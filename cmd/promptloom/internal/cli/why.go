@@ -193,6 +193,9 @@ func writeWhy(e *env, x *explain.Explanation, out *whyJSON) {
 		}
 	}
 	table := func(places []explain.Place, leftOut bool) {
+		if len(places) == 0 {
+			return // every place past --limit: no header over no rows
+		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		head := "OFFSET\tID\tSOURCE\tBODY BYTES\tGATES\tREASON"
 		if leftOut {

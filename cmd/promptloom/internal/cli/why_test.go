@@ -113,6 +113,12 @@ func TestWhyOnTheREADME(t *testing.T) {
 	if code != ExitOK || !strings.Contains(out, "is in the system prompt 11 times") || !strings.Contains(out, "and 10 more not listed (--limit)") {
 		t.Errorf("--limit: exit %d\n%s", code, out)
 	}
+	// Places left out, all past --limit: counted, with no table header
+	// over no rows.
+	code, out, _ = run(t, "why", "e", opts, "--without-tool", "todo", "--limit", "1")
+	if code != ExitOK || !strings.Contains(out, "and in fragments left out") || strings.Contains(out, "ID  SOURCE  STATE") {
+		t.Errorf("--limit past the left-out places: exit %d\n%s", code, out)
+	}
 }
 
 // why, explain and diff read a recorded call from its transcript alone,
