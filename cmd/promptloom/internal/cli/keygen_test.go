@@ -40,3 +40,29 @@ func TestKeygen(t *testing.T) {
 		t.Errorf("open: %v (name %s)", err, v.Name())
 	}
 }
+
+// A signer key others can read is used, with a warning on stderr (as ssh
+// warns of an unprotected private key); keygen's own 0600 key gets none.
+func TestSignerKeyReadableByOthersWarns(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "alice")
+	if code := Main([]string{"keygen", name}, nil, new(bytes.Buffer), new(bytes.Buffer)); code != ExitOK {
+		t.Fatal("keygen failed")
+	}
+	e := &env{stdout: new(bytes.Buffer), stderr: new(bytes.Buffer)}
+	if _, err := e.signer(name + ".key"); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.stderr.(*bytes.Buffer).String(); got != "" {
+		t.Errorf("a 0600 key warned: %q", got)
+	}
+	if err := os.Chmod(name+".key", 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.signer(name + ".key"); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.stderr.(*bytes.Buffer).String(); !strings.Contains(got, "the signer key can be read by others (mode 0644)") || !strings.Contains(got, "chmod 600") {
+		t.Errorf("a 0644 key: stderr %q", got)
+	}
+}

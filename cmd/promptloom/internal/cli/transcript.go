@@ -14,6 +14,7 @@ import (
 
 	"github.com/promptloom/promptloom/cmd/promptloom/internal/demo"
 	"github.com/promptloom/promptloom/internal/dsn"
+	"github.com/promptloom/promptloom/internal/textsafe"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/journal/postgres"
 
@@ -226,7 +227,22 @@ func (e *env) signer(path string) (note.Signer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: not a signer key (promptloom keygen writes NAME.key): %w", path, err)
 	}
+	e.warnOpenKey(path)
 	return s, nil
+}
+
+// warnOpenKey warns, as ssh does, when a signer key file can be read by
+// anyone but its owner: whoever reads it can sign transcripts as its
+// writer. keygen writes it 0600. It warns instead of refusing: the key
+// has been exposed already, and a run half-recorded helps nobody.
+func (e *env) warnOpenKey(path string) {
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() {
+		return // stdin, a pipe: no permissions to speak of
+	}
+	if perm := st.Mode().Perm(); perm&0o077 != 0 {
+		fmt.Fprintf(e.stderr, "promptloom: warning: %s: the signer key can be read by others (mode %04o); anyone who reads it can sign as its writer: chmod 600 %s\n", textsafe.Line(path), perm, textsafe.Line(path))
+	}
 }
 
 func (e *env) verifier(path string) (note.Verifier, error) {
