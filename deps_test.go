@@ -73,7 +73,7 @@ const depsRules = `
 
 // Third-party import path prefixes, by the name the rules use.
 var thirdParty = map[string][]string{
-	"BLAKE3":   {"lukechampine.com/blake3"},
+	"BLAKE3":   {"github.com/zeebo/blake3"},
 	"GJSON":    {"github.com/tidwall/gjson"},
 	"GODIFF":   {"github.com/sergi/go-diff"},
 	"TIKTOKEN": {"github.com/tiktoken-go/tokenizer"},
@@ -88,7 +88,7 @@ var thirdParty = map[string][]string{
 var testOnly = []string{
 	"github.com/google/go-cmp",
 	"github.com/rogpeppe/go-internal",
-	"github.com/zeebo/blake3",
+	"lukechampine.com/blake3",
 	"github.com/anthropics/anthropic-sdk-go",
 	"github.com/openai/openai-go",
 	"google.golang.org/genai",

@@ -16,7 +16,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	zeebo "github.com/zeebo/blake3"
+	"lukechampine.com/blake3"
 )
 
 // refCatalog is Harn's catalog (crates/harn-vm/src/secret_patterns.rs)
@@ -111,9 +111,10 @@ func refRedact(s string) string {
 	return s
 }
 
-// refDigest redacts and hashes with zeebo/blake3.
+// refDigest redacts and hashes with lukechampine.com/blake3, not the
+// implementation package digest uses.
 func refDigest(s string) string {
-	return fmt.Sprintf("blake3:%x", zeebo.Sum256([]byte(refRedact(s))))
+	return fmt.Sprintf("blake3:%x", blake3.Sum256([]byte(refRedact(s))))
 }
 
 type refRow struct {
