@@ -300,7 +300,7 @@ func TestPostgresAppendHonoursContextWhileTheHeadIsHeld(t *testing.T) {
 	if took := time.Since(start); !errors.Is(err, context.DeadlineExceeded) || took > 3*time.Second {
 		t.Errorf("Append with a 1s deadline while the head is held: %v after %v", err, took)
 	}
-	time.Sleep(500 * time.Millisecond) // the cancel reaches the server
+	awaitBlocked(ctx, t, s, holder.PgConn().PID(), false) // the cancel reached the server
 	if err := tx.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -160,7 +160,7 @@ func TestPostgresLaterBatchWaitsForEarlier(t *testing.T) {
 		}
 		done <- envs
 	}()
-	time.Sleep(200 * time.Millisecond)
+	awaitBlocked(ctx, t, s, conn.PgConn().PID(), true)
 	select {
 	case envs := <-done:
 		t.Fatalf("an append went past an open batch: %+v", envs)
@@ -193,7 +193,7 @@ func TestPostgresLaterBatchWaitsForEarlier(t *testing.T) {
 		envs, _ := s.Append(ctx, eventlog.Draft{Kind: "c", Payload: 3})
 		done <- envs
 	}()
-	time.Sleep(200 * time.Millisecond)
+	awaitBlocked(ctx, t, s, conn.PgConn().PID(), true)
 	if head, _ := s.Head(ctx); head != 1 {
 		t.Errorf("Head = %d while a batch is open, want 1", head)
 	}
@@ -213,6 +213,13 @@ func TestPostgresWaitWakesAcrossConnections(t *testing.T) {
 	defer cancel()
 	a := pgStore(ctx, t, dsn)
 	b := pgStore(ctx, t, dsn)
+	notified := make(chan struct{}, 16)
+	a.notified = func() { notified <- struct{}{} }
+	// Listening before the append: Wait starts the listener and returns
+	// only past head 0, which no read can give it before the append.
+	if err := a.listen(ctx); err != nil {
+		t.Fatal(err)
+	}
 	got := make(chan int64, 1)
 	go func() {
 		head, err := a.Wait(ctx, 0)
@@ -221,15 +228,17 @@ func TestPostgresWaitWakesAcrossConnections(t *testing.T) {
 		}
 		got <- head
 	}()
-	time.Sleep(100 * time.Millisecond)
-	start := time.Now()
 	if _, err := b.Append(ctx, eventlog.Draft{Kind: "k", Payload: 1}, eventlog.Draft{Kind: "k", Payload: 2}); err != nil {
 		t.Fatal(err)
+	}
+	select {
+	case <-notified:
+	case <-ctx.Done():
+		t.Fatal("b's append reached a's listener as no notification")
 	}
 	if head := <-got; head != 2 {
 		t.Errorf("Wait = %d, want 2", head)
 	}
-	t.Logf("woken %v after the append", time.Since(start))
 }
 
 // A database whose schema is newer than this build is refused.
@@ -299,6 +308,8 @@ func TestPostgresWaitSurvivesALostListener(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	a := pgStore(ctx, t, dsn)
+	notified := make(chan struct{}, 16)
+	a.notified = func() { notified <- struct{}{} }
 	if err := a.listen(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -317,22 +328,30 @@ func TestPostgresWaitSurvivesALostListener(t *testing.T) {
 		}
 		got <- head
 	}()
-	// Append from another store once the listener is back.
-	deadline := time.Now().Add(10 * time.Second)
+	// Append from another store once the listener is back, as the server
+	// sees it.
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
 	for {
 		var n int
 		a.pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE query = $1`, listen).Scan(&n)
 		if n == 1 {
 			break
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-ctx.Done():
 			t.Fatal("the store did not listen again")
+		case <-tick.C:
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 	b := pgStore(ctx, t, dsn)
 	if _, err := b.Append(ctx, eventlog.Draft{Kind: "k", Payload: 1}); err != nil {
 		t.Fatal(err)
+	}
+	select {
+	case <-notified:
+	case <-ctx.Done():
+		t.Fatal("the append reached the new listener as no notification")
 	}
 	if head := <-got; head != 1 {
 		t.Errorf("Wait = %d, want 1", head)

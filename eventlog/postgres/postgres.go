@@ -81,6 +81,10 @@ type store struct {
 	listener *listener
 	lmu      sync.Mutex // held while a listener starts
 	notify   wake.Notifier
+	// notified, when a test sets it before the first Wait, is called for
+	// every notification the listener receives: what a test asserts when it
+	// claims a wake came through NOTIFY.
+	notified func()
 
 	// Group commit (append.go): appends queue here, and a flusher writes
 	// everything queued as one statement.

@@ -98,6 +98,9 @@ func (p *store) listenLoop(ctx context.Context, conn *pgx.Conn, done chan struct
 			conn.Close(context.Background())
 			return
 		}
+		if err == nil && p.notified != nil {
+			p.notified()
+		}
 		p.notify.Wake()
 		if err != nil {
 			conn.Close(context.Background())
