@@ -20,8 +20,9 @@
 // provider request body itself when the call gives it (package payload). Appends are single
 // O_APPEND writes of whole lines under an advisory file lock, so several
 // writers share one file without loss. Verify checks a promptloom
-// transcript, chain and all, or a Harn transcript's receipts. PinnedModel
-// keys calls by their request and answers from the pins of a recorded run.
+// transcript, chain and all, or a Harn transcript's receipts. Package
+// journal/replay keys calls by what the model is shown and answers from
+// the pins of a recorded run.
 //
 // The chain's hashes are unkeyed. A journal given Options.Signer signs its
 // session with checkpoints (sumdb/note notes over the chain and the RFC
