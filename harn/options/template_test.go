@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
-	"time"
 
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/digest"
@@ -236,7 +235,6 @@ func TestHostileTemplates(t *testing.T) {
 	} {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		start := time.Now()
 		_, err := Parse([]byte(tt.in), &ParseOptions{MaxBytes: tt.max})
 		runtime.ReadMemStats(&after)
 		// Memory: what a render of the limit's size allocates, a few
@@ -246,11 +244,6 @@ func TestHostileTemplates(t *testing.T) {
 		}
 		if !errors.Is(err, promptloom.ErrTooLarge) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: got %v, want ErrTooLarge saying %q", tt.name, err, tt.want)
-		}
-		if d := time.Since(start); d > 10*time.Second {
-			t.Errorf("%s: took %v", tt.name, d)
-		} else {
-			t.Logf("%s: %v", tt.name, d)
 		}
 	}
 	deep := strings.Repeat("{{ if x }}", 200) + strings.Repeat("{{ end }}", 200)
@@ -309,16 +302,20 @@ func TestManyReadsOfOneListAreLinear(t *testing.T) {
 		fmt.Fprintf(&xs, "%d", i)
 	}
 	in := `{"system":[{"template":"` + tpl.String() + `","bindings":{"xs":[` + xs.String() + `]}}]}`
-	start := time.Now()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	o, err := Parse([]byte(in), nil)
+	runtime.ReadMemStats(&after)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := len(o.System[0].Template.Bindings); got != n {
 		t.Fatalf("%d bindings read, want %d", got, n)
 	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("took %v", d)
+	// Each read costs its item, not the list: a read that copied or
+	// re-encoded the list would allocate n times its size.
+	if alloc := after.TotalAlloc - before.TotalAlloc; !raceEnabled && alloc > uint64(300*len(in)) {
+		t.Errorf("%d reads of a %d-byte input allocated %d bytes", n, len(in), alloc)
 	}
 }
 
