@@ -36,8 +36,12 @@ type (
 	}
 )
 
+// filterCall is a filter as written: its name, its row of the filter
+// table (nil for a name Harn has no filter of: an error when it runs, as
+// in Harn, not when it parses) and its arguments.
 type filterCall struct {
 	name string
+	f    *filter
 	args []expr
 }
 
@@ -377,7 +381,7 @@ func (p *exprParser) filter(d int) (expr, *Error) {
 			return nil, p.err("expected filter name after `|`")
 		}
 		p.pos++
-		call := filterCall{name: t.s}
+		call := filterCall{name: t.s, f: filters[t.s]}
 		if p.eat(eColon) {
 			for {
 				a, err := p.or(d + 1)

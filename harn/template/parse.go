@@ -9,47 +9,56 @@ import (
 )
 
 // The parsed template, as Harn's parser builds it.
-type node interface{}
+// node is one piece of a parsed template: text, an expression, a block.
+// Each knows where it starts, for the errors it gives.
+type node interface{ start() pos }
+
+// pos is where a node starts in its file: 1-based line, and column in
+// characters.
+type pos struct{ line, col int }
+
+func (p pos) start() pos { return p }
 
 type (
 	// textNode is literal text (or a raw block's content); at, line and col
 	// are where it starts in its file.
 	textNode struct {
-		s             string
-		at, line, col int
+		s  string
+		at int
+		pos
 	}
 	exprNode struct {
-		x         expr
-		line, col int
+		x expr
+		pos
 	}
 	// bareNode is a legacy bare {{ident}}: its value, or "{{ident}}" back
 	// when the name is bound to nothing.
 	bareNode struct {
-		ident     string
-		line, col int
+		ident string
+		pos
 	}
 	ifNode struct {
-		branches  []ifBranch
-		els       []node
-		line, col int
+		branches []ifBranch
+		els      []node
+		pos
 	}
 	forNode struct {
-		val, key  string
-		iter      expr
-		body      []node
-		empty     []node
-		line, col int
+		val, key string
+		iter     expr
+		body     []node
+		empty    []node
+		pos
 	}
 	includeNode struct {
-		path      expr
-		with      []binding
-		line, col int
+		path expr
+		with []binding
+		pos
 	}
 	sectionNode struct {
-		name      string
-		args      []binding
-		body      []node
-		line, col int
+		name string
+		args []binding
+		body []node
+		pos
 	}
 )
 
@@ -127,13 +136,13 @@ func (p *parser) block(stops []string) ([]node, *Error) {
 				s = trimTrailingLine(s)
 			}
 			if s != "" {
-				out = append(out, &textNode{s: s, at: at, line: line, col: col})
+				out = append(out, &textNode{s: s, at: at, pos: pos{line, col}})
 			}
 			p.pos++
 			continue
 		case tokRaw:
 			if t.s != "" {
-				out = append(out, &textNode{s: t.s, at: t.at, line: t.line, col: t.col})
+				out = append(out, &textNode{s: t.s, at: t.at, pos: pos{t.line, t.col}})
 			}
 			p.pos++
 			continue
@@ -171,11 +180,11 @@ func (p *parser) block(stops []string) ([]node, *Error) {
 		case word == "section":
 			n, err = p.section(strings.TrimSpace(body[7:]), line, col)
 		case isIdent(body):
-			n = &bareNode{ident: body, line: line, col: col}
+			n = &bareNode{ident: body, pos: pos{line, col}}
 		default:
 			var x expr
 			if x, err = parseExpr(body, line, col, p.maxDepth); err == nil {
-				n = &exprNode{x: x, line: line, col: col}
+				n = &exprNode{x: x, pos: pos{line, col}}
 			}
 		}
 		if err != nil {
@@ -195,7 +204,7 @@ func (p *parser) closer() (token, bool) {
 }
 
 func (p *parser) ifBlock(cond expr, line, col int) (node, *Error) {
-	n := &ifNode{line: line, col: col}
+	n := &ifNode{pos: pos{line, col}}
 	cur := ifBranch{cond: cond, line: line, col: col}
 	for {
 		body, err := p.block([]string{"end", "else", "elif"})
@@ -238,7 +247,7 @@ func (p *parser) forBlock(spec string, line, col int) (node, *Error) {
 		return nil, p.errAt(line, col, "expected `in` in for-loop")
 	}
 	head, iterSrc = strings.TrimSpace(head), strings.TrimSpace(iterSrc)
-	n := &forNode{line: line, col: col}
+	n := &forNode{pos: pos{line, col}}
 	if a, b, two := strings.Cut(head, ","); two {
 		a, b = strings.TrimSpace(a), strings.TrimSpace(b)
 		if !isIdent(a) || !isIdent(b) {
@@ -284,7 +293,7 @@ func (p *parser) include(spec string, line, col int) (node, *Error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &includeNode{path: path, line: line, col: col}
+	n := &includeNode{path: path, pos: pos{line, col}}
 	if !hasWith {
 		return n, nil
 	}
@@ -325,7 +334,7 @@ func (p *parser) section(spec string, line, col int) (node, *Error) {
 	if !known {
 		return nil, p.errAt(line, col, fmt.Sprintf("unknown template section `%s`", name))
 	}
-	n := &sectionNode{name: name, line: line, col: col}
+	n := &sectionNode{name: name, pos: pos{line, col}}
 	for _, chunk := range splitSectionArgs(rest) {
 		chunk = strings.Trim(strings.TrimSpace(chunk), ",")
 		if chunk == "" {

@@ -653,7 +653,8 @@ func (r *renderer) eval(x expr, sc *scope, line, col int) (any, string, *Error) 
 		if err != nil {
 			return nil, "", err
 		}
-		for _, f := range x.filters {
+		for i := range x.filters {
+			f := &x.filters[i]
 			args := make([]any, len(f.args))
 			origins := make([]string, len(f.args))
 			for i, a := range f.args {
@@ -665,7 +666,7 @@ func (r *renderer) eval(x expr, sc *scope, line, col int) (any, string, *Error) 
 			if err := r.charge(cost(v), line, col); err != nil {
 				return nil, "", err
 			}
-			if v, err = applyFilter(f.name, v, args, line, col, r.o.MaxBytes); err != nil {
+			if v, err = applyFilter(f, v, args, line, col, r.o.MaxBytes); err != nil {
 				return nil, "", err
 			}
 			if err := r.charge(cost(v), line, col); err != nil {
