@@ -63,19 +63,20 @@ type Options struct {
 	// promptloom.DefaultMaxBytes); a larger one is refused, matching
 	// promptloom.ErrTooLarge.
 	MaxBodyBytes int
-	// RetryWindow is how long a failed attempt that an SDK would retry
-	// (408, 409, 429, 5xx, a transport error) waits for its retry before it
-	// is recorded as the call's outcome (0: one minute). An attempt the
-	// SDK will not retry is recorded at once.
-	RetryWindow time.Duration
-	// MaxRetries is the retries the SDK is configured with (0: 2, the
-	// Anthropic and OpenAI SDKs' default; negative: none). Those SDKs
-	// number their attempts, so the failure of the last one is recorded as
-	// the call's outcome at once, not after RetryWindow: a harness that
-	// closes its journal and exits after a call that failed leaves a
-	// complete transcript. Set it to what the SDK is given
-	// (option.WithMaxRetries).
+	// MaxRetries is how many times the SDK retries a failed attempt: 0,
+	// none. The transport cannot ask the SDK, so it is told: the failure of
+	// the attempt after the last retry, or of any attempt when there are
+	// none, is the call's outcome at once; an earlier one an SDK would
+	// retry (408, 409, 429, 5xx, a transport error) is held for its retry.
+	// Anthropic's and OpenAI's Go SDKs retry twice unless given
+	// option.WithMaxRetries; genai retries only with
+	// HTTPOptions.RetryOptions (Attempts 5 unless set: MaxRetries is
+	// Attempts-1). docs/transport.md says more.
 	MaxRetries int
+	// RetryWindow is how long a held failure waits for its retry before it
+	// is recorded as the call's outcome (0: one minute). Close records
+	// every held failure at once.
+	RetryWindow time.Duration
 }
 
 // Call is what a harness says about one logical call: put it on the
@@ -99,14 +100,14 @@ func With(ctx context.Context, c *Call) context.Context {
 
 type callKey struct{}
 
-// New returns a RoundTripper that sends each request through base (nil:
+// New returns a Transport that sends each request through base (nil:
 // http.DefaultTransport) and records the model calls among them in j. It
 // is safe for concurrent use, as its base must be.
-func New(base http.RoundTripper, j *journal.Journal, o *Options) http.RoundTripper {
+func New(base http.RoundTripper, j *journal.Journal, o *Options) *Transport {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	t := &roundTripper{base: base, j: j}
+	t := &Transport{base: base, j: j}
 	if o != nil {
 		t.opts = *o
 	}
@@ -119,19 +120,42 @@ func New(base http.RoundTripper, j *journal.Journal, o *Options) http.RoundTripp
 	return t
 }
 
-type roundTripper struct {
+// Transport is the http.RoundTripper an SDK's client is given. It holds
+// a failed attempt the SDK will retry until the retry comes, so a
+// program that ends (or a test that reads the transcript) calls Close
+// first: every held failure is then recorded as its call's outcome.
+type Transport struct {
 	base http.RoundTripper
 	j    *journal.Journal
 	opts Options
 
-	mu    sync.Mutex
-	calls map[*Call]*logical // calls with a failed attempt awaiting its retry
+	mu     sync.Mutex
+	calls  map[*Call]*logical // calls with a failed attempt awaiting its retry
+	closed bool               // Close was called: no failure is held again
+}
+
+// Close records every failure held for a retry as its call's outcome, and
+// holds none from then on (a later failure is recorded at once). It does
+// not close the journal, nor stop the transport: requests still go
+// through. Close it before the journal.
+func (t *Transport) Close() error {
+	t.mu.Lock()
+	t.closed = true
+	held := make([]*logical, 0, len(t.calls))
+	for _, lg := range t.calls {
+		held = append(held, lg)
+	}
+	t.mu.Unlock()
+	for _, lg := range held {
+		lg.giveUp()
+	}
+	return nil
 }
 
 // logical is one logical call: its request recorded, its attempts, its
 // span, and how it ended.
 type logical struct {
-	t    *roundTripper
+	t    *Transport
 	body digest.Digest // of the request body, to know its retry
 	p    *journal.Pending
 	ep   endpoint
@@ -169,7 +193,7 @@ func refusal(call string, err error) error {
 
 // RoundTrip implements http.RoundTripper: it checks the request, records
 // it, sends it, and records the response as the caller reads it.
-func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req == nil || req.URL == nil {
 		return nil, errors.New("transport: nil request")
 	}
@@ -219,7 +243,7 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		if ctx.Err() != nil {
 			lg.finish(journal.Response{}, fmt.Errorf("cancelled before the response: %w", err), 0)
 		} else {
-			lg.fail(&failure{err: err}, t.retriesLeft(req))
+			lg.fail(&failure{err: err}, t.retriesLeft(lg, req))
 		}
 		return nil, err
 	}
@@ -227,7 +251,7 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		stream: ep.stream || strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")}
 	if resp.StatusCode >= 400 {
 		rec.failed = &failure{status: resp.StatusCode}
-		rec.retry = retryable(resp) && t.retriesLeft(req)
+		rec.retry = retryable(resp) && t.retriesLeft(lg, req)
 	}
 	if resp.Body == nil {
 		rec.rc = http.NoBody
@@ -236,23 +260,19 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// retriesLeft reports whether the SDK may retry req: a Stainless SDK
-// (Anthropic's, OpenAI's) numbers its attempts in X-Stainless-Retry-Count,
-// and one at Options.MaxRetries is its last. Other SDKs say nothing: they
-// may.
-func (t *roundTripper) retriesLeft(req *http.Request) bool {
-	n, err := strconv.Atoi(req.Header.Get("X-Stainless-Retry-Count"))
-	if err != nil {
-		return true
+// retriesLeft reports whether the SDK may retry a failed attempt of lg:
+// whether the attempts it made so far, this one included, are fewer than
+// Options.MaxRetries+1. The transport counts them itself (the same Call,
+// the same body); a Stainless SDK (Anthropic's, OpenAI's) also numbers
+// them in X-Stainless-Retry-Count, which is taken when it says more.
+func (t *Transport) retriesLeft(lg *logical, req *http.Request) bool {
+	lg.mu.Lock()
+	n := lg.attempts
+	lg.mu.Unlock()
+	if k, err := strconv.Atoi(req.Header.Get("X-Stainless-Retry-Count")); err == nil {
+		n = max(n, k)
 	}
-	limit := t.opts.MaxRetries
-	switch {
-	case limit == 0:
-		limit = 2 // the SDKs' default
-	case limit < 0:
-		limit = 0
-	}
-	return n < limit
+	return n < t.opts.MaxRetries
 }
 
 // retryable says whether the official SDKs retry a response: the server's
@@ -271,7 +291,7 @@ func retryable(resp *http.Response) bool {
 // logical returns the logical call a request is an attempt of: the call on
 // its context awaiting a retry of this very body, or a new one, checked
 // and recorded. A refused request is an error, and nothing is recorded.
-func (t *roundTripper) logical(ctx context.Context, c *Call, ep endpoint, body []byte, h http.Header) (*logical, context.Context, error) {
+func (t *Transport) logical(ctx context.Context, c *Call, ep endpoint, body []byte, h http.Header) (*logical, context.Context, error) {
 	bd := digest.Bytes(body)
 	if c != nil {
 		t.mu.Lock()
@@ -377,17 +397,23 @@ func (lg *logical) fail(f *failure, retry bool) {
 	}
 	t := lg.t
 	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		lg.finish(journal.Response{Status: f.status}, f.outcome(), f.status)
+		return
+	}
 	if t.calls == nil {
 		t.calls = map[*Call]*logical{}
 	}
 	t.calls[lg.key] = lg
-	t.mu.Unlock()
+	// Held under t.mu, so a Close cannot miss it.
 	lg.mu.Lock()
-	defer lg.mu.Unlock()
 	if !lg.done {
 		lg.held = f
 		f.timer = time.AfterFunc(lg.t.opts.RetryWindow, func() { lg.giveUpOn(f) })
 	}
+	lg.mu.Unlock()
+	t.mu.Unlock()
 }
 
 func (f *failure) outcome() error {
