@@ -46,6 +46,16 @@ func Verify(m *manifest.Manifest, body []byte, p Provider) (*Result, error) {
 	return verifyChannel(m, c)
 }
 
+// Verify holds the request's system channel to m, as Verify does a body,
+// without reading the body again.
+func (r *Request) Verify(m *manifest.Manifest) (*Result, error) {
+	c, err := r.System()
+	if err != nil {
+		return nil, err
+	}
+	return verifyChannel(m, c)
+}
+
 // verifyChannel is Verify of a channel already extracted.
 func verifyChannel(m *manifest.Manifest, c *Channel) (*Result, error) {
 	verr := manifest.Validate(m, c.Text)

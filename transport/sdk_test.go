@@ -21,8 +21,10 @@ import (
 
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/explain"
+	pjson "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/manifest"
+	"github.com/promptloom/promptloom/payload"
 	"github.com/promptloom/promptloom/transport"
 
 	"github.com/anthropics/anthropic-sdk-go"
@@ -942,5 +944,58 @@ func TestRetriesCountedWithoutHeader(t *testing.T) {
 	rep, lines := g.verify(t)
 	if len(rep.Calls) != 1 || rep.Calls[0].Attempts != 1 || len(kind(lines, "provider_call_attempt")) != 1 {
 		t.Fatalf("calls %+v", rep.Calls)
+	}
+}
+
+// A request through the transport is read once: its body is scanned by
+// the JSON reader one time, for the gate, the journal and the span alike.
+func TestRequestReadOnce(t *testing.T) {
+	g := newRig(t, nil)
+	body := `{"model":"m","max_tokens":10,"system":` + strconvQuote(g.system) +
+		`,"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"read_file","input_schema":{"type":"object"}}]}`
+	reads := 0
+	pjson.Scanned = func(doc string) {
+		if doc == body {
+			reads++
+		}
+	}
+	defer func() { pjson.Scanned = nil }()
+	resp, err := g.client.Do(must(http.NewRequestWithContext(g.ctx("turn-1"), "POST", g.fake.srv.URL+"/v1/messages", strings.NewReader(body))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if reads != 1 {
+		t.Errorf("the body was read %d times, want 1", reads)
+	}
+	g.verify(t)
+}
+
+// A body that readers could read differently is refused when a Call says
+// it is a model call: nothing is sent, nothing journaled.
+func TestAmbiguousBodiesRefused(t *testing.T) {
+	for name, body := range map[string]string{
+		"a top-level key twice":    `{"model":"m","tools":[],"system":%s,"messages":[],"tools":[{"name":"read_file"}]}`,
+		"a value after the object": `{"model":"m","system":%s,"messages":[],"tools":[{"name":"read_file"}]} {"tools":[]}`,
+		"a byte order mark":        "\ufeff" + `{"model":"m","system":%s,"messages":[],"tools":[{"name":"read_file"}]}`,
+		"a tool's name twice":      `{"model":"m","system":%s,"messages":[],"tools":[{"name":"read_file","name":"run_shell"}]}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			g := newRig(t, nil)
+			b := fmt.Sprintf(body, strconvQuote(g.system))
+			_, err := g.client.Do(must(http.NewRequestWithContext(g.ctx("turn-1"), "POST", g.fake.srv.URL+"/v1/messages", strings.NewReader(b))))
+			if !errors.Is(err, journal.ErrStaleManifest) || !errors.Is(err, payload.ErrMalformed) {
+				t.Fatalf("err = %v", err)
+			}
+			if n := g.fake.seen(); n != 0 {
+				t.Errorf("the provider saw %d requests", n)
+			}
+			g.rt.Close()
+			g.j.Close()
+			if b, _ := os.ReadFile(g.path); len(b) != 0 {
+				t.Errorf("journaled: %s", b)
+			}
+		})
 	}
 }

@@ -44,6 +44,7 @@ import (
 	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/manifest"
+	"github.com/promptloom/promptloom/payload"
 
 	"go.opentelemetry.io/otel/trace"
 )
@@ -177,16 +178,20 @@ type failure struct {
 	timer  *time.Timer
 }
 
-// refusal wraps a request refused before it left: a broken rule matches
+// refusal wraps a request refused before it left: a broken rule, or a
+// body that is not one request every reader reads alike, matches
 // journal.ErrStaleManifest; any other failure to record the request (a
 // closed journal, a sink that cannot write) is itself.
 func refusal(call string, err error) error {
 	var re *manifest.RuleError
+	var pe *payload.Error
 	switch {
 	case errors.Is(err, journal.ErrStaleManifest):
 		return fmt.Errorf("transport: %w", err)
 	case errors.As(err, &re):
 		return fmt.Errorf("transport: %w: call %s: %w", journal.ErrStaleManifest, call, err)
+	case errors.As(err, &pe):
+		return fmt.Errorf("transport: %w: call %s: request body: %w", journal.ErrStaleManifest, call, err)
 	}
 	return fmt.Errorf("transport: call %s: not sent: %w", call, err)
 }
@@ -199,7 +204,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	ctx := req.Context()
 	c, _ := ctx.Value(callKey{}).(*Call)
-	if req.Method != "POST" || c == nil && !modelPath(strings.TrimSuffix(req.URL.Path, "/")) {
+	shape, model, stream, routed := payload.Route(req.URL.Path)
+	if req.Method != "POST" || c == nil && !routed {
 		// Not a model call (a GET, a file upload): passed on as it is,
 		// its body unread.
 		return t.base.RoundTrip(req)
@@ -224,16 +230,21 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 		out.ContentLength = int64(len(body))
 	}
-	ep, ok := detect(req.URL, req.Method, body)
-	if !ok && c != nil {
-		// The harness says this is a model call: read it by its body.
-		ep, ok = detectBody(req.URL, req.Method, body)
-	}
-	if !ok || t.j == nil {
+	// The body is read here once, for the gate, the journal and the span.
+	pr, err := payload.Read(body, shape)
+	switch {
+	case err != nil && c != nil:
+		// The harness says this is a model call, and its body is not one
+		// request every reader reads alike: refused, not passed by.
+		return nil, refusal(c.Name, err)
+	case err != nil, pr.Provider == payload.Auto, t.j == nil:
 		return t.base.RoundTrip(out)
 	}
-	ep.server = req.URL // server.address and server.port of its span
-	lg, sctx, err := t.logical(ctx, c, ep, body, req.Header)
+	ep := endpoint{req: pr, body: body, model: pr.Model, stream: stream || pr.Stream, server: req.URL}
+	if model != "" {
+		ep.model = model
+	}
+	lg, sctx, err := t.logical(ctx, c, ep, req.Header)
 	if err != nil {
 		return nil, err
 	}
@@ -291,7 +302,8 @@ func retryable(resp *http.Response) bool {
 // logical returns the logical call a request is an attempt of: the call on
 // its context awaiting a retry of this very body, or a new one, checked
 // and recorded. A refused request is an error, and nothing is recorded.
-func (t *Transport) logical(ctx context.Context, c *Call, ep endpoint, body []byte, h http.Header) (*logical, context.Context, error) {
+func (t *Transport) logical(ctx context.Context, c *Call, ep endpoint, h http.Header) (*logical, context.Context, error) {
+	body := ep.body
 	bd := digest.Bytes(body)
 	if c != nil {
 		t.mu.Lock()
@@ -306,9 +318,9 @@ func (t *Transport) logical(ctx context.Context, c *Call, ep endpoint, body []by
 		}
 	}
 	wctx := context.WithoutCancel(ctx)
-	msgs, tools, params := parts(body, ep.shape)
-	req := journal.Request{Body: body, Provider: ep.shape, Messages: msgs, Tools: tools, Parameters: params}
-	sc := &spanCall{Operation: ep.operation, Provider: ep.provider, Model: ep.model, Stream: ep.stream, Server: ep.server, Body: body}
+	pr := ep.req
+	req := journal.Request{Body: body, Provider: pr.Provider, Payload: pr, Messages: pr.Messages, Tools: pr.Tools, Parameters: pr.Parameters}
+	sc := &spanCall{Request: pr, Model: ep.model, Stream: ep.stream, Server: ep.server}
 	var e *explain.Explanation
 	if c == nil {
 		req.Unattributed = true
@@ -326,7 +338,7 @@ func (t *Transport) logical(ctx context.Context, c *Call, ep endpoint, body []by
 			req.Call = req.Manifest.CallRole
 		}
 		if req.Manifest != nil {
-			if rerr := checkTools(gatedRows(e, req.Manifest), toolNames(body, ep.shape)); rerr != nil {
+			if rerr := checkTools(gatedRows(e, req.Manifest), pr.ToolNames); rerr != nil {
 				return nil, nil, refusal(req.Call, rerr)
 			}
 		}
@@ -348,23 +360,15 @@ func (t *Transport) logical(ctx context.Context, c *Call, ep endpoint, body []by
 }
 
 // includedParts are the ids of a manifest's included segments and their
-// text, cut out of the prompt at their byte counts and separators.
+// text, cut out of the prompt where the manifest's layout places them.
 func includedParts(m *manifest.Manifest, system string) (ids, texts []string) {
-	at := 0
-	for _, s := range m.Rows() {
-		if !s.Included {
-			continue
-		}
-		if len(ids) > 0 {
-			at += len(m.JoinSeparator)
-		}
+	for at, s := range m.Layout() {
 		ids = append(ids, s.ID)
-		if at+s.Bytes <= len(system) && at >= 0 {
+		if at+s.Bytes <= len(system) && s.Bytes >= 0 {
 			texts = append(texts, system[at:at+s.Bytes])
 		} else {
 			texts = append(texts, "")
 		}
-		at += s.Bytes
 	}
 	return ids, texts
 }
@@ -551,8 +555,9 @@ func (r *recorder) done(readErr error, closed bool) {
 		lg.fail(r.failed, r.retry)
 		return
 	}
-	resp, whole := summary(lg.ep.shape, body, r.stream)
-	resp.Status = r.status
+	sum, whole := payload.Summarize(lg.ep.req.Provider, body, r.stream)
+	resp := journal.Response{Text: sum.Text, StopReason: sum.StopReason, ToolCalls: sum.ToolCalls, Usage: sum.Usage,
+		ID: sum.ID, Model: sum.Model, Status: r.status}
 	if !over {
 		resp.Body = body
 	}
@@ -571,18 +576,25 @@ func (r *recorder) done(readErr error, closed bool) {
 	}
 }
 
+// endpoint is a request RoundTrip recognised as a model call: its body
+// read, and what its URL adds (Gemini's model, a streaming method).
+type endpoint struct {
+	req    *payload.Request
+	body   []byte
+	model  string
+	stream bool
+	server *url.URL // the request's URL, for its span
+}
+
 // spanCall describes one logical call to the span hooks (otel.go).
 type spanCall struct {
-	// Operation is gen_ai.operation.name ("chat", "generate_content");
-	// Provider is gen_ai.provider.name ("anthropic", "openai",
-	// "gcp.gemini"); Model is the request's model; Stream says the
-	// response is a stream of server sent events.
-	Operation, Provider, Model string
-	Stream                     bool
-	// Server is the request's URL: server.address and server.port. Body
-	// is the request body, for the sampling parameters it names.
+	// Request is the request body read; Model the request's model;
+	// Stream says the response is a stream of server sent events.
+	Request *payload.Request
+	Model   string
+	Stream  bool
+	// Server is the request's URL: server.address and server.port.
 	Server *url.URL
-	Body   []byte
 	// Call is the call's name; Manifest is nil for an unattributed call.
 	Call     string
 	Manifest *manifest.Manifest

@@ -1,4 +1,4 @@
-package transport
+package payload
 
 import (
 	"sort"
@@ -7,11 +7,37 @@ import (
 
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/harn/redact"
-	"github.com/promptloom/promptloom/journal"
-	"github.com/promptloom/promptloom/payload"
 
 	"github.com/tidwall/gjson"
 )
+
+// Response is what a provider's answer says, read by its format: the
+// text, the stop or finish reason, the tool calls, the usage with the
+// cache tokens, the response id and model.
+type Response struct {
+	Text       string
+	StopReason string
+	ToolCalls  []ToolCall
+	Usage      *Usage
+	ID, Model  string
+}
+
+// ToolCall is a tool call of a response: the digest of its arguments
+// (redacted), never the arguments.
+type ToolCall struct {
+	ID            string        `json:"id,omitempty"`
+	Name          string        `json:"name"`
+	ArgumentsHash digest.Digest `json:"arguments_hash"`
+}
+
+// Usage is what the provider says a call cost, in tokens: the input and
+// output, and the input read from and written to its prompt cache.
+type Usage struct {
+	InputTokens      int `json:"input_tokens"`
+	OutputTokens     int `json:"output_tokens"`
+	CacheReadTokens  int `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
+}
 
 // event is one server sent event: its type and its data.
 type event struct {
@@ -76,24 +102,27 @@ func argsHash(raw string) digest.Digest {
 	return digest.Of(raw)
 }
 
-// summary reads a response body as received into what the transcript
-// records of it, and says whether the body is whole: a JSON value, or a
-// stream that reached its provider's last event.
-func summary(shape payload.Provider, body []byte, stream bool) (journal.Response, bool) {
-	r := journal.Response{}
+// Summarize reads a response body as received (JSON, or with stream a
+// stream of server sent events as it came) by shape's format, and says
+// whether the body is whole: a JSON value, or a stream that reached its
+// provider's last event (Anthropic's message_stop, OpenAI Chat's [DONE],
+// Responses' response.completed, incomplete or failed, Gemini's chunk
+// with a finishReason). A stream is assembled from its events.
+func Summarize(shape Provider, body []byte, stream bool) (Response, bool) {
+	r := Response{}
 	if !stream {
 		if !gjson.ValidBytes(body) {
 			return r, false
 		}
 		v := gjson.ParseBytes(body)
 		switch shape {
-		case payload.Anthropic:
+		case Anthropic:
 			anthropicMessage(&r, v)
-		case payload.OpenAIChat:
+		case OpenAIChat:
 			chatCompletion(&r, v)
-		case payload.OpenAIResponses:
+		case OpenAIResponses:
 			responsesObject(&r, v)
-		case payload.Gemini:
+		case Gemini:
 			geminiChunks(&r, []gjson.Result{v})
 		}
 		return r, true
@@ -111,14 +140,14 @@ func summary(shape payload.Provider, body []byte, stream bool) (journal.Response
 }
 
 // streamSummary is summary of a stream, read into its events.
-func streamSummary(shape payload.Provider, evs []event) (journal.Response, bool) {
-	r := journal.Response{}
+func streamSummary(shape Provider, evs []event) (Response, bool) {
+	r := Response{}
 	switch shape {
-	case payload.Anthropic:
+	case Anthropic:
 		return anthropicStream(evs)
-	case payload.OpenAIChat:
+	case OpenAIChat:
 		return chatStream(evs)
-	case payload.OpenAIResponses:
+	case OpenAIResponses:
 		for _, e := range evs {
 			v := gjson.Parse(e.data)
 			switch v.Get("type").Str {
@@ -128,7 +157,7 @@ func streamSummary(shape payload.Provider, evs []event) (journal.Response, bool)
 			}
 		}
 		return r, false
-	case payload.Gemini:
+	case Gemini:
 		var chunks []gjson.Result
 		done := false
 		for _, e := range evs {
@@ -144,15 +173,15 @@ func streamSummary(shape payload.Provider, evs []event) (journal.Response, bool)
 	return r, false
 }
 
-func usageOf(in, out, read, write gjson.Result) *journal.Usage {
+func usageOf(in, out, read, write gjson.Result) *Usage {
 	if !in.Exists() && !out.Exists() {
 		return nil
 	}
-	return &journal.Usage{InputTokens: int(in.Int()), OutputTokens: int(out.Int()),
+	return &Usage{InputTokens: int(in.Int()), OutputTokens: int(out.Int()),
 		CacheReadTokens: int(read.Int()), CacheWriteTokens: int(write.Int())}
 }
 
-func anthropicMessage(r *journal.Response, v gjson.Result) {
+func anthropicMessage(r *Response, v gjson.Result) {
 	r.ID, r.Model, r.StopReason = v.Get("id").Str, v.Get("model").Str, v.Get("stop_reason").Str
 	var text strings.Builder
 	v.Get("content").ForEach(func(_, b gjson.Result) bool {
@@ -160,7 +189,7 @@ func anthropicMessage(r *journal.Response, v gjson.Result) {
 		case "text":
 			text.WriteString(b.Get("text").Str)
 		case "tool_use", "server_tool_use":
-			r.ToolCalls = append(r.ToolCalls, journal.ToolCall{ID: b.Get("id").Str, Name: b.Get("name").Str, ArgumentsHash: argsHash(b.Get("input").Raw)})
+			r.ToolCalls = append(r.ToolCalls, ToolCall{ID: b.Get("id").Str, Name: b.Get("name").Str, ArgumentsHash: argsHash(b.Get("input").Raw)})
 		}
 		return true
 	})
@@ -171,8 +200,8 @@ func anthropicMessage(r *journal.Response, v gjson.Result) {
 
 // anthropicStream assembles message_start, the content blocks' starts and
 // deltas, message_delta (stop reason, usage) and message_stop.
-func anthropicStream(evs []event) (journal.Response, bool) {
-	r := journal.Response{}
+func anthropicStream(evs []event) (Response, bool) {
+	r := Response{}
 	// A block's text and arguments are kept as the deltas' pieces (of the
 	// stream, mostly: gjson copies only a string with escapes) and joined
 	// once at the end, into a string of their exact size.
@@ -266,7 +295,7 @@ func anthropicStream(evs []event) (journal.Response, bool) {
 			if args == "" {
 				args = "{}"
 			}
-			r.ToolCalls = append(r.ToolCalls, journal.ToolCall{ID: b.id, Name: b.name, ArgumentsHash: argsHash(args)})
+			r.ToolCalls = append(r.ToolCalls, ToolCall{ID: b.id, Name: b.name, ArgumentsHash: argsHash(args)})
 		}
 	}
 	r.Text = strings.Join(text, "")
@@ -274,7 +303,7 @@ func anthropicStream(evs []event) (journal.Response, bool) {
 	return r, done
 }
 
-func chatCompletion(r *journal.Response, v gjson.Result) {
+func chatCompletion(r *Response, v gjson.Result) {
 	r.ID, r.Model = v.Get("id").Str, v.Get("model").Str
 	c := v.Get("choices.0")
 	r.StopReason, r.Text = c.Get("finish_reason").Str, c.Get("message.content").Str
@@ -283,21 +312,21 @@ func chatCompletion(r *journal.Response, v gjson.Result) {
 		if !t.Get("function").Exists() {
 			name, args = t.Get("custom.name").Str, t.Get("custom.input").Str
 		}
-		r.ToolCalls = append(r.ToolCalls, journal.ToolCall{ID: t.Get("id").Str, Name: name, ArgumentsHash: argsHash(args)})
+		r.ToolCalls = append(r.ToolCalls, ToolCall{ID: t.Get("id").Str, Name: name, ArgumentsHash: argsHash(args)})
 		return true
 	})
 	chatUsage(r, v.Get("usage"))
 }
 
-func chatUsage(r *journal.Response, u gjson.Result) {
+func chatUsage(r *Response, u gjson.Result) {
 	if u.IsObject() {
 		r.Usage = usageOf(u.Get("prompt_tokens"), u.Get("completion_tokens"), u.Get("prompt_tokens_details.cached_tokens"), gjson.Result{})
 	}
 }
 
 // chatStream assembles chat.completion.chunk events up to data: [DONE].
-func chatStream(evs []event) (journal.Response, bool) {
-	r := journal.Response{}
+func chatStream(evs []event) (Response, bool) {
+	r := Response{}
 	type call struct {
 		id, name string
 		args     strings.Builder
@@ -347,13 +376,13 @@ func chatStream(evs []event) (journal.Response, bool) {
 	}
 	for _, i := range order {
 		k := calls[i]
-		r.ToolCalls = append(r.ToolCalls, journal.ToolCall{ID: k.id, Name: k.name, ArgumentsHash: argsHash(k.args.String())})
+		r.ToolCalls = append(r.ToolCalls, ToolCall{ID: k.id, Name: k.name, ArgumentsHash: argsHash(k.args.String())})
 	}
 	r.Text = text.String()
 	return r, done
 }
 
-func responsesObject(r *journal.Response, v gjson.Result) {
+func responsesObject(r *Response, v gjson.Result) {
 	r.ID, r.Model, r.StopReason = v.Get("id").Str, v.Get("model").Str, v.Get("status").Str
 	if reason := v.Get("incomplete_details.reason").Str; reason != "" {
 		r.StopReason = reason
@@ -369,9 +398,9 @@ func responsesObject(r *journal.Response, v gjson.Result) {
 				return true
 			})
 		case "function_call":
-			r.ToolCalls = append(r.ToolCalls, journal.ToolCall{ID: o.Get("call_id").Str, Name: o.Get("name").Str, ArgumentsHash: argsHash(o.Get("arguments").Str)})
+			r.ToolCalls = append(r.ToolCalls, ToolCall{ID: o.Get("call_id").Str, Name: o.Get("name").Str, ArgumentsHash: argsHash(o.Get("arguments").Str)})
 		case "custom_tool_call":
-			r.ToolCalls = append(r.ToolCalls, journal.ToolCall{ID: o.Get("call_id").Str, Name: o.Get("name").Str, ArgumentsHash: argsHash(o.Get("input").Str)})
+			r.ToolCalls = append(r.ToolCalls, ToolCall{ID: o.Get("call_id").Str, Name: o.Get("name").Str, ArgumentsHash: argsHash(o.Get("input").Str)})
 		}
 		return true
 	})
@@ -383,7 +412,7 @@ func responsesObject(r *journal.Response, v gjson.Result) {
 // geminiChunks assembles generateContent responses: one, or the chunks of
 // a stream (texts and function calls in order; the last finish reason and
 // usage).
-func geminiChunks(r *journal.Response, chunks []gjson.Result) {
+func geminiChunks(r *Response, chunks []gjson.Result) {
 	var text strings.Builder
 	for _, v := range chunks {
 		if id := v.Get("responseId").Str; id != "" {
@@ -402,7 +431,7 @@ func geminiChunks(r *journal.Response, chunks []gjson.Result) {
 			}
 			text.WriteString(p.Get("text").Str)
 			if fc := p.Get("functionCall"); fc.Exists() {
-				r.ToolCalls = append(r.ToolCalls, journal.ToolCall{ID: fc.Get("id").Str, Name: fc.Get("name").Str, ArgumentsHash: argsHash(fc.Get("args").Raw)})
+				r.ToolCalls = append(r.ToolCalls, ToolCall{ID: fc.Get("id").Str, Name: fc.Get("name").Str, ArgumentsHash: argsHash(fc.Get("args").Raw)})
 			}
 			return true
 		})
