@@ -31,8 +31,8 @@ type egress struct {
 // the manifest is projected onto it with manifest.ForEgress when it
 // differs. With a Body, the text sent is the body's system channel: it must
 // be the prompt or the prompt re-placed (payload.Verify), or, when
-// the adapter changed it on purpose, exactly Sent (projected, as
-// payload.Project does). The body is read once (or not at all, given
+// the adapter changed it on purpose, exactly Sent (the manifest projected
+// onto it with manifest.ForEgress). The body is read once (or not at all, given
 // Payload), and the manifest validated once when the channel is the
 // prompt itself: manifest.ForEgress holds it to those bytes.
 func (r Request) egress() (egress, error) {

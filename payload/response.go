@@ -2,13 +2,14 @@ package payload
 
 import (
 	"sort"
+	"strconv"
 	"strings"
 	"unsafe"
 
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/harn/redact"
 
-	"github.com/tidwall/gjson"
+	pjson "github.com/promptloom/promptloom/internal/json"
 )
 
 // Response is what a provider's answer says, read by its format: the
@@ -48,7 +49,7 @@ type event struct {
 // events splits a stream of server sent events as received into events
 // (lines "event:" and "data:", a blank line ending each; CRLF or LF).
 // The stream is one string, read in place: each event's data is a piece of
-// it, parsed by gjson without a copy.
+// it, read without a copy.
 func events(b string) []event {
 	var out []event
 	var cur event
@@ -91,10 +92,66 @@ func events(b string) []event {
 	return out
 }
 
+// lenient is how an answer is read: as its SDK reads it (a key twice, a
+// lone surrogate, a large number are the provider's to answer for).
+var lenient = &pjson.Options{LoneSurrogates: true, DuplicateKeys: true, LargeNumbers: true}
+
+// parse reads s as one JSON value; ok is false when it is not one.
+func parse(s string) (node, bool) {
+	if pjson.Check(unsafe.Slice(unsafe.StringData(s), len(s)), lenient) != nil {
+		return node{}, false
+	}
+	return node{raw: strings.Trim(s, " \t\r\n")}, true
+}
+
+// field is an object's member key, the first when it is given twice
+// ("" for anything else); path follows several.
+func (v node) field(key string) node {
+	var out node
+	if v.isObject() {
+		v.each(func(k string, x node) bool {
+			if k[1:len(k)-1] == key || pjson.Unquote(k) == key {
+				out = x
+				return false
+			}
+			return true
+		})
+	}
+	return out
+}
+
+func (v node) path(keys ...string) node {
+	for _, k := range keys {
+		v = v.field(k)
+	}
+	return v
+}
+
+// first is an array's first item.
+func (v node) first() node {
+	var out node
+	if v.isArray() {
+		v.each(func(_ string, x node) bool { out = x; return false })
+	}
+	return out
+}
+
+// integer is a number's value as an int (a fraction cut off), 0 for
+// anything else.
+func (v node) integer() int {
+	if n, err := strconv.ParseInt(v.raw, 10, 64); err == nil {
+		return int(n)
+	}
+	if f, err := strconv.ParseFloat(v.raw, 64); err == nil {
+		return int(f)
+	}
+	return 0
+}
+
 // argsHash is the digest of a tool call's arguments, redacted: of their
 // canonical JSON through redact_json when they are JSON, else of the text.
 func argsHash(raw string) digest.Digest {
-	if gjson.Valid(raw) {
+	if _, ok := parse(raw); ok {
 		if b, err := redact.JSON([]byte(raw)); err == nil {
 			return digest.Bytes(b)
 		}
@@ -109,28 +166,29 @@ func argsHash(raw string) digest.Digest {
 // Responses' response.completed, incomplete or failed, Gemini's chunk
 // with a finishReason). A stream is assembled from its events.
 func Summarize(shape Provider, body []byte, stream bool) (Response, bool) {
-	r := Response{}
+	// The body is read in place; the summary's strings are copied out, so
+	// whoever keeps them does not keep the body.
+	s := unsafe.String(unsafe.SliceData(body), len(body))
+	var r Response
+	whole := false
 	if !stream {
-		if !gjson.ValidBytes(body) {
-			return r, false
+		if v, ok := parse(s); ok {
+			whole = true
+			switch shape {
+			case Anthropic:
+				anthropicMessage(&r, v)
+			case OpenAIChat:
+				chatCompletion(&r, v)
+			case OpenAIResponses:
+				responsesObject(&r, v)
+			case Gemini:
+				geminiChunks(&r, []node{v})
+			}
+			r.Text = strings.Clone(r.Text)
 		}
-		v := gjson.ParseBytes(body)
-		switch shape {
-		case Anthropic:
-			anthropicMessage(&r, v)
-		case OpenAIChat:
-			chatCompletion(&r, v)
-		case OpenAIResponses:
-			responsesObject(&r, v)
-		case Gemini:
-			geminiChunks(&r, []gjson.Result{v})
-		}
-		return r, true
+	} else {
+		r, whole = streamSummary(shape, events(s))
 	}
-	// The body is not changed again (the recorder gave it up): the events
-	// are read from it in place. The summary's short strings are copied
-	// out, so a span keeping them does not keep the stream.
-	r, whole := streamSummary(shape, events(unsafe.String(unsafe.SliceData(body), len(body))))
 	r.ID, r.Model, r.StopReason = strings.Clone(r.ID), strings.Clone(r.Model), strings.Clone(r.StopReason)
 	for i := range r.ToolCalls {
 		c := &r.ToolCalls[i]
@@ -139,7 +197,7 @@ func Summarize(shape Provider, body []byte, stream bool) (Response, bool) {
 	return r, whole
 }
 
-// streamSummary is summary of a stream, read into its events.
+// streamSummary is Summarize of a stream, read into its events.
 func streamSummary(shape Provider, evs []event) (Response, bool) {
 	r := Response{}
 	switch shape {
@@ -149,22 +207,21 @@ func streamSummary(shape Provider, evs []event) (Response, bool) {
 		return chatStream(evs)
 	case OpenAIResponses:
 		for _, e := range evs {
-			v := gjson.Parse(e.data)
-			switch v.Get("type").Str {
+			v, _ := parse(e.data)
+			switch v.field("type").str() {
 			case "response.completed", "response.incomplete", "response.failed":
-				responsesObject(&r, v.Get("response"))
+				responsesObject(&r, v.field("response"))
 				return r, true
 			}
 		}
 		return r, false
 	case Gemini:
-		var chunks []gjson.Result
+		var chunks []node
 		done := false
 		for _, e := range evs {
-			if gjson.Valid(e.data) {
-				v := gjson.Parse(e.data)
+			if v, ok := parse(e.data); ok {
 				chunks = append(chunks, v)
-				done = done || v.Get("candidates.0.finishReason").Str != ""
+				done = done || v.field("candidates").first().field("finishReason").str() != ""
 			}
 		}
 		geminiChunks(&r, chunks)
@@ -173,29 +230,31 @@ func streamSummary(shape Provider, evs []event) (Response, bool) {
 	return r, false
 }
 
-func usageOf(in, out, read, write gjson.Result) *Usage {
-	if !in.Exists() && !out.Exists() {
+// usageOf is the usage of four counts, nil when the first two are not
+// there.
+func usageOf(in, out, read, write node) *Usage {
+	if !in.exists() && !out.exists() {
 		return nil
 	}
-	return &Usage{InputTokens: int(in.Int()), OutputTokens: int(out.Int()),
-		CacheReadTokens: int(read.Int()), CacheWriteTokens: int(write.Int())}
+	return &Usage{InputTokens: in.integer(), OutputTokens: out.integer(),
+		CacheReadTokens: read.integer(), CacheWriteTokens: write.integer()}
 }
 
-func anthropicMessage(r *Response, v gjson.Result) {
-	r.ID, r.Model, r.StopReason = v.Get("id").Str, v.Get("model").Str, v.Get("stop_reason").Str
+func anthropicMessage(r *Response, v node) {
+	r.ID, r.Model, r.StopReason = v.field("id").str(), v.field("model").str(), v.field("stop_reason").str()
 	var text strings.Builder
-	v.Get("content").ForEach(func(_, b gjson.Result) bool {
-		switch b.Get("type").Str {
+	v.field("content").each(func(_ string, b node) bool {
+		switch b.field("type").str() {
 		case "text":
-			text.WriteString(b.Get("text").Str)
+			text.WriteString(b.field("text").str())
 		case "tool_use", "server_tool_use":
-			r.ToolCalls = append(r.ToolCalls, ToolCall{ID: b.Get("id").Str, Name: b.Get("name").Str, ArgumentsHash: argsHash(b.Get("input").Raw)})
+			r.ToolCalls = append(r.ToolCalls, ToolCall{ID: b.field("id").str(), Name: b.field("name").str(), ArgumentsHash: argsHash(b.field("input").raw)})
 		}
 		return true
 	})
 	r.Text = text.String()
-	u := v.Get("usage")
-	r.Usage = usageOf(u.Get("input_tokens"), u.Get("output_tokens"), u.Get("cache_read_input_tokens"), u.Get("cache_creation_input_tokens"))
+	u := v.field("usage")
+	r.Usage = usageOf(u.field("input_tokens"), u.field("output_tokens"), u.field("cache_read_input_tokens"), u.field("cache_creation_input_tokens"))
 }
 
 // anthropicStream assembles message_start, the content blocks' starts and
@@ -203,75 +262,75 @@ func anthropicMessage(r *Response, v gjson.Result) {
 func anthropicStream(evs []event) (Response, bool) {
 	r := Response{}
 	// A block's text and arguments are kept as the deltas' pieces (of the
-	// stream, mostly: gjson copies only a string with escapes) and joined
-	// once at the end, into a string of their exact size.
+	// stream, mostly: only a string with escapes is decoded to a copy) and
+	// joined once at the end, into a string of their exact size.
 	type block struct {
 		kind, id, name string
 		text, args     []string
 	}
 	blocks := map[int64]*block{}
-	var in, out, read, write gjson.Result
+	var in, out, read, write node
 	done := false
 	for _, e := range evs {
-		var typ string
-		var v gjson.Result
+		v, ok := parse(e.data)
+		if !ok {
+			continue
+		}
 		if e.name == "content_block_delta" {
 			// Most of a stream: read its three members in one pass.
 			var index int64
-			var delta gjson.Result
-			gjson.Parse(e.data).ForEach(func(k, x gjson.Result) bool {
-				switch k.Str {
-				case "index":
-					index = x.Int()
-				case "delta":
+			var delta node
+			v.each(func(k string, x node) bool {
+				switch k {
+				case `"index"`:
+					index = int64(x.integer())
+				case `"delta"`:
 					delta = x
 				}
 				return true
 			})
 			if b := blocks[index]; b != nil {
-				delta.ForEach(func(k, x gjson.Result) bool {
-					switch k.Str {
-					case "text":
-						b.text = append(b.text, x.Str)
-					case "partial_json":
-						b.args = append(b.args, x.Str)
+				delta.each(func(k string, x node) bool {
+					switch k {
+					case `"text"`:
+						b.text = append(b.text, x.str())
+					case `"partial_json"`:
+						b.args = append(b.args, x.str())
 					}
 					return true
 				})
 			}
 			continue
 		}
-		v = gjson.Parse(e.data)
-		typ = v.Get("type").Str
-		switch typ {
+		switch v.field("type").str() {
 		case "message_start":
-			m := v.Get("message")
-			r.ID, r.Model = m.Get("id").Str, m.Get("model").Str
-			u := m.Get("usage")
-			in, out, read, write = u.Get("input_tokens"), u.Get("output_tokens"), u.Get("cache_read_input_tokens"), u.Get("cache_creation_input_tokens")
+			m := v.field("message")
+			r.ID, r.Model = m.field("id").str(), m.field("model").str()
+			u := m.field("usage")
+			in, out, read, write = u.field("input_tokens"), u.field("output_tokens"), u.field("cache_read_input_tokens"), u.field("cache_creation_input_tokens")
 		case "content_block_start":
-			cb := v.Get("content_block")
-			b := &block{kind: cb.Get("type").Str, id: cb.Get("id").Str, name: cb.Get("name").Str}
-			b.text = append(b.text, cb.Get("text").Str)
-			blocks[v.Get("index").Int()] = b
+			cb := v.field("content_block")
+			b := &block{kind: cb.field("type").str(), id: cb.field("id").str(), name: cb.field("name").str()}
+			b.text = append(b.text, cb.field("text").str())
+			blocks[int64(v.field("index").integer())] = b
 		case "content_block_delta":
-			b := blocks[v.Get("index").Int()]
+			b := blocks[int64(v.field("index").integer())]
 			if b == nil {
 				continue
 			}
-			d := v.Get("delta")
-			b.text = append(b.text, d.Get("text").Str)
-			b.args = append(b.args, d.Get("partial_json").Str)
+			d := v.field("delta")
+			b.text = append(b.text, d.field("text").str())
+			b.args = append(b.args, d.field("partial_json").str())
 		case "message_delta":
-			if s := v.Get("delta.stop_reason"); s.Type == gjson.String {
-				r.StopReason = s.Str
+			if s := v.path("delta", "stop_reason"); s.isString() {
+				r.StopReason = s.str()
 			}
-			u := v.Get("usage")
+			u := v.field("usage")
 			for _, f := range []struct {
-				dst  *gjson.Result
+				dst  *node
 				name string
 			}{{&in, "input_tokens"}, {&out, "output_tokens"}, {&read, "cache_read_input_tokens"}, {&write, "cache_creation_input_tokens"}} {
-				if x := u.Get(f.name); x.Exists() && x.Type != gjson.Null {
+				if x := u.field(f.name); x.exists() && x.raw != "null" {
 					*f.dst = x
 				}
 			}
@@ -303,24 +362,24 @@ func anthropicStream(evs []event) (Response, bool) {
 	return r, done
 }
 
-func chatCompletion(r *Response, v gjson.Result) {
-	r.ID, r.Model = v.Get("id").Str, v.Get("model").Str
-	c := v.Get("choices.0")
-	r.StopReason, r.Text = c.Get("finish_reason").Str, c.Get("message.content").Str
-	c.Get("message.tool_calls").ForEach(func(_, t gjson.Result) bool {
-		name, args := t.Get("function.name").Str, t.Get("function.arguments").Str
-		if !t.Get("function").Exists() {
-			name, args = t.Get("custom.name").Str, t.Get("custom.input").Str
+func chatCompletion(r *Response, v node) {
+	r.ID, r.Model = v.field("id").str(), v.field("model").str()
+	c := v.field("choices").first()
+	r.StopReason, r.Text = c.field("finish_reason").str(), c.path("message", "content").str()
+	c.path("message", "tool_calls").each(func(_ string, t node) bool {
+		name, args := t.path("function", "name").str(), t.path("function", "arguments").str()
+		if !t.field("function").exists() {
+			name, args = t.path("custom", "name").str(), t.path("custom", "input").str()
 		}
-		r.ToolCalls = append(r.ToolCalls, ToolCall{ID: t.Get("id").Str, Name: name, ArgumentsHash: argsHash(args)})
+		r.ToolCalls = append(r.ToolCalls, ToolCall{ID: t.field("id").str(), Name: name, ArgumentsHash: argsHash(args)})
 		return true
 	})
-	chatUsage(r, v.Get("usage"))
+	chatUsage(r, v.field("usage"))
 }
 
-func chatUsage(r *Response, u gjson.Result) {
-	if u.IsObject() {
-		r.Usage = usageOf(u.Get("prompt_tokens"), u.Get("completion_tokens"), u.Get("prompt_tokens_details.cached_tokens"), gjson.Result{})
+func chatUsage(r *Response, u node) {
+	if u.isObject() {
+		r.Usage = usageOf(u.field("prompt_tokens"), u.field("completion_tokens"), u.path("prompt_tokens_details", "cached_tokens"), node{})
 	}
 }
 
@@ -340,39 +399,51 @@ func chatStream(evs []event) (Response, bool) {
 			done = true
 			continue
 		}
-		v := gjson.Parse(e.data)
-		if id := v.Get("id").Str; id != "" {
+		v, ok := parse(e.data)
+		if !ok {
+			continue
+		}
+		if id := v.field("id").str(); id != "" {
 			r.ID = id
 		}
-		if m := v.Get("model").Str; m != "" {
+		if m := v.field("model").str(); m != "" {
 			r.Model = m
 		}
-		c := v.Get("choices.#(index==0)")
-		if !c.Exists() {
-			c = v.Get("choices.0")
+		// The choice of index 0, or else the first.
+		var c node
+		choices := v.field("choices")
+		choices.each(func(_ string, x node) bool {
+			if x.field("index").raw == "0" {
+				c = x
+				return false
+			}
+			return true
+		})
+		if !c.exists() {
+			c = choices.first()
 		}
-		if f := c.Get("finish_reason"); f.Type == gjson.String {
-			r.StopReason = f.Str
+		if f := c.field("finish_reason"); f.isString() {
+			r.StopReason = f.str()
 		}
-		text.WriteString(c.Get("delta.content").Str)
-		c.Get("delta.tool_calls").ForEach(func(_, t gjson.Result) bool {
-			i := t.Get("index").Int()
+		text.WriteString(c.path("delta", "content").str())
+		c.path("delta", "tool_calls").each(func(_ string, t node) bool {
+			i := int64(t.field("index").integer())
 			k := calls[i]
 			if k == nil {
 				k = &call{}
 				calls[i] = k
 				order = append(order, i)
 			}
-			if id := t.Get("id").Str; id != "" {
+			if id := t.field("id").str(); id != "" {
 				k.id = id
 			}
-			if n := t.Get("function.name").Str; n != "" {
+			if n := t.path("function", "name").str(); n != "" {
 				k.name = n
 			}
-			k.args.WriteString(t.Get("function.arguments").Str)
+			k.args.WriteString(t.path("function", "arguments").str())
 			return true
 		})
-		chatUsage(&r, v.Get("usage"))
+		chatUsage(&r, v.field("usage"))
 	}
 	for _, i := range order {
 		k := calls[i]
@@ -382,61 +453,61 @@ func chatStream(evs []event) (Response, bool) {
 	return r, done
 }
 
-func responsesObject(r *Response, v gjson.Result) {
-	r.ID, r.Model, r.StopReason = v.Get("id").Str, v.Get("model").Str, v.Get("status").Str
-	if reason := v.Get("incomplete_details.reason").Str; reason != "" {
+func responsesObject(r *Response, v node) {
+	r.ID, r.Model, r.StopReason = v.field("id").str(), v.field("model").str(), v.field("status").str()
+	if reason := v.path("incomplete_details", "reason").str(); reason != "" {
 		r.StopReason = reason
 	}
 	var text strings.Builder
-	v.Get("output").ForEach(func(_, o gjson.Result) bool {
-		switch o.Get("type").Str {
+	v.field("output").each(func(_ string, o node) bool {
+		switch o.field("type").str() {
 		case "message":
-			o.Get("content").ForEach(func(_, c gjson.Result) bool {
-				if c.Get("type").Str == "output_text" {
-					text.WriteString(c.Get("text").Str)
+			o.field("content").each(func(_ string, c node) bool {
+				if c.field("type").str() == "output_text" {
+					text.WriteString(c.field("text").str())
 				}
 				return true
 			})
 		case "function_call":
-			r.ToolCalls = append(r.ToolCalls, ToolCall{ID: o.Get("call_id").Str, Name: o.Get("name").Str, ArgumentsHash: argsHash(o.Get("arguments").Str)})
+			r.ToolCalls = append(r.ToolCalls, ToolCall{ID: o.field("call_id").str(), Name: o.field("name").str(), ArgumentsHash: argsHash(o.field("arguments").str())})
 		case "custom_tool_call":
-			r.ToolCalls = append(r.ToolCalls, ToolCall{ID: o.Get("call_id").Str, Name: o.Get("name").Str, ArgumentsHash: argsHash(o.Get("input").Str)})
+			r.ToolCalls = append(r.ToolCalls, ToolCall{ID: o.field("call_id").str(), Name: o.field("name").str(), ArgumentsHash: argsHash(o.field("input").str())})
 		}
 		return true
 	})
 	r.Text = text.String()
-	u := v.Get("usage")
-	r.Usage = usageOf(u.Get("input_tokens"), u.Get("output_tokens"), u.Get("input_tokens_details.cached_tokens"), gjson.Result{})
+	u := v.field("usage")
+	r.Usage = usageOf(u.field("input_tokens"), u.field("output_tokens"), u.path("input_tokens_details", "cached_tokens"), node{})
 }
 
 // geminiChunks assembles generateContent responses: one, or the chunks of
 // a stream (texts and function calls in order; the last finish reason and
 // usage).
-func geminiChunks(r *Response, chunks []gjson.Result) {
+func geminiChunks(r *Response, chunks []node) {
 	var text strings.Builder
 	for _, v := range chunks {
-		if id := v.Get("responseId").Str; id != "" {
+		if id := v.field("responseId").str(); id != "" {
 			r.ID = id
 		}
-		if m := v.Get("modelVersion").Str; m != "" {
+		if m := v.field("modelVersion").str(); m != "" {
 			r.Model = m
 		}
-		c := v.Get("candidates.0")
-		if f := c.Get("finishReason").Str; f != "" {
+		c := v.field("candidates").first()
+		if f := c.field("finishReason").str(); f != "" {
 			r.StopReason = f
 		}
-		c.Get("content.parts").ForEach(func(_, p gjson.Result) bool {
-			if p.Get("thought").Bool() {
+		c.path("content", "parts").each(func(_ string, p node) bool {
+			if p.field("thought").raw == "true" {
 				return true
 			}
-			text.WriteString(p.Get("text").Str)
-			if fc := p.Get("functionCall"); fc.Exists() {
-				r.ToolCalls = append(r.ToolCalls, ToolCall{ID: fc.Get("id").Str, Name: fc.Get("name").Str, ArgumentsHash: argsHash(fc.Get("args").Raw)})
+			text.WriteString(p.field("text").str())
+			if fc := p.field("functionCall"); fc.exists() {
+				r.ToolCalls = append(r.ToolCalls, ToolCall{ID: fc.field("id").str(), Name: fc.field("name").str(), ArgumentsHash: argsHash(fc.field("args").raw)})
 			}
 			return true
 		})
-		if u := v.Get("usageMetadata"); u.IsObject() {
-			r.Usage = usageOf(u.Get("promptTokenCount"), u.Get("candidatesTokenCount"), u.Get("cachedContentTokenCount"), gjson.Result{})
+		if u := v.field("usageMetadata"); u.isObject() {
+			r.Usage = usageOf(u.field("promptTokenCount"), u.field("candidatesTokenCount"), u.field("cachedContentTokenCount"), node{})
 		}
 	}
 	r.Text = text.String()
