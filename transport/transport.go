@@ -494,27 +494,35 @@ type recorder struct {
 	failed *failure // an error status: the body is the failure's
 	retry  bool
 
-	mu   sync.Mutex
-	buf  []byte
-	over bool // more than limit bytes came: not retained
-	end  bool
+	mu     sync.Mutex
+	chunks [][]byte // the bytes read, in blocks of chunkSize
+	n      int      // their count
+	over   bool     // more than limit bytes came: not retained
+	end    bool
 }
+
+// chunkSize is the largest block the bytes read are kept in: blocks
+// filled one after another and joined once at the end, so a stream is
+// copied twice, not once per doubling of a buffer.
+const chunkSize = 64 << 10
 
 func (r *recorder) Read(p []byte) (int, error) {
 	n, err := r.rc.Read(p)
 	r.mu.Lock()
 	if n > 0 && !r.end {
-		if len(r.buf)+n > r.limit {
-			r.over, r.buf = true, nil
+		if r.n+n > r.limit {
+			r.over, r.chunks = true, nil
 		} else if !r.over {
-			if cap(r.buf)-len(r.buf) < n {
-				// Double, as append does not for large slices: a stream
-				// of a megabyte is copied a few times, not dozens.
-				grown := make([]byte, len(r.buf), max(2*cap(r.buf), len(r.buf)+n, 32<<10))
-				copy(grown, r.buf)
-				r.buf = grown
+			for b := p[:n]; len(b) > 0; {
+				if len(r.chunks) == 0 || len(r.chunks[len(r.chunks)-1]) == cap(r.chunks[len(r.chunks)-1]) {
+					// Small for a small answer, then blocks of chunkSize.
+					r.chunks = append(r.chunks, make([]byte, 0, min(chunkSize, max(4<<10, r.n))))
+				}
+				last := &r.chunks[len(r.chunks)-1]
+				k := copy((*last)[len(*last):cap(*last)], b)
+				*last, b = (*last)[:len(*last)+k], b[k:]
 			}
-			r.buf = append(r.buf, p[:n]...)
+			r.n += n
 		}
 	}
 	r.mu.Unlock()
@@ -542,8 +550,18 @@ func (r *recorder) done(readErr error, closed bool) {
 		return
 	}
 	r.end = true
-	body, over := r.buf, r.over
-	r.buf = nil
+	var body []byte
+	switch {
+	case len(r.chunks) == 1:
+		body = r.chunks[0]
+	case len(r.chunks) > 1:
+		body = make([]byte, 0, r.n)
+		for _, c := range r.chunks {
+			body = append(body, c...)
+		}
+	}
+	over := r.over
+	r.chunks = nil
 	r.mu.Unlock()
 	lg := r.lg
 	if r.failed != nil {
