@@ -37,7 +37,7 @@ const depsRules = `
 	., internal/json, internal/spans < harn/template;
 	., harn/reminder, harn/template, internal/json, internal/spans, GJSON < harn/options;
 	., internal/json, GJSON < manifest;
-	manifest, GJSON < payload;
+	manifest < payload;
 	. < stage;
 	., internal/json, GJSON < project;
 	harn/options, manifest, stage, project, internal/textsafe, GODIFF < explain;

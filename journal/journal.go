@@ -95,13 +95,17 @@ type Request struct {
 	// differs from System; nil means System is sent as it is. With a Body,
 	// Sent says the adapter changed the text on purpose: the body's system
 	// channel must then be Sent exactly, and the manifest is projected onto
-	// it (payload.Project) instead of proved for it (payload.Verify).
+	// it (manifest.ForEgress) instead of proved for it (payload.Verify).
 	Sent *string
 	// Body is the provider request body about to be sent (nil: not given).
 	// Its system channel, read as Provider (payload.Auto detects the shape),
 	// must hold to the manifest, and the transcript records its digest.
 	Body     []byte
 	Provider payload.Provider
+	// Payload is Body as payload.Read read it, for a caller that read it
+	// already (package transport does): its shape stands for Provider,
+	// and the journal reads nothing of Body again.
+	Payload *payload.Request
 	// Messages, Tools and Parameters are JSON (nil: none).
 	Messages   json.RawMessage
 	Tools      json.RawMessage
@@ -151,20 +155,10 @@ type Response struct {
 
 // ToolCall is a tool call a response asked for: its id and name, and the
 // digest of its arguments (redacted) rather than the arguments.
-type ToolCall struct {
-	ID            string        `json:"id,omitempty"`
-	Name          string        `json:"name"`
-	ArgumentsHash digest.Digest `json:"arguments_hash"`
-}
+type ToolCall = payload.ToolCall
 
-// Usage is what the provider says a call cost, in tokens: the input and
-// output, and the input read from and written to its prompt cache.
-type Usage struct {
-	InputTokens      int `json:"input_tokens"`
-	OutputTokens     int `json:"output_tokens"`
-	CacheReadTokens  int `json:"cache_read_tokens,omitempty"`
-	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
-}
+// Usage is what the provider says a call cost, in tokens (payload.Usage).
+type Usage = payload.Usage
 
 // Model answers requests.
 type Model interface {

@@ -3,6 +3,7 @@ package journal
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/promptloom/promptloom/digest"
 	pjson "github.com/promptloom/promptloom/internal/json"
@@ -30,19 +31,30 @@ type egress struct {
 // the manifest is projected onto it with manifest.ForEgress when it
 // differs. With a Body, the text sent is the body's system channel: it must
 // be the prompt or the prompt re-placed (payload.Verify), or, when
-// the adapter changed it on purpose, exactly Sent (projected, as
-// payload.Project does).
+// the adapter changed it on purpose, exactly Sent (the manifest projected
+// onto it with manifest.ForEgress). The body is read once (or not at all, given
+// Payload), and the manifest validated once when the channel is the
+// prompt itself: manifest.ForEgress holds it to those bytes.
 func (r Request) egress() (egress, error) {
 	if r.Manifest == nil {
 		return egress{}, fmt.Errorf("%w: call %s has no manifest", ErrStaleManifest, r.Call)
 	}
-	if err := manifest.Validate(r.Manifest, r.System); err != nil {
-		return egress{}, fmt.Errorf("%w: call %s: %w", ErrStaleManifest, r.Call, err)
+	stale := func() (egress, error) {
+		validated()
+		if err := manifest.Validate(r.Manifest, r.System); err != nil {
+			return egress{}, fmt.Errorf("%w: call %s: %w", ErrStaleManifest, r.Call, err)
+		}
+		return egress{}, nil
 	}
-	if r.Body == nil {
+	pr := r.Payload
+	if pr == nil && r.Body == nil {
+		if e, err := stale(); err != nil {
+			return e, err
+		}
 		e := egress{text: r.Served(), manifest: r.Manifest}
 		if e.text != r.System {
 			var err error
+			validated()
 			if e.manifest, err = r.Manifest.ForEgress(e.text); err != nil {
 				return egress{}, fmt.Errorf("%w: call %s: egress: %w", ErrStaleManifest, r.Call, err)
 			}
@@ -56,39 +68,72 @@ func (r Request) egress() (egress, error) {
 		// (payload.ErrMismatch, and manifest.ErrInvalid through the rule
 		// that broke), or it is not the text Request.Sent names
 		// (ErrBodyNotSent). Nothing is written, the model is not called.
+		// A manifest that does not hold for System says so first.
+		if e, err := stale(); err != nil {
+			return e, err
+		}
 		return egress{}, fmt.Errorf("%w: call %s: request body: %w", ErrStaleManifest, r.Call, err)
 	}
-	c, kept, err := payload.Retain(r.Body, r.Provider)
+	if pr == nil {
+		var err error
+		if pr, err = payload.Read(r.Body, r.Provider); err != nil {
+			return refuse(err)
+		}
+	}
+	c, err := pr.System()
 	if err != nil {
 		return refuse(err)
 	}
 	// The transcript keeps the canonical form; it must read back the same.
 	// Canonical JSON refuses a \u escape of half a surrogate pair, which
 	// decoders read differently (the verifier refuses a line holding one).
-	kept, err = pjson.Encode(kept)
+	kept, err := pjson.Encode(pr.Retained())
 	if err != nil {
 		return refuse(&payload.Error{Kind: payload.ErrMalformed, Provider: c.Provider, Path: c.Field, Msg: err.Error()})
 	}
-	if back, err := payload.Extract(kept, c.Provider); err != nil || back.Text != c.Text {
+	if back, err := payload.Extract(kept, c.Provider); err != nil || back.Text != c.Text || !slices.Equal(back.Pieces, c.Pieces) || back.Breakpoints != c.Breakpoints {
 		return refuse(fmt.Errorf("%w: %s: the system channel does not survive canonical JSON", payload.ErrMalformed, c.Field))
 	}
 	e := egress{text: c.Text, channel: c, retained: kept}
-	if r.Sent != nil {
+	switch {
+	case r.Sent != nil:
 		if *r.Sent != c.Text {
 			return refuse(ErrBodyNotSent)
 		}
+		if _, err := stale(); err != nil {
+			return egress{}, err
+		}
+		validated()
 		if e.manifest, err = r.Manifest.ForEgress(c.Text); err != nil {
 			return refuse(err)
 		}
-		return e, nil
+	case c.Text == r.System:
+		// The channel is the prompt: ForEgress validates the manifest for
+		// it, the one validation; a failure is reported as the prompt's.
+		validated()
+		if e.manifest, err = r.Manifest.ForEgress(c.Text); err != nil {
+			if e, err := stale(); err != nil {
+				return e, err
+			}
+			return refuse(err)
+		}
+	default:
+		if _, err := stale(); err != nil {
+			return egress{}, err
+		}
+		validated()
+		res, err := pr.Verify(r.Manifest)
+		if err != nil {
+			return refuse(err)
+		}
+		e.manifest = res.Manifest
 	}
-	res, err := payload.Verify(r.Manifest, kept, c.Provider)
-	if err != nil {
-		return refuse(err)
-	}
-	e.manifest = res.Manifest
 	return e, nil
 }
+
+// validated counts the write side's validations of a manifest, for a test
+// that a request validates its manifest once.
+var validated = func() {}
 
 // checkPayload checks a request's payload receipt: when served_context
 // records the payload side, payload_system_content_hash must be the system

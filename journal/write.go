@@ -431,6 +431,63 @@ func (j *Journal) retainOutcome(outcome []byte) ([]byte, string, error) {
 	return redacted, hash, nil
 }
 
+// retainResponse is retainOutcome for a response, outcome its
+// marshalResponse bytes, without reading its text (most of it, as a rule)
+// back out of them: the rest of the response goes through the canonical
+// redacted encoding with its text empty, and the text, redacted and
+// escaped as that encoding escapes it, takes the empty text's place. The
+// bytes and the hash are retainOutcome's.
+func (j *Journal) retainResponse(r Response, outcome []byte) ([]byte, string, error) {
+	if len(r.Text) < 4<<10 || sensitiveKey("text") {
+		return j.retainOutcome(outcome)
+	}
+	text := r.Text
+	r.Text = ""
+	rest, err := json.Marshal(r)
+	if err != nil {
+		return nil, "", err
+	}
+	changed, sensitive := false, false
+	canon, err := pjson.EncodeRedacted(rest, func(s string) string {
+		r := redact.String(s)
+		changed = changed || r != s
+		return r
+	}, func(key string) bool {
+		if sensitiveKey(key) {
+			sensitive = true
+			return true
+		}
+		return false
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	// The members are sorted and a quote inside a string is escaped, so
+	// the first "text":"" is the response's own member.
+	const empty = `"text":""`
+	i := bytes.Index(canon, []byte(empty))
+	if i < 0 {
+		return j.retainOutcome(outcome)
+	}
+	red := redact.String(text)
+	changed = changed || red != text
+	redacted := make([]byte, 0, len(canon)+len(red)+len(red)/16+2)
+	redacted = append(redacted, canon[:i+len(`"text":`)]...)
+	redacted = pjson.AppendString(redacted, red)
+	redacted = append(redacted, canon[i+len(empty):]...)
+	hash := digest.Bytes(redacted).String()
+	switch {
+	case j.keepRaw || !changed && !sensitive:
+		return outcome, hash, nil
+	case changed:
+		return redacted, hash, nil
+	}
+	if canonical, err := pjson.Encode(outcome); err == nil && string(canonical) == string(redacted) {
+		return outcome, hash, nil
+	}
+	return redacted, hash, nil
+}
+
 // sensitiveKey reports whether redact.JSON replaces the value of an object
 // member named key (Harn's field_is_sensitive), by asking it.
 func sensitiveKey(key string) bool {
@@ -561,10 +618,18 @@ func (p *Pending) Finish(ctx context.Context, resp Response, callErr error) erro
 			if !j.keepRaw {
 				body = redact.String(body)
 			}
-			extra = []string{"body", quote(body), "body_content_hash", quote(digest.String(body).String())}
+			// Quoted as the line is written (quoteAt).
+			extra = []string{"body", body, "body_content_hash", quote(digest.String(body).String())}
 		}
 	}
-	written, ohash, err := j.retainOutcome(outcome)
+	var written []byte
+	var ohash string
+	var err error
+	if callErr == nil {
+		written, ohash, err = j.retainResponse(resp, outcome)
+	} else {
+		written, ohash, err = j.retainOutcome(outcome)
+	}
 	if err != nil {
 		return p.abandon(fmt.Errorf("journal: call %s: %s: %w", p.call, field, err))
 	}
@@ -577,7 +642,11 @@ func (p *Pending) Finish(ctx context.Context, resp Response, callErr error) erro
 	defer j.finished()
 	// written is not changed again: the line takes it without a copy.
 	fields := append([]string{field, unsafe.String(unsafe.SliceData(written), len(written)), hashField, quote(ohash)}, extra...)
-	if err := p.append(ctx, kind, fields...); err != nil {
+	quoteAt := -1
+	if extra != nil {
+		quoteAt = 5 // the body
+	}
+	if err := p.appendQuoting(ctx, kind, quoteAt, fields...); err != nil {
 		return errors.Join(refused, err)
 	}
 	return refused
@@ -596,6 +665,12 @@ func (p *Pending) abandon(err error) error {
 
 // append writes one line about the call, naming its request. j.mu is held.
 func (p *Pending) append(ctx context.Context, kind string, fields ...string) error {
+	return p.appendQuoting(ctx, kind, -1, fields...)
+}
+
+// appendQuoting is append with fields[q] a text the line quotes (q < 0:
+// none).
+func (p *Pending) appendQuoting(ctx context.Context, kind string, q int, fields ...string) error {
 	j := p.j
 	if p.epoch != j.epoch {
 		return fmt.Errorf("journal: call %s: the transcript was cut back under the journal (a log rotation?) after its request; this line is not recorded", p.call)
@@ -607,8 +682,12 @@ func (p *Pending) append(ctx context.Context, kind string, fields ...string) err
 			return nil, fmt.Errorf("journal: call %s: the transcript was cut back under the journal (a log rotation?) after its request; this line is not recorded", p.call)
 		}
 		b := &lineBuilder{t: t, at: j.clock().Format(time.RFC3339Nano)}
-		b.line(kind, append([]string{"session", quote(j.session), "call", quote(p.call),
-			"request_seq", strconv.FormatInt(p.Seq, 10), "request_hash", quote(p.hash)}, fields...)...)
+		head := []string{"session", quote(j.session), "call", quote(p.call),
+			"request_seq", strconv.FormatInt(p.Seq, 10), "request_hash", quote(p.hash)}
+		if q >= 0 {
+			q += len(head)
+		}
+		b.lineQuoting(kind, q, append(head, fields...))
 		if kind == kindResponse || kind == kindError {
 			var err error
 			if next, err = j.cp.outcome(b, j.session, p.hash); err != nil {
@@ -716,11 +795,19 @@ type lineBuilder struct {
 
 // line appends one line: prev, seq, kind, at, then fields (name, raw JSON
 // pairs), and moves the chain on.
-func (b *lineBuilder) line(kind string, fields ...string) {
+func (b *lineBuilder) line(kind string, fields ...string) { b.lineQuoting(kind, -1, fields) }
+
+// lineQuoting is line with fields[q] a text to quote, not raw JSON: it is
+// quoted straight into the line (a long body is not quoted into a copy of
+// its own first). q < 0 quotes nothing.
+func (b *lineBuilder) lineQuoting(kind string, q int, fields []string) {
 	start := b.Len()
 	n := 128 // the line's size, to grow the buffer once
-	for _, f := range fields {
+	for i, f := range fields {
 		n += len(f) + 4
+		if i == q {
+			n += len(f)/16 + 2
+		}
 	}
 	b.Grow(n)
 	b.t.Seq++
@@ -729,6 +816,10 @@ func (b *lineBuilder) line(kind string, fields ...string) {
 		b.WriteByte(',')
 		b.WriteString(quote(fields[i]))
 		b.WriteByte(':')
+		if i+1 == q {
+			b.Write(pjson.AppendString(b.AvailableBuffer(), fields[i+1]))
+			continue
+		}
 		b.WriteString(fields[i+1])
 	}
 	b.WriteByte('}')

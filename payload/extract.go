@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/tidwall/gjson"
 )
 
 // messageSeparator joins the texts of several system messages (OpenAI Chat
@@ -44,39 +42,15 @@ type Channel struct {
 // key twice, is an *Error of kind ErrMalformed; a body with no system text
 // is one of kind ErrNoSystem.
 func Extract(body []byte, p Provider) (*Channel, error) {
-	if err := checkBody(body, p); err != nil {
-		return nil, err
-	}
-	root := gjson.ParseBytes(body)
-	if !root.IsObject() {
-		return nil, malformed(p, "", 0, "the body is not a JSON object")
-	}
-	auto := p == Auto
-	if auto {
-		var err error
-		if p, err = detect(root); err != nil {
-			return nil, err
-		}
-	}
-	c, err := extractAs(root, p)
-	if auto {
-		if amb := ambiguous(root, p, c, err); amb != nil {
-			return nil, amb
-		}
-	}
+	r, err := read(body, p)
 	if err != nil {
-		var none *Error
-		if auto && errors.As(err, &none) && none.Kind == ErrNoSystem {
-			none.Provider = Auto
-		}
 		return nil, err
 	}
-	c.Provider = p
-	return c, nil
+	return r.System()
 }
 
 // extractAs reads root's system channel as shape p.
-func extractAs(root gjson.Result, p Provider) (*Channel, error) {
+func extractAs(root *root, p Provider) (*Channel, error) {
 	switch p {
 	case Anthropic:
 		return anthropic(root)
@@ -96,7 +70,7 @@ func extractAs(root gjson.Result, p Provider) (*Channel, error) {
 // An endpoint of the other shape would serve that other text, so no shape
 // can be assumed; nil when no other shape reads one, or when the detected
 // shape found the body malformed (that error stands).
-func ambiguous(root gjson.Result, p Provider, c *Channel, err error) error {
+func ambiguous(root *root, p Provider, c *Channel, err error) error {
 	if err != nil && !errors.Is(err, ErrNoSystem) {
 		return nil
 	}
@@ -118,10 +92,11 @@ func ambiguous(root gjson.Result, p Provider, c *Channel, err error) error {
 	return nil
 }
 
-func detect(root gjson.Result) (Provider, error) {
+// detect finds a body's shape by the keys at its top level.
+func detect(root *root) (Provider, error) {
 	has := func(keys ...string) bool {
 		for _, k := range keys {
-			if root.Get(k).Exists() {
+			if root.get(k).exists() {
 				return true
 			}
 		}
@@ -140,22 +115,20 @@ func detect(root gjson.Result) (Provider, error) {
 	return Auto, &Error{Kind: ErrNoSystem}
 }
 
-func anthropic(root gjson.Result) (*Channel, error) {
-	r := reader{Anthropic}
-	sys, err := r.get(root, "", "system")
-	if err != nil {
-		return nil, err
-	}
-	if absent(sys) {
+func anthropic(root *root) (*Channel, error) {
+	r := reader{Anthropic, root}
+	sys := root.get("system")
+	if sys.absent() {
 		return nil, &Error{Kind: ErrNoSystem, Provider: Anthropic}
 	}
 	c := &Channel{Field: "system"}
 	switch {
-	case sys.Type == gjson.String:
-		c.Text, c.Pieces = sys.Str, []string{sys.Str}
-	case sys.IsArray():
+	case sys.isString():
+		t := sys.str()
+		c.Text, c.Pieces = t, []string{t}
+	case sys.isArray():
 		var b strings.Builder
-		for i, block := range sys.Array() {
+		for i, block := range sys.items() {
 			path := fmt.Sprintf("system.%d", i)
 			s, err := r.text(block, path, "text")
 			if err != nil {
@@ -165,7 +138,7 @@ func anthropic(root gjson.Result) (*Channel, error) {
 			if err != nil {
 				return nil, err
 			}
-			if !absent(cc) {
+			if !cc.absent() {
 				c.Breakpoints++
 			}
 			b.WriteString(s)
@@ -180,19 +153,20 @@ func anthropic(root gjson.Result) (*Channel, error) {
 
 // content reads a message's content: a string, or an array of text parts
 // that concatenate.
-func (r reader) content(m gjson.Result, path string, partTypes ...string) (string, []string, error) {
+func (r reader) content(m node, path string, partTypes ...string) (string, []string, error) {
 	v, err := r.get(m, path, "content")
 	if err != nil {
 		return "", nil, err
 	}
 	path = join(path, "content")
 	switch {
-	case v.Type == gjson.String:
-		return v.Str, []string{v.Str}, nil
-	case v.IsArray():
+	case v.isString():
+		t := v.str()
+		return t, []string{t}, nil
+	case v.isArray():
 		var b strings.Builder
 		var pieces []string
-		for i, part := range v.Array() {
+		for i, part := range v.items() {
 			s, err := r.text(part, fmt.Sprintf("%s.%d", path, i), partTypes...)
 			if err != nil {
 				return "", nil, err
@@ -207,15 +181,29 @@ func (r reader) content(m gjson.Result, path string, partTypes ...string) (strin
 
 // systemMessages reads the system and developer messages of a list, in
 // order; items of other roles are skipped.
-func (r reader) systemMessages(list gjson.Result, path string, partTypes ...string) (texts, pieces []string, err error) {
-	if !list.IsArray() {
+func (r reader) systemMessages(list node, path string, partTypes ...string) (texts, pieces []string, err error) {
+	if !list.isArray() {
 		return nil, nil, r.bad(path, "want an array, got %s", kind(list))
 	}
-	for i, m := range list.Array() {
-		at := fmt.Sprintf("%s.%d", path, i)
-		if !m.IsObject() {
+	i := -1
+	list.each(func(_ string, m node) bool {
+		i++
+		texts, pieces, err = r.systemMessage(m, fmt.Sprintf("%s.%d", path, i), texts, pieces, partTypes)
+		return err == nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return texts, pieces, nil
+}
+
+// systemMessage appends the text and pieces of m, an item of a message
+// list at path, when it is a system or developer message.
+func (r reader) systemMessage(m node, at string, texts, pieces []string, partTypes []string) ([]string, []string, error) {
+	{
+		if !m.isObject() {
 			if r.p == OpenAIResponses {
-				continue // an input item that is not a message
+				return texts, pieces, nil // an input item that is not a message
 			}
 			return nil, nil, r.bad(at, "want a message object, got %s", kind(m))
 		}
@@ -223,31 +211,27 @@ func (r reader) systemMessages(list gjson.Result, path string, partTypes ...stri
 		if err != nil {
 			return nil, nil, err
 		}
-		if !role.Exists() && r.p == OpenAIResponses {
-			continue // a function call output, a reasoning item, ...
+		if !role.exists() && r.p == OpenAIResponses {
+			return texts, pieces, nil // a function call output, a reasoning item, ...
 		}
-		if role.Type != gjson.String {
+		if !role.isString() {
 			return nil, nil, r.bad(join(at, "role"), "want a string, got %s", kind(role))
 		}
-		if role.Str != "system" && role.Str != "developer" {
-			continue
+		if role := role.str(); role != "system" && role != "developer" {
+			return texts, pieces, nil
 		}
 		text, ps, err := r.content(m, at, partTypes...)
 		if err != nil {
 			return nil, nil, err
 		}
-		texts, pieces = append(texts, text), append(pieces, ps...)
+		return append(texts, text), append(pieces, ps...), nil
 	}
-	return texts, pieces, nil
 }
 
-func openAIChat(root gjson.Result) (*Channel, error) {
-	r := reader{OpenAIChat}
-	msgs, err := r.get(root, "", "messages")
-	if err != nil {
-		return nil, err
-	}
-	if absent(msgs) {
+func openAIChat(root *root) (*Channel, error) {
+	r := reader{OpenAIChat, root}
+	msgs := root.get("messages")
+	if msgs.absent() {
 		return nil, &Error{Kind: ErrNoSystem, Provider: OpenAIChat}
 	}
 	texts, pieces, err := r.systemMessages(msgs, "messages", "text")
@@ -260,26 +244,21 @@ func openAIChat(root gjson.Result) (*Channel, error) {
 	return &Channel{Field: "messages", Text: strings.Join(texts, messageSeparator), Pieces: pieces}, nil
 }
 
-func openAIResponses(root gjson.Result) (*Channel, error) {
-	r := reader{OpenAIResponses}
+func openAIResponses(root *root) (*Channel, error) {
+	r := reader{OpenAIResponses, root}
 	c := &Channel{Field: "instructions"}
 	var texts []string
-	in, err := r.get(root, "", "instructions")
-	if err != nil {
-		return nil, err
-	}
+	in := root.get("instructions")
 	switch {
-	case absent(in):
-	case in.Type == gjson.String:
-		texts, c.Pieces = []string{in.Str}, []string{in.Str}
+	case in.absent():
+	case in.isString():
+		t := in.str()
+		texts, c.Pieces = []string{t}, []string{t}
 	default:
 		return nil, r.bad("instructions", "want a string, got %s", kind(in))
 	}
-	input, err := r.get(root, "", "input")
-	if err != nil {
-		return nil, err
-	}
-	if input.IsArray() {
+	input := root.get("input")
+	if input.isArray() {
 		more, pieces, err := r.systemMessages(input, "input", "input_text")
 		if err != nil {
 			return nil, err
@@ -288,7 +267,7 @@ func openAIResponses(root gjson.Result) (*Channel, error) {
 			c.Field = "instructions+input"
 			texts, c.Pieces = append(texts, more...), append(c.Pieces, pieces...)
 		}
-	} else if !absent(input) && input.Type != gjson.String {
+	} else if !input.absent() && !input.isString() {
 		return nil, r.bad("input", "want a string or an array of items, got %s", kind(input))
 	}
 	if len(texts) == 0 {
@@ -298,52 +277,46 @@ func openAIResponses(root gjson.Result) (*Channel, error) {
 	return c, nil
 }
 
-func gemini(root gjson.Result) (*Channel, error) {
-	r := reader{Gemini}
+func gemini(root *root) (*Channel, error) {
+	r := reader{Gemini, root}
 	key := "systemInstruction"
-	si, err := r.get(root, "", key)
-	if err != nil {
-		return nil, err
-	}
-	snake, err := r.get(root, "", "system_instruction")
-	if err != nil {
-		return nil, err
-	}
+	si, snake := root.get(key), root.get("system_instruction")
 	switch {
-	case si.Exists() && snake.Exists():
+	case si.exists() && snake.exists():
 		return nil, r.bad("system_instruction", "both systemInstruction and system_instruction are set")
-	case snake.Exists():
+	case snake.exists():
 		key, si = "system_instruction", snake
 	}
-	if absent(si) {
+	if si.absent() {
 		return nil, &Error{Kind: ErrNoSystem, Provider: Gemini}
 	}
-	if !si.IsObject() {
+	if !si.isObject() {
 		return nil, r.bad(key, "want a Content object, got %s", kind(si))
 	}
 	parts, err := r.get(si, key, "parts")
 	if err != nil {
 		return nil, err
 	}
-	if !parts.IsArray() {
+	if !parts.isArray() {
 		return nil, r.bad(join(key, "parts"), "want an array of parts, got %s", kind(parts))
 	}
 	c := &Channel{Field: key}
 	var b strings.Builder
-	for i, part := range parts.Array() {
+	for i, part := range parts.items() {
 		path := fmt.Sprintf("%s.parts.%d", key, i)
-		if !part.IsObject() {
+		if !part.isObject() {
 			return nil, r.bad(path, "want a text part, got %s", kind(part))
 		}
 		s, err := r.get(part, path, "text")
 		if err != nil {
 			return nil, err
 		}
-		if s.Type != gjson.String {
+		if !s.isString() {
 			return nil, r.bad(join(path, "text"), "want a string, got %s", kind(s))
 		}
-		b.WriteString(s.Str)
-		c.Pieces = append(c.Pieces, s.Str)
+		t := s.str()
+		b.WriteString(t)
+		c.Pieces = append(c.Pieces, t)
 	}
 	c.Text = b.String()
 	return c, nil

@@ -1,18 +1,23 @@
-// Package payload is the provider boundary: the system text as it sits in a
-// provider request body, after provider-specific placement. Harn calls that
-// boundary llm_request_payload_egress.
-//
-// Extract reads the system channel out of a real request body (Anthropic
+// Package payload is the provider's wire: the only package that knows the
+// formats of the providers' request bodies and answers (Anthropic
 // Messages, OpenAI Chat Completions, OpenAI Responses, Gemini), as the
-// official SDKs write it; Verify holds those bytes to a manifest, projecting
-// the manifest onto them (manifest.ForEgress) when only their placement
-// changed them; SystemDigest is the payload-side digest a transcript records.
-// Place and Field build a provider's system field from a reduction, with
-// Anthropic's cache_control breakpoints placed at fragment boundaries.
+// official SDKs write and read them. Harn calls the boundary of the system
+// text in a request body llm_request_payload_egress.
+//
+// Read reads a request body once into a Request, the one view that the
+// transport's gate, the journal and the span take: its shape, model,
+// system channel, tool names, and the byte ranges of its messages, tools
+// and parameters. Route reads a model endpoint's URL; Summarize reads an
+// answer, whole or streamed. Extract reads the system channel of a body;
+// Verify holds those bytes to a manifest, projecting the manifest onto
+// them (manifest.ForEgress) when only their placement changed them; Retain
+// keeps the part of a body a transcript reads the channel back from. Place
+// and Field build a provider's system field from a reduction, with Anthropic's
+// cache_control breakpoints placed at fragment boundaries.
 //
 // The rules that turn blocks, parts and messages into one string are in
-// docs/payload.md. The package reads bodies with gjson after checking them
-// with encoding/json, and imports no provider SDK.
+// docs/payload.md. Bodies are read with internal/json, in one pass, and
+// no provider SDK is imported.
 package payload
 
 import (
@@ -73,8 +78,8 @@ var (
 type Error struct {
 	Kind     error
 	Provider Provider
-	// Path names the field of the system channel at fault, in gjson syntax
-	// (e.g. "system.1.text"); empty for the body as a whole.
+	// Path names the field at fault, its steps joined with dots (e.g.
+	// "system.1.text"); empty for the body as a whole.
 	Path string
 	// Offset is where the fault is: a byte of the body for a malformed
 	// one, a byte of the system text for a mismatch.

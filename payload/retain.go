@@ -1,11 +1,7 @@
 package payload
 
 import (
-	"bytes"
-	"fmt"
 	"slices"
-
-	"github.com/tidwall/gjson"
 )
 
 // Retain reads the system channel of a request body (as Extract does) and
@@ -22,55 +18,73 @@ func Retain(body []byte, p Provider) (*Channel, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	root := gjson.ParseBytes(body)
-	var b bytes.Buffer
-	b.WriteByte('{')
-	field := func(key, raw string) {
-		if b.Len() > 1 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, "%q:%s", key, raw)
+	r, _ := read(body, c.Provider)
+	kept := r.Retained()
+	// The reading back is the proof that nothing the channel needs was
+	// left out; a difference is a bug here, and refused.
+	back, err := Extract(kept, c.Provider)
+	if err != nil || back.Text != c.Text || !slices.Equal(back.Pieces, c.Pieces) || back.Breakpoints != c.Breakpoints {
+		return nil, nil, &Error{Kind: ErrMalformed, Provider: c.Provider, Path: c.Field, Msg: "the system channel does not read back the same from the fields it was read from"}
 	}
+	return c, kept, nil
+}
+
+// Retained is the part of the body its system channel is read from, as
+// Retain returns it (nil when the request has no system channel): the
+// members the channel is read from, each as written, and of a message
+// list only the system and developer items.
+func (r *Request) Retained() []byte {
+	c, err := r.System()
+	if err != nil {
+		return nil
+	}
+	b := make([]byte, 0, 64+len(c.Text)+len(c.Text)/8)
+	b = append(b, '{')
+	field := func(key, raw string) {
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, key...)
+		b = append(b, `":`...)
+		b = append(b, raw...)
+	}
+	root := r.root
 	switch c.Provider {
 	case Anthropic:
-		field("system", root.Get("system").Raw)
+		field("system", root.get("system").raw)
 	case Gemini:
-		field(c.Field, root.Get(c.Field).Raw)
+		field(c.Field, root.get(c.Field).raw)
 	case OpenAIChat:
-		field("messages", systemItems(root.Get("messages")))
+		field("messages", systemItems(root.get("messages")))
 	case OpenAIResponses:
-		if in := root.Get("instructions"); in.Type == gjson.String {
-			field("instructions", in.Raw)
+		if in := root.get("instructions"); in.isString() {
+			field("instructions", in.raw)
 		}
-		if in := root.Get("input"); in.IsArray() {
+		if in := root.get("input"); in.isArray() {
 			if items := systemItems(in); items != "[]" {
 				field("input", items)
 			}
 		}
 	}
-	b.WriteByte('}')
-	// The reading back is the proof that nothing the channel needs was
-	// left out; a difference is a bug here, and refused.
-	back, err := Extract(b.Bytes(), c.Provider)
-	if err != nil || back.Text != c.Text || !slices.Equal(back.Pieces, c.Pieces) || back.Breakpoints != c.Breakpoints {
-		return nil, nil, &Error{Kind: ErrMalformed, Provider: c.Provider, Path: c.Field, Msg: "the system channel does not read back the same from the fields it was read from"}
-	}
-	return c, b.Bytes(), nil
+	return append(b, '}')
 }
 
 // systemItems is a list of messages or input items cut to those with role
 // system or developer, each kept as its exact bytes.
-func systemItems(list gjson.Result) string {
-	var b bytes.Buffer
-	b.WriteByte('[')
-	for _, m := range list.Array() {
-		if role := m.Get("role"); m.IsObject() && role.Type == gjson.String && (role.Str == "system" || role.Str == "developer") {
-			if b.Len() > 1 {
-				b.WriteByte(',')
+func systemItems(list node) string {
+	b := []byte{'['}
+	rd := reader{}
+	list.each(func(_ string, m node) bool {
+		if role, _ := rd.get(m, "", "role"); m.isObject() && role.isString() {
+			if s := role.str(); s == "system" || s == "developer" {
+				if len(b) > 1 {
+					b = append(b, ',')
+				}
+				b = append(b, m.raw...)
 			}
-			b.WriteString(m.Raw)
 		}
-	}
-	b.WriteByte(']')
-	return b.String()
+		return true
+	})
+	return string(append(b, ']'))
 }

@@ -46,6 +46,16 @@ func Verify(m *manifest.Manifest, body []byte, p Provider) (*Result, error) {
 	return verifyChannel(m, c)
 }
 
+// Verify holds the request's system channel to m, as Verify does a body,
+// without reading the body again.
+func (r *Request) Verify(m *manifest.Manifest) (*Result, error) {
+	c, err := r.System()
+	if err != nil {
+		return nil, err
+	}
+	return verifyChannel(m, c)
+}
+
 // verifyChannel is Verify of a channel already extracted.
 func verifyChannel(m *manifest.Manifest, c *Channel) (*Result, error) {
 	verr := manifest.Validate(m, c.Text)
@@ -88,13 +98,9 @@ func verifyChannel(m *manifest.Manifest, c *Channel) (*Result, error) {
 // bytes (or the separator before them) do not match, with the offset where
 // it starts; "" and the end of the last segment when every segment matches.
 func locate(m *manifest.Manifest, s string) (string, int) {
-	off, k := 0, 0
-	for i := range m.Segments {
-		seg := &m.Segments[i]
-		if !seg.Included {
-			continue
-		}
-		if k++; k > 1 {
+	off := 0
+	for at, seg := range m.Layout() {
+		if at > off {
 			if !strings.HasPrefix(s[off:], promptloom.Separator) {
 				return seg.ID, off
 			}
@@ -122,18 +128,11 @@ func cutInside(m *manifest.Manifest, pieces []string) *manifest.RuleError {
 		start, end int
 	}
 	var spans []span
-	off := 0
-	for i := range m.Segments {
-		s := &m.Segments[i]
-		if !s.Included {
-			continue
-		}
+	for at, s := range m.Layout() {
 		if len(spans) > 0 {
-			ends[off] = true
-			off += len(promptloom.Separator)
+			ends[at-len(promptloom.Separator)] = true
 		}
-		spans = append(spans, span{s.ID, off, off + s.Bytes})
-		off += s.Bytes
+		spans = append(spans, span{s.ID, at, at + s.Bytes})
 	}
 	pos := 0
 	for i, p := range pieces[:len(pieces)-1] {

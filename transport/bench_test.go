@@ -11,11 +11,16 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/promptloom/promptloom"
+	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/explain"
+	"github.com/promptloom/promptloom/harn/redact"
+	pjson "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/manifest"
+	"github.com/promptloom/promptloom/payload"
 	"github.com/promptloom/promptloom/transport"
 )
 
@@ -33,6 +38,23 @@ func (m *memory) Write(p []byte) (int, error) {
 		m.buf.Reset()
 	}
 	return m.buf.Write(p)
+}
+
+// floorBody keeps a response body aside as it is read, as the
+// transport does, and does the floor's work on it at its end.
+type floorBody struct {
+	io.ReadCloser
+	buf  []byte
+	done func([]byte)
+}
+
+func (f *floorBody) Read(p []byte) (int, error) {
+	n, err := f.ReadCloser.Read(p)
+	f.buf = append(f.buf, p[:n]...)
+	if err == io.EOF {
+		f.done(f.buf)
+	}
+	return n, err
 }
 
 // BenchmarkTransport is the transport's cost on one call, a 100 KB
@@ -98,6 +120,34 @@ func BenchmarkTransport(b *testing.B) {
 		}
 	}
 	b.Run("bare", func(b *testing.B) { run(b, base) })
+	// The floor of a journaled call's own work: the bare call, then one
+	// BLAKE3 of each body, one redaction pass over each (the request's
+	// messages as JSON, the stream as text), one JSON escape (the stream
+	// quoted into its line), one chain hash (of the lines' bytes), one
+	// parse of the stream. The journaled call is measured against it.
+	b.Run("floor", func(b *testing.B) {
+		messages := body[bytes.Index(body, []byte(`[{"role":"user"`)):bytes.Index(body, []byte(`,"tools"`))]
+		// The stream's copy and the line are kept from call to call: the
+		// floor allocates only what its work does.
+		var line, kept []byte
+		run(b, rtFunc(func(r *http.Request) (*http.Response, error) {
+			resp, err := base.RoundTrip(r)
+			if err != nil {
+				return nil, err
+			}
+			resp.Body = &floorBody{ReadCloser: resp.Body, buf: kept[:0], done: func(stream []byte) {
+				kept = stream
+				digest.Bytes(body)
+				redacted, _ := redact.JSON(messages)
+				digest.Bytes(stream)
+				text := redact.String(unsafe.String(unsafe.SliceData(stream), len(stream)))
+				line = pjson.AppendString(append(line[:0], redacted...), text)
+				digest.Bytes(line)
+				payload.Summarize(payload.Anthropic, stream, true)
+			}}
+			return resp, nil
+		}))
+	})
 	// The transport with no journal: the request read, detected and
 	// passed on, nothing recorded.
 	b.Run("nojournal", func(b *testing.B) { run(b, transport.New(base, nil, nil)) })

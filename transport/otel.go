@@ -5,8 +5,10 @@ import (
 	"errors"
 	"net/url"
 	"strconv"
+	"strings"
 
-	"github.com/tidwall/gjson"
+	"github.com/promptloom/promptloom/payload"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
@@ -52,15 +54,16 @@ func startSpan(ctx context.Context, o *Options, c *spanCall) (context.Context, *
 	if o == nil || o.TracerProvider == nil || c == nil {
 		return ctx, nil
 	}
+	provider, operation := genAI(c.Request.Provider, c.Server)
 	attrs := []attribute.KeyValue{
-		semconv.GenAIOperationNameKey.String(c.Operation),
-		semconv.GenAIProviderNameKey.String(c.Provider),
+		semconv.GenAIOperationNameKey.String(operation),
+		semconv.GenAIProviderNameKey.String(provider),
 		semconv.GenAIRequestModel(c.Model),
 		semconv.GenAIRequestStream(c.Stream),
 		attrCall.String(c.Call),
 		attrTranscriptSeq.Int64(c.RequestSeq),
 	}
-	attrs = append(attrs, requestParams(c.Provider, c.Body)...)
+	attrs = append(attrs, requestParams(c.Request)...)
 	if u := c.Server; u != nil && u.Hostname() != "" {
 		attrs = append(attrs, semconv.ServerAddress(u.Hostname()))
 		if port := serverPort(u); port > 0 {
@@ -76,13 +79,13 @@ func startSpan(ctx context.Context, o *Options, c *spanCall) (context.Context, *
 			attrs = append(attrs, instructions(c.Parts))
 		}
 	}
-	name := c.Operation
+	name := operation
 	if c.Model != "" {
 		name += " " + c.Model
 	}
 	tracer := o.TracerProvider.Tracer(tracerName, trace.WithSchemaURL(semconv.SchemaURL))
 	ctx, s := tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
-	return ctx, &span{s: s, provider: c.Provider}
+	return ctx, &span{s: s, provider: provider}
 }
 
 // context returns ctx carrying the span, for an attempt of its call: a
@@ -149,67 +152,47 @@ func endSpan(s *span, r *spanResult) {
 }
 
 // requestParams are the gen_ai.request.* sampling attributes a request
-// body names, each where its provider's API puts it (Anthropic Messages;
-// OpenAI Chat Completions and Responses; Gemini's generationConfig). A
-// parameter the body does not name is not set.
-func requestParams(provider string, body []byte) []attribute.KeyValue {
-	gemini := provider == "gcp.gemini" || provider == "gcp.vertex_ai"
-	// One pass over the top level (a body may be large): the keys wanted.
-	fields := map[string]gjson.Result{}
-	gjson.ParseBytes(body).ForEach(func(k, v gjson.Result) bool {
-		switch {
-		case gemini && (k.Str == "generationConfig" || k.Str == "generation_config"):
-			v.ForEach(func(k, v gjson.Result) bool {
-				fields[k.Str] = v
-				return true
-			})
-		case !gemini && len(v.Raw) < 1024: // a parameter, not the messages
-			fields[k.Str] = v
-		}
-		return true
-	})
-	first := func(keys ...string) (gjson.Result, bool) {
-		for _, k := range keys {
-			if v, ok := fields[k]; ok && (v.Type == gjson.Number || v.Type == gjson.String || v.IsArray()) {
-				return v, true
-			}
-		}
-		return gjson.Result{}, false
-	}
+// body names (payload.Request.Sampling reads them where each provider's
+// API puts them). A parameter the body does not name is not set.
+func requestParams(r *payload.Request) []attribute.KeyValue {
+	s := r.Sampling()
 	var out []attribute.KeyValue
-	num := func(set func(float64) attribute.KeyValue, paths ...string) {
-		if v, ok := first(paths...); ok && v.Type == gjson.Number {
-			out = append(out, set(v.Float()))
+	if s.MaxTokens != nil {
+		out = append(out, semconv.GenAIRequestMaxTokens(*s.MaxTokens))
+	}
+	for _, f := range []struct {
+		v   *float64
+		set func(float64) attribute.KeyValue
+	}{{s.Temperature, semconv.GenAIRequestTemperature}, {s.TopP, semconv.GenAIRequestTopP}, {s.TopK, semconv.GenAIRequestTopK},
+		{s.FrequencyPenalty, semconv.GenAIRequestFrequencyPenalty}, {s.PresencePenalty, semconv.GenAIRequestPresencePenalty}} {
+		if f.v != nil {
+			out = append(out, f.set(*f.v))
 		}
 	}
-	integer := func(set func(int) attribute.KeyValue, paths ...string) {
-		if v, ok := first(paths...); ok && v.Type == gjson.Number {
-			out = append(out, set(int(v.Int())))
-		}
+	if s.Seed != nil {
+		out = append(out, semconv.GenAIRequestSeed(*s.Seed))
 	}
-	integer(semconv.GenAIRequestMaxTokens, "max_tokens", "max_completion_tokens", "max_output_tokens", "maxOutputTokens")
-	num(semconv.GenAIRequestTemperature, "temperature")
-	num(semconv.GenAIRequestTopP, "top_p", "topP")
-	num(semconv.GenAIRequestTopK, "top_k", "topK")
-	num(semconv.GenAIRequestFrequencyPenalty, "frequency_penalty", "frequencyPenalty")
-	num(semconv.GenAIRequestPresencePenalty, "presence_penalty", "presencePenalty")
-	integer(semconv.GenAIRequestSeed, "seed")
-	if v, ok := first("n", "candidateCount", "candidate_count"); ok && v.Type == gjson.Number && v.Int() != 1 {
-		out = append(out, semconv.GenAIRequestChoiceCount(int(v.Int()))) // set when not 1, as the conventions say
+	if s.Choices != nil && *s.Choices != 1 {
+		out = append(out, semconv.GenAIRequestChoiceCount(*s.Choices)) // set when not 1, as the conventions say
 	}
-	if v, ok := first("stop_sequences", "stop", "stopSequences"); ok {
-		var stops []string
-		if v.IsArray() {
-			v.ForEach(func(_, s gjson.Result) bool {
-				stops = append(stops, s.String())
-				return true
-			})
-		} else {
-			stops = []string{v.String()}
-		}
-		out = append(out, semconv.GenAIRequestStopSequences(stops...))
+	if s.Stop != nil {
+		out = append(out, semconv.GenAIRequestStopSequences(s.Stop...))
 	}
 	return out
+}
+
+// genAI is a request's gen_ai.provider.name and gen_ai.operation.name.
+func genAI(p payload.Provider, u *url.URL) (provider, operation string) {
+	switch p {
+	case payload.Anthropic:
+		return "anthropic", "chat"
+	case payload.Gemini:
+		if u != nil && strings.Contains(u.Host, "aiplatform") {
+			return "gcp.vertex_ai", "generate_content"
+		}
+		return "gcp.gemini", "generate_content"
+	}
+	return "openai", "chat"
 }
 
 // serverPort is the URL's port, or its scheme's (0: neither).

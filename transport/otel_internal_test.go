@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/promptloom/promptloom/payload"
 )
 
 // server.port is the URL's port, or its scheme's default.
@@ -40,7 +42,12 @@ func TestRequestParams(t *testing.T) {
 		{"anthropic", `{"model":"m","max_tokens":"many"}`, ``},
 	} {
 		var got []string
-		for _, kv := range requestParams(tt.provider, []byte(tt.body)) {
+		shape := map[string]payload.Provider{"anthropic": payload.Anthropic, "openai": payload.OpenAIChat, "gcp.gemini": payload.Gemini}[tt.provider]
+		r, err := payload.Read([]byte(tt.body), shape)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, kv := range requestParams(r) {
 			got = append(got, string(kv.Key)+"="+kv.Value.String())
 		}
 		if g := strings.Join(got, " "); g != tt.want {

@@ -50,6 +50,7 @@ type traced struct {
 	spans  *tracetest.SpanRecorder
 	tp     *sdktrace.TracerProvider
 	client anthropic.Client
+	rt     *transport.Transport
 }
 
 func newTraced(t *testing.T, capture bool, replies ...fakeprovider.Reply) *traced {
@@ -73,7 +74,8 @@ func newTraced(t *testing.T, capture bool, replies ...fakeprovider.Reply) *trace
 	t.Cleanup(g.fake.Close)
 	g.j = journal.New(g.out, nil)
 	g.tp = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(g.spans))
-	rt := transport.New(nil, g.j, &transport.Options{TracerProvider: g.tp, CaptureContent: capture, RetryWindow: 5 * time.Second})
+	g.rt = transport.New(nil, g.j, &transport.Options{TracerProvider: g.tp, CaptureContent: capture, MaxRetries: 2})
+	rt := g.rt
 	g.client = anthropic.NewClient(aoption.WithAPIKey("k"), aoption.WithBaseURL(g.fake.URL),
 		aoption.WithHTTPClient(&http.Client{Transport: rt}))
 	return g
@@ -91,11 +93,12 @@ func (g *traced) ctx(name string) context.Context {
 	return transport.With(context.Background(), &transport.Call{Name: name, Explanation: g.e})
 }
 
-// ended waits for the n spans the calls end (a stream's ends when the
-// SDK has read it) and returns them.
+// ended closes the transport, which ends every call's span (a stream's
+// ends when the SDK has read it, a failure's when it is recorded), and
+// returns the n spans.
 func (g *traced) ended(t *testing.T, n int) []sdktrace.ReadOnlySpan {
 	t.Helper()
-	waitFor(t, func() bool { return len(g.spans.Ended()) >= n })
+	g.rt.Close()
 	spans := g.spans.Ended()
 	if len(spans) != n || len(g.spans.Started()) != n {
 		t.Fatalf("%d spans started, %d ended, want %d", len(g.spans.Started()), len(spans), n)
@@ -415,7 +418,8 @@ func (s *spanOf) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestAttemptsGoOutUnderTheCallsSpan(t *testing.T) {
 	g := newTraced(t, false, fakeprovider.Reply{Status: 429, Header: fakeprovider.RetryAfter(time.Millisecond)}, fakeprovider.Reply{})
 	base := &spanOf{base: http.DefaultTransport}
-	rt := transport.New(base, g.j, &transport.Options{TracerProvider: g.tp, RetryWindow: 5 * time.Second})
+	rt := transport.New(base, g.j, &transport.Options{TracerProvider: g.tp, MaxRetries: 2})
+	g.rt = rt
 	client := anthropic.NewClient(aoption.WithAPIKey("k"), aoption.WithBaseURL(g.fake.URL), aoption.WithHTTPClient(&http.Client{Transport: rt}))
 	if _, err := client.Messages.New(g.ctx("turn-1"), g.params()); err != nil {
 		t.Fatal(err)

@@ -18,12 +18,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/explain"
+	pjson "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/manifest"
+	"github.com/promptloom/promptloom/payload"
 	"github.com/promptloom/promptloom/transport"
 
 	"github.com/anthropics/anthropic-sdk-go"
@@ -42,6 +43,7 @@ type rig struct {
 	fake   *fake
 	j      *journal.Journal
 	path   string
+	rt     *transport.Transport
 	client *http.Client
 	e      *explain.Explanation
 	system string
@@ -70,18 +72,21 @@ func newRig(t testing.TB, o *transport.Options) *rig {
 	}
 	t.Cleanup(func() { j.Close() })
 	f := newFake(t)
-	return &rig{fake: f, j: j, path: path, e: e, system: r.System,
-		client: &http.Client{Transport: transport.New(nil, j, o)}}
+	rt := transport.New(nil, j, o)
+	return &rig{fake: f, j: j, path: path, e: e, system: r.System, rt: rt, client: &http.Client{Transport: rt}}
 }
 
 func (g *rig) ctx(name string) context.Context {
 	return transport.With(context.Background(), &transport.Call{Name: name, Explanation: g.e})
 }
 
-// verify closes the journal and verifies the transcript, returning its
-// report and lines.
+// verify closes the transport and the journal and verifies the
+// transcript, returning its report and lines.
 func (g *rig) verify(t *testing.T) (*journal.Report, []gjson.Result) {
 	t.Helper()
+	if err := g.rt.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if err := g.j.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +364,7 @@ func TestGemini(t *testing.T) {
 func TestRetryIsOneCall(t *testing.T) {
 	for _, sdk := range []string{"anthropic", "openai"} {
 		t.Run(sdk, func(t *testing.T) {
-			g := newRig(t, nil)
+			g := newRig(t, &transport.Options{MaxRetries: 2}) // the SDKs' default
 			g.fake.fail429.Store(1)
 			var err error
 			if sdk == "anthropic" {
@@ -387,16 +392,18 @@ func TestRetryIsOneCall(t *testing.T) {
 	}
 }
 
-// A 429 the SDK does not retry (no retries left) is the call's outcome,
-// once the retry window closes.
+// A 429 from an SDK given no retries, and a transport given none
+// (MaxRetries 0), is the call's outcome at once, before anything is closed.
 func TestFailureWithoutRetry(t *testing.T) {
-	g := newRig(t, &transport.Options{RetryWindow: 1})
+	g := newRig(t, nil)
 	g.fake.fail429.Store(5)
 	c := g.anthropic(aoption.WithMaxRetries(0))
 	if _, err := c.Messages.New(g.ctx("turn-1"), g.anthropicParams("Where is main?", readFile)); err == nil {
 		t.Fatal("no error")
 	}
-	waitFor(t, func() bool { b, _ := os.ReadFile(g.path); return bytes.Contains(b, []byte("provider_call_error")) })
+	if b, _ := os.ReadFile(g.path); !bytes.Contains(b, []byte("provider_call_error")) {
+		t.Fatalf("the failure is not recorded when the call returns:\n%s", b)
+	}
 	_, lines := g.verify(t)
 	e := kind(lines, "provider_call_error")
 	if len(e) != 1 || !strings.HasPrefix(e[0].Get("error.message").Str, "HTTP 429 Too Many Requests: ") || !strings.Contains(e[0].Get("error.message").Str, "slow down") {
@@ -760,7 +767,8 @@ func TestTransportErrors(t *testing.T) {
 		}
 		return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: &brokenBody{}, Request: r}, nil
 	})
-	client := &http.Client{Transport: transport.New(base, j, &transport.Options{RetryWindow: time.Millisecond})}
+	rt := transport.New(base, j, nil)
+	client := &http.Client{Transport: rt}
 	if _, err := client.Do(must(http.NewRequestWithContext(g.ctx("a"), "POST", "http://x/v1/messages", strings.NewReader(body)))); !errors.Is(err, refused) {
 		t.Fatalf("err = %v", err)
 	}
@@ -771,9 +779,7 @@ func TestTransportErrors(t *testing.T) {
 	if _, err := io.ReadAll(resp.Body); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("read: %v", err)
 	}
-	waitFor(t, func() bool { b, _ := os.ReadFile(path); return bytes.Count(b, []byte("provider_call_error")) == 2 })
-	j.Close()
-	g.path, g.j = path, j
+	g.path, g.j, g.rt = path, j, rt
 	_, lines := g.verify(t)
 	msg := map[string]string{}
 	for _, e := range kind(lines, "provider_call_error") {
@@ -785,11 +791,11 @@ func TestTransportErrors(t *testing.T) {
 }
 
 // When the SDK's last retry fails, the failure is the call's outcome at
-// once: a harness that closes its journal then has a whole transcript.
+// once, before the transport is closed.
 func TestRetriesExhausted(t *testing.T) {
 	for _, sdk := range []string{"anthropic", "openai"} {
 		t.Run(sdk, func(t *testing.T) {
-			g := newRig(t, nil) // the default window, a minute: never waited for here
+			g := newRig(t, &transport.Options{MaxRetries: 2}) // the default window, a minute: never waited for here
 			g.fake.fail429.Store(10)
 			var err error
 			if sdk == "anthropic" {
@@ -804,6 +810,9 @@ func TestRetriesExhausted(t *testing.T) {
 			}
 			if n := g.fake.seen(); n != 3 {
 				t.Fatalf("the provider saw %d requests, want 3 (two retries)", n)
+			}
+			if b, _ := os.ReadFile(g.path); !bytes.Contains(b, []byte("provider_call_error")) {
+				t.Fatalf("the last failure is not recorded when the call returns:\n%s", b)
 			}
 			rep, lines := g.verify(t)
 			if len(rep.Calls) != 1 || rep.Calls[0].Attempts != 2 || len(kind(lines, "provider_call_error")) != 1 {
@@ -867,5 +876,126 @@ func TestChatFunctionsAreTools(t *testing.T) {
 	_, err := g.client.Do(must(http.NewRequestWithContext(g.ctx("turn-1"), "POST", g.fake.srv.URL+"/v1/chat/completions", strings.NewReader(body))))
 	if !errors.Is(err, manifest.Rule("tool_gated_out")) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// A failure held for a retry that never comes (the transport told of
+// retries the SDK was not given) is recorded by Close, not before, and
+// the transcript is then whole.
+func TestCloseSettlesHeldFailures(t *testing.T) {
+	g := newRig(t, &transport.Options{MaxRetries: 2}) // RetryWindow: a minute, never reached here
+	g.fake.fail429.Store(5)
+	c := g.anthropic(aoption.WithMaxRetries(0))
+	if _, err := c.Messages.New(g.ctx("turn-1"), g.anthropicParams("Where is main?", readFile)); err == nil {
+		t.Fatal("no error")
+	}
+	if b, _ := os.ReadFile(g.path); bytes.Contains(b, []byte("provider_call_error")) {
+		t.Fatalf("the failure was recorded before Close, not held for its retry:\n%s", b)
+	}
+	if err := g.rt.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(g.path); !bytes.Contains(b, []byte("provider_call_error")) {
+		t.Fatalf("Close did not record the held failure:\n%s", b)
+	}
+	// Closed, the transport holds nothing: the next failure is recorded at once.
+	if _, err := c.Messages.New(g.ctx("turn-2"), g.anthropicParams("Where is main?", readFile)); err == nil {
+		t.Fatal("no error")
+	}
+	if b, _ := os.ReadFile(g.path); bytes.Count(b, []byte("provider_call_error")) != 2 {
+		t.Fatalf("a failure after Close was held:\n%s", b)
+	}
+	rep, _ := g.verify(t)
+	if len(rep.Calls) != 2 {
+		t.Fatalf("calls %+v", rep.Calls)
+	}
+}
+
+// An SDK that does not number its attempts (genai with RetryOptions) is
+// counted by the transport: with MaxRetries 1, the first failure waits
+// for its retry, and the retry's failure is the outcome at once.
+func TestRetriesCountedWithoutHeader(t *testing.T) {
+	g := newRig(t, nil)
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	j, err := journal.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := rtFunc(func(r *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: 503, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("busy")), Request: r}, nil
+	})
+	rt := transport.New(base, j, &transport.Options{MaxRetries: 1})
+	g.path, g.j, g.rt = path, j, rt
+	client := &http.Client{Transport: rt}
+	body := `{"model":"m","max_tokens":10,"system":` + strconvQuote(g.system) + `,"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"read_file"}]}`
+	ctx := g.ctx("turn-1")
+	errLines := func() int { b, _ := os.ReadFile(path); return bytes.Count(b, []byte("provider_call_error")) }
+	for attempt, want := range []int{0, 1} {
+		resp, err := client.Do(must(http.NewRequestWithContext(ctx, "POST", "http://x/v1/messages", strings.NewReader(body))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if n := errLines(); n != want {
+			t.Fatalf("after attempt %d: %d error lines, want %d", attempt, n, want)
+		}
+	}
+	rep, lines := g.verify(t)
+	if len(rep.Calls) != 1 || rep.Calls[0].Attempts != 1 || len(kind(lines, "provider_call_attempt")) != 1 {
+		t.Fatalf("calls %+v", rep.Calls)
+	}
+}
+
+// A request through the transport is read once: its body is scanned by
+// the JSON reader one time, for the gate, the journal and the span alike.
+func TestRequestReadOnce(t *testing.T) {
+	g := newRig(t, nil)
+	body := `{"model":"m","max_tokens":10,"system":` + strconvQuote(g.system) +
+		`,"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"read_file","input_schema":{"type":"object"}}]}`
+	reads := 0
+	pjson.Scanned = func(doc string) {
+		if doc == body {
+			reads++
+		}
+	}
+	defer func() { pjson.Scanned = nil }()
+	resp, err := g.client.Do(must(http.NewRequestWithContext(g.ctx("turn-1"), "POST", g.fake.srv.URL+"/v1/messages", strings.NewReader(body))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if reads != 1 {
+		t.Errorf("the body was read %d times, want 1", reads)
+	}
+	g.verify(t)
+}
+
+// A body that readers could read differently is refused when a Call says
+// it is a model call: nothing is sent, nothing journaled.
+func TestAmbiguousBodiesRefused(t *testing.T) {
+	for name, body := range map[string]string{
+		"a top-level key twice":    `{"model":"m","tools":[],"system":%s,"messages":[],"tools":[{"name":"read_file"}]}`,
+		"a value after the object": `{"model":"m","system":%s,"messages":[],"tools":[{"name":"read_file"}]} {"tools":[]}`,
+		"a byte order mark":        "\ufeff" + `{"model":"m","system":%s,"messages":[],"tools":[{"name":"read_file"}]}`,
+		"a tool's name twice":      `{"model":"m","system":%s,"messages":[],"tools":[{"name":"read_file","name":"run_shell"}]}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			g := newRig(t, nil)
+			b := fmt.Sprintf(body, strconvQuote(g.system))
+			_, err := g.client.Do(must(http.NewRequestWithContext(g.ctx("turn-1"), "POST", g.fake.srv.URL+"/v1/messages", strings.NewReader(b))))
+			if !errors.Is(err, journal.ErrStaleManifest) || !errors.Is(err, payload.ErrMalformed) {
+				t.Fatalf("err = %v", err)
+			}
+			if n := g.fake.seen(); n != 0 {
+				t.Errorf("the provider saw %d requests", n)
+			}
+			g.rt.Close()
+			g.j.Close()
+			if b, _ := os.ReadFile(g.path); len(b) != 0 {
+				t.Errorf("journaled: %s", b)
+			}
+		})
 	}
 }

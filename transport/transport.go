@@ -44,6 +44,7 @@ import (
 	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/manifest"
+	"github.com/promptloom/promptloom/payload"
 
 	"go.opentelemetry.io/otel/trace"
 )
@@ -63,19 +64,20 @@ type Options struct {
 	// promptloom.DefaultMaxBytes); a larger one is refused, matching
 	// promptloom.ErrTooLarge.
 	MaxBodyBytes int
-	// RetryWindow is how long a failed attempt that an SDK would retry
-	// (408, 409, 429, 5xx, a transport error) waits for its retry before it
-	// is recorded as the call's outcome (0: one minute). An attempt the
-	// SDK will not retry is recorded at once.
-	RetryWindow time.Duration
-	// MaxRetries is the retries the SDK is configured with (0: 2, the
-	// Anthropic and OpenAI SDKs' default; negative: none). Those SDKs
-	// number their attempts, so the failure of the last one is recorded as
-	// the call's outcome at once, not after RetryWindow: a harness that
-	// closes its journal and exits after a call that failed leaves a
-	// complete transcript. Set it to what the SDK is given
-	// (option.WithMaxRetries).
+	// MaxRetries is how many times the SDK retries a failed attempt: 0,
+	// none. The transport cannot ask the SDK, so it is told: the failure of
+	// the attempt after the last retry, or of any attempt when there are
+	// none, is the call's outcome at once; an earlier one an SDK would
+	// retry (408, 409, 429, 5xx, a transport error) is held for its retry.
+	// Anthropic's and OpenAI's Go SDKs retry twice unless given
+	// option.WithMaxRetries; genai retries only with
+	// HTTPOptions.RetryOptions (Attempts 5 unless set: MaxRetries is
+	// Attempts-1). docs/transport.md says more.
 	MaxRetries int
+	// RetryWindow is how long a held failure waits for its retry before it
+	// is recorded as the call's outcome (0: one minute). Close records
+	// every held failure at once.
+	RetryWindow time.Duration
 }
 
 // Call is what a harness says about one logical call: put it on the
@@ -99,14 +101,14 @@ func With(ctx context.Context, c *Call) context.Context {
 
 type callKey struct{}
 
-// New returns a RoundTripper that sends each request through base (nil:
+// New returns a Transport that sends each request through base (nil:
 // http.DefaultTransport) and records the model calls among them in j. It
 // is safe for concurrent use, as its base must be.
-func New(base http.RoundTripper, j *journal.Journal, o *Options) http.RoundTripper {
+func New(base http.RoundTripper, j *journal.Journal, o *Options) *Transport {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	t := &roundTripper{base: base, j: j}
+	t := &Transport{base: base, j: j}
 	if o != nil {
 		t.opts = *o
 	}
@@ -119,19 +121,42 @@ func New(base http.RoundTripper, j *journal.Journal, o *Options) http.RoundTripp
 	return t
 }
 
-type roundTripper struct {
+// Transport is the http.RoundTripper an SDK's client is given. It holds
+// a failed attempt the SDK will retry until the retry comes, so a
+// program that ends (or a test that reads the transcript) calls Close
+// first: every held failure is then recorded as its call's outcome.
+type Transport struct {
 	base http.RoundTripper
 	j    *journal.Journal
 	opts Options
 
-	mu    sync.Mutex
-	calls map[*Call]*logical // calls with a failed attempt awaiting its retry
+	mu     sync.Mutex
+	calls  map[*Call]*logical // calls with a failed attempt awaiting its retry
+	closed bool               // Close was called: no failure is held again
+}
+
+// Close records every failure held for a retry as its call's outcome, and
+// holds none from then on (a later failure is recorded at once). It does
+// not close the journal, nor stop the transport: requests still go
+// through. Close it before the journal.
+func (t *Transport) Close() error {
+	t.mu.Lock()
+	t.closed = true
+	held := make([]*logical, 0, len(t.calls))
+	for _, lg := range t.calls {
+		held = append(held, lg)
+	}
+	t.mu.Unlock()
+	for _, lg := range held {
+		lg.giveUp()
+	}
+	return nil
 }
 
 // logical is one logical call: its request recorded, its attempts, its
 // span, and how it ended.
 type logical struct {
-	t    *roundTripper
+	t    *Transport
 	body digest.Digest // of the request body, to know its retry
 	p    *journal.Pending
 	ep   endpoint
@@ -153,29 +178,34 @@ type failure struct {
 	timer  *time.Timer
 }
 
-// refusal wraps a request refused before it left: a broken rule matches
+// refusal wraps a request refused before it left: a broken rule, or a
+// body that is not one request every reader reads alike, matches
 // journal.ErrStaleManifest; any other failure to record the request (a
 // closed journal, a sink that cannot write) is itself.
 func refusal(call string, err error) error {
 	var re *manifest.RuleError
+	var pe *payload.Error
 	switch {
 	case errors.Is(err, journal.ErrStaleManifest):
 		return fmt.Errorf("transport: %w", err)
 	case errors.As(err, &re):
 		return fmt.Errorf("transport: %w: call %s: %w", journal.ErrStaleManifest, call, err)
+	case errors.As(err, &pe):
+		return fmt.Errorf("transport: %w: call %s: request body: %w", journal.ErrStaleManifest, call, err)
 	}
 	return fmt.Errorf("transport: call %s: not sent: %w", call, err)
 }
 
 // RoundTrip implements http.RoundTripper: it checks the request, records
 // it, sends it, and records the response as the caller reads it.
-func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req == nil || req.URL == nil {
 		return nil, errors.New("transport: nil request")
 	}
 	ctx := req.Context()
 	c, _ := ctx.Value(callKey{}).(*Call)
-	if req.Method != "POST" || c == nil && !modelPath(strings.TrimSuffix(req.URL.Path, "/")) {
+	shape, model, stream, routed := payload.Route(req.URL.Path)
+	if req.Method != "POST" || c == nil && !routed {
 		// Not a model call (a GET, a file upload): passed on as it is,
 		// its body unread.
 		return t.base.RoundTrip(req)
@@ -200,16 +230,21 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 		out.ContentLength = int64(len(body))
 	}
-	ep, ok := detect(req.URL, req.Method, body)
-	if !ok && c != nil {
-		// The harness says this is a model call: read it by its body.
-		ep, ok = detectBody(req.URL, req.Method, body)
-	}
-	if !ok || t.j == nil {
+	// The body is read here once, for the gate, the journal and the span.
+	pr, err := payload.Read(body, shape)
+	switch {
+	case err != nil && c != nil:
+		// The harness says this is a model call, and its body is not one
+		// request every reader reads alike: refused, not passed by.
+		return nil, refusal(c.Name, err)
+	case err != nil, pr.Provider == payload.Auto, t.j == nil:
 		return t.base.RoundTrip(out)
 	}
-	ep.server = req.URL // server.address and server.port of its span
-	lg, sctx, err := t.logical(ctx, c, ep, body, req.Header)
+	ep := endpoint{req: pr, body: body, model: pr.Model, stream: stream || pr.Stream, server: req.URL}
+	if model != "" {
+		ep.model = model
+	}
+	lg, sctx, err := t.logical(ctx, c, ep, req.Header)
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +254,7 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		if ctx.Err() != nil {
 			lg.finish(journal.Response{}, fmt.Errorf("cancelled before the response: %w", err), 0)
 		} else {
-			lg.fail(&failure{err: err}, t.retriesLeft(req))
+			lg.fail(&failure{err: err}, t.retriesLeft(lg, req))
 		}
 		return nil, err
 	}
@@ -227,7 +262,7 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		stream: ep.stream || strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")}
 	if resp.StatusCode >= 400 {
 		rec.failed = &failure{status: resp.StatusCode}
-		rec.retry = retryable(resp) && t.retriesLeft(req)
+		rec.retry = retryable(resp) && t.retriesLeft(lg, req)
 	}
 	if resp.Body == nil {
 		rec.rc = http.NoBody
@@ -236,23 +271,19 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// retriesLeft reports whether the SDK may retry req: a Stainless SDK
-// (Anthropic's, OpenAI's) numbers its attempts in X-Stainless-Retry-Count,
-// and one at Options.MaxRetries is its last. Other SDKs say nothing: they
-// may.
-func (t *roundTripper) retriesLeft(req *http.Request) bool {
-	n, err := strconv.Atoi(req.Header.Get("X-Stainless-Retry-Count"))
-	if err != nil {
-		return true
+// retriesLeft reports whether the SDK may retry a failed attempt of lg:
+// whether the attempts it made so far, this one included, are fewer than
+// Options.MaxRetries+1. The transport counts them itself (the same Call,
+// the same body); a Stainless SDK (Anthropic's, OpenAI's) also numbers
+// them in X-Stainless-Retry-Count, which is taken when it says more.
+func (t *Transport) retriesLeft(lg *logical, req *http.Request) bool {
+	lg.mu.Lock()
+	n := lg.attempts
+	lg.mu.Unlock()
+	if k, err := strconv.Atoi(req.Header.Get("X-Stainless-Retry-Count")); err == nil {
+		n = max(n, k)
 	}
-	limit := t.opts.MaxRetries
-	switch {
-	case limit == 0:
-		limit = 2 // the SDKs' default
-	case limit < 0:
-		limit = 0
-	}
-	return n < limit
+	return n < t.opts.MaxRetries
 }
 
 // retryable says whether the official SDKs retry a response: the server's
@@ -271,7 +302,8 @@ func retryable(resp *http.Response) bool {
 // logical returns the logical call a request is an attempt of: the call on
 // its context awaiting a retry of this very body, or a new one, checked
 // and recorded. A refused request is an error, and nothing is recorded.
-func (t *roundTripper) logical(ctx context.Context, c *Call, ep endpoint, body []byte, h http.Header) (*logical, context.Context, error) {
+func (t *Transport) logical(ctx context.Context, c *Call, ep endpoint, h http.Header) (*logical, context.Context, error) {
+	body := ep.body
 	bd := digest.Bytes(body)
 	if c != nil {
 		t.mu.Lock()
@@ -286,9 +318,9 @@ func (t *roundTripper) logical(ctx context.Context, c *Call, ep endpoint, body [
 		}
 	}
 	wctx := context.WithoutCancel(ctx)
-	msgs, tools, params := parts(body, ep.shape)
-	req := journal.Request{Body: body, Provider: ep.shape, Messages: msgs, Tools: tools, Parameters: params}
-	sc := &spanCall{Operation: ep.operation, Provider: ep.provider, Model: ep.model, Stream: ep.stream, Server: ep.server, Body: body}
+	pr := ep.req
+	req := journal.Request{Body: body, Provider: pr.Provider, Payload: pr, Messages: pr.Messages, Tools: pr.Tools, Parameters: pr.Parameters}
+	sc := &spanCall{Request: pr, Model: ep.model, Stream: ep.stream, Server: ep.server}
 	var e *explain.Explanation
 	if c == nil {
 		req.Unattributed = true
@@ -306,7 +338,7 @@ func (t *roundTripper) logical(ctx context.Context, c *Call, ep endpoint, body [
 			req.Call = req.Manifest.CallRole
 		}
 		if req.Manifest != nil {
-			if rerr := checkTools(gatedRows(e, req.Manifest), toolNames(body, ep.shape)); rerr != nil {
+			if rerr := checkTools(gatedRows(e, req.Manifest), pr.ToolNames); rerr != nil {
 				return nil, nil, refusal(req.Call, rerr)
 			}
 		}
@@ -328,23 +360,15 @@ func (t *roundTripper) logical(ctx context.Context, c *Call, ep endpoint, body [
 }
 
 // includedParts are the ids of a manifest's included segments and their
-// text, cut out of the prompt at their byte counts and separators.
+// text, cut out of the prompt where the manifest's layout places them.
 func includedParts(m *manifest.Manifest, system string) (ids, texts []string) {
-	at := 0
-	for _, s := range m.Rows() {
-		if !s.Included {
-			continue
-		}
-		if len(ids) > 0 {
-			at += len(m.JoinSeparator)
-		}
+	for at, s := range m.Layout() {
 		ids = append(ids, s.ID)
-		if at+s.Bytes <= len(system) && at >= 0 {
+		if at+s.Bytes <= len(system) && s.Bytes >= 0 {
 			texts = append(texts, system[at:at+s.Bytes])
 		} else {
 			texts = append(texts, "")
 		}
-		at += s.Bytes
 	}
 	return ids, texts
 }
@@ -377,17 +401,23 @@ func (lg *logical) fail(f *failure, retry bool) {
 	}
 	t := lg.t
 	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		lg.finish(journal.Response{Status: f.status}, f.outcome(), f.status)
+		return
+	}
 	if t.calls == nil {
 		t.calls = map[*Call]*logical{}
 	}
 	t.calls[lg.key] = lg
-	t.mu.Unlock()
+	// Held under t.mu, so a Close cannot miss it.
 	lg.mu.Lock()
-	defer lg.mu.Unlock()
 	if !lg.done {
 		lg.held = f
 		f.timer = time.AfterFunc(lg.t.opts.RetryWindow, func() { lg.giveUpOn(f) })
 	}
+	lg.mu.Unlock()
+	t.mu.Unlock()
 }
 
 func (f *failure) outcome() error {
@@ -464,27 +494,35 @@ type recorder struct {
 	failed *failure // an error status: the body is the failure's
 	retry  bool
 
-	mu   sync.Mutex
-	buf  []byte
-	over bool // more than limit bytes came: not retained
-	end  bool
+	mu     sync.Mutex
+	chunks [][]byte // the bytes read, in blocks of chunkSize
+	n      int      // their count
+	over   bool     // more than limit bytes came: not retained
+	end    bool
 }
+
+// chunkSize is the largest block the bytes read are kept in: blocks
+// filled one after another and joined once at the end, so a stream is
+// copied twice, not once per doubling of a buffer.
+const chunkSize = 64 << 10
 
 func (r *recorder) Read(p []byte) (int, error) {
 	n, err := r.rc.Read(p)
 	r.mu.Lock()
 	if n > 0 && !r.end {
-		if len(r.buf)+n > r.limit {
-			r.over, r.buf = true, nil
+		if r.n+n > r.limit {
+			r.over, r.chunks = true, nil
 		} else if !r.over {
-			if cap(r.buf)-len(r.buf) < n {
-				// Double, as append does not for large slices: a stream
-				// of a megabyte is copied a few times, not dozens.
-				grown := make([]byte, len(r.buf), max(2*cap(r.buf), len(r.buf)+n, 32<<10))
-				copy(grown, r.buf)
-				r.buf = grown
+			for b := p[:n]; len(b) > 0; {
+				if len(r.chunks) == 0 || len(r.chunks[len(r.chunks)-1]) == cap(r.chunks[len(r.chunks)-1]) {
+					// Small for a small answer, then blocks of chunkSize.
+					r.chunks = append(r.chunks, make([]byte, 0, min(chunkSize, max(4<<10, r.n))))
+				}
+				last := &r.chunks[len(r.chunks)-1]
+				k := copy((*last)[len(*last):cap(*last)], b)
+				*last, b = (*last)[:len(*last)+k], b[k:]
 			}
-			r.buf = append(r.buf, p[:n]...)
+			r.n += n
 		}
 	}
 	r.mu.Unlock()
@@ -512,8 +550,18 @@ func (r *recorder) done(readErr error, closed bool) {
 		return
 	}
 	r.end = true
-	body, over := r.buf, r.over
-	r.buf = nil
+	var body []byte
+	switch {
+	case len(r.chunks) == 1:
+		body = r.chunks[0]
+	case len(r.chunks) > 1:
+		body = make([]byte, 0, r.n)
+		for _, c := range r.chunks {
+			body = append(body, c...)
+		}
+	}
+	over := r.over
+	r.chunks = nil
 	r.mu.Unlock()
 	lg := r.lg
 	if r.failed != nil {
@@ -525,8 +573,9 @@ func (r *recorder) done(readErr error, closed bool) {
 		lg.fail(r.failed, r.retry)
 		return
 	}
-	resp, whole := summary(lg.ep.shape, body, r.stream)
-	resp.Status = r.status
+	sum, whole := payload.Summarize(lg.ep.req.Provider, body, r.stream)
+	resp := journal.Response{Text: sum.Text, StopReason: sum.StopReason, ToolCalls: sum.ToolCalls, Usage: sum.Usage,
+		ID: sum.ID, Model: sum.Model, Status: r.status}
 	if !over {
 		resp.Body = body
 	}
@@ -545,18 +594,25 @@ func (r *recorder) done(readErr error, closed bool) {
 	}
 }
 
+// endpoint is a request RoundTrip recognised as a model call: its body
+// read, and what its URL adds (Gemini's model, a streaming method).
+type endpoint struct {
+	req    *payload.Request
+	body   []byte
+	model  string
+	stream bool
+	server *url.URL // the request's URL, for its span
+}
+
 // spanCall describes one logical call to the span hooks (otel.go).
 type spanCall struct {
-	// Operation is gen_ai.operation.name ("chat", "generate_content");
-	// Provider is gen_ai.provider.name ("anthropic", "openai",
-	// "gcp.gemini"); Model is the request's model; Stream says the
-	// response is a stream of server sent events.
-	Operation, Provider, Model string
-	Stream                     bool
-	// Server is the request's URL: server.address and server.port. Body
-	// is the request body, for the sampling parameters it names.
+	// Request is the request body read; Model the request's model;
+	// Stream says the response is a stream of server sent events.
+	Request *payload.Request
+	Model   string
+	Stream  bool
+	// Server is the request's URL: server.address and server.port.
 	Server *url.URL
-	Body   []byte
 	// Call is the call's name; Manifest is nil for an unattributed call.
 	Call     string
 	Manifest *manifest.Manifest

@@ -1,9 +1,6 @@
 package transport_test
 
 import (
-	"testing"
-	"time"
-
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/harn/redact"
 )
@@ -14,15 +11,4 @@ func digestOfJSON(s string) digest.Digest {
 		panic(err)
 	}
 	return digest.Bytes(b)
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	for range 500 {
-		if cond() {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatal("timed out")
 }

@@ -63,13 +63,14 @@ func run(transcript string, out io.Writer, baseURL string) error {
 	if err != nil {                         // promptloom
 		return err // promptloom
 	}
-	httpClient := &http.Client{Transport: transport.New(nil, j, nil)} // promptloom
+	rt := transport.New(nil, j, nil)          // promptloom
+	httpClient := &http.Client{Transport: rt} // promptloom
 	client, err := genai.NewClient(context.Background(), &genai.ClientConfig{APIKey: "not-needed", Backend: genai.BackendGeminiAPI,
 		HTTPClient: httpClient, HTTPOptions: genai.HTTPOptions{BaseURL: baseURL}})
 	if err == nil {
 		err = converse(client, e, out) // promptloom
 	}
-	return errors.Join(err, j.Close()) // promptloom
+	return errors.Join(err, rt.Close(), j.Close()) // promptloom
 }
 
 // converse runs the conversation: two turns, each streamed, the first

@@ -128,6 +128,10 @@ func (e *Error) Is(t error) bool {
 	return t == ErrInvalid || t == e.kind || (t == ErrSyntax && e.kind == ErrTrailing)
 }
 
+// Scanned, when a test sets it, is called with every document Check and
+// Scan read: the test counts how often one body is read. Nil otherwise.
+var Scanned func(doc string)
+
 // Check reports whether data is one JSON value that o accepts (nil: the
 // strictest reading), as an *Error naming the first fault. data must not
 // change during the call.

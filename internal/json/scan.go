@@ -91,6 +91,9 @@ func (k *keySet) reset() { k.keys, k.set = k.keys[:0], nil }
 
 // scanDocument checks s; with record it returns what it learned.
 func scanDocument(s string, o *Options, record bool) (*Doc, error) {
+	if Scanned != nil {
+		Scanned(s)
+	}
 	p := scanner{s: s, record: record}
 	if o != nil {
 		p.opts = *o
