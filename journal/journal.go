@@ -211,7 +211,7 @@ type Options struct {
 	// are of the redacted values either way.
 	KeepRaw bool
 
-	// Signer, when set, makes a journal sign its session (issue 25,
+	// Signer, when set, makes a journal sign its session (see
 	// docs/transcript.md "Checkpoints"): it writes a journal_checkpoint
 	// line, a note signed by Signer over the chain at the line before it,
 	// after its journal_close and after every CheckpointEvery calls (0:
