@@ -234,6 +234,7 @@ func (c *checkpointer) write(b *lineBuilder, session string, t *tree) error {
 type checkpoints struct {
 	key        note.Verifier // Options.Verifier
 	keepLeaves bool          // keep every leaf (to prove a call)
+	lastGood   int           // the line of the last checkpoint that held, of any session
 	sessions   map[string]*sessionTree
 }
 
@@ -305,6 +306,7 @@ func (v *verifier) checkpoint(n int, l gjson.Result, sess string, sessOK bool) {
 		v.rep.broke("checkpoint", n, "line %d: the checkpoint of session %q signs %d call(s) with root %s, but the session's %d call(s) have root %s", n, sess, cp.calls, cp.root, s.tree.n, root)
 	default:
 		s.good, s.note, s.calls = n, msg, cp.calls
+		v.ck.lastGood = n
 		v.rep.Checkpoints++
 	}
 }
@@ -319,6 +321,7 @@ func (v *verifier) finishCheckpoints() {
 		v.rep.broke("checkpoint", 0, "a Harn transcript has no checkpoint signed by %s", v.ck.key.Name())
 		return
 	}
+	failed := len(v.rep.Problems)
 	for _, id := range v.sessionOrder() {
 		s := v.ck.session(id)
 		switch {
@@ -327,6 +330,15 @@ func (v *verifier) finishCheckpoints() {
 		case s.good != s.last:
 			v.rep.broke("checkpoint", s.last, "session %q does not end in a checkpoint signed by %s: its last is at line %d, its last line is %d", id, v.ck.key.Name(), s.good, s.last)
 		}
+	}
+	// A checkpoint signs the chain up to the line before it, so every
+	// line after the last one is unsigned, whether or not it names a
+	// session (a system prompt and a manifest name none).
+	if last := v.rep.Lines; v.ck.lastGood > 0 && v.ck.lastGood < last {
+		v.rep.broke("checkpoint", v.ck.lastGood+1, "lines %d to %d come after the last checkpoint signed by %s (line %d): no signature covers them", v.ck.lastGood+1, last, v.ck.key.Name(), v.ck.lastGood)
+	}
+	if len(v.rep.Problems) == failed && v.ck.lastGood > 0 {
+		v.rep.SignedBy, v.rep.SignedThrough = v.ck.key.Name(), v.ck.lastGood
 	}
 }
 

@@ -100,6 +100,12 @@ type Report struct {
 	// Checkpoints counts the checkpoints that hold for the chain (signed
 	// by Options.Verifier, when Verify has one).
 	Checkpoints int `json:"checkpoints,omitempty"`
+	// SignedBy and SignedThrough, when Verify was given a key and a
+	// checkpoint signed by it held, name the key and the line of the last
+	// such checkpoint: the signature covers the chain up to the line
+	// before it, and nothing after.
+	SignedBy      string `json:"signed_by,omitempty"`
+	SignedThrough int    `json:"signed_through,omitempty"`
 	// Unattributed counts the calls made without a manifest
 	// (CallReport.Unattributed). They verify as lines of the chain, but
 	// nothing accounts for their prompt.
@@ -184,7 +190,11 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	b.WriteByte('\n')
 	if r.Head != "" {
-		fmt.Fprintf(&b, "head %s\n", r.Head)
+		fmt.Fprintf(&b, "chain head %s (the hash of line %d)\n", r.Head, r.Lines)
+	}
+	if r.SignedBy != "" {
+		fmt.Fprintf(&b, "signed by %s up to line %d, the transcript's last checkpoint; a transcript cut back to an earlier checkpoint verifies too, so hold it to the latest checkpoint you kept\n",
+			textsafe.Line(r.SignedBy), r.SignedThrough)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -33,5 +33,5 @@ func ExampleWriteText() {
 	//   reply: done
 	// ok   line 4: call c1 (seq 4)
 	// 1 call(s) verified, 0 incomplete, 0 failed (promptloom transcript, 6 lines)
-	// head blake3:8ab7d29499440cde435069fdf7c19f92ede75500b7e8f28e462b508969a6f38f
+	// chain head blake3:8ab7d29499440cde435069fdf7c19f92ede75500b7e8f28e462b508969a6f38f (the hash of line 6)
 }
