@@ -244,7 +244,7 @@ func TestVerifySaysWhatTheSignatureCovers(t *testing.T) {
 	s, v := keys(t, "alice")
 	transcript := signed(t, s, 2, 3)
 	rep, text := verifyWith(transcript, &Options{Verifier: v})
-	if !rep.OK() || !strings.Contains(text, "signed by alice up to line") || !strings.Contains(text, "a transcript cut back to an earlier checkpoint verifies too") {
+	if !rep.OK() || !strings.Contains(text, "signed by alice: the checkpoint at line") || !strings.Contains(text, "a transcript cut back to an earlier checkpoint verifies too") {
 		t.Errorf("a signed transcript's report:\n%s", text)
 	}
 }

@@ -35,7 +35,7 @@ func runProve(e *env, args []string) int {
 			return e.fail("prove: %v", err)
 		}
 	}
-	_, rep, err, oerr := verifyOne(*transcript, o)
+	_, rep, err, oerr := e.verifyOne(*transcript, o)
 	if oerr != nil {
 		return e.fail("prove: %v", oerr)
 	}

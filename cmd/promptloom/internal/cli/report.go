@@ -6,7 +6,7 @@ import (
 )
 
 func init() {
-	register("report", "report --transcript FILE [--format text|html]", runReport)
+	register("report", "report --transcript FILE|- [--format text|html|json]", runReport)
 }
 
 // runReport renders a transcript as a run a person can read: each call's
@@ -16,12 +16,12 @@ func init() {
 func runReport(e *env, args []string) int {
 	fs := newFlags("report")
 	transcript := fs.String("transcript", "", "the JSONL transcript to report, or a postgres:// URL of one session (?session=NAME)")
-	format := fs.String("format", "text", "text or html")
+	format := fs.String("format", "text", "text, html or json (the verifier's report, as verify --format json writes it)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return e.flagError(fs, "report", err)
 	}
-	if err := oneOf("format", *format, "text", "html"); err != nil {
+	if err := oneOf("format", *format, "text", "html", "json"); err != nil {
 		return e.fail("report: %v", err)
 	}
 	if *transcript == "" || len(pos) > 0 {
@@ -29,13 +29,23 @@ func runReport(e *env, args []string) int {
 	}
 	// One pass: the page shows what Verify read and judged, never a
 	// second reading of a transcript that may have changed meanwhile.
-	name, rep, verr, err := verifyOne(*transcript, &journal.Options{MaxLineBytes: maxLineBytes})
+	name, rep, verr, err := e.verifyOne(*transcript, &journal.Options{MaxLineBytes: maxLineBytes})
 	if err != nil {
 		return e.fail("report: %v", err)
 	}
-	if *format == "html" {
+	switch *format {
+	case "json":
+		v := newVerdict(name, rep, verr)
+		if err := writeJSON(e, v); err != nil {
+			return e.fail("report: %v", err)
+		}
+		if !v.OK {
+			return ExitFail
+		}
+		return ExitOK
+	case "html":
 		err = report.WriteHTML(e.stdout, name, rep)
-	} else {
+	default:
 		err = report.WriteText(e.stdout, rep)
 	}
 	if err != nil {

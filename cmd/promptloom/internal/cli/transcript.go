@@ -67,7 +67,18 @@ type source struct {
 
 // transcripts returns what a --transcript names: the file, or the chains
 // of the store (one, with ?session=), by name; close closes the store.
-func transcripts(ctx context.Context, arg string) (srcs []source, close func(), err error) {
+func (e *env) transcripts(ctx context.Context, arg string) (srcs []source, close func(), err error) {
+	if arg == "-" {
+		// Standard input, as every other input reads it: one pass, so a
+		// command that reads its transcript twice cannot take it.
+		return []source{{name: "-", open: func() (io.ReadCloser, error) {
+			if e.stdin == nil {
+				return io.NopCloser(eofReader{}), nil
+			}
+			e.noticeTerminal()
+			return io.NopCloser(e.stdin), nil
+		}}}, func() {}, nil
+	}
 	if err := demo.CheckPath(arg); err != nil {
 		return nil, nil, err
 	}
@@ -106,8 +117,8 @@ func transcripts(ctx context.Context, arg string) (srcs []source, close func(), 
 
 // oneTranscript is what a --transcript names when a command reads one
 // transcript: a file, or a URL naming one session (or a store of one).
-func oneTranscript(ctx context.Context, arg string) (source, func(), error) {
-	srcs, close, err := transcripts(ctx, arg)
+func (e *env) oneTranscript(ctx context.Context, arg string) (source, func(), error) {
+	srcs, close, err := e.transcripts(ctx, arg)
 	if err != nil {
 		return source{}, nil, err
 	}
@@ -124,8 +135,8 @@ func oneTranscript(ctx context.Context, arg string) (source, func(), error) {
 
 // verifyOne verifies the one transcript a --transcript names: its name,
 // the report and Verify's error, or err when it cannot be opened.
-func verifyOne(arg string, o *journal.Options) (name string, rep *journal.Report, verr, err error) {
-	src, close, err := oneTranscript(context.Background(), arg)
+func (e *env) verifyOne(arg string, o *journal.Options) (name string, rep *journal.Report, verr, err error) {
+	src, close, err := e.oneTranscript(context.Background(), arg)
 	if err != nil {
 		return "", nil, nil, err
 	}
@@ -147,7 +158,7 @@ func (e *env) readTranscript(ctx context.Context, arg string, limit int64) ([]by
 	if !demo.IsURL(arg) {
 		return e.readLimited(arg, limit)
 	}
-	src, close, err := oneTranscript(ctx, arg)
+	src, close, err := e.oneTranscript(ctx, arg)
 	if err != nil {
 		return nil, err
 	}
@@ -324,7 +335,7 @@ func runTranscript(e *env, args []string) int {
 	case len(pos) == 3 && pos[0] == "import" && demo.IsURL(pos[2]):
 		return e.importTranscript(ctx, pos[1], pos[2])
 	case len(pos) == 2 && pos[0] == "export" && demo.IsURL(pos[1]):
-		src, close, err := oneTranscript(ctx, pos[1])
+		src, close, err := e.oneTranscript(ctx, pos[1])
 		if err != nil {
 			return e.fail("transcript export: %v", err)
 		}

@@ -15,7 +15,7 @@ import (
 )
 
 func init() {
-	register("verify", "verify MANIFEST SYSTEM_FILE | verify MANIFEST --payload REQUEST.json [--provider P] | verify --transcript FILE [--key VERIFIER] | verify --proof FILE --key VERIFIER", runVerify)
+	register("verify", "verify MANIFEST SYSTEM_FILE | verify MANIFEST --payload REQUEST.json [--provider P] | verify --transcript FILE|- [--key VERIFIER] [--format text|json] | verify --proof FILE --key VERIFIER", runVerify)
 }
 
 // runVerify checks a manifest against the exact bytes of a served prompt,
@@ -24,13 +24,20 @@ func init() {
 // line and what does not (an empty or unreadable transcript included).
 func runVerify(e *env, args []string) int {
 	fs := newFlags("verify")
-	transcript := fs.String("transcript", "", "verify every call of a JSONL transcript, or every session of a postgres:// URL (?session=NAME: one)")
+	transcript := fs.String("transcript", "", "verify every call of a JSONL transcript (- for standard input), or every chain of a postgres:// URL (?session=NAME: one)")
 	key := fs.String("key", "", "with --transcript or --proof: fail unless each session ends in a checkpoint signed by this verifier key (NAME.pub)")
 	proof := fs.String("proof", "", "verify a proof of one call (promptloom prove) against --key, without its transcript")
+	format := fs.String("format", "text", "with --transcript: text or json")
 	pf := addPayloadFlags(fs)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return e.flagError(fs, "verify", err)
+	}
+	if err := oneOf("format", *format, "text", "json"); err != nil {
+		return e.fail("verify: %v", err)
+	}
+	if *format == "json" && *transcript == "" {
+		return e.fail("verify: --format json goes with --transcript")
 	}
 	o := &journal.Options{MaxLineBytes: maxLineBytes}
 	if *key != "" {
@@ -44,11 +51,11 @@ func runVerify(e *env, args []string) int {
 	case *proof != "" && *key == "":
 		return e.fail("verify --proof: give the signer's verifier key with --key: a proof without it proves nothing")
 	case *proof != "":
-		return e.verifyTranscript(*proof, o)
+		return e.verifyTranscript(*proof, o, "text")
 	case *transcript != "" && len(pos) > 0:
 		return e.fail("verify --transcript: takes no other argument, got %q", pos[0])
 	case *transcript != "":
-		return e.verifyTranscript(*transcript, o)
+		return e.verifyTranscript(*transcript, o, *format)
 	case *key != "":
 		return e.fail("verify: --key goes with --transcript or --proof")
 	}
@@ -80,16 +87,17 @@ func runVerify(e *env, args []string) int {
 
 // verifyTranscript verifies a file, or each session of a store (said
 // session by session, then which failed).
-func (e *env) verifyTranscript(arg string, o *journal.Options) int {
-	srcs, close, err := transcripts(context.Background(), arg)
+func (e *env) verifyTranscript(arg string, o *journal.Options, format string) int {
+	srcs, close, err := e.transcripts(context.Background(), arg)
 	if err != nil {
 		return e.fail("verify: %v", err)
 	}
 	defer close()
 	var failed []string
+	var verdicts []transcriptVerdict
 	for _, src := range srcs {
-		if demo.IsURL(arg) {
-			fmt.Fprintf(e.stdout, "session %s:\n", textsafe.Line(src.name))
+		if demo.IsURL(arg) && format == "text" {
+			fmt.Fprintf(e.stdout, "chain %s:\n", textsafe.Line(src.name))
 		}
 		f, err := src.open()
 		if err != nil {
@@ -97,6 +105,13 @@ func (e *env) verifyTranscript(arg string, o *journal.Options) int {
 		}
 		rep, err := journal.Verify(f, o)
 		f.Close()
+		if format == "json" {
+			verdicts = append(verdicts, newVerdict(src.name, rep, err))
+			if !verdicts[len(verdicts)-1].OK {
+				failed = append(failed, src.name)
+			}
+			continue
+		}
 		if werr := rep.WriteText(e.stdout); werr != nil {
 			return e.fail("verify: %v", werr)
 		}
@@ -104,8 +119,12 @@ func (e *env) verifyTranscript(arg string, o *journal.Options) int {
 			failed = append(failed, textsafe.Line(src.name))
 		}
 	}
-	if demo.IsURL(arg) {
-		fmt.Fprintf(e.stdout, "%d of %d session(s) verified", len(srcs)-len(failed), len(srcs))
+	if format == "json" {
+		if err := writeJSON(e, map[string]any{"transcripts": verdicts, "ok": len(failed) == 0}); err != nil {
+			return e.fail("verify: %v", err)
+		}
+	} else if demo.IsURL(arg) {
+		fmt.Fprintf(e.stdout, "%d of %d chain(s) verified", len(srcs)-len(failed), len(srcs))
 		if len(failed) > 0 {
 			fmt.Fprintf(e.stdout, "; failed: %s", strings.Join(failed, ", "))
 		}
@@ -115,6 +134,25 @@ func (e *env) verifyTranscript(arg string, o *journal.Options) int {
 		return ExitFail
 	}
 	return ExitOK
+}
+
+// transcriptVerdict is one transcript's verification as --format json
+// writes it: its name (a file, or a store's chain), whether it verified,
+// the error that cut the reading short (a line past the cap, a failed
+// read), and the report.
+type transcriptVerdict struct {
+	Name   string          `json:"name"`
+	OK     bool            `json:"ok"`
+	Error  string          `json:"error,omitempty"`
+	Report *journal.Report `json:"report"`
+}
+
+func newVerdict(name string, rep *journal.Report, err error) transcriptVerdict {
+	v := transcriptVerdict{Name: name, OK: err == nil && rep.OK(), Report: rep}
+	if err != nil {
+		v.Error = err.Error()
+	}
+	return v
 }
 
 // verdict is the exit code of a verified transcript: 1 when it has a
