@@ -63,6 +63,9 @@ type CallReport struct {
 	// message; Attempts counts the failed attempts before it (retries).
 	Outcome  string `json:"outcome,omitempty"`
 	Attempts int    `json:"attempts,omitempty"`
+	// ToolCalls are the tools the answer called, as its response recorded
+	// them: a turn that only calls a tool has them and no text.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	// Usage is what the provider said the call cost, as its response
 	// recorded it (nil when it said nothing, or the call failed): its
 	// CacheReadTokens, beside CommonPrefixBytes, shows whether the prefix
@@ -202,6 +205,11 @@ func (r *Report) WriteText(w io.Writer) error {
 
 // name is the call's name as the verdicts print it: "(unnamed)" for a
 // request that carries none (an unattributed one may not).
+// System is the system prompt the call was served, as retained at
+// SystemLine ("" when none resolved; redacted, unless the journal kept
+// raw content).
+func (c *CallReport) System() string { return c.system }
+
 func (c *CallReport) name() string {
 	if c.Call == "" {
 		return "(unnamed)"

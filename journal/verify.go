@@ -331,6 +331,12 @@ func (v *verifier) outcome(n int, l gjson.Result) {
 	if field == "response" {
 		c.Outcome = l.Get("response.text").String()
 		c.Usage = usageOf(l.Get("response.usage"))
+		l.Get("response.tool_calls").ForEach(func(_, t gjson.Result) bool {
+			tc := ToolCall{ID: t.Get("id").String(), Name: t.Get("name").String()}
+			tc.ArgumentsHash, _ = digest.Parse(t.Get("arguments_hash").String())
+			c.ToolCalls = append(c.ToolCalls, tc)
+			return true
+		})
 	} else {
 		c.Outcome = "error: " + l.Get("error.message").String()
 	}

@@ -64,6 +64,9 @@ func WriteText(w io.Writer, rep *journal.Report) error {
 		if c.Outcome != "" {
 			fmt.Fprintf(b, "  reply: %s\n", q(c.Outcome))
 		}
+		for _, tc := range c.ToolCalls {
+			fmt.Fprintf(b, "  tool call: %s\n", q(toolCallLine(tc)))
+		}
 	}
 	if err := b.Flush(); err != nil {
 		return err
@@ -86,6 +89,17 @@ func cacheLine(c *journal.CallReport) string {
 		served += fmt.Sprintf(" and wrote %d", u.CacheWriteTokens)
 	}
 	return fmt.Sprintf("%s; %s (its input_tokens: %d)", predicted, served, u.InputTokens)
+}
+
+// toolCallLine names a tool call: the tool, the provider's id for the
+// call, and the digest of its arguments (the transcript keeps them in the
+// body, redacted).
+func toolCallLine(tc journal.ToolCall) string {
+	line := tc.Name
+	if tc.ID != "" {
+		line += " (id " + tc.ID + ")"
+	}
+	return line + ", arguments " + tc.ArgumentsHash.String()
 }
 
 // role is a call's role: its manifest's call role.
@@ -118,6 +132,8 @@ type (
 	}
 	call struct {
 		Call, Status, Problem, Outcome string
+		ToolCalls                      []string
+		Prompt                         string
 		Line, SystemBytes              int
 		Unattributed                   bool
 		Fragments                      []fragment
@@ -157,7 +173,10 @@ func WriteHTML(w io.Writer, source string, rep *journal.Report) error {
 			byRole[name] = l
 			lanes = append(lanes, l)
 		}
-		v := call{Call: callName(c), Status: string(c.Status), Outcome: c.Outcome, Line: c.Line, SystemBytes: c.SystemBytes, Unattributed: c.Unattributed}
+		v := call{Call: callName(c), Status: string(c.Status), Outcome: c.Outcome, Line: c.Line, SystemBytes: c.SystemBytes, Unattributed: c.Unattributed, Prompt: c.System()}
+		for _, tc := range c.ToolCalls {
+			v.ToolCalls = append(v.ToolCalls, toolCallLine(tc))
+		}
 		if c.Previous != "" {
 			v.Since = &since{c.Previous, c.Changes, c.CommonPrefixBytes, c.ResendBytes}
 		}
@@ -181,7 +200,17 @@ func WriteHTML(w io.Writer, source string, rep *journal.Report) error {
 		"Title":    "promptloom run: " + source,
 		"Summary":  fmt.Sprintf("%d call(s) verified, %d incomplete, %d failed (%s transcript, %d lines)", v, i, f, rep.Format, rep.Lines),
 		"Head":     rep.Head,
+		"Signed":   signedLine(rep),
 		"Problems": problems,
 		"Roles":    lanes,
 	})
+}
+
+// signedLine says whether the report's transcript was held to a key and
+// how far the signature reaches: what verify --key says.
+func signedLine(rep *journal.Report) string {
+	if rep.SignedBy == "" {
+		return "not checked against a signer's key"
+	}
+	return fmt.Sprintf("signed by %s: the checkpoint at line %d, the last, covers every line before it (a transcript cut back to an earlier checkpoint verifies too)", rep.SignedBy, rep.SignedThrough)
 }

@@ -262,3 +262,38 @@ func TestTextListsAManifestOnce(t *testing.T) {
 		t.Errorf("report:\n%s", s)
 	}
 }
+
+// A turn whose answer is only a tool call shows the call, in text and on
+// the page, and the page holds the prompt it was served.
+func TestToolCallOnlyTurnIsShown(t *testing.T) {
+	var buf bytes.Buffer
+	j := journal.New(&buf, &journal.Options{Clock: clock, Session: "s1"})
+	tool := journal.ModelFunc(func(context.Context, journal.Request) (journal.Response, error) {
+		return journal.Response{ToolCalls: []journal.ToolCall{{ID: "toolu_1", Name: "read_file"}}, StopReason: "tool_use"}, nil
+	})
+	if _, err := j.Call(ctx, tool, request(t, "c1", `{"system": ["You read files."]}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := journal.Verify(bytes.NewReader(buf.Bytes()), nil)
+	if err != nil || !rep.OK() {
+		t.Fatalf("verify: %v", err)
+	}
+	var text, page strings.Builder
+	if err := report.WriteText(&text, rep); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "  tool call: read_file (id toolu_1), arguments blake3:") {
+		t.Errorf("text:\n%s", text.String())
+	}
+	if err := report.WriteHTML(&page, "run", rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<div class="tool-call">tool call: read_file (id toolu_1)`, `<pre>You read files.</pre>`} {
+		if !strings.Contains(page.String(), want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+}

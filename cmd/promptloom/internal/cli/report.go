@@ -6,7 +6,7 @@ import (
 )
 
 func init() {
-	register("report", "report --transcript FILE|- [--format text|html|json]", runReport)
+	register("report", "report --transcript FILE|- [--key VERIFIER] [--format text|html|json]", runReport)
 }
 
 // runReport renders a transcript as a run a person can read: each call's
@@ -17,6 +17,7 @@ func runReport(e *env, args []string) int {
 	fs := newFlags("report")
 	transcript := fs.String("transcript", "", "the JSONL transcript to report, or a postgres:// URL of one session (?session=NAME)")
 	format := fs.String("format", "text", "text, html or json (the verifier's report, as verify --format json writes it)")
+	key := fs.String("key", "", "hold the transcript to this verifier key (NAME.pub), as verify --key does, and show what its signature covers")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return e.flagError(fs, "report", err)
@@ -29,7 +30,13 @@ func runReport(e *env, args []string) int {
 	}
 	// One pass: the page shows what Verify read and judged, never a
 	// second reading of a transcript that may have changed meanwhile.
-	name, rep, verr, err := e.verifyOne(*transcript, &journal.Options{MaxLineBytes: maxLineBytes})
+	o := &journal.Options{MaxLineBytes: maxLineBytes}
+	if *key != "" {
+		if o.Verifier, err = e.verifier(*key); err != nil {
+			return e.fail("report: %v", err)
+		}
+	}
+	name, rep, verr, err := e.verifyOne(*transcript, o)
 	if err != nil {
 		return e.fail("report: %v", err)
 	}
