@@ -40,6 +40,8 @@ type env struct {
 	// optionBytes counts the options read so far, for the heap's soft
 	// limit (boundHeap).
 	optionBytes int64
+	// cmd is the subcommand running: every error line names it.
+	cmd string
 }
 
 type command struct {
@@ -80,6 +82,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return e.fail("unknown command %q (try: promptloom help)", args[0])
 	}
 	defer e.releaseHeap()
+	e.cmd = args[0]
 	return c.run(e, args[1:])
 }
 
@@ -108,6 +111,9 @@ func usage(w io.Writer) {
 // the terminal.
 func (e *env) fail(format string, args ...any) int {
 	msg := fmt.Sprintf(format, args...)
+	if e.cmd != "" && msg != e.cmd && !strings.HasPrefix(msg, e.cmd+":") && !strings.HasPrefix(msg, e.cmd+" ") {
+		msg = e.cmd + ": " + msg // every line names its subcommand, the same way
+	}
 	fmt.Fprintln(e.stderr, "promptloom: "+textsafe.Line(msg))
 	return ExitBadArgs
 }

@@ -152,8 +152,11 @@ func runDiff(e *env, args []string) int {
 // named prefixes err with the file it concerns, unless it names it already.
 func named(name string, err error) error {
 	var big *InputTooLargeError
-	if errors.As(err, &big) {
+	if errors.As(err, &big) || strings.Contains(err.Error(), name) {
 		return err
+	}
+	if name == "-" {
+		name = "stdin"
 	}
 	return fmt.Errorf("%s: %w", name, err)
 }

@@ -75,7 +75,7 @@ func runExplain(e *env, args []string) int {
 	}
 	x, err := e.explainFile(path, pl)
 	if err != nil {
-		return e.fail("%v", err)
+		return e.fail("%v", named(path, err))
 	}
 	if *lint || *strict {
 		var since *manifest.Manifest
@@ -138,7 +138,7 @@ func runManifest(e *env, args []string) int {
 	}
 	x, err := e.explainFile(path, pl)
 	if err != nil {
-		return e.fail("%v", err)
+		return e.fail("%v", named(path, err))
 	}
 	return e.printManifest(x.Manifest, *hash)
 }

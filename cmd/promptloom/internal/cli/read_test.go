@@ -61,11 +61,11 @@ func TestReadsStopAtTheLimit(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"explain", "--max-bytes", "1000"}, "promptloom: stdin: over the limit of 1000 bytes\n"},
-		{[]string{"explain", "--max-bytes", "1000", "-"}, "promptloom: stdin: over the limit of 1000 bytes\n"},
-		{[]string{"manifest", "--max-bytes", "1000", "-"}, "promptloom: stdin: over the limit of 1000 bytes\n"},
-		{[]string{"diff", "--max-bytes", "1000", "-", opts}, "promptloom: stdin: over the limit of 1000 bytes\n"},
-		{[]string{"diff", "--max-bytes", "1000", opts, "-"}, "promptloom: stdin: over the limit of 1000 bytes\n"},
+		{[]string{"explain", "--max-bytes", "1000"}, "promptloom: explain: stdin: over the limit of 1000 bytes\n"},
+		{[]string{"explain", "--max-bytes", "1000", "-"}, "promptloom: explain: stdin: over the limit of 1000 bytes\n"},
+		{[]string{"manifest", "--max-bytes", "1000", "-"}, "promptloom: manifest: stdin: over the limit of 1000 bytes\n"},
+		{[]string{"diff", "--max-bytes", "1000", "-", opts}, "promptloom: diff: stdin: over the limit of 1000 bytes\n"},
+		{[]string{"diff", "--max-bytes", "1000", opts, "-"}, "promptloom: diff: stdin: over the limit of 1000 bytes\n"},
 		{[]string{"verify", "-", opts}, "promptloom: verify: stdin: over the limit of 1000 bytes\n"},
 		{[]string{"verify", manifestFile, "-"}, "promptloom: verify: stdin: over the limit of 1000 bytes\n"},
 	} {
@@ -91,7 +91,7 @@ func TestReadDevZero(t *testing.T) {
 	}
 	var stderr bytes.Buffer
 	code := Main([]string{"explain", "--max-bytes", "1000", "/dev/zero"}, nil, io.Discard, &stderr)
-	if want := "promptloom: /dev/zero: over the limit of 1000 bytes\n"; code != ExitBadArgs || stderr.String() != want {
+	if want := "promptloom: explain: /dev/zero: over the limit of 1000 bytes\n"; code != ExitBadArgs || stderr.String() != want {
 		t.Errorf("exit %d, stderr %q; want exit 2, %q", code, stderr.String(), want)
 	}
 }
@@ -158,7 +158,7 @@ func BenchmarkExplainEndlessStdin(b *testing.B) {
 func TestMessagesEscapeControlCharacters(t *testing.T) {
 	var stderr bytes.Buffer
 	code := Main([]string{"explain", "no\x1b[2Jsuch\nfile"}, nil, io.Discard, &stderr)
-	if want := "promptloom: open no\\x1b[2Jsuch\\nfile: no such file or directory\n"; code != ExitBadArgs || stderr.String() != want {
+	if want := "promptloom: explain: open no\\x1b[2Jsuch\\nfile: no such file or directory\n"; code != ExitBadArgs || stderr.String() != want {
 		t.Errorf("exit %d, stderr %q; want 2, %q", code, stderr.String(), want)
 	}
 	stderr.Reset()

@@ -89,7 +89,7 @@ func (e *env) transcripts(ctx context.Context, arg string) (srcs []source, close
 	if err != nil {
 		return nil, nil, err
 	}
-	store, err := postgres.Open(ctx, dsn, nil)
+	store, err := openStore(ctx, dsn, arg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -113,6 +113,17 @@ func (e *env) transcripts(ctx context.Context, arg string) (srcs []source, close
 		srcs = append(srcs, source{name: name, open: func() (io.ReadCloser, error) { return store.Open(name) }})
 	}
 	return srcs, func() { store.Close() }, nil
+}
+
+// openStore opens the transcript store at dsn (arg as the user gave it)
+// for reading and appending; a schema without the tables says which
+// command creates them, where the library names its Go option.
+func openStore(ctx context.Context, dsn, arg string) (*postgres.Store, error) {
+	store, err := postgres.Open(ctx, dsn, nil)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: no transcript tables in this schema; create them with: promptloom transcript migrate URL: %w", shown(arg), fs.ErrNotExist)
+	}
+	return store, err
 }
 
 // oneTranscript is what a --transcript names when a command reads one
@@ -370,7 +381,7 @@ func (e *env) importTranscript(ctx context.Context, file, arg string) int {
 	if session == "" {
 		session = filepath.Base(file)
 	}
-	store, err := postgres.Open(ctx, dsn, nil)
+	store, err := openStore(ctx, dsn, arg)
 	if err != nil {
 		return e.fail("transcript import: %v", err)
 	}

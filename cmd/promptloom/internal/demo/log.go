@@ -2,7 +2,9 @@ package demo
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 	"time"
 
@@ -18,14 +20,20 @@ import (
 // the run writes its log) a PostgreSQL log's tables are created if the
 // schema has none (postgres.Options.Migrate); without it (--replay) the
 // log must be there.
-func OpenLog(ctx context.Context, dsn string, clock func() time.Time, create bool) (eventlog.Store, error) {
-	if err := CheckPath(dsn); err != nil {
+func OpenLog(ctx context.Context, loc string, clock func() time.Time, create bool) (eventlog.Store, error) {
+	if err := CheckPath(loc); err != nil {
 		return nil, err
 	}
-	if IsURL(dsn) {
-		return postgres.Open(ctx, dsn, &postgres.Options{Clock: clock, Migrate: create})
+	if IsURL(loc) {
+		s, err := postgres.Open(ctx, loc, &postgres.Options{Clock: clock, Migrate: create})
+		if errors.Is(err, fs.ErrNotExist) {
+			// The library names its Go option; the command names the
+			// run that creates the tables.
+			return nil, fmt.Errorf("%s: no event log tables in this schema; a run with --db URL or --record URL creates them: %w", dsn.Redacted(loc), fs.ErrNotExist)
+		}
+		return s, err
 	}
-	return sqlite.Open(dsn, &eventlog.Options{Clock: clock})
+	return sqlite.Open(loc, &eventlog.Options{Clock: clock})
 }
 
 // IsURL reports whether dsn names a PostgreSQL log rather than a file.
