@@ -17,6 +17,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -182,8 +183,14 @@ func (e *env) flagError(fs *flag.FlagSet, command string, err error) int {
 		writeHelp(e.stdout, fs.Name(), fs)
 		return ExitOK
 	}
-	return e.fail("%s: %v (usage: promptloom %s)", command, err, commands[command].usage)
+	msg := flagName.ReplaceAllString(err.Error(), "$1--$2")
+	return e.fail("%s: %s (usage: promptloom %s)", command, msg, commands[command].usage)
 }
+
+// flagName finds the flag package's -name in its messages ("flag provided
+// but not defined: -x", "invalid value \"y\" for flag -x: ..."), which
+// the command writes --name, as its help and usage do.
+var flagName = regexp.MustCompile(`(: |for flag |for )-([A-Za-z][-A-Za-z0-9]*)`)
 
 // oneOf checks a flag's value against its choices.
 func oneOf(flagName, value string, choices ...string) error {

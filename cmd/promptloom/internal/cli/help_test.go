@@ -134,3 +134,14 @@ func TestEveryCommandHasASummary(t *testing.T) {
 		}
 	}
 }
+
+// A flag error names the flag as the help does, --name, not as the flag
+// package prints it.
+func TestFlagErrorsWriteDoubleDash(t *testing.T) {
+	for _, args := range [][]string{{"explain", "--bogus"}, {"explain", "--budget", "x"}, {"explain", "--lint=maybe"}} {
+		var out, errb bytes.Buffer
+		if code := Main(args, strings.NewReader(""), &out, &errb); code != ExitBadArgs || !strings.Contains(errb.String(), " --"+strings.TrimLeft(strings.SplitN(args[1], "=", 2)[0], "-")) {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errb.String())
+		}
+	}
+}
