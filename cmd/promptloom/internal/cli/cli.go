@@ -67,11 +67,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return Main(append(slices.Clone(args[1:]), "--help"), stdin, stdout, stderr)
 	}
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 {
+		usage(stderr) // a usage error: stderr, exit 2, as every usage error
+		return ExitBadArgs
+	}
+	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout)
-		if len(args) == 0 {
-			return ExitBadArgs
-		}
 		return ExitOK
 	}
 	if args[0] == "--version" || args[0] == "version" {
