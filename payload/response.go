@@ -383,7 +383,9 @@ func chatUsage(r *Response, u node) {
 	}
 }
 
-// chatStream assembles chat.completion.chunk events up to data: [DONE].
+// chatStream assembles chat.completion.chunk events up to data: [DONE],
+// and none after it: the SDKs stop reading there, so what follows is
+// nothing the harness saw.
 func chatStream(evs []event) (Response, bool) {
 	r := Response{}
 	type call struct {
@@ -397,7 +399,7 @@ func chatStream(evs []event) (Response, bool) {
 	for _, e := range evs {
 		if strings.TrimSpace(e.data) == "[DONE]" {
 			done = true
-			continue
+			break
 		}
 		v, ok := parse(e.data)
 		if !ok {
