@@ -14,7 +14,7 @@ import (
 func Example() {
 	logKey, logPub, _ := note.GenerateKey(rand.Reader, "example.com/log")
 	witKey, witPub, _ := witness.GenerateKey(rand.Reader, "witness.example/w1")
-	w, err := witness.New(witKey, []string{logPub}, tempDir(), nil)
+	w, err := witness.New(witKey, []string{logPub}, tempDir())
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -48,12 +48,6 @@ const maxBody = 64 << 10
 // maxProof is the spec's cap on consistency proof lines.
 const maxProof = 63
 
-// Options tunes a witness; nil means the defaults.
-type Options struct {
-	// Now is the clock of the cosignatures' timestamps; nil is time.Now.
-	Now func() time.Time
-}
-
 // Witness cosigns checkpoints of the logs it was given. It is an
 // http.Handler serving POST /add-checkpoint; AddCheckpoint is the same check
 // without HTTP.
@@ -80,12 +74,8 @@ type originState struct {
 // log's key name is its origin, as tlog-checkpoint has it), keeping its
 // state in dir. The state of every log is read and checked here, so a
 // corrupted file stops the witness before it answers anyone.
-func New(skey string, logs []string, dir string, opts *Options) (*Witness, error) {
-	now := time.Now
-	if opts != nil && opts.Now != nil {
-		now = opts.Now
-	}
-	s, err := newSigner(skey, now)
+func New(skey string, logs []string, dir string) (*Witness, error) {
+	s, err := newSigner(skey, time.Now)
 	if err != nil {
 		return nil, err
 	}

@@ -110,7 +110,7 @@ func newFixture(t *testing.T) *fixture {
 }
 
 func (f *fixture) start(t *testing.T) *witness.Witness {
-	w, err := witness.New(f.skey, []string{f.log.vkey}, f.dir, nil)
+	w, err := witness.New(f.skey, []string{f.log.vkey}, f.dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +307,7 @@ func TestCorruptStateRefused(t *testing.T) {
 		if err := os.WriteFile(files[0], bad, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		_, err := witness.New(f.skey, []string{f.log.vkey}, f.dir, nil)
+		_, err := witness.New(f.skey, []string{f.log.vkey}, f.dir)
 		var se *witness.StateError
 		if !errors.As(err, &se) || se.Path != files[0] {
 			t.Errorf("%s: New = %v, want a *StateError naming %s", name, err, files[0])
@@ -408,7 +408,7 @@ func TestKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ke *witness.KeyError
-	if _, err := witness.New(skey, nil, t.TempDir(), nil); !errors.As(err, &ke) {
+	if _, err := witness.New(skey, nil, t.TempDir()); !errors.As(err, &ke) {
 		t.Errorf("a note signer key as the witness key: %v, want *KeyError", err)
 	}
 	if _, err := witness.NewVerifier(vkey); !errors.As(err, &ke) {

@@ -54,7 +54,7 @@ func runWitness(e *env, args []string) int {
 			return e.fail("witness: %v", err)
 		}
 	}
-	w, err := witness.New(skey, vkeys, *state, nil)
+	w, err := witness.New(skey, vkeys, *state)
 	if err != nil {
 		return e.fail("witness: %v", err)
 	}

@@ -729,7 +729,7 @@ var library = []libCase{
 			if err != nil {
 				e.Fatal(err)
 			}
-			_, err = witness.New(skey, nil, "state", nil)
+			_, err = witness.New(skey, nil, "state")
 			return err
 		},
 	},
@@ -747,7 +747,7 @@ var library = []libCase{
 			if err := os.WriteFile(filepath.Join("state", hex.EncodeToString(sum[:16])+".checkpoint"), []byte("example.com/log\n2\n"), 0o600); err != nil {
 				e.Fatal(err)
 			}
-			_, err := witness.New(skey, []string{logPub}, "state", nil)
+			_, err := witness.New(skey, []string{logPub}, "state")
 			return err
 		},
 	},
@@ -757,7 +757,7 @@ var library = []libCase{
 		as:  new(*witness.Error),
 		raise: func(e *env) error {
 			skey, logPub := witnessKeys(e)
-			w, err := witness.New(skey, []string{logPub}, "state", nil)
+			w, err := witness.New(skey, []string{logPub}, "state")
 			if err != nil {
 				e.Fatal(err)
 			}
