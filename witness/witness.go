@@ -195,7 +195,7 @@ func (w *Witness) AddCheckpoint(old int64, proof tlog.TreeProof, checkpoint []by
 		return nil, err
 	}
 	line := w.signer.line(sig)
-	if err := w.store(v.Name(), checkpoint, line); err != nil {
+	if err := w.store(v.Name(), n, line); err != nil {
 		return nil, err
 	}
 	st.tree = tree
@@ -338,11 +338,17 @@ func (w *Witness) path(origin string) string {
 	return filepath.Join(w.dir, hex.EncodeToString(sum[:16])+".checkpoint")
 }
 
-// store writes the cosigned checkpoint (the log's note with the witness's
-// line added) to a temporary file, syncs it and renames it over the old
-// state, so a crash leaves the old state or the new one, never half.
-func (w *Witness) store(origin string, checkpoint []byte, line string) error {
-	data := append(bytes.Clone(checkpoint), line...)
+// store writes the cosigned checkpoint to a temporary file, syncs it and
+// renames it over the old state, so a crash leaves the old state or the new
+// one, never half. Only the log's verified signatures are kept, and the
+// witness's line: a signature line the request carried under the witness's
+// own name would otherwise make the state fail its check at the next start.
+func (w *Witness) store(origin string, n *note.Note, line string) error {
+	data := []byte(n.Text + "\n")
+	for _, sig := range n.Sigs {
+		data = append(data, "— "+sig.Name+" "+sig.Base64+"\n"...)
+	}
+	data = append(data, line...)
 	f, err := os.CreateTemp(w.dir, ".tmp-*")
 	if err != nil {
 		return err

@@ -284,6 +284,28 @@ func TestRestartKeepsState(t *testing.T) {
 	}
 }
 
+// A signature line under the witness's own name in a request is not kept:
+// the state still verifies at the next start.
+func TestForgedCosignatureNotStored(t *testing.T) {
+	f := newFixture(t)
+	tr := &memTree{}
+	grow(t, tr, "call", 3)
+	cp := f.log.checkpoint(t, tr)
+	name, rest, _ := strings.Cut(f.vkey, "+")
+	hash, _, _ := strings.Cut(rest, "+")
+	id, _ := strconv.ParseUint(hash, 16, 32)
+	forged := binary.BigEndian.AppendUint32(nil, uint32(id))
+	forged = append(forged, make([]byte, 72)...)
+	cp = append(cp, "— "+name+" "+base64.StdEncoding.EncodeToString(forged)+"\n"...)
+	if _, err := f.start(t).AddCheckpoint(0, nil, cp); err != nil {
+		t.Fatal(err)
+	}
+	grow(t, tr, "call", 5)
+	if _, err := f.start(t).AddCheckpoint(3, proof(t, tr, 3), f.log.checkpoint(t, tr)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestCorruptStateRefused(t *testing.T) {
 	f := newFixture(t)
 	tr := &memTree{}
