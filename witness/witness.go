@@ -45,6 +45,10 @@ import (
 // lines and a few signatures fit many times over.
 const maxBody = 64 << 10
 
+// emptyRoot is RFC 6962's hash of the empty tree, the one root a
+// checkpoint of size 0 may have.
+var emptyRoot = tlog.Hash(sha256.Sum256(nil))
+
 // maxProof is the spec's cap on consistency proof lines.
 const maxProof = 63
 
@@ -163,6 +167,9 @@ func (w *Witness) AddCheckpoint(old int64, proof tlog.TreeProof, checkpoint []by
 	tree, err := parseCheckpoint(n.Text, v.Name())
 	if err != nil {
 		return nil, err
+	}
+	if tree.N == 0 && tree.Hash != emptyRoot {
+		return nil, refuse(http.StatusBadRequest, v.Name(), "a tree of size 0 has the root SHA-256 of nothing, got %s", tree.Hash)
 	}
 	if old < 0 || old > tree.N {
 		return nil, refuse(http.StatusBadRequest, v.Name(), "old size %d is above the checkpoint's size %d", old, tree.N)

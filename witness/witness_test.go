@@ -388,6 +388,10 @@ func TestHostileRequests(t *testing.T) {
 	other := newLog(t, origin)
 	stranger := newLog(t, "example.com/other")
 	var hash tlog.Hash
+	zeroWithRoot, err := note.Sign(&note.Note{Text: fmt.Sprintf("%s\n0\n%s\n", origin, tlog.Hash{1})}, f.log.signer)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name string
 		body []byte
@@ -404,6 +408,7 @@ func TestHostileRequests(t *testing.T) {
 		{"proof too long", request(4, append(good, hash), cp), http.StatusUnprocessableEntity},
 		{"proof from 0", request(0, good, cp), http.StatusBadRequest},
 		{"old above size", request(12, nil, cp), http.StatusBadRequest},
+		{"size 0 with a root", request(0, nil, zeroWithRoot), http.StatusBadRequest},
 		{"unknown origin", request(0, nil, stranger.checkpoint(t, tr)), http.StatusNotFound},
 		{"another key, same origin", request(4, good, other.checkpoint(t, tr)), http.StatusForbidden},
 	}
