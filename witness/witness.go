@@ -60,9 +60,7 @@ type Witness struct {
 	logs   map[string]note.Verifier // by origin
 	dir    string
 	mux    *http.ServeMux
-
-	mu     sync.Mutex
-	origin map[string]*originState
+	origin map[string]*originState // fixed by New; each entry locks itself
 }
 
 // originState is one origin's latest cosigned tree; its mutex serializes
@@ -177,7 +175,7 @@ func (w *Witness) AddCheckpoint(old int64, proof tlog.TreeProof, checkpoint []by
 	if old == 0 && len(proof) != 0 {
 		return nil, refuse(http.StatusBadRequest, v.Name(), "a proof from size 0 is empty, got %d hashes", len(proof))
 	}
-	st := w.state(v.Name())
+	st := w.origin[v.Name()]
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if old != st.tree.N {
@@ -207,12 +205,6 @@ func (w *Witness) AddCheckpoint(old int64, proof tlog.TreeProof, checkpoint []by
 	}
 	st.tree = tree
 	return []byte(line), nil
-}
-
-func (w *Witness) state(origin string) *originState {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.origin[origin]
 }
 
 // parseCheckpoint reads a tlog-checkpoint body: origin, decimal size, a
