@@ -3,6 +3,7 @@ package witness_test
 import (
 	"crypto/rand"
 	"fmt"
+	"os"
 
 	"github.com/promptloom/promptloom/witness"
 	"golang.org/x/mod/sumdb/note"
@@ -14,7 +15,13 @@ import (
 func Example() {
 	logKey, logPub, _ := note.GenerateKey(rand.Reader, "example.com/log")
 	witKey, witPub, _ := witness.GenerateKey(rand.Reader, "witness.example/w1")
-	w, err := witness.New(witKey, []string{logPub}, tempDir())
+	dir, err := os.MkdirTemp("", "witness-state-")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	w, err := witness.New(witKey, []string{logPub}, dir)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -445,11 +445,3 @@ func TestKeys(t *testing.T) {
 		t.Errorf("a name with a space: %v, want *KeyError", err)
 	}
 }
-
-func tempDir() string {
-	d, err := os.MkdirTemp("", "witness-example-")
-	if err != nil {
-		panic(err)
-	}
-	return d
-}
