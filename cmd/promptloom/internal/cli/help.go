@@ -22,6 +22,7 @@ var examples = map[string]string{
 	"demo negotiation":     "promptloom demo negotiation --record run.db",
 	"report":               "promptloom report --transcript run.db.jsonl --format html > run.html",
 	"keygen":               "promptloom keygen alice",
+	"witness":              "promptloom witness --key w1.key --log run.pub --state witness-state",
 	"prove":                "promptloom prove --transcript run.db.jsonl --call round-1/uk --key alice.pub --out call.proof",
 	"transcript":           "promptloom transcript import run.db.jsonl 'postgres://loom@db/runs?session=run-1'",
 }

@@ -18,12 +18,13 @@ import (
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/journal/postgres"
 
+	"github.com/promptloom/promptloom/witness"
 	"golang.org/x/mod/sumdb/note"
 )
 
 func init() {
 	register("transcript", "transcript migrate URL | transcript import FILE URL | transcript export URL", runTranscript)
-	register("keygen", "keygen NAME", runKeygen)
+	register("keygen", "keygen [--witness] NAME", runKeygen)
 }
 
 // A --transcript is a file, or a postgres:// URL naming a store of
@@ -281,9 +282,13 @@ func (e *env) verifier(path string) (note.Verifier, error) {
 
 // runKeygen writes a new Ed25519 key pair: the signer's key to NAME.key
 // (mode 0600) and the verifier's to NAME.pub, in note's text formats; the
-// key's name is NAME's last element. Neither file may exist.
+// key's name is NAME's last element. Neither file may exist. With
+// --witness the pair is a witness's cosignature/v1 key (signature type
+// 0x04): a separate key, since a witness that signed notes with its
+// cosigning key could be made to sign a note that reads as a cosignature.
 func runKeygen(e *env, args []string) int {
 	fs := newFlags("keygen")
+	forWitness := fs.Bool("witness", false, "write a witness's cosignature/v1 key pair (promptloom witness --key)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return e.flagError(fs, "keygen", err)
@@ -291,8 +296,12 @@ func runKeygen(e *env, args []string) int {
 	if len(pos) != 1 {
 		return e.fail("keygen: takes NAME, got %d argument(s)", len(pos))
 	}
-	skey, vkey, err := note.GenerateKey(rand.Reader, filepath.Base(pos[0]))
-	if err == nil {
+	generate := note.GenerateKey
+	if *forWitness {
+		generate = witness.GenerateKey
+	}
+	skey, vkey, err := generate(rand.Reader, filepath.Base(pos[0]))
+	if err == nil && !*forWitness {
 		_, err = note.NewSigner(skey) // GenerateKey takes names a signer refuses
 	}
 	if err != nil {
