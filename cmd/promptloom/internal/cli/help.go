@@ -41,6 +41,7 @@ var summaries = map[string]string{
 	"transcript": "keep transcripts in PostgreSQL: migrate (create the tables), import (a file as one session), export (a session as its file)",
 	"verify":     "check a manifest against a prompt or a request body, a transcript's chain and signatures, or a proof",
 	"why":        "find every place a text occurs in a prompt and the fragment, template line and binding it came from",
+	"witness":    "cosign transcript checkpoints (C2SP tlog-witness) only when each is consistent with the last one cosigned",
 }
 
 // details add to a command's help what its usage line cannot say.
