@@ -36,7 +36,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/digest"
@@ -461,23 +463,25 @@ func (lg *logical) giveUpOn(f *failure) {
 }
 
 // finish records the call's outcome, once, and ends its span.
-func (lg *logical) finish(resp journal.Response, callErr error, status int) {
+func (lg *logical) finish(resp journal.Response, callErr error, status int) error {
 	lg.mu.Lock()
 	if lg.done {
 		lg.mu.Unlock()
-		return
+		return nil
 	}
 	lg.done = true
 	attempts := lg.attempts
 	lg.mu.Unlock()
-	// The SDK has its answer already; a journal that cannot take the
-	// outcome leaves the call incomplete, which Verify reports.
-	lg.p.Finish(context.Background(), resp, callErr)
+	// A journal that cannot take the outcome leaves the call incomplete,
+	// which Verify reports; a response it refuses (not UTF-8) is recorded
+	// as failed, and its error is the caller's to give the SDK.
+	ferr := lg.p.Finish(context.Background(), resp, callErr)
 	r := &spanResult{Status: status, Attempts: attempts, Err: callErr}
 	if callErr == nil {
 		r.Response = &resp
 	}
 	endSpan(lg.sp, r)
+	return ferr
 }
 
 // recorder is the response body the SDK reads: every Read is the
@@ -494,6 +498,13 @@ type recorder struct {
 	failed *failure // an error status: the body is the failure's
 	retry  bool
 
+	// reading is held through each Read, from the server's bytes to the
+	// outcome they make, so a Close from another goroutine (after closing
+	// the body, which ends a Read that waits) records its outcome only
+	// once that Read is done: one outcome, the true one.
+	reading sync.Mutex
+	closing atomic.Bool
+
 	mu     sync.Mutex
 	chunks [][]byte // the bytes read, in blocks of chunkSize
 	n      int      // their count
@@ -507,6 +518,8 @@ type recorder struct {
 const chunkSize = 64 << 10
 
 func (r *recorder) Read(p []byte) (int, error) {
+	r.reading.Lock()
+	defer r.reading.Unlock()
 	n, err := r.rc.Read(p)
 	r.mu.Lock()
 	if n > 0 && !r.end {
@@ -528,7 +541,13 @@ func (r *recorder) Read(p []byte) (int, error) {
 	r.mu.Unlock()
 	switch {
 	case err == io.EOF:
-		r.done(nil, false)
+		if ferr := r.done(nil, false); ferr != nil {
+			// The transcript refused the reply (not UTF-8): the SDK gets
+			// that error, not the reply, as a harness on Journal.Call does.
+			return n, fmt.Errorf("transport: %w", ferr)
+		}
+	case err != nil && r.closing.Load():
+		r.done(nil, true) // the Read our Close ended
 	case err != nil:
 		r.done(err, false)
 	}
@@ -536,18 +555,22 @@ func (r *recorder) Read(p []byte) (int, error) {
 }
 
 func (r *recorder) Close() error {
+	r.closing.Store(true)
 	err := r.rc.Close()
+	r.reading.Lock()
 	r.done(nil, true)
+	r.reading.Unlock()
 	return err
 }
 
 // done records the outcome once: readErr is a read's error, closed says
-// the caller closed the body before its end.
-func (r *recorder) done(readErr error, closed bool) {
+// the caller closed the body before its end. It returns the journal's
+// refusal of the reply, if it refused it.
+func (r *recorder) done(readErr error, closed bool) error {
 	r.mu.Lock()
 	if r.end {
 		r.mu.Unlock()
-		return
+		return nil
 	}
 	r.end = true
 	var body []byte
@@ -568,10 +591,10 @@ func (r *recorder) done(readErr error, closed bool) {
 		r.failed.answer = strings.TrimSpace(strings.ToValidUTF8(string(body[:min(len(body), 512)]), "\uFFFD"))
 		if readErr != nil && r.ctx.Err() != nil {
 			lg.finish(journal.Response{Status: r.status}, fmt.Errorf("cancelled while reading the HTTP %d answer: %w", r.status, readErr), r.status)
-			return
+			return nil
 		}
 		lg.fail(r.failed, r.retry)
-		return
+		return nil
 	}
 	sum, whole := payload.Summarize(lg.ep.req.Provider, body, r.stream)
 	resp := journal.Response{Text: sum.Text, StopReason: sum.StopReason, ToolCalls: sum.ToolCalls, Usage: sum.Usage,
@@ -590,8 +613,11 @@ func (r *recorder) done(readErr error, closed bool) {
 	case closed && !whole:
 		lg.finish(journal.Response{Status: r.status}, fmt.Errorf("closed early by the caller after %d bytes of the response", n), r.status)
 	default:
-		lg.finish(resp, nil, r.status)
+		if err := lg.finish(resp, nil, r.status); err != nil && !utf8.Valid(body) {
+			return err // the journal's refusal of a reply it cannot hold
+		}
 	}
+	return nil
 }
 
 // endpoint is a request RoundTrip recognised as a model call: its body

@@ -1,0 +1,144 @@
+package transport_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/promptloom/promptloom"
+	"github.com/promptloom/promptloom/journal"
+	"github.com/promptloom/promptloom/manifest"
+	"github.com/promptloom/promptloom/transport"
+)
+
+// oneCall sends one Anthropic request through a journaled transport to a
+// server that answers with answer, and hands the response to read; it
+// returns the transcript's verdict on the call.
+func oneCall(t *testing.T, answer func(w http.ResponseWriter), read func(*http.Response)) journal.CallReport {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { answer(w) }))
+	defer srv.Close()
+	r, err := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("You are careful.")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	j := journal.New(&buf, &journal.Options{Session: "s"})
+	rt := transport.New(nil, j, nil)
+	ctx := transport.With(context.Background(), &transport.Call{Name: "c1", Manifest: manifest.New(r, "agent"), System: r.System})
+	body := `{"model":"m","max_tokens":8,"system":` + strconv.Quote(r.System) + `,"messages":[{"role":"user","content":"hi"}]}`
+	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/v1/messages", strings.NewReader(body))
+	resp, err := (&http.Client{Transport: rt}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read(resp)
+	rt.Close()
+	j.Close()
+	rep, err := journal.Verify(bytes.NewReader(buf.Bytes()), nil)
+	if err != nil || len(rep.Calls) != 1 {
+		t.Fatalf("verify: %v, %d calls\n%s", err, len(rep.Calls), buf.String())
+	}
+	return rep.Calls[0]
+}
+
+// A reply that is not UTF-8 cannot be held in a transcript: the call is
+// recorded as failed, and the SDK reading it gets that error instead of
+// the reply, as a harness calling Journal.Call does.
+func TestReplyNotUTF8IsTheSDKsError(t *testing.T) {
+	var readErr error
+	c := oneCall(t, func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"m1","type":"message","content":[{"type":"text","text":"caf`+"\xc3"+`"}],"stop_reason":"end_turn"}`)
+	}, func(resp *http.Response) {
+		_, readErr = io.ReadAll(resp.Body)
+		resp.Body.Close()
+	})
+	if readErr == nil || !strings.Contains(readErr.Error(), "not UTF-8") {
+		t.Errorf("the SDK read the reply without an error: %v", readErr)
+	}
+	if c.Status != "ok" || !strings.HasPrefix(c.Outcome, "error: ") || !strings.Contains(c.Outcome, "not UTF-8") {
+		t.Errorf("recorded %s %q, want the call's error", c.Status, c.Outcome)
+	}
+}
+
+// lastRead is a response body whose one Read waits for the caller's
+// Close, then returns the whole reply and io.EOF: the last bytes arrive
+// while the Close is under way.
+type lastRead struct {
+	reply   string
+	reading chan struct{}
+	closed  chan struct{}
+	once   sync.Once
+	done   bool
+}
+
+func (b *lastRead) Read(p []byte) (int, error) {
+	if b.done {
+		return 0, io.EOF
+	}
+	close(b.reading)
+	<-b.closed
+	// Give the Close every chance to record its outcome first, as a
+	// scheduler may: the recorder must not let it.
+	time.Sleep(20 * time.Millisecond)
+	b.done = true
+	return copy(p, b.reply), io.EOF
+}
+
+func (b *lastRead) Close() error { b.once.Do(func() { close(b.closed) }); return nil }
+
+type baseFunc func(*http.Request) (*http.Response, error)
+
+func (f baseFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// A Close from another goroutine racing the Read that returns the last
+// bytes records one outcome, the true one: the caller got the whole reply,
+// so the call is recorded as answered, not as closed early.
+func TestCloseRacingTheLastRead(t *testing.T) {
+	const reply = `{"id":"m1","type":"message","content":[{"type":"text","text":"done"}],"stop_reason":"end_turn"}`
+	r, err := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("You are careful.")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	j := journal.New(&buf, &journal.Options{Session: "s"})
+	body := &lastRead{reply: reply, reading: make(chan struct{}), closed: make(chan struct{})}
+	rt := transport.New(baseFunc(func(req *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: body, Request: req}, nil
+	}), j, nil)
+	ctx := transport.With(context.Background(), &transport.Call{Name: "c1", Manifest: manifest.New(r, "agent"), System: r.System})
+	reqBody := `{"model":"m","max_tokens":8,"system":` + strconv.Quote(r.System) + `,"messages":[{"role":"user","content":"hi"}]}`
+	req, _ := http.NewRequestWithContext(ctx, "POST", "http://provider.test/v1/messages", strings.NewReader(reqBody))
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string)
+	go func() {
+		b := make([]byte, 4096)
+		n, _ := resp.Body.Read(b)
+		got <- string(b[:n])
+	}()
+	<-body.reading // the Read is under way
+	resp.Body.Close()
+	if g := <-got; g != reply {
+		t.Fatalf("the caller read %q", g)
+	}
+	rt.Close()
+	j.Close()
+	rep, err := journal.Verify(bytes.NewReader(buf.Bytes()), nil)
+	if err != nil || len(rep.Calls) != 1 {
+		t.Fatalf("verify: %v\n%s", err, buf.String())
+	}
+	if c := rep.Calls[0]; c.Status != "ok" || c.Outcome != "done" {
+		t.Errorf("the caller got the whole reply; the transcript says %s %q", c.Status, c.Outcome)
+	}
+}
