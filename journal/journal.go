@@ -20,8 +20,9 @@
 // provider request body itself when the call gives it (package payload). Appends are single
 // O_APPEND writes of whole lines under an advisory file lock, so several
 // writers share one file without loss. Verify checks a promptloom
-// transcript, chain and all, or a Harn transcript's receipts. PinnedModel
-// keys calls by their request and answers from the pins of a recorded run.
+// transcript, chain and all, or a Harn transcript's receipts. Package
+// journal/replay keys calls by what the model is shown and answers from the
+// pins of a recorded run.
 //
 // The chain's hashes are unkeyed. A journal given Options.Signer signs its
 // session with checkpoints (sumdb/note notes over the chain and the RFC
@@ -216,8 +217,8 @@ type Options struct {
 	// are of the redacted values either way.
 	KeepRaw bool
 
-	// Signer, when set, makes a journal sign its session (issue 25,
-	// docs/transcript.md "Checkpoints"): it writes a journal_checkpoint
+	// Signer, when set, makes a journal sign its session
+	// (docs/transcript.md "Checkpoints"): it writes a journal_checkpoint
 	// line, a note signed by Signer over the chain at the line before it,
 	// after its journal_close and after every CheckpointEvery calls (0:
 	// only at Close). Signers come from note.NewSigner, with a key from

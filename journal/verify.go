@@ -39,7 +39,7 @@ func Verify(r io.Reader, o *Options) (*Report, error) {
 		schemas: map[string]retained{}, messages: map[string]retained{}, sessions: map[string]*session{},
 		pending: map[int64]pendingRequest{}, reads: map[int]manifestRead{}, sysHashed: map[int]sysCheck{}, rederived: map[int]bool{}, holds: map[holdKey]holdVerdict{},
 		changes: map[[2]int][]FragmentChange{}, prefixes: map[[2]int]int{}, lastByRole: map[string]int{}, prev: genesis}
-	v.ck, v.pf = checkpoints{key: o.verifier(), keepLeaves: o.prove()}, newProver(o) // issue 25
+	v.ck, v.pf = checkpoints{key: o.verifier(), keepLeaves: o.prove()}, newProver(o)
 	lr := newLineReader(r, o.maxLine())
 	for {
 		line, err := lr.next()
@@ -88,8 +88,8 @@ type verifier struct {
 	lastByRole                            map[string]int              // role -> index in rep.Calls of its last call with a manifest
 	prev, cur                             string                      // the chain hashes of the last line and this one
 	seq                                   int64
-	// issue 25: checkpoints, the call to prove, a proof being read, and
-	// this line's bytes.
+	// checkpoints, the call to prove, a proof being read, and this line's
+	// bytes.
 	ck    checkpoints
 	pf    *prover
 	proof *proofCheck
@@ -129,7 +129,7 @@ func (v *verifier) line(n int, line []byte, text string, torn bool) {
 			v.rep.Format = formatPromptloom
 		case typ.Exists():
 			v.rep.Format = formatHarn
-		case l.Get("proof").Exists(): // issue 25
+		case l.Get("proof").Exists():
 			v.rep.Format = formatProof
 		default:
 			v.rep.broke("format", n, "line %d: unknown format: neither a promptloom line (\"kind\") nor a Harn event (\"type\")", n)
@@ -140,7 +140,7 @@ func (v *verifier) line(n int, line []byte, text string, torn bool) {
 		v.harnLine(n, l)
 		return
 	}
-	if v.rep.Format == formatProof { // issue 25
+	if v.rep.Format == formatProof {
 		v.proofLine(n, line, l)
 		return
 	}
@@ -202,7 +202,7 @@ func (v *verifier) promptloomLine(n int, l gjson.Result) {
 	}
 	sess, sessOK := stringField(l, "session")
 	if sessOK {
-		v.ck.touch(sess, n) // issue 25
+		v.ck.touch(sess, n)
 	}
 	switch kind.Str {
 	case kindOpen:
@@ -265,13 +265,13 @@ func (v *verifier) promptloomLine(n int, l gjson.Result) {
 			s.calls++
 		}
 		v.pending[c.Seq] = pendingRequest{call: len(v.rep.Calls), hash: v.cur, session: sess}
-		v.proveRequest(n, call, sess, seq) // issue 25
+		v.proveRequest(n, call, sess, seq)
 		v.addCall(c)
 	case kindResponse, kindError:
 		v.outcome(n, l)
 	case kindAttempt:
 		v.attempt(n, l)
-	case kindCheckpoint: // issue 25
+	case kindCheckpoint:
 		v.checkpoint(n, l, sess, sessOK)
 	default:
 		v.rep.broke("kind", n, "line %d: unknown kind %s", n, kind.Raw)
@@ -298,8 +298,8 @@ func (v *verifier) outcome(n int, l gjson.Result) {
 		return
 	}
 	delete(v.pending, rs)
-	v.proveOutcome(p.session, rs)       // issue 25
-	v.ck.leaf(p.session, p.hash, v.cur) // issue 25
+	v.proveOutcome(p.session, rs)
+	v.ck.leaf(p.session, p.hash, v.cur)
 	c := &v.rep.Calls[p.call]
 	c.OutcomeLine = n
 	field, hashField := "response", "response_content_hash"
@@ -426,9 +426,9 @@ func (v *verifier) finish(readErr error) {
 		r.broke("empty", 0, "empty transcript: nothing to verify")
 		return
 	}
-	v.finishProof()       // issue 25
-	v.finishCheckpoints() // issue 25
-	v.finishProve()       // issue 25
+	v.finishProof()
+	v.finishCheckpoints()
+	v.finishProve()
 	if r.Format == formatPromptloom {
 		r.Head = v.prev
 		ids := make([]string, 0, len(v.sessions))

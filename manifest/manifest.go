@@ -65,7 +65,7 @@ type Manifest struct {
 
 // Segment is one fragment's row. It is the one row type shared across the
 // library: explain.Row embeds it, and journal pins keep their calls'
-// segments. (reducer.Row is the reducer's working row, with the fragment,
+// segments. (promptloom.Row is the reducer's working row, with the fragment,
 // its body and its offset; provenance.DescribedPart keeps the field names
 // and order of its golden files.)
 type Segment struct {
