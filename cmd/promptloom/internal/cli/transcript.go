@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,35 +29,6 @@ func init() {
 // A --transcript is a file, or a postgres:// URL naming a store of
 // transcripts (package journal/postgres), one chain a session, and with
 // ?session=NAME one of them.
-
-// transcriptURL splits a postgres:// URL into the store's URL (what pgx
-// reads: without the session parameter) and the session it names ("": all).
-// The query is split as pgx splits it ('&'-separated pairs), and every
-// other pair is left as written: net/url would drop a pair holding ';'.
-func transcriptURL(raw string) (dsn, session string, err error) {
-	if _, err := url.Parse(raw); err != nil {
-		return "", "", errors.New("a transcript URL that does not parse")
-	}
-	base, query, ok := strings.Cut(raw, "?")
-	if !ok {
-		return raw, "", nil
-	}
-	var kept []string
-	for _, pair := range strings.Split(query, "&") {
-		k, v, _ := strings.Cut(pair, "=")
-		if k, err := url.QueryUnescape(k); err == nil && k == "session" {
-			if session, err = url.QueryUnescape(v); err != nil {
-				return "", "", errors.New("a transcript URL whose session does not parse")
-			}
-			continue
-		}
-		kept = append(kept, pair)
-	}
-	if len(kept) == 0 {
-		return base, session, nil
-	}
-	return base + "?" + strings.Join(kept, "&"), session, nil
-}
 
 // source is one transcript to read: a file, or a session's chain.
 type source struct {
@@ -86,7 +56,7 @@ func (e *env) transcripts(ctx context.Context, arg string) (srcs []source, close
 	if !demo.IsURL(arg) {
 		return []source{{name: arg, open: func() (io.ReadCloser, error) { return os.Open(arg) }}}, func() {}, nil
 	}
-	dsn, session, err := transcriptURL(arg)
+	dsn, session, err := postgres.SplitURL(arg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -197,7 +167,7 @@ func openJournal(ctx context.Context, arg string, o *journal.Options) (*journal.
 		j, err := journal.Open(arg, o)
 		return j, func() { os.Remove(arg) }, err
 	}
-	dsn, session, err := transcriptURL(arg)
+	dsn, session, err := postgres.SplitURL(arg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -341,7 +311,7 @@ func runTranscript(e *env, args []string) int {
 	ctx := context.Background()
 	switch {
 	case len(pos) == 2 && pos[0] == "migrate" && demo.IsURL(pos[1]):
-		dsn, _, err := transcriptURL(pos[1])
+		dsn, _, err := postgres.SplitURL(pos[1])
 		if err != nil {
 			return e.fail("transcript migrate: %v", err)
 		}
@@ -383,7 +353,7 @@ func (e *env) importTranscript(ctx context.Context, file, arg string) int {
 	if len(data) == 0 || data[len(data)-1] != '\n' {
 		return e.fail("transcript import: %s does not end in a newline (a torn last line: journal.Open repairs it)", file)
 	}
-	dsn, session, err := transcriptURL(arg)
+	dsn, session, err := postgres.SplitURL(arg)
 	if err != nil {
 		return e.fail("transcript import: %v", err)
 	}

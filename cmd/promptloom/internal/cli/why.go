@@ -197,20 +197,28 @@ func writeWhy(e *env, x *explain.Explanation, out *whyJSON) {
 			return // every place past --limit: no header over no rows
 		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		head := "OFFSET\tID\tSOURCE\tBODY BYTES\tGATES\tREASON"
-		if leftOut {
-			head = "ID\tSOURCE\tSTATE\tBODY BYTES\tGATES\tREASON"
-		}
-		if recorded {
-			head = strings.Replace(strings.Replace(head, "SOURCE", "PRODUCER", 1), "GATES\t", "", 1)
-		}
 		templated := slices.ContainsFunc(places, func(p explain.Place) bool {
 			return len(p.Spans) > 0 || p.Row != nil && p.Row.Template != nil
 		})
-		if templated {
-			head = strings.Replace(head, "REASON", "TEMPLATE\tREASON", 1)
+		// The header is built column by column as each row is below.
+		source := "SOURCE"
+		if recorded {
+			source = "PRODUCER"
 		}
-		fmt.Fprintln(tw, head)
+		head := []string{"ID", source}
+		if leftOut {
+			head = append(head, "STATE")
+		} else {
+			head = append([]string{"OFFSET"}, head...)
+		}
+		head = append(head, "BODY BYTES")
+		if !recorded {
+			head = append(head, "GATES")
+		}
+		if templated {
+			head = append(head, "TEMPLATE")
+		}
+		fmt.Fprintln(tw, strings.Join(append(head, "REASON"), "\t"))
 		for _, p := range places {
 			id, src, state, reason := "(join separator)", "-", "-", "between two fragments: no fragment's bytes"
 			if r := p.Row; r != nil {
