@@ -22,7 +22,7 @@ var ErrUnreadable = errors.New("unreadable manifest")
 // manifest with an object that gives a key twice: readers disagree on which
 // copy counts (encoding/json, jq and JavaScript take the last, others the
 // first), so promptloom takes neither.
-var ErrDuplicateKey = errors.New("duplicate key")
+var ErrDuplicateKey = pjson.ErrDuplicateKey // the one sentinel: the JSON reader's own
 
 // ReadError says which field of a manifest could not be read.
 type ReadError struct {
