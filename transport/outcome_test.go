@@ -76,8 +76,8 @@ type lastRead struct {
 	reply   string
 	reading chan struct{}
 	closed  chan struct{}
-	once   sync.Once
-	done   bool
+	once    sync.Once
+	done    bool
 }
 
 func (b *lastRead) Read(p []byte) (int, error) {
