@@ -2,6 +2,7 @@ package transport_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"io"
 	"net/http"
@@ -23,6 +24,12 @@ import (
 // returns the transcript's verdict on the call.
 func oneCall(t *testing.T, answer func(w http.ResponseWriter), read func(*http.Response)) journal.CallReport {
 	t.Helper()
+	return oneCallWith(t, func(*http.Request) {}, answer, read)
+}
+
+// oneCallWith is oneCall with the request edited first.
+func oneCallWith(t *testing.T, edit func(*http.Request), answer func(w http.ResponseWriter), read func(*http.Response)) journal.CallReport {
+	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { answer(w) }))
 	defer srv.Close()
 	r, err := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("You are careful.")}, nil)
@@ -35,6 +42,7 @@ func oneCall(t *testing.T, answer func(w http.ResponseWriter), read func(*http.R
 	ctx := transport.With(context.Background(), &transport.Call{Name: "c1", Manifest: manifest.New(r, "agent"), System: r.System})
 	body := `{"model":"m","max_tokens":8,"system":` + strconv.Quote(r.System) + `,"messages":[{"role":"user","content":"hi"}]}`
 	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/v1/messages", strings.NewReader(body))
+	edit(req)
 	resp, err := (&http.Client{Transport: rt}).Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -140,5 +148,29 @@ func TestCloseRacingTheLastRead(t *testing.T) {
 	}
 	if c := rep.Calls[0]; c.Status != "ok" || c.Outcome != "done" {
 		t.Errorf("the caller got the whole reply; the transcript says %s %q", c.Status, c.Outcome)
+	}
+}
+
+// A harness that asks for gzip itself (its own Accept-Encoding, so
+// net/http hands the body on still encoded) gets the encoded body, and the
+// transcript records the reply decoded.
+func TestGzipTheHarnessAskedFor(t *testing.T) {
+	const reply = `{"id":"m1","type":"message","content":[{"type":"text","text":"zipped"}],"stop_reason":"end_turn"}`
+	var raw []byte
+	c := oneCallWith(t, func(req *http.Request) { req.Header.Set("Accept-Encoding", "gzip") }, func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Encoding", "gzip")
+		zw := gzip.NewWriter(w)
+		io.WriteString(zw, reply)
+		zw.Close()
+	}, func(resp *http.Response) {
+		raw, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+	})
+	if len(raw) < 2 || raw[0] != 0x1f || raw[1] != 0x8b {
+		t.Errorf("the harness did not get the gzip body it asked for: %q", raw)
+	}
+	if c.Status != "ok" || c.Outcome != "zipped" {
+		t.Errorf("recorded %s %q, want the decoded reply", c.Status, c.Outcome)
 	}
 }

@@ -27,6 +27,7 @@ package transport
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -261,7 +262,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	rec := &recorder{rc: resp.Body, lg: lg, ctx: ctx, status: resp.StatusCode, limit: t.opts.MaxBodyBytes,
-		stream: ep.stream || strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")}
+		stream: ep.stream || strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream"),
+		// A harness that asked for gzip itself gets the body as sent;
+		// the transcript records it decoded.
+		gzip: !resp.Uncompressed && strings.EqualFold(strings.TrimSpace(resp.Header.Get("Content-Encoding")), "gzip")}
 	if resp.StatusCode >= 400 {
 		rec.failed = &failure{status: resp.StatusCode}
 		rec.retry = retryable(resp) && t.retriesLeft(lg, req)
@@ -495,6 +499,7 @@ type recorder struct {
 	status int
 	stream bool
 	limit  int
+	gzip   bool     // the body is gzip-encoded: decoded for the transcript
 	failed *failure // an error status: the body is the failure's
 	retry  bool
 
@@ -586,6 +591,14 @@ func (r *recorder) done(readErr error, closed bool) error {
 	over := r.over
 	r.chunks = nil
 	r.mu.Unlock()
+	if r.gzip && !over && len(body) > 0 {
+		if readErr == nil {
+			var err error
+			if body, over, err = gunzip(body, r.limit); err != nil {
+				readErr = fmt.Errorf("the gzip-encoded response does not decode: %w", err)
+			}
+		}
+	}
 	lg := r.lg
 	if r.failed != nil {
 		r.failed.answer = strings.TrimSpace(strings.ToValidUTF8(string(body[:min(len(body), 512)]), "\uFFFD"))
@@ -666,4 +679,21 @@ type spanResult struct {
 	Status   int
 	Attempts int
 	Err      error
+}
+
+// gunzip decodes a gzip body for the transcript, at most limit bytes of it
+// (over says there were more).
+func gunzip(body []byte, limit int) (out []byte, over bool, err error) {
+	zr, err := gzip.NewReader(bytes.NewReader(body))
+	if err != nil {
+		return nil, false, err
+	}
+	out, err = io.ReadAll(io.LimitReader(zr, int64(limit)+1))
+	if err != nil {
+		return nil, false, err
+	}
+	if len(out) > limit {
+		return nil, true, nil
+	}
+	return out, false, nil
 }
