@@ -174,3 +174,44 @@ func TestGzipTheHarnessAskedFor(t *testing.T) {
 		t.Errorf("recorded %s %q, want the decoded reply", c.Status, c.Outcome)
 	}
 }
+
+// A redirect the client follows (307: the same body to a new location) is
+// one SDK call, so one logical call: its first attempt redirected, its
+// answer the one that came from the new location.
+func TestRedirectIsOneCall(t *testing.T) {
+	var buf bytes.Buffer
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/messages" {
+			http.Redirect(w, r, "/v2/messages", http.StatusTemporaryRedirect)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"m1","type":"message","content":[{"type":"text","text":"moved"}],"stop_reason":"end_turn"}`)
+	}))
+	defer srv.Close()
+	r, err := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("You are careful.")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := journal.New(&buf, &journal.Options{Session: "s"})
+	rt := transport.New(nil, j, nil)
+	ctx := transport.With(context.Background(), &transport.Call{Name: "c1", Manifest: manifest.New(r, "agent"), System: r.System})
+	body := `{"model":"m","max_tokens":8,"system":` + strconv.Quote(r.System) + `,"messages":[{"role":"user","content":"hi"}]}`
+	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/v1/messages", strings.NewReader(body))
+	req.Header.Set("X-Stainless-Retry-Count", "0")
+	resp, err := (&http.Client{Transport: rt}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.ReadAll(resp.Body)
+	resp.Body.Close()
+	rt.Close()
+	j.Close()
+	rep, err := journal.Verify(bytes.NewReader(buf.Bytes()), nil)
+	if err != nil || !rep.OK() {
+		t.Fatalf("verify: %v\n%s", err, buf.String())
+	}
+	if len(rep.Calls) != 1 || rep.Calls[0].Outcome != "moved" || rep.Calls[0].Attempts != 1 {
+		t.Errorf("%d calls; first %+v; want one call answered moved after one redirected attempt", len(rep.Calls), rep.Calls)
+	}
+}

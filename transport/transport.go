@@ -176,9 +176,12 @@ type logical struct {
 // failure is a failed attempt: an error status, or a transport error.
 type failure struct {
 	status int
-	err    error
-	answer string // the start of an error status's body: the provider's words
-	timer  *time.Timer
+	// redirect is a 307 or 308 the client follows with the same request:
+	// not a failure of the call, an attempt of it.
+	redirect bool
+	err      error
+	answer   string // the start of an error status's body: the provider's words
+	timer    *time.Timer
 }
 
 // refusal wraps a request refused before it left: a broken rule, or a
@@ -266,7 +269,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// A harness that asked for gzip itself gets the body as sent;
 		// the transcript records it decoded.
 		gzip: !resp.Uncompressed && strings.EqualFold(strings.TrimSpace(resp.Header.Get("Content-Encoding")), "gzip")}
-	if resp.StatusCode >= 400 {
+	switch {
+	case (resp.StatusCode == 307 || resp.StatusCode == 308) && resp.Header.Get("Location") != "":
+		// http.Client sends the same body again to the new location: one
+		// SDK call, so one logical call, its next attempt.
+		rec.failed = &failure{status: resp.StatusCode, redirect: true}
+		rec.retry = true
+	case resp.StatusCode >= 400:
 		rec.failed = &failure{status: resp.StatusCode}
 		rec.retry = retryable(resp) && t.retriesLeft(lg, req)
 	}
@@ -386,7 +395,7 @@ func (lg *logical) retry(ctx context.Context, body digest.Digest, h http.Header)
 	lg.mu.Lock()
 	defer lg.mu.Unlock()
 	f := lg.held
-	if lg.done || f == nil || body != lg.body || h.Get("X-Stainless-Retry-Count") == "0" {
+	if lg.done || f == nil || body != lg.body || !f.redirect && h.Get("X-Stainless-Retry-Count") == "0" {
 		return false
 	}
 	if f.timer != nil && !f.timer.Stop() {
