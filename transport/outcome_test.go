@@ -215,3 +215,40 @@ func TestRedirectIsOneCall(t *testing.T) {
 		t.Errorf("%d calls; first %+v; want one call answered moved after one redirected attempt", len(rep.Calls), rep.Calls)
 	}
 }
+
+// A reply of half the response limit (text and body both in one line
+// would pass what the journal's reader takes back) is recorded by its
+// summary, and the transcript verifies with the default limits.
+func TestLargeReplyVerifies(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 33 MB reply")
+	}
+	text := strings.Repeat("All work and no play. ", 33<<20/22)
+	var file bytes.Buffer
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"m1","type":"message","content":[{"type":"text","text":"`+text+`"}],"stop_reason":"end_turn"}`)
+	}))
+	defer srv.Close()
+	r, err := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("You are careful.")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := journal.New(&file, &journal.Options{Session: "s"})
+	rt := transport.New(nil, j, nil)
+	ctx := transport.With(context.Background(), &transport.Call{Name: "c1", Manifest: manifest.New(r, "agent"), System: r.System})
+	body := `{"model":"m","max_tokens":8,"system":` + strconv.Quote(r.System) + `,"messages":[{"role":"user","content":"hi"}]}`
+	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/v1/messages", strings.NewReader(body))
+	resp, err := (&http.Client{Transport: rt}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	rt.Close()
+	j.Close()
+	rep, err := journal.Verify(bytes.NewReader(file.Bytes()), nil)
+	if err != nil || !rep.OK() || len(rep.Calls) != 1 || rep.Calls[0].Outcome != text {
+		t.Fatalf("a %d-byte reply: verify %v, ok %v, %d calls", len(text), err, rep.OK(), len(rep.Calls))
+	}
+}

@@ -621,7 +621,7 @@ func (r *recorder) done(readErr error, closed bool) error {
 	sum, whole := payload.Summarize(lg.ep.req.Provider, body, r.stream)
 	resp := journal.Response{Text: sum.Text, StopReason: sum.StopReason, ToolCalls: sum.ToolCalls, Usage: sum.Usage,
 		ID: sum.ID, Model: sum.Model, Status: r.status}
-	if !over {
+	if !over && quotedLen(body)+quotedLen([]byte(sum.Text)) <= retainLimit {
 		resp.Body = body
 	}
 	n := len(body)
@@ -705,4 +705,31 @@ func gunzip(body []byte, limit int) (out []byte, over bool, err error) {
 		return nil, true, nil
 	}
 	return out, false, nil
+}
+
+// retainLimit bounds what a response line may hold of the answer: its
+// body and its text, each quoted, leave room in a line the journal's
+// reader takes back (promptloom.DefaultMaxBytes). An answer past it is
+// recorded by its summary alone (text, tool calls, usage), whose bytes
+// the line can always hold, so every reply accepted is in a transcript
+// that verifies.
+const retainLimit = promptloom.DefaultMaxBytes - 1<<20
+
+// quotedLen bounds the length of b quoted as a JSON string: two bytes for
+// a quote or a backslash, six for a control character or an HTML escape,
+// two for any byte of a multi-byte character (U+2028 is three bytes and
+// six quoted).
+func quotedLen(b []byte) int {
+	n := 2
+	for _, c := range b {
+		switch {
+		case c == '"' || c == '\\' || c >= 0x80:
+			n += 2
+		case c < 0x20 || c == '<' || c == '>' || c == '&':
+			n += 6
+		default:
+			n++
+		}
+	}
+	return n
 }
