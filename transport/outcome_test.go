@@ -252,3 +252,28 @@ func TestLargeReplyVerifies(t *testing.T) {
 		t.Fatalf("a %d-byte reply: verify %v, ok %v, %d calls", len(text), err, rep.OK(), len(rep.Calls))
 	}
 }
+
+// A body on a model endpoint that readers could read two ways (a second
+// value after the object, a byte order mark) is refused even with no Call
+// on its context: nothing reaches the provider unchecked and unrecorded.
+func TestUnattributedUnreadableBodyIsRefused(t *testing.T) {
+	for name, body := range map[string]string{
+		"a second value":    `{"model":"m","messages":[]} {"model":"x"}`,
+		"a byte order mark": "\ufeff" + `{"model":"m","messages":[]}`,
+	} {
+		sent := false
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { sent = true }))
+		var file bytes.Buffer
+		j := journal.New(&file, &journal.Options{Session: "s"})
+		rt := transport.New(nil, j, nil)
+		req, _ := http.NewRequest("POST", srv.URL+"/v1/messages", strings.NewReader(body))
+		resp, err := rt.RoundTrip(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		srv.Close()
+		if err == nil || sent {
+			t.Errorf("%s: sent %v, err %v; want refused before it leaves", name, sent, err)
+		}
+	}
+}

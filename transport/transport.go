@@ -239,10 +239,15 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// The body is read here once, for the gate, the journal and the span.
 	pr, err := payload.Read(body, shape)
 	switch {
-	case err != nil && c != nil:
-		// The harness says this is a model call, and its body is not one
-		// request every reader reads alike: refused, not passed by.
-		return nil, refusal(c.Name, err)
+	case err != nil && (c != nil || routed):
+		// A model call (the harness says so, or its URL does) whose body
+		// is not one request every reader reads alike: refused, never
+		// passed by unchecked and unrecorded.
+		name := "(unattributed)"
+		if c != nil {
+			name = c.Name
+		}
+		return nil, refusal(name, err)
 	case err != nil, pr.Provider == payload.Auto, t.j == nil:
 		return t.base.RoundTrip(out)
 	}
