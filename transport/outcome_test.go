@@ -22,15 +22,15 @@ import (
 // oneCall sends one Anthropic request through a journaled transport to a
 // server that answers with answer, and hands the response to read; it
 // returns the transcript's verdict on the call.
-func oneCall(t *testing.T, answer func(w http.ResponseWriter), read func(*http.Response)) journal.CallReport {
+func oneCall(t *testing.T, answer func(w http.ResponseWriter, r *http.Request), read func(*http.Response)) journal.CallReport {
 	t.Helper()
 	return oneCallWith(t, func(*http.Request) {}, answer, read)
 }
 
 // oneCallWith is oneCall with the request edited first.
-func oneCallWith(t *testing.T, edit func(*http.Request), answer func(w http.ResponseWriter), read func(*http.Response)) journal.CallReport {
+func oneCallWith(t *testing.T, edit func(*http.Request), answer func(w http.ResponseWriter, r *http.Request), read func(*http.Response)) journal.CallReport {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { answer(w) }))
+	srv := httptest.NewServer(http.HandlerFunc(answer))
 	defer srv.Close()
 	r, err := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("You are careful.")}, nil)
 	if err != nil {
@@ -62,7 +62,7 @@ func oneCallWith(t *testing.T, edit func(*http.Request), answer func(w http.Resp
 // the reply, as a harness calling Journal.Call does.
 func TestReplyNotUTF8IsTheSDKsError(t *testing.T) {
 	var readErr error
-	c := oneCall(t, func(w http.ResponseWriter) {
+	c := oneCall(t, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"id":"m1","type":"message","content":[{"type":"text","text":"caf`+"\xc3"+`"}],"stop_reason":"end_turn"}`)
 	}, func(resp *http.Response) {
@@ -157,7 +157,7 @@ func TestCloseRacingTheLastRead(t *testing.T) {
 func TestGzipTheHarnessAskedFor(t *testing.T) {
 	const reply = `{"id":"m1","type":"message","content":[{"type":"text","text":"zipped"}],"stop_reason":"end_turn"}`
 	var raw []byte
-	c := oneCallWith(t, func(req *http.Request) { req.Header.Set("Accept-Encoding", "gzip") }, func(w http.ResponseWriter) {
+	c := oneCallWith(t, func(req *http.Request) { req.Header.Set("Accept-Encoding", "gzip") }, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Content-Encoding", "gzip")
 		zw := gzip.NewWriter(w)
@@ -179,40 +179,19 @@ func TestGzipTheHarnessAskedFor(t *testing.T) {
 // one SDK call, so one logical call: its first attempt redirected, its
 // answer the one that came from the new location.
 func TestRedirectIsOneCall(t *testing.T) {
-	var buf bytes.Buffer
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	c := oneCallWith(t, func(req *http.Request) { req.Header.Set("X-Stainless-Retry-Count", "0") }, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/v1/messages" {
 			http.Redirect(w, r, "/v2/messages", http.StatusTemporaryRedirect)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"id":"m1","type":"message","content":[{"type":"text","text":"moved"}],"stop_reason":"end_turn"}`)
-	}))
-	defer srv.Close()
-	r, err := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("You are careful.")}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	j := journal.New(&buf, &journal.Options{Session: "s"})
-	rt := transport.New(nil, j, nil)
-	ctx := transport.With(context.Background(), &transport.Call{Name: "c1", Manifest: manifest.New(r, "agent"), System: r.System})
-	body := `{"model":"m","max_tokens":8,"system":` + strconv.Quote(r.System) + `,"messages":[{"role":"user","content":"hi"}]}`
-	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/v1/messages", strings.NewReader(body))
-	req.Header.Set("X-Stainless-Retry-Count", "0")
-	resp, err := (&http.Client{Transport: rt}).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.ReadAll(resp.Body)
-	resp.Body.Close()
-	rt.Close()
-	j.Close()
-	rep, err := journal.Verify(bytes.NewReader(buf.Bytes()), nil)
-	if err != nil || !rep.OK() {
-		t.Fatalf("verify: %v\n%s", err, buf.String())
-	}
-	if len(rep.Calls) != 1 || rep.Calls[0].Outcome != "moved" || rep.Calls[0].Attempts != 1 {
-		t.Errorf("%d calls; first %+v; want one call answered moved after one redirected attempt", len(rep.Calls), rep.Calls)
+	}, func(resp *http.Response) {
+		io.ReadAll(resp.Body)
+		resp.Body.Close()
+	})
+	if c.Status != "ok" || c.Outcome != "moved" || c.Attempts != 1 {
+		t.Errorf("%+v; want one call answered moved after one redirected attempt", c)
 	}
 }
 
@@ -224,32 +203,15 @@ func TestLargeReplyVerifies(t *testing.T) {
 		t.Skip("a 33 MB reply")
 	}
 	text := strings.Repeat("All work and no play. ", 33<<20/22)
-	var file bytes.Buffer
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	c := oneCall(t, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"id":"m1","type":"message","content":[{"type":"text","text":"`+text+`"}],"stop_reason":"end_turn"}`)
-	}))
-	defer srv.Close()
-	r, err := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("You are careful.")}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	j := journal.New(&file, &journal.Options{Session: "s"})
-	rt := transport.New(nil, j, nil)
-	ctx := transport.With(context.Background(), &transport.Call{Name: "c1", Manifest: manifest.New(r, "agent"), System: r.System})
-	body := `{"model":"m","max_tokens":8,"system":` + strconv.Quote(r.System) + `,"messages":[{"role":"user","content":"hi"}]}`
-	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/v1/messages", strings.NewReader(body))
-	resp, err := (&http.Client{Transport: rt}).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	rt.Close()
-	j.Close()
-	rep, err := journal.Verify(bytes.NewReader(file.Bytes()), nil)
-	if err != nil || !rep.OK() || len(rep.Calls) != 1 || rep.Calls[0].Outcome != text {
-		t.Fatalf("a %d-byte reply: verify %v, ok %v, %d calls", len(text), err, rep.OK(), len(rep.Calls))
+	}, func(resp *http.Response) {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	})
+	if c.Status != "ok" || c.Outcome != text {
+		t.Fatalf("a %d-byte reply: %s, %d bytes of outcome", len(text), c.Status, len(c.Outcome))
 	}
 }
 
