@@ -112,10 +112,10 @@ type Request struct {
 	Parameters json.RawMessage
 	// Unattributed records a call made without a manifest, on purpose
 	// (package transport does, for a request with none on its context):
-	// its request line holds the digest and length of Body and no receipt
-	// (served_context null), and Verify counts it in Report.Unattributed.
-	// Manifest must be nil; nothing else of the request is kept. Call
-	// refuses a request without a manifest that does not say so.
+	// its request line holds Body, redacted, with its digest and length,
+	// and no receipt (served_context null), and Verify counts it in
+	// Report.Unattributed. Manifest must be nil. Call refuses a request
+	// without a manifest that does not say so.
 	Unattributed bool
 }
 

@@ -40,3 +40,32 @@ func TestUnattributedCall(t *testing.T) {
 		t.Fatal("a broken unattributed request verified")
 	}
 }
+
+// An unattributed call keeps its whole body, redacted, and the body is
+// held to its digest: an edited body fails even with the chain
+// recomputed, and a body that is not JSON is kept as text.
+func TestUnattributedBodyIsKept(t *testing.T) {
+	var buf bytes.Buffer
+	j := New(&buf, &Options{Session: "s"})
+	m := ModelFunc(func(context.Context, Request) (Response, error) { return Response{Text: "ok"}, nil })
+	body := []byte(`{"model":"m","messages":[{"role":"user","content":"where is main? ghp_` + strings.Repeat("a1B2", 10) + `"}]}`)
+	for _, b := range [][]byte{body, []byte("not json ghp_" + strings.Repeat("a1B2", 10))} {
+		if _, err := j.Call(context.Background(), m, Request{Call: "c", Body: b, Unattributed: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Close()
+	out := buf.String()
+	if !strings.Contains(out, `"content":"where is main? <redacted`) || !strings.Contains(out, `"body_text":"not json <redacted`) || strings.Contains(out, "ghp_") {
+		t.Fatalf("transcript: %s", out)
+	}
+	if rep, err := Verify(strings.NewReader(out), nil); err != nil || !rep.OK() {
+		t.Fatalf("report %+v, %v", rep, err)
+	}
+	for _, edit := range [][2]string{{"where is main?", "where is lib?"}, {`"body_text":"not json`, `"body_text":"not JSON`}} {
+		bad := rechain(strings.Replace(out, edit[0], edit[1], 1))
+		if rep, _ := Verify(strings.NewReader(bad), nil); rep.OK() {
+			t.Errorf("%q edited and verified", edit[0])
+		}
+	}
+}

@@ -251,6 +251,8 @@ func (v *verifier) promptloomLine(n int, l gjson.Result) {
 				c.Status, c.Problem = failed, callFailed("unattributed", "an unattributed request (served_context null) has no request.body_content_hash string")
 			} else if _, err := digest.Parse(h.Str); err != nil {
 				c.Status, c.Problem = failed, callFailed("unattributed", "request.body_content_hash %q is not a digest", h.Str)
+			} else if p := unattributedBody(l.Get("request"), h.Str); p != nil {
+				c.Status, c.Problem = failed, p
 			}
 		} else if err := v.checkReceipts(l, false, &c); err != nil {
 			c.Status, c.Problem = failed, err
@@ -467,4 +469,21 @@ func usageOf(u gjson.Result) *Usage {
 	}
 	return &Usage{InputTokens: int(u.Get("input_tokens").Int()), OutputTokens: int(u.Get("output_tokens").Int()),
 		CacheReadTokens: int(u.Get("cache_read_tokens").Int()), CacheWriteTokens: int(u.Get("cache_write_tokens").Int())}
+}
+
+// unattributedBody checks what an unattributed request retains of its
+// body against its digest: the body (JSON, rederived as every retained
+// value is) or its text. A writer before bodies were kept retains
+// neither, which is no breach: the digest still names the call.
+func unattributedBody(req gjson.Result, hash string) *manifest.RuleError {
+	body, text := req.Get("body"), req.Get("body_text")
+	switch {
+	case body.Exists() && text.Exists():
+		return callFailed("unattributed", "an unattributed request retains both request.body and request.body_text")
+	case body.Exists() && !rederives(body.Raw, hash):
+		return callFailed("unattributed", "request.body does not hash to request.body_content_hash")
+	case text.Exists() && (text.Type != gjson.String || digest.Of(text.Str).String() != hash):
+		return callFailed("unattributed", "request.body_text does not hash to request.body_content_hash")
+	}
+	return nil
 }

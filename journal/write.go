@@ -277,17 +277,23 @@ func (j *Journal) prepare(req Request) (*prepared, error) {
 }
 
 // prepareUnattributed builds the request line of a call made without a
-// manifest: the digest of its body (redacted, as every content hash is)
-// and its length, and nothing else of it.
+// manifest: its body (redacted, as everything retained is, unless
+// KeepRaw), the body's digest and its length. Nothing accounts for its
+// prompt, but the whole request is kept, so it can still be explained,
+// diffed and held to the cache's rules later.
 func (j *Journal) prepareUnattributed(req Request) (*prepared, error) {
 	if req.Manifest != nil {
 		return nil, fmt.Errorf("journal: call %s: an unattributed call has a manifest", req.Call)
 	}
-	h, err := jsonHash(req.Body)
-	if err != nil || req.Body == nil {
-		h = digest.Of(strings.ToValidUTF8(string(req.Body), "\uFFFD")).String()
+	rec := map[string]any{"body_bytes": len(req.Body)}
+	if kept, h, err := j.retain(req.Body); err == nil && req.Body != nil {
+		rec["body"], rec["body_content_hash"] = kept, h
+	} else {
+		// Not JSON: kept as text, redacted, its bytes that are not UTF-8
+		// as U+FFFD (the digest is of the text as kept).
+		text := j.retainText(strings.ToValidUTF8(string(req.Body), "\uFFFD"))
+		rec["body_text"], rec["body_content_hash"] = text, digest.Of(text).String()
 	}
-	rec := map[string]any{"body_content_hash": h, "body_bytes": len(req.Body)}
 	if req.Provider != payload.Auto {
 		rec["provider"] = string(req.Provider)
 	}
