@@ -20,6 +20,8 @@ type Block struct {
 // block is cached.
 type CacheControl struct {
 	Type string `json:"type"`
+	// TTL is the entry's lifetime ("5m", "1h"; "" for the provider's default).
+	TTL string `json:"ttl,omitempty"`
 }
 
 // The kinds of breakpoint, in the order Place prefers them.

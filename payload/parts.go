@@ -1,0 +1,322 @@
+package payload
+
+import (
+	"strconv"
+	"strings"
+
+	pjson "github.com/promptloom/promptloom/internal/json"
+)
+
+// Part is one block of a request as its provider's prompt cache sees it:
+// a tool definition, a block of the system channel, or a content block of
+// a message. A provider caches a prefix of the whole request, so a
+// request's parts, in the order Parts returns them, are the units a cache
+// entry can end on and a change can be blamed on.
+type Part struct {
+	// Section is "tools", "system" or "messages".
+	Section string
+	// Path is where the part is in the body, an RFC 6901 JSON pointer
+	// (/tools/3, /system/0, /messages/5/content/0).
+	Path string
+	// Raw is the part's JSON as the body writes it (a slice of the body).
+	Raw []byte
+	// Role is a message's role ("" for tools and system blocks); Type is
+	// the block's type ("text", "tool_use", "image", "function_call", …;
+	// "" for a bare string); Name is a tool's name.
+	Role, Type, Name string
+	// Cache is the part's own cache breakpoint (Anthropic's cache_control
+	// on a block), nil when it has none.
+	Cache *CacheControl
+}
+
+// Cache is what a request asks of its provider's prompt cache besides the
+// marks on its parts.
+type Cache struct {
+	// Auto is Anthropic's top-level cache_control: the breakpoint the
+	// provider places on the last block it can cache.
+	Auto *CacheControl
+	// Key and Retention are OpenAI's prompt_cache_key and its lifetime
+	// (prompt_cache_retention, or prompt_cache_options.ttl).
+	Key, Retention string
+	// Content is the Gemini cachedContent the request names.
+	Content string
+	// Settings are the body's other top-level members, JSON as written,
+	// by key: the cache models read those that change the rendered prefix
+	// (tool_choice, thinking, reasoning, …).
+	Settings map[string]string
+}
+
+// Parts returns the request's parts in its provider's cache order:
+// Anthropic's and OpenAI's tools, then the system channel, then the
+// messages; Gemini's system instruction, then its tools, then its
+// contents. Each message's content is a part when it is a string, and one
+// part a block when it is a list; an item with no content (an OpenAI
+// assistant turn of tool calls only, a Responses function call) is one
+// part. A part that is not what its provider writes (a tool that is not
+// an object, a cache_control given twice) is an *Error of kind
+// ErrMalformed naming its path.
+func (r *Request) Parts() ([]Part, error) {
+	w := partsReader{rd: reader{r.Provider, r.root}, body: r.body}
+	return w.parts(r.Provider)
+}
+
+// Cache reads what the request asks of the provider's cache.
+func (r *Request) Cache() (Cache, error) {
+	var c Cache
+	rd := reader{r.Provider, r.root}
+	for i := range r.root.members {
+		m := &r.root.members[i]
+		v := node{raw: r.root.s[m.Start:m.End], at: m.Start}
+		switch m.Key {
+		case "cache_control":
+			if r.Provider == Anthropic {
+				cc, err := rd.cacheControl(v, "/cache_control")
+				if err != nil {
+					return c, err
+				}
+				c.Auto = cc
+				continue
+			}
+		case "prompt_cache_key":
+			c.Key = v.str()
+		case "prompt_cache_retention":
+			c.Retention = v.str()
+		case "prompt_cache_options":
+			if ttl, err := rd.get(v, "prompt_cache_options", "ttl"); err == nil && ttl.isString() {
+				c.Retention = ttl.str()
+			}
+		case "cachedContent", "cached_content":
+			c.Content = v.str()
+		}
+		if systemKeys[m.Key] || m.Key == messagesKey[r.Provider] || m.Key == "tools" {
+			continue
+		}
+		if c.Settings == nil {
+			c.Settings = map[string]string{}
+		}
+		c.Settings[m.Key] = v.raw
+	}
+	return c, nil
+}
+
+type partsReader struct {
+	rd   reader
+	body []byte
+	out  []Part
+}
+
+func (w *partsReader) add(section, path string, v node, role, typ, name string, cc *CacheControl) {
+	w.out = append(w.out, Part{Section: section, Path: path, Raw: w.body[v.at : v.at+len(v.raw) : v.at+len(v.raw)],
+		Role: role, Type: typ, Name: name, Cache: cc})
+}
+
+func (w *partsReader) parts(p Provider) ([]Part, error) {
+	root := w.rd.root
+	var err error
+	switch p {
+	case Anthropic:
+		err = firstErr(w.tools(root.get("tools"), "/tools"), w.anthropicSystem(root.get("system")),
+			w.messages(root.get("messages"), "/messages", "content"))
+	case OpenAIChat:
+		err = firstErr(w.tools(root.get("tools"), "/tools"), w.tools(root.get("functions"), "/functions"),
+			w.messages(root.get("messages"), "/messages", "content"))
+	case OpenAIResponses:
+		err = w.tools(root.get("tools"), "/tools")
+		if err == nil {
+			if in := root.get("instructions"); in.exists() && !in.absent() {
+				w.add("system", "/instructions", in, "", "", "", nil)
+			}
+			err = w.messages(root.get("input"), "/input", "content")
+		}
+	case Gemini:
+		key := "systemInstruction"
+		if !root.get(key).exists() {
+			key = "system_instruction"
+		}
+		if si := root.get(key); si.isObject() {
+			parts, err := w.rd.get(si, key, "parts")
+			if err != nil {
+				return nil, err
+			}
+			w.each(parts, "/"+key+"/parts", func(x node, at string) error {
+				w.add("system", at, x, "", "", "", nil)
+				return nil
+			})
+		}
+		err = firstErr(w.tools(root.get("tools"), "/tools"), w.messages(root.get("contents"), "/contents", "parts"))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return w.out, nil
+}
+
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// each calls fn for each item of list with its pointer.
+func (w *partsReader) each(list node, path string, fn func(x node, at string) error) error {
+	if !list.isArray() {
+		return nil
+	}
+	var err error
+	i := 0
+	list.each(func(_ string, x node) bool {
+		err = fn(x, path+"/"+strconv.Itoa(i))
+		i++
+		return err == nil
+	})
+	return err
+}
+
+func (w *partsReader) tools(list node, path string) error {
+	return w.each(list, path, func(t node, at string) error {
+		if !t.isObject() {
+			return w.rd.bad(at, "want a tool definition (an object), got %s", kind(t))
+		}
+		name, typ := w.str(t, "name"), w.str(t, "type")
+		for _, inner := range []string{"function", "custom"} {
+			if f, _ := w.rd.get(t, at, inner); f.isObject() && name == "" {
+				name = w.str(f, "name")
+			}
+		}
+		if w.rd.p == Gemini {
+			// One entry holds many declarations: each is a part.
+			for _, key := range []string{"functionDeclarations", "function_declarations"} {
+				decls, err := w.rd.get(t, at, key)
+				if err != nil {
+					return err
+				}
+				if decls.isArray() {
+					return w.each(decls, at+"/"+key, func(d node, dat string) error {
+						w.add("tools", dat, d, "", "function", w.str(d, "name"), nil)
+						return nil
+					})
+				}
+			}
+		}
+		cc, err := w.mark(t, at)
+		if err != nil {
+			return err
+		}
+		w.add("tools", at, t, "", typ, name, cc)
+		return nil
+	})
+}
+
+func (w *partsReader) anthropicSystem(sys node) error {
+	switch {
+	case sys.absent():
+		return nil
+	case sys.isString():
+		w.add("system", "/system", sys, "", "", "", nil)
+		return nil
+	}
+	return w.each(sys, "/system", func(b node, at string) error {
+		cc, err := w.mark(b, at)
+		if err != nil {
+			return err
+		}
+		w.add("system", at, b, "", w.str(b, "type"), "", cc)
+		return nil
+	})
+}
+
+// messages reads a message list: each message's content (key: content,
+// or Gemini's parts) as one part a block. Messages with role system or
+// developer are the system section.
+func (w *partsReader) messages(list node, path, key string) error {
+	if list.isString() { // Responses' input as one string
+		w.add("messages", path, list, "user", "", "", nil)
+		return nil
+	}
+	return w.each(list, path, func(m node, at string) error {
+		if !m.isObject() {
+			return w.rd.bad(at, "want a message (an object), got %s", kind(m))
+		}
+		role := w.str(m, "role")
+		section := "messages"
+		if role == "system" || role == "developer" {
+			section = "system"
+		}
+		content, err := w.rd.get(m, at, key)
+		if err != nil {
+			return err
+		}
+		switch {
+		case content.isArray() && len(content.items()) > 0:
+			return w.each(content, at+"/"+key, func(b node, bat string) error {
+				typ := ""
+				if b.isObject() {
+					typ = w.str(b, "type")
+				}
+				cc, err := w.mark(b, bat)
+				if err != nil {
+					return err
+				}
+				w.add(section, bat, b, role, typ, "", cc)
+				return nil
+			})
+		case content.exists() && !content.absent():
+			w.add(section, at+"/"+key, content, role, "", "", nil)
+		default:
+			w.add(section, at, m, role, w.str(m, "type"), "", nil)
+		}
+		return nil
+	})
+}
+
+func (w *partsReader) str(obj node, key string) string {
+	v, _ := w.rd.get(obj, "", key)
+	return strings.Clone(v.str())
+}
+
+// mark reads a block's cache_control (Anthropic's breakpoint).
+func (w *partsReader) mark(b node, at string) (*CacheControl, error) {
+	if w.rd.p != Anthropic || !b.isObject() {
+		return nil, nil
+	}
+	v, err := w.rd.get(b, at, "cache_control")
+	if err != nil {
+		return nil, err
+	}
+	return w.rd.cacheControl(v, at+"/cache_control")
+}
+
+// cacheControl reads a cache_control object: its type and ttl.
+func (r reader) cacheControl(v node, at string) (*CacheControl, error) {
+	if v.absent() {
+		return nil, nil
+	}
+	if !v.isObject() {
+		return nil, r.bad(at, "want a cache_control object, got %s", kind(v))
+	}
+	cc := &CacheControl{}
+	for _, f := range []struct {
+		key string
+		to  *string
+	}{{"type", &cc.Type}, {"ttl", &cc.TTL}} {
+		x, err := r.get(v, at, f.key)
+		if err != nil {
+			return nil, err
+		}
+		if x.exists() && !x.isString() {
+			return nil, r.bad(at+"/"+f.key, "want a string, got %s", kind(x))
+		}
+		*f.to = strings.Clone(x.str())
+	}
+	return cc, nil
+}
+
+// Canonical is a part's JSON as promptloom hashes and counts it: canonical
+// (keys sorted, no white space), so that the same block reads the same
+// from a body as sent and from a transcript that retained it.
+func (p Part) Canonical() ([]byte, error) {
+	return pjson.Encode(p.Raw)
+}
