@@ -38,6 +38,8 @@ const depsRules = `
 	., harn/reminder, harn/template, internal/json, internal/spans, GJSON < harn/options;
 	., internal/json, GJSON < manifest;
 	manifest < payload;
+	payload, budget < request;
+	request < cache;
 	. < stage;
 	., internal/json, GJSON < project;
 	harn/options, manifest, stage, project, internal/textsafe, GODIFF < explain;

@@ -1,0 +1,384 @@
+// Package request accounts for a whole provider request, as the provider
+// reads, caches and bills it: every tool definition, every block of the
+// system channel and every content block of the messages, in the
+// provider's cache order, each with its place in the body (an RFC 6901
+// pointer), its bytes, its BLAKE3 digest after redaction, its tokens and
+// its cache mark. That accounting is the request manifest
+// (promptloom.request_manifest.v1), the whole-request sibling of Harn's
+// context manifest, which accounts for the system string alone.
+//
+// New builds one from a body; given the system prompt's context manifest
+// too, the system channel's segments are its fragments. Diverge finds
+// where one request leaves another's prefix: the cache's view of a
+// change. Package cache holds the providers' cache rules over these
+// manifests.
+package request
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/promptloom/promptloom"
+	"github.com/promptloom/promptloom/budget"
+	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/harn/redact"
+	pjson "github.com/promptloom/promptloom/internal/json"
+	"github.com/promptloom/promptloom/manifest"
+	"github.com/promptloom/promptloom/payload"
+)
+
+// Schema names the request manifest's format.
+const Schema = "promptloom.request_manifest.v1"
+
+// Manifest is a whole request's accounting: its segments in cache order,
+// the totals per section, and its own content hash.
+type Manifest struct {
+	Schema   string `json:"schema"`
+	Provider string `json:"provider"`
+	Model    string `json:"model,omitempty"`
+	// Counter names what Tokens count: a tokenizer ("o200k_base") where
+	// the provider's is public, or "estimate" (a token every four bytes)
+	// where it is not.
+	Counter  string    `json:"counter"`
+	Segments []Segment `json:"segments"`
+	Sections []Total   `json:"sections"`
+	// Cache is what the request asks of the provider's cache beyond the
+	// marks on its segments (nil when it asks nothing).
+	Cache *Cache `json:"cache,omitempty"`
+	Bytes  int   `json:"bytes"`
+	Tokens int   `json:"tokens"`
+	// ContentHash is the BLAKE3 of the manifest's canonical JSON without
+	// this member.
+	ContentHash string `json:"content_hash"`
+
+	settings map[string]string
+}
+
+// Segment is one unit of the request: a tool definition, a system block
+// (or, attributed, one fragment of the system prompt), a message block.
+type Segment struct {
+	Section string `json:"section"`
+	Path    string `json:"path"`
+	Role    string `json:"role,omitempty"`
+	Type    string `json:"type,omitempty"`
+	Name    string `json:"name,omitempty"`
+	// Fragment and Reason are set on an attributed system segment: the
+	// fragment of the context manifest it is, and why it is included.
+	Fragment string `json:"fragment,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	Bytes    int    `json:"bytes"`
+	// Digest is the BLAKE3 of the segment's canonical JSON after Harn's
+	// redact_json, without its cache mark (a fragment's: the context
+	// manifest's digest), so a body as sent and the same body as a
+	// transcript retained it agree, and a breakpoint that moves changes no
+	// digest: a provider keys its cache on the content, not on the marks.
+	Digest digest.Digest `json:"digest"`
+	Tokens int           `json:"tokens"`
+	// Cache is the segment's cache breakpoint (the block's, for every
+	// fragment of an attributed block; the last of them carries it).
+	Cache *payload.CacheControl `json:"cache,omitempty"`
+
+	text string // what was counted, for a diff
+	raw  []byte
+	tmpl *promptloom.Template
+}
+
+// Total is one section's share of the request.
+type Total struct {
+	Section  string `json:"section"`
+	Segments int    `json:"segments"`
+	Bytes    int    `json:"bytes"`
+	Tokens   int    `json:"tokens"`
+}
+
+// Cache is a request's cache settings: Anthropic's automatic breakpoint,
+// OpenAI's cache key and retention, Gemini's cached content.
+type Cache struct {
+	Auto      *payload.CacheControl `json:"auto,omitempty"`
+	Key       string                `json:"key,omitempty"`
+	Retention string                `json:"retention,omitempty"`
+	Content   string                `json:"cached_content,omitempty"`
+}
+
+// Options configure New. Nil is the default.
+type Options struct {
+	// Counter counts tokens; nil picks the provider's own where it is
+	// public (o200k_base for OpenAI's current models) and an estimate
+	// elsewhere.
+	Counter budget.Counter
+	// Model names the model when the body does not (Gemini's is in the
+	// URL: payload.Route reads it).
+	Model string
+	// System is the context manifest of the system prompt the body
+	// sends: its fragments become the system segments. The body's system
+	// channel must hold to it (payload's rules), or New fails.
+	System *manifest.Manifest
+}
+
+// ErrNotAttributed is returned by New when Options.System does not hold
+// for the body's system channel.
+var ErrNotAttributed = errors.New("request: the system manifest does not hold for the body's system channel")
+
+// New builds the request manifest of body, read as provider p
+// (payload.Auto detects it). A body payload cannot read is its *payload.Error.
+func New(body []byte, p payload.Provider, o *Options) (*Manifest, error) {
+	r, err := payload.Read(body, p)
+	if err != nil {
+		return nil, err
+	}
+	return FromPayload(r, o)
+}
+
+// FromPayload is New for a body payload.Read has read already.
+func FromPayload(r *payload.Request, o *Options) (*Manifest, error) {
+	if o == nil {
+		o = &Options{}
+	}
+	parts, err := r.Parts()
+	if err != nil {
+		return nil, err
+	}
+	c, err := r.Cache()
+	if err != nil {
+		return nil, err
+	}
+	count, name := counterFor(r, o)
+	if o.Model != "" && r.Model == "" && o.Counter == nil {
+		if enc := openAIEncoding(r.Provider, o.Model); enc != "" {
+			if c, err := budget.NewCounter(enc); err == nil {
+				count, name = c.Count, enc
+			}
+		}
+	}
+	model := r.Model
+	if model == "" {
+		model = o.Model
+	}
+	m := &Manifest{Schema: Schema, Provider: string(r.Provider), Model: model, Counter: name, settings: c.Settings}
+	if c.Auto != nil || c.Key != "" || c.Retention != "" || c.Content != "" {
+		m.Cache = &Cache{Auto: c.Auto, Key: c.Key, Retention: c.Retention, Content: c.Content}
+	}
+	var frags []Segment
+	if o.System != nil {
+		if frags, err = attribute(r, parts, o.System, count); err != nil {
+			return nil, err
+		}
+	}
+	m.Segments = make([]Segment, 0, len(parts)+len(frags))
+	attributed := false
+	for _, p := range parts {
+		if p.Section == "system" && frags != nil {
+			if !attributed {
+				m.Segments = append(m.Segments, frags...)
+				attributed = true
+			}
+			continue
+		}
+		red, err := redact.JSON(withoutMark(p))
+		if err != nil {
+			return nil, fmt.Errorf("request: %s: %w", p.Path, err)
+		}
+		text := countedText(p)
+		m.Segments = append(m.Segments, Segment{Section: p.Section, Path: p.Path, Role: p.Role, Type: p.Type, Name: p.Name,
+			Bytes: len(p.Raw), Digest: digest.Bytes(red), Tokens: count(text), Cache: p.Cache, text: text, raw: p.Raw})
+	}
+	m.total()
+	m.ContentHash, err = m.hash()
+	return m, err
+}
+
+// countedText is what a part's tokens are counted over: the text of a
+// text block or string, the JSON of anything else.
+func countedText(p payload.Part) string {
+	raw := string(p.Raw)
+	if raw != "" && raw[0] == '"' {
+		return pjson.Unquote(raw)
+	}
+	switch p.Type {
+	case "text", "input_text", "output_text":
+		if v, ok := field(raw, "text"); ok && v != "" && v[0] == '"' {
+			return pjson.Unquote(v)
+		}
+	case "":
+		if v, ok := field(raw, "text"); ok && v != "" && v[0] == '"' { // a Gemini part
+			return pjson.Unquote(v)
+		}
+	}
+	return raw
+}
+
+// field is the raw value of a member of a JSON object (the first).
+func field(obj, key string) (string, bool) {
+	it := pjson.NewIter(obj)
+	for {
+		k, _, v, _, ok := it.Next()
+		if !ok {
+			return "", false
+		}
+		if pjson.Unquote(k) == key {
+			return v, true
+		}
+	}
+}
+
+// counterFor picks the counter and its name.
+func counterFor(r *payload.Request, o *Options) (func(string) int, string) {
+	if o.Counter != nil {
+		return o.Counter.Count, o.Counter.Encoding()
+	}
+	if enc := openAIEncoding(r.Provider, r.Model); enc != "" {
+		if c, err := budget.NewCounter(enc); err == nil {
+			return c.Count, enc
+		}
+	}
+	return estimate, "estimate"
+}
+
+// estimate is the estimate of a text's tokens where the provider's
+// tokenizer is not public: a token every four bytes, rounded up. Package
+// cache scales it to the totals providers report.
+func estimate(s string) int { return (len(s) + 3) / 4 }
+
+// openAIEncoding is the public tokenizer of an OpenAI model ("" for
+// another provider or a model whose tokenizer is not known).
+func openAIEncoding(p payload.Provider, model string) string {
+	if p != payload.OpenAIChat && p != payload.OpenAIResponses {
+		return ""
+	}
+	switch m := strings.ToLower(model); {
+	case strings.HasPrefix(m, "gpt-4o"), strings.HasPrefix(m, "gpt-4.1"), strings.HasPrefix(m, "gpt-4.5"),
+		strings.HasPrefix(m, "gpt-5"), strings.HasPrefix(m, "o1"), strings.HasPrefix(m, "o3"), strings.HasPrefix(m, "o4"),
+		strings.HasPrefix(m, "chatgpt-4o"), strings.HasPrefix(m, "gpt-oss"):
+		return "o200k_base"
+	case strings.HasPrefix(m, "gpt-4"), strings.HasPrefix(m, "gpt-3.5"):
+		return "cl100k_base"
+	}
+	return ""
+}
+
+// attribute cuts the system channel into the fragments of sys, each with
+// the path of the block it starts in.
+func attribute(r *payload.Request, parts []payload.Part, sys *manifest.Manifest, count func(string) int) ([]Segment, error) {
+	res, err := r.Verify(sys)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNotAttributed, err)
+	}
+	if res.Transformed && !res.Placed {
+		return nil, fmt.Errorf("%w: the channel is a transform of the prompt, not the prompt", ErrNotAttributed)
+	}
+	var blocks []payload.Part
+	for _, p := range parts {
+		if p.Section == "system" {
+			blocks = append(blocks, p)
+		}
+	}
+	pieces := res.Channel.Pieces
+	prompt := res.Channel.Text
+	if res.Placed {
+		prompt = strings.Join(pieces, "\n\n")
+	}
+	if len(pieces) != len(blocks) {
+		return nil, fmt.Errorf("%w: %d system pieces in %d blocks", ErrNotAttributed, len(pieces), len(blocks))
+	}
+	// Where each block starts in the prompt: pieces follow one another,
+	// joined by nothing or by the two-byte separator.
+	starts := make([]int, len(pieces))
+	at := 0
+	for i, piece := range pieces {
+		switch {
+		case strings.HasPrefix(prompt[at:], piece):
+		case strings.HasPrefix(prompt[at:], "\n\n"+piece):
+			at += 2
+		default:
+			return nil, fmt.Errorf("%w: block %s is not where the prompt has it", ErrNotAttributed, blocks[i].Path)
+		}
+		starts[i] = at
+		at += len(piece)
+	}
+	var out []Segment
+	b := 0
+	for off, s := range sys.Layout() {
+		for b+1 < len(starts) && starts[b+1] <= off {
+			b++
+		}
+		if off+s.Bytes > len(prompt) {
+			return nil, fmt.Errorf("%w: fragment %s ends past the prompt", ErrNotAttributed, s.ID)
+		}
+		text := prompt[off : off+s.Bytes]
+		blk := blocks[b]
+		out = append(out, Segment{Section: "system", Path: blk.Path, Role: blk.Role, Type: blk.Type, Fragment: s.ID, Reason: s.Reason,
+			Bytes: s.Bytes, Digest: s.Digest, Tokens: count(text), text: text, tmpl: s.Template})
+	}
+	// A block's breakpoint goes on its last fragment.
+	for i := range out {
+		if i+1 == len(out) || out[i+1].Path != out[i].Path {
+			for _, blk := range blocks {
+				if blk.Path == out[i].Path {
+					out[i].Cache = blk.Cache
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+func (m *Manifest) total() {
+	m.Sections = m.Sections[:0]
+	for _, name := range []string{"tools", "system", "messages"} {
+		t := Total{Section: name}
+		for _, s := range m.Segments {
+			if s.Section == name {
+				t.Segments++
+				t.Bytes += s.Bytes
+				t.Tokens += s.Tokens
+			}
+		}
+		m.Sections = append(m.Sections, t)
+		m.Bytes += t.Bytes
+		m.Tokens += t.Tokens
+	}
+}
+
+func (m *Manifest) hash() (string, error) {
+	h := m.ContentHash
+	m.ContentHash = ""
+	defer func() { m.ContentHash = h }()
+	b, err := m.canonical()
+	if err != nil {
+		return "", err
+	}
+	return digest.Bytes(b).String(), nil
+}
+
+// canonical is the manifest's canonical JSON (content_hash as it stands).
+func (m *Manifest) canonical() ([]byte, error) {
+	return pjson.Marshal(m)
+}
+
+// Setting is the JSON of one of the request's other top-level members
+// (tool_choice, thinking, …), "" when it has none.
+func (m *Manifest) Setting(key string) string { return m.settings[key] }
+
+// withoutMark is a part's JSON without its cache_control member.
+func withoutMark(p payload.Part) []byte {
+	if p.Cache == nil {
+		return p.Raw
+	}
+	out := []byte{'{'}
+	it := pjson.NewIter(string(p.Raw))
+	for {
+		k, _, v, _, ok := it.Next()
+		if !ok {
+			break
+		}
+		if pjson.Unquote(k) == "cache_control" {
+			continue
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(append(append(out, k...), ':'), v...)
+	}
+	return append(out, '}')
+}

@@ -1,0 +1,131 @@
+package request_test
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	pjson "github.com/promptloom/promptloom/internal/json"
+	"github.com/promptloom/promptloom/payload"
+	"github.com/promptloom/promptloom/request"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden manifests")
+
+// The conformance vectors: each provider's body and the request manifest
+// promptloom makes of it, produced by this code and reviewed (paths,
+// sections, cache order, marks, the secret redacted before hashing).
+func TestGolden(t *testing.T) {
+	bodies, _ := filepath.Glob("testdata/*.body.json")
+	if len(bodies) == 0 {
+		t.Fatal("no vectors")
+	}
+	for _, path := range bodies {
+		body, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := &request.Options{}
+		if strings.Contains(path, "gemini") {
+			o.Model = "gemini-2.5-flash"
+		}
+		m, err := request.New(body, payload.Auto, o)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		raw, err := pjson.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := append(pjson.AppendIndent(nil, raw, "", "  "), '\n')
+		golden := strings.TrimSuffix(path, ".body.json") + ".manifest.json"
+		if *update {
+			os.WriteFile(golden, got, 0o644)
+		}
+		want, err := os.ReadFile(golden)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("%s: got\n%s", path, got)
+		}
+	}
+}
+
+// The same request, as a transcript keeps it (canonical, redacted), has
+// the same digests: the cache's view does not depend on white space or on
+// redaction.
+func TestDigestsSurviveRetention(t *testing.T) {
+	body, _ := os.ReadFile("testdata/anthropic-agent.body.json")
+	a, err := request.New(body, payload.Anthropic, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, err := pjson.Encode(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := request.New(kept, payload.Anthropic, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range a.Segments {
+		if a.Segments[i].Digest != b.Segments[i].Digest || a.Segments[i].Path != b.Segments[i].Path {
+			t.Errorf("segment %d: %s %s, then %s %s", i, a.Segments[i].Path, a.Segments[i].Digest, b.Segments[i].Path, b.Segments[i].Digest)
+		}
+	}
+	if d := request.Diverge(a, b, nil); d.Index != len(b.Segments) {
+		t.Errorf("diverge %+v", d)
+	}
+}
+
+// Hostile bodies are typed errors: a duplicate key, a cache_control twice,
+// a tool that is not an object, invalid UTF-8, deep nesting.
+func TestHostileBodies(t *testing.T) {
+	for name, body := range map[string]string{
+		"duplicate key":   `{"model":"m","model":"n","messages":[]}`,
+		"mark twice":      `{"model":"m","system":[{"type":"text","text":"x","cache_control":{"type":"ephemeral"},"cache_control":{"type":"ephemeral"}}],"messages":[]}`,
+		"tool not object": `{"model":"m","tools":[1],"messages":[]}`,
+		"invalid UTF-8":   "{\"model\":\"m\xff\",\"messages\":[]}",
+		"deep":            `{"model":"m","messages":[` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `]}`,
+	} {
+		_, err := request.New([]byte(body), payload.Anthropic, nil)
+		var pe *payload.Error
+		if !errors.As(err, &pe) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// Many tiny blocks are bounded work: one segment each, and the
+// allocations grow with the blocks, not faster.
+func TestManyBlocks(t *testing.T) {
+	body := func(n int) []byte {
+		var b strings.Builder
+		b.WriteString(`{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":[`)
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(`{"type":"text","text":"x"}`)
+		}
+		b.WriteString(`]}]}`)
+		return []byte(b.String())
+	}
+	allocs := func(n int) float64 {
+		b := body(n)
+		return testing.AllocsPerRun(1, func() {
+			m, err := request.New(b, payload.Anthropic, nil)
+			if err != nil || len(m.Segments) != n {
+				t.Fatalf("%d blocks: %v", n, err)
+			}
+		})
+	}
+	small, large := allocs(10_000), allocs(100_000)
+	if large > 12*small {
+		t.Errorf("allocations: %.0f for 10,000 blocks, %.0f for 100,000", small, large)
+	}
+}
