@@ -1,0 +1,355 @@
+package cache
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/promptloom/promptloom/payload"
+	"github.com/promptloom/promptloom/request"
+)
+
+// fakeAnthropic is a provider that implements Anthropic's documented
+// cache rules on its own (docs/caching.md), written apart from the model:
+// encoding/json and SHA-256 rather than the request manifest's digests,
+// and its own token count. The model's predictions are held to what it
+// reports.
+type fakeAnthropic struct {
+	min     int
+	entries map[[32]byte]time.Time // prefix hash → expiry
+	ttls    map[[32]byte]time.Duration
+}
+
+func newFake(min int) *fakeAnthropic {
+	return &fakeAnthropic{min: min, entries: map[[32]byte]time.Time{}, ttls: map[[32]byte]time.Duration{}}
+}
+
+// fakeTokens is the fake's tokenizer: a token every four bytes of a text
+// block's text, every four bytes of anything else's JSON, plus one.
+func fakeTokens(block map[string]any) int {
+	if t, ok := block["text"].(string); ok && (block["type"] == "text" || block["type"] == nil) {
+		return len(t)/4 + 1
+	}
+	b, _ := json.Marshal(block)
+	return len(b)/4 + 1
+}
+
+type fakeBlock struct {
+	key    [32]byte
+	tokens int // through this block
+	cc     map[string]any
+}
+
+// serve answers one request body at time now with its usage.
+func (f *fakeAnthropic) serve(t *testing.T, body []byte, now time.Time) payload.Usage {
+	t.Helper()
+	var req struct {
+		Model    string           `json:"model"`
+		Tools    []map[string]any `json:"tools"`
+		System   []map[string]any `json:"system"`
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		t.Fatal(err)
+	}
+	var all []map[string]any
+	all = append(all, req.Tools...)
+	all = append(all, req.System...)
+	for _, m := range req.Messages {
+		var blocks []map[string]any
+		if err := json.Unmarshal(m.Content, &blocks); err != nil {
+			var text string
+			if err := json.Unmarshal(m.Content, &text); err != nil {
+				t.Fatal(err)
+			}
+			blocks = []map[string]any{{"type": "text", "text": text}}
+		}
+		all = append(all, blocks...)
+	}
+	h := sha256.New()
+	h.Write([]byte(req.Model))
+	var bl []fakeBlock
+	total := 0
+	for _, b := range all {
+		cc, _ := b["cache_control"].(map[string]any)
+		bare := map[string]any{}
+		for k, v := range b {
+			if k != "cache_control" {
+				bare[k] = v
+			}
+		}
+		j, _ := json.Marshal(bare)
+		h.Write(j)
+		var k [32]byte
+		copy(k[:], h.Sum(nil))
+		total += fakeTokens(bare)
+		bl = append(bl, fakeBlock{key: k, tokens: total, cc: cc})
+	}
+	read := -1
+	for i := len(bl) - 1; i >= 0; i-- {
+		if bl[i].cc == nil {
+			continue
+		}
+		for p := i; p >= 0 && p > i-20; p-- {
+			if exp, ok := f.entries[bl[p].key]; ok && now.Before(exp) {
+				read = max(read, p)
+				break
+			}
+		}
+	}
+	u := payload.Usage{}
+	if read >= 0 {
+		u.CacheReadTokens = bl[read].tokens
+		f.entries[bl[read].key] = now.Add(f.ttls[bl[read].key])
+	}
+	last := read
+	for i, b := range bl {
+		if b.cc == nil || i <= read || b.tokens < f.min {
+			continue
+		}
+		ttl := 5 * time.Minute
+		if b.cc["ttl"] == "1h" {
+			ttl = time.Hour
+		}
+		f.entries[b.key], f.ttls[b.key] = now.Add(ttl), ttl
+		last = i
+	}
+	if last > read {
+		u.CacheWriteTokens = bl[last].tokens - u.CacheReadTokens
+	}
+	u.InputTokens = total - u.CacheReadTokens - u.CacheWriteTokens
+	return u
+}
+
+// agent builds the bodies of a coding agent's run: twelve tools, three
+// system blocks (two breakpoints), and a conversation whose breakpoint
+// moves to the newest user block every turn.
+type agent struct {
+	model    string
+	tools    []map[string]any
+	system   []map[string]any
+	messages []map[string]any
+}
+
+func newAgent() *agent {
+	a := &agent{model: "claude-sonnet-4-5"}
+	for i := range 12 {
+		a.tools = append(a.tools, map[string]any{"name": fmt.Sprintf("tool%d", i), "description": strings.Repeat(fmt.Sprintf("Tool %d does its one thing well. ", i), 12),
+			"input_schema": map[string]any{"type": "object", "properties": map[string]any{"path": map[string]any{"type": "string"}}}})
+	}
+	a.tools[3]["name"] = "Bash"
+	a.tools[11]["cache_control"] = map[string]any{"type": "ephemeral"}
+	a.system = []map[string]any{
+		{"type": "text", "text": strings.Repeat("You are a careful coding agent. ", 40)},
+		{"type": "text", "text": strings.Repeat("Read a file before you edit it. ", 30), "cache_control": map[string]any{"type": "ephemeral"}},
+		{"type": "text", "text": "The date is 2026-12-03T10:00:00Z. The working directory is /src/app."},
+	}
+	return a
+}
+
+func (a *agent) turn(user string) []byte {
+	for _, m := range a.messages {
+		for _, b := range m["content"].([]map[string]any) {
+			delete(b, "cache_control")
+		}
+	}
+	a.messages = append(a.messages, map[string]any{"role": "user", "content": []map[string]any{
+		{"type": "text", "text": user, "cache_control": map[string]any{"type": "ephemeral"}}}})
+	body, _ := json.Marshal(map[string]any{"model": a.model, "max_tokens": 1024, "tools": a.tools, "system": a.system, "messages": a.messages})
+	return body
+}
+
+func (a *agent) answer(text string) {
+	a.messages = append(a.messages, map[string]any{"role": "assistant", "content": []map[string]any{{"type": "text", "text": text}}})
+}
+
+// A long agent run against the fake: the predicted reads agree with the
+// reported ones on every call, and each miss is blamed on the right path.
+func TestAgentRunAgainstTheFake(t *testing.T) {
+	fake := newFake(1024)
+	a := newAgent()
+	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	var calls []Call
+	send := func(name string, body []byte) {
+		m, err := request.New(body, payload.Anthropic, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := fake.serve(t, body, now)
+		calls = append(calls, Call{Name: name, At: now, Began: now.Add(time.Second), Request: m, Reported: &u})
+		now = now.Add(30 * time.Second)
+	}
+	long := strings.Repeat("Please look at the parser and tell me what it does. ", 3)
+	send("1", a.turn(long))
+	a.answer("It parses.")
+	send("2", a.turn("And the lexer?"))
+	a.answer("It lexes.")
+	a.tools[3]["description"] = "Run a shell command, carefully."
+	send("3", a.turn("Now run the tests."))
+	a.answer("They pass.")
+	a.system[2]["text"] = "The date is 2026-12-03T10:02:00Z. The working directory is /src/app."
+	send("4", a.turn("Commit it."))
+	a.answer("Done.")
+	send("5", a.turn("Thanks."))
+	now = now.Add(6 * time.Minute) // past the 5-minute lifetime
+	a.answer("You're welcome.")
+	send("6", a.turn("One more thing."))
+
+	an := Run(calls, nil)
+	for i, v := range an.Verdicts {
+		rep := calls[i].Reported
+		if (v.Predicted.Read == 0) != (rep.CacheReadTokens == 0) || (v.Predicted.Write == 0) != (rep.CacheWriteTokens == 0) {
+			t.Errorf("call %s: predicted %+v, reported read %d write %d", v.Call, v.Predicted, rep.CacheReadTokens, rep.CacheWriteTokens)
+		}
+		if !near(v.Predicted.Read, rep.CacheReadTokens) || !near(v.Predicted.Write, rep.CacheWriteTokens) {
+			t.Errorf("call %s: predicted %+v, reported read %d write %d", v.Call, v.Predicted, rep.CacheReadTokens, rep.CacheWriteTokens)
+		}
+	}
+	blame := func(call string) []Blame { return an.Verdicts[call[0]-'1'].Blame }
+	if b := blame("2"); len(b) != 0 {
+		t.Errorf("call 2 grew its prefix and is blamed: %+v", b)
+	}
+	if b := blame("3"); len(b) != 1 || b[0].Kind != "change" || b[0].Path != "/tools/3" || !strings.Contains(b[0].Reason, "tool Bash: description changed since call 2") {
+		t.Errorf("call 3: %+v", b)
+	}
+	if b := blame("4"); len(b) != 1 || b[0].Kind != "change" || b[0].Path != "/system/2" {
+		t.Errorf("call 4: %+v", b)
+	}
+	if b := blame("6"); len(b) != 1 || b[0].Kind != "expired" {
+		t.Errorf("call 6: %+v", b)
+	}
+	if an.Summary.Changes != 2 || !an.Strict() {
+		t.Errorf("summary %+v", an.Summary)
+	}
+}
+
+// near: within 3% or 8 tokens, the two tokenizers' difference.
+func near(a, b int) bool {
+	d := a - b
+	if d < 0 {
+		d = -d
+	}
+	return d <= 8 || float64(d) <= 0.03*float64(max(a, b))
+}
+
+// A breakpoint whose prefix is below the model's minimum caches nothing,
+// silently; the model says so, and Lint warns before the request is sent.
+func TestBelowTheMinimum(t *testing.T) {
+	body := []byte(`{"model":"claude-sonnet-4-5","max_tokens":10,"system":[{"type":"text","text":"Be brief.","cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":"hi"}]}`)
+	m, err := request.New(body, payload.Anthropic, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := newFake(1024)
+	now := time.Now()
+	u := fake.serve(t, body, now)
+	an := Run([]Call{{Name: "a", At: now, Request: m, Reported: &u}}, nil)
+	v := an.Verdicts[0]
+	if v.Predicted.Write != 0 || len(v.Blame) != 1 || v.Blame[0].Kind != "minimum" || v.Blame[0].Path != "/system/0" ||
+		!strings.Contains(v.Blame[0].Reason, "below claude-sonnet-4-5's 1,024-token minimum") {
+		t.Errorf("verdict %+v", v)
+	}
+	fs := Lint(m, nil, nil)
+	if len(fs) != 1 || fs[0].Rule != "minimum" || fs[0].Severity != "warning" {
+		t.Errorf("lint %v", fs)
+	}
+	// The user's table wins.
+	if fs := Lint(m, nil, &Options{Minimums: map[string]int{"claude-sonnet-4-5": 1}}); len(fs) != 0 {
+		t.Errorf("lint with an override %v", fs)
+	}
+}
+
+// The request rules the API refuses: a fifth breakpoint, a 1-hour entry
+// after a 5-minute one, the automatic breakpoint on a block marked with
+// another ttl, a mark on an empty text block. Run predicts nothing for
+// such a request.
+func TestRefusedRequests(t *testing.T) {
+	mark := `"cache_control":{"type":"ephemeral"}`
+	hour := `"cache_control":{"type":"ephemeral","ttl":"1h"}`
+	for name, c := range map[string]struct{ body, rule string }{
+		"fifth": {`{"model":"claude-sonnet-4-5","system":[` + strings.Repeat(`{"type":"text","text":"x",`+mark+`},`, 4) + `{"type":"text","text":"y",` + mark + `}],"messages":[]}`, "breakpoints"},
+		"ttl order": {`{"model":"claude-sonnet-4-5","system":[{"type":"text","text":"x",` + mark + `},{"type":"text","text":"y",` + hour + `}],"messages":[]}`, "ttl-order"},
+		"automatic": {`{"model":"claude-sonnet-4-5","cache_control":{"type":"ephemeral"},"system":[{"type":"text","text":"x",` + hour + `}],"messages":[]}`, "automatic"},
+		"empty":     {`{"model":"claude-sonnet-4-5","system":[{"type":"text","text":"",` + mark + `}],"messages":[]}`, "cacheable"},
+		"ttl":       {`{"model":"claude-sonnet-4-5","system":[{"type":"text","text":"x","cache_control":{"type":"ephemeral","ttl":"2h"}}],"messages":[]}`, "ttl"},
+	} {
+		m, err := request.New([]byte(c.body), payload.Anthropic, nil)
+		if err != nil {
+			t.Fatal(name, err)
+		}
+		found := false
+		for _, f := range Lint(m, nil, nil) {
+			found = found || f.Rule == c.rule && f.Severity == "error"
+		}
+		if !found {
+			t.Errorf("%s: lint %v", name, Lint(m, nil, nil))
+		}
+		if v := Run([]Call{{Name: "x", At: time.Now(), Request: m}}, nil).Verdicts[0]; len(v.Problems) == 0 || v.Predicted != (Tokens{}) {
+			t.Errorf("%s: verdict %+v", name, v)
+		}
+	}
+}
+
+// The lookback: a conversation that adds more than 20 blocks between two
+// breakpoints finds nothing, and the blame says so; a second breakpoint
+// within reach would have found it.
+func TestLookback(t *testing.T) {
+	blocks := func(n int, mark ...int) []byte {
+		var parts []string
+		for i := range n {
+			b := fmt.Sprintf(`{"type":"text","text":"block %d %s"`, i, strings.Repeat("z", 400))
+			for _, at := range mark {
+				if at == i {
+					b += `,"cache_control":{"type":"ephemeral"}`
+				}
+			}
+			parts = append(parts, b+"}")
+		}
+		return []byte(`{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":[` + strings.Join(parts, ",") + `]}]}`)
+	}
+	now := time.Now()
+	run := func(bodies ...[]byte) *Analysis {
+		fake := newFake(1024)
+		var calls []Call
+		for i, b := range bodies {
+			m, err := request.New(b, payload.Anthropic, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			u := fake.serve(t, b, now.Add(time.Duration(i)*time.Second))
+			calls = append(calls, Call{Name: fmt.Sprint(i + 1), At: now.Add(time.Duration(i) * time.Second), Request: m, Reported: &u})
+		}
+		return Run(calls, nil)
+	}
+	an := run(blocks(10, 9), blocks(15, 14), blocks(35, 34))
+	if v := an.Verdicts[1]; v.Predicted.Read == 0 || v.ReadThrough != "/messages/0/content/9" {
+		t.Errorf("turn 2: %+v", v)
+	}
+	if v := an.Verdicts[2]; v.Predicted.Read != 0 || len(v.Blame) != 1 || v.Blame[0].Kind != "lookback" || v.Blame[0].Path != "/messages/0/content/14" {
+		t.Errorf("turn 3: %+v", v)
+	}
+	if v := run(blocks(10, 9), blocks(15, 14), blocks(35, 15, 34)).Verdicts[2]; v.ReadThrough != "/messages/0/content/14" || v.Reported.Read == 0 {
+		t.Errorf("turn 3 with a second breakpoint: %+v", v)
+	}
+}
+
+// Tools in another order: Lint names it before the request is sent.
+func TestToolsReordered(t *testing.T) {
+	a := newAgent()
+	first, _ := request.New(a.turn("hi"), payload.Anthropic, nil)
+	a.tools[0], a.tools[1] = a.tools[1], a.tools[0]
+	second, _ := request.New(a.turn("again"), payload.Anthropic, nil)
+	found := false
+	for _, f := range Lint(second, first, nil) {
+		found = found || f.Rule == "tool-order" && f.Path == "/tools/0"
+	}
+	if !found {
+		t.Errorf("lint %v", Lint(second, first, nil))
+	}
+}

@@ -1,0 +1,412 @@
+// Package cache holds the providers' prompt-cache rules, as
+// docs/caching.md states them, over request manifests: which prefix a
+// call can read from the calls before it, what it writes, and, for every
+// miss or shortfall, the segment, fragment, binding or setting to blame.
+//
+// Run predicts a sequence of calls, in the order they were made, beside
+// what the provider reported; Lint holds one request to the rules before
+// it is sent; Diverge says where one request leaves another's prefix.
+// There is one model a provider (anthropic.go, openai.go, gemini.go);
+// each rule the models implement has its test.
+package cache
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/payload"
+	"github.com/promptloom/promptloom/request"
+)
+
+// Call is one call to predict: its whole request, when it was made, when
+// its answer began (entries it writes are readable from then), and what
+// the provider reported.
+type Call struct {
+	Name    string
+	Line    int
+	Session string
+	At      time.Time
+	Began   time.Time
+	Request *request.Manifest
+	// Reported is the usage the provider returned (nil: none recorded).
+	Reported *payload.Usage
+}
+
+// Tokens is a cache read and write, in tokens.
+type Tokens struct {
+	Read  int `json:"read_tokens"`
+	Write int `json:"write_tokens"`
+}
+
+// Verdict is one call's prediction beside the provider's report.
+type Verdict struct {
+	Call    string `json:"call"`
+	Line    int    `json:"line"`
+	Session string `json:"session,omitempty"`
+	// Predicted is what the provider's rules predict; Reported what the
+	// provider said (nil when the transcript has no usage for the call).
+	Predicted Tokens  `json:"predicted"`
+	Reported  *Tokens `json:"reported"`
+	// InputTokens is the request's whole prompt, as counted (scaled to the
+	// provider's report where there is one).
+	InputTokens int `json:"input_tokens"`
+	// ReadThrough is the path of the last segment the predicted read
+	// covers ("" when nothing is read).
+	ReadThrough string `json:"read_through,omitempty"`
+	// Estimate says the token figures are estimates (the provider's
+	// tokenizer is not public, or its rounding is not documented).
+	Estimate bool `json:"estimate,omitempty"`
+	// Blame says why tokens were written again, or not read, each with
+	// the segment it names.
+	Blame []Blame `json:"blame,omitempty"`
+	// Problems are the rules the request breaks that make the provider
+	// refuse it (a fifth breakpoint, TTLs out of order): nothing is
+	// predicted for it.
+	Problems []Finding `json:"problems,omitempty"`
+}
+
+// Blame is one reason a call missed the cache, or read less of it.
+type Blame struct {
+	// Kind is change (a byte, setting or order changed ahead of what was
+	// cached), expired (the entry's lifetime ran out), minimum (a
+	// breakpoint's prefix is below the model's minimum), lookback (the
+	// entry is farther back than the provider looks), unexplained (the
+	// provider reported less than its rules predict and nothing changed).
+	Kind    string `json:"kind"`
+	Path    string `json:"path,omitempty"`
+	Section string `json:"section,omitempty"`
+	Reason  string `json:"reason"`
+	// Tokens are the tokens written again, or not read, because of it.
+	Tokens int `json:"tokens"`
+	// Since is the earlier call the comparison is with.
+	Since string `json:"since,omitempty"`
+}
+
+// Finding is a rule a request breaks, or a likely mistake, found by Lint.
+type Finding struct {
+	// Severity is "error" (the provider refuses the request) or
+	// "warning" (it is accepted and caches less than it could).
+	Severity string `json:"severity"`
+	Rule     string `json:"rule"`
+	Path     string `json:"path,omitempty"`
+	Message  string `json:"message"`
+}
+
+func (f Finding) String() string {
+	if f.Path != "" {
+		return fmt.Sprintf("%s: %s: %s (%s)", f.Severity, f.Path, f.Message, f.Rule)
+	}
+	return fmt.Sprintf("%s: %s (%s)", f.Severity, f.Message, f.Rule)
+}
+
+// Options tune the models. Nil is the documentation's values.
+type Options struct {
+	// Minimums overrides the minimum cacheable prefix, in tokens, by model
+	// ID prefix ("claude-sonnet-4-5": 1024); the longest prefix that
+	// matches a model wins over the built-in table.
+	Minimums map[string]int
+	// Lifetime overrides how long an entry lives when nothing says
+	// otherwise (Anthropic's 5 minutes; OpenAI's in_memory; Gemini's
+	// implicit cache).
+	Lifetime time.Duration
+}
+
+// Analysis is Run's result: a verdict a call and a summary.
+type Analysis struct {
+	Verdicts []Verdict `json:"calls"`
+	Summary  Summary   `json:"summary"`
+}
+
+// Summary totals an analysis.
+type Summary struct {
+	Calls int `json:"calls"`
+	// PredictedHitRate and ReportedHitRate are the cache reads over the
+	// whole input, in tokens, as predicted and as reported (over the calls
+	// with a report).
+	PredictedHitRate float64 `json:"predicted_hit_rate"`
+	ReportedHitRate  float64 `json:"reported_hit_rate"`
+	// Rewritten are the tokens written again, by blamed path.
+	Rewritten []Rewritten `json:"rewritten,omitempty"`
+	// Changes counts the blames of kind change.
+	Changes int `json:"changes"`
+}
+
+// Rewritten is one path's share of the tokens written again.
+type Rewritten struct {
+	Path   string `json:"path"`
+	Tokens int    `json:"tokens"`
+	Calls  int    `json:"calls"`
+}
+
+// model is one provider's cache.
+type model interface {
+	// settings are the request members rendered into the prefix, each
+	// with the section it invalidates from.
+	settings() map[string]string
+	lint(m, since *request.Manifest, o *Options) []Finding
+	predict(st *state, c *Call, scale float64) Verdict
+}
+
+func modelFor(provider string) model {
+	switch payload.Provider(provider) {
+	case payload.Anthropic:
+		return anthropic{}
+	case payload.OpenAIChat, payload.OpenAIResponses:
+		return openai{}
+	case payload.Gemini:
+		return gemini{}
+	}
+	return nil
+}
+
+// Lint holds m to its provider's cache rules; since, when given, is the
+// previous request of the conversation, and content that changed since,
+// ahead of a breakpoint, is reported too.
+func Lint(m, since *request.Manifest, o *Options) []Finding {
+	md := modelFor(m.Provider)
+	if md == nil {
+		return []Finding{{Severity: "warning", Rule: "provider", Message: fmt.Sprintf("no cache model for provider %q", m.Provider)}}
+	}
+	return md.lint(m, since, orDefault(o))
+}
+
+// Diverge is request.Diverge with the provider's rules of what is in the
+// prefix.
+func Diverge(a, b *request.Manifest) request.Divergence {
+	var settings map[string]string
+	if md := modelFor(b.Provider); md != nil {
+		settings = md.settings()
+	}
+	return request.Diverge(a, b, settings)
+}
+
+// Run predicts calls in the order given (the order they were made), each
+// from the entries the calls before it wrote: one cache for all of them,
+// as a provider keeps one for an organization. Token figures estimated
+// rather than counted are scaled, call by call, to the total the provider
+// reported for the call, and to the transcript's mean where it reported
+// none.
+func Run(calls []Call, o *Options) *Analysis {
+	o = orDefault(o)
+	st := &state{opts: o, entries: map[digest.Digest]*entry{}}
+	mean := meanScale(calls)
+	a := &Analysis{Verdicts: make([]Verdict, 0, len(calls))}
+	for i := range calls {
+		c := &calls[i]
+		md := modelFor(c.Request.Provider)
+		var v Verdict
+		if md == nil {
+			v = Verdict{Problems: []Finding{{Severity: "warning", Rule: "provider", Message: "no cache model for this provider"}}}
+		} else {
+			scale := mean
+			if s, ok := callScale(c); ok {
+				scale = s
+			}
+			v = md.predict(st, c, scale)
+		}
+		v.Call, v.Line, v.Session = c.Name, c.Line, c.Session
+		if c.Reported != nil {
+			v.Reported = &Tokens{Read: c.Reported.CacheReadTokens, Write: c.Reported.CacheWriteTokens}
+			if short := v.Predicted.Read - v.Reported.Read; short > 0 && len(v.Problems) == 0 && (!v.Estimate || v.Reported.Read == 0 || float64(short) > 0.05*float64(v.Predicted.Read)) {
+				v.Blame = append(v.Blame, Blame{Kind: "unexplained", Path: v.ReadThrough,
+					Reason: fmt.Sprintf("the provider read %d tokens, %d fewer than its rules predict, and nothing changed to explain it (an entry evicted early, another workspace, or a rule read otherwise: docs/caching.md)",
+						v.Reported.Read, v.Predicted.Read-v.Reported.Read),
+					Tokens: v.Predicted.Read - v.Reported.Read})
+			}
+		}
+		st.history = append(st.history, seen{call: c, verdict: len(a.Verdicts)})
+		a.Verdicts = append(a.Verdicts, v)
+	}
+	a.summarize()
+	return a
+}
+
+func orDefault(o *Options) *Options {
+	if o == nil {
+		return &Options{}
+	}
+	return o
+}
+
+// totalReported is the whole prompt a provider reported for a call.
+func totalReported(provider string, u *payload.Usage) int {
+	if payload.Provider(provider) == payload.Anthropic {
+		return u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens
+	}
+	return u.InputTokens
+}
+
+// callScale is the ratio of a call's reported prompt to its estimate,
+// for an estimated manifest with a report.
+func callScale(c *Call) (float64, bool) {
+	if c.Reported == nil || c.Request.Counter != "estimate" || c.Request.Tokens == 0 {
+		return 0, false
+	}
+	t := totalReported(c.Request.Provider, c.Reported)
+	if t == 0 {
+		return 0, false
+	}
+	return float64(t) / float64(c.Request.Tokens), true
+}
+
+func meanScale(calls []Call) float64 {
+	var rep, est int
+	for i := range calls {
+		c := &calls[i]
+		if _, ok := callScale(c); ok {
+			rep += totalReported(c.Request.Provider, c.Reported)
+			est += c.Request.Tokens
+		}
+	}
+	if est == 0 {
+		return 1
+	}
+	return float64(rep) / float64(est)
+}
+
+func (a *Analysis) summarize() {
+	var predRead, predIn, repRead, repIn int
+	byPath := map[string]*Rewritten{}
+	for i := range a.Verdicts {
+		v := &a.Verdicts[i]
+		a.Summary.Calls++
+		predRead += v.Predicted.Read
+		predIn += v.InputTokens
+		if v.Reported != nil {
+			repRead += v.Reported.Read
+			repIn += v.InputTokens
+		}
+		for _, b := range v.Blame {
+			if b.Kind == "change" {
+				a.Summary.Changes++
+			}
+			if b.Kind == "unexplained" || b.Tokens == 0 {
+				continue
+			}
+			r := byPath[b.Path]
+			if r == nil {
+				r = &Rewritten{Path: b.Path}
+				byPath[b.Path] = r
+			}
+			r.Tokens += b.Tokens
+			r.Calls++
+		}
+	}
+	if predIn > 0 {
+		a.Summary.PredictedHitRate = float64(predRead) / float64(predIn)
+	}
+	if repIn > 0 {
+		a.Summary.ReportedHitRate = float64(repRead) / float64(repIn)
+	}
+	for _, r := range byPath {
+		a.Summary.Rewritten = append(a.Summary.Rewritten, *r)
+	}
+	sort.Slice(a.Summary.Rewritten, func(i, j int) bool {
+		x, y := a.Summary.Rewritten[i], a.Summary.Rewritten[j]
+		return x.Tokens > y.Tokens || x.Tokens == y.Tokens && x.Path < y.Path
+	})
+}
+
+// Strict reports whether any call's miss is blamed on a change: what
+// `cache --strict` fails a build on.
+func (a *Analysis) Strict() bool { return a.Summary.Changes > 0 }
+
+// state is the cache as the calls so far left it.
+type state struct {
+	opts    *Options
+	entries map[digest.Digest]*entry
+	history []seen
+}
+
+type seen struct {
+	call    *Call
+	verdict int
+}
+
+// entry is one cached prefix.
+type entry struct {
+	call     string
+	path     string
+	pos      int
+	tokens   int
+	ttl      time.Duration
+	expires  time.Time
+	readable time.Time
+}
+
+func (e *entry) alive(at time.Time) bool {
+	return at.Before(e.expires) && !at.Before(e.readable)
+}
+
+// minimum finds a model's minimum in table, the user's overrides first.
+func minimum(model string, o *Options, table []minRow) (int, bool) {
+	best, n, ok := -1, 0, false
+	m := strings.ToLower(model)
+	for p, v := range o.Minimums {
+		if strings.HasPrefix(m, strings.ToLower(p)) && len(p) > best {
+			best, n, ok = len(p), v, true
+		}
+	}
+	if ok {
+		return n, true
+	}
+	for _, r := range table {
+		if strings.HasPrefix(m, r.prefix) && len(r.prefix) > best {
+			best, n, ok = len(r.prefix), r.tokens, true
+		}
+	}
+	return n, ok
+}
+
+type minRow struct {
+	prefix string
+	tokens int
+}
+
+// best is the earlier call whose request shares the longest prefix with
+// m, and where m leaves it.
+func (st *state) best(m *request.Manifest) (*Call, request.Divergence, bool) {
+	var (
+		at    *Call
+		d     request.Divergence
+		found bool
+	)
+	for i := len(st.history) - 1; i >= 0; i-- {
+		h := st.history[i].call
+		if h.Request.Provider != m.Provider {
+			continue
+		}
+		x := Diverge(h.Request, m)
+		if !found || x.Index > d.Index {
+			at, d, found = h, x, true
+		}
+	}
+	return at, d, found
+}
+
+func plural(n int, one string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %ss", n, one)
+}
+
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,55 @@
+package cache_test
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/promptloom/promptloom/cache"
+	"github.com/promptloom/promptloom/payload"
+	"github.com/promptloom/promptloom/request"
+)
+
+// Two turns of a conversation whose tool definition was edited between
+// them: the second call writes again what the first had cached, and the
+// blame names the tool.
+func ExampleRun() {
+	body := func(desc, user string) []byte {
+		return []byte(`{"model":"claude-sonnet-4-5","max_tokens":512,
+			"tools":[{"name":"Bash","description":"` + desc + `","input_schema":{"type":"object"}}],
+			"system":[{"type":"text","text":"` + strings.Repeat("Be careful. ", 500) + `","cache_control":{"type":"ephemeral"}}],
+			"messages":[{"role":"user","content":"` + user + `"}]}`)
+	}
+	at := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	var calls []cache.Call
+	for i, b := range [][]byte{body("Run a command.", "hi"), body("Run one command.", "again")} {
+		m, err := request.New(b, payload.Anthropic, nil)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		calls = append(calls, cache.Call{Name: fmt.Sprint("turn-", i+1), At: at.Add(time.Duration(i) * time.Minute), Request: m})
+	}
+	for _, v := range cache.Run(calls, nil).Verdicts {
+		fmt.Printf("%s: read %d, write %d\n", v.Call, v.Predicted.Read, v.Predicted.Write)
+		for _, b := range v.Blame {
+			fmt.Println(" ", b.Kind, b.Reason)
+		}
+	}
+	// Output:
+	// turn-1: read 0, write 1520
+	// turn-2: read 0, write 1521
+	//   change /tools/0 tool Bash: description changed since call turn-1
+}
+
+// Lint holds a request to the cache's rules before it is sent.
+func ExampleLint() {
+	m, _ := request.New([]byte(`{"model":"claude-sonnet-4-5","max_tokens":512,
+		"system":[{"type":"text","text":"Be brief.","cache_control":{"type":"ephemeral"}}],
+		"messages":[{"role":"user","content":"hi"}]}`), payload.Anthropic, nil)
+	for _, f := range cache.Lint(m, nil, nil) {
+		fmt.Println(f)
+	}
+	// Output:
+	// warning: /system/0: breakpoint below claude-sonnet-4-5's 1,024-token minimum (its prefix is about 3 tokens): nothing is cached, and no error is returned (minimum)
+}
