@@ -273,7 +273,7 @@ func TestRefusedRequests(t *testing.T) {
 	mark := `"cache_control":{"type":"ephemeral"}`
 	hour := `"cache_control":{"type":"ephemeral","ttl":"1h"}`
 	for name, c := range map[string]struct{ body, rule string }{
-		"fifth": {`{"model":"claude-sonnet-4-5","system":[` + strings.Repeat(`{"type":"text","text":"x",`+mark+`},`, 4) + `{"type":"text","text":"y",` + mark + `}],"messages":[]}`, "breakpoints"},
+		"fifth":     {`{"model":"claude-sonnet-4-5","system":[` + strings.Repeat(`{"type":"text","text":"x",`+mark+`},`, 4) + `{"type":"text","text":"y",` + mark + `}],"messages":[]}`, "breakpoints"},
 		"ttl order": {`{"model":"claude-sonnet-4-5","system":[{"type":"text","text":"x",` + mark + `},{"type":"text","text":"y",` + hour + `}],"messages":[]}`, "ttl-order"},
 		"automatic": {`{"model":"claude-sonnet-4-5","cache_control":{"type":"ephemeral"},"system":[{"type":"text","text":"x",` + hour + `}],"messages":[]}`, "automatic"},
 		"empty":     {`{"model":"claude-sonnet-4-5","system":[{"type":"text","text":"",` + mark + `}],"messages":[]}`, "cacheable"},

@@ -45,9 +45,9 @@ type Manifest struct {
 	Sections []Total   `json:"sections"`
 	// Cache is what the request asks of the provider's cache beyond the
 	// marks on its segments (nil when it asks nothing).
-	Cache *Cache `json:"cache,omitempty"`
-	Bytes  int   `json:"bytes"`
-	Tokens int   `json:"tokens"`
+	Cache  *Cache `json:"cache,omitempty"`
+	Bytes  int    `json:"bytes"`
+	Tokens int    `json:"tokens"`
 	// ContentHash is the BLAKE3 of the manifest's canonical JSON without
 	// this member.
 	ContentHash string `json:"content_hash"`
