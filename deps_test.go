@@ -56,13 +56,13 @@ const depsRules = `
 	journal, OTEL < transport;
 	XMOD < witness;
 	journal/replay, provenance, eventlog/sqlite, eventlog/postgres < cmd/promptloom/internal/demo;
-	cmd/promptloom/internal/demo, journal/report, journal/postgres, harn/template, witness, XMOD < cmd/promptloom/internal/cli;
+	cmd/promptloom/internal/demo, journal/report, journal/postgres, harn/template, witness, cache, XMOD < cmd/promptloom/internal/cli;
 	cmd/promptloom/internal/cli, transport < cmd/promptloom/internal/errdoc;
 	cmd/promptloom/internal/errdoc < cmd/promptloom/internal/errdoc/gendoc;
 	cmd/promptloom/internal/errdoc < cmd/promptloom;
 
 	STD < internal/testkit/benchdata, internal/testkit/chromiumtest;
-	STD < internal/testkit/corpus, internal/testkit/gosrc, internal/testkit/fakeprovider;
+	STD < internal/testkit/corpus, internal/testkit/gosrc, internal/testkit/fakeprovider, internal/testkit/fakecache;
 	PGX < internal/testkit/pgtest;
 	eventlog < internal/testkit/storetest;
 	eventlog/sqlite, eventlog/postgres, internal/testkit/pgtest < internal/testkit/logtest;

@@ -275,7 +275,7 @@ func (a anthropic) blame(st *state, c *Call, bl []block, best, read int) []Blame
 		switch {
 		case !c.At.Before(e.expires):
 			return []Blame{{Kind: "expired", Path: e.path, Section: bl[p].section, Since: e.call, Tokens: e.tokens,
-				Reason: fmt.Sprintf("the entry at %s (call %s) expired: its %s lifetime ended %s before this call", e.path, e.call, e.ttl, c.At.Sub(e.expires).Round(time.Second))}}
+				Reason: fmt.Sprintf("the entry at %s (call %s) expired: its %s lifetime ended %s before this call", e.path, e.call, ttlName(e.ttl), c.At.Sub(e.expires).Round(time.Second))}}
 		case c.At.Before(e.readable):
 			return []Blame{{Kind: "concurrent", Path: e.path, Section: bl[p].section, Since: e.call, Tokens: e.tokens,
 				Reason: fmt.Sprintf("the entry at %s (call %s) was not readable yet: this call started before that call's answer began", e.path, e.call)}}
@@ -338,3 +338,14 @@ func (a anthropic) lint(m, since *request.Manifest, o *Options) []Finding {
 
 // emptyText: a text block that counts no tokens has no text.
 func emptyText(tokens int) bool { return tokens == 0 }
+
+// ttlName writes a lifetime as the API does ("5m", "1h").
+func ttlName(d time.Duration) string {
+	if d%time.Hour == 0 {
+		return fmt.Sprintf("%dh", d/time.Hour)
+	}
+	if d%time.Minute == 0 {
+		return fmt.Sprintf("%dm", d/time.Minute)
+	}
+	return d.String()
+}

@@ -1,179 +1,36 @@
 package cache
 
 import (
-	"crypto/sha256"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/promptloom/promptloom/internal/testkit/fakecache"
 	"github.com/promptloom/promptloom/payload"
 	"github.com/promptloom/promptloom/request"
 )
 
-// fakeAnthropic is a provider that implements Anthropic's documented
-// cache rules on its own (docs/caching.md), written apart from the model:
-// encoding/json and SHA-256 rather than the request manifest's digests,
-// and its own token count. The model's predictions are held to what it
-// reports.
-type fakeAnthropic struct {
-	min     int
-	entries map[[32]byte]time.Time // prefix hash → expiry
-	ttls    map[[32]byte]time.Duration
-}
+// fake is Anthropic's cache as the documentation states it, written
+// apart from the model (internal/testkit/fakecache).
+type fake struct{ c *fakecache.Anthropic }
 
-func newFake(min int) *fakeAnthropic {
-	return &fakeAnthropic{min: min, entries: map[[32]byte]time.Time{}, ttls: map[[32]byte]time.Duration{}}
-}
+func newFake(min int) fake { return fake{&fakecache.Anthropic{Min: min}} }
 
-// fakeTokens is the fake's tokenizer: a token every four bytes of a text
-// block's text, every four bytes of anything else's JSON, plus one.
-func fakeTokens(block map[string]any) int {
-	if t, ok := block["text"].(string); ok && (block["type"] == "text" || block["type"] == nil) {
-		return len(t)/4 + 1
-	}
-	b, _ := json.Marshal(block)
-	return len(b)/4 + 1
-}
-
-type fakeBlock struct {
-	key    [32]byte
-	tokens int // through this block
-	cc     map[string]any
-}
-
-// serve answers one request body at time now with its usage.
-func (f *fakeAnthropic) serve(t *testing.T, body []byte, now time.Time) payload.Usage {
+func (f fake) serve(t *testing.T, body []byte, now time.Time) payload.Usage {
 	t.Helper()
-	var req struct {
-		Model    string           `json:"model"`
-		Tools    []map[string]any `json:"tools"`
-		System   []map[string]any `json:"system"`
-		Messages []struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
-		} `json:"messages"`
-	}
-	if err := json.Unmarshal(body, &req); err != nil {
+	u, err := f.c.Serve(body, now)
+	if err != nil {
 		t.Fatal(err)
 	}
-	var all []map[string]any
-	all = append(all, req.Tools...)
-	all = append(all, req.System...)
-	for _, m := range req.Messages {
-		var blocks []map[string]any
-		if err := json.Unmarshal(m.Content, &blocks); err != nil {
-			var text string
-			if err := json.Unmarshal(m.Content, &text); err != nil {
-				t.Fatal(err)
-			}
-			blocks = []map[string]any{{"type": "text", "text": text}}
-		}
-		all = append(all, blocks...)
-	}
-	h := sha256.New()
-	h.Write([]byte(req.Model))
-	var bl []fakeBlock
-	total := 0
-	for _, b := range all {
-		cc, _ := b["cache_control"].(map[string]any)
-		bare := map[string]any{}
-		for k, v := range b {
-			if k != "cache_control" {
-				bare[k] = v
-			}
-		}
-		j, _ := json.Marshal(bare)
-		h.Write(j)
-		var k [32]byte
-		copy(k[:], h.Sum(nil))
-		total += fakeTokens(bare)
-		bl = append(bl, fakeBlock{key: k, tokens: total, cc: cc})
-	}
-	read := -1
-	for i := len(bl) - 1; i >= 0; i-- {
-		if bl[i].cc == nil {
-			continue
-		}
-		for p := i; p >= 0 && p > i-20; p-- {
-			if exp, ok := f.entries[bl[p].key]; ok && now.Before(exp) {
-				read = max(read, p)
-				break
-			}
-		}
-	}
-	u := payload.Usage{}
-	if read >= 0 {
-		u.CacheReadTokens = bl[read].tokens
-		f.entries[bl[read].key] = now.Add(f.ttls[bl[read].key])
-	}
-	last := read
-	for i, b := range bl {
-		if b.cc == nil || i <= read || b.tokens < f.min {
-			continue
-		}
-		ttl := 5 * time.Minute
-		if b.cc["ttl"] == "1h" {
-			ttl = time.Hour
-		}
-		f.entries[b.key], f.ttls[b.key] = now.Add(ttl), ttl
-		last = i
-	}
-	if last > read {
-		u.CacheWriteTokens = bl[last].tokens - u.CacheReadTokens
-	}
-	u.InputTokens = total - u.CacheReadTokens - u.CacheWriteTokens
-	return u
-}
-
-// agent builds the bodies of a coding agent's run: twelve tools, three
-// system blocks (two breakpoints), and a conversation whose breakpoint
-// moves to the newest user block every turn.
-type agent struct {
-	model    string
-	tools    []map[string]any
-	system   []map[string]any
-	messages []map[string]any
-}
-
-func newAgent() *agent {
-	a := &agent{model: "claude-sonnet-4-5"}
-	for i := range 12 {
-		a.tools = append(a.tools, map[string]any{"name": fmt.Sprintf("tool%d", i), "description": strings.Repeat(fmt.Sprintf("Tool %d does its one thing well. ", i), 12),
-			"input_schema": map[string]any{"type": "object", "properties": map[string]any{"path": map[string]any{"type": "string"}}}})
-	}
-	a.tools[3]["name"] = "Bash"
-	a.tools[11]["cache_control"] = map[string]any{"type": "ephemeral"}
-	a.system = []map[string]any{
-		{"type": "text", "text": strings.Repeat("You are a careful coding agent. ", 40)},
-		{"type": "text", "text": strings.Repeat("Read a file before you edit it. ", 30), "cache_control": map[string]any{"type": "ephemeral"}},
-		{"type": "text", "text": "The date is 2026-12-03T10:00:00Z. The working directory is /src/app."},
-	}
-	return a
-}
-
-func (a *agent) turn(user string) []byte {
-	for _, m := range a.messages {
-		for _, b := range m["content"].([]map[string]any) {
-			delete(b, "cache_control")
-		}
-	}
-	a.messages = append(a.messages, map[string]any{"role": "user", "content": []map[string]any{
-		{"type": "text", "text": user, "cache_control": map[string]any{"type": "ephemeral"}}}})
-	body, _ := json.Marshal(map[string]any{"model": a.model, "max_tokens": 1024, "tools": a.tools, "system": a.system, "messages": a.messages})
-	return body
-}
-
-func (a *agent) answer(text string) {
-	a.messages = append(a.messages, map[string]any{"role": "assistant", "content": []map[string]any{{"type": "text", "text": text}}})
+	return payload.Usage{InputTokens: u.Input, CacheReadTokens: u.CacheRead, CacheWriteTokens: u.CacheWrite}
 }
 
 // A long agent run against the fake: the predicted reads agree with the
 // reported ones on every call, and each miss is blamed on the right path.
 func TestAgentRunAgainstTheFake(t *testing.T) {
 	fake := newFake(1024)
-	a := newAgent()
+	a := fakecache.NewAgent()
 	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
 	var calls []Call
 	send := func(name string, body []byte) {
@@ -186,20 +43,20 @@ func TestAgentRunAgainstTheFake(t *testing.T) {
 		now = now.Add(30 * time.Second)
 	}
 	long := strings.Repeat("Please look at the parser and tell me what it does. ", 3)
-	send("1", a.turn(long))
-	a.answer("It parses.")
-	send("2", a.turn("And the lexer?"))
-	a.answer("It lexes.")
-	a.tools[3]["description"] = "Run a shell command, carefully."
-	send("3", a.turn("Now run the tests."))
-	a.answer("They pass.")
-	a.system[2]["text"] = "The date is 2026-12-03T10:02:00Z. The working directory is /src/app."
-	send("4", a.turn("Commit it."))
-	a.answer("Done.")
-	send("5", a.turn("Thanks."))
+	send("1", a.Turn(long))
+	a.Answer("It parses.")
+	send("2", a.Turn("And the lexer?"))
+	a.Answer("It lexes.")
+	a.Tools[3]["description"] = "Run a shell command, carefully."
+	send("3", a.Turn("Now run the tests."))
+	a.Answer("They pass.")
+	a.System[2]["text"] = "The date is 2026-12-03T10:02:00Z. The working directory is /src/app."
+	send("4", a.Turn("Commit it."))
+	a.Answer("Done.")
+	send("5", a.Turn("Thanks."))
 	now = now.Add(6 * time.Minute) // past the 5-minute lifetime
-	a.answer("You're welcome.")
-	send("6", a.turn("One more thing."))
+	a.Answer("You're welcome.")
+	send("6", a.Turn("One more thing."))
 
 	an := Run(calls, nil)
 	for i, v := range an.Verdicts {
@@ -341,10 +198,10 @@ func TestLookback(t *testing.T) {
 
 // Tools in another order: Lint names it before the request is sent.
 func TestToolsReordered(t *testing.T) {
-	a := newAgent()
-	first, _ := request.New(a.turn("hi"), payload.Anthropic, nil)
-	a.tools[0], a.tools[1] = a.tools[1], a.tools[0]
-	second, _ := request.New(a.turn("again"), payload.Anthropic, nil)
+	a := fakecache.NewAgent()
+	first, _ := request.New(a.Turn("hi"), payload.Anthropic, nil)
+	a.Tools[0], a.Tools[1] = a.Tools[1], a.Tools[0]
+	second, _ := request.New(a.Turn("again"), payload.Anthropic, nil)
 	found := false
 	for _, f := range Lint(second, first, nil) {
 		found = found || f.Rule == "tool-order" && f.Path == "/tools/0"

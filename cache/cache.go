@@ -410,3 +410,84 @@ func sortedKeys(m map[string]string) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// Breakpoint is one place a request asks its provider to cache, and what
+// the prefix ending there holds.
+type Breakpoint struct {
+	// Path is the segment the breakpoint is on ("" for an implicit cache,
+	// which has no one place).
+	Path string `json:"path,omitempty"`
+	TTL  string `json:"ttl,omitempty"`
+	// Auto is Anthropic's automatic breakpoint (top-level cache_control).
+	Auto bool `json:"auto,omitempty"`
+	// Segments and Tokens are the prefix it caches, counted from the
+	// start; Cached is false when the prefix is below the model's minimum.
+	Segments int  `json:"segments"`
+	Tokens   int  `json:"tokens"`
+	Cached   bool `json:"cached"`
+	// Caches says it in words.
+	Caches string `json:"caches"`
+}
+
+// Breakpoints lists where m asks its provider to cache, in order, and
+// what each breakpoint caches.
+func Breakpoints(m *request.Manifest, o *Options) []Breakpoint {
+	o = orDefault(o)
+	switch payload.Provider(m.Provider) {
+	case payload.Anthropic:
+		a := anthropic{}
+		bl := blocks(m, a.settings(), 1)
+		bps, _ := a.breakpoints(m, bl)
+		min, known := minimum(m.Model, o, anthropicMinimums)
+		var out []Breakpoint
+		for _, b := range bps {
+			x := bl[b.pos]
+			ttl := "5m"
+			if b.ttl == oneHour {
+				ttl = "1h"
+			}
+			bp := Breakpoint{Path: x.path, TTL: ttl, Auto: b.auto, Segments: x.last + 1, Tokens: x.cum, Cached: !known || x.cum >= min}
+			sections := map[string]bool{}
+			for _, s := range m.Segments[:x.last+1] {
+				sections[s.Section] = true
+			}
+			var covers []string
+			for _, s := range []string{"tools", "system", "messages"} {
+				if sections[s] {
+					covers = append(covers, s)
+				}
+			}
+			bp.Caches = fmt.Sprintf("caches %s through %s: %s, about %s tokens", strings.Join(covers, ", "), x.path, plural(x.last+1, "segment"), thousands(x.cum))
+			switch {
+			case !known:
+				bp.Caches += " (minimum unknown for " + m.Model + ")"
+			case !bp.Cached:
+				bp.Caches += fmt.Sprintf("; below %s's %s-token minimum, so nothing is cached here", m.Model, thousands(min))
+			}
+			if b.auto {
+				bp.Caches = "automatic: " + bp.Caches
+			}
+			out = append(out, bp)
+		}
+		return out
+	case payload.OpenAIChat, payload.OpenAIResponses, payload.Gemini:
+		var r implicitRules
+		who := "OpenAI"
+		if m.Provider == string(payload.Gemini) {
+			r, who = gemini{}.rules(), "Gemini"
+		} else {
+			r = openai{}.rules()
+		}
+		min, known := r.min(m, o)
+		b := Breakpoint{Segments: len(m.Segments), Tokens: m.Tokens, Cached: !known || m.Tokens >= min}
+		b.Caches = fmt.Sprintf("%s caches the prefix it shares with earlier requests on its own (implicit)", who)
+		if known {
+			b.Caches += fmt.Sprintf(", from %s tokens", thousands(min))
+		}
+		if !b.Cached {
+			b.Caches += fmt.Sprintf("; this request is about %s, below it", thousands(m.Tokens))
+		}
+		return []Breakpoint{b}
+	}
+	return nil
+}

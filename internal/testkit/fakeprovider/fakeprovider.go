@@ -107,6 +107,16 @@ type Server struct {
 	n        int
 	closed   chan struct{}
 	once     sync.Once
+	usage    func(provider string, body []byte) (Usage, bool)
+}
+
+// UsageFor makes the server report, for a reply whose script gives no
+// usage, what fn says of the request (a fake prompt cache's read and
+// write, say); fn's false leaves the default.
+func (s *Server) UsageFor(fn func(provider string, body []byte) (Usage, bool)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.usage = fn
 }
 
 // New starts a server that answers with replies in order, then with the
@@ -171,7 +181,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.n++
 	n := s.n
+	usage := s.usage
 	s.mu.Unlock()
+	if rep.Usage == (Usage{}) && usage != nil && req.Provider != "" {
+		if u, ok := usage(req.Provider, body); ok {
+			rep.Usage = u
+		}
+	}
 
 	if req.Provider == "" {
 		http.NotFound(w, r)

@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	register("diff", "diff [--format text|json|html] A [B] [--without-tool N] [--with-tool N] [--with-cap N] [--without-cap N] [--project DIR] [--budget N] [--counter NAME] [--bindings FILE] [--max-bytes N] | diff --transcript FILE --call A --call B [--format text|json|html]", runDiff)
+	register("diff", "diff [--format text|json|html] A [B] [--without-tool N] [--with-tool N] [--with-cap N] [--without-cap N] [--project DIR] [--budget N] [--counter NAME] [--bindings FILE] [--max-bytes N] | diff --transcript FILE --call A --call B [--format text|json|html] | diff --request [--provider P] [--min MODEL=N] [--format text|json] A.json B.json | diff --request --transcript FILE --call A --call B", runDiff)
 }
 
 // change is one flag-derived edit of B, in the order given.
@@ -72,7 +72,16 @@ func runDiff(e *env, args []string) int {
 		calls = append(calls, v)
 		return nil
 	})
+	whole := fs.Bool("request", false, "compare two whole provider requests instead: diff --request A.json B.json, or two recorded calls' with --transcript FILE --call A --call B (where B leaves A's prefix, and what that costs under the provider's cache)")
+	wf := addWholeFlags(fs)
 	pos, err := parseInterleaved(fs, args)
+	if err == nil && *whole {
+		pl, err := pipelineOpts()
+		if err != nil {
+			return e.flagError(fs, "diff", err)
+		}
+		return e.diffRequest(pos, wf, *format, *transcript, calls, pl)
+	}
 	if err == nil {
 		err = oneOf("format", *format, "text", "json", "html")
 	}

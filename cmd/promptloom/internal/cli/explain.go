@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	register("explain", "explain [--format text|json|html|raw|payload:PROVIDER] [--since OLD] [--max-breakpoints N] [--lint] [--strict] [--traces] [--project DIR] [--budget N] [--counter NAME] [--bindings FILE] [--max-bytes N] [FILE|-] | explain --transcript FILE --call NAME [--format text|json|html|raw]", runExplain)
+	register("explain", "explain [--format text|json|html|raw|payload:PROVIDER] [--since OLD] [--max-breakpoints N] [--lint] [--strict] [--traces] [--project DIR] [--budget N] [--counter NAME] [--bindings FILE] [--max-bytes N] [FILE|-] | explain --transcript FILE --call NAME [--format text|json|html|raw] | explain --request [--provider P] [--lint [--since PREVIOUS_BODY]] [--strict] [--min MODEL=N] [--format text|json|html] BODY.json [OPTIONS.json] | explain --request --transcript FILE --call NAME", runExplain)
 	register("manifest", "manifest [--hash] [--project DIR] [--budget N] [--counter NAME] [--bindings FILE] [--max-bytes N] [FILE|-]", runManifest)
 }
 
@@ -52,7 +52,16 @@ func runExplain(e *env, args []string) int {
 	pf := addPlaceFlags(fs)
 	transcript := fs.String("transcript", "", "explain a recorded call instead, from its transcript (a file, or a postgres:// URL of one session), verified first; with --call")
 	call := fs.String("call", "", "with --transcript, the call to explain, by its name")
+	whole := fs.Bool("request", false, "explain a whole provider request instead: explain --request BODY.json [OPTIONS.json], or a recorded call's with --transcript FILE --call NAME (tools, system and messages in the cache's order; docs/caching.md)")
+	wf := addWholeFlags(fs)
 	pos, err := parseInterleaved(fs, args)
+	if err == nil && *whole {
+		pl, err := pipelineOpts()
+		if err != nil {
+			return e.flagError(fs, "explain", err)
+		}
+		return e.explainRequest(pos, wf, *format, *lint, *strict, *pf.since, *transcript, *call, pl)
+	}
 	if err == nil && (*transcript != "" || *call != "") {
 		return e.explainRecorded(fs, pos, *transcript, *call, *format)
 	}

@@ -12,6 +12,7 @@ import (
 // examples holds one example invocation per flag set name (a subcommand, or
 // "demo SCENARIO"). helpFor prints it under the flags.
 var examples = map[string]string{
+	"cache":                "promptloom cache --transcript run.jsonl --strict",
 	"explain":              "promptloom explain --lint --strict opts.json",
 	"manifest":             "promptloom manifest --hash opts.json",
 	"diff":                 "promptloom diff opts.json --without-tool todo",
@@ -30,6 +31,7 @@ var examples = map[string]string{
 // summaries say in a line what each command does, for the top-level help.
 // TestEveryCommandHasASummary keeps one for each registered command.
 var summaries = map[string]string{
+	"cache":      "predict each recorded call's prompt-cache read and write from the calls before it, beside what the provider reported, and blame every miss",
 	"demo":       "run a built-in scenario: prompt-guidance (a prompt explained) or negotiation (an event log, recorded)",
 	"diff":       "compare two prompts, or a prompt and one derived from it, fragment by fragment",
 	"explain":    "say why every fragment of a prompt is in it or not, with its bytes and digest",

@@ -71,6 +71,28 @@ func (e *env) recordedCalls(arg string, calls ...string) ([]recording, error) {
 // prev is what covers the request). A session still open is no objection:
 // a run being written can be explained.
 func verifiedCall(rep *journal.Report, call string) (*journal.CallReport, error) {
+	c, err := verifiedCallAny(rep, call)
+	if err != nil {
+		return nil, err
+	}
+	if c.Status == "failed" || c.SystemLine == 0 || c.Manifest == nil {
+		detail := "call does not verify: its prompt and manifest are not retained"
+		if c.Problem != nil {
+			detail = c.Problem.Detail
+		}
+		return nil, fmt.Errorf("call %s (line %d) is not explained: %s", call, c.Line, detail)
+	}
+	for _, p := range rep.Problems {
+		if p.Line > c.Line+1 || p.Line == 0 || p.Rule == "session" && strings.Contains(p.Detail, "has no journal_close") {
+			continue
+		}
+		return nil, fmt.Errorf("the transcript does not verify up to call %s (line %d), so it is not explained: %s", call, c.Line, p.Detail)
+	}
+	return c, nil
+}
+
+// verifiedCallAny is the one call named call, attributed or not.
+func verifiedCallAny(rep *journal.Report, call string) (*journal.CallReport, error) {
 	// A file holds every session appended to it, so a name may repeat
 	// (a harness run twice into one file): NAME@LINE names the call whose
 	// request is at that line.
@@ -95,21 +117,7 @@ func verifiedCall(rep *journal.Report, call string) (*journal.CallReport, error)
 	case len(found) > 1:
 		return nil, fmt.Errorf("%d calls are named %q (lines %s): --call must name one, as NAME@LINE (%s@%s)", len(found), call, strings.Join(lines, ", "), call, lines[len(lines)-1])
 	}
-	c := found[0]
-	if c.Status == "failed" || c.SystemLine == 0 || c.Manifest == nil {
-		detail := "call does not verify: its prompt and manifest are not retained"
-		if c.Problem != nil {
-			detail = c.Problem.Detail
-		}
-		return nil, fmt.Errorf("call %s (line %d) is not explained: %s", call, c.Line, detail)
-	}
-	for _, p := range rep.Problems {
-		if p.Line > c.Line+1 || p.Line == 0 || p.Rule == "session" && strings.Contains(p.Detail, "has no journal_close") {
-			continue
-		}
-		return nil, fmt.Errorf("the transcript does not verify up to call %s (line %d), so it is not explained: %s", call, c.Line, p.Detail)
-	}
-	return c, nil
+	return found[0], nil
 }
 
 // recordedExplanation is the explanation of a verified call: its prompt

@@ -29,6 +29,7 @@ import (
 	"github.com/promptloom/promptloom/payload"
 	"github.com/promptloom/promptloom/project"
 	"github.com/promptloom/promptloom/provenance"
+	"github.com/promptloom/promptloom/request"
 	"github.com/promptloom/promptloom/stage"
 	"github.com/promptloom/promptloom/transport"
 	"github.com/promptloom/promptloom/witness"
@@ -301,6 +302,16 @@ var library = []libCase{
 		is:  payload.ErrUnknownProvider,
 		raise: func(*env) error {
 			_, err := payload.ParseProvider("openai")
+			return err
+		},
+	},
+	{
+		pkg: "request",
+		doc: "`request.New` given a context manifest (`Options.System`) that does not hold for the body's system channel: its fragments cannot be placed in the body's blocks.",
+		is:  request.ErrNotAttributed,
+		raise: func(e *env) error {
+			m := manifest.New(careful(e), "agent")
+			_, err := request.New([]byte(`{"model":"m","system":"Something else.","messages":[]}`), payload.Anthropic, &request.Options{System: m})
 			return err
 		},
 	},

@@ -1,0 +1,131 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/promptloom/promptloom/cache"
+	"github.com/promptloom/promptloom/internal/textsafe"
+)
+
+func init() {
+	register("cache", "cache --transcript FILE [--call NAME] [--format text|json] [--strict] [--min MODEL=N]", runCache)
+}
+
+// runCache is cache --transcript FILE: every recorded call's predicted
+// cache read and write beside the provider's report, and the blame for
+// each miss. Exit 0; 1 under --strict when a miss is blamed on a change.
+func runCache(e *env, args []string) int {
+	fs := newFlags("cache")
+	transcript := fs.String("transcript", "", "the transcript (a file, or a postgres:// URL of one session), verified first")
+	call := fs.String("call", "", "show this call only (NAME, or NAME@LINE); the prediction still follows every call before it")
+	format := fs.String("format", "text", "text or json")
+	strict := fs.Bool("strict", false, "exit 1 when a miss is blamed on a change (of a tool, fragment, binding, message or setting): for CI")
+	wf := addMinFlag(fs)
+	pos, err := parseInterleaved(fs, args)
+	if err == nil {
+		err = oneOf("format", *format, "text", "json")
+	}
+	if err != nil {
+		return e.flagError(fs, "cache", err)
+	}
+	if *transcript == "" || len(pos) > 0 {
+		return e.fail("cache: give --transcript FILE, and no other file")
+	}
+	sent, ms, err := e.recordedRequests(*transcript)
+	if err != nil {
+		return e.fail("cache: %v", err)
+	}
+	var calls []cache.Call
+	for i, s := range sent {
+		if ms[i] == nil {
+			continue // a call that gave no body: nothing to predict from
+		}
+		calls = append(calls, cache.Call{Name: s.Report.Call, Line: s.Report.Line, Session: s.Session, At: s.At, Began: s.Answered,
+			Request: ms[i], Reported: s.Report.Usage})
+	}
+	if len(calls) == 0 {
+		return e.fail("cache: %s: no call gave its request body (recorded through the transport or the proxy), so there is nothing to predict", shown(*transcript))
+	}
+	an := cache.Run(calls, wf.cacheOptions())
+	if *call != "" {
+		name, line := splitCallName(*call)
+		var keep []cache.Verdict
+		for _, v := range an.Verdicts {
+			if v.Call == *call || v.Call == name && v.Line == line {
+				keep = append(keep, v)
+			}
+		}
+		if len(keep) == 0 {
+			return e.fail("cache: %s: no call %q with a request body", shown(*transcript), *call)
+		}
+		an.Verdicts = keep
+	}
+	if *format == "json" {
+		err = writeIndented(e.stdout, an)
+	} else {
+		err = writeCacheText(&errWriter{w: e.stdout}, shown(*transcript), an)
+	}
+	if err != nil {
+		return e.fail("cache: %v", err)
+	}
+	if *strict && an.Strict() {
+		fmt.Fprintf(e.stderr, "promptloom: cache: %d miss(es) blamed on a change under --strict\n", an.Summary.Changes)
+		return ExitFail
+	}
+	return ExitOK
+}
+
+func writeCacheText(w *errWriter, name string, an *cache.Analysis) error {
+	fmt.Fprintf(w, "cache %s: %d call(s), predicted by the providers' documented rules (docs/caching.md)\n\n", textsafe.Line(name), len(an.Verdicts))
+	fmt.Fprintf(w, "%-20s %6s  %-21s %-21s %s\n", "call", "line", "predicted read/write", "reported read/write", "read through")
+	for _, v := range an.Verdicts {
+		rep := "-"
+		if v.Reported != nil {
+			rep = thousandsOf(v.Reported.Read) + " / " + thousandsOf(v.Reported.Write)
+		}
+		pred := thousandsOf(v.Predicted.Read) + " / " + thousandsOf(v.Predicted.Write)
+		if v.Estimate {
+			pred = "~" + pred
+		}
+		fmt.Fprintf(w, "%-20s %6d  %-21s %-21s %s\n", textsafe.Line(v.Call), v.Line, pred, rep, textsafe.Line(orDash(v.ReadThrough)))
+		for _, p := range v.Problems {
+			fmt.Fprintf(w, "  refused: %s\n", textsafe.Line(p.String()))
+		}
+		for _, b := range v.Blame {
+			tokens := ""
+			if b.Tokens > 0 {
+				tokens = fmt.Sprintf(" (%s tokens)", thousandsOf(b.Tokens))
+			}
+			fmt.Fprintf(w, "  %s: %s%s\n", b.Kind, textsafe.Line(b.Reason), tokens)
+		}
+	}
+	s := an.Summary
+	fmt.Fprintf(w, "\nhit rate: predicted %.1f%%, reported %.1f%%\n", 100*s.PredictedHitRate, 100*s.ReportedHitRate)
+	if len(s.Rewritten) > 0 {
+		var parts []string
+		for _, r := range s.Rewritten {
+			parts = append(parts, fmt.Sprintf("%s %s (%s)", textsafe.Line(r.Path), thousandsOf(r.Tokens), plural(r.Calls, "call")))
+		}
+		fmt.Fprintf(w, "tokens written again or not read, by blamed path: %s\n", strings.Join(parts, ", "))
+	}
+	return w.err
+}
+
+func plural(n int, one string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %ss", n, one)
+}
+
+// splitCallName reads NAME@LINE.
+func splitCallName(call string) (string, int) {
+	if at := strings.LastIndexByte(call, '@'); at >= 0 {
+		var n int
+		if _, err := fmt.Sscan(call[at+1:], &n); err == nil && n > 0 {
+			return call[:at], n
+		}
+	}
+	return call, 0
+}

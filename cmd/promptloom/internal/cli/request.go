@@ -1,0 +1,418 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+	"time"
+
+	_ "embed"
+
+	"github.com/promptloom/promptloom/cache"
+	"github.com/promptloom/promptloom/internal/textsafe"
+	"github.com/promptloom/promptloom/journal"
+	"github.com/promptloom/promptloom/payload"
+	"github.com/promptloom/promptloom/request"
+)
+
+// The whole request: explain --request, diff --request and cache. A body
+// is read once by payload, accounted for by request, and held to its
+// provider's cache rules by cache; nothing here knows a provider's wire.
+
+// wholeFlags are the flags the whole-request forms share.
+type wholeFlags struct {
+	provider *string
+	minimums map[string]int
+}
+
+func addWholeFlags(fs *flag.FlagSet) *wholeFlags {
+	w := addMinFlag(fs)
+	w.provider = fs.String("provider", "auto", "with --request, the body's shape: auto, anthropic, openai-chat, openai-responses or gemini")
+	return w
+}
+
+// addMinFlag adds --min alone (cache reads its providers from the
+// transcript).
+func addMinFlag(fs *flag.FlagSet) *wholeFlags {
+	w := &wholeFlags{minimums: map[string]int{}}
+	fs.Func("min", "with --request or cache, a model's minimum cacheable prefix, MODEL=TOKENS (repeatable; overrides docs/caching.md's table)", func(v string) error {
+		model, n, ok := strings.Cut(v, "=")
+		var tokens int
+		if _, err := fmt.Sscan(n, &tokens); !ok || err != nil || model == "" || tokens < 0 {
+			return fmt.Errorf("want MODEL=TOKENS, got %q", v)
+		}
+		w.minimums[model] = tokens
+		return nil
+	})
+	return w
+}
+
+func (w *wholeFlags) cacheOptions() *cache.Options {
+	return &cache.Options{Minimums: w.minimums}
+}
+
+// loadRequest reads a body file and builds its manifest; optionsPath, when
+// given, attributes its system channel to the options' fragments.
+func (e *env) loadRequest(path string, w *wholeFlags, optionsPath string, pl pipeline) (*request.Manifest, error) {
+	p, err := payload.ParseProvider(*w.provider)
+	if err != nil {
+		return nil, fmt.Errorf("--provider: %w", err)
+	}
+	body, err := e.readLimited(path, pl.maxBytes)
+	if err != nil {
+		return nil, err
+	}
+	e.boundHeap(len(body))
+	o := &request.Options{}
+	if optionsPath != "" {
+		x, err := e.explainFile(optionsPath, pl)
+		if err != nil {
+			return nil, named(optionsPath, err)
+		}
+		o.System = x.Manifest
+	}
+	m, err := request.New(body, p, o)
+	if err != nil {
+		return nil, named(path, err)
+	}
+	return m, nil
+}
+
+// recordedRequests verifies a transcript and builds every call's request
+// manifest, attributed to its manifest where the retained bytes allow.
+func (e *env) recordedRequests(arg string) ([]journal.Sent, []*request.Manifest, error) {
+	data, err := e.readTranscript(context.Background(), arg, maxTranscriptBytes)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep, err := journal.Verify(bytes.NewReader(data), &journal.Options{MaxLineBytes: maxLineBytes})
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", shown(arg), err)
+	}
+	if !rep.OK() {
+		return nil, nil, fmt.Errorf("%s: the transcript does not verify (promptloom verify --transcript says why)", shown(arg))
+	}
+	sent, err := journal.Requests(data, rep)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", shown(arg), err)
+	}
+	ms := make([]*request.Manifest, len(sent))
+	for i, s := range sent {
+		if s.Body == nil {
+			continue
+		}
+		o := &request.Options{System: s.Report.Manifest}
+		m, err := request.New(s.Body, s.Provider, o)
+		if errors.Is(err, request.ErrNotAttributed) {
+			m, err = request.New(s.Body, s.Provider, nil) // a redacted prompt: by blocks
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: call %s (line %d): %w", shown(arg), s.Report.Call, s.Report.Line, err)
+		}
+		ms[i] = m
+	}
+	return sent, ms, nil
+}
+
+// pickCall finds one call by name (NAME@LINE for a name used twice).
+func pickCall(sent []journal.Sent, ms []*request.Manifest, call string) (*journal.Sent, *request.Manifest, error) {
+	rep := &journal.Report{}
+	for _, s := range sent {
+		rep.Calls = append(rep.Calls, *s.Report)
+	}
+	c, err := verifiedCallAny(rep, call)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range sent {
+		if sent[i].Report.Line == c.Line {
+			if ms[i] == nil {
+				return nil, nil, fmt.Errorf("call %s (line %d) did not give its request body: nothing says what it sent beyond its messages", call, c.Line)
+			}
+			return &sent[i], ms[i], nil
+		}
+	}
+	return nil, nil, fmt.Errorf("no call %q", call)
+}
+
+// explainRequest is explain --request BODY [OPTIONS] (or --transcript
+// FILE --call NAME --request).
+func (e *env) explainRequest(pos []string, w *wholeFlags, format string, lint, strict bool, since, transcript, call string, pl pipeline) int {
+	if err := oneOf("format", format, "text", "json", "html"); err != nil {
+		return e.fail("explain: --request: %v", err)
+	}
+	var (
+		m, prev *request.Manifest
+		name    string
+		err     error
+	)
+	if transcript != "" {
+		if call == "" || len(pos) > 0 {
+			return e.fail("explain: --transcript FILE --call NAME --request explains a recorded call's whole request: give --call NAME and no file")
+		}
+		sent, ms, err := e.recordedRequests(transcript)
+		if err != nil {
+			return e.fail("explain: %v", err)
+		}
+		var s *journal.Sent
+		if s, m, err = pickCall(sent, ms, call); err != nil {
+			return e.fail("explain: %s: %v", shown(transcript), err)
+		}
+		name = fmt.Sprintf("call %s (line %d of %s)", call, s.Report.Line, shown(transcript))
+	} else {
+		if len(pos) == 0 || len(pos) > 2 {
+			return e.fail("explain: --request takes the body, and optionally the options file its system prompt was built from, got %d files", len(pos))
+		}
+		opts := ""
+		if len(pos) == 2 {
+			opts = pos[1]
+		}
+		if m, err = e.loadRequest(pos[0], w, opts, pl); err != nil {
+			return e.fail("explain: %v", err)
+		}
+		name = pos[0]
+	}
+	if since != "" {
+		if prev, err = e.loadRequest(since, w, "", pl); err != nil {
+			return e.fail("explain: --since: %v", err)
+		}
+	}
+	v := newWhole(m, w.cacheOptions())
+	if lint || strict {
+		v.Lint = cache.Lint(m, prev, w.cacheOptions())
+		for _, f := range v.Lint {
+			fmt.Fprintln(e.stderr, "promptloom: lint: "+textsafe.Line(f.String()))
+		}
+	}
+	switch format {
+	case "json":
+		err = writeIndented(e.stdout, v)
+	case "html":
+		err = v.writeHTML(e.stdout, name)
+	default:
+		err = v.writeText(e.stdout, name)
+	}
+	if err != nil {
+		return e.fail("explain: %v", err)
+	}
+	if strict && len(v.Lint) > 0 {
+		fmt.Fprintf(e.stderr, "promptloom: lint: %d finding(s) under --strict\n", len(v.Lint))
+		return ExitFail
+	}
+	return ExitOK
+}
+
+// whole is a request explained: its manifest, its breakpoints and what
+// each caches, and the findings of --lint.
+type whole struct {
+	Manifest    *request.Manifest  `json:"manifest"`
+	Breakpoints []cache.Breakpoint `json:"breakpoints"`
+	Lint        []cache.Finding    `json:"lint,omitempty"`
+}
+
+func newWhole(m *request.Manifest, o *cache.Options) *whole {
+	return &whole{Manifest: m, Breakpoints: cache.Breakpoints(m, o)}
+}
+
+func writeIndented(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+func (v *whole) writeText(w io.Writer, name string) error {
+	m := v.Manifest
+	est := ""
+	if m.Counter == "estimate" {
+		est = " (estimated: the provider's tokenizer is not public)"
+	}
+	fmt.Fprintf(w, "request %s: %s, model %s, %s bytes, %s tokens%s\n", textsafe.Line(name), m.Provider, textsafe.Line(orDash(m.Model)), thousandsOf(m.Bytes), thousandsOf(m.Tokens), est)
+	fmt.Fprintf(w, "content hash %s\n\n", m.ContentHash)
+	fmt.Fprintf(w, "%-9s %9s %10s %9s\n", "section", "segments", "bytes", "tokens")
+	for _, t := range m.Sections {
+		fmt.Fprintf(w, "%-9s %9d %10s %9s\n", t.Section, t.Segments, thousandsOf(t.Bytes), thousandsOf(t.Tokens))
+	}
+	fmt.Fprintf(w, "\n%4s  %-8s  %-28s %9s %8s  %-7s %s\n", "#", "section", "path", "bytes", "tokens", "cache", "what")
+	for i, s := range m.Segments {
+		mark := ""
+		if s.Cache != nil {
+			mark = orDefault(s.Cache.TTL, "5m")
+		}
+		fmt.Fprintf(w, "%4d  %-8s  %-28s %9s %8s  %-7s %s\n", i+1, s.Section, textsafe.Line(s.Path), thousandsOf(s.Bytes), thousandsOf(s.Tokens), mark, textsafe.Line(segmentWhat(s)))
+	}
+	fmt.Fprintln(w)
+	if len(v.Breakpoints) == 0 {
+		fmt.Fprintln(w, "breakpoints: none")
+	}
+	for _, b := range v.Breakpoints {
+		fmt.Fprintf(w, "breakpoint %s: %s\n", textsafe.Line(orDash(b.Path)), textsafe.Line(b.Caches))
+	}
+	return nil
+}
+
+func segmentWhat(s request.Segment) string {
+	var parts []string
+	if s.Fragment != "" {
+		parts = append(parts, "fragment "+s.Fragment)
+		if s.Reason != "" {
+			parts = append(parts, "("+s.Reason+")")
+		}
+	}
+	if s.Name != "" {
+		parts = append(parts, "tool "+s.Name)
+	}
+	if s.Role != "" {
+		parts = append(parts, s.Role)
+	}
+	if s.Type != "" {
+		parts = append(parts, s.Type)
+	}
+	return strings.Join(parts, " ")
+}
+
+func orDash(s string) string { return orDefault(s, "-") }
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+func thousandsOf(n int) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		return "-" + s
+	}
+	return s
+}
+
+//go:embed request.html.tmpl
+var requestPage string
+
+var requestTmpl = template.Must(template.New("request").Funcs(template.FuncMap{
+	"what": segmentWhat, "n": thousandsOf,
+	"mark": func(s request.Segment) string {
+		if s.Cache == nil {
+			return ""
+		}
+		return orDefault(s.Cache.TTL, "5m")
+	},
+}).Parse(requestPage))
+
+func (v *whole) writeHTML(w io.Writer, name string) error {
+	return requestTmpl.Execute(w, struct {
+		Name string
+		*whole
+	}{name, v})
+}
+
+// diffRequest is diff --request A B (or --transcript FILE --call A --call
+// B --request): where B leaves A's prefix, and what that costs under the
+// provider's cache. Exit 0 when B keeps A's whole prefix, 1 when it
+// leaves it.
+func (e *env) diffRequest(pos []string, w *wholeFlags, format, transcript string, calls []string, pl pipeline) int {
+	if err := oneOf("format", format, "text", "json"); err != nil {
+		return e.fail("diff: --request: %v", err)
+	}
+	var a, b *request.Manifest
+	var an, bn string
+	if transcript != "" {
+		if len(calls) != 2 || len(pos) > 0 {
+			return e.fail("diff: --transcript FILE --call A --call B --request compares two recorded calls' whole requests: give --call twice and no file")
+		}
+		sent, ms, err := e.recordedRequests(transcript)
+		if err != nil {
+			return e.fail("diff: %v", err)
+		}
+		if _, a, err = pickCall(sent, ms, calls[0]); err == nil {
+			_, b, err = pickCall(sent, ms, calls[1])
+		}
+		if err != nil {
+			return e.fail("diff: %s: %v", shown(transcript), err)
+		}
+		an, bn = "call "+calls[0], "call "+calls[1]
+	} else {
+		if len(pos) != 2 {
+			return e.fail("diff: --request takes two bodies, A then B, got %d", len(pos))
+		}
+		var err error
+		if a, err = e.loadRequest(pos[0], w, "", pl); err == nil {
+			b, err = e.loadRequest(pos[1], w, "", pl)
+		}
+		if err != nil {
+			return e.fail("diff: %v", err)
+		}
+		an, bn = pos[0], pos[1]
+	}
+	d := cache.Diverge(a, b)
+	// What it costs: B sent right after A, under A's provider's rules.
+	at := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	an2 := cache.Run([]cache.Call{{Name: "A", At: at, Request: a}, {Name: "B", At: at.Add(time.Second), Request: b}}, w.cacheOptions())
+	vb := an2.Verdicts[1]
+	out := struct {
+		A, B       string             `json:"-"`
+		Divergence request.Divergence `json:"divergence"`
+		Identical  bool               `json:"keeps_prefix"`
+		Predicted  cache.Tokens       `json:"predicted"`
+		Estimate   bool               `json:"estimate,omitempty"`
+		Blame      []cache.Blame      `json:"blame,omitempty"`
+	}{an, bn, d, d.Index == len(b.Segments) && d.Reason == "", vb.Predicted, vb.Estimate, vb.Blame}
+	var err error
+	if format == "json" {
+		err = writeIndented(e.stdout, out)
+	} else {
+		ew := &errWriter{w: e.stdout}
+		if out.Identical {
+			fmt.Fprintf(ew, "%s keeps %s's whole prefix (%d segments; %s tokens shared)\n", textsafe.Line(bn), textsafe.Line(an), len(a.Segments), thousandsOf(d.SharedTokens))
+		} else {
+			fmt.Fprintf(ew, "%s leaves %s's prefix at segment %d, %s (%s): %s\n", textsafe.Line(bn), textsafe.Line(an), d.Index+1, textsafe.Line(orDash(d.Path)), orDash(d.Section), textsafe.Line(d.Reason))
+			if d.Offset >= 0 {
+				fmt.Fprintf(ew, "first changed byte: %d of the segment\n", d.Offset)
+			}
+			fmt.Fprintf(ew, "shared: %s tokens; from there on: %s tokens\n", thousandsOf(d.SharedTokens), thousandsOf(d.RestTokens))
+		}
+		est := ""
+		if vb.Estimate {
+			est = " (estimated)"
+		}
+		fmt.Fprintf(ew, "under %s's cache, sent right after %s: reads %s tokens, writes %s again%s\n", b.Provider, textsafe.Line(an), thousandsOf(vb.Predicted.Read), thousandsOf(vb.Predicted.Write), est)
+		for _, bl := range vb.Blame {
+			fmt.Fprintf(ew, "  %s: %s\n", bl.Kind, textsafe.Line(bl.Reason))
+		}
+		err = ew.err
+	}
+	if err != nil {
+		return e.fail("diff: %v", err)
+	}
+	if out.Identical {
+		return ExitOK
+	}
+	return ExitFail
+}
+
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (w *errWriter) Write(p []byte) (int, error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	n, err := w.w.Write(p)
+	w.err = err
+	return n, err
+}

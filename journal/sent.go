@@ -1,0 +1,117 @@
+package journal
+
+import (
+	"bytes"
+	"fmt"
+	"time"
+
+	pjson "github.com/promptloom/promptloom/internal/json"
+	"github.com/promptloom/promptloom/payload"
+	"github.com/tidwall/gjson"
+)
+
+// Sent is one recorded call's whole request, rebuilt from what its
+// transcript retained: what the cache models, explain --request and diff
+// --request read back.
+type Sent struct {
+	// Report is the call's verdict, from the Report the transcript
+	// verified to.
+	Report *CallReport
+	// Session is the session the call was made in; At when its request
+	// was written, Answered when its outcome was (zero: none yet).
+	Session      string
+	At, Answered time.Time
+	// Provider and Body are the request's shape and body: an
+	// unattributed call's body as retained, an attributed one's rebuilt
+	// from its parameters, messages, tools and system channel (keys in
+	// another order than sent, and redacted as the transcript keeps them;
+	// the request manifest's digests are the same). Body is nil when the
+	// call did not give its body (nothing says its shape).
+	Provider payload.Provider
+	Body     []byte
+}
+
+// Requests reads every call of rep (the Report of Verify over data) back
+// as it was sent, in transcript order. data must be the bytes Verify read.
+func Requests(data []byte, rep *Report) ([]Sent, error) {
+	lines := lineIndex(data)
+	at := func(n int) ([]byte, bool) {
+		if n < 1 || n > len(lines) {
+			return nil, false
+		}
+		return lines[n-1], true
+	}
+	out := make([]Sent, 0, len(rep.Calls))
+	for i := range rep.Calls {
+		c := &rep.Calls[i]
+		line, ok := at(c.Line)
+		if !ok {
+			return nil, fmt.Errorf("journal: call %s: no line %d", c.Call, c.Line)
+		}
+		l := gjson.ParseBytes(line)
+		s := Sent{Report: c, Session: l.Get("session").Str}
+		s.At, _ = time.Parse(time.RFC3339Nano, l.Get("at").Str)
+		if o, ok := at(c.OutcomeLine); ok && c.OutcomeLine > 0 {
+			s.Answered, _ = time.Parse(time.RFC3339Nano, gjson.GetBytes(o, "at").Str)
+		}
+		s.Provider, s.Body = rebuild(l)
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func lineIndex(data []byte) [][]byte {
+	var out [][]byte
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			out = append(out, data)
+			break
+		}
+		out = append(out, data[:i])
+		data = data[i+1:]
+	}
+	return out
+}
+
+// rebuild is a request line's body: the retained body of an unattributed
+// call, or the parameters, messages, tools and system channel of an
+// attributed one, as one object.
+func rebuild(l gjson.Result) (payload.Provider, []byte) {
+	req := l.Get("request")
+	if l.Get("served_context").Type == gjson.Null {
+		if b := req.Get("body"); b.IsObject() {
+			return payload.Provider(req.Get("provider").Str), []byte(b.Raw)
+		}
+		return "", nil
+	}
+	p := payload.Provider(l.Get("served_context.payload_provider").Str)
+	if p == payload.Auto {
+		return "", nil
+	}
+	msgKey := map[payload.Provider]string{payload.Anthropic: "messages", payload.OpenAIChat: "messages",
+		payload.OpenAIResponses: "input", payload.Gemini: "contents"}[p]
+	out := []byte{'{'}
+	member := func(key, raw string) {
+		if raw == "" || raw == "null" {
+			return
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(append(pjson.AppendString(out, key), ':'), raw...)
+	}
+	req.Get("parameters").ForEach(func(k, v gjson.Result) bool {
+		member(k.Str, v.Raw)
+		return true
+	})
+	member(msgKey, req.Get("messages").Raw)
+	member("tools", req.Get("tools").Raw)
+	req.Get("payload").ForEach(func(k, v gjson.Result) bool {
+		if k.Str != msgKey && k.Str != "input" { // the messages hold those already
+			member(k.Str, v.Raw)
+		}
+		return true
+	})
+	return p, append(out, '}')
+}
