@@ -39,7 +39,7 @@ const depsRules = `
 	., internal/json, GJSON < manifest;
 	manifest < payload;
 	payload, budget < request;
-	request < cache;
+	request, internal/textsafe < cache;
 	. < stage;
 	., internal/json, GJSON < project;
 	harn/options, manifest, stage, project, internal/textsafe, GODIFF < explain;
@@ -54,9 +54,10 @@ const depsRules = `
 	journal < journal/report;
 	journal, internal/dsn, internal/pgschema, PGX < journal/postgres;
 	journal, OTEL < transport;
+	transport, cache < proxy;
 	XMOD < witness;
 	journal/replay, provenance, eventlog/sqlite, eventlog/postgres < cmd/promptloom/internal/demo;
-	cmd/promptloom/internal/demo, journal/report, journal/postgres, harn/template, witness, cache, XMOD < cmd/promptloom/internal/cli;
+	cmd/promptloom/internal/demo, journal/report, journal/postgres, harn/template, witness, cache, proxy, XMOD < cmd/promptloom/internal/cli;
 	cmd/promptloom/internal/cli, transport < cmd/promptloom/internal/errdoc;
 	cmd/promptloom/internal/errdoc < cmd/promptloom/internal/errdoc/gendoc;
 	cmd/promptloom/internal/errdoc < cmd/promptloom;

@@ -98,6 +98,9 @@ func read(body []byte, p Provider) (*Request, error) {
 	return r, nil
 }
 
+// Body is the body Read read.
+func (r *Request) Body() []byte { return r.body }
+
 // System returns the body's system channel, or why it has none: an
 // *Error of kind ErrNoSystem or ErrMalformed, as Extract's.
 func (r *Request) System() (*Channel, error) {

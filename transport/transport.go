@@ -95,6 +95,20 @@ type Call struct {
 	Explanation *explain.Explanation
 	Manifest    *manifest.Manifest
 	System      string
+	// Payload is the request body as payload.Read read it, for a caller
+	// that read it already (the proxy does, to find the call's session):
+	// RoundTrip takes it instead of reading the body again, when its
+	// bytes are the body's.
+	Payload *payload.Request
+	// Done, when set, is called once with the call's outcome as it was
+	// recorded: the response, or the error.
+	Done func(journal.Response, error)
+}
+
+// attributed reports whether the call says what its prompt is; a Call
+// with a Name alone is recorded unattributed, under that name.
+func (c *Call) attributed() bool {
+	return c.Explanation != nil || c.Manifest != nil
 }
 
 // With returns ctx carrying c, for the request RoundTrip is given.
@@ -217,8 +231,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.base.RoundTrip(req)
 	}
 	var body []byte
+	var err error
 	if req.Body != nil && req.Body != http.NoBody {
-		var err error
 		buf := bytes.NewBuffer(make([]byte, 0, min(max(req.ContentLength, 0), int64(t.opts.MaxBodyBytes))+bytes.MinRead))
 		_, err = buf.ReadFrom(io.LimitReader(req.Body, int64(t.opts.MaxBodyBytes)+1))
 		body = buf.Bytes()
@@ -237,7 +251,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		out.ContentLength = int64(len(body))
 	}
 	// The body is read here once, for the gate, the journal and the span.
-	pr, err := payload.Read(body, shape)
+	var pr *payload.Request
+	if c != nil && c.Payload != nil && bytes.Equal(c.Payload.Body(), body) {
+		pr = c.Payload
+	} else {
+		pr, err = payload.Read(body, shape)
+	}
 	switch {
 	case err != nil && (c != nil || routed):
 		// A model call (the harness says so, or its URL does) whose body
@@ -342,8 +361,11 @@ func (t *Transport) logical(ctx context.Context, c *Call, ep endpoint, h http.He
 	req := journal.Request{Body: body, Provider: pr.Provider, Payload: pr, Messages: pr.Messages, Tools: pr.Tools, Parameters: pr.Parameters}
 	sc := &spanCall{Request: pr, Model: ep.model, Stream: ep.stream, Server: ep.server}
 	var e *explain.Explanation
-	if c == nil {
+	if c == nil || !c.attributed() {
 		req.Unattributed = true
+		if c != nil {
+			req.Call = c.Name
+		}
 	} else {
 		e = c.Explanation
 		req.Manifest, req.System = c.Manifest, c.System
@@ -494,6 +516,13 @@ func (lg *logical) finish(resp journal.Response, callErr error, status int) erro
 	// which Verify reports; a response it refuses (not UTF-8) is recorded
 	// as failed, and its error is the caller's to give the SDK.
 	ferr := lg.p.Finish(context.Background(), resp, callErr)
+	if lg.key != nil && lg.key.Done != nil {
+		outErr := callErr
+		if outErr == nil {
+			outErr = ferr
+		}
+		lg.key.Done(resp, outErr)
+	}
 	r := &spanResult{Status: status, Attempts: attempts, Err: callErr}
 	if callErr == nil {
 		r.Response = &resp

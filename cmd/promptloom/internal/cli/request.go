@@ -7,12 +7,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"html/template"
 	"io"
 	"strings"
 	"time"
-
-	_ "embed"
 
 	"github.com/promptloom/promptloom/cache"
 	"github.com/promptloom/promptloom/internal/textsafe"
@@ -183,20 +180,17 @@ func (e *env) explainRequest(pos []string, w *wholeFlags, format string, lint, s
 			return e.fail("explain: --since: %v", err)
 		}
 	}
-	v := newWhole(m, w.cacheOptions())
-	if lint || strict {
-		v.Lint = cache.Lint(m, prev, w.cacheOptions())
-		for _, f := range v.Lint {
-			fmt.Fprintln(e.stderr, "promptloom: lint: "+textsafe.Line(f.String()))
-		}
+	v := cache.Explain(m, prev, w.cacheOptions(), lint || strict)
+	for _, f := range v.Lint {
+		fmt.Fprintln(e.stderr, "promptloom: lint: "+textsafe.Line(f.String()))
 	}
 	switch format {
 	case "json":
-		err = writeIndented(e.stdout, v)
+		err = v.WriteJSON(e.stdout)
 	case "html":
-		err = v.writeHTML(e.stdout, name)
+		err = v.WriteHTML(e.stdout, name)
 	default:
-		err = v.writeText(e.stdout, name)
+		err = v.WriteText(e.stdout, name)
 	}
 	if err != nil {
 		return e.fail("explain: %v", err)
@@ -208,18 +202,6 @@ func (e *env) explainRequest(pos []string, w *wholeFlags, format string, lint, s
 	return ExitOK
 }
 
-// whole is a request explained: its manifest, its breakpoints and what
-// each caches, and the findings of --lint.
-type whole struct {
-	Manifest    *request.Manifest  `json:"manifest"`
-	Breakpoints []cache.Breakpoint `json:"breakpoints"`
-	Lint        []cache.Finding    `json:"lint,omitempty"`
-}
-
-func newWhole(m *request.Manifest, o *cache.Options) *whole {
-	return &whole{Manifest: m, Breakpoints: cache.Breakpoints(m, o)}
-}
-
 func writeIndented(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -227,61 +209,9 @@ func writeIndented(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-func (v *whole) writeText(w io.Writer, name string) error {
-	m := v.Manifest
-	est := ""
-	if m.Counter == "estimate" {
-		est = " (estimated: the provider's tokenizer is not public)"
-	}
-	fmt.Fprintf(w, "request %s: %s, model %s, %s bytes, %s tokens%s\n", textsafe.Line(name), m.Provider, textsafe.Line(orDash(m.Model)), thousandsOf(m.Bytes), thousandsOf(m.Tokens), est)
-	fmt.Fprintf(w, "content hash %s\n\n", m.ContentHash)
-	fmt.Fprintf(w, "%-9s %9s %10s %9s\n", "section", "segments", "bytes", "tokens")
-	for _, t := range m.Sections {
-		fmt.Fprintf(w, "%-9s %9d %10s %9s\n", t.Section, t.Segments, thousandsOf(t.Bytes), thousandsOf(t.Tokens))
-	}
-	fmt.Fprintf(w, "\n%4s  %-8s  %-28s %9s %8s  %-7s %s\n", "#", "section", "path", "bytes", "tokens", "cache", "what")
-	for i, s := range m.Segments {
-		mark := ""
-		if s.Cache != nil {
-			mark = orDefault(s.Cache.TTL, "5m")
-		}
-		fmt.Fprintf(w, "%4d  %-8s  %-28s %9s %8s  %-7s %s\n", i+1, s.Section, textsafe.Line(s.Path), thousandsOf(s.Bytes), thousandsOf(s.Tokens), mark, textsafe.Line(segmentWhat(s)))
-	}
-	fmt.Fprintln(w)
-	if len(v.Breakpoints) == 0 {
-		fmt.Fprintln(w, "breakpoints: none")
-	}
-	for _, b := range v.Breakpoints {
-		fmt.Fprintf(w, "breakpoint %s: %s\n", textsafe.Line(orDash(b.Path)), textsafe.Line(b.Caches))
-	}
-	return nil
-}
-
-func segmentWhat(s request.Segment) string {
-	var parts []string
-	if s.Fragment != "" {
-		parts = append(parts, "fragment "+s.Fragment)
-		if s.Reason != "" {
-			parts = append(parts, "("+s.Reason+")")
-		}
-	}
-	if s.Name != "" {
-		parts = append(parts, "tool "+s.Name)
-	}
-	if s.Role != "" {
-		parts = append(parts, s.Role)
-	}
-	if s.Type != "" {
-		parts = append(parts, s.Type)
-	}
-	return strings.Join(parts, " ")
-}
-
-func orDash(s string) string { return orDefault(s, "-") }
-
-func orDefault(s, d string) string {
+func orDash(s string) string {
 	if s == "" {
-		return d
+		return "-"
 	}
 	return s
 }
@@ -297,26 +227,6 @@ func thousandsOf(n int) string {
 		return "-" + s
 	}
 	return s
-}
-
-//go:embed request.html.tmpl
-var requestPage string
-
-var requestTmpl = template.Must(template.New("request").Funcs(template.FuncMap{
-	"what": segmentWhat, "n": thousandsOf,
-	"mark": func(s request.Segment) string {
-		if s.Cache == nil {
-			return ""
-		}
-		return orDefault(s.Cache.TTL, "5m")
-	},
-}).Parse(requestPage))
-
-func (v *whole) writeHTML(w io.Writer, name string) error {
-	return requestTmpl.Execute(w, struct {
-		Name string
-		*whole
-	}{name, v})
 }
 
 // diffRequest is diff --request A B (or --transcript FILE --call A --call

@@ -1,0 +1,213 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/promptloom/promptloom/cmd/promptloom/internal/demo"
+	"github.com/promptloom/promptloom/explain"
+	"github.com/promptloom/promptloom/journal"
+	"github.com/promptloom/promptloom/journal/postgres"
+	"github.com/promptloom/promptloom/proxy"
+	"golang.org/x/mod/sumdb/note"
+)
+
+func init() {
+	register("proxy", "proxy --upstream URL [--listen ADDR] [--transcript PATH_OR_URL] [--sign NAME.key] [--options FILE|DIR] [--max-bytes N] [--ui-token TOKEN] [--grace D]", runProxy)
+}
+
+// runProxy serves the proxy until SIGTERM or SIGINT: it stops accepting,
+// lets the calls in flight finish (up to --grace), closes every session's
+// journal (checkpointed under --sign) and exits 0.
+func runProxy(e *env, args []string) int {
+	fs := newFlags("proxy")
+	upstream := fs.String("upstream", "", "the provider's base URL (https://api.anthropic.com, https://api.openai.com/v1, https://generativelanguage.googleapis.com)")
+	listen := fs.String("listen", "127.0.0.1:0", "the address to listen on (the default: loopback, a free port)")
+	transcript := fs.String("transcript", "promptloom-proxy.jsonl", "where calls are recorded: a file (appended to, one session per conversation), or postgres://… (one chain per session)")
+	sign := fs.String("sign", "", "sign each session with checkpoints, with this signer key (promptloom keygen writes NAME.key)")
+	optionsPath := fs.String("options", "", "hold each call's system channel and tools to a prompt: an options file, or a directory of ROLE.json named by the Promptloom-Call header's role (the part before any /)")
+	maxBytes := fs.Int("max-bytes", 0, "refuse a request body over N bytes with the provider's error (0: 64 MiB)")
+	token := fs.String("ui-token", "", "serve /promptloom/ to other addresses than loopback, to requests with Authorization: Bearer TOKEN or ?token=TOKEN")
+	grace := fs.Duration("grace", 30*time.Second, "on SIGTERM, how long calls in flight may take to finish")
+	pos, err := parseInterleaved(fs, args)
+	if err == nil && len(pos) > 0 {
+		err = fmt.Errorf("takes no file, got %q", pos[0])
+	}
+	var up *url.URL
+	if err == nil {
+		if up, err = url.Parse(*upstream); err == nil && (up.Scheme != "http" && up.Scheme != "https" || up.Host == "") {
+			err = fmt.Errorf("--upstream must be an http or https URL, got %q", *upstream)
+		}
+	}
+	if err != nil {
+		return e.flagError(fs, "proxy", err)
+	}
+	o := &journal.Options{MaxLineBytes: maxLineBytes}
+	if *sign != "" {
+		if o.Signer, err = e.signer(*sign); err != nil {
+			return e.fail("proxy: --sign: %v", err)
+		}
+	}
+	open, closeStore, err := sessionOpener(context.Background(), *transcript, o)
+	if err != nil {
+		return e.fail("proxy: --transcript: %v", err)
+	}
+	defer closeStore()
+	var prompt func(string) (*explain.Explanation, error)
+	if *optionsPath != "" {
+		if prompt, err = e.prompts(*optionsPath); err != nil {
+			return e.fail("proxy: --options: %v", err)
+		}
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return e.fail("proxy: --listen: %v", err)
+	}
+	p, err := proxy.New(&proxy.Options{Upstream: up, Open: open, Prompt: prompt, MaxBodyBytes: *maxBytes, UIToken: *token,
+		Verify: func() string { return verifyState(*transcript, o.Signer) }})
+	if err != nil {
+		ln.Close()
+		return e.fail("proxy: %v", err)
+	}
+	srv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	fmt.Fprintf(e.stdout, "listening on http://%s\n", ln.Addr())
+	if f, ok := e.stdout.(interface{ Sync() error }); ok {
+		_ = f.Sync()
+	}
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		if !errors.Is(err, http.ErrServerClosed) {
+			p.Close()
+			return e.fail("proxy: %v", err)
+		}
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), *grace)
+	defer cancel()
+	serr := srv.Shutdown(sctx)
+	if errors.Is(serr, context.DeadlineExceeded) {
+		fmt.Fprintf(e.stderr, "promptloom: proxy: calls still in flight after %s: closing them\n", *grace)
+		srv.Close()
+	}
+	if err := p.Close(); err != nil {
+		return e.fail("proxy: closing the transcript: %v", err)
+	}
+	fmt.Fprintln(e.stderr, "promptloom: proxy: stopped; the transcript is closed")
+	return ExitOK
+}
+
+// sessionOpener returns how the proxy opens one session's journal: a new
+// session appended to the transcript file, or a chain of the PostgreSQL
+// store.
+func sessionOpener(ctx context.Context, arg string, o *journal.Options) (func(string) (*journal.Journal, error), func(), error) {
+	if err := demo.CheckPath(arg); err != nil {
+		return nil, nil, err
+	}
+	if !demo.IsURL(arg) {
+		return func(session string) (*journal.Journal, error) {
+			so := *o
+			so.Session = session
+			return journal.Open(arg, &so)
+		}, func() {}, nil
+	}
+	dsn, prefix, err := postgres.SplitURL(arg)
+	if err != nil {
+		return nil, nil, err
+	}
+	store, err := postgres.Open(ctx, dsn, &postgres.Options{Migrate: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	var mu sync.Mutex
+	return func(session string) (*journal.Journal, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if prefix != "" {
+			session = prefix + "/" + session
+		}
+		so := *o
+		so.Session = session
+		return journal.NewSink(store.Sink(session), &so), nil
+	}, func() { store.Close() }, nil
+}
+
+// prompts reads --options: one options file for every call, or a
+// directory of ROLE.json files, a call's role being its name up to the
+// first "/" (turn names after it: "planner/turn-2"). A call whose role has
+// no file is refused: the proxy was asked to hold calls to prompts.
+func (e *env) prompts(path string) (func(string) (*explain.Explanation, error), error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	pl := pipeline{maxBytes: 64 << 20}
+	if !st.IsDir() {
+		x, err := e.explainFile(path, pl)
+		if err != nil {
+			return nil, named(path, err)
+		}
+		return func(string) (*explain.Explanation, error) { return x, nil }, nil
+	}
+	byRole := map[string]*explain.Explanation{}
+	files, _ := filepath.Glob(filepath.Join(path, "*.json"))
+	for _, f := range files {
+		x, err := e.explainFile(f, pl)
+		if err != nil {
+			return nil, named(f, err)
+		}
+		byRole[strings.TrimSuffix(filepath.Base(f), ".json")] = x
+	}
+	if len(byRole) == 0 {
+		return nil, fmt.Errorf("%s has no ROLE.json options file", path)
+	}
+	return func(call string) (*explain.Explanation, error) {
+		role, _, _ := strings.Cut(call, "/")
+		if x := byRole[role]; x != nil {
+			return x, nil
+		}
+		return nil, fmt.Errorf("no options file for call role %q in --options (the Promptloom-Call header names the role, as ROLE/TURN)", role)
+	}, nil
+}
+
+// verifyState verifies the transcript for the page.
+func verifyState(arg string, s note.Signer) string {
+	if demo.IsURL(arg) {
+		return "in PostgreSQL: promptloom verify --transcript " + arg
+	}
+	data, err := os.ReadFile(arg)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "no call recorded yet"
+		}
+		return "unreadable: " + err.Error()
+	}
+	rep, err := journal.Verify(bytes.NewReader(data), &journal.Options{MaxLineBytes: maxLineBytes})
+	if err != nil {
+		return "FAIL: " + err.Error()
+	}
+	ok, inc, failed := rep.Counts()
+	state := fmt.Sprintf("%d call(s) verified, %d incomplete, %d failed", ok, inc, failed)
+	if failed > 0 {
+		return "FAIL: " + state
+	}
+	if s != nil {
+		state += "; signed by " + s.Name() + " (verify --key NAME.pub checks it; open sessions are checkpointed when the proxy stops)"
+	}
+	return state
+}

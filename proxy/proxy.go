@@ -1,0 +1,285 @@
+// Package proxy is promptloom as a gateway: a reverse proxy
+// (net/http/httputil's, with package transport as its transport) that a
+// harness in any language points its SDK's base URL at. Every model call
+// is held to its prompt (when the proxy is given one) and journaled whole,
+// request and response as they came; everything else passes through
+// unrecorded. Streams pass on as they arrive.
+//
+// A call is named by the optional Promptloom-Call header and grouped into
+// a session by Promptloom-Session (both removed before the upstream sees
+// the request); without them a session is found by prefix continuity: a
+// call whose messages extend an earlier call's belongs to that call's
+// session. Each session is one journal session. The proxy serves a live
+// page of its sessions and calls under /promptloom/ (Page), on loopback
+// only unless it is given a token.
+package proxy
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/promptloom/promptloom"
+	"github.com/promptloom/promptloom/cache"
+	"github.com/promptloom/promptloom/explain"
+	"github.com/promptloom/promptloom/journal"
+	"github.com/promptloom/promptloom/payload"
+	"github.com/promptloom/promptloom/request"
+	"github.com/promptloom/promptloom/transport"
+)
+
+// The headers a harness may add, removed before the upstream sees them.
+const (
+	CallHeader    = "Promptloom-Call"
+	SessionHeader = "Promptloom-Session"
+)
+
+// Options configure a Proxy.
+type Options struct {
+	// Upstream is the provider's base URL (https://api.anthropic.com).
+	Upstream *url.URL
+	// Open returns the journal a session's calls are recorded in, by the
+	// session's id: a session of a transcript file, or a PostgreSQL chain.
+	Open func(session string) (*journal.Journal, error)
+	// Prompt, when set, is the prompt a call must be sent with, by the
+	// call's name (the Promptloom-Call header; "" without one): the
+	// proxy holds its system channel and tools to it, as the transport
+	// does, and refuses a stale prompt or a gated tool with the
+	// provider's own error. A nil explanation leaves the call unattributed.
+	Prompt func(call string) (*explain.Explanation, error)
+	// MaxBodyBytes bounds a request body (0: promptloom.DefaultMaxBytes);
+	// a larger one is refused with the provider's error (413).
+	MaxBodyBytes int
+	// UIToken, when set, lets the page and its events be read from other
+	// addresses than loopback, with Authorization: Bearer TOKEN (or
+	// ?token=TOKEN); without it they are served on loopback only.
+	UIToken string
+	// Base is the transport to the upstream (nil: http.DefaultTransport).
+	Base http.RoundTripper
+	// Logger logs what goes wrong beside a call (nil: slog.Default).
+	Logger *slog.Logger
+	// Verify, when set, says the transcript's verification state for the
+	// page ("OK: 12 calls, signed by …").
+	Verify func() string
+	// Cache tunes the cache models the page uses.
+	Cache *cache.Options
+}
+
+// Proxy is the gateway: an http.Handler. Close it when done.
+type Proxy struct {
+	o     Options
+	rp    *httputil.ReverseProxy
+	run   string // this proxy's run id, for the sessions it names
+	log   *slog.Logger
+	start time.Time
+
+	mu       sync.Mutex
+	sessions map[string]*session
+	order    []*session
+	calls    []*callState
+	closed   bool
+	watchers map[chan string]struct{}
+}
+
+// New returns a proxy to o.Upstream.
+func New(o *Options) (*Proxy, error) {
+	if o == nil || o.Upstream == nil || o.Upstream.Scheme == "" || o.Upstream.Host == "" {
+		return nil, errors.New("proxy: Options.Upstream must be an absolute URL")
+	}
+	if o.Open == nil {
+		return nil, errors.New("proxy: Options.Open is required")
+	}
+	p := &Proxy{o: *o, sessions: map[string]*session{}, watchers: map[chan string]struct{}{}, start: time.Now()}
+	if p.o.MaxBodyBytes <= 0 {
+		p.o.MaxBodyBytes = promptloom.DefaultMaxBytes
+	}
+	if p.o.Base == nil {
+		p.o.Base = http.DefaultTransport
+	}
+	p.log = p.o.Logger
+	if p.log == nil {
+		p.log = slog.Default()
+	}
+	var id [4]byte
+	_, _ = rand.Read(id[:])
+	p.run = hex.EncodeToString(id[:])
+	up := p.o.Upstream
+	p.rp = &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(up)
+			r.Out.Host = up.Host
+			r.Out.Header.Del(CallHeader)
+			r.Out.Header.Del(SessionHeader)
+		},
+		Transport:     dispatch{p},
+		FlushInterval: -1, // a stream's bytes reach the client as they come
+		ErrorHandler:  p.upstreamError,
+	}
+	return p, nil
+}
+
+// ServeHTTP serves the page under /promptloom/ and proxies everything
+// else.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/promptloom" || strings.HasPrefix(r.URL.Path, "/promptloom/") {
+		p.page(w, r)
+		return
+	}
+	shape, _, _, routed := payload.Route(r.URL.Path)
+	if !routed || r.Method != http.MethodPost {
+		p.rp.ServeHTTP(w, r) // not a model call: passed through, unrecorded
+		return
+	}
+	call, err := headerName(r.Header, CallHeader)
+	if err == nil {
+		var sess string
+		if sess, err = headerName(r.Header, SessionHeader); err == nil {
+			p.model(w, r, shape, call, sess)
+			return
+		}
+	}
+	writeError(w, shape, http.StatusBadRequest, "invalid_request_error", err.Error())
+}
+
+// headerName reads a naming header: one value, printable, at most 200
+// bytes ("" when absent).
+func headerName(h http.Header, key string) (string, error) {
+	vs := h.Values(key)
+	switch {
+	case len(vs) == 0:
+		return "", nil
+	case len(vs) > 1:
+		return "", fmt.Errorf("promptloom: the %s header is given %d times; give it once", key, len(vs))
+	}
+	v := vs[0]
+	if len(v) > 200 {
+		return "", fmt.Errorf("promptloom: the %s header is %d bytes; at most 200", key, len(v))
+	}
+	for _, c := range v {
+		if c < 0x20 || c == 0x7f || c == 0x2028 || c == 0x2029 || (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069) {
+			return "", fmt.Errorf("promptloom: the %s header holds a control character (%U)", key, c)
+		}
+	}
+	return v, nil
+}
+
+// model handles a model call: the body read once, the session found, the
+// call put on the context for the transport, the request proxied.
+func (p *Proxy) model(w http.ResponseWriter, r *http.Request, shape payload.Provider, name, sess string) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, int64(p.o.MaxBodyBytes)+1))
+	r.Body.Close()
+	if err != nil {
+		writeError(w, shape, http.StatusBadRequest, "invalid_request_error", "promptloom: reading the request body: "+err.Error())
+		return
+	}
+	if len(body) > p.o.MaxBodyBytes {
+		writeError(w, shape, http.StatusRequestEntityTooLarge, "request_too_large",
+			fmt.Sprintf("promptloom: the request body is over %d bytes", p.o.MaxBodyBytes))
+		return
+	}
+	pr, err := payload.Read(body, shape)
+	if err != nil {
+		writeError(w, shape, http.StatusBadRequest, "invalid_request_error", "promptloom: "+err.Error())
+		return
+	}
+	m, err := request.FromPayload(pr, nil)
+	if err != nil {
+		writeError(w, shape, http.StatusBadRequest, "invalid_request_error", "promptloom: "+err.Error())
+		return
+	}
+	tc := &transport.Call{Name: name, Payload: pr}
+	if p.o.Prompt != nil {
+		x, err := p.o.Prompt(name)
+		if err != nil {
+			writeError(w, shape, http.StatusBadRequest, "invalid_request_error", "promptloom: "+err.Error())
+			return
+		}
+		tc.Explanation = x
+	}
+	s, cs, err := p.admit(sess, name, m)
+	if err != nil {
+		writeError(w, shape, http.StatusServiceUnavailable, "api_error", "promptloom: "+err.Error())
+		return
+	}
+	tc.Name = cs.name
+	tc.Done = func(resp journal.Response, err error) { p.done(cs, resp, err) }
+	r.Body = io.NopCloser(strings.NewReader(string(body)))
+	r.ContentLength = int64(len(body))
+	ctx := transport.With(context.WithValue(r.Context(), sessionKey{}, s), tc)
+	p.rp.ServeHTTP(w, r.WithContext(ctx))
+}
+
+type sessionKey struct{}
+
+// dispatch sends each request through its session's transport.
+type dispatch struct{ p *Proxy }
+
+func (d dispatch) RoundTrip(r *http.Request) (*http.Response, error) {
+	s, _ := r.Context().Value(sessionKey{}).(*session)
+	if s == nil {
+		return d.p.o.Base.RoundTrip(r)
+	}
+	return s.t.RoundTrip(r)
+}
+
+// refusedError is a transport refusal the proxy answers with the
+// provider's own error, not a 502.
+func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error) {
+	shape, _, _, _ := payload.Route(r.URL.Path)
+	switch {
+	case errors.Is(err, journal.ErrStaleManifest):
+		writeError(w, shape, http.StatusBadRequest, "invalid_request_error", "promptloom refused the request: "+err.Error())
+	case errors.Is(err, promptloom.ErrTooLarge):
+		writeError(w, shape, http.StatusRequestEntityTooLarge, "request_too_large", "promptloom: "+err.Error())
+	case errors.Is(err, context.Canceled):
+		// The client went away; nothing to answer.
+	default:
+		var pe *payload.Error
+		if errors.As(err, &pe) {
+			writeError(w, shape, http.StatusBadRequest, "invalid_request_error", "promptloom: "+err.Error())
+			return
+		}
+		p.log.Warn("promptloom proxy: upstream", "path", r.URL.Path, "err", err)
+		writeError(w, shape, http.StatusBadGateway, "api_error", "promptloom: the upstream failed: "+err.Error())
+	}
+}
+
+// Close settles every session's transport (the failures held for a
+// retry are recorded) and closes its journal (a signed journal writes its
+// checkpoint). Requests after Close are refused.
+func (p *Proxy) Close() error {
+	p.mu.Lock()
+	p.closed = true
+	sessions := append([]*session(nil), p.order...)
+	for ch := range p.watchers {
+		close(ch)
+		delete(p.watchers, ch)
+	}
+	p.mu.Unlock()
+	var errs []error
+	for _, s := range sessions {
+		errs = append(errs, s.t.Close(), s.j.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// IsLoopback reports whether a request comes from this machine.
+func IsLoopback(r *http.Request) bool {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

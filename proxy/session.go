@@ -1,0 +1,150 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/promptloom/promptloom/cache"
+	"github.com/promptloom/promptloom/journal"
+	"github.com/promptloom/promptloom/request"
+	"github.com/promptloom/promptloom/transport"
+)
+
+// session is one conversation: a journal session and the transport that
+// records into it.
+type session struct {
+	id    string
+	j     *journal.Journal
+	t     *transport.Transport
+	calls []*callState
+	last  *request.Manifest // the latest call's request, for continuity
+}
+
+// callState is one call as the page shows it.
+type callState struct {
+	seq     int // from 1, across the proxy
+	name    string
+	session *session
+	req     *request.Manifest
+	at      time.Time
+	ended   time.Time
+	done    bool
+	resp    journal.Response
+	err     error
+}
+
+// admit finds (or opens) the session a call belongs to and registers the
+// call. sess is the Promptloom-Session header ("" to find it by prefix
+// continuity).
+func (p *Proxy) admit(sess, name string, m *request.Manifest) (*session, *callState, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, nil, errors.New("the proxy is shutting down")
+	}
+	var s *session
+	if sess != "" {
+		s = p.sessions[sess]
+	} else {
+		s = p.continuing(m)
+		sess = fmt.Sprintf("%s-%d", p.run, len(p.order)+1)
+	}
+	if s == nil {
+		j, err := p.o.Open(sess)
+		if err != nil {
+			return nil, nil, fmt.Errorf("opening the journal of session %s: %w", sess, err)
+		}
+		// The SDKs retry twice by default (Anthropic's and OpenAI's); an
+		// attempt they retry is one logical call.
+		s = &session{id: sess, j: j, t: transport.New(p.o.Base, j, &transport.Options{MaxBodyBytes: p.o.MaxBodyBytes, MaxRetries: 2})}
+		p.sessions[sess] = s
+		p.order = append(p.order, s)
+	}
+	if name == "" {
+		name = fmt.Sprintf("%s/%d", s.id, len(s.calls)+1)
+	}
+	cs := &callState{seq: len(p.calls) + 1, name: name, session: s, req: m, at: time.Now()}
+	s.calls = append(s.calls, cs)
+	s.last = m
+	p.calls = append(p.calls, cs)
+	p.notify(fmt.Sprint(cs.seq))
+	return s, cs, nil
+}
+
+// continuing is the session whose latest request's messages the new
+// request's messages extend (the longest such, the latest on a tie), or
+// nil: a conversation goes on by sending what it sent before and more.
+// Tools and system are left out of the match, so an agent whose tool
+// definitions changed stays one session (and the cache blames the change).
+func (p *Proxy) continuing(m *request.Manifest) *session {
+	msgs := messages(m)
+	var best *session
+	bestN := 0
+	for _, s := range p.order {
+		if s.last == nil || s.last.Provider != m.Provider {
+			continue
+		}
+		prev := messages(s.last)
+		if len(prev) == 0 || len(prev) > len(msgs) {
+			continue
+		}
+		same := true
+		for i := range prev {
+			if prev[i].Digest != msgs[i].Digest || prev[i].Path != msgs[i].Path {
+				same = false
+				break
+			}
+		}
+		if same && len(prev) >= bestN {
+			best, bestN = s, len(prev)
+		}
+	}
+	return best
+}
+
+func messages(m *request.Manifest) []request.Segment {
+	for i, s := range m.Segments {
+		if s.Section == "messages" {
+			return m.Segments[i:]
+		}
+	}
+	return nil
+}
+
+// done records a call's outcome for the page.
+func (p *Proxy) done(cs *callState, resp journal.Response, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	cs.done, cs.resp, cs.err, cs.ended = true, resp, err, time.Now()
+	p.notify(fmt.Sprint(cs.seq))
+}
+
+// notify tells every page watching that call seq changed. p.mu is held.
+func (p *Proxy) notify(seq string) {
+	for ch := range p.watchers {
+		select {
+		case ch <- seq:
+		default: // a slow page misses an update; it catches up on the next
+		}
+	}
+}
+
+// verdicts predicts a session's calls (p.mu held).
+func (p *Proxy) verdicts(s *session) map[*callState]cache.Verdict {
+	var calls []cache.Call
+	var states []*callState
+	for _, c := range s.calls {
+		cc := cache.Call{Name: c.name, At: c.at, Began: c.ended, Request: c.req}
+		if c.done && c.err == nil {
+			cc.Reported = c.resp.Usage
+		}
+		calls = append(calls, cc)
+		states = append(states, c)
+	}
+	out := map[*callState]cache.Verdict{}
+	for i, v := range cache.Run(calls, p.o.Cache).Verdicts {
+		out[states[i]] = v
+	}
+	return out
+}
