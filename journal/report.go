@@ -89,7 +89,8 @@ type CallReport struct {
 
 // Report is the verdict on a whole transcript.
 type Report struct {
-	// Format is "promptloom" or "harn" ("" when unknown).
+	// Format is "promptloom" or "harn" ("" when unknown), or "proof" for
+	// CheckProof's.
 	Format string       `json:"format"`
 	Calls  []CallReport `json:"calls"`
 	// Problems are the rules the transcript itself breaks: a line not
@@ -101,7 +102,7 @@ type Report struct {
 	Lines int    `json:"lines"`
 	Head  string `json:"head,omitempty"`
 	// Checkpoints counts the checkpoints that hold for the chain (signed
-	// by Options.Verifier, when Verify has one).
+	// by Options.Verifier, when Verify has one); a proof's, checked, is 1.
 	Checkpoints int `json:"checkpoints,omitempty"`
 	// SignedBy and SignedThrough, when Verify was given a key and a
 	// checkpoint signed by it held, name the key and the line of the last
@@ -113,9 +114,6 @@ type Report struct {
 	// (CallReport.Unattributed). They verify as lines of the chain, but
 	// nothing accounts for their prompt.
 	Unattributed int `json:"unattributed,omitempty"`
-	// Proof is the proof of the call Options.Prove names (nil when not
-	// asked for, or when it cannot be proved: Problems then says why).
-	Proof []byte `json:"-"`
 }
 
 // Counts returns how many calls verified, are incomplete, and failed.

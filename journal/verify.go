@@ -15,6 +15,7 @@ import (
 	"github.com/promptloom/promptloom/manifest"
 
 	"github.com/tidwall/gjson"
+	"golang.org/x/mod/sumdb/note"
 )
 
 // Verify checks a transcript, reading it a line at a time (no line longer
@@ -31,15 +32,28 @@ import (
 // which has no chain: each provider_call_request's receipts are checked,
 // and other event types are skipped. No line of either may repeat a JSON
 // key. A transcript with no call checked fails.
+//
+// A proof of one call (Prove) is not a transcript: Verify fails it on its
+// first line, and CheckProof checks it.
 func Verify(r io.Reader, o *Options) (*Report, error) {
 	if isNil(r) {
 		return &Report{}, errors.New("journal: Verify: no reader")
 	}
-	v := &verifier{rep: &Report{}, systems: map[string]retained{}, manifests: map[string]retained{},
+	return newVerifier(o.verifier()).read(r, o)
+}
+
+// newVerifier is a verifier holding checkpoints to key (none: nil).
+func newVerifier(key note.Verifier) *verifier {
+	return &verifier{rep: &Report{}, systems: map[string]retained{}, manifests: map[string]retained{},
 		schemas: map[string]retained{}, messages: map[string]retained{}, sessions: map[string]*session{},
 		pending: map[int64]pendingRequest{}, reads: map[int]manifestRead{}, sysHashed: map[int]sysCheck{}, rederived: map[int]bool{}, holds: map[holdKey]holdVerdict{},
-		changes: map[[2]int][]FragmentChange{}, prefixes: map[[2]int]int{}, lastByRole: map[string]int{}, prev: genesis}
-	v.ck, v.pf = checkpoints{key: o.verifier(), keepLeaves: o.prove()}, newProver(o)
+		changes: map[[2]int][]FragmentChange{}, prefixes: map[[2]int]int{}, lastByRole: map[string]int{}, prev: genesis,
+		ck: checkpoints{key: key}}
+}
+
+// read judges r a line at a time (no line longer than o.MaxLineBytes),
+// then the whole.
+func (v *verifier) read(r io.Reader, o *Options) (*Report, error) {
 	lr := newLineReader(r, o.maxLine())
 	for {
 		line, err := lr.next()
@@ -88,8 +102,8 @@ type verifier struct {
 	lastByRole                            map[string]int              // role -> index in rep.Calls of its last call with a manifest
 	prev, cur                             string                      // the chain hashes of the last line and this one
 	seq                                   int64
-	// Checkpoints, the call to prove, a proof being read, and
-	// this line's bytes.
+	// Checkpoints, the call to prove (Prove), the proof being read
+	// (CheckProof), and this line's bytes.
 	ck    checkpoints
 	pf    *prover
 	proof *proofCheck
@@ -130,7 +144,8 @@ func (v *verifier) line(n int, line []byte, text string, torn bool) {
 		case typ.Exists():
 			v.rep.Format = formatHarn
 		case l.Get("proof").Exists():
-			v.rep.Format = formatProof
+			v.rep.broke("format", n, "line %d: a proof of one call, not a transcript: check it as a proof (verify --proof, journal.CheckProof)", n)
+			return
 		default:
 			v.rep.broke("format", n, "line %d: unknown format: neither a promptloom line (\"kind\") nor a Harn event (\"type\")", n)
 			return

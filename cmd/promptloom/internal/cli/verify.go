@@ -51,11 +51,12 @@ func runVerify(e *env, args []string) int {
 	case *proof != "" && *key == "":
 		return e.fail("verify --proof: give the signer's verifier key with --key: a proof without it proves nothing")
 	case *proof != "":
-		return e.verifyTranscript(*proof, o, "text")
+		// A proof is read as a proof (CheckProof), never as a transcript.
+		return e.verifyTranscript(*proof, func(r io.Reader) (*journal.Report, error) { return journal.CheckProof(r, o.Verifier, o) }, "text")
 	case *transcript != "" && len(pos) > 0:
 		return e.fail("verify --transcript: takes no other argument, got %q", pos[0])
 	case *transcript != "":
-		return e.verifyTranscript(*transcript, o, *format)
+		return e.verifyTranscript(*transcript, func(r io.Reader) (*journal.Report, error) { return journal.Verify(r, o) }, *format)
 	case *key != "":
 		return e.fail("verify: --key goes with --transcript or --proof")
 	}
@@ -86,8 +87,9 @@ func runVerify(e *env, args []string) int {
 }
 
 // verifyTranscript verifies a file, or each session of a store (said
-// session by session, then which failed).
-func (e *env) verifyTranscript(arg string, o *journal.Options, format string) int {
+// session by session, then which failed), with read: Verify, or
+// CheckProof.
+func (e *env) verifyTranscript(arg string, read func(io.Reader) (*journal.Report, error), format string) int {
 	srcs, close, err := e.transcripts(context.Background(), arg)
 	if err != nil {
 		return e.fail("verify: %v", err)
@@ -103,7 +105,7 @@ func (e *env) verifyTranscript(arg string, o *journal.Options, format string) in
 		if err != nil {
 			return e.fail("verify: %v", err)
 		}
-		rep, err := journal.Verify(f, o)
+		rep, err := read(f)
 		f.Close()
 		if format == "json" {
 			verdicts = append(verdicts, newVerdict(src.name, rep, err))
