@@ -79,10 +79,10 @@ type CallReport struct {
 	// fragments that changed, the bytes the two prompts share from the
 	// start (what a provider's prefix cache can still serve) and the bytes
 	// re-sent after them.
-	Previous          string           `json:"previous,omitempty"`
-	Changes           []FragmentChange `json:"changes,omitempty"`
-	CommonPrefixBytes int              `json:"common_prefix_bytes,omitempty"`
-	ResendBytes       int              `json:"resend_bytes,omitempty"`
+	Previous          string            `json:"previous,omitempty"`
+	Changes           []manifest.Change `json:"changes,omitempty"`
+	CommonPrefixBytes int               `json:"common_prefix_bytes,omitempty"`
+	ResendBytes       int               `json:"resend_bytes,omitempty"`
 
 	system string // the prompt at SystemLine
 }

@@ -47,7 +47,7 @@ func newVerifier(key note.Verifier) *verifier {
 	return &verifier{rep: &Report{}, systems: map[string]retained{}, manifests: map[string]retained{},
 		schemas: map[string]retained{}, messages: map[string]retained{}, sessions: map[string]*session{},
 		pending: map[int64]pendingRequest{}, reads: map[int]manifestRead{}, sysHashed: map[int]sysCheck{}, rederived: map[int]bool{}, holds: map[holdKey]holdVerdict{},
-		changes: map[[2]int][]FragmentChange{}, prefixes: map[[2]int]int{}, lastByRole: map[string]int{}, prev: genesis,
+		changes: map[[2]int][]manifest.Change{}, prefixes: map[[2]int]int{}, lastByRole: map[string]int{}, prev: genesis,
 		ck: checkpoints{key: key}}
 }
 
@@ -97,10 +97,10 @@ type verifier struct {
 	sysHashed                             map[int]sysCheck         // by system_prompt line
 	rederived                             map[int]bool             // by tool_schemas or served_message line
 	holds                                 map[holdKey]holdVerdict
-	changes                               map[[2]int][]FragmentChange // by (manifest line, manifest line)
-	prefixes                              map[[2]int]int              // common prefix by (system line, system line)
-	lastByRole                            map[string]int              // role -> index in rep.Calls of its last call with a manifest
-	prev, cur                             string                      // the chain hashes of the last line and this one
+	changes                               map[[2]int][]manifest.Change // by (manifest line, manifest line)
+	prefixes                              map[[2]int]int               // common prefix by (system line, system line)
+	lastByRole                            map[string]int               // role -> index in rep.Calls of its last call with a manifest
+	prev, cur                             string                       // the chain hashes of the last line and this one
 	seq                                   int64
 	// Checkpoints, the call to prove (Prove), the proof being read
 	// (CheckProof), and this line's bytes.
@@ -430,14 +430,14 @@ func (v *verifier) commonPrefix(prev, c *CallReport) int {
 	return n
 }
 
-func (v *verifier) changed(prev, c *CallReport) []FragmentChange {
+func (v *verifier) changed(prev, c *CallReport) []manifest.Change {
 	if prev.ManifestLine == c.ManifestLine {
 		return nil // one manifest read: nothing differs
 	}
 	k := [2]int{prev.ManifestLine, c.ManifestLine}
 	ch, done := v.changes[k]
 	if !done {
-		ch = ChangedFragments(prev.Manifest.Rows(), c.Manifest.Rows())
+		ch = manifest.Differing(prev.Manifest.Rows(), c.Manifest.Rows())
 		v.changes[k] = ch
 	}
 	return ch

@@ -148,7 +148,7 @@ type (
 	}
 	since struct {
 		Previous                       string
-		Changes                        []journal.FragmentChange
+		Changes                        []manifest.Change
 		CommonPrefixBytes, ResendBytes int
 	}
 	fragment struct {
