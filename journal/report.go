@@ -31,8 +31,10 @@ const (
 )
 
 // CallReport is the verdict on one request of a transcript, with what the
-// request was served: enough to show the call to a person (package
-// journal/report) without reading the transcript again.
+// request was served and what answered it, as the verifier resolved them:
+// enough for package journal/report to show the call to a person (and to
+// set it against its role's previous call) without reading the transcript
+// again.
 type CallReport struct {
 	// Line is the request's line number (from 1).
 	Line int    `json:"line"`
@@ -68,21 +70,13 @@ type CallReport struct {
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	// Usage is what the provider said the call cost, as its response
 	// recorded it (nil when it said nothing, or the call failed): its
-	// CacheReadTokens, beside CommonPrefixBytes, shows whether the prefix
-	// promptloom kept stable was the prefix the provider's cache served.
+	// CacheReadTokens, beside the bytes in common with the role's previous
+	// call (journal/report), shows whether the prefix promptloom kept
+	// stable was the prefix the provider's cache served.
 	Usage *Usage `json:"usage,omitempty"`
 	// Unattributed is a call made without a manifest (its request holds
 	// its body's digest only): nothing says what prompt it was served.
 	Unattributed bool `json:"unattributed,omitempty"`
-	// Previous is the last call of the same role before this one (both
-	// with a manifest; "" when there is none), and against it: the
-	// fragments that changed, the bytes the two prompts share from the
-	// start (what a provider's prefix cache can still serve) and the bytes
-	// re-sent after them.
-	Previous          string            `json:"previous,omitempty"`
-	Changes           []manifest.Change `json:"changes,omitempty"`
-	CommonPrefixBytes int               `json:"common_prefix_bytes,omitempty"`
-	ResendBytes       int               `json:"resend_bytes,omitempty"`
 
 	system string // the prompt at SystemLine
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/digest"
 	pjson "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/manifest"
@@ -47,8 +46,8 @@ func newVerifier(key note.Verifier) *verifier {
 	return &verifier{rep: &Report{}, systems: map[string]retained{}, manifests: map[string]retained{},
 		schemas: map[string]retained{}, messages: map[string]retained{}, sessions: map[string]*session{},
 		pending: map[int64]pendingRequest{}, reads: map[int]manifestRead{}, sysHashed: map[int]sysCheck{}, rederived: map[int]bool{}, holds: map[holdKey]holdVerdict{},
-		changes: map[[2]int][]manifest.Change{}, prefixes: map[[2]int]int{}, lastByRole: map[string]int{}, prev: genesis,
-		ck: checkpoints{key: key}}
+		prev: genesis,
+		ck:   checkpoints{key: key}}
 }
 
 // read judges r a line at a time (no line longer than o.MaxLineBytes),
@@ -97,10 +96,7 @@ type verifier struct {
 	sysHashed                             map[int]sysCheck         // by system_prompt line
 	rederived                             map[int]bool             // by tool_schemas or served_message line
 	holds                                 map[holdKey]holdVerdict
-	changes                               map[[2]int][]manifest.Change // by (manifest line, manifest line)
-	prefixes                              map[[2]int]int               // common prefix by (system line, system line)
-	lastByRole                            map[string]int               // role -> index in rep.Calls of its last call with a manifest
-	prev, cur                             string                       // the chain hashes of the last line and this one
+	prev, cur                             string // the chain hashes of the last line and this one
 	seq                                   int64
 	// Checkpoints, the call to prove (Prove), the proof being read
 	// (CheckProof), and this line's bytes.
@@ -394,53 +390,12 @@ func (v *verifier) attempt(n int, l gjson.Result) {
 	c.Attempts++
 }
 
-// addCall adds a request's report, with its role's comparison against the
-// role's last call.
+// addCall adds a request's report.
 func (v *verifier) addCall(c CallReport) {
 	if c.Problem != nil && c.Problem.Line == 0 {
 		c.Problem.Line = c.Line
 	}
-	if m := c.Manifest; m != nil {
-		if p, ok := v.lastByRole[m.CallRole]; ok && len(v.rep.Calls[p].Manifest.Segments) > 0 {
-			prev := &v.rep.Calls[p]
-			common := v.commonPrefix(prev, &c)
-			c.Previous, c.Changes = prev.Call, v.changed(prev, &c)
-			c.CommonPrefixBytes, c.ResendBytes = common, len(c.system)-common
-		}
-		v.lastByRole[m.CallRole] = len(v.rep.Calls)
-	}
 	v.rep.Calls = append(v.rep.Calls, c)
-}
-
-// commonPrefix is the bytes two calls' prompts share from the start, and
-// changed the fragments that differ between their manifests: each worked
-// out once per pair of lines (the same line twice shares everything), so
-// a run that alternates between two large prompts compares them once,
-// not once a call.
-func (v *verifier) commonPrefix(prev, c *CallReport) int {
-	if prev.SystemLine == c.SystemLine {
-		return len(c.system)
-	}
-	k := [2]int{prev.SystemLine, c.SystemLine}
-	n, done := v.prefixes[k]
-	if !done {
-		n = promptloom.CommonPrefix(prev.system, c.system)
-		v.prefixes[k] = n
-	}
-	return n
-}
-
-func (v *verifier) changed(prev, c *CallReport) []manifest.Change {
-	if prev.ManifestLine == c.ManifestLine {
-		return nil // one manifest read: nothing differs
-	}
-	k := [2]int{prev.ManifestLine, c.ManifestLine}
-	ch, done := v.changes[k]
-	if !done {
-		ch = manifest.Differing(prev.Manifest.Rows(), c.Manifest.Rows())
-		v.changes[k] = ch
-	}
-	return ch
 }
 
 func (v *verifier) finish(readErr error) {

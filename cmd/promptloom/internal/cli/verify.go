@@ -11,6 +11,7 @@ import (
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/internal/textsafe"
 	"github.com/promptloom/promptloom/journal"
+	"github.com/promptloom/promptloom/journal/report"
 	"github.com/promptloom/promptloom/manifest"
 )
 
@@ -143,18 +144,66 @@ func (e *env) verifyTranscript(arg string, read func(io.Reader) (*journal.Report
 // the error that cut the reading short (a line past the cap, a failed
 // read), and the report.
 type transcriptVerdict struct {
-	Name   string          `json:"name"`
-	OK     bool            `json:"ok"`
-	Error  string          `json:"error,omitempty"`
-	Report *journal.Report `json:"report"`
+	Name   string      `json:"name"`
+	OK     bool        `json:"ok"`
+	Error  string      `json:"error,omitempty"`
+	Report *reportJSON `json:"report"`
 }
 
+// reportJSON is a journal.Report as --format json writes it, field for
+// field, each call with what changed since its role's last call
+// (report.Compare) after the verifier's own fields, as the report carried
+// them before package journal/report computed them.
+// TestReportJSONIsTheReports holds it to journal.Report's fields.
+type reportJSON struct {
+	Format        string                `json:"format"`
+	Calls         []callJSON            `json:"calls"`
+	Problems      []*manifest.RuleError `json:"problems,omitempty"`
+	Lines         int                   `json:"lines"`
+	Head          string                `json:"head,omitempty"`
+	Checkpoints   int                   `json:"checkpoints,omitempty"`
+	SignedBy      string                `json:"signed_by,omitempty"`
+	SignedThrough int                   `json:"signed_through,omitempty"`
+	Unattributed  int                   `json:"unattributed,omitempty"`
+}
+
+type callJSON struct {
+	journal.CallReport
+	Previous          string       `json:"previous,omitempty"`
+	Changes           []changeJSON `json:"changes,omitempty"`
+	CommonPrefixBytes int          `json:"common_prefix_bytes,omitempty"`
+	ResendBytes       int          `json:"resend_bytes,omitempty"`
+}
+
+// changeJSON is a manifest.Change as the report's JSON has always
+// written one.
+type changeJSON struct{ ID, What string }
+
 func newVerdict(name string, rep *journal.Report, err error) transcriptVerdict {
-	v := transcriptVerdict{Name: name, OK: err == nil && rep.OK(), Report: rep}
+	v := transcriptVerdict{Name: name, OK: err == nil && rep.OK(), Report: newReportJSON(rep)}
 	if err != nil {
 		v.Error = err.Error()
 	}
 	return v
+}
+
+func newReportJSON(rep *journal.Report) *reportJSON {
+	if rep == nil {
+		return nil
+	}
+	out := &reportJSON{Format: rep.Format, Calls: make([]callJSON, len(rep.Calls)), Problems: rep.Problems, Lines: rep.Lines, Head: rep.Head,
+		Checkpoints: rep.Checkpoints, SignedBy: rep.SignedBy, SignedThrough: rep.SignedThrough, Unattributed: rep.Unattributed}
+	since := report.Compare(rep)
+	for i, c := range rep.Calls {
+		out.Calls[i].CallReport = c
+		if s := since[i]; s != nil {
+			out.Calls[i].Previous, out.Calls[i].CommonPrefixBytes, out.Calls[i].ResendBytes = s.Previous, s.CommonPrefixBytes, s.ResendBytes
+			for _, ch := range s.Changes {
+				out.Calls[i].Changes = append(out.Calls[i].Changes, changeJSON{ch.ID, ch.What})
+			}
+		}
+	}
+	return out
 }
 
 // verdict is the exit code of a verified transcript: 1 when it has a
