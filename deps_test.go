@@ -69,7 +69,7 @@ const depsRules = `
 	eventlog/sqlite, eventlog/postgres, internal/testkit/pgtest < internal/testkit/logtest;
 
 	explain, internal/testkit/benchdata < bench/peer;
-	journal, internal/testkit/fakeprovider < internal/testkit/exampletest;
+	journal/report, internal/testkit/fakeprovider < internal/testkit/exampletest;
 
 	explain, stage < examples/harness;
 	explain, transport, internal/testkit/fakeprovider < examples/anthropic, examples/openai, examples/gemini;

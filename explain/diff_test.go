@@ -7,6 +7,7 @@ import (
 
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/harn/options"
+	"github.com/promptloom/promptloom/manifest"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -49,11 +50,11 @@ func TestDiffWithoutTool(t *testing.T) {
 	for i := range d.Fragments {
 		if d.Fragments[i].ID == "tool:todo.guidance" {
 			todo = &d.Fragments[i]
-		} else if d.Fragments[i].Change != same {
-			t.Errorf("%s: %s, want same", d.Fragments[i].ID, d.Fragments[i].Change)
+		} else if d.Fragments[i].Kind != manifest.Same {
+			t.Errorf("%s: %s, want same", d.Fragments[i].ID, d.Fragments[i].Kind)
 		}
 	}
-	if todo == nil || todo.Change != excluded || todo.A.Reason != "tool(s) present: todo" ||
+	if todo == nil || todo.Kind != manifest.Excluded || todo.A.Reason != "tool(s) present: todo" ||
 		todo.B.Reason != "requires tool `todo` (not available)" {
 		t.Fatalf("todo guidance delta = %+v", todo)
 	}
@@ -87,8 +88,8 @@ func TestDiffWithItself(t *testing.T) {
 		t.Errorf("self diff: %+v", d)
 	}
 	for _, f := range d.Fragments {
-		if f.Change != same {
-			t.Errorf("%s: %s", f.ID, f.Change)
+		if f.Kind != manifest.Same {
+			t.Errorf("%s: %s", f.ID, f.Kind)
 		}
 	}
 }
@@ -108,13 +109,13 @@ func TestDiffClassifies(t *testing.T) {
 	changes := map[string]string{}
 	for _, f := range d.Fragments {
 		order = append(order, f.ID)
-		changes[f.ID] = f.Change
+		changes[f.ID] = f.Kind
 	}
 	// system[1] holds "two" in A and "three" in B: ids match by position in
 	// the list, so they read as changed bodies; the tool flips and arrives.
 	wantChanges := map[string]string{
-		"system[0]": same, "system[1]": changed, "system[2]": changed, "system[3]": changed,
-		"system[4]": changed, "tool:t.guidance": excluded, "tool:u.guidance": added,
+		"system[0]": manifest.Same, "system[1]": manifest.Changed, "system[2]": manifest.Changed, "system[3]": manifest.Changed,
+		"system[4]": manifest.Changed, "tool:t.guidance": manifest.Excluded, "tool:u.guidance": manifest.Added,
 	}
 	if diff := cmp.Diff(wantChanges, changes); diff != "" {
 		t.Errorf("changes (-want +got):\n%s", diff)
@@ -130,7 +131,7 @@ func TestDiffMovedAndRemoved(t *testing.T) {
 	d := Diff(a, b, "a", "b")
 	var got []string
 	for _, f := range d.Fragments {
-		got = append(got, f.ID+":"+string(f.Change))
+		got = append(got, f.ID+":"+string(f.Kind))
 	}
 	want := []string{"y:same", "z:same", "gone:removed", "x:moved"}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -36,7 +36,7 @@ func ExampleDiff() {
 	d := explain.Diff(with, without, "with", "without")
 	fmt.Println(d.CommonPrefixBytes, *d.FirstChangedFragment)
 	for _, f := range d.Fragments {
-		fmt.Println(f.ID, f.Change)
+		fmt.Println(f.ID, f.Kind)
 	}
 	// Output:
 	// 16 tool:todo.guidance

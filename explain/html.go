@@ -82,10 +82,10 @@ func (d *Delta) WriteHTML(w io.Writer, aName, bName string) error {
 	changes := map[*Row]string{}
 	for _, f := range d.Fragments {
 		if f.A != nil {
-			changes[f.A] = f.Change
+			changes[f.A] = f.Kind
 		}
 		if f.B != nil {
-			changes[f.B] = f.Change
+			changes[f.B] = f.Kind
 		}
 	}
 	pa, pb := paneOf(d.A, "A "+aName, d.CommonPrefixBytes, changes), paneOf(d.B, "B "+bName, d.CommonPrefixBytes, changes)

@@ -94,7 +94,7 @@ func changedKeys(a, b map[string]digest.Digest) []string {
 func explainInputs(ds []FragmentDelta) {
 	for i := range ds {
 		d := &ds[i]
-		if d.Change != changed || d.A == nil || d.B == nil {
+		if d.Kind != manifest.Changed || d.A == nil || d.B == nil {
 			continue
 		}
 		d.Bindings, d.TemplateChanged = inputsChanged(d.A.segment(), d.B.segment())
@@ -112,9 +112,9 @@ func changeCell(d *FragmentDelta) string {
 		why = append(why, "template")
 	}
 	if len(why) == 0 {
-		return d.Change
+		return d.Kind
 	}
-	return d.Change + ": " + strings.Join(why, "; ")
+	return d.Kind + ": " + strings.Join(why, "; ")
 }
 
 // Lint returns what is likely a mistake in what e explains, in order:

@@ -11,6 +11,7 @@ import (
 	"testing/fstest"
 
 	"github.com/promptloom/promptloom/internal/testkit/chromiumtest"
+	"github.com/promptloom/promptloom/manifest"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -94,11 +95,11 @@ func TestDiffNamesTheBinding(t *testing.T) {
 	a, b := explainTpl(t, tplOptions("monday")), explainTpl(t, tplOptions("tuesday"))
 	d := Diff(a, b, "a.json", "b.json")
 	f := d.Fragments[0]
-	if f.ID != "system[0]" || f.Change != changed || !cmp.Equal(f.Bindings, []string{"date"}) || f.TemplateChanged {
+	if f.ID != "system[0]" || f.Kind != manifest.Changed || !cmp.Equal(f.Bindings, []string{"date"}) || f.TemplateChanged {
 		t.Errorf("delta = %+v", f)
 	}
 	for _, g := range d.Fragments[1:] {
-		if g.Change != same || g.Bindings != nil {
+		if g.Kind != manifest.Same || g.Bindings != nil {
 			t.Errorf("delta = %+v", g)
 		}
 	}

@@ -358,5 +358,3 @@ func (o *Options) verifier() note.Verifier {
 	}
 	return o.Verifier
 }
-
-func (o *Options) prove() bool { return o != nil && o.Prove != "" }

@@ -51,12 +51,28 @@ func signed(t testing.TB, s note.Signer, every, n int) string {
 
 func verifyWith(transcript string, o *Options) (*Report, string) {
 	rep, err := Verify(strings.NewReader(transcript), o)
+	return rep, verdictText(rep, err)
+}
+
+// proveWith proves call in transcript, with the report's text.
+func proveWith(transcript, call string, o *Options) ([]byte, *Report, string) {
+	proof, rep, err := Prove(strings.NewReader(transcript), call, o)
+	return proof, rep, verdictText(rep, err)
+}
+
+// checkWith checks a proof against key, with the report's text.
+func checkWith(proof string, key note.Verifier) (*Report, string) {
+	rep, err := CheckProof(strings.NewReader(proof), key, nil)
+	return rep, verdictText(rep, err)
+}
+
+func verdictText(rep *Report, err error) string {
 	var b strings.Builder
 	rep.WriteText(&b)
 	if err != nil {
 		fmt.Fprintf(&b, "error: %v\n", err)
 	}
-	return rep, b.String()
+	return b.String()
 }
 
 // The tree a journal keeps (its perfect subtrees' roots only) has the root
@@ -258,16 +274,15 @@ func TestProofs(t *testing.T) {
 	r := mrand.New(mrand.NewPCG(1, 2))
 	for i := range 100 {
 		call := fmt.Sprintf("c%d", r.IntN(calls))
-		rep, text := verifyWith(transcript, &Options{Verifier: v, Prove: call})
-		if !rep.OK() || rep.Proof == nil {
+		proof, rep, text := proveWith(transcript, call, &Options{Verifier: v})
+		if !rep.OK() || proof == nil {
 			t.Fatalf("prove %s:\n%s", call, text)
 		}
-		proof := rep.Proof
-		prep, text := verifyWith(string(proof), &Options{Verifier: v})
+		prep, text := checkWith(string(proof), v)
 		if !prep.OK() || len(prep.Calls) != 1 || prep.Calls[0].Call != call || prep.Format != formatProof {
 			t.Fatalf("the proof of %s:\n%s\n%s", call, text, proof)
 		}
-		if _, text := verifyWith(string(proof), &Options{Verifier: keysVerifier(t)}); !strings.Contains(text, "not signed by") {
+		if _, text := checkWith(string(proof), keysVerifier(t)); !strings.Contains(text, "not signed by") {
 			t.Errorf("the proof of %s verifies with another key:\n%s", call, text)
 		}
 		// Every byte of the first five proofs, 100 random bytes of the rest.
@@ -278,7 +293,7 @@ func TestProofs(t *testing.T) {
 		for _, at := range positions {
 			bad := bytes.Clone(proof)
 			bad[at] ^= 1 << r.IntN(8)
-			if rep, err := Verify(bytes.NewReader(bad), &Options{Verifier: v}); err == nil && rep.OK() {
+			if rep, err := CheckProof(bytes.NewReader(bad), v, nil); err == nil && rep.OK() {
 				t.Fatalf("the proof of %s with byte %d changed (%q to %q) verifies:\n%s", call, at, proof[at], bad[at], bad)
 			}
 		}
@@ -288,17 +303,44 @@ func TestProofs(t *testing.T) {
 func keysVerifier(t *testing.T) note.Verifier { _, v := keys(t, "alice"); return v }
 
 // A call that is not in the transcript, named twice, or not covered by a
-// checkpoint cannot be proved, and Verify says why.
+// checkpoint cannot be proved, and Prove says why.
 func TestProveRefuses(t *testing.T) {
 	s, _ := keys(t, "alice")
 	transcript := signed(t, s, 0, 3)
 	for call, want := range map[string]string{"c9": `no call "c9"`} {
-		rep, text := verifyWith(transcript, &Options{Prove: call})
-		if rep.Proof != nil || !strings.Contains(text, want) {
+		if proof, _, text := proveWith(transcript, call, nil); proof != nil || !strings.Contains(text, want) {
 			t.Errorf("prove %s:\n%s", call, text)
 		}
 	}
-	if rep, text := verifyWith(recorded(t), &Options{Prove: "c1"}); rep.Proof != nil || !strings.Contains(text, "no checkpoint") {
+	if proof, _, text := proveWith(recorded(t), "c1", nil); proof != nil || !strings.Contains(text, "no checkpoint") {
 		t.Errorf("prove in an unsigned transcript:\n%s", text)
+	}
+	// Another call of the transcript that fails: no proof of this one.
+	tampered := strings.Replace(transcript, `"call":"c0"`, `"call":"c9"`, 1)
+	if proof, rep, text := proveWith(tampered, "c1", nil); proof != nil || rep.OK() {
+		t.Errorf("prove in a transcript that does not verify:\n%s", text)
+	}
+	if _, _, err := Prove(strings.NewReader(transcript), "", nil); err == nil {
+		t.Error("Prove of no call named: no error")
+	}
+}
+
+// A proof is not a transcript, nor a transcript a proof; and a proof is
+// checked only against a key.
+func TestProofIsNoTranscript(t *testing.T) {
+	s, v := keys(t, "alice")
+	transcript := signed(t, s, 0, 3)
+	proof, _, text := proveWith(transcript, "c1", nil)
+	if proof == nil {
+		t.Fatalf("prove c1:\n%s", text)
+	}
+	if rep, text := verifyWith(string(proof), &Options{Verifier: v}); rep.OK() || !strings.Contains(text, "a proof of one call, not a transcript") {
+		t.Errorf("Verify of a proof:\n%s", text)
+	}
+	if rep, text := checkWith(transcript, v); rep.OK() || !strings.Contains(text, "line 1: not a proof header") {
+		t.Errorf("CheckProof of a transcript:\n%s", text)
+	}
+	if rep, err := CheckProof(bytes.NewReader(proof), nil, nil); err == nil || rep.OK() {
+		t.Errorf("CheckProof without a key: %v, %+v", err, rep)
 	}
 }

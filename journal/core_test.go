@@ -328,7 +328,6 @@ func TestNoNilOrZeroValuePanics(t *testing.T) {
 			return errors.Join(r.WriteText(&bytes.Buffer{}), want(r.WriteText(nil)))
 		},
 		"zero Request": func() error { Request{}.Served(); return nil },
-		"nil segments": func() error { ChangedFragments(nil, nil); return nil },
 		"a panicking Clock": func() error {
 			func() {
 				defer func() { recover() }()

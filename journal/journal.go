@@ -26,10 +26,12 @@
 //
 // The chain's hashes are unkeyed. A journal given Options.Signer signs its
 // session with checkpoints (sumdb/note notes over the chain and the RFC
-// 6962 root of its calls), which Verify holds to Options.Verifier; and
-// Options.Prove makes Verify prove one call to someone who sees nothing
-// else of the transcript. Package journal/postgres keeps transcripts in
-// PostgreSQL, one chain a session.
+// 6962 root of its calls), which Verify holds to Options.Verifier. Prove
+// writes the inclusion proof of one call, for someone who sees nothing
+// else of the transcript, and CheckProof checks it against the signer's
+// key (in the manner of sumdb/tlog's ProveRecord and CheckRecord).
+// Package journal/postgres keeps transcripts in PostgreSQL, one chain a
+// session.
 package journal
 
 import (
@@ -219,20 +221,12 @@ type Options struct {
 	// note.GenerateKey (promptloom keygen).
 	Signer          note.Signer
 	CheckpointEvery int
-	// Verifier, when set, makes Verify fail unless every session ends in a
-	// checkpoint signed by its key that holds for the chain at its line:
-	// without it, anyone who can write a transcript can rewrite a whole
-	// run consistently, and only its head hash changes. With it, Verify
-	// of a proof (Prove) checks the proof's note too.
+	// Verifier, when set, makes Verify (and Prove) fail unless every
+	// session ends in a checkpoint signed by its key that holds for the
+	// chain at its line: without it, anyone who can write a transcript can
+	// rewrite a whole run consistently, and only its head hash changes.
+	// CheckProof takes its key as an argument, not from here.
 	Verifier note.Verifier
-	// Prove names a call (Request.Call) of the transcript Verify reads,
-	// whose inclusion proof Verify then puts in Report.Proof: the call's
-	// request and outcome lines, the path from their leaf to the root of
-	// its session's tree of calls, and the session's last checkpoint
-	// (docs/transcript.md, "Proofs"). Verify of the proof checks it
-	// without the rest of the transcript. To prove, Verify keeps a hash
-	// of every call.
-	Prove string
 }
 
 func (o *Options) maxLine() int {

@@ -7,13 +7,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
@@ -289,33 +287,6 @@ func TestVerifySurvivesDeepNesting(t *testing.T) {
 	rep, err := Verify(strings.NewReader(deep+recorded(t)), nil)
 	if err != nil || rep.OK() || !strings.Contains(rep.Problems[0].Detail, "line 1: not JSON") || len(rep.Calls) != 3 {
 		t.Fatalf("verify = %+v, %v", rep.Problems, err)
-	}
-}
-
-// The manifest leaves register and rank out for a binding fragment of rank 0
-// with no sources; a pin that has them spelled out is the same fragment.
-func TestChangedFragmentsReadOmittedDefaults(t *testing.T) {
-	zero, two, d := 0, 2, digest.Of("d")
-	old := []manifest.Segment{{ID: "a", Digest: d}, {ID: "b", Digest: d, Register: "craft", Rank: &two}}
-	cur := []manifest.Segment{{ID: "a", Digest: d, Register: "binding", Rank: &zero}, {ID: "b", Digest: d, Register: "craft", Rank: &zero}}
-	got := ChangedFragments(old, cur)
-	if len(got) != 1 || got[0].String() != "b (rank 2 → 0)" {
-		t.Errorf("changes = %v, want only b (rank 2 → 0)", got)
-	}
-}
-
-// A fragment's state changes are named as the report names states:
-// included, shed (by a budget) or excluded.
-func TestChangedFragmentsNameStates(t *testing.T) {
-	d := digest.Of("d")
-	old := []manifest.Segment{{ID: "a", Digest: d, Reason: "shed by budget: considered rank 1"}, {ID: "b", Digest: d, Included: true}}
-	cur := []manifest.Segment{{ID: "a", Digest: d, Included: true}, {ID: "b", Digest: d, Reason: "requires tool t"}}
-	var got []string
-	for _, c := range ChangedFragments(old, cur) {
-		got = append(got, c.String())
-	}
-	if want := []string{"a (shed → included)", "b (included → excluded)"}; !slices.Equal(got, want) {
-		t.Errorf("changes = %q, want %q", got, want)
 	}
 }
 

@@ -123,8 +123,8 @@ func TestVerifyLinearInPairs(t *testing.T) {
 		t.Errorf("%d calls verified, want 40", v)
 	}
 	for i := range rep.Calls[1:] {
-		if c := &rep.Calls[i+1]; c.Manifest != rep.Calls[0].Manifest || c.Changes != nil || c.ResendBytes != 0 {
-			t.Fatalf("call %d: a manifest of its own, or changes against the same manifest: %+v", i+1, c.Changes)
+		if c := &rep.Calls[i+1]; c.Manifest != rep.Calls[0].Manifest {
+			t.Fatalf("call %d: a manifest of its own", i+1)
 		}
 	}
 }

@@ -2,7 +2,9 @@ package journal
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"github.com/promptloom/promptloom/manifest"
 
 	"github.com/tidwall/gjson"
+	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -23,10 +26,59 @@ import (
 // proofSchema names the format of a proof's header.
 const proofSchema = "promptloom.journal.proof.v1"
 
-// formatProof is a proof, as Verify tells it by its first line.
+// formatProof is a proof, as CheckProof reports it (Report.Format).
 const formatProof = "proof"
 
-// prover is what Verify keeps to prove the call Options.Prove names.
+// Prove verifies a transcript, as Verify does with o, and returns the
+// inclusion proof of the call named call (Request.Call): its request and
+// outcome lines as they are in the transcript, the path from their leaf
+// to the root of its session's tree of calls, and the session's last
+// checkpoint, which signs that root (docs/transcript.md, "Proofs").
+// CheckProof checks it without the rest of the transcript.
+//
+// The report is the transcript's, as Verify returns it, and err is
+// Verify's (a line past o.MaxLineBytes, a read that failed). There is a
+// proof only of a transcript that verifies (Report.OK) in which exactly
+// one call has the name, answered and covered by a checkpoint of its
+// session; otherwise the proof is nil and the report's Problems say why.
+// To prove, Prove keeps a hash of every call.
+func Prove(transcript io.Reader, call string, o *Options) ([]byte, *Report, error) {
+	if isNil(transcript) {
+		return nil, &Report{}, errors.New("journal: Prove: no reader")
+	}
+	if call == "" {
+		return nil, &Report{}, errors.New("journal: Prove: no call named")
+	}
+	v := newVerifier(o.verifier())
+	v.ck.keepLeaves, v.pf = true, &prover{call: call, leaf: -1}
+	rep, err := v.read(transcript, o)
+	if err != nil || !rep.OK() {
+		return nil, rep, err
+	}
+	return v.pf.proof, rep, nil
+}
+
+// CheckProof checks a proof as Prove writes it against the signer's
+// verifier key (docs/transcript.md, "Proofs"): the header, exactly as
+// written; the request and its outcome, which must name it and hash to
+// its receipt; the note, which key must have signed; and the leaf's path
+// to the root the note signs. The report has the one call (Format
+// "proof", 3 lines); reading it, o's MaxLineBytes holds as in Verify, and
+// o's Verifier is not read: key is the only key. A proof is checked only
+// against a key: without one it proves nothing, and CheckProof fails.
+func CheckProof(proof io.Reader, key note.Verifier, o *Options) (*Report, error) {
+	if isNil(proof) {
+		return &Report{}, errors.New("journal: CheckProof: no reader")
+	}
+	if key == nil {
+		return &Report{}, errors.New("journal: CheckProof: no verifier key: a proof checked without the signer's key proves nothing")
+	}
+	v := newVerifier(key)
+	v.rep.Format = formatProof
+	return v.read(proof, o)
+}
+
+// prover is what Prove keeps to prove its call.
 type prover struct {
 	call             string
 	lines            []int // the request lines naming the call
@@ -34,13 +86,7 @@ type prover struct {
 	seq              int64
 	request, outcome []byte
 	leaf             int64
-}
-
-func newProver(o *Options) *prover {
-	if o == nil || o.Prove == "" {
-		return nil
-	}
-	return &prover{call: o.Prove, leaf: -1}
+	proof            []byte // the proof, once built
 }
 
 // proveRequest notes a request line (v.raw) of the call to prove.
@@ -60,8 +106,8 @@ func (v *verifier) proveOutcome(sess string, requestSeq int64) {
 	}
 }
 
-// finishProve builds the proof Options.Prove asked for, or says why there
-// is none.
+// finishProve builds the proof Prove asked for, or says why there is
+// none.
 func (v *verifier) finishProve() {
 	p := v.pf
 	if p == nil {
@@ -113,7 +159,7 @@ func (v *verifier) finishProve() {
 	b.WriteByte('\n')
 	b.Write(p.outcome)
 	b.WriteByte('\n')
-	v.rep.Proof = b.Bytes()
+	p.proof = b.Bytes()
 }
 
 func joinInts(ns []int) string {
@@ -133,7 +179,7 @@ func proofHeader(leaf int64, path tlog.RecordProof, note string) string {
 	return fmt.Sprintf(`{"proof":%s,"leaf":%d,"path":[%s],"checkpoint":%s}`, quote(proofSchema), leaf, strings.Join(hashes, ","), quote(note))
 }
 
-// proofCheck is what Verify reads of a proof, line by line.
+// proofCheck is what CheckProof reads of a proof, line by line.
 type proofCheck struct {
 	leaf             int64
 	path             tlog.RecordProof
@@ -191,8 +237,7 @@ func readProofHeader(line []byte, l gjson.Result) (leaf int64, path tlog.RecordP
 
 // finishProof checks a proof once it is read: the request and its
 // outcome, the outcome's receipt, the leaf's path to the root, and the
-// note that signs the root (with Options.Verifier's key when Verify has
-// one).
+// note that signs the root, with CheckProof's key.
 func (v *verifier) finishProof() {
 	pc := v.proof
 	if pc == nil || pc.badLines > 0 {

@@ -31,8 +31,10 @@ const (
 )
 
 // CallReport is the verdict on one request of a transcript, with what the
-// request was served: enough to show the call to a person (package
-// journal/report) without reading the transcript again.
+// request was served and what answered it, as the verifier resolved them:
+// enough for package journal/report to show the call to a person (and to
+// set it against its role's previous call) without reading the transcript
+// again.
 type CallReport struct {
 	// Line is the request's line number (from 1).
 	Line int    `json:"line"`
@@ -68,28 +70,21 @@ type CallReport struct {
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	// Usage is what the provider said the call cost, as its response
 	// recorded it (nil when it said nothing, or the call failed): its
-	// CacheReadTokens, beside CommonPrefixBytes, shows whether the prefix
-	// promptloom kept stable was the prefix the provider's cache served.
+	// CacheReadTokens, beside the bytes in common with the role's previous
+	// call (journal/report), shows whether the prefix promptloom kept
+	// stable was the prefix the provider's cache served.
 	Usage *Usage `json:"usage,omitempty"`
 	// Unattributed is a call made without a manifest (its request holds
 	// its body's digest only): nothing says what prompt it was served.
 	Unattributed bool `json:"unattributed,omitempty"`
-	// Previous is the last call of the same role before this one (both
-	// with a manifest; "" when there is none), and against it: the
-	// fragments that changed, the bytes the two prompts share from the
-	// start (what a provider's prefix cache can still serve) and the bytes
-	// re-sent after them.
-	Previous          string           `json:"previous,omitempty"`
-	Changes           []FragmentChange `json:"changes,omitempty"`
-	CommonPrefixBytes int              `json:"common_prefix_bytes,omitempty"`
-	ResendBytes       int              `json:"resend_bytes,omitempty"`
 
 	system string // the prompt at SystemLine
 }
 
 // Report is the verdict on a whole transcript.
 type Report struct {
-	// Format is "promptloom" or "harn" ("" when unknown).
+	// Format is "promptloom" or "harn" ("" when unknown), or "proof" for
+	// CheckProof's.
 	Format string       `json:"format"`
 	Calls  []CallReport `json:"calls"`
 	// Problems are the rules the transcript itself breaks: a line not
@@ -101,7 +96,7 @@ type Report struct {
 	Lines int    `json:"lines"`
 	Head  string `json:"head,omitempty"`
 	// Checkpoints counts the checkpoints that hold for the chain (signed
-	// by Options.Verifier, when Verify has one).
+	// by Options.Verifier, when Verify has one); a proof's, checked, is 1.
 	Checkpoints int `json:"checkpoints,omitempty"`
 	// SignedBy and SignedThrough, when Verify was given a key and a
 	// checkpoint signed by it held, name the key and the line of the last
@@ -113,9 +108,6 @@ type Report struct {
 	// (CallReport.Unattributed). They verify as lines of the chain, but
 	// nothing accounts for their prompt.
 	Unattributed int `json:"unattributed,omitempty"`
-	// Proof is the proof of the call Options.Prove names (nil when not
-	// asked for, or when it cannot be proved: Problems then says why).
-	Proof []byte `json:"-"`
 }
 
 // Counts returns how many calls verified, are incomplete, and failed.

@@ -9,12 +9,12 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/digest"
 	pjson "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/manifest"
 
 	"github.com/tidwall/gjson"
+	"golang.org/x/mod/sumdb/note"
 )
 
 // Verify checks a transcript, reading it a line at a time (no line longer
@@ -31,15 +31,28 @@ import (
 // which has no chain: each provider_call_request's receipts are checked,
 // and other event types are skipped. No line of either may repeat a JSON
 // key. A transcript with no call checked fails.
+//
+// A proof of one call (Prove) is not a transcript: Verify fails it on its
+// first line, and CheckProof checks it.
 func Verify(r io.Reader, o *Options) (*Report, error) {
 	if isNil(r) {
 		return &Report{}, errors.New("journal: Verify: no reader")
 	}
-	v := &verifier{rep: &Report{}, systems: map[string]retained{}, manifests: map[string]retained{},
+	return newVerifier(o.verifier()).read(r, o)
+}
+
+// newVerifier is a verifier holding checkpoints to key (none: nil).
+func newVerifier(key note.Verifier) *verifier {
+	return &verifier{rep: &Report{}, systems: map[string]retained{}, manifests: map[string]retained{},
 		schemas: map[string]retained{}, messages: map[string]retained{}, sessions: map[string]*session{},
 		pending: map[int64]pendingRequest{}, reads: map[int]manifestRead{}, sysHashed: map[int]sysCheck{}, rederived: map[int]bool{}, holds: map[holdKey]holdVerdict{},
-		changes: map[[2]int][]FragmentChange{}, prefixes: map[[2]int]int{}, lastByRole: map[string]int{}, prev: genesis}
-	v.ck, v.pf = checkpoints{key: o.verifier(), keepLeaves: o.prove()}, newProver(o)
+		prev: genesis,
+		ck:   checkpoints{key: key}}
+}
+
+// read judges r a line at a time (no line longer than o.MaxLineBytes),
+// then the whole.
+func (v *verifier) read(r io.Reader, o *Options) (*Report, error) {
 	lr := newLineReader(r, o.maxLine())
 	for {
 		line, err := lr.next()
@@ -83,13 +96,10 @@ type verifier struct {
 	sysHashed                             map[int]sysCheck         // by system_prompt line
 	rederived                             map[int]bool             // by tool_schemas or served_message line
 	holds                                 map[holdKey]holdVerdict
-	changes                               map[[2]int][]FragmentChange // by (manifest line, manifest line)
-	prefixes                              map[[2]int]int              // common prefix by (system line, system line)
-	lastByRole                            map[string]int              // role -> index in rep.Calls of its last call with a manifest
-	prev, cur                             string                      // the chain hashes of the last line and this one
+	prev, cur                             string // the chain hashes of the last line and this one
 	seq                                   int64
-	// Checkpoints, the call to prove, a proof being read, and
-	// this line's bytes.
+	// Checkpoints, the call to prove (Prove), the proof being read
+	// (CheckProof), and this line's bytes.
 	ck    checkpoints
 	pf    *prover
 	proof *proofCheck
@@ -130,7 +140,8 @@ func (v *verifier) line(n int, line []byte, text string, torn bool) {
 		case typ.Exists():
 			v.rep.Format = formatHarn
 		case l.Get("proof").Exists():
-			v.rep.Format = formatProof
+			v.rep.broke("format", n, "line %d: a proof of one call, not a transcript: check it as a proof (verify --proof, journal.CheckProof)", n)
+			return
 		default:
 			v.rep.broke("format", n, "line %d: unknown format: neither a promptloom line (\"kind\") nor a Harn event (\"type\")", n)
 			return
@@ -379,53 +390,12 @@ func (v *verifier) attempt(n int, l gjson.Result) {
 	c.Attempts++
 }
 
-// addCall adds a request's report, with its role's comparison against the
-// role's last call.
+// addCall adds a request's report.
 func (v *verifier) addCall(c CallReport) {
 	if c.Problem != nil && c.Problem.Line == 0 {
 		c.Problem.Line = c.Line
 	}
-	if m := c.Manifest; m != nil {
-		if p, ok := v.lastByRole[m.CallRole]; ok && len(v.rep.Calls[p].Manifest.Segments) > 0 {
-			prev := &v.rep.Calls[p]
-			common := v.commonPrefix(prev, &c)
-			c.Previous, c.Changes = prev.Call, v.changed(prev, &c)
-			c.CommonPrefixBytes, c.ResendBytes = common, len(c.system)-common
-		}
-		v.lastByRole[m.CallRole] = len(v.rep.Calls)
-	}
 	v.rep.Calls = append(v.rep.Calls, c)
-}
-
-// commonPrefix is the bytes two calls' prompts share from the start, and
-// changed the fragments that differ between their manifests: each worked
-// out once per pair of lines (the same line twice shares everything), so
-// a run that alternates between two large prompts compares them once,
-// not once a call.
-func (v *verifier) commonPrefix(prev, c *CallReport) int {
-	if prev.SystemLine == c.SystemLine {
-		return len(c.system)
-	}
-	k := [2]int{prev.SystemLine, c.SystemLine}
-	n, done := v.prefixes[k]
-	if !done {
-		n = promptloom.CommonPrefix(prev.system, c.system)
-		v.prefixes[k] = n
-	}
-	return n
-}
-
-func (v *verifier) changed(prev, c *CallReport) []FragmentChange {
-	if prev.ManifestLine == c.ManifestLine {
-		return nil // one manifest read: nothing differs
-	}
-	k := [2]int{prev.ManifestLine, c.ManifestLine}
-	ch, done := v.changes[k]
-	if !done {
-		ch = ChangedFragments(prev.Manifest.Rows(), c.Manifest.Rows())
-		v.changes[k] = ch
-	}
-	return ch
 }
 
 func (v *verifier) finish(readErr error) {

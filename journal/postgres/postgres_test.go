@@ -313,9 +313,12 @@ func TestPostgresSigned(t *testing.T) {
 	record(t, journal.NewSink(s.Sink("s1"), &journal.Options{Session: "s1", Signer: signer, CheckpointEvery: 4}), "c", 10)
 	transcript := read(t, s, "s1")
 	verify(t, transcript, &journal.Options{Verifier: verifier})
-	rep := verify(t, transcript, &journal.Options{Verifier: verifier, Prove: "c7"})
-	if p := verify(t, rep.Proof, &journal.Options{Verifier: verifier}); p.Calls[0].Call != "c7" {
-		t.Errorf("the proof proves %s", p.Calls[0].Call)
+	proof, rep, err := journal.Prove(bytes.NewReader(transcript), "c7", &journal.Options{Verifier: verifier})
+	if err != nil || proof == nil {
+		t.Fatalf("prove c7: %v %v", err, rep.Problems)
+	}
+	if p, err := journal.CheckProof(bytes.NewReader(proof), verifier, nil); err != nil || !p.OK() || p.Calls[0].Call != "c7" {
+		t.Errorf("the proof: %v %+v", err, p)
 	}
 }
 

@@ -68,9 +68,10 @@ type MissError struct {
 	Nearest string
 	// SystemChanged is set when the system prompt differs from the
 	// nearest pin's; Changed then lists the fragments that differ from it
-	// (digest, inclusion, register or rank, or added or removed).
+	// (manifest.Differing: digest, state, register, rank or place, or
+	// added or removed).
 	SystemChanged bool
-	Changed       []journal.FragmentChange
+	Changed       []manifest.Change
 }
 
 // Error names the call and, against the nearest pin, what changed.
@@ -281,7 +282,7 @@ func (m *Model) miss(p *pin) error {
 	e.Nearest = nearest.Call
 	e.SystemChanged = nearest.SystemDigest != p.SystemDigest
 	if e.SystemChanged {
-		e.Changed = journal.ChangedFragments(nearest.segments(), p.segments())
+		e.Changed = manifest.Differing(nearest.segments(), p.segments())
 	}
 	return e
 }

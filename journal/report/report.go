@@ -2,8 +2,11 @@
 // order with the fragments it was served (included, excluded or shed, with
 // reasons and sources), its verdict and reply, and against the last call
 // of the same role what changed and how many bytes a prefix cache still
-// serves, beside the tokens the provider said its cache served. It renders a journal.Report, which Verify filled in one pass over
-// the transcript, so what is shown is what was verified.
+// serves, beside the tokens the provider said its cache served. It renders
+// a journal.Report, which Verify filled in one pass over the transcript,
+// and computes what it shows beyond the verdicts (Compare) from what that
+// pass resolved for each call, never reading the transcript again: what is
+// shown is what was verified.
 package report
 
 import (
@@ -14,6 +17,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/internal/textsafe"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/manifest"
@@ -32,6 +36,7 @@ func WriteText(w io.Writer, rep *journal.Report) error {
 	b := bufio.NewWriter(w)
 	q := textsafe.Line
 	shown := map[*manifest.Manifest]string{} // manifest -> the call that listed it
+	since := Compare(rep)
 	for i := range rep.Calls {
 		c := &rep.Calls[i]
 		if c.Unattributed {
@@ -52,14 +57,14 @@ func WriteText(w io.Writer, rep *journal.Report) error {
 				shown[c.Manifest] = callName(c) + " (line " + strconv.Itoa(c.Line) + ")"
 			}
 		}
-		if c.Previous != "" {
-			fmt.Fprintf(b, "  since %s: %d change(s), %d bytes in common, %d re-sent\n", q(c.Previous), len(c.Changes), c.CommonPrefixBytes, c.ResendBytes)
-			for _, ch := range c.Changes {
+		if s := since[i]; s != nil {
+			fmt.Fprintf(b, "  since %s: %d change(s), %d bytes in common, %d re-sent\n", q(s.Previous), len(s.Changes), s.CommonPrefixBytes, s.ResendBytes)
+			for _, ch := range s.Changes {
 				fmt.Fprintf(b, "    %s\n", q(ch.String()))
 			}
 		}
 		if c.Usage != nil {
-			fmt.Fprintf(b, "  cache: %s\n", q(cacheLine(c)))
+			fmt.Fprintf(b, "  cache: %s\n", q(cacheLine(c, since[i])))
 		}
 		if c.Outcome != "" {
 			fmt.Fprintf(b, "  reply: %s\n", q(c.Outcome))
@@ -74,14 +79,77 @@ func WriteText(w io.Writer, rep *journal.Report) error {
 	return rep.WriteText(w)
 }
 
+// Since is a call set against the last call of its role before it, both
+// with a manifest: the fragments that changed, the bytes the two prompts
+// share from the start (what a provider's prefix cache can still serve)
+// and the bytes re-sent after them.
+type Since struct {
+	// Previous is the earlier call's name.
+	Previous string
+	// Changes are the fragments that differ between the two manifests
+	// (manifest.Differing), in this call's order.
+	Changes                        []manifest.Change
+	CommonPrefixBytes, ResendBytes int
+}
+
+// Compare sets each call of rep against the last call of its role before
+// it, as WriteText and WriteHTML show it: the i-th is rep.Calls[i]'s, nil
+// when the call has no manifest or its role no earlier call with one. It
+// reads only the manifest and system prompt the verifier resolved for each
+// call (CallReport.Manifest and System), and compares each pair of their
+// lines once (the same line twice shares everything): a run that
+// alternates between two large prompts compares them once, not once a
+// call.
+func Compare(rep *journal.Report) []*Since {
+	if rep == nil {
+		return nil
+	}
+	out := make([]*Since, len(rep.Calls))
+	lastByRole := map[string]int{} // role -> index of its last call with a manifest
+	changes := map[[2]int][]manifest.Change{}
+	prefixes := map[[2]int]int{}
+	for i := range rep.Calls {
+		c := &rep.Calls[i]
+		m := c.Manifest
+		if m == nil {
+			continue
+		}
+		if p, ok := lastByRole[m.CallRole]; ok && len(rep.Calls[p].Manifest.Segments) > 0 {
+			prev := &rep.Calls[p]
+			s := &Since{Previous: prev.Call, CommonPrefixBytes: len(c.System())}
+			if k := [2]int{prev.ManifestLine, c.ManifestLine}; k[0] != k[1] {
+				ch, done := changes[k]
+				if !done {
+					ch = manifest.Differing(prev.Manifest.Rows(), m.Rows())
+					changes[k] = ch
+				}
+				s.Changes = ch
+			}
+			if k := [2]int{prev.SystemLine, c.SystemLine}; k[0] != k[1] {
+				n, done := prefixes[k]
+				if !done {
+					n = promptloom.CommonPrefix(prev.System(), c.System())
+					prefixes[k] = n
+				}
+				s.CommonPrefixBytes = n
+			}
+			s.ResendBytes = len(c.System()) - s.CommonPrefixBytes
+			out[i] = s
+		}
+		lastByRole[m.CallRole] = i
+	}
+	return out
+}
+
 // cacheLine sets the prefix promptloom predicted stable against the
-// role's previous call beside what the provider's cache served: the one
-// in bytes of the system prompt, the other in the provider's tokens (of
-// everything cached before the system prompt's end: tools too).
-func cacheLine(c *journal.CallReport) string {
+// role's previous call (since; nil: none) beside what the provider's
+// cache served: the one in bytes of the system prompt, the other in the
+// provider's tokens (of everything cached before the system prompt's end:
+// tools too).
+func cacheLine(c *journal.CallReport, since *Since) string {
 	predicted := "no earlier call of its role to keep a prefix stable against"
-	if c.Previous != "" {
-		predicted = fmt.Sprintf("promptloom predicted %d bytes of the prompt stable since %s", c.CommonPrefixBytes, c.Previous)
+	if since != nil {
+		predicted = fmt.Sprintf("promptloom predicted %d bytes of the prompt stable since %s", since.CommonPrefixBytes, since.Previous)
 	}
 	u := c.Usage
 	served := fmt.Sprintf("the provider read %d tokens from its cache", u.CacheReadTokens)
@@ -137,7 +205,7 @@ type (
 		Line, SystemBytes              int
 		Unattributed                   bool
 		Fragments                      []fragment
-		Since                          *since
+		Since                          *Since
 		Cache                          *cache
 	}
 	// cache is the prefix predicted stable beside the provider's cache
@@ -145,11 +213,6 @@ type (
 	cache struct {
 		Text                                    string
 		PredictedBytes, ReadTokens, WriteTokens int
-	}
-	since struct {
-		Previous                       string
-		Changes                        []journal.FragmentChange
-		CommonPrefixBytes, ResendBytes int
 	}
 	fragment struct {
 		ID, State, Reason string
@@ -164,6 +227,7 @@ type (
 func WriteHTML(w io.Writer, source string, rep *journal.Report) error {
 	var lanes []*lane
 	byRole := map[string]*lane{}
+	since := Compare(rep)
 	for i := range rep.Calls {
 		c := &rep.Calls[i]
 		name := role(c)
@@ -177,14 +241,16 @@ func WriteHTML(w io.Writer, source string, rep *journal.Report) error {
 		for _, tc := range c.ToolCalls {
 			v.ToolCalls = append(v.ToolCalls, toolCallLine(tc))
 		}
-		if c.Previous != "" {
-			v.Since = &since{c.Previous, c.Changes, c.CommonPrefixBytes, c.ResendBytes}
-		}
+		v.Since = since[i]
 		if c.Problem != nil {
 			v.Problem = c.Problem.Detail
 		}
 		if c.Usage != nil {
-			v.Cache = &cache{cacheLine(c), c.CommonPrefixBytes, c.Usage.CacheReadTokens, c.Usage.CacheWriteTokens}
+			predicted := 0
+			if since[i] != nil {
+				predicted = since[i].CommonPrefixBytes
+			}
+			v.Cache = &cache{cacheLine(c, since[i]), predicted, c.Usage.CacheReadTokens, c.Usage.CacheWriteTokens}
 		}
 		for _, s := range c.Manifest.Rows() {
 			v.Fragments = append(v.Fragments, fragment{ID: s.ID, State: s.State(), Reason: s.Reason, Bytes: s.Bytes, Sources: s.Sources})

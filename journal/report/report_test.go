@@ -16,6 +16,7 @@ import (
 	"github.com/promptloom/promptloom/internal/testkit/chromiumtest"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/journal/report"
+	"github.com/promptloom/promptloom/manifest"
 )
 
 var ctx = context.Background()
@@ -84,15 +85,16 @@ func TestRunReadsCallsAndChanges(t *testing.T) {
 	if len(run.Calls) != 3 || run.Calls[1].Manifest.CallRole != "coder" || run.Calls[1].Outcome != "error: rate limited" {
 		t.Fatalf("calls: %+v", run.Calls)
 	}
-	s := run.Calls[2]
-	if s.Previous != "c1" || len(s.Changes) != 1 || s.Changes[0].String() != "system[1] (digest)" {
+	since := report.Compare(run)
+	s := since[2]
+	if s == nil || s.Previous != "c1" || len(s.Changes) != 1 || s.Changes[0].String() != "system[1] (digest)" || s.Changes[0].Kind != manifest.Changed {
 		t.Fatalf("since: %+v", s)
 	}
 	// "You are careful.\n\nAnswer in " is common to both prompts.
 	if want := len("You are careful.\n\nAnswer in "); s.CommonPrefixBytes != want || s.ResendBytes != len("French.") {
 		t.Errorf("cache: %d in common, %d re-sent; want %d, %d", s.CommonPrefixBytes, s.ResendBytes, want, len("French."))
 	}
-	if run.Calls[1].Previous != "" {
+	if since[0] != nil || since[1] != nil {
 		t.Error("the first call of a role has nothing to compare with")
 	}
 }
@@ -260,6 +262,11 @@ func TestTextListsAManifestOnce(t *testing.T) {
 	s := text.String()
 	if strings.Count(s, "system[1]: unconditional") != 1 || !strings.Contains(s, "fragments: as listed for c1 (line 4) (the same manifest)") {
 		t.Errorf("report:\n%s", s)
+	}
+	// One manifest line and one prompt line: nothing to compare, all of
+	// the prompt in common.
+	if c := report.Compare(rep)[1]; c == nil || c.Changes != nil || c.ResendBytes != 0 || c.CommonPrefixBytes != rep.Calls[1].SystemBytes {
+		t.Errorf("c2 against c1: %+v", c)
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/promptloom/promptloom/internal/testkit/fakeprovider"
 	"github.com/promptloom/promptloom/journal"
+	"github.com/promptloom/promptloom/journal/report"
 )
 
 // MaxLines bounds an example's promptloom-specific lines.
@@ -71,9 +72,9 @@ func Check(t *testing.T, run Run, fake func() *fakeprovider.Server) {
 		rep.WriteText(&w)
 		t.Fatalf("the transcript does not verify two attributed calls:\n%s", w.String())
 	}
-	second := rep.Calls[1]
-	if second.Previous != rep.Calls[0].Call || second.CommonPrefixBytes != second.SystemBytes || second.Usage == nil || second.Usage.CacheReadTokens == 0 {
-		t.Errorf("turn 2: predicted stable %d of %d bytes since %q, usage %+v", second.CommonPrefixBytes, second.SystemBytes, second.Previous, second.Usage)
+	second, since := rep.Calls[1], report.Compare(rep)[1]
+	if since == nil || since.Previous != rep.Calls[0].Call || since.CommonPrefixBytes != second.SystemBytes || second.Usage == nil || second.Usage.CacheReadTokens == 0 {
+		t.Errorf("turn 2: predicted stable since the last turn %+v of %d bytes, usage %+v", since, second.SystemBytes, second.Usage)
 	}
 	if !bytes.Contains(transcript, []byte(`"tool_calls":[{`)) {
 		t.Error("no tool call recorded")

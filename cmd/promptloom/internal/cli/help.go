@@ -12,6 +12,7 @@ import (
 // examples holds one example invocation per flag set name (a subcommand, or
 // "demo SCENARIO"). helpFor prints it under the flags.
 var examples = map[string]string{
+	"proxy":                "promptloom proxy --upstream https://api.anthropic.com --transcript run.jsonl",
 	"cache":                "promptloom cache --transcript run.jsonl --strict",
 	"explain":              "promptloom explain --lint --strict opts.json",
 	"manifest":             "promptloom manifest --hash opts.json",
@@ -31,6 +32,7 @@ var examples = map[string]string{
 // summaries say in a line what each command does, for the top-level help.
 // TestEveryCommandHasASummary keeps one for each registered command.
 var summaries = map[string]string{
+	"proxy":      "a gateway any harness points its SDK's base URL at: every model call held to its prompt, journaled whole, and shown on a live page",
 	"cache":      "predict each recorded call's prompt-cache read and write from the calls before it, beside what the provider reported, and blame every miss",
 	"demo":       "run a built-in scenario: prompt-guidance (a prompt explained) or negotiation (an event log, recorded)",
 	"diff":       "compare two prompts, or a prompt and one derived from it, fragment by fragment",

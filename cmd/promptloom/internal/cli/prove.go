@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/promptloom/promptloom/journal"
@@ -29,26 +30,30 @@ func runProve(e *env, args []string) int {
 	if *transcript == "" || *call == "" || len(pos) > 0 {
 		return e.fail("prove: takes --transcript FILE and --call NAME")
 	}
-	o := &journal.Options{MaxLineBytes: maxLineBytes, Prove: *call}
+	o := &journal.Options{MaxLineBytes: maxLineBytes}
 	if *key != "" {
 		if o.Verifier, err = e.verifier(*key); err != nil {
 			return e.fail("prove: %v", err)
 		}
 	}
-	_, rep, err, oerr := e.verifyOne(*transcript, o)
+	var proof []byte
+	_, rep, err, oerr := e.readOne(*transcript, func(r io.Reader) (rep *journal.Report, err error) {
+		proof, rep, err = journal.Prove(r, *call, o)
+		return rep, err
+	})
 	if oerr != nil {
 		return e.fail("prove: %v", oerr)
 	}
-	if err != nil || !rep.OK() || rep.Proof == nil {
+	if err != nil || !rep.OK() || proof == nil {
 		// Why there is no proof: the transcript's report.
 		rep.WriteText(e.stderr)
 		verdict(e.stderr, rep, err)
 		return ExitFail
 	}
 	if *out == "" {
-		_, err = e.stdout.Write(rep.Proof)
+		_, err = e.stdout.Write(proof)
 	} else {
-		err = os.WriteFile(*out, rep.Proof, 0o644)
+		err = os.WriteFile(*out, proof, 0o644)
 	}
 	if err != nil {
 		return e.fail("prove: %v", err)

@@ -79,7 +79,7 @@ func runProxy(e *env, args []string) int {
 		Verify: func() string { return verifyState(*transcript, o.Signer) }})
 	if err != nil {
 		ln.Close()
-		return e.fail("proxy: %v", err)
+		return e.fail("proxy: --upstream must be an http or https URL: %v", err)
 	}
 	srv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
@@ -106,7 +106,9 @@ func runProxy(e *env, args []string) int {
 		srv.Close()
 	}
 	if err := p.Close(); err != nil {
-		return e.fail("proxy: closing the transcript: %v", err)
+		// Not bad input: a journal that could not take its last lines.
+		fmt.Fprintf(e.stderr, "promptloom: proxy: closing the transcript: %v\n", err)
+		return ExitFail
 	}
 	fmt.Fprintln(e.stderr, "promptloom: proxy: stopped; the transcript is closed")
 	return ExitOK

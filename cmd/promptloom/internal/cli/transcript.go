@@ -118,6 +118,11 @@ func (e *env) oneTranscript(ctx context.Context, arg string) (source, func(), er
 // verifyOne verifies the one transcript a --transcript names: its name,
 // the report and Verify's error, or err when it cannot be opened.
 func (e *env) verifyOne(arg string, o *journal.Options) (name string, rep *journal.Report, verr, err error) {
+	return e.readOne(arg, func(r io.Reader) (*journal.Report, error) { return journal.Verify(r, o) })
+}
+
+// readOne is verifyOne with the reading given: Verify, or Prove.
+func (e *env) readOne(arg string, read func(io.Reader) (*journal.Report, error)) (name string, rep *journal.Report, verr, err error) {
 	src, close, err := e.oneTranscript(context.Background(), arg)
 	if err != nil {
 		return "", nil, nil, err
@@ -128,7 +133,7 @@ func (e *env) verifyOne(arg string, o *journal.Options) (name string, rep *journ
 		return "", nil, nil, err
 	}
 	defer f.Close()
-	rep, verr = journal.Verify(f, o)
+	rep, verr = read(f)
 	return src.name, rep, verr, nil
 }
 

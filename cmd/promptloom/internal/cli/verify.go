@@ -11,6 +11,7 @@ import (
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/internal/textsafe"
 	"github.com/promptloom/promptloom/journal"
+	"github.com/promptloom/promptloom/journal/report"
 	"github.com/promptloom/promptloom/manifest"
 )
 
@@ -51,11 +52,12 @@ func runVerify(e *env, args []string) int {
 	case *proof != "" && *key == "":
 		return e.fail("verify --proof: give the signer's verifier key with --key: a proof without it proves nothing")
 	case *proof != "":
-		return e.verifyTranscript(*proof, o, "text")
+		// A proof is read as a proof (CheckProof), never as a transcript.
+		return e.verifyTranscript(*proof, func(r io.Reader) (*journal.Report, error) { return journal.CheckProof(r, o.Verifier, o) }, "text")
 	case *transcript != "" && len(pos) > 0:
 		return e.fail("verify --transcript: takes no other argument, got %q", pos[0])
 	case *transcript != "":
-		return e.verifyTranscript(*transcript, o, *format)
+		return e.verifyTranscript(*transcript, func(r io.Reader) (*journal.Report, error) { return journal.Verify(r, o) }, *format)
 	case *key != "":
 		return e.fail("verify: --key goes with --transcript or --proof")
 	}
@@ -86,8 +88,9 @@ func runVerify(e *env, args []string) int {
 }
 
 // verifyTranscript verifies a file, or each session of a store (said
-// session by session, then which failed).
-func (e *env) verifyTranscript(arg string, o *journal.Options, format string) int {
+// session by session, then which failed), with read: Verify, or
+// CheckProof.
+func (e *env) verifyTranscript(arg string, read func(io.Reader) (*journal.Report, error), format string) int {
 	srcs, close, err := e.transcripts(context.Background(), arg)
 	if err != nil {
 		return e.fail("verify: %v", err)
@@ -103,7 +106,7 @@ func (e *env) verifyTranscript(arg string, o *journal.Options, format string) in
 		if err != nil {
 			return e.fail("verify: %v", err)
 		}
-		rep, err := journal.Verify(f, o)
+		rep, err := read(f)
 		f.Close()
 		if format == "json" {
 			verdicts = append(verdicts, newVerdict(src.name, rep, err))
@@ -141,18 +144,66 @@ func (e *env) verifyTranscript(arg string, o *journal.Options, format string) in
 // the error that cut the reading short (a line past the cap, a failed
 // read), and the report.
 type transcriptVerdict struct {
-	Name   string          `json:"name"`
-	OK     bool            `json:"ok"`
-	Error  string          `json:"error,omitempty"`
-	Report *journal.Report `json:"report"`
+	Name   string      `json:"name"`
+	OK     bool        `json:"ok"`
+	Error  string      `json:"error,omitempty"`
+	Report *reportJSON `json:"report"`
 }
 
+// reportJSON is a journal.Report as --format json writes it, field for
+// field, each call with what changed since its role's last call
+// (report.Compare) after the verifier's own fields, as the report carried
+// them before package journal/report computed them.
+// TestReportJSONIsTheReports holds it to journal.Report's fields.
+type reportJSON struct {
+	Format        string                `json:"format"`
+	Calls         []callJSON            `json:"calls"`
+	Problems      []*manifest.RuleError `json:"problems,omitempty"`
+	Lines         int                   `json:"lines"`
+	Head          string                `json:"head,omitempty"`
+	Checkpoints   int                   `json:"checkpoints,omitempty"`
+	SignedBy      string                `json:"signed_by,omitempty"`
+	SignedThrough int                   `json:"signed_through,omitempty"`
+	Unattributed  int                   `json:"unattributed,omitempty"`
+}
+
+type callJSON struct {
+	journal.CallReport
+	Previous          string       `json:"previous,omitempty"`
+	Changes           []changeJSON `json:"changes,omitempty"`
+	CommonPrefixBytes int          `json:"common_prefix_bytes,omitempty"`
+	ResendBytes       int          `json:"resend_bytes,omitempty"`
+}
+
+// changeJSON is a manifest.Change as the report's JSON has always
+// written one.
+type changeJSON struct{ ID, What string }
+
 func newVerdict(name string, rep *journal.Report, err error) transcriptVerdict {
-	v := transcriptVerdict{Name: name, OK: err == nil && rep.OK(), Report: rep}
+	v := transcriptVerdict{Name: name, OK: err == nil && rep.OK(), Report: newReportJSON(rep)}
 	if err != nil {
 		v.Error = err.Error()
 	}
 	return v
+}
+
+func newReportJSON(rep *journal.Report) *reportJSON {
+	if rep == nil {
+		return nil
+	}
+	out := &reportJSON{Format: rep.Format, Calls: make([]callJSON, len(rep.Calls)), Problems: rep.Problems, Lines: rep.Lines, Head: rep.Head,
+		Checkpoints: rep.Checkpoints, SignedBy: rep.SignedBy, SignedThrough: rep.SignedThrough, Unattributed: rep.Unattributed}
+	since := report.Compare(rep)
+	for i, c := range rep.Calls {
+		out.Calls[i].CallReport = c
+		if s := since[i]; s != nil {
+			out.Calls[i].Previous, out.Calls[i].CommonPrefixBytes, out.Calls[i].ResendBytes = s.Previous, s.CommonPrefixBytes, s.ResendBytes
+			for _, ch := range s.Changes {
+				out.Calls[i].Changes = append(out.Calls[i].Changes, changeJSON{ch.ID, ch.What})
+			}
+		}
+	}
+	return out
 }
 
 // verdict is the exit code of a verified transcript: 1 when it has a

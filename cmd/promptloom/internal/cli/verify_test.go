@@ -3,8 +3,11 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/promptloom/promptloom/journal"
 )
 
 // verify's FAIL lines, with or without --payload, escape what the manifest
@@ -74,3 +77,18 @@ func TestTranscriptCutShort(t *testing.T) {
 }
 
 func lastN(s string, n int) string { return s[max(0, len(s)-n):] }
+
+// --format json writes a journal.Report field for field (reportJSON), so
+// a field added to the report reaches the JSON, and in its place.
+func TestReportJSONIsTheReports(t *testing.T) {
+	want, got := reflect.TypeFor[journal.Report](), reflect.TypeFor[reportJSON]()
+	if want.NumField() != got.NumField() {
+		t.Fatalf("journal.Report has %d fields, reportJSON %d", want.NumField(), got.NumField())
+	}
+	for i := range want.NumField() {
+		w, g := want.Field(i), got.Field(i)
+		if w.Name != g.Name || w.Tag != g.Tag || (w.Type != g.Type && w.Name != "Calls") {
+			t.Errorf("field %d: journal.Report has %s %s %q, reportJSON %s %s %q", i, w.Name, w.Type, w.Tag, g.Name, g.Type, g.Tag)
+		}
+	}
+}

@@ -70,7 +70,7 @@ func ReplayNegotiation(ctx context.Context, recorded eventlog.Store, transcript 
 			rc.RecordedManifest = rec.hash
 			rc.ReplayedManifest, _ = req.Manifest.ContentHash()
 			rc.Identical = rc.RecordedManifest == rc.ReplayedManifest
-			for _, c := range journal.ChangedFragments(rec.manifest.Rows(), req.Manifest.Rows()) {
+			for _, c := range manifest.Differing(rec.manifest.Rows(), req.Manifest.Rows()) {
 				rc.Changes = append(rc.Changes, c.String())
 			}
 		}

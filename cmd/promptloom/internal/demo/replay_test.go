@@ -12,6 +12,7 @@ import (
 	"github.com/promptloom/promptloom/eventlog/sqlite"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/journal/replay"
+	"github.com/promptloom/promptloom/manifest"
 )
 
 func recordRun(t *testing.T) (eventlog.Store, []byte) {
@@ -66,7 +67,7 @@ func TestReplayCatchesAChangedRank(t *testing.T) {
 	if !errors.Is(err, replay.ErrPinMiss) || !errors.As(err, &miss) {
 		t.Fatalf("replay with a changed rank: %v", err)
 	}
-	if miss.Call != "round-2/uk" || !miss.SystemChanged || !slices.ContainsFunc(miss.Changed, func(c journal.FragmentChange) bool { return c.ID == "record" }) {
+	if miss.Call != "round-2/uk" || !miss.SystemChanged || !slices.ContainsFunc(miss.Changed, func(c manifest.Change) bool { return c.ID == "record" }) {
 		t.Errorf("miss %+v", miss)
 	}
 	if r.ModelCalls != 0 || r.Calls[1].Identical || r.Calls[0].Call != "round-1/uk" || !r.Calls[0].Identical {
