@@ -79,7 +79,7 @@ func runProxy(e *env, args []string) int {
 		Verify: func() string { return verifyState(*transcript, o.Signer) }})
 	if err != nil {
 		ln.Close()
-		return e.fail("proxy: --upstream must be an http or https URL: %v", err)
+		return e.fail("proxy: %v", err)
 	}
 	srv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
