@@ -165,8 +165,13 @@ func snippet(a, b string, off int) string {
 		return redact.String(strings.ToValidUTF8(s[i:j], ""))
 	}
 	wa, wb := word(a), word(b)
-	if wa == "" && wb == "" {
+	switch {
+	case wa == "" && wb == "":
 		return ""
+	case off == len(a):
+		return fmt.Sprintf(": the earlier one ends there, this one goes on with %q", wb)
+	case off == len(b):
+		return fmt.Sprintf(": this one ends there, the earlier one went on with %q", wa)
 	}
 	return fmt.Sprintf(": %q became %q", wa, wb)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/promptloom/promptloom/cmd/promptloom/internal/cli"
+	"github.com/promptloom/promptloom/internal/testkit/fakecache"
+	"github.com/promptloom/promptloom/internal/testkit/fakeprovider"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -45,6 +48,9 @@ func TestScripts(t *testing.T) {
 			"exitcode": exitCode,
 			"untrace":  untrace,
 			"pgschema": pgSchema,
+			"upstream": fakeUpstream,
+			"freeport": freePort,
+			"waitport": waitPort,
 		},
 	})
 }
@@ -158,4 +164,56 @@ func pgSchema(ts *testscript.TestScript, neg bool, args []string) {
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
 	ts.Setenv(args[0], u.String())
+}
+
+// upstream VAR starts a fake provider (internal/testkit/fakeprovider)
+// whose Anthropic usage follows the documented cache rules
+// (internal/testkit/fakecache), sets VAR to its URL, and stops it when the
+// script ends.
+func fakeUpstream(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: upstream VAR")
+	}
+	c := &fakecache.Anthropic{Min: 1024}
+	up := fakeprovider.New()
+	up.UsageFor(func(provider string, body []byte) (fakeprovider.Usage, bool) {
+		u, err := c.Serve(body, time.Now())
+		if provider != "anthropic" || err != nil {
+			return fakeprovider.Usage{}, false
+		}
+		return fakeprovider.Usage{Input: u.Input, Output: 3, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite}, true
+	})
+	ts.Defer(up.Close)
+	ts.Setenv(args[0], up.URL)
+}
+
+// freeport VAR sets VAR to a TCP port free on loopback.
+func freePort(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: freeport VAR")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	ts.Setenv(args[0], strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+	ln.Close()
+}
+
+// waitport PORT waits (up to 20 s) until something accepts connections on
+// the loopback port.
+func waitPort(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitport PORT")
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", "127.0.0.1:"+args[0], time.Second)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("nothing listens on %s: %v", args[0], err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
