@@ -353,7 +353,7 @@ func (m *Manifest) hash() (string, error) {
 
 // canonical is the manifest's canonical JSON (content_hash as it stands).
 func (m *Manifest) canonical() ([]byte, error) {
-	return pjson.Marshal(m)
+	return m.appendCanonical(make([]byte, 0, 256+160*len(m.Segments))), nil
 }
 
 // Setting is the JSON of one of the request's other top-level members
