@@ -171,3 +171,32 @@ func matchLine(shown, got string) bool {
 	}
 	return regexp.MustCompile(pattern + "$").MatchString(got)
 }
+
+// TestREADMEProxyRuns: the README's proxy tour (a block it cannot run, as
+// it needs a provider and a harness) is run by testdata/script/proxy.txtar:
+// every promptloom subcommand the tour types is one the script runs.
+func TestREADMEProxyRuns(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := os.ReadFile("testdata/script/proxy.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, tour, ok := strings.Cut(string(readme), "## Any harness, any language: the proxy")
+	if !ok {
+		t.Fatal("README: no proxy section")
+	}
+	tour, _, _ = strings.Cut(tour, "\n## ")
+	n := 0
+	for _, m := range regexp.MustCompile(`(?m)^promptloom (\w+)`).FindAllStringSubmatch(tour, -1) {
+		n++
+		if !strings.Contains(string(script), "promptloom "+m[1]+" ") {
+			t.Errorf("README's proxy tour runs promptloom %s; proxy.txtar does not", m[1])
+		}
+	}
+	if n < 4 {
+		t.Errorf("README's proxy tour has %d promptloom commands; it has moved", n)
+	}
+}
