@@ -39,7 +39,7 @@ const depsRules = `
 	., internal/json, GJSON < manifest;
 	manifest < payload;
 	payload, budget < request;
-	request, internal/textsafe < cache;
+	request, journal, internal/textsafe < cache;
 	. < stage;
 	., internal/json, GJSON < project;
 	harn/options, manifest, stage, project, internal/textsafe, GODIFF < explain;
@@ -51,7 +51,7 @@ const depsRules = `
 	manifest, stage, eventlog < provenance;
 	explain, payload, internal/textsafe, XMOD < journal;
 	journal, eventlog < journal/replay;
-	journal < journal/report;
+	journal, cache < journal/report;
 	journal, internal/dsn, internal/pgschema, PGX < journal/postgres;
 	journal, OTEL < transport;
 	transport, cache < proxy;

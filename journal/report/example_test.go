@@ -25,7 +25,7 @@ func ExampleWriteText() {
 	j.Close()
 
 	rep, _ := journal.Verify(&transcript, nil)
-	report.WriteText(os.Stdout, rep)
+	report.WriteText(os.Stdout, rep, nil)
 	// Output:
 	// ok c1 (role coder, line 4): 20-byte prompt
 	//   included system[0]: unconditional

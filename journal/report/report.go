@@ -1,8 +1,9 @@
 // Package report shows a verified transcript to a person: each call in
 // order with the fragments it was served (included, excluded or shed, with
-// reasons and sources), its verdict and reply, and against the last call
-// of the same role what changed and how many bytes a prefix cache still
-// serves, beside the tokens the provider said its cache served. It renders
+// reasons and sources), its verdict and reply, against the last call of
+// the same role what changed, and its cache verdict: the read and write
+// the provider's rules predict (package cache) beside those it reported,
+// with the blame for a miss (Options.Cache). It renders
 // a journal.Report, which Verify filled in one pass over the transcript,
 // and computes what it shows beyond the verdicts (Compare) from what that
 // pass resolved for each call, never reading the transcript again: what is
@@ -18,6 +19,7 @@ import (
 	"strconv"
 
 	"github.com/promptloom/promptloom"
+	"github.com/promptloom/promptloom/cache"
 	"github.com/promptloom/promptloom/internal/textsafe"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/manifest"
@@ -32,8 +34,9 @@ import (
 // listing its rows again, and the text is written as it is made: a run of
 // many calls on one large manifest is as long, and takes as much memory,
 // as the manifest once.
-func WriteText(w io.Writer, rep *journal.Report) error {
+func WriteText(w io.Writer, rep *journal.Report, o *Options) error {
 	b := bufio.NewWriter(w)
+	verdicts := o.byLine()
 	q := textsafe.Line
 	shown := map[*manifest.Manifest]string{} // manifest -> the call that listed it
 	since := Compare(rep)
@@ -63,7 +66,12 @@ func WriteText(w io.Writer, rep *journal.Report) error {
 				fmt.Fprintf(b, "    %s\n", q(ch.String()))
 			}
 		}
-		if c.Usage != nil {
+		if v, ok := verdicts[c.Line]; ok {
+			fmt.Fprintf(b, "  cache: %s\n", q(verdictLine(v)))
+			for _, bl := range v.Blame {
+				fmt.Fprintf(b, "    %s: %s\n", bl.Kind, q(bl.Reason))
+			}
+		} else if c.Usage != nil {
 			fmt.Fprintf(b, "  cache: %s\n", q(cacheLine(c, since[i])))
 		}
 		if c.Outcome != "" {
@@ -141,6 +149,44 @@ func Compare(rep *journal.Report) []*Since {
 	return out
 }
 
+// Options say what a report shows beyond the verifier's report. Nil is
+// the default.
+type Options struct {
+	// Cache is the transcript's cache analysis (cache.Run over
+	// cache.FromTranscript): each call that kept its request body then
+	// shows the read and write the provider's rules predict beside those
+	// it reported, and the blame for a miss, instead of the bytes of the
+	// system prompt kept stable beside the provider's tokens.
+	Cache *cache.Analysis
+}
+
+func (o *Options) byLine() map[int]cache.Verdict {
+	out := map[int]cache.Verdict{}
+	if o != nil && o.Cache != nil {
+		for _, v := range o.Cache.Verdicts {
+			out[v.Line] = v
+		}
+	}
+	return out
+}
+
+// verdictLine is a call's cache verdict in words: the prediction beside
+// the report, in the same tokens.
+func verdictLine(v cache.Verdict) string {
+	est := ""
+	if v.Estimate {
+		est = " (estimated)"
+	}
+	line := fmt.Sprintf("the provider's rules predict a read of %d tokens and a write of %d%s", v.Predicted.Read, v.Predicted.Write, est)
+	if v.ReadThrough != "" {
+		line += ", read through " + v.ReadThrough
+	}
+	if r := v.Reported; r != nil {
+		line += fmt.Sprintf("; it reported a read of %d and a write of %d", r.Read, r.Write)
+	}
+	return line
+}
+
 // cacheLine sets the prefix promptloom predicted stable against the
 // role's previous call (since; nil: none) beside what the provider's
 // cache served: the one in bytes of the system prompt, the other in the
@@ -206,11 +252,11 @@ type (
 		Unattributed                   bool
 		Fragments                      []fragment
 		Since                          *Since
-		Cache                          *cache
+		Cache                          *cacheView
 	}
-	// cache is the prefix predicted stable beside the provider's cache
-	// tokens (cacheLine).
-	cache struct {
+	// cacheView is the call's cache verdict (verdictLine), or the prefix
+	// predicted stable beside the provider's cache tokens (cacheLine).
+	cacheView struct {
 		Text                                    string
 		PredictedBytes, ReadTokens, WriteTokens int
 	}
@@ -224,7 +270,8 @@ type (
 // WriteHTML renders the report as one self-contained HTML page, titled by
 // source (the transcript's name): a lane of calls per role, in the order of
 // their first call.
-func WriteHTML(w io.Writer, source string, rep *journal.Report) error {
+func WriteHTML(w io.Writer, source string, rep *journal.Report, o *Options) error {
+	verdicts := o.byLine()
 	var lanes []*lane
 	byRole := map[string]*lane{}
 	since := Compare(rep)
@@ -245,12 +292,22 @@ func WriteHTML(w io.Writer, source string, rep *journal.Report) error {
 		if c.Problem != nil {
 			v.Problem = c.Problem.Detail
 		}
-		if c.Usage != nil {
+		if vd, ok := verdicts[c.Line]; ok {
+			text := verdictLine(vd)
+			for _, bl := range vd.Blame {
+				text += "; " + bl.Kind + ": " + bl.Reason
+			}
+			read, write := 0, 0
+			if vd.Reported != nil {
+				read, write = vd.Reported.Read, vd.Reported.Write
+			}
+			v.Cache = &cacheView{text, vd.Predicted.Read, read, write}
+		} else if c.Usage != nil {
 			predicted := 0
 			if since[i] != nil {
 				predicted = since[i].CommonPrefixBytes
 			}
-			v.Cache = &cache{cacheLine(c, since[i]), predicted, c.Usage.CacheReadTokens, c.Usage.CacheWriteTokens}
+			v.Cache = &cacheView{cacheLine(c, since[i]), predicted, c.Usage.CacheReadTokens, c.Usage.CacheWriteTokens}
 		}
 		for _, s := range c.Manifest.Rows() {
 			v.Fragments = append(v.Fragments, fragment{ID: s.ID, State: s.State(), Reason: s.Reason, Bytes: s.Bytes, Sources: s.Sources})

@@ -72,7 +72,7 @@ func renderRun(t *testing.T, transcript string) (*journal.Report, []byte) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := report.WriteHTML(&buf, "run.jsonl", rep); err != nil {
+	if err := report.WriteHTML(&buf, "run.jsonl", rep, nil); err != nil {
 		t.Fatal(err)
 	}
 	return rep, buf.Bytes()
@@ -156,7 +156,7 @@ func TestTextEscapesTheTranscript(t *testing.T) {
 		t.Fatalf("verify: %v %+v", err, rep.Problems)
 	}
 	var b strings.Builder
-	if err := report.WriteText(&b, rep); err != nil {
+	if err := report.WriteText(&b, rep, nil); err != nil {
 		t.Fatal(err)
 	}
 	if strings.ContainsAny(b.String(), "\x1b") || strings.Contains(b.String(), "\nok   line 99") {
@@ -191,7 +191,7 @@ func TestCacheBesidePrediction(t *testing.T) {
 		t.Fatalf("usage %+v, %+v", rep.Calls[1].Usage, rep.Calls[2].Usage)
 	}
 	var text strings.Builder
-	if err := report.WriteText(&text, rep); err != nil {
+	if err := report.WriteText(&text, rep, nil); err != nil {
 		t.Fatal(err)
 	}
 	common := len("You are careful.\n\nAnswer in ")
@@ -225,7 +225,7 @@ func TestUnattributedCallIsShownAsSuch(t *testing.T) {
 		t.Fatalf("%v %+v", err, rep)
 	}
 	var text, verdicts strings.Builder
-	if err := report.WriteText(&text, rep); err != nil {
+	if err := report.WriteText(&text, rep, nil); err != nil {
 		t.Fatal(err)
 	}
 	if s := text.String(); strings.Contains(s, "0-byte prompt") || !strings.Contains(s, "ok (unnamed) (line 2): unattributed: no manifest") {
@@ -256,7 +256,7 @@ func TestTextListsAManifestOnce(t *testing.T) {
 		t.Fatalf("%v %+v", err, rep)
 	}
 	var text strings.Builder
-	if err := report.WriteText(&text, rep); err != nil {
+	if err := report.WriteText(&text, rep, nil); err != nil {
 		t.Fatal(err)
 	}
 	s := text.String()
@@ -289,13 +289,13 @@ func TestToolCallOnlyTurnIsShown(t *testing.T) {
 		t.Fatalf("verify: %v", err)
 	}
 	var text, page strings.Builder
-	if err := report.WriteText(&text, rep); err != nil {
+	if err := report.WriteText(&text, rep, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(text.String(), "  tool call: read_file (id toolu_1), arguments blake3:") {
 		t.Errorf("text:\n%s", text.String())
 	}
-	if err := report.WriteHTML(&page, "run", rep); err != nil {
+	if err := report.WriteHTML(&page, "run", rep, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{`<div class="tool-call">tool call: read_file (id toolu_1)`, `<pre>You read files.</pre>`} {

@@ -32,18 +32,11 @@ func runCache(e *env, args []string) int {
 	if *transcript == "" || len(pos) > 0 {
 		return e.fail("cache: give --transcript FILE, and no other file")
 	}
-	sent, ms, err := e.recordedRequests(*transcript)
+	rs, err := e.recordedRequests(*transcript)
 	if err != nil {
 		return e.fail("cache: %v", err)
 	}
-	var calls []cache.Call
-	for i, s := range sent {
-		if ms[i] == nil {
-			continue // a call that gave no body: nothing to predict from
-		}
-		calls = append(calls, cache.Call{Name: s.Report.Call, Line: s.Report.Line, Session: s.Session, At: s.At, Began: s.Answered,
-			Request: ms[i], Reported: s.Report.Usage})
-	}
+	calls := cache.Calls(rs) // a call that gave no body has nothing to predict from
 	if len(calls) == 0 {
 		return e.fail("cache: %s: no call gave its request body (recorded through the transport or the proxy), so there is nothing to predict", shown(*transcript))
 	}

@@ -1,9 +1,32 @@
 package cli
 
 import (
+	"io"
+
+	"github.com/promptloom/promptloom/cache"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/journal/report"
 )
+
+// maxCacheReportBytes bounds the transcript report keeps to predict the
+// cache from; a larger one is reported without the predictions.
+const maxCacheReportBytes = 256 << 20
+
+// capped keeps what is written to it, up to limit bytes.
+type capped struct {
+	b     []byte
+	limit int
+	over  bool
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if !c.over && len(c.b)+len(p) <= c.limit {
+		c.b = append(c.b, p...)
+	} else {
+		c.over, c.b = true, nil
+	}
+	return len(p), nil
+}
 
 func init() {
 	register("report", "report --transcript FILE|- [--key VERIFIER] [--format text|html|json]", runReport)
@@ -36,9 +59,22 @@ func runReport(e *env, args []string) int {
 			return e.fail("report: %v", err)
 		}
 	}
-	name, rep, verr, err := e.verifyOne(*transcript, o)
+	// The bytes verified are kept (up to a bound) so that each call's
+	// whole request can be held to its provider's cache rules from them.
+	kept := &capped{limit: maxCacheReportBytes}
+	name, rep, verr, err := e.readOne(*transcript, func(r io.Reader) (*journal.Report, error) {
+		return journal.Verify(io.TeeReader(r, kept), o)
+	})
 	if err != nil {
 		return e.fail("report: %v", err)
+	}
+	ro := &report.Options{}
+	if verr == nil && !kept.over {
+		if rs, err := cache.FromTranscript(kept.b, rep); err == nil {
+			if calls := cache.Calls(rs); len(calls) > 0 {
+				ro.Cache = cache.Run(calls, nil)
+			}
+		}
 	}
 	switch *format {
 	case "json":
@@ -51,9 +87,9 @@ func runReport(e *env, args []string) int {
 		}
 		return ExitOK
 	case "html":
-		err = report.WriteHTML(e.stdout, name, rep)
+		err = report.WriteHTML(e.stdout, name, rep, ro)
 	default:
-		err = report.WriteText(e.stdout, rep)
+		err = report.WriteText(e.stdout, rep, ro)
 	}
 	if err != nil {
 		return e.fail("report: %v", err)

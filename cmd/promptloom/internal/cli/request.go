@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -81,61 +80,46 @@ func (e *env) loadRequest(path string, w *wholeFlags, optionsPath string, pl pip
 	return m, nil
 }
 
-// recordedRequests verifies a transcript and builds every call's request
-// manifest, attributed to its manifest where the retained bytes allow.
-func (e *env) recordedRequests(arg string) ([]journal.Sent, []*request.Manifest, error) {
+// recordedRequests verifies a transcript and rebuilds every call's whole
+// request (cache.FromTranscript).
+func (e *env) recordedRequests(arg string) ([]cache.Recorded, error) {
 	data, err := e.readTranscript(context.Background(), arg, maxTranscriptBytes)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	rep, err := journal.Verify(bytes.NewReader(data), &journal.Options{MaxLineBytes: maxLineBytes})
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", shown(arg), err)
+		return nil, fmt.Errorf("%s: %w", shown(arg), err)
 	}
 	if !rep.OK() {
-		return nil, nil, fmt.Errorf("%s: the transcript does not verify (promptloom verify --transcript says why)", shown(arg))
+		return nil, fmt.Errorf("%s: the transcript does not verify (promptloom verify --transcript says why)", shown(arg))
 	}
-	sent, err := journal.Requests(data, rep)
+	rs, err := cache.FromTranscript(data, rep)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", shown(arg), err)
+		return nil, fmt.Errorf("%s: %w", shown(arg), err)
 	}
-	ms := make([]*request.Manifest, len(sent))
-	for i, s := range sent {
-		if s.Body == nil {
-			continue
-		}
-		o := &request.Options{System: s.Report.Manifest}
-		m, err := request.New(s.Body, s.Provider, o)
-		if errors.Is(err, request.ErrNotAttributed) {
-			m, err = request.New(s.Body, s.Provider, nil) // a redacted prompt: by blocks
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: call %s (line %d): %w", shown(arg), s.Report.Call, s.Report.Line, err)
-		}
-		ms[i] = m
-	}
-	return sent, ms, nil
+	return rs, nil
 }
 
 // pickCall finds one call by name (NAME@LINE for a name used twice).
-func pickCall(sent []journal.Sent, ms []*request.Manifest, call string) (*journal.Sent, *request.Manifest, error) {
+func pickCall(rs []cache.Recorded, call string) (*cache.Recorded, error) {
 	rep := &journal.Report{}
-	for _, s := range sent {
-		rep.Calls = append(rep.Calls, *s.Report)
+	for _, r := range rs {
+		rep.Calls = append(rep.Calls, *r.Report)
 	}
 	c, err := verifiedCallAny(rep, call)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	for i := range sent {
-		if sent[i].Report.Line == c.Line {
-			if ms[i] == nil {
-				return nil, nil, fmt.Errorf("call %s (line %d) did not give its request body: nothing says what it sent beyond its messages", call, c.Line)
+	for i := range rs {
+		if rs[i].Report.Line == c.Line {
+			if rs[i].Request == nil {
+				return nil, fmt.Errorf("call %s (line %d) did not give its request body: nothing says what it sent beyond its messages", call, c.Line)
 			}
-			return &sent[i], ms[i], nil
+			return &rs[i], nil
 		}
 	}
-	return nil, nil, fmt.Errorf("no call %q", call)
+	return nil, fmt.Errorf("no call %q", call)
 }
 
 // explainRequest is explain --request BODY [OPTIONS] (or --transcript
@@ -153,15 +137,16 @@ func (e *env) explainRequest(pos []string, w *wholeFlags, format string, lint, s
 		if call == "" || len(pos) > 0 {
 			return e.fail("explain: --transcript FILE --call NAME --request explains a recorded call's whole request: give --call NAME and no file")
 		}
-		sent, ms, err := e.recordedRequests(transcript)
+		rs, err := e.recordedRequests(transcript)
 		if err != nil {
 			return e.fail("explain: %v", err)
 		}
-		var s *journal.Sent
-		if s, m, err = pickCall(sent, ms, call); err != nil {
+		r, err := pickCall(rs, call)
+		if err != nil {
 			return e.fail("explain: %s: %v", shown(transcript), err)
 		}
-		name = fmt.Sprintf("call %s (line %d of %s)", call, s.Report.Line, shown(transcript))
+		m = r.Request
+		name = fmt.Sprintf("call %s (line %d of %s)", call, r.Report.Line, shown(transcript))
 	} else {
 		if len(pos) == 0 || len(pos) > 2 {
 			return e.fail("explain: --request takes the body, and optionally the options file its system prompt was built from, got %d files", len(pos))
@@ -243,16 +228,19 @@ func (e *env) diffRequest(pos []string, w *wholeFlags, format, transcript string
 		if len(calls) != 2 || len(pos) > 0 {
 			return e.fail("diff: --transcript FILE --call A --call B --request compares two recorded calls' whole requests: give --call twice and no file")
 		}
-		sent, ms, err := e.recordedRequests(transcript)
+		rs, err := e.recordedRequests(transcript)
 		if err != nil {
 			return e.fail("diff: %v", err)
 		}
-		if _, a, err = pickCall(sent, ms, calls[0]); err == nil {
-			_, b, err = pickCall(sent, ms, calls[1])
+		ra, err := pickCall(rs, calls[0])
+		var rb *cache.Recorded
+		if err == nil {
+			rb, err = pickCall(rs, calls[1])
 		}
 		if err != nil {
 			return e.fail("diff: %s: %v", shown(transcript), err)
 		}
+		a, b = ra.Request, rb.Request
 		an, bn = "call "+calls[0], "call "+calls[1]
 	} else {
 		if len(pos) != 2 {
