@@ -39,7 +39,6 @@ const depsRules = `
 	., internal/json, GJSON < manifest;
 	manifest < payload;
 	payload, budget < request;
-	request, journal, internal/textsafe < cache;
 	. < stage;
 	., internal/json, GJSON < project;
 	harn/options, manifest, stage, project, internal/textsafe, GODIFF < explain;
@@ -51,6 +50,7 @@ const depsRules = `
 	manifest, stage, eventlog < provenance;
 	explain, payload, internal/textsafe, XMOD < journal;
 	journal, eventlog < journal/replay;
+	request, journal, internal/textsafe < cache;
 	journal, cache < journal/report;
 	journal, internal/dsn, internal/pgschema, PGX < journal/postgres;
 	journal, OTEL < transport;
