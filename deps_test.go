@@ -53,7 +53,7 @@ const depsRules = `
 	request, journal, internal/textsafe < cache;
 	journal, cache < journal/report;
 	journal, internal/dsn, internal/pgschema, PGX < journal/postgres;
-	journal, OTEL < transport;
+	journal, cache, OTEL < transport;
 	transport, cache < proxy;
 	XMOD < witness;
 	journal/replay, provenance, eventlog/sqlite, eventlog/postgres < cmd/promptloom/internal/demo;

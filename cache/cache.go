@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/promptloom/promptloom/digest"
@@ -490,4 +491,31 @@ func Breakpoints(m *request.Manifest, o *Options) []Breakpoint {
 		return []Breakpoint{b}
 	}
 	return nil
+}
+
+// Predictor is Run one call at a time, for a program that predicts each
+// call as it is made (the transport's span attributes): the calls given
+// so far are the cache. It is safe for concurrent use.
+type Predictor struct {
+	mu sync.Mutex
+	st *state
+}
+
+// NewPredictor returns a Predictor with an empty cache.
+func NewPredictor(o *Options) *Predictor {
+	return &Predictor{st: &state{opts: orDefault(o), entries: map[digest.Digest]*entry{}}}
+}
+
+// Predict predicts c from the calls before it and adds it to the cache.
+// Its estimates are not scaled (no report has come for it yet).
+func (p *Predictor) Predict(c Call) Verdict {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	v := Verdict{Call: c.Name, Line: c.Line, Session: c.Session}
+	if md := modelFor(c.Request.Provider); md != nil {
+		v = md.predict(p.st, &c, 1)
+		v.Call, v.Line, v.Session = c.Name, c.Line, c.Session
+	}
+	p.st.history = append(p.st.history, seen{call: &c})
+	return v
 }

@@ -40,6 +40,12 @@ const (
 	attrUnattributed  = attribute.Key("promptloom.call.unattributed")
 	attrRetries       = attribute.Key("promptloom.call.retries")
 	attrTranscriptSeq = attribute.Key("promptloom.transcript.line")
+
+	attrCacheRead        = attribute.Key("promptloom.cache.predicted.read_tokens")
+	attrCacheWrite       = attribute.Key("promptloom.cache.predicted.write_tokens")
+	attrCacheReadThrough = attribute.Key("promptloom.cache.read_through")
+	attrCacheBlame       = attribute.Key("promptloom.cache.blame")
+	attrCacheEstimate    = attribute.Key("promptloom.cache.estimate")
 )
 
 // span is one logical call's span (nil: none).
@@ -68,6 +74,29 @@ func startSpan(ctx context.Context, o *Options, c *spanCall) (context.Context, *
 		attrs = append(attrs, semconv.ServerAddress(u.Hostname()))
 		if port := serverPort(u); port > 0 {
 			attrs = append(attrs, semconv.ServerPort(port))
+		}
+	}
+	if v := c.Verdict; v != nil {
+		attrs = append(attrs, attrCacheRead.Int(v.Predicted.Read), attrCacheWrite.Int(v.Predicted.Write), attrCacheEstimate.Bool(v.Estimate))
+		if v.ReadThrough != "" {
+			attrs = append(attrs, attrCacheReadThrough.String(v.ReadThrough))
+		}
+		if len(v.Blame) > 0 {
+			blame := make([]string, len(v.Blame))
+			for i, b := range v.Blame {
+				blame[i] = b.Kind + ": " + b.Reason
+			}
+			attrs = append(attrs, attrCacheBlame.StringSlice(blame))
+		}
+	}
+	if o.CaptureContent {
+		// Opt-in, as the conventions ask: bodies are not redacted for
+		// exporters the way transcripts are.
+		if len(c.Request.Tools) > 0 {
+			attrs = append(attrs, semconv.GenAIToolDefinitionsKey.String(string(c.Request.Tools)))
+		}
+		if len(c.Request.Messages) > 0 {
+			attrs = append(attrs, semconv.GenAIInputMessagesKey.String(string(c.Request.Messages)))
 		}
 	}
 	if c.Manifest == nil {

@@ -434,3 +434,39 @@ func TestAttemptsGoOutUnderTheCallsSpan(t *testing.T) {
 		}
 	}
 }
+
+// Each call's span carries the cache's prediction from the calls before
+// it, and, with content capture on, the tool definitions and the input
+// messages (gen_ai.tool.definitions, gen_ai.input.messages).
+func TestSpanCacheAttributes(t *testing.T) {
+	g := newTraced(t, true)
+	p := g.params()
+	p.System[0].CacheControl = anthropic.NewCacheControlEphemeralParam()
+	for _, turn := range []string{"turn-1", "turn-2"} {
+		if _, err := g.client.Messages.New(g.ctx(turn), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spans := g.ended(t, 2)
+	first, second := attrs(spans[0]), attrs(spans[1])
+	if _, ok := first["promptloom.cache.predicted.read_tokens"]; !ok || first["promptloom.cache.predicted.read_tokens"].AsInt64() != 0 {
+		t.Errorf("turn 1: %v", first)
+	}
+	// The system block is below the model's minimum: nothing is cached,
+	// and the blame says so.
+	blame := second["promptloom.cache.blame"].AsStringSlice()
+	if len(blame) == 0 || !strings.Contains(blame[0], "below claude-sonnet-4-5's 1,024-token minimum") || !second["promptloom.cache.estimate"].AsBool() {
+		t.Errorf("turn 2: blame %q", blame)
+	}
+	if !strings.Contains(second["gen_ai.tool.definitions"].AsString(), `"read_file"`) || !strings.Contains(second["gen_ai.input.messages"].AsString(), "Where is main?") {
+		t.Errorf("content: %v", second)
+	}
+	// Without capture, no content.
+	g = newTraced(t, false)
+	if _, err := g.client.Messages.New(g.ctx("turn-1"), g.params()); err != nil {
+		t.Fatal(err)
+	}
+	if a := attrs(g.ended(t, 1)[0]); a["gen_ai.input.messages"].AsString() != "" || a["gen_ai.tool.definitions"].AsString() != "" {
+		t.Errorf("content without capture: %v", a)
+	}
+}

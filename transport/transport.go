@@ -42,7 +42,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/promptloom/promptloom"
+	"github.com/promptloom/promptloom/cache"
 	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/request"
 
 	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/journal"
@@ -150,6 +152,16 @@ type Transport struct {
 	mu     sync.Mutex
 	calls  map[*Call]*logical // calls with a failed attempt awaiting its retry
 	closed bool               // Close was called: no failure is held again
+	pred   *cache.Predictor   // the calls so far, for the spans' cache attributes
+}
+
+func (t *Transport) predictor() *cache.Predictor {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.pred == nil {
+		t.pred = cache.NewPredictor(nil)
+	}
+	return t.pred
 }
 
 // Close records every failure held for a retry as its call's outcome, and
@@ -390,6 +402,14 @@ func (t *Transport) logical(ctx context.Context, c *Call, ep endpoint, h http.He
 		return nil, nil, refusal(req.Call, err)
 	}
 	sc.Call, sc.RequestSeq = req.Call, p.Seq
+	if t.opts.TracerProvider != nil {
+		// The cache's prediction, for the span: only when there is one,
+		// as it reads the whole request again into its manifest.
+		if m, err := request.FromPayload(pr, nil); err == nil {
+			v := t.predictor().Predict(cache.Call{Name: req.Call, At: time.Now(), Request: m})
+			sc.Verdict = &v
+		}
+	}
 	if m := req.Manifest; m != nil {
 		sc.Manifest, sc.WholePromptDigest = m, m.WholePromptDigest.String()
 		sc.ManifestHash = p.ManifestContentHash // the manifest recorded, as its request line names it
@@ -706,6 +726,8 @@ type spanCall struct {
 	Included, Parts                 []string
 	// RequestSeq is the transcript line (seq) of the call's request.
 	RequestSeq int64
+	// Verdict is the cache's prediction for the call (nil without spans).
+	Verdict *cache.Verdict
 }
 
 // spanResult is how a logical call ended, for endSpan. endSpan is called
