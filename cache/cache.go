@@ -218,7 +218,7 @@ func Run(calls []Call, o *Options) *Analysis {
 					Tokens: v.Predicted.Read - v.Reported.Read})
 			}
 		}
-		st.history = append(st.history, seen{call: c, verdict: len(a.Verdicts)})
+		st.remember(c)
 		a.Verdicts = append(a.Verdicts, v)
 	}
 	a.summarize()
@@ -320,11 +320,11 @@ type state struct {
 	opts    *Options
 	entries map[digest.Digest]*entry
 	history []seen
+	index   map[digest.Digest]*Call // each prefix, by its chain digest: the latest call to send it
 }
 
 type seen struct {
-	call    *Call
-	verdict int
+	call *Call
 }
 
 // entry is one cached prefix.
@@ -368,24 +368,52 @@ type minRow struct {
 }
 
 // best is the earlier call whose request shares the longest prefix with
-// m, and where m leaves it.
+// m, and where m leaves it: found through the index of every earlier
+// call's prefixes (the latest call to have each), so a run of n calls is
+// linear in its segments, not quadratic in its calls. With no prefix in
+// common, it is the latest call of the provider.
 func (st *state) best(m *request.Manifest) (*Call, request.Divergence, bool) {
-	var (
-		at    *Call
-		d     request.Divergence
-		found bool
-	)
-	for i := len(st.history) - 1; i >= 0; i-- {
-		h := st.history[i].call
-		if h.Request.Provider != m.Provider {
-			continue
-		}
-		x := Diverge(h.Request, m)
-		if !found || x.Index > d.Index {
-			at, d, found = h, x, true
+	chain := prefixChain(m)
+	var at *Call
+	for i := len(chain) - 1; i >= 0 && at == nil; i-- {
+		at = st.index[chain[i]]
+	}
+	if at == nil {
+		for i := len(st.history) - 1; i >= 0 && at == nil; i-- {
+			if h := st.history[i].call; h.Request.Provider == m.Provider {
+				at = h
+			}
 		}
 	}
-	return at, d, found
+	if at == nil {
+		return nil, request.Divergence{}, false
+	}
+	return at, Diverge(at.Request, m), true
+}
+
+// remember adds c to the history and its prefixes to the index.
+func (st *state) remember(c *Call) {
+	st.history = append(st.history, seen{call: c})
+	if st.index == nil {
+		st.index = map[digest.Digest]*Call{}
+	}
+	for _, k := range prefixChain(c.Request) {
+		st.index[k] = c
+	}
+}
+
+// prefixChain is the digest of each prefix of m's segments: the
+// provider and model, then each segment's digest and path in turn.
+func prefixChain(m *request.Manifest) []digest.Digest {
+	out := make([]digest.Digest, len(m.Segments))
+	h := digest.Bytes([]byte(m.Provider + "\x00" + m.Model))
+	buf := make([]byte, 0, 96)
+	for i, s := range m.Segments {
+		buf = append(append(append(buf[:0], h[:]...), s.Digest[:]...), s.Path...)
+		h = digest.Bytes(buf)
+		out[i] = h
+	}
+	return out
 }
 
 func plural(n int, one string) string {
@@ -516,6 +544,6 @@ func (p *Predictor) Predict(c Call) Verdict {
 		v = md.predict(p.st, &c, 1)
 		v.Call, v.Line, v.Session = c.Name, c.Line, c.Session
 	}
-	p.st.history = append(p.st.history, seen{call: &c})
+	p.st.remember(&c)
 	return v
 }

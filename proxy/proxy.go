@@ -15,6 +15,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -214,7 +215,7 @@ func (p *Proxy) model(w http.ResponseWriter, r *http.Request, shape payload.Prov
 	}
 	tc.Name = cs.name
 	tc.Done = func(resp journal.Response, err error) { p.done(cs, resp, err) }
-	r.Body = io.NopCloser(strings.NewReader(string(body)))
+	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
 	ctx := transport.With(context.WithValue(r.Context(), sessionKey{}, s), tc)
 	p.rp.ServeHTTP(w, r.WithContext(ctx))
