@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -389,4 +390,29 @@ func TestThePageShowsTheCalls(t *testing.T) {
 	cancel()
 	resp.Body.Close()
 	g.closeAndVerify(t)
+}
+
+// A request smuggling attempt (a Content-Length and a chunked
+// Transfer-Encoding both) is refused by the server before the proxy sees
+// it; nothing reaches the upstream, nothing is recorded.
+func TestSmugglingIsRefused(t *testing.T) {
+	g := newRig(t, nil)
+	c, err := net.Dial("tcp", strings.TrimPrefix(g.srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	body := `{"model":"m","messages":[]}`
+	fmt.Fprintf(c, "POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nPOST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", 5, len(body), body)
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 400 {
+		t.Errorf("status %d", resp.StatusCode)
+	}
+	if n := len(g.up.Requests()); n != 0 {
+		t.Errorf("%d requests reached the upstream", n)
+	}
 }

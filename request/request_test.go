@@ -8,7 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promptloom/promptloom"
+	"github.com/promptloom/promptloom/digest"
 	pjson "github.com/promptloom/promptloom/internal/json"
+	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
 	"github.com/promptloom/promptloom/request"
 )
@@ -147,5 +150,53 @@ func TestCanonicalIsTheEncoders(t *testing.T) {
 		if got := request.Canonical(m); string(got) != string(want) {
 			t.Errorf("%s:\n got %s\nwant %s", path, got, want)
 		}
+	}
+}
+
+// Given the context manifest of the prompt it sends, a body's system
+// segments are the prompt's fragments, each with the path of its block
+// and its reason; a templated fragment whose binding changed is named
+// down to the binding.
+func TestAttributedSystem(t *testing.T) {
+	explainOpts := func(date string) *manifest.Manifest {
+		env := promptloom.Fragment{ID: "env", Source: "env", Bucket: promptloom.After, Body: "The date is " + date + ".",
+			Template: &promptloom.Template{Digest: digest.Of("The date is {{ date }}."), Bindings: map[string]digest.Digest{"date": digest.Of(date)}}}
+		r, err := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("You are terse."), env}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return manifest.New(r, "agent")
+	}
+	body := func(m *manifest.Manifest, date string) []byte {
+		return []byte(`{"model":"claude-sonnet-4-5","system":"You are terse.\n\nThe date is ` + date + `.","messages":[{"role":"user","content":"hi"}]}`)
+	}
+	ma, mb := explainOpts("2026-12-03"), explainOpts("2026-12-04")
+	a, err := request.New(body(ma, "2026-12-03"), payload.Anthropic, &request.Options{System: ma})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var frags []string
+	for _, s := range a.Segments {
+		if s.Section == "system" {
+			frags = append(frags, s.Fragment+"@"+s.Path)
+			if s.Reason == "" {
+				t.Errorf("fragment %s has no reason", s.Fragment)
+			}
+		}
+	}
+	if strings.Join(frags, ",") != "primary@/system,env@/system" {
+		t.Errorf("system segments %v", frags)
+	}
+	b, err := request.New(body(mb, "2026-12-04"), payload.Anthropic, &request.Options{System: mb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := request.Diverge(a, b, nil)
+	if d.Path != "/system" || d.Reason != "fragment env: binding date changed" {
+		t.Errorf("divergence %+v", d)
+	}
+	// A manifest that does not hold for the body is refused.
+	if _, err := request.New(body(ma, "2026-12-04"), payload.Anthropic, &request.Options{System: ma}); !errors.Is(err, request.ErrNotAttributed) {
+		t.Errorf("a stale manifest: %v", err)
 	}
 }
