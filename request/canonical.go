@@ -1,6 +1,7 @@
 package request
 
 import (
+	"encoding/hex"
 	"strconv"
 
 	pjson "github.com/promptloom/promptloom/internal/json"
@@ -90,8 +91,8 @@ func (s *Segment) appendCanonical(b []byte) []byte {
 		b = append(b, `,"cache":`...)
 		b = appendMark(b, s.Cache)
 	}
-	b = append(b, `,"digest":"`...)
-	b = append(append(b, s.Digest.String()...), '"')
+	b = append(b, `,"digest":"blake3:`...)
+	b = append(hex.AppendEncode(b, s.Digest[:]), '"')
 	opt := func(key, v string) {
 		if v != "" {
 			b = append(append(append(b, ",\""...), key...), "\":"...)

@@ -108,7 +108,8 @@ func firstOf(m *Manifest, section string) int {
 // change says what differs at segment i, and the first differing byte.
 func change(a, b *Manifest, i int) (string, int) {
 	sa, sb := &a.Segments[i], &b.Segments[i]
-	off := commonPrefix(sa.text, sb.text)
+	ta, tb := sa.counted(), sb.counted()
+	off := commonPrefix(ta, tb)
 	if sa.Section == "tools" && sb.Section == "tools" {
 		if moved := reordered(a, b); moved != "" {
 			return moved, off
@@ -142,10 +143,10 @@ func change(a, b *Manifest, i int) (string, int) {
 		}
 		return fmt.Sprintf("tool %s changed", name), off
 	}
-	if keys := changedKeys(sa.raw, sb.raw); keys != "" && sa.text == sb.text {
+	if keys := changedKeys(sa.raw, sb.raw); keys != "" && ta == tb {
 		return fmt.Sprintf("%s changed", keys), off
 	}
-	return "changed at byte " + strconv.Itoa(off) + snippet(sa.text, sb.text, off), off
+	return "changed at byte " + strconv.Itoa(off) + snippet(ta, tb, off), off
 }
 
 // snippet shows the words around the first difference on both sides,

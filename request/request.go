@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unsafe"
 
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/budget"
@@ -79,8 +80,9 @@ type Segment struct {
 	// fragment of an attributed block; the last of them carries it).
 	Cache *payload.CacheControl `json:"cache,omitempty"`
 
-	text string // what was counted, for a diff
-	raw  []byte
+	text   string // what was counted, for a diff: text, or a JSON string token when quoted
+	quoted bool
+	raw    []byte
 	tmpl *promptloom.Template
 }
 
@@ -179,9 +181,18 @@ func FromPayload(r *payload.Request, o *Options) (*Manifest, error) {
 		if err != nil {
 			return nil, fmt.Errorf("request: %s: %w", p.Path, err)
 		}
-		text := countedText(p)
+		text, quoted := countedText(p)
+		tokens := 0
+		switch {
+		case !quoted:
+			tokens = count(text)
+		case name == "estimate":
+			tokens = (unquotedLen(text) + 3) / 4 // estimate's rule, without decoding
+		default:
+			tokens = count(pjson.Unquote(text))
+		}
 		m.Segments = append(m.Segments, Segment{Section: p.Section, Path: p.Path, Role: p.Role, Type: p.Type, Name: p.Name,
-			Bytes: len(p.Raw), Digest: digest.Bytes(red), Tokens: count(text), Cache: p.Cache, text: text, raw: p.Raw})
+			Bytes: len(p.Raw), Digest: digest.Bytes(red), Tokens: tokens, Cache: p.Cache, text: text, quoted: quoted, raw: p.Raw})
 	}
 	m.total()
 	m.ContentHash, err = m.hash()
@@ -189,23 +200,75 @@ func FromPayload(r *payload.Request, o *Options) (*Manifest, error) {
 }
 
 // countedText is what a part's tokens are counted over: the text of a
-// text block or string, the JSON of anything else.
-func countedText(p payload.Part) string {
-	raw := string(p.Raw)
+// text block or string (as its JSON string token: quoted), the JSON of
+// anything else.
+func countedText(p payload.Part) (string, bool) {
+	raw := unsafe.String(unsafe.SliceData(p.Raw), len(p.Raw))
 	if raw != "" && raw[0] == '"' {
-		return pjson.Unquote(raw)
+		return raw, true
 	}
 	switch p.Type {
-	case "text", "input_text", "output_text":
+	case "text", "input_text", "output_text", "":
+		// ("": a Gemini part)
 		if v, ok := field(raw, "text"); ok && v != "" && v[0] == '"' {
-			return pjson.Unquote(v)
-		}
-	case "":
-		if v, ok := field(raw, "text"); ok && v != "" && v[0] == '"' { // a Gemini part
-			return pjson.Unquote(v)
+			return v, true
 		}
 	}
-	return raw
+	return raw, false
+}
+
+// unquotedLen is the length of a JSON string token's text, decoded.
+func unquotedLen(tok string) int {
+	n := 0
+	for i := 1; i < len(tok)-1; i++ {
+		if tok[i] != '\\' {
+			n++
+			continue
+		}
+		i++
+		if i < len(tok)-1 && tok[i] == 'u' {
+			r := 0
+			if i+4 < len(tok) {
+				for _, c := range tok[i+1 : i+5] {
+					r <<= 4
+					switch {
+					case c >= '0' && c <= '9':
+						r |= int(c - '0')
+					case c >= 'a' && c <= 'f':
+						r |= int(c-'a') + 10
+					case c >= 'A' && c <= 'F':
+						r |= int(c-'A') + 10
+					}
+				}
+			}
+			switch {
+			case r < 0x80:
+				n++
+			case r < 0x800:
+				n += 2
+			case r >= 0xd800 && r < 0xdc00 && i+10 < len(tok) && tok[i+5] == '\\' && tok[i+6] == 'u' &&
+				(tok[i+7] == 'd' || tok[i+7] == 'D') && strings.ContainsRune("cdefCDEF", rune(tok[i+8])):
+				n += 4 // a surrogate pair: one 4-byte character
+				i += 6
+			case r >= 0xd800 && r < 0xe000:
+				n += 3 // half a pair alone: U+FFFD
+			default:
+				n += 3
+			}
+			i += 4
+			continue
+		}
+		n++
+	}
+	return n
+}
+
+// counted is the segment's counted text, decoded.
+func (s *Segment) counted() string {
+	if s.quoted {
+		return pjson.Unquote(s.text)
+	}
+	return s.text
 }
 
 // field is the raw value of a member of a JSON object (the first).

@@ -200,3 +200,13 @@ func TestAttributedSystem(t *testing.T) {
 		t.Errorf("a stale manifest: %v", err)
 	}
 }
+
+// The estimate's length of a string token, without decoding it, is the
+// decoded text's.
+func TestUnquotedLen(t *testing.T) {
+	for _, tok := range []string{`""`, `"abc"`, `"a\nb\t\"\\"`, `"\u0041\u00e9\u20ac"`, `"\ud83d\ude00!"`, `"é€😀"`, `"\/"`, `"\ud800"`, `"\ud800x"`, `"\udc00\ud800"`} {
+		if got, want := request.UnquotedLen(tok), len(pjson.Unquote(tok)); got != want {
+			t.Errorf("%s: %d, decoded %d", tok, got, want)
+		}
+	}
+}
