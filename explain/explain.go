@@ -356,3 +356,35 @@ func build(r *promptloom.Reduction, m *manifest.Manifest) *Explanation {
 	}
 	return e
 }
+
+// FromManifest explains a prompt by a manifest alone, as a recorded call
+// is explained from its transcript: a row per segment, sharing it, the
+// included ones at the offsets the manifest's layout gives them. m must
+// hold for sys (manifest.Validate), or FromManifest fails. A recording
+// has no source but the producer, which the rows leave to the manifest,
+// and no body for a fragment left out.
+func FromManifest(sys string, m *manifest.Manifest) (*Explanation, error) {
+	if err := manifest.Validate(m, sys); err != nil {
+		return nil, err
+	}
+	x := &Explanation{Manifest: m, Fragments: make([]Row, len(m.Segments))}
+	if m.IncludedCount() > 0 {
+		x.System = &sys
+	}
+	for i := range m.Segments {
+		x.Fragments[i] = Row{Segment: &m.Segments[i]}
+		if !m.Segments[i].Included {
+			x.Excluded++
+		}
+	}
+	i := 0
+	for off, s := range m.Layout() {
+		for &m.Segments[i] != s {
+			i++
+		}
+		o := off
+		x.Fragments[i].Offset = &o
+		x.Included++
+	}
+	return x, nil
+}

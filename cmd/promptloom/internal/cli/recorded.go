@@ -8,10 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/journal"
-	"github.com/promptloom/promptloom/manifest"
 	"github.com/tidwall/gjson"
 )
 
@@ -130,40 +128,11 @@ func recordedExplanation(c *journal.CallReport, data []byte) (*explain.Explanati
 		return nil, fmt.Errorf("no line %d", c.SystemLine)
 	}
 	sys := gjson.GetBytes(line, "content").String()
-	m := c.Manifest
-	if err := manifest.Validate(m, sys); err != nil {
+	x, err := explain.FromManifest(sys, c.Manifest)
+	if err != nil {
 		return nil, fmt.Errorf("the manifest at line %d does not place the bytes of the prompt at line %d (a redacted prompt?): %w", c.ManifestLine, c.SystemLine, err)
 	}
-	return fromManifest(sys, m), nil
-}
-
-// fromManifest explains a prompt by a manifest that holds for it: a row
-// per segment, sharing it, the included ones at their offsets (each after
-// the one before and a separator, as Validate holds them). A recording has
-// no source but the producer, which the rows leave to the manifest: Source
-// is empty.
-func fromManifest(sys string, m *manifest.Manifest) *explain.Explanation {
-	x := &explain.Explanation{Manifest: m, Fragments: make([]explain.Row, len(m.Segments))}
-	if m.IncludedCount() > 0 {
-		x.System = &sys
-	}
-	at := 0
-	for i := range m.Segments {
-		s := &m.Segments[i]
-		x.Fragments[i] = explain.Row{Segment: s}
-		if !s.Included {
-			x.Excluded++
-			continue
-		}
-		if x.Included > 0 {
-			at += len(promptloom.Separator)
-		}
-		off := at
-		x.Fragments[i].Offset = &off
-		at += s.Bytes
-		x.Included++
-	}
-	return x
+	return x, nil
 }
 
 // nthLine returns line n (from 1) of data, without its newline.
