@@ -83,7 +83,7 @@ type Segment struct {
 	text   string // what was counted, for a diff: text, or a JSON string token when quoted
 	quoted bool
 	raw    []byte
-	tmpl *promptloom.Template
+	tmpl   *promptloom.Template
 }
 
 // Total is one section's share of the request.
