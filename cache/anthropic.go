@@ -242,8 +242,7 @@ func (a anthropic) blame(st *state, c *Call, bl []block, best, read int) []Blame
 	if !ok {
 		return nil
 	}
-	var hb []block
-	hb = blocks(h.Request, a.settings(), 1)
+	hb := blocks(h.Request, a.settings(), 1)
 	// The farthest position h's prefix was cached through (any entry h or
 	// an earlier call wrote on h's prefix).
 	cached := -1

@@ -186,9 +186,7 @@ func (p *Proxy) events(w http.ResponseWriter, r *http.Request) {
 	p.mu.Unlock()
 	defer func() {
 		p.mu.Lock()
-		if _, ok := p.watchers[ch]; ok {
-			delete(p.watchers, ch)
-		}
+		delete(p.watchers, ch)
 		p.mu.Unlock()
 	}()
 	w.Header().Set("Content-Type", "text/event-stream")

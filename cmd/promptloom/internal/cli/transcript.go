@@ -115,13 +115,9 @@ func (e *env) oneTranscript(ctx context.Context, arg string) (source, func(), er
 	return srcs[0], close, nil
 }
 
-// verifyOne verifies the one transcript a --transcript names: its name,
-// the report and Verify's error, or err when it cannot be opened.
-func (e *env) verifyOne(arg string, o *journal.Options) (name string, rep *journal.Report, verr, err error) {
-	return e.readOne(arg, func(r io.Reader) (*journal.Report, error) { return journal.Verify(r, o) })
-}
-
-// readOne is verifyOne with the reading given: Verify, or Prove.
+// readOne reads the one transcript a --transcript names (a file, or a
+// session of a store) with read: Verify, or Prove, or a reading that keeps
+// the bytes too; it returns the transcript's name.
 func (e *env) readOne(arg string, read func(io.Reader) (*journal.Report, error)) (name string, rep *journal.Report, verr, err error) {
 	src, close, err := e.oneTranscript(context.Background(), arg)
 	if err != nil {
