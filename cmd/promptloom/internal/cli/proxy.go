@@ -141,7 +141,7 @@ func sessionOpener(ctx context.Context, arg string, o *journal.Options) (func(st
 		mu.Lock()
 		defer mu.Unlock()
 		if prefix != "" {
-			session = prefix + "/" + session
+			session = prefix + "." + session
 		}
 		so := *o
 		so.Session = session
