@@ -416,3 +416,40 @@ func TestSmugglingIsRefused(t *testing.T) {
 		t.Errorf("%d requests reached the upstream", n)
 	}
 }
+
+// An upstream that resets the connection: the client gets the provider's
+// error shape (502), and the transcript records the failure, whole.
+func TestAnUpstreamThatResets(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			c.Close()
+		}
+	}))
+	defer up.Close()
+	u, _ := url.Parse(up.URL)
+	path := filepath.Join(t.TempDir(), "reset.jsonl")
+	p, err := proxy.New(&proxy.Options{Upstream: u, Open: func(s string) (*journal.Journal, error) {
+		return journal.Open(path, &journal.Options{Session: s})
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(p)
+	resp, err := http.Post(srv.URL+"/v1/messages", "application/json", strings.NewReader(`{"model":"claude-sonnet-4-5","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 502 || !strings.Contains(string(b), `"type":"error"`) {
+		t.Errorf("%d %s", resp.StatusCode, b)
+	}
+	srv.Close()
+	p.Close()
+	data, _ := os.ReadFile(path)
+	rep, err := journal.Verify(bytes.NewReader(data), nil)
+	if err != nil || len(rep.Calls) != 1 || !bytes.Contains(data, []byte("provider_call_error")) || !bytes.Contains(data, []byte("EOF")) {
+		t.Fatalf("%v: %s", err, data)
+	}
+}

@@ -55,9 +55,10 @@ func (p *Proxy) admit(sess, name string, m *request.Manifest) (*session, *callSt
 		if err != nil {
 			return nil, nil, fmt.Errorf("opening the journal of session %s: %w", sess, err)
 		}
-		// The SDKs retry twice by default (Anthropic's and OpenAI's); an
-		// attempt they retry is one logical call.
-		s = &session{id: sess, j: j, t: transport.New(p.o.Base, j, &transport.Options{MaxBodyBytes: p.o.MaxBodyBytes, MaxRetries: 2})}
+		// Each request through the proxy is its own call (MaxRetries 0):
+		// an SDK's retry comes as a new HTTP request the proxy cannot tie
+		// to the attempt before it, so a failure is recorded at once.
+		s = &session{id: sess, j: j, t: transport.New(p.o.Base, j, &transport.Options{MaxBodyBytes: p.o.MaxBodyBytes})}
 		p.sessions[sess] = s
 		p.order = append(p.order, s)
 	}
