@@ -138,12 +138,12 @@ func (p *Proxy) callsJSON(w http.ResponseWriter) {
 // and where it left the call before it in its session.
 func (p *Proxy) callPage(w http.ResponseWriter, n int, err error) {
 	p.mu.Lock()
-	if err != nil || n < 1 || n > len(p.calls) {
+	c := p.call(n)
+	if err != nil || c == nil {
 		p.mu.Unlock()
-		http.Error(w, "promptloom: no such call", http.StatusNotFound)
+		http.Error(w, "promptloom: no such call (the page keeps the latest calls; the transcript has them all)", http.StatusNotFound)
 		return
 	}
-	c := p.calls[n-1]
 	v := p.verdicts(c.session)[c]
 	var prev *callState
 	for i, x := range c.session.calls {
@@ -205,8 +205,7 @@ func (p *Proxy) events(w http.ResponseWriter, r *http.Request) {
 			n, _ := strconv.Atoi(seq)
 			p.mu.Lock()
 			var data []byte
-			if n >= 1 && n <= len(p.calls) {
-				c := p.calls[n-1]
+			if c := p.call(n); c != nil {
 				data, _ = json.Marshal(p.rowOf(c, p.verdicts(c.session)[c]))
 			}
 			p.mu.Unlock()
@@ -219,4 +218,13 @@ func (p *Proxy) events(w http.ResponseWriter, r *http.Request) {
 			fl.Flush()
 		}
 	}
+}
+
+// call is call seq, if the page still keeps it (p.mu held).
+func (p *Proxy) call(seq int) *callState {
+	i := seq - (p.seq - len(p.calls)) - 1
+	if i < 0 || i >= len(p.calls) {
+		return nil
+	}
+	return p.calls[i]
 }

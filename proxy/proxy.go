@@ -88,7 +88,8 @@ type Proxy struct {
 	mu       sync.Mutex
 	sessions map[string]*session
 	order    []*session
-	calls    []*callState
+	calls    []*callState // the latest calls (keepCalls), oldest first
+	seq      int          // the calls made so far
 	closed   bool
 	watchers map[chan string]struct{}
 }

@@ -453,3 +453,29 @@ func TestAnUpstreamThatResets(t *testing.T) {
 		t.Fatalf("%v: %s", err, data)
 	}
 }
+
+// The page keeps the latest calls only, however long the proxy runs; the
+// transcript keeps them all.
+func TestThePageKeepsTheLatestCalls(t *testing.T) {
+	defer proxy.SetKeepCalls(3)()
+	g := newRig(t, nil)
+	for i := range 5 {
+		g.post(t, "/v1/messages", []byte(fmt.Sprintf(`{"model":"claude-sonnet-4-5","max_tokens":5,"messages":[{"role":"user","content":"call %d"}]}`, i)))
+	}
+	resp, err := http.Get(g.srv.URL + "/promptloom/calls.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []struct{ Seq int }
+	json.NewDecoder(resp.Body).Decode(&rows)
+	resp.Body.Close()
+	if len(rows) != 3 || rows[0].Seq != 3 || rows[2].Seq != 5 {
+		t.Errorf("rows %+v", rows)
+	}
+	if r, _ := http.Get(g.srv.URL + "/promptloom/call/1"); r.StatusCode != 404 {
+		t.Errorf("an evicted call: %d", r.StatusCode)
+	}
+	if rep, _ := g.closeAndVerify(t); len(rep.Calls) != 5 {
+		t.Errorf("%d calls in the transcript", len(rep.Calls))
+	}
+}

@@ -17,9 +17,13 @@ type session struct {
 	id    string
 	j     *journal.Journal
 	t     *transport.Transport
-	calls []*callState
+	calls []*callState      // the calls the page still keeps
+	n     int               // the calls made in the session
 	last  *request.Manifest // the latest call's request, for continuity
 }
+
+// keepCalls is how many calls the page keeps, across sessions.
+var keepCalls = 2000
 
 // callState is one call as the page shows it.
 type callState struct {
@@ -62,13 +66,24 @@ func (p *Proxy) admit(sess, name string, m *request.Manifest) (*session, *callSt
 		p.sessions[sess] = s
 		p.order = append(p.order, s)
 	}
+	s.n++
 	if name == "" {
-		name = fmt.Sprintf("%s/%d", s.id, len(s.calls)+1)
+		name = fmt.Sprintf("%s/%d", s.id, s.n)
 	}
-	cs := &callState{seq: len(p.calls) + 1, name: name, session: s, req: m, at: time.Now()}
+	p.seq++
+	cs := &callState{seq: p.seq, name: name, session: s, req: m, at: time.Now()}
 	s.calls = append(s.calls, cs)
 	s.last = m
 	p.calls = append(p.calls, cs)
+	// The page keeps the latest calls only: a proxy that runs for weeks
+	// holds a bounded number of requests (the transcript has them all).
+	if len(p.calls) > keepCalls {
+		old := p.calls[0]
+		p.calls = p.calls[1:]
+		if s := old.session; len(s.calls) > 0 && s.calls[0] == old {
+			s.calls = s.calls[1:]
+		}
+	}
 	p.notify(fmt.Sprint(cs.seq))
 	return s, cs, nil
 }
