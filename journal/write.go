@@ -285,22 +285,38 @@ func (j *Journal) prepareUnattributed(req Request) (*prepared, error) {
 	if req.Manifest != nil {
 		return nil, fmt.Errorf("journal: call %s: an unattributed call has a manifest", req.Call)
 	}
-	rec := map[string]any{"body_bytes": len(req.Body)}
+	// The members, each value canonical JSON already, written in key
+	// order: the body is not encoded again (it is most of the line).
+	var body, text []byte
+	hash := ""
 	if kept, h, err := j.retain(req.Body); err == nil && req.Body != nil {
-		rec["body"], rec["body_content_hash"] = kept, h
+		body, hash = kept, h
 	} else {
 		// Not JSON: kept as text, redacted, its bytes that are not UTF-8
 		// as U+FFFD (the digest is of the text as kept).
-		text := j.retainText(strings.ToValidUTF8(string(req.Body), "\uFFFD"))
-		rec["body_text"], rec["body_content_hash"] = text, digest.Of(text).String()
+		t := j.retainText(strings.ToValidUTF8(string(req.Body), "\uFFFD"))
+		text, hash = pjson.AppendString(nil, t), digest.Of(t).String()
 	}
+	reqJSON := make([]byte, 0, len(body)+len(text)+160)
+	member := func(key string, v []byte) {
+		if v == nil {
+			return
+		}
+		if len(reqJSON) == 0 {
+			reqJSON = append(reqJSON, '{')
+		} else {
+			reqJSON = append(reqJSON, ',')
+		}
+		reqJSON = append(append(pjson.AppendString(reqJSON, key), ':'), v...)
+	}
+	member("body", body)
+	member("body_bytes", strconv.AppendInt(nil, int64(len(req.Body)), 10))
+	member("body_content_hash", pjson.AppendString(nil, hash))
+	member("body_text", text)
 	if req.Provider != payload.Auto {
-		rec["provider"] = string(req.Provider)
+		member("provider", pjson.AppendString(nil, string(req.Provider)))
 	}
-	reqJSON, err := pjson.Marshal(rec)
-	if err != nil {
-		return nil, fmt.Errorf("journal: call %s: request: %w", req.Call, err)
-	}
+	reqJSON = append(reqJSON, '}')
 	return &prepared{call: req.Call, scJSON: []byte("null"), reqJSON: reqJSON, unattributed: true}, nil
 }
 
