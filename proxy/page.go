@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/promptloom/promptloom/cache"
+	"github.com/promptloom/promptloom/request"
 )
 
 //go:embed page.html.tmpl
@@ -89,7 +90,10 @@ func (p *Proxy) rows() []row {
 }
 
 func (p *Proxy) rowOf(c *callState, v cache.Verdict) row {
-	r := row{Seq: c.seq, Call: c.name, Session: c.session.id, Model: c.req.Model, Tokens: c.req.Tokens, Status: "in flight"}
+	r := row{Seq: c.seq, Call: c.name, Session: c.session.id, Model: c.pr.Model, Status: "in flight"}
+	if m := c.manifest(); m != nil {
+		r.Model, r.Tokens = m.Model, m.Tokens
+	}
 	switch {
 	case c.done && c.err != nil:
 		r.Status = "error: " + c.err.Error()
@@ -151,11 +155,20 @@ func (p *Proxy) callPage(w http.ResponseWriter, n int, err error) {
 			prev = c.session.calls[i-1]
 		}
 	}
-	p.mu.Unlock()
-	x := cache.Explain(c.req, nil, p.o.Cache, true)
-	x.Verdict = &v
+	m := c.manifest()
+	var pm *request.Manifest
 	if prev != nil {
-		d := cache.Diverge(prev.req, c.req)
+		pm = prev.manifest()
+	}
+	p.mu.Unlock()
+	if m == nil {
+		http.Error(w, "promptloom: the call's request has no manifest: "+c.mErr.Error(), http.StatusUnprocessableEntity)
+		return
+	}
+	x := cache.Explain(m, nil, p.o.Cache, true)
+	x.Verdict = &v
+	if pm != nil {
+		d := cache.Diverge(pm, m)
 		x.Previous, x.PreviousCall = &d, prev.name
 	}
 	var b bytes.Buffer

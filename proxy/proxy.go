@@ -36,7 +36,6 @@ import (
 	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/payload"
-	"github.com/promptloom/promptloom/request"
 	"github.com/promptloom/promptloom/transport"
 )
 
@@ -195,11 +194,6 @@ func (p *Proxy) model(w http.ResponseWriter, r *http.Request, shape payload.Prov
 		writeError(w, shape, http.StatusBadRequest, "invalid_request_error", "promptloom: "+err.Error())
 		return
 	}
-	m, err := request.FromPayload(pr, nil)
-	if err != nil {
-		writeError(w, shape, http.StatusBadRequest, "invalid_request_error", "promptloom: "+err.Error())
-		return
-	}
 	tc := &transport.Call{Name: name, Payload: pr}
 	if p.o.Prompt != nil {
 		x, err := p.o.Prompt(name)
@@ -209,8 +203,13 @@ func (p *Proxy) model(w http.ResponseWriter, r *http.Request, shape payload.Prov
 		}
 		tc.Explanation = x
 	}
-	s, cs, err := p.admit(sess, name, m)
-	if err != nil {
+	s, cs, err := p.admit(sess, name, pr)
+	var pe *payload.Error
+	switch {
+	case errors.As(err, &pe):
+		writeError(w, shape, http.StatusBadRequest, "invalid_request_error", "promptloom: "+err.Error())
+		return
+	case err != nil:
 		writeError(w, shape, http.StatusServiceUnavailable, "api_error", "promptloom: "+err.Error())
 		return
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/promptloom/promptloom/cache"
 	"github.com/promptloom/promptloom/journal"
+	"github.com/promptloom/promptloom/payload"
 	"github.com/promptloom/promptloom/request"
 	"github.com/promptloom/promptloom/transport"
 )
@@ -19,7 +20,7 @@ type session struct {
 	t     *transport.Transport
 	calls []*callState      // the calls the page still keeps
 	n     int               // the calls made in the session
-	last  *request.Manifest // the latest call's request, for continuity
+	last  *callState        // the latest call, for continuity
 }
 
 // keepCalls is how many calls the page keeps, across sessions.
@@ -30,27 +31,34 @@ type callState struct {
 	seq     int // from 1, across the proxy
 	name    string
 	session *session
-	req     *request.Manifest
+	pr      *payload.Request  // the body, read
+	req     *request.Manifest // its manifest, made when first needed (manifest)
 	at      time.Time
 	ended   time.Time
 	done    bool
 	resp    journal.Response
 	err     error
+	mErr    error // why there is no manifest
 }
 
 // admit finds (or opens) the session a call belongs to and registers the
 // call. sess is the Promptloom-Session header ("" to find it by prefix
 // continuity).
-func (p *Proxy) admit(sess, name string, m *request.Manifest) (*session, *callState, error) {
+func (p *Proxy) admit(sess, name string, pr *payload.Request) (*session, *callState, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
 		return nil, nil, errors.New("the proxy is shutting down")
 	}
 	var s *session
+	cs := &callState{pr: pr, at: time.Now()}
 	if sess != "" {
 		s = p.sessions[sess]
 	} else {
+		m := cs.manifest()
+		if m == nil {
+			return nil, nil, cs.mErr
+		}
 		s = p.continuing(m)
 		sess = fmt.Sprintf("%s-%d", p.run, len(p.order)+1)
 	}
@@ -71,9 +79,9 @@ func (p *Proxy) admit(sess, name string, m *request.Manifest) (*session, *callSt
 		name = fmt.Sprintf("%s/%d", s.id, s.n)
 	}
 	p.seq++
-	cs := &callState{seq: p.seq, name: name, session: s, req: m, at: time.Now()}
+	cs.seq, cs.name, cs.session = p.seq, name, s
 	s.calls = append(s.calls, cs)
-	s.last = m
+	s.last = cs
 	p.calls = append(p.calls, cs)
 	// The page keeps the latest calls only: a proxy that runs for weeks
 	// holds a bounded number of requests (the transcript has them all).
@@ -98,10 +106,11 @@ func (p *Proxy) continuing(m *request.Manifest) *session {
 	var best *session
 	bestN := 0
 	for _, s := range p.order {
-		if s.last == nil || s.last.Provider != m.Provider {
+		last := s.last.manifest()
+		if last == nil || last.Provider != m.Provider {
 			continue
 		}
-		prev := messages(s.last)
+		prev := messages(last)
 		if len(prev) == 0 || len(prev) > len(msgs) {
 			continue
 		}
@@ -151,7 +160,11 @@ func (p *Proxy) verdicts(s *session) map[*callState]cache.Verdict {
 	var calls []cache.Call
 	var states []*callState
 	for _, c := range s.calls {
-		cc := cache.Call{Name: c.name, At: c.at, Began: c.ended, Request: c.req}
+		m := c.manifest()
+		if m == nil {
+			continue
+		}
+		cc := cache.Call{Name: c.name, At: c.at, Began: c.ended, Request: m}
 		if c.done && c.err == nil {
 			cc.Reported = c.resp.Usage
 		}
@@ -163,4 +176,15 @@ func (p *Proxy) verdicts(s *session) map[*callState]cache.Verdict {
 		out[states[i]] = v
 	}
 	return out
+}
+
+// manifest is the call's request manifest, made the first time it is
+// needed (for continuity, or by the page): a call named to its session by
+// its header costs nothing more than its journaling until someone looks.
+// p.mu is held, or the call is not shared yet.
+func (c *callState) manifest() *request.Manifest {
+	if c.req == nil && c.mErr == nil {
+		c.req, c.mErr = request.FromPayload(c.pr, nil)
+	}
+	return c.req
 }
