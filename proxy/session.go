@@ -18,9 +18,9 @@ type session struct {
 	id    string
 	j     *journal.Journal
 	t     *transport.Transport
-	calls []*callState      // the calls the page still keeps
-	n     int               // the calls made in the session
-	last  *callState        // the latest call, for continuity
+	calls []*callState // the calls the page still keeps
+	n     int          // the calls made in the session
+	last  *callState   // the latest call, for continuity
 }
 
 // keepCalls is how many calls the page keeps, across sessions.
