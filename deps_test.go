@@ -26,7 +26,7 @@ import (
 // Third-party imports are held too: a database driver, a tokenizer or an
 // SDK is named where it may be used, and nowhere else.
 const depsRules = `
-	STD < internal/json, internal/textsafe, internal/dsn;
+	STD < internal/json, internal/textsafe, internal/dsn, internal/seq;
 	STD < harn/redact/internal/url;
 	internal/json, harn/redact/internal/url < harn/redact;
 	harn/redact, BLAKE3 < digest;
@@ -36,7 +36,7 @@ const depsRules = `
 	. < internal/spans;
 	., internal/json, internal/spans < harn/template;
 	., harn/reminder, harn/template, internal/json, internal/spans, GJSON < harn/options;
-	., internal/json, GJSON < manifest;
+	., internal/json, internal/seq, GJSON < manifest;
 	manifest < payload;
 	payload, budget < request;
 	. < stage;

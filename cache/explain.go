@@ -39,11 +39,13 @@ func Explain(m, since *request.Manifest, o *Options, lint bool) *Explanation {
 }
 
 // WriteJSON writes the explanation as indented JSON.
-func (x *Explanation) WriteJSON(w io.Writer) error {
+func (x *Explanation) WriteJSON(w io.Writer) error { return writeJSON(w, x) }
+
+func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(x)
+	return enc.Encode(v)
 }
 
 // WriteText writes the explanation for a terminal: the totals, a line a

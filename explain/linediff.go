@@ -1,7 +1,7 @@
 package explain
 
 import (
-	"sort"
+	"github.com/promptloom/promptloom/internal/seq"
 	"strings"
 
 	dmp "github.com/sergi/go-diff/diffmatchpatch"
@@ -123,7 +123,7 @@ func anchors(a, b []int32) [][2]int {
 	for x, pr := range pairs {
 		bs[x] = pr[1]
 	}
-	at := longestIncreasing(bs)
+	at := seq.LongestIncreasing(bs)
 	run := make([][2]int, len(at))
 	for k, x := range at {
 		run[k] = pairs[x]
@@ -180,32 +180,4 @@ func diffGap(out []lineOp, a, b []int32, d *dmp.DiffMatchPatch) []lineOp {
 		}
 	}
 	return out
-}
-
-// longestIncreasing returns the positions in seq of one longest strictly
-// increasing run, in order (patience sorting, n log n).
-func longestIncreasing(seq []int) []int {
-	var tails []int // index into seq of the smallest tail of each length
-	prev := make([]int, len(seq))
-	for i, v := range seq {
-		j := sort.Search(len(tails), func(j int) bool { return seq[tails[j]] >= v })
-		if j > 0 {
-			prev[i] = tails[j-1]
-		} else {
-			prev[i] = -1
-		}
-		if j == len(tails) {
-			tails = append(tails, i)
-		} else {
-			tails[j] = i
-		}
-	}
-	if len(tails) == 0 {
-		return nil
-	}
-	run := make([]int, len(tails))
-	for i, k := tails[len(tails)-1], len(tails)-1; i >= 0; i, k = prev[i], k-1 {
-		run[k] = i
-	}
-	return run
 }

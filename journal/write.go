@@ -41,7 +41,7 @@ type Journal struct {
 	running int               // calls begun and not finished
 	epoch   int               // the sink's chain was cut back this many times
 	last    map[string]string // kind -> content hash of the last line of it this journal wrote
-	cp      *checkpointer     // issue 25: the signer and the session's tree of calls; nil without Options.Signer
+	cp      *checkpointer     // the signer and the session's tree of calls; nil without Options.Signer
 	// Repaired is the number of bytes of a torn last line cut off when the
 	// file was opened.
 	Repaired int
@@ -100,7 +100,7 @@ func NewSink(s Sink, opts *Options) *Journal {
 		}
 		j.session, j.keepRaw = opts.Session, opts.KeepRaw
 	}
-	j.cp = newCheckpointer(opts) // issue 25
+	j.cp = newCheckpointer(opts)
 	if j.session == "" {
 		var b [8]byte
 		rand.Read(b[:])
@@ -564,7 +564,7 @@ func (j *Journal) restart(t Tail) {
 		j.session = j.named + "~" + strconv.Itoa(j.epoch)
 	}
 	clear(j.last)
-	j.cp.reset() // issue 25
+	j.cp.reset()
 }
 
 // Attempt records a failed attempt of the call (an HTTP status, a
@@ -697,7 +697,7 @@ func (p *Pending) appendQuoting(ctx context.Context, kind string, q int, fields 
 	if p.epoch != j.epoch {
 		return fmt.Errorf("journal: call %s: the transcript was cut back under the journal (a log rotation?) after its request; this line is not recorded", p.call)
 	}
-	var next *tree // issue 25: the session's tree of calls with this one
+	var next *tree // the session's tree of calls with this one
 	err := j.appendLines(ctx, func(t Tail) (*lineBuilder, error) {
 		if t.Fresh {
 			j.restart(t)
@@ -779,7 +779,7 @@ func (j *Journal) end() (err error) {
 			}
 			b := &lineBuilder{t: t, at: j.clock().Format(time.RFC3339Nano)}
 			b.line(kindClose, "session", quote(j.session), "calls", strconv.Itoa(j.calls))
-			if err := j.cp.close(b, j.session); err != nil { // issue 25
+			if err := j.cp.close(b, j.session); err != nil {
 				return nil, err
 			}
 			return b, nil

@@ -1,7 +1,7 @@
 package manifest
 
 import (
-	"sort"
+	"github.com/promptloom/promptloom/internal/seq"
 	"strconv"
 	"strings"
 
@@ -82,7 +82,7 @@ func Compare(a, b []Segment) []Change {
 		}
 	}
 	stays := map[int]bool{} // a positions on the run
-	for _, i := range longestIncreasing(common) {
+	for _, i := range seq.LongestIncreasing(common) {
 		stays[common[i]] = true
 	}
 
@@ -199,32 +199,4 @@ func keys(segs []Segment) []key {
 		seen[id]++
 	}
 	return out
-}
-
-// longestIncreasing returns the positions in seq of one longest strictly
-// increasing run, in order (patience sorting, n log n).
-func longestIncreasing(seq []int) []int {
-	var tails []int // index into seq of the smallest tail of each length
-	prev := make([]int, len(seq))
-	for i, v := range seq {
-		j := sort.Search(len(tails), func(j int) bool { return seq[tails[j]] >= v })
-		if j > 0 {
-			prev[i] = tails[j-1]
-		} else {
-			prev[i] = -1
-		}
-		if j == len(tails) {
-			tails = append(tails, i)
-		} else {
-			tails[j] = i
-		}
-	}
-	if len(tails) == 0 {
-		return nil
-	}
-	run := make([]int, len(tails))
-	for i, k := tails[len(tails)-1], len(tails)-1; i >= 0; i, k = prev[i], k-1 {
-		run[k] = i
-	}
-	return run
 }

@@ -39,22 +39,7 @@ func Find(t testing.TB) string {
 // error in the page's console fails t.
 func Run(t testing.TB, bin, file string, extra ...string) []byte {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	args := append(append([]string{}, flags...), "--user-data-dir="+t.TempDir())
-	args = append(append(args, extra...), "file://"+file)
-	cmd := exec.CommandContext(ctx, bin, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("chromium: %v\n%s", err, stderr.String())
-	}
-	for _, line := range strings.Split(stderr.String(), "\n") {
-		if strings.Contains(line, ":CONSOLE") && (strings.Contains(line, "Uncaught") || strings.Contains(line, "Error")) {
-			t.Errorf("script error in the page: %s", line)
-		}
-	}
-	return stdout.Bytes()
+	return RunURL(t, bin, "file://"+file, extra...)
 }
 
 // RunURL is Run for a page served over HTTP (a live page, whose scripts

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/promptloom/promptloom/cache"
-	"github.com/promptloom/promptloom/internal/textsafe"
 )
 
 func init() {
@@ -55,9 +54,9 @@ func runCache(e *env, args []string) int {
 		an.Verdicts = keep
 	}
 	if *format == "json" {
-		err = writeIndented(e.stdout, an)
+		err = an.WriteJSON(e.stdout)
 	} else {
-		err = writeCacheText(&errWriter{w: e.stdout}, shown(*transcript), an)
+		err = an.WriteText(e.stdout, shown(*transcript))
 	}
 	if err != nil {
 		return e.fail("cache: %v", err)
@@ -67,49 +66,6 @@ func runCache(e *env, args []string) int {
 		return ExitFail
 	}
 	return ExitOK
-}
-
-func writeCacheText(w *errWriter, name string, an *cache.Analysis) error {
-	fmt.Fprintf(w, "cache %s: %d call(s), predicted by the providers' documented rules (docs/caching.md)\n\n", textsafe.Line(name), len(an.Verdicts))
-	fmt.Fprintf(w, "%-20s %6s  %-21s %-21s %s\n", "call", "line", "predicted read/write", "reported read/write", "read through")
-	for _, v := range an.Verdicts {
-		rep := "-"
-		if v.Reported != nil {
-			rep = thousandsOf(v.Reported.Read) + " / " + thousandsOf(v.Reported.Write)
-		}
-		pred := thousandsOf(v.Predicted.Read) + " / " + thousandsOf(v.Predicted.Write)
-		if v.Estimate {
-			pred = "~" + pred
-		}
-		fmt.Fprintf(w, "%-20s %6d  %-21s %-21s %s\n", textsafe.Line(v.Call), v.Line, pred, rep, textsafe.Line(orDash(v.ReadThrough)))
-		for _, p := range v.Problems {
-			fmt.Fprintf(w, "  refused: %s\n", textsafe.Line(p.String()))
-		}
-		for _, b := range v.Blame {
-			tokens := ""
-			if b.Tokens > 0 {
-				tokens = fmt.Sprintf(" (%s tokens)", thousandsOf(b.Tokens))
-			}
-			fmt.Fprintf(w, "  %s: %s%s\n", b.Kind, textsafe.Line(b.Reason), tokens)
-		}
-	}
-	s := an.Summary
-	fmt.Fprintf(w, "\nhit rate: predicted %.1f%%, reported %.1f%%\n", 100*s.PredictedHitRate, 100*s.ReportedHitRate)
-	if len(s.Rewritten) > 0 {
-		var parts []string
-		for _, r := range s.Rewritten {
-			parts = append(parts, fmt.Sprintf("%s %s (%s)", textsafe.Line(r.Path), thousandsOf(r.Tokens), plural(r.Calls, "call")))
-		}
-		fmt.Fprintf(w, "tokens written again or not read, by blamed path: %s\n", strings.Join(parts, ", "))
-	}
-	return w.err
-}
-
-func plural(n int, one string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %ss", n, one)
 }
 
 // splitCallName reads NAME@LINE.

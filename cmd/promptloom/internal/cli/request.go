@@ -3,12 +3,9 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"strings"
-	"time"
 
 	"github.com/promptloom/promptloom/cache"
 	"github.com/promptloom/promptloom/internal/textsafe"
@@ -187,33 +184,6 @@ func (e *env) explainRequest(pos []string, w *wholeFlags, format string, lint, s
 	return ExitOK
 }
 
-func writeIndented(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-func thousandsOf(n int) string {
-	s := fmt.Sprint(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	if neg {
-		return "-" + s
-	}
-	return s
-}
-
 // diffRequest is diff --request A B (or --transcript FILE --call A --call
 // B --request): where B leaves A's prefix, and what that costs under the
 // provider's cache. Exit 0 when B keeps A's whole prefix, 1 when it
@@ -255,62 +225,18 @@ func (e *env) diffRequest(pos []string, w *wholeFlags, format, transcript string
 		}
 		an, bn = pos[0], pos[1]
 	}
-	d := cache.Diverge(a, b)
-	// What it costs: B sent right after A, under A's provider's rules.
-	at := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
-	an2 := cache.Run([]cache.Call{{Name: "A", At: at, Request: a}, {Name: "B", At: at.Add(time.Second), Request: b}}, w.cacheOptions())
-	vb := an2.Verdicts[1]
-	out := struct {
-		A, B       string             `json:"-"`
-		Divergence request.Divergence `json:"divergence"`
-		Identical  bool               `json:"keeps_prefix"`
-		Predicted  cache.Tokens       `json:"predicted"`
-		Estimate   bool               `json:"estimate,omitempty"`
-		Blame      []cache.Blame      `json:"blame,omitempty"`
-	}{an, bn, d, d.Index == len(b.Segments) && d.Reason == "", vb.Predicted, vb.Estimate, vb.Blame}
+	c := cache.Compare(a, b, w.cacheOptions())
 	var err error
 	if format == "json" {
-		err = writeIndented(e.stdout, out)
+		err = c.WriteJSON(e.stdout)
 	} else {
-		ew := &errWriter{w: e.stdout}
-		if out.Identical {
-			fmt.Fprintf(ew, "%s keeps %s's whole prefix (%d segments; %s tokens shared)\n", textsafe.Line(bn), textsafe.Line(an), len(a.Segments), thousandsOf(d.SharedTokens))
-		} else {
-			fmt.Fprintf(ew, "%s leaves %s's prefix at segment %d, %s (%s): %s\n", textsafe.Line(bn), textsafe.Line(an), d.Index+1, textsafe.Line(orDash(d.Path)), orDash(d.Section), textsafe.Line(d.Reason))
-			if d.Offset >= 0 {
-				fmt.Fprintf(ew, "first changed byte: %d of the segment\n", d.Offset)
-			}
-			fmt.Fprintf(ew, "shared: %s tokens; from there on: %s tokens\n", thousandsOf(d.SharedTokens), thousandsOf(d.RestTokens))
-		}
-		est := ""
-		if vb.Estimate {
-			est = " (estimated)"
-		}
-		fmt.Fprintf(ew, "under %s's cache, sent right after %s: reads %s tokens, writes %s again%s\n", b.Provider, textsafe.Line(an), thousandsOf(vb.Predicted.Read), thousandsOf(vb.Predicted.Write), est)
-		for _, bl := range vb.Blame {
-			fmt.Fprintf(ew, "  %s: %s\n", bl.Kind, textsafe.Line(bl.Reason))
-		}
-		err = ew.err
+		err = c.WriteText(e.stdout, an, bn)
 	}
 	if err != nil {
 		return e.fail("diff: %v", err)
 	}
-	if out.Identical {
+	if c.KeepsPrefix {
 		return ExitOK
 	}
 	return ExitFail
-}
-
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (w *errWriter) Write(p []byte) (int, error) {
-	if w.err != nil {
-		return 0, w.err
-	}
-	n, err := w.w.Write(p)
-	w.err = err
-	return n, err
 }

@@ -1,0 +1,107 @@
+package cache
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/promptloom/promptloom/internal/textsafe"
+	"github.com/promptloom/promptloom/request"
+)
+
+// Comparison is where request B leaves request A's prefix, and what that
+// costs under B's provider's cache when B is sent right after A.
+type Comparison struct {
+	Divergence request.Divergence `json:"divergence"`
+	// KeepsPrefix says B holds the whole of A's prefix.
+	KeepsPrefix bool `json:"keeps_prefix"`
+	// Predicted, Estimate and Blame are B's verdict, sent one second
+	// after A on a cache A alone wrote.
+	Predicted Tokens  `json:"predicted"`
+	Estimate  bool    `json:"estimate,omitempty"`
+	Blame     []Blame `json:"blame,omitempty"`
+
+	segmentsA int
+	provider  string
+}
+
+// Compare compares b with a (diff --request).
+func Compare(a, b *request.Manifest, o *Options) *Comparison {
+	d := Diverge(a, b)
+	at := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	v := Run([]Call{{Name: "A", At: at, Request: a}, {Name: "B", At: at.Add(time.Second), Request: b}}, o).Verdicts[1]
+	return &Comparison{Divergence: d, KeepsPrefix: d.Index == len(b.Segments) && d.Reason == "",
+		Predicted: v.Predicted, Estimate: v.Estimate, Blame: v.Blame, segmentsA: len(a.Segments), provider: b.Provider}
+}
+
+// WriteJSON writes the comparison as indented JSON.
+func (c *Comparison) WriteJSON(w io.Writer) error { return writeJSON(w, c) }
+
+// WriteText writes the comparison for a terminal, A and B named by
+// aName and bName.
+func (c *Comparison) WriteText(w io.Writer, aName, bName string) error {
+	ew := &errWriter{w: w}
+	an, bn, d := textsafe.Line(aName), textsafe.Line(bName), c.Divergence
+	if c.KeepsPrefix {
+		fmt.Fprintf(ew, "%s keeps %s's whole prefix (%d segments; %s tokens shared)\n", bn, an, c.segmentsA, thousands(d.SharedTokens))
+	} else {
+		fmt.Fprintf(ew, "%s leaves %s's prefix at segment %d, %s (%s): %s\n", bn, an, d.Index+1, textsafe.Line(orDash(d.Path)), orDash(d.Section), textsafe.Line(d.Reason))
+		if d.Offset >= 0 {
+			fmt.Fprintf(ew, "first changed byte: %d of the segment\n", d.Offset)
+		}
+		fmt.Fprintf(ew, "shared: %s tokens; from there on: %s tokens\n", thousands(d.SharedTokens), thousands(d.RestTokens))
+	}
+	est := ""
+	if c.Estimate {
+		est = " (estimated)"
+	}
+	fmt.Fprintf(ew, "under %s's cache, sent right after %s: reads %s tokens, writes %s again%s\n", c.provider, an, thousands(c.Predicted.Read), thousands(c.Predicted.Write), est)
+	for _, b := range c.Blame {
+		fmt.Fprintf(ew, "  %s: %s\n", b.Kind, textsafe.Line(b.Reason))
+	}
+	return ew.err
+}
+
+// WriteJSON writes the analysis as indented JSON.
+func (a *Analysis) WriteJSON(w io.Writer) error { return writeJSON(w, a) }
+
+// WriteText writes the analysis for a terminal (cache --transcript): a
+// line a call, predicted beside reported, each blame under its call, and
+// the summary. name is the transcript's.
+func (a *Analysis) WriteText(w io.Writer, name string) error {
+	ew := &errWriter{w: w}
+	fmt.Fprintf(ew, "cache %s: %d call(s), predicted by the providers' documented rules (docs/caching.md)\n\n", textsafe.Line(name), len(a.Verdicts))
+	fmt.Fprintf(ew, "%-20s %6s  %-21s %-21s %s\n", "call", "line", "predicted read/write", "reported read/write", "read through")
+	for _, v := range a.Verdicts {
+		rep := "-"
+		if v.Reported != nil {
+			rep = thousands(v.Reported.Read) + " / " + thousands(v.Reported.Write)
+		}
+		pred := thousands(v.Predicted.Read) + " / " + thousands(v.Predicted.Write)
+		if v.Estimate {
+			pred = "~" + pred
+		}
+		fmt.Fprintf(ew, "%-20s %6d  %-21s %-21s %s\n", textsafe.Line(v.Call), v.Line, pred, rep, textsafe.Line(orDash(v.ReadThrough)))
+		for _, p := range v.Problems {
+			fmt.Fprintf(ew, "  refused: %s\n", textsafe.Line(p.String()))
+		}
+		for _, b := range v.Blame {
+			tokens := ""
+			if b.Tokens > 0 {
+				tokens = fmt.Sprintf(" (%s tokens)", thousands(b.Tokens))
+			}
+			fmt.Fprintf(ew, "  %s: %s%s\n", b.Kind, textsafe.Line(b.Reason), tokens)
+		}
+	}
+	s := a.Summary
+	fmt.Fprintf(ew, "\nhit rate: predicted %.1f%%, reported %.1f%%\n", 100*s.PredictedHitRate, 100*s.ReportedHitRate)
+	if len(s.Rewritten) > 0 {
+		var parts []string
+		for _, r := range s.Rewritten {
+			parts = append(parts, fmt.Sprintf("%s %s (%s)", textsafe.Line(r.Path), thousands(r.Tokens), plural(r.Calls, "call")))
+		}
+		fmt.Fprintf(ew, "tokens written again or not read, by blamed path: %s\n", strings.Join(parts, ", "))
+	}
+	return ew.err
+}

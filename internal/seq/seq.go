@@ -1,0 +1,34 @@
+// Package seq holds the one sequence algorithm two rooms share: the
+// longest increasing run, which pairs what kept its order between two
+// lists (manifest.Compare's fragments, explain's lines).
+package seq
+
+import "sort"
+
+// LongestIncreasing returns the positions in s of one longest strictly
+// increasing run, in order (patience sorting, n log n).
+func LongestIncreasing(s []int) []int {
+	var tails []int // index into s of the smallest tail of each length
+	prev := make([]int, len(s))
+	for i, v := range s {
+		j := sort.Search(len(tails), func(j int) bool { return s[tails[j]] >= v })
+		if j > 0 {
+			prev[i] = tails[j-1]
+		} else {
+			prev[i] = -1
+		}
+		if j == len(tails) {
+			tails = append(tails, i)
+		} else {
+			tails[j] = i
+		}
+	}
+	if len(tails) == 0 {
+		return nil
+	}
+	run := make([]int, len(tails))
+	for i, k := tails[len(tails)-1], len(tails)-1; i >= 0; i, k = prev[i], k-1 {
+		run[k] = i
+	}
+	return run
+}
