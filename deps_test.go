@@ -28,6 +28,7 @@ import (
 const depsRules = `
 	STD < internal/json, internal/textsafe, internal/dsn, internal/seq;
 	STD < harn/redact/internal/url;
+	XMOD < witness;
 	internal/json, harn/redact/internal/url < harn/redact;
 	harn/redact, BLAKE3 < digest;
 	digest, TIKTOKEN < budget;
@@ -48,14 +49,14 @@ const depsRules = `
 	PGX < internal/pgschema;
 	eventlog, internal/dsn, internal/pgschema, PGX < eventlog/postgres;
 	manifest, stage, eventlog < provenance;
-	explain, payload, internal/textsafe, XMOD < journal;
+	XMOD < journal/tiles;
+	explain, payload, internal/textsafe, witness, journal/tiles, XMOD < journal;
 	journal, eventlog < journal/replay;
 	request, journal, internal/textsafe < cache;
 	journal, cache < journal/report;
 	journal, internal/dsn, internal/pgschema, PGX < journal/postgres;
 	journal, cache, OTEL < transport;
-	transport, cache < proxy;
-	XMOD < witness;
+	transport, cache, journal/tiles < proxy;
 	journal/replay, provenance, eventlog/sqlite, eventlog/postgres < cmd/promptloom/internal/demo;
 	cmd/promptloom/internal/demo, journal/report, journal/postgres, harn/template, witness, cache, proxy, XMOD < cmd/promptloom/internal/cli;
 	cmd/promptloom/internal/cli, transport < cmd/promptloom/internal/errdoc;

@@ -221,12 +221,27 @@ type Options struct {
 	// note.GenerateKey (promptloom keygen).
 	Signer          note.Signer
 	CheckpointEvery int
+	// Witnesses are the URLs of tlog-witnesses (c2sp.org/tlog-witness;
+	// promptloom witness) a signing journal asks to cosign each checkpoint
+	// before it writes it, with a consistency proof from the last one each
+	// cosigned. A witness that refuses or does not answer within 10 seconds
+	// leaves the checkpoint without its cosignature, and Close returns an
+	// error naming it: the calls are recorded either way.
+	Witnesses []string
 	// Verifier, when set, makes Verify (and Prove) fail unless every
 	// session ends in a checkpoint signed by its key that holds for the
 	// chain at its line: without it, anyone who can write a transcript can
 	// rewrite a whole run consistently, and only its head hash changes.
 	// CheckProof takes its key as an argument, not from here.
 	Verifier note.Verifier
+	// Cosigners, with Verifier, make Verify fail unless the last
+	// checkpoint of every session carries valid cosignatures of at least
+	// Quorum of these witness keys (witness.NewVerifier); Quorum 0 is all
+	// of them. A signature cannot show that its writer showed everyone the
+	// same run; a quorum of witnesses, each of which cosigns only trees
+	// consistent with the last it cosigned for the origin, can.
+	Cosigners []note.Verifier
+	Quorum    int
 }
 
 func (o *Options) maxLine() int {

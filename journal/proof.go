@@ -131,21 +131,10 @@ func (v *verifier) finishProve() {
 		v.rep.broke("prove", p.lines[0], "no checkpoint of session %q covers call %q (line %d)", p.session, p.call, p.lines[0])
 		return
 	}
-	stored := make([]tlog.Hash, 0, 2*s.calls)
-	read := tlog.HashReaderFunc(func(ix []int64) ([]tlog.Hash, error) {
-		out := make([]tlog.Hash, len(ix))
-		for i, x := range ix {
-			out[i] = stored[x]
-		}
-		return out, nil
-	})
-	for i, h := range s.leaves[:s.calls] {
-		more, err := tlog.StoredHashesForRecordHash(int64(i), h, read)
-		if err != nil {
-			v.rep.broke("prove", 0, "the tree of session %q: %v", p.session, err)
-			return
-		}
-		stored = append(stored, more...)
+	read, err := storedHashes(s.leaves[:s.calls])
+	if err != nil {
+		v.rep.broke("prove", 0, "the tree of session %q: %v", p.session, err)
+		return
 	}
 	path, err := tlog.ProveRecord(s.calls, p.leaf, read)
 	if err != nil {
@@ -288,6 +277,8 @@ func (v *verifier) finishProof() {
 		fail("checkpoint", "the proof's checkpoint: %v", err)
 	case cp.session != sess:
 		fail("checkpoint", "the proof's checkpoint signs session %q, the call is in session %q", cp.session, sess)
+	case cp.origin != "" && !strings.HasPrefix(cp.origin, v.ck.key.Name()+"/"):
+		fail("checkpoint", "the proof's checkpoint has origin %q, not one of %s's", cp.origin, v.ck.key.Name())
 	case cp.lines < seq:
 		fail("checkpoint", "the proof's checkpoint signs %d lines, before the request's seq %d", cp.lines, seq)
 	default:

@@ -188,7 +188,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "chain head %s (the hash of line %d)\n", r.Head, r.Lines)
 	}
 	if r.SignedBy != "" {
-		fmt.Fprintf(&b, "signed by %s: the checkpoint at line %d, the transcript's last, covers every line before it; a transcript cut back to an earlier checkpoint verifies too, so hold it to the latest checkpoint you kept\n",
+		fmt.Fprintf(&b, "signed by %s: the checkpoint at line %d, the transcript's last, covers every line before it; a transcript cut back to an earlier checkpoint verifies too, so hold it to the latest checkpoint you kept (prove --from)\n",
 			textsafe.Line(r.SignedBy), r.SignedThrough)
 	}
 	_, err := io.WriteString(w, b.String())

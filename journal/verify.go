@@ -53,6 +53,9 @@ func newVerifier(key note.Verifier) *verifier {
 // read judges r a line at a time (no line longer than o.MaxLineBytes),
 // then the whole.
 func (v *verifier) read(r io.Reader, o *Options) (*Report, error) {
+	if o != nil && v.rep.Format != formatProof {
+		v.ck.cosigners, v.ck.quorum = o.Cosigners, o.Quorum
+	}
 	lr := newLineReader(r, o.maxLine())
 	for {
 		line, err := lr.next()
@@ -100,10 +103,14 @@ type verifier struct {
 	seq                                   int64
 	// Checkpoints, the call to prove (Prove), the proof being read
 	// (CheckProof), and this line's bytes.
-	ck    checkpoints
-	pf    *prover
-	proof *proofCheck
-	raw   []byte
+	ck checkpoints
+	// unfinished counts the problems that say only that a run is not
+	// finished (a session not closed, lines after the last checkpoint),
+	// which a run still being written has (holdsSoFar).
+	unfinished int
+	pf         *prover
+	proof      *proofCheck
+	raw        []byte
 }
 
 // line judges one line: its bytes (read only: they are text's) and text.
@@ -222,6 +229,7 @@ func (v *verifier) promptloomLine(n int, l gjson.Result) {
 			return
 		}
 		v.sessions[sess] = &session{line: n}
+		v.ck.session(sess).open = v.cur
 	case kindClose:
 		s, ok := v.sessions[sess]
 		calls, countOK := intField(l.Get("calls"))
@@ -398,6 +406,13 @@ func (v *verifier) addCall(c CallReport) {
 	v.rep.Calls = append(v.rep.Calls, c)
 }
 
+// holdsSoFar reports whether the transcript holds as a run still being
+// written may: no call failed, and no problem but that it is unfinished.
+func (v *verifier) holdsSoFar() bool {
+	ok, _, failed := v.rep.Counts()
+	return ok > 0 && failed == 0 && len(v.rep.Problems) == v.unfinished
+}
+
 func (v *verifier) finish(readErr error) {
 	r := v.rep
 	if r.Lines == 0 && readErr == nil {
@@ -417,6 +432,7 @@ func (v *verifier) finish(readErr error) {
 		for _, id := range ids {
 			if s := v.sessions[id]; !s.closed {
 				r.broke("session", s.line, "session %s (line %d) has no journal_close: the run was cut short, or is still being written", id, s.line)
+				v.unfinished++
 			}
 		}
 	}

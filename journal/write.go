@@ -20,6 +20,7 @@ import (
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/harn/redact"
 	pjson "github.com/promptloom/promptloom/internal/json"
+	"github.com/promptloom/promptloom/journal/tiles"
 	"github.com/promptloom/promptloom/payload"
 )
 
@@ -329,6 +330,7 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 	}
 	sc, served, mbytes := pre.sc, pre.served, pre.mbytes
 	p := &Pending{j: j, call: pre.call, ManifestContentHash: pre.sc.ManifestContentHash}
+	var openHash string
 	err := j.appendLines(ctx, func(t Tail) (*lineBuilder, error) {
 		if t.Fresh {
 			j.restart(t)
@@ -336,6 +338,7 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 		b := &lineBuilder{t: t, at: j.clock().Format(time.RFC3339Nano)}
 		if !j.opened {
 			b.line(kindOpen, "session", quote(j.session))
+			openHash = b.t.Prev
 		}
 		if !pre.unattributed && j.last[kindSystemPrompt] != sc.SystemPromptContentHash {
 			b.line(kindSystemPrompt, "content", quote(j.retainText(served)), "content_hash", quote(sc.SystemPromptContentHash))
@@ -351,7 +354,10 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 	if err != nil {
 		return nil, err
 	}
-	j.opened = true
+	if !j.opened {
+		j.opened = true
+		j.cp.opened(openHash)
+	}
 	j.calls++
 	j.running++
 	p.epoch = j.epoch
@@ -697,7 +703,7 @@ func (p *Pending) appendQuoting(ctx context.Context, kind string, q int, fields 
 	if p.epoch != j.epoch {
 		return fmt.Errorf("journal: call %s: the transcript was cut back under the journal (a log rotation?) after its request; this line is not recorded", p.call)
 	}
-	var next *tree // the session's tree of calls with this one
+	var next *pending // the session's tree of calls with this one
 	err := j.appendLines(ctx, func(t Tail) (*lineBuilder, error) {
 		if t.Fresh {
 			j.restart(t)
@@ -712,15 +718,13 @@ func (p *Pending) appendQuoting(ctx context.Context, kind string, q int, fields 
 		b.lineQuoting(kind, q, append(head, fields...))
 		if kind == kindResponse || kind == kindError {
 			var err error
-			if next, err = j.cp.outcome(b, j.session, p.hash); err != nil {
+			if next, err = j.cp.outcome(ctx, b, j.session, p.hash); err != nil {
 				return nil, err
 			}
 		}
 		return b, nil
 	})
-	if err == nil {
-		j.cp.commit(next)
-	}
+	j.cp.commit(next, err == nil)
 	return err
 }
 
@@ -773,17 +777,26 @@ func (j *Journal) end() (err error) {
 		j.endErr = err
 	}()
 	if j.opened {
+		var closing *tiles.Log
 		err = j.appendLines(context.Background(), func(t Tail) (*lineBuilder, error) {
 			if t.Fresh {
 				return nil, nil // a new file: this session has no line in it
 			}
 			b := &lineBuilder{t: t, at: j.clock().Format(time.RFC3339Nano)}
 			b.line(kindClose, "session", quote(j.session), "calls", strconv.Itoa(j.calls))
-			if err := j.cp.close(b, j.session); err != nil {
+			cp, err := j.cp.close(context.Background(), b, j.session)
+			if err != nil {
 				return nil, err
 			}
+			closing = cp
 			return b, nil
 		})
+		if err == nil && closing != nil {
+			j.cp.last = *closing
+		}
+	}
+	if j.cp != nil && err == nil {
+		err = errors.Join(j.cp.errs...)
 	}
 	return err
 }

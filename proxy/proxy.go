@@ -35,6 +35,7 @@ import (
 	"github.com/promptloom/promptloom/cache"
 	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/journal"
+	"github.com/promptloom/promptloom/journal/tiles"
 	"github.com/promptloom/promptloom/payload"
 	"github.com/promptloom/promptloom/transport"
 )
@@ -91,6 +92,25 @@ type Proxy struct {
 	seq      int          // the calls made so far
 	closed   bool
 	watchers map[chan string]struct{}
+	tiles    http.Handler
+}
+
+// tilesPrefix is where the proxy serves each signed session's tree of
+// calls as C2SP tlog-tiles: /promptloom/tiles/SESSION/checkpoint, and
+// the tiles under /promptloom/tiles/SESSION/tile/.
+const tilesPrefix = "/promptloom/tiles/"
+
+// sessionLogs is the proxy's sessions as a tiles.Source.
+type sessionLogs struct{ p *Proxy }
+
+func (s sessionLogs) Log(name string) (tiles.Log, bool) {
+	s.p.mu.Lock()
+	sess, ok := s.p.sessions[name]
+	s.p.mu.Unlock()
+	if !ok {
+		return tiles.Log{}, false
+	}
+	return sess.j.Log()
 }
 
 // New returns a proxy to o.Upstream.
@@ -102,6 +122,7 @@ func New(o *Options) (*Proxy, error) {
 		return nil, errors.New("proxy: Options.Open is required")
 	}
 	p := &Proxy{o: *o, sessions: map[string]*session{}, watchers: map[chan string]struct{}{}, start: time.Now()}
+	p.tiles = http.StripPrefix(tilesPrefix, tiles.Handler(sessionLogs{p}))
 	if p.o.MaxBodyBytes <= 0 {
 		p.o.MaxBodyBytes = promptloom.DefaultMaxBytes
 	}
@@ -133,6 +154,12 @@ func New(o *Options) (*Proxy, error) {
 // ServeHTTP serves the page under /promptloom/ and proxies everything
 // else.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, tilesPrefix) {
+		// Hashes and signed checkpoints only: served to any address the
+		// proxy listens on, for auditors, unlike the page.
+		p.tiles.ServeHTTP(w, r)
+		return
+	}
 	if r.URL.Path == "/promptloom" || strings.HasPrefix(r.URL.Path, "/promptloom/") {
 		p.page(w, r)
 		return

@@ -53,6 +53,9 @@ func Cosign(ctx context.Context, client *http.Client, url string, old int64, pro
 		return b, nil
 	case http.StatusConflict:
 		if size, err := parseSize(strings.TrimSuffix(string(b), "\n")); err == nil && resp.Header.Get("Content-Type") == "text/x.tlog.size" {
+			if size == old {
+				return nil, &Error{Status: resp.StatusCode, Size: size, Reason: fmt.Sprintf("%s: the witness cosigned another tree of size %d: a fork", url, size)}
+			}
 			return nil, &Error{Status: resp.StatusCode, Size: size, Reason: fmt.Sprintf("%s: the witness last cosigned size %d, not %d", url, size, old)}
 		}
 	}

@@ -57,10 +57,11 @@ const maxProof = 63
 // without HTTP.
 type Witness struct {
 	signer *signer
-	logs   map[string]note.Verifier // by origin
+	logs   map[string]note.Verifier // by key name
 	dir    string
 	mux    *http.ServeMux
-	origin map[string]*originState // fixed by New; each entry locks itself
+	mu     sync.Mutex              // guards origin
+	origin map[string]*originState // each entry locks itself
 }
 
 // originState is one origin's latest cosigned tree; its mutex serializes
@@ -72,10 +73,12 @@ type originState struct {
 }
 
 // New returns the witness whose signer key is skey (GenerateKey's), which
-// witnesses the logs whose note verifier keys are logs (one per origin: a
-// log's key name is its origin, as tlog-checkpoint has it), keeping its
-// state in dir. The state of every log is read and checked here, so a
-// corrupted file stops the witness before it answers anyone.
+// witnesses the logs whose note verifier keys are logs, keeping its state
+// in dir. A log key covers the origin that is its name, as tlog-checkpoint
+// recommends, and every origin under it (NAME/...): a log that is many
+// trees, as a promptloom transcript is one per session, signs them all
+// with one key. Every state file in dir is read and checked here, so a
+// corrupted one stops the witness before it answers anyone.
 func New(skey string, logs []string, dir string) (*Witness, error) {
 	s, err := newSigner(skey, time.Now)
 	if err != nil {
@@ -95,7 +98,22 @@ func New(skey string, logs []string, dir string) (*Witness, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	for origin := range w.logs {
+	files, err := filepath.Glob(filepath.Join(dir, "*.checkpoint"))
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		origin, _, _ := strings.Cut(string(data), "\n")
+		if w.path(origin) != f {
+			return nil, &StateError{Path: f, Reason: fmt.Sprintf("holds origin %q, whose state is another file", origin)}
+		}
+		if _, ok := w.logFor(origin); !ok {
+			return nil, &StateError{Path: f, Reason: fmt.Sprintf("holds origin %q, which no log key given covers (remove the file to retire the log)", origin)}
+		}
 		st, err := w.load(origin)
 		if err != nil {
 			return nil, err
@@ -149,7 +167,7 @@ func (e *StateError) Error() string {
 // cosignature line once the new tree is recorded. A refusal is an *Error.
 func (w *Witness) AddCheckpoint(old int64, proof tlog.TreeProof, checkpoint []byte) ([]byte, error) {
 	origin, _, _ := bytes.Cut(checkpoint, []byte("\n"))
-	v, ok := w.logs[string(origin)]
+	v, ok := w.logFor(string(origin))
 	if !ok {
 		return nil, refuse(http.StatusNotFound, string(origin), "unknown origin")
 	}
@@ -158,41 +176,45 @@ func (w *Witness) AddCheckpoint(old int64, proof tlog.TreeProof, checkpoint []by
 		var unverified *note.UnverifiedNoteError
 		var invalid *note.InvalidSignatureError
 		if errors.As(err, &unverified) || errors.As(err, &invalid) {
-			return nil, refuse(http.StatusForbidden, v.Name(), "no signature by the log's key verifies")
+			return nil, refuse(http.StatusForbidden, string(origin), "no signature by the log's key verifies")
 		}
-		return nil, refuse(http.StatusBadRequest, v.Name(), "malformed checkpoint note: %v", err)
+		return nil, refuse(http.StatusBadRequest, string(origin), "malformed checkpoint note: %v", err)
 	}
-	tree, err := parseCheckpoint(n.Text, v.Name())
+	o := string(origin)
+	tree, err := parseCheckpoint(n.Text, o)
 	if err != nil {
 		return nil, err
 	}
 	if tree.N == 0 && tree.Hash != emptyRoot {
-		return nil, refuse(http.StatusBadRequest, v.Name(), "a tree of size 0 has the root SHA-256 of nothing, got %s", tree.Hash)
+		return nil, refuse(http.StatusBadRequest, o, "a tree of size 0 has the root SHA-256 of nothing, got %s", tree.Hash)
 	}
 	if old < 0 || old > tree.N {
-		return nil, refuse(http.StatusBadRequest, v.Name(), "old size %d is above the checkpoint's size %d", old, tree.N)
+		return nil, refuse(http.StatusBadRequest, o, "old size %d is above the checkpoint's size %d", old, tree.N)
 	}
 	if old == 0 && len(proof) != 0 {
-		return nil, refuse(http.StatusBadRequest, v.Name(), "a proof from size 0 is empty, got %d hashes", len(proof))
+		return nil, refuse(http.StatusBadRequest, o, "a proof from size 0 is empty, got %d hashes", len(proof))
 	}
-	st := w.origin[v.Name()]
+	st, err := w.state(o)
+	if err != nil {
+		return nil, err
+	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if old != st.tree.N {
-		e := refuse(http.StatusConflict, v.Name(), "old size %d is not the size %d last cosigned", old, st.tree.N)
+		e := refuse(http.StatusConflict, o, "old size %d is not the size %d last cosigned", old, st.tree.N)
 		e.Size = st.tree.N
 		return nil, e
 	}
 	switch {
 	case old == tree.N && old > 0 && tree.Hash != st.tree.Hash:
-		e := refuse(http.StatusConflict, v.Name(), "a fork: size %d was cosigned with another root hash", old)
+		e := refuse(http.StatusConflict, o, "a fork: size %d was cosigned with another root hash", old)
 		e.Size = st.tree.N
 		return nil, e
 	case old == tree.N && len(proof) != 0:
-		return nil, refuse(http.StatusUnprocessableEntity, v.Name(), "a proof between equal sizes is empty, got %d hashes", len(proof))
+		return nil, refuse(http.StatusUnprocessableEntity, o, "a proof between equal sizes is empty, got %d hashes", len(proof))
 	case old > 0 && old < tree.N:
 		if err := tlog.CheckTree(proof, tree.N, tree.Hash, old, st.tree.Hash); err != nil {
-			return nil, refuse(http.StatusUnprocessableEntity, v.Name(), "the consistency proof from size %d to %d does not verify", old, tree.N)
+			return nil, refuse(http.StatusUnprocessableEntity, o, "the consistency proof from size %d to %d does not verify", old, tree.N)
 		}
 	}
 	sig, err := w.signer.Sign([]byte(n.Text))
@@ -200,7 +222,7 @@ func (w *Witness) AddCheckpoint(old int64, proof tlog.TreeProof, checkpoint []by
 		return nil, err
 	}
 	line := w.signer.line(sig)
-	if err := w.store(v.Name(), n, line); err != nil {
+	if err := w.store(o, n, line); err != nil {
 		return nil, err
 	}
 	st.tree = tree
@@ -330,6 +352,36 @@ func parseRequest(body []byte) (int64, tlog.TreeProof, []byte, error) {
 	return old, proof, rest, nil
 }
 
+// logFor is the key of the log origin belongs to: the key named origin,
+// or the one whose name is the longest that origin is under.
+func (w *Witness) logFor(origin string) (note.Verifier, bool) {
+	for o := origin; ; {
+		if v, ok := w.logs[o]; ok {
+			return v, true
+		}
+		i := strings.LastIndexByte(o, '/')
+		if i < 0 {
+			return nil, false
+		}
+		o = o[:i]
+	}
+}
+
+// state is origin's state, read when the witness started or new.
+func (w *Witness) state(origin string) (*originState, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	st, ok := w.origin[origin]
+	if !ok {
+		var err error
+		if st, err = w.load(origin); err != nil {
+			return nil, err
+		}
+		w.origin[origin] = st
+	}
+	return st, nil
+}
+
 // path is the state file of origin: a hash, since an origin is a URL-like
 // name with slashes.
 func (w *Witness) path(origin string) string {
@@ -384,12 +436,13 @@ func (w *Witness) load(origin string) (*originState, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, v := range []note.Verifier{w.logs[origin], w.signer.verifier()} {
+	logKey, _ := w.logFor(origin)
+	for _, v := range []note.Verifier{logKey, w.signer.verifier()} {
 		if _, err := note.Open(data, note.VerifierList(v)); err != nil {
 			return nil, &StateError{Path: p, Reason: fmt.Sprintf("not a checkpoint signed by %s: %v", v.Name(), err)}
 		}
 	}
-	n, _ := note.Open(data, note.VerifierList(w.logs[origin]))
+	n, _ := note.Open(data, note.VerifierList(logKey))
 	if o, _, _ := strings.Cut(n.Text, "\n"); o != origin {
 		return nil, &StateError{Path: p, Reason: fmt.Sprintf("holds origin %q, want %q", o, origin)}
 	}

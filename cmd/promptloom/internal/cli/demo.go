@@ -15,7 +15,7 @@ import (
 )
 
 func init() {
-	register("demo", "demo prompt-guidance [--format text|json|html] | demo negotiation [--db LOG | --record LOG | --replay LOG] [--transcript FILE] [--sign KEY] [--rank SLOT=N] [--format text|json]", runDemo)
+	register("demo", "demo prompt-guidance [--format text|json|html] | demo negotiation [--db LOG | --record LOG | --replay LOG] [--transcript FILE] [--sign KEY [--witness URL ...]] [--rank SLOT=N] [--format text|json]", runDemo)
 }
 
 func runDemo(e *env, args []string) int {
@@ -73,6 +73,7 @@ func runNegotiation(e *env, args []string) int {
 	replay := fs.String("replay", "", "rerun a recorded run from LOG and its transcript with no model call")
 	transcript := fs.String("transcript", "", "the transcript of --record or --replay: a file (LOG.jsonl when not given; needed when LOG is a URL), or a postgres:// URL (?session=NAME; negotiation when not given)")
 	sign := fs.String("sign", "", "with --record: sign the transcript with the signer key KEY (promptloom keygen's NAME.key)")
+	witnesses := witnessURLs(fs)
 	ranks := map[string]int{}
 	fs.Func("rank", "SLOT=N: give the parts in SLOT rank N (repeatable)", func(v string) error {
 		slot, n, ok := strings.Cut(v, "=")
@@ -105,6 +106,9 @@ func runNegotiation(e *env, args []string) int {
 	if *transcript != "" && *record == "" && *replay == "" {
 		return e.fail("demo negotiation: --transcript goes with --record or --replay")
 	}
+	if len(*witnesses) > 0 && *sign == "" {
+		return e.fail("demo negotiation: --witness goes with --sign")
+	}
 	if *sign != "" && *record == "" {
 		return e.fail("demo negotiation: --sign goes with --record")
 	}
@@ -131,7 +135,7 @@ func runNegotiation(e *env, args []string) int {
 	defer store.Close()
 	var n *demo.Negotiation
 	if *record != "" {
-		o := &journal.Options{Clock: demo.NegotiationClock(), Session: "negotiation"}
+		o := &journal.Options{Clock: demo.NegotiationClock(), Session: "negotiation", Witnesses: *witnesses}
 		if *sign != "" {
 			if o.Signer, err = e.signer(*sign); err != nil {
 				return e.fail("demo negotiation: %v", err)
@@ -152,7 +156,12 @@ func runNegotiation(e *env, args []string) int {
 			return e.fail("demo negotiation: %v", err)
 		}
 		n, err = demo.RecordNegotiation(ctx, store, j, set)
-		if cerr := j.Close(); err == nil {
+		cerr := j.Close()
+		if err == nil && errors.Is(cerr, journal.ErrNotCosigned) {
+			// Recorded whole and signed: kept, and the command fails.
+			return e.fail("demo negotiation: recorded into %s, but %v", shown(*transcript), cerr)
+		}
+		if err == nil {
 			err = cerr
 		}
 		if err != nil {

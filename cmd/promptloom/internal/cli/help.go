@@ -26,6 +26,7 @@ var examples = map[string]string{
 	"keygen":               "promptloom keygen alice",
 	"witness":              "promptloom witness --key w1.key --log run.pub --state witness-state",
 	"prove":                "promptloom prove --transcript run.db.jsonl --call round-1/uk --key alice.pub --out call.proof",
+	"serve":                "promptloom serve --transcript run.db.jsonl --key alice.pub --listen :8080",
 	"transcript":           "promptloom transcript import run.db.jsonl 'postgres://loom@db/runs?session=run-1'",
 }
 
@@ -39,11 +40,12 @@ var summaries = map[string]string{
 	"explain":    "say why every fragment of a prompt is in it or not, with its bytes and digest",
 	"keygen":     "write a signing key pair for transcripts: NAME.key (secret) and NAME.pub",
 	"manifest":   "print a prompt's context manifest (harn.llm.context_manifest.v1)",
-	"prove":      "write a proof that one recorded call is in a signed transcript",
+	"prove":      "write a proof that one recorded call is in a signed transcript, or that the run extends a checkpoint an auditor kept",
+	"serve":      "serve a signed transcript's trees of calls as C2SP tlog-tiles, for auditors' tools",
 	"render":     "render a template in Harn's template language",
 	"report":     "show a verified transcript to a person: each call, its prompt and its reply",
 	"transcript": "keep transcripts in PostgreSQL: migrate (create the tables), import (a file as one session), export (a session as its file)",
-	"verify":     "check a manifest against a prompt or a request body, a transcript's chain and signatures, or a proof",
+	"verify":     "check a manifest against a prompt or a request body, a transcript's chain, signatures and cosignatures, or a proof",
 	"why":        "find every place a text occurs in a prompt and the fragment, template line and binding it came from",
 	"witness":    "cosign transcript checkpoints (C2SP tlog-witness) only when each is consistent with the last one cosigned",
 }

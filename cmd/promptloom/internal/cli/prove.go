@@ -4,31 +4,44 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/promptloom/promptloom/journal"
+	"github.com/promptloom/promptloom/journal/tiles"
 )
 
 func init() {
-	register("prove", "prove --transcript FILE --call NAME [--key VERIFIER] [--out PROOF]", runProve)
+	register("prove", "prove --transcript FILE (--call NAME | --from CHECKPOINT | --checkpoint SESSION) [--key VERIFIER] [--out FILE]", runProve)
 }
 
-// runProve writes the inclusion proof of one call of a signed transcript
-// (its request and outcome lines, the path to its session's root, the
-// session's last checkpoint), which verify --proof checks without the
-// rest of the transcript. The transcript must verify (with --key, against
-// that key) and its session must have a checkpoint after the call.
+// runProve writes, for a signed transcript, one of three things an
+// auditor keeps or checks without the rest of it: the inclusion proof of
+// one call (--call; verify --proof checks it), the proof that the run
+// extends a checkpoint the auditor kept (--from; verify --consistency
+// checks it), or the latest checkpoint of a session, to keep (--checkpoint).
+// The transcript must verify (with --key, against that key); for --from and
+// --checkpoint it may still be being written.
 func runProve(e *env, args []string) int {
 	fs := newFlags("prove")
 	transcript := fs.String("transcript", "", "the signed transcript: a file, or a postgres:// URL of one session (?session=NAME)")
 	call := fs.String("call", "", "the call to prove, by its name")
+	from := fs.String("from", "", "prove that the run extends this checkpoint (a note file, as prove --checkpoint writes it)")
+	session := fs.String("checkpoint", "", "write the latest signed checkpoint of this session")
 	key := fs.String("key", "", "verify the transcript's checkpoints against this verifier key (NAME.pub) first")
-	out := fs.String("out", "", "write the proof to PROOF (default stdout)")
+	out := fs.String("out", "", "write to FILE (default stdout)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return e.flagError(fs, "prove", err)
 	}
-	if *transcript == "" || *call == "" || len(pos) > 0 {
-		return e.fail("prove: takes --transcript FILE and --call NAME")
+	given := 0
+	for _, s := range []string{*call, *from, *session} {
+		if s != "" {
+			given++
+		}
+	}
+	if *transcript == "" || given != 1 || len(pos) > 0 {
+		return e.fail("prove: takes --transcript FILE and one of --call NAME, --from CHECKPOINT, --checkpoint SESSION")
 	}
 	o := &journal.Options{MaxLineBytes: maxLineBytes}
 	if *key != "" {
@@ -36,30 +49,58 @@ func runProve(e *env, args []string) int {
 			return e.fail("prove: %v", err)
 		}
 	}
-	var proof []byte
+	var cp []byte
+	if *from != "" {
+		if cp, err = e.readLimited(*from, 64<<10); err != nil {
+			return e.fail("prove: %v", err)
+		}
+	}
+	var result []byte
+	var what string
 	_, rep, err, oerr := e.readOne(*transcript, func(r io.Reader) (rep *journal.Report, err error) {
-		proof, rep, err = journal.Prove(r, *call, o)
+		switch {
+		case *call != "":
+			result, rep, err = journal.Prove(r, *call, o)
+			what = "the proof of call " + *call
+		case *from != "":
+			result, rep, err = journal.ProveConsistency(r, cp, o)
+			what = "the proof that the run extends " + *from
+		default:
+			var logs map[string]tiles.Log
+			logs, rep, err = journal.Logs(r, o)
+			what = "the latest checkpoint of session " + *session
+			if l, ok := logs[*session]; ok {
+				result = l.Checkpoint
+			} else if logs != nil {
+				ids := make([]string, 0, len(logs))
+				for id := range logs {
+					ids = append(ids, fmt.Sprintf("%q", id))
+				}
+				slices.Sort(ids)
+				err = fmt.Errorf("no signed checkpoint of session %q; signed sessions: %s", *session, strings.Join(ids, ", "))
+			}
+		}
 		return rep, err
 	})
 	if oerr != nil {
 		return e.fail("prove: %v", oerr)
 	}
-	if err != nil || !rep.OK() || proof == nil {
-		// Why there is no proof: the transcript's report.
+	if err != nil || result == nil {
+		// Why there is nothing to write: the transcript's report.
 		rep.WriteText(e.stderr)
 		verdict(e.stderr, rep, err)
 		return ExitFail
 	}
 	if *out == "" {
-		_, err = e.stdout.Write(proof)
+		_, err = e.stdout.Write(result)
 	} else {
-		err = os.WriteFile(*out, proof, 0o644)
+		err = os.WriteFile(*out, result, 0o644)
 	}
 	if err != nil {
 		return e.fail("prove: %v", err)
 	}
 	if *out != "" {
-		fmt.Fprintf(e.stdout, "wrote the proof of call %s to %s\n", *call, *out)
+		fmt.Fprintf(e.stdout, "wrote %s to %s\n", what, *out)
 	}
 	return ExitOK
 }

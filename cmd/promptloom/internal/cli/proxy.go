@@ -25,7 +25,7 @@ import (
 )
 
 func init() {
-	register("proxy", "proxy --upstream URL [--listen ADDR] [--transcript PATH_OR_URL] [--sign NAME.key] [--options FILE|DIR] [--max-bytes N] [--ui-token TOKEN] [--grace D]", runProxy)
+	register("proxy", "proxy --upstream URL [--listen ADDR] [--transcript PATH_OR_URL] [--sign NAME.key [--checkpoint-every N] [--witness URL ...]] [--options FILE|DIR] [--max-bytes N] [--ui-token TOKEN] [--grace D]", runProxy)
 }
 
 // runProxy serves the proxy until SIGTERM or SIGINT: it stops accepting,
@@ -37,6 +37,8 @@ func runProxy(e *env, args []string) int {
 	listen := fs.String("listen", "127.0.0.1:0", "the address to listen on (the default: loopback, a free port)")
 	transcript := fs.String("transcript", "promptloom-proxy.jsonl", "where calls are recorded: a file (appended to, one session per conversation), or postgres://… (one chain per session)")
 	sign := fs.String("sign", "", "sign each session with checkpoints, with this signer key (promptloom keygen writes NAME.key)")
+	every := fs.Int("checkpoint-every", 0, "with --sign: also checkpoint each session every N calls (0: when it closes)")
+	witnesses := witnessURLs(fs)
 	optionsPath := fs.String("options", "", "hold each call's system channel and tools to a prompt: an options file, or a directory of ROLE.json named by the Promptloom-Call header's role (the part before any /)")
 	maxBytes := fs.Int("max-bytes", 0, "refuse a request body over N bytes with the provider's error (0: 64 MiB)")
 	token := fs.String("ui-token", "", "serve /promptloom/ to other addresses than loopback, to requests with Authorization: Bearer TOKEN or ?token=TOKEN")
@@ -54,11 +56,13 @@ func runProxy(e *env, args []string) int {
 	if err != nil {
 		return e.flagError(fs, "proxy", err)
 	}
-	o := &journal.Options{MaxLineBytes: maxLineBytes}
+	o := &journal.Options{MaxLineBytes: maxLineBytes, CheckpointEvery: *every, Witnesses: *witnesses}
 	if *sign != "" {
 		if o.Signer, err = e.signer(*sign); err != nil {
 			return e.fail("proxy: --sign: %v", err)
 		}
+	} else if len(o.Witnesses) > 0 || *every != 0 {
+		return e.fail("proxy: --witness and --checkpoint-every go with --sign")
 	}
 	open, closeStore, err := sessionOpener(context.Background(), *transcript, o)
 	if err != nil {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -210,6 +212,20 @@ func (e *env) readKey(path string) (string, error) {
 		return "", err
 	}
 	return strings.TrimSpace(string(b)), nil
+}
+
+// witnessURLs adds the repeatable --witness URL flag of the commands that
+// write signed transcripts.
+func witnessURLs(fs *flag.FlagSet) *[]string {
+	var urls []string
+	fs.Func("witness", "with --sign: ask the tlog-witness at URL (promptloom witness) to cosign each checkpoint (repeatable)", func(v string) error {
+		if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("%q is not an http or https URL", v)
+		}
+		urls = append(urls, v)
+		return nil
+	})
+	return &urls
 }
 
 func (e *env) signer(path string) (note.Signer, error) {

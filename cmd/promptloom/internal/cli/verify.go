@@ -13,10 +13,13 @@ import (
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/journal/report"
 	"github.com/promptloom/promptloom/manifest"
+	"github.com/promptloom/promptloom/witness"
+
+	"golang.org/x/mod/sumdb/note"
 )
 
 func init() {
-	register("verify", "verify MANIFEST SYSTEM_FILE | verify MANIFEST --payload REQUEST.json [--provider P] | verify --transcript FILE|- [--key VERIFIER] [--format text|json] | verify --proof FILE --key VERIFIER", runVerify)
+	register("verify", "verify MANIFEST SYSTEM_FILE | verify MANIFEST --payload REQUEST.json [--provider P] | verify --transcript FILE|- [--key VERIFIER [--witness W.pub ... [--quorum N]]] [--format text|json] | verify --proof FILE --key VERIFIER | verify --consistency FILE --key VERIFIER", runVerify)
 }
 
 // runVerify checks a manifest against the exact bytes of a served prompt,
@@ -28,6 +31,13 @@ func runVerify(e *env, args []string) int {
 	transcript := fs.String("transcript", "", "verify every call of a JSONL transcript (- for standard input), or every chain of a postgres:// URL (?session=NAME: one)")
 	key := fs.String("key", "", "with --transcript or --proof: fail unless each session ends in a checkpoint signed by this verifier key (NAME.pub)")
 	proof := fs.String("proof", "", "verify a proof of one call (promptloom prove) against --key, without its transcript")
+	consistency := fs.String("consistency", "", "verify a consistency proof (promptloom prove --from) against --key, without its transcript")
+	var witnesses []string
+	fs.Func("witness", "with --transcript and --key: a witness's verifier key (W.pub); each session's last checkpoint must be cosigned by --quorum of them (repeatable)", func(v string) error {
+		witnesses = append(witnesses, v)
+		return nil
+	})
+	quorum := fs.Int("quorum", 0, "with --witness: how many of the witnesses must have cosigned (default all)")
 	format := fs.String("format", "text", "with --transcript: text or json")
 	pf := addPayloadFlags(fs)
 	pos, err := parseInterleaved(fs, args)
@@ -46,7 +56,30 @@ func runVerify(e *env, args []string) int {
 			return e.fail("verify: %v", err)
 		}
 	}
+	for _, w := range witnesses {
+		k, err := e.readKey(w)
+		if err == nil {
+			var v note.Verifier
+			if v, err = witness.NewVerifier(k); err == nil {
+				o.Cosigners = append(o.Cosigners, v)
+			}
+		}
+		if err != nil {
+			return e.fail("verify: --witness %s: %v", w, err)
+		}
+	}
+	o.Quorum = *quorum
 	switch {
+	case (len(witnesses) > 0 || *quorum != 0) && (*transcript == "" || *key == ""):
+		return e.fail("verify: --witness and --quorum go with --transcript and --key")
+	case *quorum < 0 || *quorum > len(witnesses):
+		return e.fail("verify: --quorum %d: at most the %d witness key(s) given", *quorum, len(witnesses))
+	case *consistency != "" && (*transcript != "" || *proof != "" || len(pos) > 0):
+		return e.fail("verify --consistency: takes --key and nothing else")
+	case *consistency != "" && *key == "":
+		return e.fail("verify --consistency: give the signer's verifier key with --key: a proof without it proves nothing")
+	case *consistency != "":
+		return e.verifyConsistency(*consistency, o.Verifier)
 	case *proof != "" && (*transcript != "" || len(pos) > 0):
 		return e.fail("verify --proof: takes --key and nothing else")
 	case *proof != "" && *key == "":
@@ -84,6 +117,22 @@ func runVerify(e *env, args []string) int {
 	}
 	fmt.Fprintf(e.stdout, "ok: manifest content hash %s holds for %d bytes (%d segments, %d included)\n",
 		hash, len(system), len(m.Segments), m.IncludedCount())
+	return ExitOK
+}
+
+// verifyConsistency checks a consistency proof: exit 0 saying the two
+// trees, 1 saying why not.
+func (e *env) verifyConsistency(path string, key note.Verifier) int {
+	proof, err := e.readLimited(path, 1<<20)
+	if err != nil {
+		return e.fail("verify: %v", err)
+	}
+	from, to, err := journal.CheckConsistency(proof, key)
+	if err != nil {
+		fmt.Fprintf(e.stdout, "FAIL %s\n", textsafe.Line(err.Error()))
+		return ExitFail
+	}
+	fmt.Fprintf(e.stdout, "ok: signed by %s, the tree of %d call(s) (root %s) extends the tree of %d (root %s) the earlier checkpoint signs\n", key.Name(), to.N, to.Hash, from.N, from.Hash)
 	return ExitOK
 }
 

@@ -632,6 +632,26 @@ var library = []libCase{
 	},
 	{
 		pkg: "journal",
+		doc: "`Journal.Close` (or a periodic checkpoint) of a signing journal whose witness refused to cosign or could not be reached (`Options.Witnesses`): every call and the checkpoint are recorded, without that witness's cosignature. It wraps the `*witness.Error` when the witness answered.",
+		is:  journal.ErrNotCosigned,
+		raise: func(e *env) error {
+			skey, _, err := note.GenerateKey(rand.Reader, "log")
+			if err != nil {
+				e.Fatal(err)
+			}
+			signer, _ := note.NewSigner(skey)
+			r := careful(e)
+			j := journal.New(io.Discard, &journal.Options{Session: "s1", Signer: signer, Witnesses: []string{"http://127.0.0.1:1"}})
+			if _, err := j.Call(context.Background(), journal.ModelFunc(func(context.Context, journal.Request) (journal.Response, error) {
+				return journal.Response{Text: "ok"}, nil
+			}), journal.Request{Call: "c1", System: r.System, Manifest: manifest.New(r, "agent")}); err != nil {
+				e.Fatal(err)
+			}
+			return j.Close()
+		},
+	},
+	{
+		pkg: "journal",
 		doc: "`Journal.Call` after `Close`: the session's journal_close is written, and no call may follow it.",
 		is:  journal.ErrClosed,
 		raise: func(e *env) error {

@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/promptloom/promptloom/journal"
+	"github.com/promptloom/promptloom/journal/tiles"
+)
+
+func init() {
+	register("serve", "serve --transcript FILE [--key VERIFIER] [--listen ADDR]", runServe)
+}
+
+// tilesPrefix is where serve, as the proxy does, serves each session's
+// tree: /promptloom/tiles/SESSION/checkpoint and .../tile/...
+const tilesPrefix = "/promptloom/tiles/"
+
+// staticLogs is a recorded run's logs as a tiles.Source.
+type staticLogs map[string]tiles.Log
+
+func (s staticLogs) Log(name string) (tiles.Log, bool) { l, ok := s[name]; return l, ok }
+
+// runServe serves a recorded run's signed sessions as C2SP tlog-tiles,
+// read-only, until SIGINT or SIGTERM: the transcript is verified once, at
+// start (with --key, against that key), and what it holds then is served.
+// The first stdout line, once connections are accepted, names the URL.
+func runServe(e *env, args []string) int {
+	fs := newFlags("serve")
+	transcript := fs.String("transcript", "", "the signed transcript: a file, or a postgres:// URL of one session (?session=NAME)")
+	key := fs.String("key", "", "verify the transcript's checkpoints against this verifier key (NAME.pub) first")
+	listen := fs.String("listen", "127.0.0.1:0", "the address to listen on (the default: loopback, a free port)")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return e.flagError(fs, "serve", err)
+	}
+	if *transcript == "" || len(pos) > 0 {
+		return e.fail("serve: takes --transcript FILE (usage: promptloom %s)", commands["serve"].usage)
+	}
+	o := &journal.Options{MaxLineBytes: maxLineBytes}
+	if *key != "" {
+		if o.Verifier, err = e.verifier(*key); err != nil {
+			return e.fail("serve: --key: %v", err)
+		}
+	}
+	var logs map[string]tiles.Log
+	_, rep, verr, err := e.readOne(*transcript, func(r io.Reader) (rep *journal.Report, err error) {
+		logs, rep, err = journal.Logs(r, o)
+		return rep, err
+	})
+	if err != nil {
+		return e.fail("serve: --transcript: %v", err)
+	}
+	if verr != nil || logs == nil {
+		rep.WriteText(e.stderr)
+		return verdict(e.stderr, rep, verr)
+	}
+	if len(logs) == 0 {
+		return e.fail("serve: %s has no signed checkpoint to serve (record it with --sign)", *transcript)
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return e.fail("serve: --listen: %v", err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	mux := http.NewServeMux()
+	mux.Handle(tilesPrefix, http.StripPrefix(tilesPrefix, tiles.Handler(staticLogs(logs))))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	fmt.Fprintf(e.stdout, "listening on http://%s\n", ln.Addr())
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		err = srv.Shutdown(shutdown)
+	}
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return e.fail("serve: --listen: %v", err)
+	}
+	return ExitOK
+}

@@ -1,0 +1,158 @@
+package journal
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/promptloom/promptloom/manifest"
+
+	"github.com/tidwall/gjson"
+	"golang.org/x/mod/sumdb/note"
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+// Consistency proofs (docs/transcript.md, "Consistency"). A signature
+// proves who signed a checkpoint, not that the run was not cut back to it
+// or forked after it: an auditor who kept an earlier checkpoint asks for
+// the proof that the run now extends it. The proof is one line, the two
+// checkpoints and tlog's consistency proof between their trees (RFC 6962's,
+// as tlog.ProveTree makes it and tlog.CheckTree checks it).
+
+// consistencySchema names the format of a consistency proof.
+const consistencySchema = "promptloom.journal.consistency.v1"
+
+func consistencyLine(from, to string, path tlog.TreeProof) string {
+	hashes := make([]string, len(path))
+	for i, h := range path {
+		hashes[i] = quote(h.String())
+	}
+	return fmt.Sprintf(`{"consistency":%s,"from":%s,"to":%s,"path":[%s]}`+"\n", quote(consistencySchema), quote(from), quote(to), strings.Join(hashes, ","))
+}
+
+// ProveConsistency verifies a transcript, as Verify does with o, and
+// returns the proof that the session whose checkpoint is from (a signed
+// note, as a journal_checkpoint line holds it) has only grown since: from,
+// the session's last checkpoint in the transcript, and the consistency
+// proof between their trees of calls. CheckConsistency checks it with the
+// signer's key alone.
+//
+// There is a proof only of a transcript that verifies, or would once
+// finished (a run still being written is proved to its last checkpoint),
+// holding the
+// checkpoint's session under its origin, whose last checkpoint signs at
+// least as many calls, the first of which have the root from signs;
+// otherwise the proof is nil and the report's Problems say why (a run cut
+// back, rewritten or forked after from). err is Verify's.
+func ProveConsistency(transcript io.Reader, from []byte, o *Options) ([]byte, *Report, error) {
+	if isNil(transcript) {
+		return nil, &Report{}, errors.New("journal: ProveConsistency: no reader")
+	}
+	old, err := readCheckpoint(string(from), o.verifier())
+	if err != nil {
+		return nil, &Report{}, fmt.Errorf("journal: ProveConsistency: the checkpoint to prove from: %w", err)
+	}
+	v := newVerifier(o.verifier())
+	v.ck.keepLeaves = true
+	rep, err := v.read(transcript, o)
+	if err != nil || !v.holdsSoFar() {
+		return nil, rep, err
+	}
+	fail := func(format string, args ...any) ([]byte, *Report, error) {
+		rep.broke("consistency", 0, format, args...)
+		return nil, rep, nil
+	}
+	s, ok := v.ck.sessions[old.session]
+	if !ok || s.good == 0 {
+		return fail("the transcript has no signed checkpoint of session %q (origin %q)", old.session, old.origin)
+	}
+	if s.origin != old.origin {
+		return fail("session %q of the transcript has origin %q, not the checkpoint's %q: another run", old.session, s.origin, old.origin)
+	}
+	if s.calls < old.calls {
+		return fail("the run was cut back: the last checkpoint of session %q (line %d) signs %d call(s), fewer than the %d of the checkpoint given", old.session, s.good, s.calls, old.calls)
+	}
+	stored, err := storedHashes(s.leaves[:s.calls])
+	if err != nil {
+		return fail("the tree of session %q: %v", old.session, err)
+	}
+	if root, err := tlog.TreeHash(old.calls, stored); err != nil || root != old.root {
+		return fail("the run does not extend the checkpoint given: the first %d call(s) of session %q have root %s, the checkpoint signs %s", old.calls, old.session, root, old.root)
+	}
+	var path tlog.TreeProof
+	if old.calls > 0 && old.calls < s.calls {
+		if path, err = tlog.ProveTree(s.calls, old.calls, stored); err != nil {
+			return fail("the consistency proof of session %q: %v", old.session, err)
+		}
+	}
+	return []byte(consistencyLine(string(from), s.note, path)), rep, nil
+}
+
+// readCheckpoint opens a checkpoint note (verified by key when key is not
+// nil) and reads its text.
+func readCheckpoint(msg string, key note.Verifier) (checkpoint, error) {
+	n, err := openNote(msg, key)
+	if err != nil {
+		return checkpoint{}, err
+	}
+	return parseCheckpoint(n.Text)
+}
+
+// CheckConsistency checks a proof as ProveConsistency writes it against
+// the signer's verifier key, which it requires: both checkpoints signed by
+// key, of one origin, the later one's tree at least as large, and the
+// consistency proof between them (tlog.CheckTree). It returns the two
+// trees. A failure is a *manifest.RuleError of rule "consistency".
+func CheckConsistency(proof []byte, key note.Verifier) (from, to tlog.Tree, err error) {
+	fail := func(format string, args ...any) (tlog.Tree, tlog.Tree, error) {
+		return tlog.Tree{}, tlog.Tree{}, &manifest.RuleError{Rule: "consistency", Line: 1, Offset: -1, Detail: fmt.Sprintf(format, args...)}
+	}
+	if key == nil {
+		return fail("no verifier key: a consistency proof checked without the signer's key proves nothing")
+	}
+	line, rest, _ := bytes.Cut(proof, []byte("\n"))
+	if len(rest) != 0 || !gjson.ValidBytes(line) {
+		return fail("a consistency proof is one JSON line")
+	}
+	l := gjson.ParseBytes(line)
+	fromNote, ok1 := stringField(l, "from")
+	toNote, ok2 := stringField(l, "to")
+	var path tlog.TreeProof
+	okP := l.Get("path").IsArray()
+	for _, h := range l.Get("path").Array() {
+		hash, err := tlog.ParseHash(h.Str)
+		if h.Type != gjson.String || err != nil {
+			okP = false
+			break
+		}
+		path = append(path, hash)
+	}
+	if l.Get("consistency").Str != consistencySchema || !ok1 || !ok2 || !okP || consistencyLine(fromNote, toNote, path) != string(proof) {
+		return fail("not a %s proof exactly as promptloom writes it (docs/transcript.md)", consistencySchema)
+	}
+	old, err := readCheckpoint(fromNote, key)
+	if err != nil {
+		return fail("the earlier checkpoint: %v", err)
+	}
+	cur, err := readCheckpoint(toNote, key)
+	if err != nil {
+		return fail("the later checkpoint: %v", err)
+	}
+	switch {
+	case old.origin != cur.origin || old.session != cur.session:
+		return fail("the checkpoints are of two logs: origin %q and %q", old.origin, cur.origin)
+	case cur.calls < old.calls:
+		return fail("the later checkpoint signs %d call(s), fewer than the earlier's %d: the run was cut back", cur.calls, old.calls)
+	case old.calls == cur.calls && old.root != cur.root:
+		return fail("the checkpoints sign %d call(s) with two roots: a fork", old.calls)
+	case (old.calls == 0 || old.calls == cur.calls) && len(path) != 0:
+		return fail("a proof from an empty tree or between equal sizes is empty, got %d hashes", len(path))
+	case old.calls > 0 && old.calls < cur.calls:
+		if err := tlog.CheckTree(path, cur.calls, cur.root, old.calls, old.root); err != nil {
+			return fail("the later tree does not extend the earlier: %v", err)
+		}
+	}
+	return tlog.Tree{N: old.calls, Hash: old.root}, tlog.Tree{N: cur.calls, Hash: cur.root}, nil
+}
