@@ -290,9 +290,9 @@ func hasRule(rep *Report, rule manifest.Rule, words string) bool {
 	return false
 }
 
-// witnessServer runs a witness of the logs under the key named log, with
-// its state in dir.
-func witnessServer(t *testing.T, name, dir string, skey string, logKey string) (*httptest.Server, note.Verifier) {
+// witnessServer runs a witness of the logs under logKey, with its state in
+// dir.
+func witnessServer(t *testing.T, dir, skey, logKey string) *httptest.Server {
 	t.Helper()
 	w, err := witness.New(skey, []string{logKey}, dir)
 	if err != nil {
@@ -300,7 +300,7 @@ func witnessServer(t *testing.T, name, dir string, skey string, logKey string) (
 	}
 	srv := httptest.NewServer(w)
 	t.Cleanup(srv.Close)
-	return srv, nil
+	return srv
 }
 
 // A journal given witnesses has each checkpoint cosigned, and Verify holds
@@ -319,7 +319,7 @@ func TestWitnessedRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		dir := filepath.Join(t.TempDir(), "state")
-		srv, _ := witnessServer(t, "", dir, skey, lvkey)
+		srv := witnessServer(t, dir, skey, lvkey)
 		cv, err := witness.NewVerifier(vkey)
 		if err != nil {
 			t.Fatal(err)
@@ -349,6 +349,14 @@ func TestWitnessedRun(t *testing.T) {
 	fork, err := fixedRun(t, s, []string{srv0.URL, urls[1]}, "c0", "c1", "x2", "x3")
 	if err == nil || !errors.Is(err, ErrNotCosigned) {
 		t.Fatalf("the witnesses cosigned a fork: %v", err)
+	}
+	// Its first checkpoint, of 2 calls, is the run cut back to its first
+	// checkpoint: refused, the witness having cosigned 4; then its own 4
+	// calls, a fork.
+	for _, want := range []string{"the checkpoint of 2 call(s): witness: " + srv0.URL + ": the witness last cosigned size 4, not 0", "the checkpoint of 4 call(s): witness: " + srv0.URL + ": the witness cosigned another tree of size 4: a fork"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the refusals do not say %q:\n%v", want, err)
+		}
 	}
 	rep, text := verifyWith(fork, &Options{Verifier: v, Cosigners: cosigners, Quorum: 1})
 	if rep.OK() || !hasRule(rep, "witness", "fewer than the quorum") {
