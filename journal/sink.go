@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"time"
 )
 
 // A Sink is where a journal's lines go: an append-only chain of lines that
@@ -116,8 +117,9 @@ type fileSink struct {
 	f     *os.File
 	limit int
 	t     Tail
-	size  int64 // the file's size when t was read
-	start int64 // where the line t.Prev hashes starts (when size > 0)
+	size  int64     // the file's size when t was read
+	start int64     // where the line t.Prev hashes starts (when size > 0)
+	mtime time.Time // the file's modification time after this sink's last write, if then its size was size
 }
 
 // openFile opens (creating it if need be) a transcript file, repairing a
@@ -165,7 +167,11 @@ func (s *fileSink) appendBuilt(_ context.Context, build func(Tail) ([]byte, *Tai
 	// have grown again since (other writers, in the new file), to any size:
 	// it is ours still only if the last line this sink knows is where it
 	// was, byte for byte.
-	fresh := s.size > 0 && (st.Size() < s.size || !s.holdsLast())
+	// The same size and modification time as after this sink's last
+	// write: nothing has written the file since, and the line is where it
+	// was without reading it back.
+	untouched := st.Size() == s.size && !s.mtime.IsZero() && st.ModTime().Equal(s.mtime)
+	fresh := s.size > 0 && !untouched && (st.Size() < s.size || !s.holdsLast())
 	if fresh || st.Size() != s.size {
 		_, size, err := repairTail(s.f, s.limit)
 		var t tail
@@ -193,6 +199,10 @@ func (s *fileSink) appendBuilt(_ context.Context, build func(Tail) ([]byte, *Tai
 	if len(lines) > 0 {
 		s.start = s.size + int64(bytes.LastIndexByte(lines[:len(lines)-1], '\n')+1)
 		s.size += int64(len(lines))
+		s.mtime = time.Time{}
+		if st, err := s.f.Stat(); err == nil && st.Size() == s.size {
+			s.mtime = st.ModTime()
+		}
 	}
 	return nil
 }

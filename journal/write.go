@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 	"unsafe"
@@ -517,11 +518,26 @@ func (j *Journal) retainResponse(r Response, outcome []byte) ([]byte, string, er
 }
 
 // sensitiveKey reports whether redact.JSON replaces the value of an object
-// member named key (Harn's field_is_sensitive), by asking it.
+// member named key (Harn's field_is_sensitive), by asking it. A response
+// names the same few keys call after call, so short keys' answers are kept.
 func sensitiveKey(key string) bool {
+	if v, ok := sensitiveKeys.Load(key); ok {
+		return v.(bool)
+	}
 	out, err := redact.JSON([]byte("{" + quote(key) + ":0}"))
-	return err != nil || !bytes.HasSuffix(out, []byte(":0}"))
+	sensitive := err != nil || !bytes.HasSuffix(out, []byte(":0}"))
+	if len(key) <= 64 && sensitiveKeysKept.Add(1) <= 4096 {
+		sensitiveKeys.Store(key, sensitive)
+	}
+	return sensitive
 }
+
+// sensitiveKeys is sensitiveKey's answers, up to 4,096 keys of at most 64
+// bytes, so that hostile responses with ever new keys cannot grow it.
+var (
+	sensitiveKeys     sync.Map
+	sensitiveKeysKept atomic.Int64
+)
 
 // errNoPending is a Finish or Attempt on a Pending that Begin did not
 // return (a zero Pending, or nil).

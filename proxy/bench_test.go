@@ -32,7 +32,7 @@ func BenchmarkProxy(b *testing.B) {
 	up := fakeprovider.New()
 	defer up.Close()
 	u, _ := url.Parse(up.URL)
-	bare := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(u) }, FlushInterval: -1})
+	bare := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(u) }})
 	defer bare.Close()
 	// The floor: the bare proxy doing a journaled call's own work on each
 	// call (one BLAKE3 and one redaction pass over each body, one JSON

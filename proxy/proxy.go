@@ -145,7 +145,9 @@ func New(o *Options) (*Proxy, error) {
 			r.Out.Header.Del(SessionHeader)
 		},
 		Transport:     dispatch{p},
-		FlushInterval: -1, // a stream's bytes reach the client as they come
+		// No FlushInterval: ReverseProxy flushes each write of an event
+		// stream or of a body of unknown length (every provider's stream)
+		// as it comes, and an answer of known length is written whole.
 		ErrorHandler:  p.upstreamError,
 	}
 	return p, nil
