@@ -331,8 +331,8 @@ func TestWitnessedRun(t *testing.T) {
 		t.Fatalf("the witnesses did not cosign: %v", err)
 	}
 	o := &Options{Verifier: v, Cosigners: cosigners}
-	if rep, text := verifyWith(run, o); !rep.OK() {
-		t.Fatalf("a witnessed run fails:\n%s", text)
+	if rep, text := verifyWith(run, o); !rep.OK() || !strings.Contains(text, "cosigned by w0, w1: the last checkpoint of every session") {
+		t.Fatalf("a witnessed run fails, or does not say who cosigned:\n%s", text)
 	}
 	for _, msg := range notes(t, run) {
 		if n, err := note.Open([]byte(msg), note.VerifierList(append(cosigners, v)...)); err != nil || len(n.Sigs) != 3 {

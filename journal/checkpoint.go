@@ -627,9 +627,12 @@ func (v *verifier) checkQuorum() {
 	if quorum <= 0 || quorum > len(keys) {
 		quorum = len(keys)
 	}
-	for _, id := range v.sessionOrder() {
+	var every []string // the witnesses on every session's last checkpoint
+	failed := len(v.rep.Problems)
+	for i, id := range v.sessionOrder() {
 		s := v.ck.session(id)
 		if s.good == 0 {
+			failed = -1
 			continue // failed already: no checkpoint
 		}
 		n, err := note.Open([]byte(s.note), note.VerifierList(keys...))
@@ -650,6 +653,14 @@ func (v *verifier) checkQuorum() {
 		if len(names) < quorum {
 			v.rep.broke("witness", s.good, "line %d: the last checkpoint of session %q is cosigned by %d of the witnesses given (%s), fewer than the quorum of %d", s.good, id, len(names), strings.Join(names, ", "), quorum)
 		}
+		if i == 0 {
+			every = names
+		} else {
+			every = slices.DeleteFunc(every, func(n string) bool { return !slices.Contains(names, n) })
+		}
+	}
+	if failed == len(v.rep.Problems) {
+		v.rep.CosignedBy = every
 	}
 }
 

@@ -104,6 +104,10 @@ type Report struct {
 	// before it, and nothing after.
 	SignedBy      string `json:"signed_by,omitempty"`
 	SignedThrough int    `json:"signed_through,omitempty"`
+	// CosignedBy, when Verify was given witness keys (Options.Cosigners)
+	// and a quorum of them held, names those whose cosignature is on the
+	// last checkpoint of every session.
+	CosignedBy []string `json:"cosigned_by,omitempty"`
 	// Unattributed counts the calls made without a manifest
 	// (CallReport.Unattributed). They verify as lines of the chain, but
 	// nothing accounts for their prompt.
@@ -190,6 +194,13 @@ func (r *Report) WriteText(w io.Writer) error {
 	if r.SignedBy != "" {
 		fmt.Fprintf(&b, "signed by %s: the checkpoint at line %d, the transcript's last, covers every line before it; a transcript cut back to an earlier checkpoint verifies too, so hold it to the latest checkpoint you kept (prove --from)\n",
 			textsafe.Line(r.SignedBy), r.SignedThrough)
+	}
+	if len(r.CosignedBy) > 0 {
+		names := make([]string, len(r.CosignedBy))
+		for i, n := range r.CosignedBy {
+			names[i] = textsafe.Line(n)
+		}
+		fmt.Fprintf(&b, "cosigned by %s: the last checkpoint of every session\n", strings.Join(names, ", "))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
