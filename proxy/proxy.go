@@ -144,11 +144,11 @@ func New(o *Options) (*Proxy, error) {
 			r.Out.Header.Del(CallHeader)
 			r.Out.Header.Del(SessionHeader)
 		},
-		Transport:     dispatch{p},
+		Transport: dispatch{p},
 		// No FlushInterval: ReverseProxy flushes each write of an event
 		// stream or of a body of unknown length (every provider's stream)
 		// as it comes, and an answer of known length is written whole.
-		ErrorHandler:  p.upstreamError,
+		ErrorHandler: p.upstreamError,
 	}
 	return p, nil
 }
