@@ -6,10 +6,10 @@
 // journal gives each as a Log, and the proxy and promptloom serve put this
 // handler in front of them.
 //
-// Tiles are immutable once full, and a partial tile is served only at the
-// width the checkpoint's tree has: a client that trusts a checkpoint
-// fetches exactly the tiles tlog.TileHashReader asks for, and verifies
-// every hash it reads against that checkpoint's root.
+// A tile's bytes never change: a client that trusts a checkpoint fetches
+// the tiles tlog.TileHashReader asks for, partial ones at the widths of
+// that checkpoint's tree, and verifies every hash it reads against its
+// root.
 package tiles
 
 import (
@@ -139,12 +139,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
+	// A tile's bytes at a width never change, partial ones included.
 	w.Header().Set("Content-Type", "application/octet-stream")
-	if t.W == 1<<height {
-		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
-	} else {
-		w.Header().Set("Cache-Control", "no-store")
-	}
+	w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
 	w.Write(data)
 }
 
@@ -185,8 +182,11 @@ func parsePath(p string) (tlog.Tile, error) {
 	return t, nil
 }
 
-// served reports whether tile t is one of the tree of size n: full, or
-// partial at exactly the tree's width.
+// served reports whether tile t is one of the tree of size n: a full tile,
+// or a partial one no wider than the tree has it while its full tile does
+// not exist yet. The narrower widths are those of the smaller trees a live
+// log signed before, which C2SP requires to stay served, so that a client
+// holding an older checkpoint finds its tiles.
 func served(t tlog.Tile, n int64) bool {
 	level := max(t.L, 0) * height
 	if level >= 63 {
@@ -197,7 +197,10 @@ func served(t tlog.Tile, n int64) bool {
 		return false
 	}
 	have := nodes - t.N<<height
-	return have > 0 && int64(t.W) == min(have, 1<<height)
+	if t.W == 1<<height {
+		return have >= 1<<height
+	}
+	return int64(t.W) <= have && have < 1<<height
 }
 
 // bundle is an entry bundle: each record as a big-endian uint16 length

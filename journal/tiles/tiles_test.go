@@ -121,6 +121,17 @@ func TestTilesVerifyWithXMod(t *testing.T) {
 	defer srv.Close()
 	var earlier tlog.Tree
 	for _, n := range []int64{1, 2, 255, 256, 257, 1000, 65536 + 3} {
+		// A client holding the previous checkpoint still finds its
+		// partial tiles in the larger tree, until their full tiles exist
+		// (a client then falls back to those, as C2SP says and x/mod's
+		// reader does not).
+		if earlier.N > 0 && partialsKept(earlier.N, n) {
+			src["a b/c"] = tiles.Log{Checkpoint: signedCheckpoint(t, s, treeOf(t, all, n)), Size: n, Records: all[:n]}
+			hr := tlog.TileHashReader(earlier, &client{t: t, base: srv.URL + "/logs/a%20b%2Fc/"})
+			if p, err := tlog.ProveRecord(earlier.N, earlier.N-1, hr); err != nil || tlog.CheckRecord(p, earlier.N, earlier.Hash, earlier.N-1, tlog.RecordHash(all[earlier.N-1])) != nil {
+				t.Fatalf("the tree of %d, once the log has %d: %v", earlier.N, n, err)
+			}
+		}
 		// A live log: more records than the checkpoint signs.
 		src["a b/c"] = tiles.Log{Checkpoint: signedCheckpoint(t, s, treeOf(t, all, n)), Size: n, Records: all[:n+5]}
 		base := srv.URL + "/logs/a%20b%2Fc/"
@@ -177,6 +188,17 @@ func TestTilesVerifyWithXMod(t *testing.T) {
 	}
 }
 
+// partialsKept reports whether every partial tile of a tree of size old is
+// still partial in the tree of size n.
+func partialsKept(old, n int64) bool {
+	for ; old > 0; old, n = old>>8, n>>8 {
+		if old%256 != 0 && n/256 > old/256 {
+			return false
+		}
+	}
+	return true
+}
+
 // What is not a tile of the signed tree is refused, never guessed.
 func TestRefusals(t *testing.T) {
 	skey, _, _ := note.GenerateKey(rand.Reader, "example.com/log")
@@ -192,7 +214,8 @@ func TestRefusals(t *testing.T) {
 		"/l/tile/entries/001.p/44":          200,
 		"/l/tile/0/001":                     404, // partial, asked as full
 		"/l/tile/0/001.p/45":                404, // beyond the signed size
-		"/l/tile/0/001.p/43":                404, // not the tree's width
+		"/l/tile/0/001.p/43":                200, // an older, smaller tree's width
+		"/l/tile/0/000.p/43":                404, // its full tile exists
 		"/l/tile/0/002.p/1":                 404,
 		"/l/tile/8/000":                     404, // x/mod's spelling, with the height
 		"/l/tile/0/1":                       404, // not three digits
