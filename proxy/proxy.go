@@ -149,6 +149,7 @@ func New(o *Options) (*Proxy, error) {
 		// stream or of a body of unknown length (every provider's stream)
 		// as it comes, and an answer of known length is written whole.
 		ErrorHandler: p.upstreamError,
+		BufferPool:   &copyBuffers,
 	}
 	return p, nil
 }
@@ -204,10 +205,32 @@ func headerName(h http.Header, key string) (string, error) {
 	return v, nil
 }
 
+// copyBuffers are ReverseProxy's buffers for copying answers, kept from one
+// call to the next instead of 32 KiB made for each.
+var copyBuffers = bufferPool{sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}}
+
+type bufferPool struct{ p sync.Pool }
+
+func (b *bufferPool) Get() []byte  { return *b.p.Get().(*[]byte) }
+func (b *bufferPool) Put(s []byte) { b.p.Put(&s) }
+
+// readBody reads a request body of at most limit bytes, and one more when
+// there are more. A declared length within the limit sizes the buffer at
+// once instead of growing it by copies.
+func readBody(r *http.Request, limit int) ([]byte, error) {
+	lr := io.LimitReader(r.Body, int64(limit)+1)
+	if r.ContentLength <= 0 || r.ContentLength > int64(limit) {
+		return io.ReadAll(lr)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, r.ContentLength+bytes.MinRead))
+	_, err := buf.ReadFrom(lr)
+	return buf.Bytes(), err
+}
+
 // model handles a model call: the body read once, the session found, the
 // call put on the context for the transport, the request proxied.
 func (p *Proxy) model(w http.ResponseWriter, r *http.Request, shape payload.Provider, name, sess string) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, int64(p.o.MaxBodyBytes)+1))
+	body, err := readBody(r, p.o.MaxBodyBytes)
 	r.Body.Close()
 	if err != nil {
 		writeError(w, shape, http.StatusBadRequest, "invalid_request_error", "promptloom: reading the request body: "+err.Error())
