@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -37,21 +38,32 @@ func BenchmarkProxy(b *testing.B) {
 	// The floor: the bare proxy doing a journaled call's own work on each
 	// call (one BLAKE3 and one redaction pass over each body, one JSON
 	// escape of the answer into its line, one chain hash of the lines,
-	// one parse of the answer), beside the bare proxy and promptloom's.
+	// one parse of the answer, and each of the two lines appended to a
+	// file and synced, the request's before it is sent), beside the bare
+	// proxy and promptloom's.
+	lines, err := os.OpenFile(filepath.Join(b.TempDir(), "floor.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer lines.Close()
 	floorRT := rtFunc(func(r *http.Request) (*http.Response, error) {
 		reqBody, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(reqBody))
+		digest.Bytes(reqBody)
+		red, _ := redact.JSON(reqBody)
+		lines.Write(append(red, '\n'))
+		lines.Sync()
 		resp, err := http.DefaultTransport.RoundTrip(r)
 		if err != nil {
 			return nil, err
 		}
 		respBody, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		digest.Bytes(reqBody)
-		red, _ := redact.JSON(reqBody)
 		digest.Bytes(respBody)
-		line := pjson.AppendString(append([]byte(nil), red...), redact.String(string(respBody)))
+		line := pjson.AppendString(nil, redact.String(string(respBody)))
 		digest.Bytes(line)
+		lines.Write(append(line, '\n'))
+		lines.Sync()
 		payload.Summarize(payload.Anthropic, respBody, false)
 		resp.Body = io.NopCloser(bytes.NewReader(respBody))
 		return resp, nil
