@@ -30,7 +30,7 @@ func runWitness(e *env, args []string) int {
 	state := fs.String("state", "", "the directory of the last checkpoint cosigned per log (created if missing)")
 	listen := fs.String("listen", "127.0.0.1:0", "the address to serve add-checkpoint on")
 	var logs []string
-	fs.Func("log", "LOG.pub: a log's note verifier key; its name is the log's origin (repeatable)", func(v string) error {
+	fs.Func("log", "LOG.pub: a log's note verifier key; it covers the origin that is its name and every origin under it, NAME/... (repeatable)", func(v string) error {
 		logs = append(logs, v)
 		return nil
 	})
