@@ -213,6 +213,7 @@ type reportJSON struct {
 	Checkpoints   int                   `json:"checkpoints,omitempty"`
 	SignedBy      string                `json:"signed_by,omitempty"`
 	SignedThrough int                   `json:"signed_through,omitempty"`
+	CosignedBy    []string              `json:"cosigned_by,omitempty"`
 	Unattributed  int                   `json:"unattributed,omitempty"`
 }
 
@@ -241,7 +242,7 @@ func newReportJSON(rep *journal.Report) *reportJSON {
 		return nil
 	}
 	out := &reportJSON{Format: rep.Format, Calls: make([]callJSON, len(rep.Calls)), Problems: rep.Problems, Lines: rep.Lines, Head: rep.Head,
-		Checkpoints: rep.Checkpoints, SignedBy: rep.SignedBy, SignedThrough: rep.SignedThrough, Unattributed: rep.Unattributed}
+		Checkpoints: rep.Checkpoints, SignedBy: rep.SignedBy, SignedThrough: rep.SignedThrough, CosignedBy: rep.CosignedBy, Unattributed: rep.Unattributed}
 	since := report.Compare(rep)
 	for i, c := range rep.Calls {
 		out.Calls[i].CallReport = c
