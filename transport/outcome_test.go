@@ -239,3 +239,45 @@ func TestUnattributedUnreadableBodyIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// An answer of declared length is recorded as its last byte is read,
+// before that byte is handed on, even from a body that says io.EOF only on
+// the read after it (a bytes.Reader's way; net/http's says it with the
+// last bytes): a client that has the whole answer, and reads no further
+// as an HTTP client of a Content-Length body need not, finds the call's
+// outcome in the transcript.
+func TestRecordedByTheLastDeclaredByte(t *testing.T) {
+	answer := `{"id":"m1","type":"message","content":[{"type":"text","text":"done"}],"stop_reason":"end_turn"}`
+	base := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		io.Copy(io.Discard, req.Body)
+		return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}}, Request: req,
+			ContentLength: int64(len(answer)), Body: io.NopCloser(bytes.NewReader([]byte(answer)))}, nil
+	})
+	r, err := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("You are careful.")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	j := journal.New(&buf, &journal.Options{Session: "s"})
+	defer j.Close()
+	rt := transport.New(base, j, nil)
+	defer rt.Close()
+	ctx := transport.With(context.Background(), &transport.Call{Name: "c1", Manifest: manifest.New(r, "agent"), System: r.System})
+	body := `{"model":"m","max_tokens":8,"system":` + strconv.Quote(r.System) + `,"messages":[{"role":"user","content":"hi"}]}`
+	req, _ := http.NewRequestWithContext(ctx, "POST", "http://provider.test/v1/messages", strings.NewReader(body))
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(resp.Body, make([]byte, resp.ContentLength)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"kind":"provider_call_response"`) {
+		t.Fatalf("the whole answer was read, and the call is not recorded:\n%s", buf.String())
+	}
+	resp.Body.Close()
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

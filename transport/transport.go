@@ -300,7 +300,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
-	rec := &recorder{rc: resp.Body, lg: lg, ctx: ctx, status: resp.StatusCode, limit: t.opts.MaxBodyBytes,
+	rec := &recorder{rc: resp.Body, lg: lg, ctx: ctx, status: resp.StatusCode, limit: t.opts.MaxBodyBytes, length: resp.ContentLength,
 		stream: ep.stream || strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream"),
 		// A harness that asked for gzip itself gets the body as sent;
 		// the transcript records it decoded.
@@ -573,6 +573,12 @@ type recorder struct {
 	reading sync.Mutex
 	closing atomic.Bool
 
+	// length is the body's declared length (-1: unknown), and got the
+	// bytes read of it: the call is recorded as soon as the last declared
+	// byte is read, before it is handed on, so that a client that has the
+	// whole answer finds the call in the transcript.
+	length, got int64
+
 	mu     sync.Mutex
 	chunks [][]byte // the bytes read, in blocks of chunkSize
 	n      int      // their count
@@ -607,8 +613,9 @@ func (r *recorder) Read(p []byte) (int, error) {
 		}
 	}
 	r.mu.Unlock()
+	r.got += int64(n)
 	switch {
-	case err == io.EOF:
+	case err == io.EOF, err == nil && n > 0 && r.got == r.length:
 		if ferr := r.done(nil, false); ferr != nil {
 			// The transcript refused the reply (not UTF-8): the SDK gets
 			// that error, not the reply, as a harness on Journal.Call does.
