@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -361,6 +362,13 @@ func TestWitnessedRun(t *testing.T) {
 	rep, text := verifyWith(fork, &Options{Verifier: v, Cosigners: cosigners, Quorum: 1})
 	if rep.OK() || !hasRule(rep, "witness", "fewer than the quorum") {
 		t.Fatalf("a fork passes the quorum:\n%s", text)
+	}
+	// A transcript that fails is not said to be signed or cosigned: a
+	// space added in one line breaks the chain, and the report names no
+	// key that vouches for it.
+	broken := strings.Replace(run, `"kind":"system_prompt",`, `"kind": "system_prompt",`, 1)
+	if rep, text := verifyWith(broken, o); rep.OK() || rep.SignedBy != "" || rep.CosignedBy != nil || regexp.MustCompile(`(?m)^(co)?signed by`).MatchString(text) {
+		t.Fatalf("a broken transcript is said to be signed:\n%s", text)
 	}
 	// Without the signer's key, witness keys are refused, not ignored.
 	if rep, _ := verifyWith(run, &Options{Cosigners: cosigners}); rep.OK() {

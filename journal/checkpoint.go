@@ -419,7 +419,7 @@ func (c *checkpointer) cosign(ctx context.Context, n int64, msg []byte) []byte {
 	var out []byte
 	for i, w := range c.witnesses {
 		if errs[i] != nil {
-			c.errs = append(c.errs, fmt.Errorf("%w: witness %s, the checkpoint of %d call(s): %w", ErrNotCosigned, w.url, n, errs[i]))
+			c.errs = append(c.errs, fmt.Errorf("%w: the checkpoint of %d call(s): %w", ErrNotCosigned, n, errs[i]))
 			continue
 		}
 		w.size = n
@@ -651,7 +651,11 @@ func (v *verifier) checkQuorum() {
 			}
 		}
 		if len(names) < quorum {
-			v.rep.broke("witness", s.good, "line %d: the last checkpoint of session %q is cosigned by %d of the witnesses given (%s), fewer than the quorum of %d", s.good, id, len(names), strings.Join(names, ", "), quorum)
+			by := ""
+			if len(names) > 0 {
+				by = " (" + strings.Join(names, ", ") + ")"
+			}
+			v.rep.broke("witness", s.good, "line %d: the last checkpoint of session %q is cosigned by %d of the witnesses given%s, fewer than the quorum of %d", s.good, id, len(names), by, quorum)
 		}
 		if i == 0 {
 			every = names

@@ -439,6 +439,12 @@ func (v *verifier) finish(readErr error) {
 	if v, _, _ := r.Counts(); v == 0 {
 		r.broke("no_call", 0, "no call verified: a transcript that proves nothing fails")
 	}
+	if !r.OK() && r.Format != formatProof {
+		// A signature or a cosignature vouches for a transcript only
+		// when all of it holds: said of one that fails, it reads as a
+		// pass.
+		r.SignedBy, r.SignedThrough, r.CosignedBy = "", 0, nil
+	}
 }
 
 func orRawNull(raw string) string {

@@ -811,8 +811,13 @@ func (j *Journal) end() (err error) {
 			j.cp.last = *closing
 		}
 	}
-	if j.cp != nil && err == nil {
-		err = errors.Join(j.cp.errs...)
+	if j.cp != nil && err == nil && len(j.cp.errs) > 0 {
+		// One line, each failure after a semicolon; errors.Is finds each.
+		args := make([]any, len(j.cp.errs))
+		for i, e := range j.cp.errs {
+			args[i] = e
+		}
+		err = fmt.Errorf(strings.TrimSuffix(strings.Repeat("%w; ", len(args)), "; "), args...)
 	}
 	return err
 }

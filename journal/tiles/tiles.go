@@ -168,7 +168,7 @@ func (h *handler) tile(name string, log Log, t tlog.Tile) ([]byte, error) {
 func parsePath(p string) (tlog.Tile, error) {
 	rest, ok := strings.CutPrefix(p, "tile/")
 	level, _, _ := strings.Cut(rest, "/")
-	if !ok || len(p) > 128 || level == "" {
+	if !ok || len(p) > 128 || level == "" || level == "data" {
 		return tlog.Tile{}, fmt.Errorf("not a checkpoint or tile path: %q", p)
 	}
 	xmod := "tile/8/" + rest

@@ -217,6 +217,7 @@ func TestRefusals(t *testing.T) {
 		"/l/tile/0/001.p/43":                200, // an older, smaller tree's width
 		"/l/tile/0/000.p/43":                404, // its full tile exists
 		"/l/tile/0/002.p/1":                 404,
+		"/l/tile/data/000":                  404, // x/mod's name for entries
 		"/l/tile/8/000":                     404, // x/mod's spelling, with the height
 		"/l/tile/0/1":                       404, // not three digits
 		"/l/tile/0/x000/001":                404, // not canonical
