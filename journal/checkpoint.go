@@ -234,8 +234,6 @@ func (t *tree) root() tlog.Hash {
 	return h
 }
 
-func (t *tree) clone() tree { return tree{n: t.n, peaks: slices.Clone(t.peaks)} }
-
 // checkpointer is a journal's signer, its session's tree of calls, and the
 // witnesses it asks to cosign each checkpoint.
 type checkpointer struct {
@@ -243,9 +241,8 @@ type checkpointer struct {
 	every     int64
 	witnesses []*witnessState
 	open      string    // the chain hash of the session's journal_open line
-	tree      tree      // the root, as the calls are added
-	hashes    hashes    // the tree's stored hashes, for proofs
-	records   [][]byte  // each call's record, for tiles
+	hashes    hashes    // the stored hashes of the tree of calls: its root, proofs
+	records   [][]byte  // each call's record (their count is the tree's size), for tiles
 	last      tiles.Log // the latest checkpoint written
 	errs      []error   // cosignatures that failed, reported by Close
 }
@@ -283,7 +280,6 @@ func (c *checkpointer) opened(hash string) {
 
 // pending is a call added by outcome and not yet committed.
 type pending struct {
-	tree   tree
 	record []byte
 	hashes int // len(c.hashes) before the call's were added
 	cp     *tiles.Log
@@ -296,16 +292,15 @@ func (c *checkpointer) outcome(ctx context.Context, b *lineBuilder, session, req
 	if c == nil {
 		return nil, nil
 	}
-	p := &pending{tree: c.tree.clone(), record: callRecord(requestHash, b.t.Prev), hashes: len(c.hashes)}
-	leaf := tlog.RecordHash(p.record)
-	p.tree.add(leaf)
-	hs, err := tlog.StoredHashesForRecordHash(p.tree.n-1, leaf, c)
+	p := &pending{record: callRecord(requestHash, b.t.Prev), hashes: len(c.hashes)}
+	n := int64(len(c.records)) + 1 // the tree's size with this call
+	hs, err := tlog.StoredHashesForRecordHash(n-1, tlog.RecordHash(p.record), c.hashes)
 	if err != nil {
 		return nil, fmt.Errorf("journal: checkpoint: %w", err)
 	}
 	c.hashes = append(c.hashes, hs...)
-	if c.every > 0 && p.tree.n%c.every == 0 {
-		if p.cp, err = c.write(ctx, b, session, &p.tree); err != nil {
+	if c.every > 0 && n%c.every == 0 {
+		if p.cp, err = c.write(ctx, b, session, n); err != nil {
 			c.hashes = c.hashes[:p.hashes]
 			return nil, err
 		}
@@ -323,16 +318,10 @@ func (c *checkpointer) commit(p *pending, written bool) {
 		c.hashes = c.hashes[:p.hashes]
 		return
 	}
-	c.tree = p.tree
 	c.records = append(c.records, p.record)
 	if p.cp != nil {
 		c.last = *p.cp
 	}
-}
-
-// ReadHashes reads the stored hashes of the tree (tlog.HashReader).
-func (c *checkpointer) ReadHashes(indexes []int64) ([]tlog.Hash, error) {
-	return c.hashes.ReadHashes(indexes)
 }
 
 // hashes are a tree's stored hashes, in tlog.StoredHashIndex order.
@@ -369,28 +358,32 @@ func (c *checkpointer) close(ctx context.Context, b *lineBuilder, session string
 	if c == nil {
 		return nil, nil
 	}
-	return c.write(ctx, b, session, &c.tree)
+	return c.write(ctx, b, session, int64(len(c.records)))
 }
 
 // reset forgets the session's calls (its chain was cut back).
 func (c *checkpointer) reset() {
 	if c != nil {
-		c.open, c.tree, c.hashes, c.records, c.last = "", tree{}, nil, nil, tiles.Log{}
+		c.open, c.hashes, c.records, c.last = "", nil, nil, tiles.Log{}
 	}
 }
 
 // write appends a checkpoint of the chain as it stands in b, signed and
 // cosigned by the witnesses that agree. It returns the log as the
 // checkpoint signs it.
-func (c *checkpointer) write(ctx context.Context, b *lineBuilder, session string, t *tree) (*tiles.Log, error) {
-	cp := checkpoint{origin: origin(c.signer.Name(), session, c.open), session: session, lines: b.t.Seq, head: b.t.Prev, calls: t.n, root: t.root()}
+func (c *checkpointer) write(ctx context.Context, b *lineBuilder, session string, n int64) (*tiles.Log, error) {
+	root, err := tlog.TreeHash(n, c.hashes)
+	if err != nil {
+		return nil, fmt.Errorf("journal: checkpoint: %w", err)
+	}
+	cp := checkpoint{origin: origin(c.signer.Name(), session, c.open), session: session, lines: b.t.Seq, head: b.t.Prev, calls: n, root: root}
 	msg, err := note.Sign(&note.Note{Text: cp.text()}, c.signer)
 	if err != nil {
 		return nil, fmt.Errorf("journal: checkpoint: %w", err)
 	}
-	msg = append(msg, c.cosign(ctx, t.n, msg)...)
+	msg = append(msg, c.cosign(ctx, n, msg)...)
 	b.line(kindCheckpoint, "session", quote(session), "note", quote(string(msg)))
-	return &tiles.Log{Checkpoint: msg, Size: t.n}, nil
+	return &tiles.Log{Checkpoint: msg, Size: n}, nil
 }
 
 // cosign asks every witness, at once, to cosign the checkpoint msg of a
@@ -456,7 +449,7 @@ func (c *checkpointer) proveTree(n, old int64) (tlog.TreeProof, error) {
 	if old == 0 || old == n {
 		return nil, nil
 	}
-	return tlog.ProveTree(n, old, c)
+	return tlog.ProveTree(n, old, c.hashes)
 }
 
 // callRecord is a call's record in its session's tree: the chain hashes of its

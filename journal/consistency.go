@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/promptloom/promptloom/manifest"
 
@@ -25,11 +24,7 @@ import (
 const consistencySchema = "promptloom.journal.consistency.v1"
 
 func consistencyLine(from, to string, path tlog.TreeProof) string {
-	hashes := make([]string, len(path))
-	for i, h := range path {
-		hashes[i] = quote(h.String())
-	}
-	return fmt.Sprintf(`{"consistency":%s,"from":%s,"to":%s,"path":[%s]}`+"\n", quote(consistencySchema), quote(from), quote(to), strings.Join(hashes, ","))
+	return fmt.Sprintf(`{"consistency":%s,"from":%s,"to":%s,"path":[%s]}`+"\n", quote(consistencySchema), quote(from), quote(to), quoteHashes(path))
 }
 
 // ProveConsistency verifies a transcript, as Verify does with o, and
@@ -119,16 +114,7 @@ func CheckConsistency(proof []byte, key note.Verifier) (from, to tlog.Tree, err 
 	l := gjson.ParseBytes(line)
 	fromNote, ok1 := stringField(l, "from")
 	toNote, ok2 := stringField(l, "to")
-	var path tlog.TreeProof
-	okP := l.Get("path").IsArray()
-	for _, h := range l.Get("path").Array() {
-		hash, err := tlog.ParseHash(h.Str)
-		if h.Type != gjson.String || err != nil {
-			okP = false
-			break
-		}
-		path = append(path, hash)
-	}
+	path, okP := readHashes(l.Get("path"))
 	if l.Get("consistency").Str != consistencySchema || !ok1 || !ok2 || !okP || consistencyLine(fromNote, toNote, path) != string(proof) {
 		return fail("not a %s proof exactly as promptloom writes it (docs/transcript.md)", consistencySchema)
 	}

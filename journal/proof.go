@@ -161,11 +161,32 @@ func joinInts(ns []int) string {
 
 // proofHeader is a proof's first line, as it is written (and must read).
 func proofHeader(leaf int64, path tlog.RecordProof, note string) string {
+	return fmt.Sprintf(`{"proof":%s,"leaf":%d,"path":[%s],"checkpoint":%s}`, quote(proofSchema), leaf, quoteHashes(path), quote(note))
+}
+
+// quoteHashes is a proof's path as its JSON array holds it: each hash in
+// standard base64, quoted, comma-separated.
+func quoteHashes(path []tlog.Hash) string {
 	hashes := make([]string, len(path))
 	for i, h := range path {
 		hashes[i] = quote(h.String())
 	}
-	return fmt.Sprintf(`{"proof":%s,"leaf":%d,"path":[%s],"checkpoint":%s}`, quote(proofSchema), leaf, strings.Join(hashes, ","), quote(note))
+	return strings.Join(hashes, ",")
+}
+
+// readHashes reads a proof's path: an array of base64 hashes, or not ok.
+func readHashes(a gjson.Result) (path []tlog.Hash, ok bool) {
+	if !a.IsArray() {
+		return nil, false
+	}
+	for _, h := range a.Array() {
+		hash, err := tlog.ParseHash(h.Str)
+		if h.Type != gjson.String || err != nil {
+			return nil, false
+		}
+		path = append(path, hash)
+	}
+	return path, true
 }
 
 // proofCheck is what CheckProof reads of a proof, line by line.
@@ -209,15 +230,7 @@ func readProofHeader(line []byte, l gjson.Result) (leaf int64, path tlog.RecordP
 	}
 	leaf, ok = intField(l.Get("leaf"))
 	note, okN := stringField(l, "checkpoint")
-	okP := l.Get("path").IsArray()
-	for _, h := range l.Get("path").Array() {
-		hash, err := tlog.ParseHash(h.Str)
-		if h.Type != gjson.String || err != nil {
-			okP = false
-			break
-		}
-		path = append(path, hash)
-	}
+	path, okP := readHashes(l.Get("path"))
 	if !ok || !okN || !okP || proofHeader(leaf, path, note) != string(line) {
 		return 0, nil, "", false
 	}

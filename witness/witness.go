@@ -91,7 +91,7 @@ func New(skey string, logs []string, dir string) (*Witness, error) {
 			return nil, fmt.Errorf("log key %q: %w", keyName(k), err)
 		}
 		if _, dup := w.logs[v.Name()]; dup {
-			return nil, fmt.Errorf("log key %q: a second key for origin %q (one key per origin)", keyName(k), v.Name())
+			return nil, fmt.Errorf("log key %q: a second key named %q (one key a name)", keyName(k), v.Name())
 		}
 		w.logs[v.Name()] = v
 	}

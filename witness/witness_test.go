@@ -338,6 +338,24 @@ func TestCorruptStateRefused(t *testing.T) {
 			t.Errorf("%s: the state file was changed", name)
 		}
 	}
+	// A good state under another file's name, and a good state of a log
+	// no key given covers, are refused too.
+	if err := os.WriteFile(files[0], good, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(f.dir, "0000.checkpoint")
+	if err := os.WriteFile(other, good, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var se *witness.StateError
+	if _, err := witness.New(f.skey, []string{f.log.vkey}, f.dir); !errors.As(err, &se) || se.Path != other {
+		t.Errorf("a state under another name: New = %v, want a *StateError naming %s", err, other)
+	}
+	os.Remove(other)
+	_, otherLog, _ := note.GenerateKey(rand.Reader, "other.example/log")
+	if _, err := witness.New(f.skey, []string{otherLog}, f.dir); !errors.As(err, &se) || se.Path != files[0] || !strings.Contains(se.Reason, "no log key given covers") {
+		t.Errorf("a state no log key covers: New = %v", err)
+	}
 }
 
 func TestConcurrentRequestsSerialize(t *testing.T) {

@@ -70,14 +70,26 @@ func runServe(e *env, args []string) int {
 	if err != nil {
 		return e.fail("serve: --listen: %v", err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	mux := http.NewServeMux()
 	mux.Handle(tilesPrefix, http.StripPrefix(tilesPrefix, tiles.Handler(staticLogs(logs))))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute}
+	if err := e.serveUntilStopped(ln, mux); err != nil {
+		return e.fail("serve: --listen: %v", err)
+	}
+	return ExitOK
+}
+
+// serveUntilStopped serves h on ln until SIGINT or SIGTERM, then shuts the
+// server down (ten seconds for requests in flight). The first stdout line,
+// once connections are accepted, names the URL: with a --listen port of 0
+// the system picks a free one, and a caller learns it there.
+func (e *env) serveUntilStopped(ln net.Listener, h http.Handler) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	fmt.Fprintf(e.stdout, "listening on http://%s\n", ln.Addr())
+	var err error
 	select {
 	case err = <-done:
 	case <-ctx.Done():
@@ -85,8 +97,8 @@ func runServe(e *env, args []string) int {
 		defer cancel()
 		err = srv.Shutdown(shutdown)
 	}
-	if err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return e.fail("serve: --listen: %v", err)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
 	}
-	return ExitOK
+	return err
 }

@@ -1,15 +1,7 @@
 package cli
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"net"
-	"net/http"
-	"os"
-	"os/signal"
-	"syscall"
-	"time"
 
 	"github.com/promptloom/promptloom/witness"
 )
@@ -62,20 +54,7 @@ func runWitness(e *env, args []string) int {
 	if err != nil {
 		return e.fail("witness: %v", err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	srv := &http.Server{Handler: w, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	fmt.Fprintf(e.stdout, "listening on http://%s\n", ln.Addr())
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		err = srv.Shutdown(shutdown)
-	}
-	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := e.serveUntilStopped(ln, w); err != nil {
 		return e.fail("witness: %v", err)
 	}
 	return ExitOK
