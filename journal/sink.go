@@ -80,6 +80,13 @@ type builderSink interface {
 	appendBuilt(ctx context.Context, build func(Tail) ([]byte, *Tail, error)) error
 }
 
+// laterSink is a sink whose appends can return before their lines are on
+// stable storage (a file's: its fsync is most of an append's time), so
+// that a request can be on its way while its line is synced.
+type laterSink interface {
+	appendLater(ctx context.Context, build func(Tail) ([]byte, *Tail, error)) (synced func() error, err error)
+}
+
 // built is a Sink's build as appendBuilt's, the tail after it unknown.
 func built(build func(Tail) ([]byte, error)) func(Tail) ([]byte, *Tail, error) {
 	return func(t Tail) ([]byte, *Tail, error) {
@@ -120,6 +127,74 @@ type fileSink struct {
 	size  int64     // the file's size when t was read
 	start int64     // where the line t.Prev hashes starts (when size > 0)
 	mtime time.Time // the file's modification time after this sink's last write, if then its size was size
+	syncs syncs
+}
+
+// syncs is group commit for a file's appends: each write is numbered, and
+// one fsync makes every write numbered before it durable, so appends that
+// wait together share one. The first failed fsync is the file's last word:
+// what the kernel kept of its writes is unknown, so nothing more is
+// appended and every wait returns it.
+type syncs struct {
+	mu              sync.Mutex
+	done            sync.Cond
+	written, synced uint64
+	running         bool
+	err             error
+}
+
+// wrote numbers a write just made.
+func (y *syncs) wrote() uint64 {
+	y.mu.Lock()
+	defer y.mu.Unlock()
+	y.written++
+	return y.written
+}
+
+// through returns once write n is on stable storage, syncing f (or
+// waiting for the fsync under way) as often as that needs.
+func (y *syncs) through(f *os.File, n uint64) error {
+	y.mu.Lock()
+	defer y.mu.Unlock()
+	if y.done.L == nil {
+		y.done.L = &y.mu
+	}
+	for y.synced < n && y.err == nil {
+		if y.running {
+			y.done.Wait()
+			continue
+		}
+		y.running = true
+		upto := y.written
+		y.mu.Unlock()
+		err := f.Sync()
+		y.mu.Lock()
+		y.running = false
+		if err != nil {
+			y.err = fmt.Errorf("journal: sync: %w", err)
+		} else {
+			y.synced = max(y.synced, upto)
+		}
+		y.done.Broadcast()
+	}
+	if y.synced >= n {
+		return nil
+	}
+	return y.err
+}
+
+// last is the number of the latest write.
+func (y *syncs) last() uint64 {
+	y.mu.Lock()
+	defer y.mu.Unlock()
+	return y.written
+}
+
+// failed is the fsync failure that ended the file, if one did.
+func (y *syncs) failed() error {
+	y.mu.Lock()
+	defer y.mu.Unlock()
+	return y.err
 }
 
 // openFile opens (creating it if need be) a transcript file, repairing a
@@ -152,15 +227,42 @@ func (s *fileSink) Append(ctx context.Context, build func(Tail) ([]byte, error))
 }
 
 func (s *fileSink) appendBuilt(_ context.Context, build func(Tail) ([]byte, *Tail, error)) error {
+	n, err := s.write(build)
+	if err != nil {
+		return err
+	}
+	return s.syncs.through(s.f, n)
+}
+
+// appendLater is appendBuilt returning once the lines are written (a
+// process that dies now keeps them: they are the kernel's), their fsync
+// under way; synced returns once they are on stable storage.
+func (s *fileSink) appendLater(_ context.Context, build func(Tail) ([]byte, *Tail, error)) (synced func() error, err error) {
+	n, err := s.write(build)
+	if err != nil {
+		return nil, err
+	}
+	if n > 0 {
+		go s.syncs.through(s.f, n)
+	}
+	return func() error { return s.syncs.through(s.f, n) }, nil
+}
+
+// write appends build's lines under the file's lock and numbers the write
+// (0 when there were no lines).
+func (s *fileSink) write(build func(Tail) ([]byte, *Tail, error)) (uint64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.syncs.failed(); err != nil {
+		return 0, err
+	}
 	if err := lockFile(s.f); err != nil {
-		return fmt.Errorf("journal: lock: %w", err)
+		return 0, fmt.Errorf("journal: lock: %w", err)
 	}
 	defer unlockFile(s.f)
 	st, err := s.f.Stat()
 	if err != nil {
-		return fmt.Errorf("journal: %w", err)
+		return 0, fmt.Errorf("journal: %w", err)
 	}
 	// Cut back under us (logrotate's copytruncate): what this journal
 	// knew of the chain is gone, so its session starts again. The file may
@@ -179,32 +281,28 @@ func (s *fileSink) appendBuilt(_ context.Context, build func(Tail) ([]byte, *Tai
 			t, err = readTail(s.f, size, s.limit)
 		}
 		if err != nil {
-			return err
+			return 0, err
 		}
 		s.t, s.size, s.start = Tail{Prev: t.prev, Seq: t.seq}, t.size, t.start
 	}
 	at := s.t
 	at.Fresh = fresh
 	lines, after, err := build(at)
-	if err != nil {
-		return err
+	if err != nil || len(lines) == 0 {
+		return 0, err
 	}
 	if _, err := s.f.Write(lines); err != nil {
-		return fmt.Errorf("journal: write: %w", err)
+		return 0, fmt.Errorf("journal: write: %w", err)
 	}
-	if err := s.f.Sync(); err != nil {
-		return fmt.Errorf("journal: sync: %w", err)
-	}
+	n := s.syncs.wrote()
 	s.t = tailOf(after, s.t, lines)
-	if len(lines) > 0 {
-		s.start = s.size + int64(bytes.LastIndexByte(lines[:len(lines)-1], '\n')+1)
-		s.size += int64(len(lines))
-		s.mtime = time.Time{}
-		if st, err := s.f.Stat(); err == nil && st.Size() == s.size {
-			s.mtime = st.ModTime()
-		}
+	s.start = s.size + int64(bytes.LastIndexByte(lines[:len(lines)-1], '\n')+1)
+	s.size += int64(len(lines))
+	s.mtime = time.Time{}
+	if st, err := s.f.Stat(); err == nil && st.Size() == s.size {
+		s.mtime = st.ModTime()
 	}
-	return nil
+	return n, nil
 }
 
 // holdsLast reports whether the file still holds, where this sink wrote or
@@ -224,5 +322,9 @@ func (s *fileSink) holdsLast() bool {
 func (s *fileSink) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.f.Close()
+	serr := s.syncs.through(s.f, s.syncs.last())
+	if err := s.f.Close(); err != nil {
+		return err
+	}
+	return serr
 }

@@ -127,6 +127,7 @@ type Pending struct {
 	ManifestContentHash string
 
 	j        *Journal
+	synced   func() error
 	call     string
 	hash     string
 	epoch    int
@@ -190,7 +191,8 @@ func (j *Journal) Call(ctx context.Context, m Model, req Request) (Response, err
 // bytes sent are its system channel, and the receipt records their
 // digest, length and shape); then the system prompt and manifest (each
 // when it differs from the session's last) and the request go to the sink
-// in one append. Nothing is written for a call that fails validation, and
+// in one append, written when Begin returns and on stable storage when
+// Sync does. Nothing is written for a call that fails validation, and
 // a system prompt, call name or manifest string that is not UTF-8 fails it:
 // the transcript could not hold it.
 func (j *Journal) Begin(ctx context.Context, req Request) (*Pending, error) {
@@ -332,7 +334,7 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 	sc, served, mbytes := pre.sc, pre.served, pre.mbytes
 	p := &Pending{j: j, call: pre.call, ManifestContentHash: pre.sc.ManifestContentHash}
 	var openHash string
-	err := j.appendLines(ctx, func(t Tail) (*lineBuilder, error) {
+	synced, err := j.appendLater(ctx, func(t Tail) (*lineBuilder, error) {
 		if t.Fresh {
 			j.restart(t)
 		}
@@ -361,7 +363,7 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 	}
 	j.calls++
 	j.running++
-	p.epoch = j.epoch
+	p.epoch, p.synced = j.epoch, synced
 	if !pre.unattributed {
 		j.last[kindSystemPrompt], j.last[kindContextManifest] = sc.SystemPromptContentHash, sc.ManifestContentHash
 	}
@@ -587,6 +589,24 @@ func (j *Journal) restart(t Tail) {
 	}
 	clear(j.last)
 	j.cp.reset()
+}
+
+// Sync returns once the call's request lines are on stable storage, or
+// the error that kept them off it. Begin returns as soon as they are
+// written, before a file's fsync ends, so that the request can travel
+// while they are synced: a process that dies after Begin keeps them, a
+// machine that loses power within that fsync may not. A harness calls Sync
+// before it acts on the answer (package transport does, before the caller
+// sees the response) or, to hold the stronger line, before it sends.
+// Finish and Attempt sync what they write, and these lines with it.
+func (p *Pending) Sync() error {
+	if p == nil || p.j == nil {
+		return errNoPending
+	}
+	if p.synced == nil {
+		return nil
+	}
+	return p.synced()
 }
 
 // Attempt records a failed attempt of the call (an HTTP status, a
@@ -826,20 +846,33 @@ func (j *Journal) end() (err error) {
 // the journal's sink; a sink of this package takes the chain's tail after
 // them from the builder, which hashed each line as it built it.
 func (j *Journal) appendLines(ctx context.Context, build func(Tail) (*lineBuilder, error)) error {
-	bt := func(t Tail) ([]byte, *Tail, error) {
+	if s, ok := j.sink.(builderSink); ok {
+		return s.appendBuilt(ctx, builtLines(build))
+	}
+	return j.sink.Append(ctx, func(t Tail) ([]byte, error) {
+		lines, _, err := builtLines(build)(t)
+		return lines, err
+	})
+}
+
+// appendLater is appendLines returning, where the sink can, once the lines
+// are written and before they are on stable storage; synced waits for that.
+func (j *Journal) appendLater(ctx context.Context, build func(Tail) (*lineBuilder, error)) (synced func() error, err error) {
+	if s, ok := j.sink.(laterSink); ok {
+		return s.appendLater(ctx, builtLines(build))
+	}
+	return func() error { return nil }, j.appendLines(ctx, build)
+}
+
+// builtLines is a line builder's build as a sink of this package takes it.
+func builtLines(build func(Tail) (*lineBuilder, error)) func(Tail) ([]byte, *Tail, error) {
+	return func(t Tail) ([]byte, *Tail, error) {
 		b, err := build(t)
 		if err != nil || b == nil {
 			return nil, nil, err
 		}
 		return b.Bytes(), &b.t, nil
 	}
-	if s, ok := j.sink.(builderSink); ok {
-		return s.appendBuilt(ctx, bt)
-	}
-	return j.sink.Append(ctx, func(t Tail) ([]byte, error) {
-		lines, _, err := bt(t)
-		return lines, err
-	})
 }
 
 // lineBuilder builds a group of lines, chaining each to the one before.

@@ -281,3 +281,65 @@ func TestRecordedByTheLastDeclaredByte(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// wholeBody hands its bytes and its end in one Read, as a body whose
+// stream arrived whole before the first read does.
+type wholeBody struct{ b []byte }
+
+func (w *wholeBody) Read(p []byte) (int, error) {
+	n := copy(p, w.b)
+	w.b = w.b[n:]
+	if len(w.b) == 0 {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func (w *wholeBody) Close() error { return nil }
+
+// A stream that arrives whole reaches the caller before its outcome is
+// written: the outcome is recorded at the next Read, or at Close, as the
+// whole answer, not as closed early.
+func TestAWholeStreamIsHandedOnFirst(t *testing.T) {
+	events, _ := anthropicAnswer("")
+	stream := strings.Join(events, "")
+	for _, end := range []string{"read", "close"} {
+		t.Run(end, func(t *testing.T) {
+			base := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+				io.Copy(io.Discard, req.Body)
+				return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Request: req,
+					ContentLength: -1, Body: &wholeBody{[]byte(stream)}}, nil
+			})
+			var buf bytes.Buffer
+			j := journal.New(&buf, &journal.Options{Session: "s"})
+			rt := transport.New(base, j, nil)
+			ctx := transport.With(context.Background(), &transport.Call{Name: "c1"})
+			body := `{"model":"claude-sonnet-4-5","max_tokens":8,"stream":true,"messages":[{"role":"user","content":"hi"}]}`
+			req, _ := http.NewRequestWithContext(ctx, "POST", "http://provider.test/v1/messages", strings.NewReader(body))
+			resp, err := rt.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := make([]byte, 2*len(stream))
+			n, err := resp.Body.Read(p)
+			if n != len(stream) || err != nil {
+				t.Fatalf("the first Read gave %d of %d bytes and %v; want them all and no error yet", n, len(stream), err)
+			}
+			if strings.Contains(buf.String(), `"kind":"provider_call_response"`) {
+				t.Fatal("the outcome was written before the bytes were handed on")
+			}
+			if end == "read" {
+				if n, err := resp.Body.Read(p); n != 0 || err != io.EOF {
+					t.Fatalf("the next Read gave %d bytes and %v; want 0 and EOF", n, err)
+				}
+			}
+			resp.Body.Close()
+			rt.Close()
+			j.Close()
+			out := buf.String()
+			if !strings.Contains(out, `"kind":"provider_call_response"`) || strings.Contains(out, "closed early") {
+				t.Fatalf("want the call recorded whole:\n%s", out)
+			}
+		})
+	}
+}

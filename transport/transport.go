@@ -292,6 +292,15 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	out = out.WithContext(sctx)
 	resp, err := t.base.RoundTrip(out)
+	// The request travelled while its lines were synced: nothing of the
+	// answer reaches the caller before they are on stable storage.
+	if serr := lg.p.Sync(); serr != nil {
+		if err == nil {
+			resp.Body.Close()
+		}
+		lg.finish(journal.Response{}, serr, 0)
+		return nil, fmt.Errorf("transport: call %s: sent, but its record did not reach stable storage: %w", lg.sc.Call, serr)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			lg.finish(journal.Response{}, fmt.Errorf("cancelled before the response: %w", err), 0)
@@ -578,6 +587,11 @@ type recorder struct {
 	// byte is read, before it is handed on, so that a client that has the
 	// whole answer finds the call in the transcript.
 	length, got int64
+	// eof says the body's end came with its last bytes, which were handed
+	// on first: the next Read (or a Close) records the call, so that the
+	// bytes are not held while the outcome is written. A stream that
+	// arrives whole in one read gives the caller its first byte at once.
+	eof bool
 
 	mu     sync.Mutex
 	chunks [][]byte // the bytes read, in blocks of chunkSize
@@ -594,7 +608,16 @@ const chunkSize = 64 << 10
 func (r *recorder) Read(p []byte) (int, error) {
 	r.reading.Lock()
 	defer r.reading.Unlock()
+	if r.eof {
+		if ferr := r.done(nil, false); ferr != nil {
+			return 0, fmt.Errorf("transport: %w", ferr)
+		}
+		return 0, io.EOF
+	}
 	n, err := r.rc.Read(p)
+	if err == io.EOF && n > 0 && r.got+int64(n) != r.length {
+		r.eof, err = true, nil
+	}
 	r.mu.Lock()
 	if n > 0 && !r.end {
 		if r.n+n > r.limit {
@@ -633,7 +656,7 @@ func (r *recorder) Close() error {
 	r.closing.Store(true)
 	err := r.rc.Close()
 	r.reading.Lock()
-	r.done(nil, true)
+	r.done(nil, !r.eof)
 	r.reading.Unlock()
 	return err
 }
