@@ -15,16 +15,34 @@ import (
 // journal refuses what it cannot record as it is. It walks every exported
 // field, so a field added to Request or Response later is covered too.
 func notUTF8(v any) string {
-	return walkUTF8(reflect.ValueOf(v), "", 0)
+	// The paths are built only on a second walk, once the first found a
+	// string to name: most values are UTF-8, and naming every field costs
+	// more than checking it.
+	if walkUTF8(reflect.ValueOf(v), nil, 0) == "" {
+		return ""
+	}
+	return walkUTF8(reflect.ValueOf(v), new(string), 0)
 }
 
-func walkUTF8(v reflect.Value, path string, depth int) string {
+// walkUTF8 is notUTF8's walk; path is where v is, or nil when the walk
+// only says whether there is a string to name ("!": there is).
+func walkUTF8(v reflect.Value, path *string, depth int) string {
 	if depth > 32 || !v.IsValid() {
 		return ""
+	}
+	at := func(suffix func() string) *string {
+		if path == nil {
+			return nil
+		}
+		p := *path + suffix()
+		return &p
 	}
 	bad := func(s string) string {
 		if utf8.ValidString(s) {
 			return ""
+		}
+		if path == nil {
+			return "!"
 		}
 		i := 0
 		for i < len(s) {
@@ -34,7 +52,7 @@ func walkUTF8(v reflect.Value, path string, depth int) string {
 			}
 			i += n
 		}
-		return fmt.Sprintf("%s (byte %d)", strings.TrimPrefix(path, "."), i)
+		return fmt.Sprintf("%s (byte %d)", strings.TrimPrefix(*path, "."), i)
 	}
 	switch v.Kind() {
 	case reflect.String:
@@ -55,18 +73,18 @@ func walkUTF8(v reflect.Value, path string, depth int) string {
 			return "" // a fixed array of bytes is a digest, not text
 		}
 		for i := 0; i < v.Len(); i++ {
-			if p := walkUTF8(v.Index(i), fmt.Sprintf("%s[%d]", path, i), depth+1); p != "" {
+			if p := walkUTF8(v.Index(i), at(func() string { return fmt.Sprintf("[%d]", i) }), depth+1); p != "" {
 				return p
 			}
 		}
 	case reflect.Map:
 		it := v.MapRange()
 		for it.Next() {
-			k := fmt.Sprint(it.Key())
-			if p := walkUTF8(it.Key(), path+".(key "+strings.ToValidUTF8(k, "?")+")", depth+1); p != "" {
+			k := func() string { return strings.ToValidUTF8(fmt.Sprint(it.Key()), "?") }
+			if p := walkUTF8(it.Key(), at(func() string { return ".(key " + k() + ")" }), depth+1); p != "" {
 				return p
 			}
-			if p := walkUTF8(it.Value(), path+"."+strings.ToValidUTF8(k, "?"), depth+1); p != "" {
+			if p := walkUTF8(it.Value(), at(func() string { return "." + k() }), depth+1); p != "" {
 				return p
 			}
 		}
@@ -77,17 +95,19 @@ func walkUTF8(v reflect.Value, path string, depth int) string {
 			if !f.IsExported() {
 				continue
 			}
-			name := strings.ToLower(f.Name)
-			if tag, _, _ := strings.Cut(f.Tag.Get("json"), ","); tag != "" && tag != "-" {
-				name = tag
-			}
 			if f.Anonymous {
 				if p := walkUTF8(v.Field(i), path, depth+1); p != "" {
 					return p
 				}
 				continue
 			}
-			if p := walkUTF8(v.Field(i), path+"."+name, depth+1); p != "" {
+			name := func() string {
+				if tag, _, _ := strings.Cut(f.Tag.Get("json"), ","); tag != "" && tag != "-" {
+					return "." + tag
+				}
+				return "." + strings.ToLower(f.Name)
+			}
+			if p := walkUTF8(v.Field(i), at(name), depth+1); p != "" {
 				return p
 			}
 		}

@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -273,11 +275,31 @@ func (j *Journal) prepare(req Request) (*prepared, error) {
 		}
 	}
 	scJSON, _ := json.Marshal(sc)
-	reqJSON, err := pjson.Marshal(request)
-	if err != nil {
-		return nil, fmt.Errorf("journal: call %s: request: %w", req.Call, err)
+	return &prepared{call: req.Call, served: served, mbytes: mbytes, scJSON: scJSON, reqJSON: canonicalObject(request), sc: sc}, nil
+}
+
+// canonicalObject is the canonical JSON of an object whose values are
+// canonical JSON already (what retain returns) and whose keys are ASCII:
+// the members in key order, the values not encoded again (they are most
+// of a request line).
+func canonicalObject(members map[string]json.RawMessage) []byte {
+	n := 2
+	for k, v := range members {
+		n += len(k) + len(v) + 4
 	}
-	return &prepared{call: req.Call, served: served, mbytes: mbytes, scJSON: scJSON, reqJSON: reqJSON, sc: sc}, nil
+	b := make([]byte, 0, n)
+	for _, k := range slices.Sorted(maps.Keys(members)) {
+		if len(b) == 0 {
+			b = append(b, '{')
+		} else {
+			b = append(b, ',')
+		}
+		b = append(append(pjson.AppendString(b, k), ':'), members[k]...)
+	}
+	if len(b) == 0 {
+		b = append(b, '{')
+	}
+	return append(b, '}')
 }
 
 // prepareUnattributed builds the request line of a call made without a

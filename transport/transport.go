@@ -705,7 +705,7 @@ func (r *recorder) done(readErr error, closed bool) error {
 	sum, whole := payload.Summarize(lg.ep.req.Provider, body, r.stream)
 	resp := journal.Response{Text: sum.Text, StopReason: sum.StopReason, ToolCalls: sum.ToolCalls, Usage: sum.Usage,
 		ID: sum.ID, Model: sum.Model, Status: r.status}
-	if !over && quotedLen(body)+quotedLen([]byte(sum.Text)) <= retainLimit {
+	if !over && fitsQuoted(retainLimit, body, []byte(sum.Text)) {
 		resp.Body = body
 	}
 	n := len(body)
@@ -800,6 +800,23 @@ func gunzip(body []byte, limit int) (out []byte, over bool, err error) {
 // the line can always hold, so every reply accepted is in a transcript
 // that verifies.
 const retainLimit = promptloom.DefaultMaxBytes - 1<<20
+
+// fitsQuoted reports whether the texts, each quoted as a JSON string, fit
+// in limit bytes; the texts are read only when their worst case (six bytes
+// a byte) would not fit.
+func fitsQuoted(limit int, texts ...[]byte) bool {
+	worst, n := 0, 0
+	for _, t := range texts {
+		worst += 6*len(t) + 2
+	}
+	if worst <= limit {
+		return true
+	}
+	for _, t := range texts {
+		n += quotedLen(t)
+	}
+	return n <= limit
+}
 
 // quotedLen bounds the length of b quoted as a JSON string: two bytes for
 // a quote or a backslash, six for a control character or an HTML escape,
