@@ -19,6 +19,9 @@ func TestRetainResponseIsRetainOutcome(t *testing.T) {
 		long + "<b>&amp;</b> \u2028 \x01 \t \"quoted\" \\ é 😀",
 		long + " my token is " + secret,
 		long + ` "text":"" `,
+		long + " \x01 \t \"quoted\" \\ é 😀 \u007f",
+		long + " \u2028 alone",
+		long + " \u2029 alone",
 	} {
 		for _, keepRaw := range []bool{false, true} {
 			j := &Journal{keepRaw: keepRaw}

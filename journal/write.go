@@ -360,7 +360,7 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 		if t.Fresh {
 			j.restart(t)
 		}
-		b := &lineBuilder{t: t, at: j.clock().Format(time.RFC3339Nano)}
+		b := newLineBuilder(t, j.clock().Format(time.RFC3339Nano))
 		if !j.opened {
 			b.line(kindOpen, "session", quote(j.session))
 			openHash = b.t.Prev
@@ -524,9 +524,24 @@ func (j *Journal) retainResponse(r Response, outcome []byte) ([]byte, string, er
 	}
 	red := redact.String(text)
 	changed = changed || red != text
-	redacted := make([]byte, 0, len(canon)+len(red)+len(red)/16+2)
+	var redacted []byte
+	if !changed {
+		// Only hashed: built in a buffer kept for the next reply.
+		buf := hashBuffers.Get().(*[]byte)
+		defer func() {
+			if cap(redacted) <= maxPooledLine {
+				*buf = redacted[:0]
+				hashBuffers.Put(buf)
+			}
+		}()
+		redacted = (*buf)[:0]
+	}
 	redacted = append(redacted, canon[:i+len(`"text":`)]...)
-	redacted = pjson.AppendString(redacted, red)
+	if q, ok := quotedText(outcome, rest, text); ok && red == text {
+		redacted = append(redacted, q...) // the text as outcome quotes it: the same bytes
+	} else {
+		redacted = pjson.AppendString(redacted, red)
+	}
 	redacted = append(redacted, canon[i+len(empty):]...)
 	hash := digest.Bytes(redacted).String()
 	switch {
@@ -539,6 +554,26 @@ func (j *Journal) retainResponse(r Response, outcome []byte) ([]byte, string, er
 		return outcome, hash, nil
 	}
 	return redacted, hash, nil
+}
+
+// hashBuffers are buffers a reply's canonical bytes are built in to be
+// hashed, when the line keeps the reply's own bytes instead.
+var hashBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// quotedText is text quoted as marshalResponse quoted it into outcome,
+// rest the marshalled response with its text empty, when that quoting is
+// the canonical one: no <, > or & (which encoding/json escapes, and
+// marshalResponse with it) and no U+2028 or U+2029 (which it escapes and
+// the canonical encoding does not). The text is UTF-8 (Finish refuses a
+// response that is not).
+func quotedText(outcome, rest []byte, text string) ([]byte, bool) {
+	const head = `{"text":""`
+	n := len(outcome) - (len(rest) - len(head)) - len(`{"text":`)
+	if n < 2 || !bytes.HasPrefix(rest, []byte(head)) || strings.IndexByte(text, '<') >= 0 || strings.IndexByte(text, '>') >= 0 ||
+		strings.IndexByte(text, '&') >= 0 || strings.Contains(text, "\u2028") || strings.Contains(text, "\u2029") {
+		return nil, false
+	}
+	return outcome[len(`{"text":`) : len(`{"text":`)+n], true
 }
 
 // sensitiveKey reports whether redact.JSON replaces the value of an object
@@ -767,7 +802,7 @@ func (p *Pending) appendQuoting(ctx context.Context, kind string, q int, fields 
 			j.restart(t)
 			return nil, fmt.Errorf("journal: call %s: the transcript was cut back under the journal (a log rotation?) after its request; this line is not recorded", p.call)
 		}
-		b := &lineBuilder{t: t, at: j.clock().Format(time.RFC3339Nano)}
+		b := newLineBuilder(t, j.clock().Format(time.RFC3339Nano))
 		head := []string{"session", quote(j.session), "call", quote(p.call),
 			"request_seq", strconv.FormatInt(p.Seq, 10), "request_hash", quote(p.hash)}
 		if q >= 0 {
@@ -840,7 +875,7 @@ func (j *Journal) end() (err error) {
 			if t.Fresh {
 				return nil, nil // a new file: this session has no line in it
 			}
-			b := &lineBuilder{t: t, at: j.clock().Format(time.RFC3339Nano)}
+			b := newLineBuilder(t, j.clock().Format(time.RFC3339Nano))
 			b.line(kindClose, "session", quote(j.session), "calls", strconv.Itoa(j.calls))
 			cp, err := j.cp.close(context.Background(), b, j.session)
 			if err != nil {
@@ -869,11 +904,16 @@ func (j *Journal) end() (err error) {
 // them from the builder, which hashed each line as it built it.
 func (j *Journal) appendLines(ctx context.Context, build func(Tail) (*lineBuilder, error)) error {
 	if s, ok := j.sink.(builderSink); ok {
-		return s.appendBuilt(ctx, builtLines(build))
+		bt, release := builtLines(build)
+		defer release()
+		return s.appendBuilt(ctx, bt)
 	}
 	return j.sink.Append(ctx, func(t Tail) ([]byte, error) {
-		lines, _, err := builtLines(build)(t)
-		return lines, err
+		b, err := build(t)
+		if err != nil || b == nil {
+			return nil, err
+		}
+		return b.Bytes(), nil
 	})
 }
 
@@ -881,20 +921,48 @@ func (j *Journal) appendLines(ctx context.Context, build func(Tail) (*lineBuilde
 // are written and before they are on stable storage; synced waits for that.
 func (j *Journal) appendLater(ctx context.Context, build func(Tail) (*lineBuilder, error)) (synced func() error, err error) {
 	if s, ok := j.sink.(laterSink); ok {
-		return s.appendLater(ctx, builtLines(build))
+		bt, release := builtLines(build)
+		defer release()
+		return s.appendLater(ctx, bt)
 	}
 	return func() error { return nil }, j.appendLines(ctx, build)
 }
 
-// builtLines is a line builder's build as a sink of this package takes it.
-func builtLines(build func(Tail) (*lineBuilder, error)) func(Tail) ([]byte, *Tail, error) {
-	return func(t Tail) ([]byte, *Tail, error) {
+// builtLines is a line builder's build as a sink of this package takes
+// it, and release, which gives the builder's buffer back for the next
+// lines once that sink is done with them (it keeps nothing of them; a
+// Sink of another package may, so its lines are never reused).
+func builtLines(build func(Tail) (*lineBuilder, error)) (bt func(Tail) ([]byte, *Tail, error), release func()) {
+	var last *lineBuilder
+	bt = func(t Tail) ([]byte, *Tail, error) {
 		b, err := build(t)
 		if err != nil || b == nil {
 			return nil, nil, err
 		}
+		last = b
 		return b.Bytes(), &b.t, nil
 	}
+	release = func() {
+		if last != nil && last.Cap() <= maxPooledLine {
+			last.Reset()
+			lineBuilders.Put(last)
+		}
+	}
+	return bt, release
+}
+
+// lineBuilders are builders whose buffers lines are built in, kept from
+// one append to the next: a reply's line is most of what a call
+// allocates. A buffer grown past maxPooledLine is left to the collector.
+var lineBuilders = sync.Pool{New: func() any { return new(lineBuilder) }}
+
+const maxPooledLine = 16 << 20
+
+// newLineBuilder is a builder for lines after t, stamped at.
+func newLineBuilder(t Tail, at string) *lineBuilder {
+	b := lineBuilders.Get().(*lineBuilder)
+	b.t, b.at = t, at
+	return b
 }
 
 // lineBuilder builds a group of lines, chaining each to the one before.
