@@ -372,7 +372,8 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 			b.line(kindContextManifest, "content_hash", quote(sc.ManifestContentHash), "manifest", string(mbytes))
 		}
 		b.line(kindRequest, "session", quote(j.session), "call", quote(pre.call),
-			"served_context", string(pre.scJSON), "request", string(pre.reqJSON))
+			// Read in place: the line copies it.
+			"served_context", string(pre.scJSON), "request", unsafe.String(unsafe.SliceData(pre.reqJSON), len(pre.reqJSON)))
 		p.Seq, p.hash = b.t.Seq, b.t.Prev
 		return b, nil
 	})
@@ -427,7 +428,11 @@ func (j *Journal) retain(raw json.RawMessage) (json.RawMessage, string, error) {
 // marshalResponse is json.Marshal(r), its text (most of it, as a rule)
 // encoded eight bytes at a time: the rest is marshalled with the text
 // empty, and the text encoded as encoding/json does put in its place.
-func marshalResponse(r Response) ([]byte, error) {
+func marshalResponse(r Response) ([]byte, error) { return appendResponse(nil, r) }
+
+// appendResponse is marshalResponse appending to dst (in place, when it
+// has room).
+func appendResponse(dst []byte, r Response) ([]byte, error) {
 	text := r.Text
 	r.Text = ""
 	rest, err := json.Marshal(r)
@@ -436,7 +441,7 @@ func marshalResponse(r Response) ([]byte, error) {
 		r.Text = text
 		return json.Marshal(r)
 	}
-	b := make([]byte, 0, len(rest)+len(text)+len(text)/16+2)
+	b := slices.Grow(dst[:0], len(rest)+len(text)+len(text)/16+2)
 	b = append(pjson.AppendStdString(append(b, `{"text":`...), text), rest[len(head):]...)
 	// Three IndexByte (vectorised) are much quicker than ContainsAny.
 	if strings.IndexByte(text, '<') >= 0 || strings.IndexByte(text, '>') >= 0 || strings.IndexByte(text, '&') >= 0 {
@@ -729,7 +734,15 @@ func (p *Pending) Finish(ctx context.Context, resp Response, callErr error) erro
 		outcome, _ = json.Marshal(callError{Message: redact.String(strings.ToValidUTF8(callErr.Error(), "\uFFFD"))})
 	} else {
 		var err error
-		if outcome, err = marshalResponse(resp); err != nil {
+		// The outcome is built in a kept buffer: the line copies it.
+		buf := hashBuffers.Get().(*[]byte)
+		defer func() {
+			if cap(outcome) <= maxPooledLine {
+				*buf = outcome[:0]
+				hashBuffers.Put(buf)
+			}
+		}()
+		if outcome, err = appendResponse(*buf, resp); err != nil {
 			return p.abandon(fmt.Errorf("journal: call %s: response: %w", p.call, err))
 		}
 		if resp.Body != nil {

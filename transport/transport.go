@@ -605,6 +605,18 @@ type recorder struct {
 // copied twice, not once per doubling of a buffer.
 const chunkSize = 64 << 10
 
+// chunks are blocks of chunkSize, kept from one answer to the next once
+// their bytes are joined into the body.
+var chunks = sync.Pool{New: func() any { b := make([]byte, 0, chunkSize); return &b }}
+
+// newChunk is an empty block of capacity n.
+func newChunk(n int) []byte {
+	if n == chunkSize {
+		return (*chunks.Get().(*[]byte))[:0]
+	}
+	return make([]byte, 0, n)
+}
+
 func (r *recorder) Read(p []byte) (int, error) {
 	r.reading.Lock()
 	defer r.reading.Unlock()
@@ -626,7 +638,7 @@ func (r *recorder) Read(p []byte) (int, error) {
 			for b := p[:n]; len(b) > 0; {
 				if len(r.chunks) == 0 || len(r.chunks[len(r.chunks)-1]) == cap(r.chunks[len(r.chunks)-1]) {
 					// Small for a small answer, then blocks of chunkSize.
-					r.chunks = append(r.chunks, make([]byte, 0, min(chunkSize, max(4<<10, r.n))))
+					r.chunks = append(r.chunks, newChunk(min(chunkSize, max(4<<10, r.n))))
 				}
 				last := &r.chunks[len(r.chunks)-1]
 				k := copy((*last)[len(*last):cap(*last)], b)
@@ -679,6 +691,9 @@ func (r *recorder) done(readErr error, closed bool) error {
 		body = make([]byte, 0, r.n)
 		for _, c := range r.chunks {
 			body = append(body, c...)
+			if cap(c) == chunkSize {
+				chunks.Put(&c) // copied into body: free for the next answer
+			}
 		}
 	}
 	over := r.over

@@ -136,8 +136,20 @@ var Scanned func(doc string)
 // strictest reading), as an *Error naming the first fault. data must not
 // change during the call.
 func Check(data []byte, o *Options) error {
-	_, err := scanDocument(unsafe.String(unsafe.SliceData(data), len(data)), o, false)
-	return err
+	// Scanned here, not through scanDocument, whose Doc would move the
+	// scanner to the heap: a stream's summary checks each of its events.
+	s := unsafe.String(unsafe.SliceData(data), len(data))
+	if Scanned != nil {
+		Scanned(s)
+	}
+	p := scanner{s: s}
+	if o != nil {
+		p.opts = *o
+	}
+	if p.run(); p.err != nil {
+		return p.resolve()
+	}
+	return nil
 }
 
 // Doc is what Scan learns of a document on the way through it.
