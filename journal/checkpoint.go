@@ -19,7 +19,6 @@ import (
 	"github.com/promptloom/promptloom/journal/tiles"
 	"github.com/promptloom/promptloom/witness"
 
-	"github.com/tidwall/gjson"
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -517,7 +516,7 @@ func (c *checkpoints) leaf(id, requestHash, outcomeHash string) {
 // checkpoint checks a journal_checkpoint line: its note must be signed by
 // the key (when Verify has one) and say what the chain is at the line
 // before it: its session, seq and hash, and the session's tree of calls.
-func (v *verifier) checkpoint(n int, l gjson.Result, sess string, sessOK bool) {
+func (v *verifier) checkpoint(n int, l getter, sess string, sessOK bool) {
 	if _, open := v.sessions[sess]; !sessOK || !open {
 		v.rep.broke("checkpoint", n, "line %d: a checkpoint of session %s, which this transcript does not open", n, orRawNull(l.Get("session").Raw))
 		return

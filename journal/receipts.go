@@ -159,8 +159,8 @@ func (v *verifier) hold(mline int, mf *manifest.Manifest, sys retained) holdVerd
 	return h
 }
 
-func (v *verifier) checkReceipts(l gjson.Result, harn bool, c *CallReport) *manifest.RuleError {
-	s := l.Get("served_context")
+func (v *verifier) checkReceipts(l getter, harn bool, c *CallReport) *manifest.RuleError {
+	s := v.served.index(l.Get("served_context"))
 	if !s.IsObject() {
 		return callFailed("served_context", "no served_context")
 	}
@@ -252,7 +252,7 @@ func (v *verifier) checkReceipts(l gjson.Result, harn bool, c *CallReport) *mani
 }
 
 // receiptHash reads a required blake3:<hex> hash of a receipt.
-func receiptHash(s gjson.Result, field string) (string, *manifest.RuleError) {
+func receiptHash(s getter, field string) (string, *manifest.RuleError) {
 	h := s.Get(field)
 	if h.Type != gjson.String {
 		return "", callFailed("receipt", "served_context has no %s", field)
@@ -287,7 +287,7 @@ func (v *verifier) rederivesLine(r retained, hash string) bool {
 	return ok
 }
 
-func (v *verifier) checkHarnParts(s gjson.Result) *manifest.RuleError {
+func (v *verifier) checkHarnParts(s getter) *manifest.RuleError {
 	if s.Get("tool_schemas_content_hash").Exists() {
 		h, rerr := receiptHash(s, "tool_schemas_content_hash")
 		if rerr != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -111,6 +112,48 @@ type verifier struct {
 	pf         *prover
 	proof      *proofCheck
 	raw        []byte
+	// This line's members and its served context's, room reused line
+	// after line.
+	obj, served object
+}
+
+// object is a JSON object's members, read in one pass, so that reading
+// many members of a line, or one after a long one, does not pass over the
+// line again for each (gjson's Get starts at the object's first byte).
+type object struct {
+	gjson.Result
+	keys []string
+	vals []gjson.Result
+}
+
+// index reads r's members into o, in the room o had.
+func (o *object) index(r gjson.Result) *object {
+	o.Result, o.keys, o.vals = r, o.keys[:0], o.vals[:0]
+	r.ForEach(func(k, v gjson.Result) bool {
+		o.keys, o.vals = append(o.keys, k.Str), append(o.vals, v)
+		return true
+	})
+	return o
+}
+
+// Get is gjson's Get for a path of plain member names: its first name
+// found among the members, the rest read inside that member.
+func (o *object) Get(path string) gjson.Result {
+	key, rest, nested := strings.Cut(path, ".")
+	for i, k := range o.keys {
+		if k == key {
+			if nested {
+				return o.vals[i].Get(rest)
+			}
+			return o.vals[i]
+		}
+	}
+	return gjson.Result{}
+}
+
+// getter reads a JSON object's members: a gjson.Result, or an object.
+type getter interface {
+	Get(path string) gjson.Result
 }
 
 // line judges one line: its bytes (read only: they are text's) and text.
@@ -172,7 +215,7 @@ func (v *verifier) line(n int, line []byte, text string, torn bool) {
 		}
 		v.rep.broke("whitespace", n, "line %d: %s: a promptloom line is the object's bytes and nothing else", n, what)
 	}
-	v.promptloomLine(n, l)
+	v.promptloomLine(n, v.obj.index(l))
 }
 
 // unreadable says why a line is not one JSON text every reader reads alike,
@@ -200,7 +243,7 @@ func unreadable(line []byte) string {
 	return "not JSON"
 }
 
-func (v *verifier) promptloomLine(n int, l gjson.Result) {
+func (v *verifier) promptloomLine(n int, l *object) {
 	if p := l.Get("prev"); p.Type != gjson.String {
 		v.rep.broke("chain", n, "line %d: chain broken: no prev", n)
 	} else if p.Str != v.prev {
@@ -300,7 +343,7 @@ func (v *verifier) promptloomLine(n int, l gjson.Result) {
 }
 
 // stringField reads a field that must be a JSON string.
-func stringField(l gjson.Result, field string) (string, bool) {
+func stringField(l getter, field string) (string, bool) {
 	r := l.Get(field)
 	return r.Str, r.Type == gjson.String
 }
@@ -311,7 +354,7 @@ func validTime(s string) bool {
 }
 
 // outcome checks a response or error line against its request.
-func (v *verifier) outcome(n int, l gjson.Result) {
+func (v *verifier) outcome(n int, l *object) {
 	rs, ok := intField(l.Get("request_seq"))
 	p, pending := v.pending[rs]
 	if !ok || !pending {
@@ -373,7 +416,7 @@ func (v *verifier) outcome(n int, l gjson.Result) {
 
 // attempt checks a failed attempt's line against its request, which stays
 // open for its outcome.
-func (v *verifier) attempt(n int, l gjson.Result) {
+func (v *verifier) attempt(n int, l *object) {
 	rs, ok := intField(l.Get("request_seq"))
 	p, pending := v.pending[rs]
 	if !ok || !pending {
