@@ -141,7 +141,7 @@ var validated = func() {}
 // length, payload_provider a known shape, and request.payload must be
 // retained and read back, as that shape, to exactly the retained system
 // prompt. A request.payload without the receipt fails too.
-func checkPayload(s getter, req gjson.Result, sys retained, mf *manifest.Manifest, shash string) *manifest.RuleError {
+func checkPayload(s, req getter, sys retained, mf *manifest.Manifest, shash string) *manifest.RuleError {
 	h, n, p, body := s.Get("payload_system_content_hash"), s.Get("payload_system_bytes"), s.Get("payload_provider"), req.Get("payload")
 	if !h.Exists() && !n.Exists() && !p.Exists() {
 		if body.Exists() {

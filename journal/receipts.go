@@ -222,7 +222,7 @@ func (v *verifier) checkReceipts(l getter, harn bool, c *CallReport) *manifest.R
 	// (null when there are none). Each must be there, and each key of the
 	// request, these and any a later version adds, must hash to its
 	// <key>_content_hash: nothing in it goes unchecked.
-	req := l.Get("request")
+	req := v.req.index(l.Get("request"))
 	if !req.IsObject() {
 		return callFailed("request", "no request object")
 	}
@@ -231,22 +231,15 @@ func (v *verifier) checkReceipts(l getter, harn bool, c *CallReport) *manifest.R
 			return callFailed("request", "request.%s is missing (the writer always retains it, null when there is none)", field)
 		}
 	}
-	var ferr *manifest.RuleError
-	req.ForEach(func(k, got gjson.Result) bool {
-		want, herr := receiptHash(s, k.Str+"_content_hash")
+	for k, raw := range req.m.All() {
+		want, herr := receiptHash(s, k+"_content_hash")
 		if herr != nil {
-			herr.Detail += fmt.Sprintf(" (request.%s is retained)", k.Str)
-			ferr = herr
-			return false
+			herr.Detail += fmt.Sprintf(" (request.%s is retained)", k)
+			return herr
 		}
-		if !rederives(got.Raw, want) {
-			ferr = callFailed("request", "request.%s does not hash to %s_content_hash", k.Str, k.Str)
-			return false
+		if !rederives(raw, want) {
+			return callFailed("request", "request.%s does not hash to %s_content_hash", k, k)
 		}
-		return true
-	})
-	if ferr != nil {
-		return ferr
 	}
 	return checkPayload(s, req, sys, mf, shash)
 }

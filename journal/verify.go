@@ -112,27 +112,26 @@ type verifier struct {
 	pf         *prover
 	proof      *proofCheck
 	raw        []byte
-	// This line's members and its served context's, room reused line
-	// after line.
-	obj, served object
+	// This line's members, its served context's and its request's, room
+	// reused line after line.
+	obj, served, req object
 }
 
-// object is a JSON object's members, read in one pass, so that reading
-// many members of a line, or one after a long one, does not pass over the
-// line again for each (gjson's Get starts at the object's first byte).
+// object is a line's members (or its served context's) for gjson's
+// readers: each found once, each value read only when asked for.
 type object struct {
 	gjson.Result
-	keys []string
-	vals []gjson.Result
+	m pjson.Members
 }
 
-// index reads r's members into o, in the room o had.
+// index finds r's members, in the room o had.
 func (o *object) index(r gjson.Result) *object {
-	o.Result, o.keys, o.vals = r, o.keys[:0], o.vals[:0]
-	r.ForEach(func(k, v gjson.Result) bool {
-		o.keys, o.vals = append(o.keys, k.Str), append(o.vals, v)
-		return true
-	})
+	o.Result = r
+	if r.IsObject() {
+		o.m.Index(r.Raw)
+	} else {
+		o.m.Index("")
+	}
 	return o
 }
 
@@ -140,15 +139,19 @@ func (o *object) index(r gjson.Result) *object {
 // found among the members, the rest read inside that member.
 func (o *object) Get(path string) gjson.Result {
 	key, rest, nested := strings.Cut(path, ".")
-	for i, k := range o.keys {
-		if k == key {
-			if nested {
-				return o.vals[i].Get(rest)
-			}
-			return o.vals[i]
-		}
+	raw, ok := o.m.Lookup(key)
+	if !ok {
+		return gjson.Result{}
 	}
-	return gjson.Result{}
+	if nested {
+		return gjson.Parse(raw).Get(rest)
+	}
+	if raw[0] == '"' {
+		// The string's end is known: gjson would find it again byte by
+		// byte (a retained prompt's text is long).
+		return gjson.Result{Type: gjson.String, Raw: raw, Str: pjson.Unquote(raw)}
+	}
+	return gjson.Parse(raw)
 }
 
 // getter reads a JSON object's members: a gjson.Result, or an object.
@@ -182,14 +185,14 @@ func (v *verifier) line(n int, line []byte, text string, torn bool) {
 		v.rep.broke("not_object", n, "line %d: not a JSON object", n)
 		return
 	}
-	kind, typ := l.Get("kind"), l.Get("type")
+	o := v.obj.index(l)
 	if v.rep.Format == "" {
 		switch {
-		case kind.Exists():
+		case o.Get("kind").Exists():
 			v.rep.Format = formatPromptloom
-		case typ.Exists():
+		case o.Get("type").Exists():
 			v.rep.Format = formatHarn
-		case l.Get("proof").Exists():
+		case o.Get("proof").Exists():
 			v.rep.broke("format", n, "line %d: a proof of one call, not a transcript: check it as a proof (verify --proof, journal.CheckProof)", n)
 			return
 		default:
@@ -215,7 +218,7 @@ func (v *verifier) line(n int, line []byte, text string, torn bool) {
 		}
 		v.rep.broke("whitespace", n, "line %d: %s: a promptloom line is the object's bytes and nothing else", n, what)
 	}
-	v.promptloomLine(n, v.obj.index(l))
+	v.promptloomLine(n, o)
 }
 
 // unreadable says why a line is not one JSON text every reader reads alike,

@@ -76,11 +76,12 @@ func Read(data []byte) (*Manifest, error) {
 		return nil, &ReadError{Detail: "not a JSON object"}
 	}
 	kept := &keeper{}
+	r := reader{m: new(pjson.Members), keep: kept}
+	r.m.Index(v.Raw)
 	// Another schema's fields mean other things: say so before judging them.
-	if s := v.Get("schema"); s.Type == gjson.String && s.Str != schema {
+	if s := r.get("schema"); s.Type == gjson.String && s.Str != schema {
 		return nil, &ReadError{Field: "schema", Detail: fmt.Sprintf("is %q, want %q", s.Str, schema)}
 	}
-	r := reader{v: v, keep: kept}
 	m := &Manifest{
 		Schema:             r.str("schema", true, ""),
 		Scope:              r.str("scope", false, scope),
@@ -101,7 +102,7 @@ func Read(data []byte) (*Manifest, error) {
 		m.JoinSeparatorBytes = *n
 	}
 	sepCount := r.optCount("join_separator_count")
-	if ac := v.Get("actor_chain"); ac.Exists() {
+	if ac := r.get("actor_chain"); ac.Exists() {
 		if err := m.SetActorChain(json.RawMessage(ac.Raw)); err != nil {
 			return nil, &ReadError{Field: "actor_chain", Detail: err.Error()}
 		}
@@ -122,33 +123,35 @@ func Read(data []byte) (*Manifest, error) {
 	default:
 		return nil, &ReadError{Field: "root", Detail: fmt.Sprintf("unknown root %q", m.Root)}
 	}
-	segs := v.Get("segments")
+	segs := r.get("segments")
 	if !segs.IsArray() {
 		return nil, &ReadError{Field: "segments", Detail: "missing or not a list"}
 	}
 	n := 0
-	segs.ForEach(func(_, _ gjson.Result) bool { n++; return true })
+	for it := pjson.NewIter(segs.Raw); ; n++ {
+		if _, _, _, _, ok := it.Next(); !ok {
+			break
+		}
+	}
 	m.Segments = make([]Segment, 0, n) // one allocation, not a copy at each growth
-	i := 0
-	segs.ForEach(func(_, s gjson.Result) bool {
-		seg, err := readSegment(s, i, kept)
+	members := new(pjson.Members)      // one segment's, room reused by the next
+	for i, it := 0, pjson.NewIter(segs.Raw); ; i++ {
+		_, _, raw, _, ok := it.Next()
+		if !ok {
+			break
+		}
+		seg, err := readSegment(gjson.Parse(raw), i, kept, members)
 		if err != nil {
-			r.err = err
-			return false
+			return nil, err
 		}
 		m.Segments = append(m.Segments, seg)
-		i++
-		return true
-	})
-	if r.err != nil {
-		return nil, r.err
 	}
 	if sepCount != nil {
 		m.JoinSeparatorCount = *sepCount
 	} else {
 		m.JoinSeparatorCount = max(m.IncludedCount()-1, 0)
 	}
-	if d := v.Get("egress_delta"); d.Exists() && d.Type != gjson.Null {
+	if d := r.get("egress_delta"); d.Exists() && d.Type != gjson.Null {
 		if err := json.Unmarshal([]byte(d.Raw), &m.EgressDelta); err != nil {
 			return nil, &ReadError{Field: "egress_delta", Detail: err.Error()}
 		}
@@ -193,11 +196,12 @@ func (m *Manifest) redactStrings() {
 	}
 }
 
-func readSegment(s gjson.Result, i int, kept *keeper) (Segment, error) {
-	r := reader{v: s, seg: i + 1, keep: kept}
+func readSegment(s gjson.Result, i int, kept *keeper, members *pjson.Members) (Segment, error) {
+	r := reader{m: members, seg: i + 1, keep: kept}
 	if !s.IsObject() {
 		return Segment{}, &ReadError{Field: fmt.Sprintf("segments[%d]", i), Detail: "not an object"}
 	}
+	members.Index(s.Raw)
 	seg := Segment{
 		ID:       r.str("id", true, ""),
 		Producer: r.str("producer", false, ""),
@@ -213,7 +217,7 @@ func readSegment(s gjson.Result, i int, kept *keeper) (Segment, error) {
 	if seg.Producer == "" {
 		seg.Producer = r.str("source", false, "")
 	}
-	if src := s.Get("sources"); src.Exists() && src.Type != gjson.Null {
+	if src := r.get("sources"); src.Exists() && src.Type != gjson.Null {
 		if !src.IsArray() {
 			return seg, &ReadError{Field: r.prefix() + "sources", Detail: "not a list"}
 		}
@@ -222,7 +226,7 @@ func readSegment(s gjson.Result, i int, kept *keeper) (Segment, error) {
 			return true
 		})
 	}
-	if t := s.Get("template"); r.err == nil && t.Exists() && t.Type != gjson.Null {
+	if t := r.get("template"); r.err == nil && t.Exists() && t.Type != gjson.Null {
 		var err error
 		if seg.Template, err = readTemplate(t, r.prefix()+"template", kept); err != nil {
 			return seg, err
@@ -239,7 +243,8 @@ func readTemplate(t gjson.Result, field string, kept *keeper) (*promptloom.Templ
 	if !t.IsObject() {
 		return nil, &ReadError{Field: field, Detail: "not an object"}
 	}
-	r := reader{v: t, within: field + ".", keep: kept}
+	r := reader{m: new(pjson.Members), within: field + ".", keep: kept}
+	r.m.Index(t.Raw)
 	tp := &promptloom.Template{File: r.str("file", false, ""), Digest: r.digest("digest")}
 	digests := func(key string, required bool) map[string]digest.Digest {
 		v := t.Get(key)
@@ -276,8 +281,8 @@ func readTemplate(t gjson.Result, field string, kept *keeper) (*promptloom.Templ
 
 // reader reads fields of one object, keeping the first error.
 type reader struct {
-	v   gjson.Result
-	seg int // 1 + the index of the segment read, 0 for the manifest
+	m   *pjson.Members // the object's
+	seg int            // 1 + the index of the segment read, 0 for the manifest
 	// within, for an object inside a segment (its template), is that
 	// object's path with a trailing dot.
 	within string
@@ -320,6 +325,15 @@ func (r *reader) prefix() string {
 	return fmt.Sprintf("segments[%d].", r.seg-1)
 }
 
+// get reads the member named key.
+func (r *reader) get(key string) gjson.Result {
+	raw, ok := r.m.Lookup(key)
+	if !ok {
+		return gjson.Result{}
+	}
+	return gjson.Parse(raw)
+}
+
 func (r *reader) fail(key, detail string) {
 	if r.err == nil {
 		r.err = &ReadError{Field: r.prefix() + key, Detail: detail}
@@ -336,7 +350,7 @@ func (r *reader) str(key string, required bool, def string) string {
 
 // text reads a string field as it lies in the document (not kept).
 func (r *reader) text(key string, required bool) (string, bool) {
-	f := r.v.Get(gjson.Escape(key))
+	f := r.get(key)
 	switch {
 	case !f.Exists() || f.Type == gjson.Null:
 		if required {
@@ -364,7 +378,7 @@ func (r *reader) digest(key string) digest.Digest {
 }
 
 func (r *reader) boolean(key string) bool {
-	f := r.v.Get(key)
+	f := r.get(key)
 	if f.Type != gjson.True && f.Type != gjson.False {
 		r.fail(key, "missing or not true/false")
 	}
@@ -372,7 +386,7 @@ func (r *reader) boolean(key string) bool {
 }
 
 func (r *reader) integer(key string, required bool) (int, bool) {
-	f := r.v.Get(key)
+	f := r.get(key)
 	if !f.Exists() || f.Type == gjson.Null {
 		if required {
 			r.fail(key, "missing")

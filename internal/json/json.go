@@ -146,6 +146,7 @@ func Check(data []byte, o *Options) error {
 	if o != nil {
 		p.opts = *o
 	}
+	defer p.giveBack(p.lend())
 	if p.run(); p.err != nil {
 		return p.resolve()
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // scanner reads one document in one pass: the cursor only moves forward,
@@ -88,6 +89,39 @@ func (k *keySet) add(key string) (dup bool) {
 
 // reset empties the set for the next object, keeping the list's room.
 func (k *keySet) reset() { k.keys, k.set = k.keys[:0], nil }
+
+// scratch is a scanner's stack and key sets, kept between documents: a
+// transcript's verifier checks thousands of lines, and growing both again
+// for each was most of what checking one allocated.
+type scratch struct {
+	stack []frame
+	sets  []keySet
+}
+
+var scratches = sync.Pool{New: func() any { return new(scratch) }}
+
+// lend gives p the room of a scanner before it.
+func (p *scanner) lend() *scratch {
+	sc := scratches.Get().(*scratch)
+	p.stack, p.sets = sc.stack[:0], sc.sets
+	return sc
+}
+
+// giveBack keeps p's room in sc for the next scanner, unless a deep
+// document grew it past what documents usually need. The keys it held are
+// cleared, so that the room does not keep this document alive.
+func (p *scanner) giveBack(sc *scratch) {
+	if cap(p.stack) > 64 {
+		return
+	}
+	for i := range p.sets {
+		k := &p.sets[i]
+		clear(k.keys[:cap(k.keys)])
+		k.reset()
+	}
+	sc.stack, sc.sets = p.stack, p.sets
+	scratches.Put(sc)
+}
 
 // scanDocument checks s; with record it returns what it learned.
 func scanDocument(s string, o *Options, record bool) (*Doc, error) {
