@@ -176,7 +176,7 @@ func (v *verifier) line(n int, line []byte, text string, torn bool) {
 	if torn {
 		v.rep.broke("torn_line", n, "line %d: no final newline (torn by a crash, or cut)", n)
 	}
-	if msg := unreadable(line); msg != "" {
+	if msg := unreadableIn(line, &v.obj.m); msg != "" {
 		v.rep.broke("unreadable", n, "line %d: %s", n, msg)
 		return
 	}
@@ -185,7 +185,8 @@ func (v *verifier) line(n int, line []byte, text string, torn bool) {
 		v.rep.broke("not_object", n, "line %d: not a JSON object", n)
 		return
 	}
-	o := v.obj.index(l)
+	o := &v.obj // its members found as the line was checked
+	o.Result = l
 	if v.rep.Format == "" {
 		switch {
 		case o.Get("kind").Exists():
@@ -225,14 +226,18 @@ func (v *verifier) line(n int, line []byte, text string, torn bool) {
 // or "" when it is: it must be UTF-8 (readers replace bad bytes, or fail,
 // each their own way), valid JSON, with no key twice in one object and no
 // \u escape of half a surrogate pair.
-func unreadable(line []byte) string {
+func unreadable(line []byte) string { return unreadableIn(line, new(pjson.Members)) }
+
+// unreadableIn is unreadable, finding the line's members into m on the
+// way: the one reading of the line.
+func unreadableIn(line []byte, m *pjson.Members) string {
 	if bytes.HasPrefix(line, []byte("\xef\xbb\xbf")) {
 		return "starts with a byte order mark (U+FEFF): not JSON"
 	}
 	// The JSON reader is iterative (gjson's validator recurses, and deep
 	// nesting overflows the stack) and refuses what readers disagree on.
 	var bad *pjson.Error
-	switch err := pjson.Check(line, nil); {
+	switch err := m.Check(line, nil); {
 	case err == nil:
 		return ""
 	case !errors.As(err, &bad):

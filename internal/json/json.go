@@ -135,14 +135,17 @@ var Scanned func(doc string)
 // Check reports whether data is one JSON value that o accepts (nil: the
 // strictest reading), as an *Error naming the first fault. data must not
 // change during the call.
-func Check(data []byte, o *Options) error {
+func Check(data []byte, o *Options) error { return checkInto(data, o, nil) }
+
+// checkInto is Check, finding the root object's members into m when m is set.
+func checkInto(data []byte, o *Options, m *Members) error {
 	// Scanned here, not through scanDocument, whose Doc would move the
 	// scanner to the heap: a stream's summary checks each of its events.
 	s := unsafe.String(unsafe.SliceData(data), len(data))
 	if Scanned != nil {
 		Scanned(s)
 	}
-	p := scanner{s: s}
+	p := scanner{s: s, members: m}
 	if o != nil {
 		p.opts = *o
 	}

@@ -27,6 +27,14 @@ func (m *Members) Index(raw string) {
 	}
 }
 
+// Check checks data as Check does and, in the same pass, finds the
+// members of the object it is (none when it is not one). data must not
+// change while m is read.
+func (m *Members) Check(data []byte, o *Options) error {
+	m.keys, m.vals = m.keys[:0], m.vals[:0]
+	return checkInto(data, o, m)
+}
+
 // Lookup returns the value, as written, of the member named key.
 func (m *Members) Lookup(key string) (string, bool) {
 	for i, k := range m.keys {

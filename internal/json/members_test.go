@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func TestMembersFindEachMemberAsWritten(t *testing.T) {
@@ -31,5 +32,27 @@ func TestMembersFindEachMemberAsWritten(t *testing.T) {
 	m.Index(`[1, 2]`)
 	if _, ok := m.Lookup("a"); ok {
 		t.Error("an array's Index kept the object's members")
+	}
+}
+
+func TestMembersCheckFindsWhatIndexFinds(t *testing.T) {
+	docs := []string{
+		`{"a": 1, "b\u0063": "x\"y", "d": {"e": [1, {"f": 2}]}, "": null}`,
+		` { "k" : [ ] , "l":{} } `,
+		`[{"a": 1}]`, `"s"`, `{}`,
+	}
+	for _, doc := range docs {
+		var in, ch Members
+		in.Index(doc)
+		if err := ch.Check([]byte(doc), nil); err != nil {
+			t.Fatalf("%s: %v", doc, err)
+		}
+		if !cmp.Equal(in.keys, ch.keys, cmpopts.EquateEmpty()) || !cmp.Equal(in.vals, ch.vals, cmpopts.EquateEmpty()) {
+			t.Errorf("%s: Check found %q %q, Index %q %q", doc, ch.keys, ch.vals, in.keys, in.vals)
+		}
+	}
+	var m Members
+	if err := m.Check([]byte(`{"a": 1, "a": 2}`), nil); err == nil {
+		t.Error("Check accepted a key given twice")
 	}
 }

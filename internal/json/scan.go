@@ -23,6 +23,7 @@ type scanner struct {
 	syntaxOnly bool
 	record     bool
 	build      bool
+	members    *Members // when set, the root object's members go here
 
 	stack []frame
 	sets  []keySet // the keys of each open object, by depth
@@ -249,6 +250,10 @@ func (p *scanner) run() {
 					m.Items, m.Ends, p.ends = p.items, p.ends, nil
 				}
 				p.doc.Members = append(p.doc.Members, m)
+			}
+			if p.members != nil && len(p.stack) == 1 && f.object {
+				m := p.members
+				m.keys, m.vals = append(m.keys, f.key(p.s)), append(m.vals, p.s[p.start:p.i])
 			}
 			if p.build && f.object {
 				p.vals[len(p.vals)-1].key = f.key(p.s)
