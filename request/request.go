@@ -23,7 +23,6 @@ import (
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/digest"
-	"github.com/promptloom/promptloom/harn/redact"
 	pjson "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
@@ -169,6 +168,7 @@ func FromPayload(r *payload.Request, o *Options) (*Manifest, error) {
 	}
 	m.Segments = make([]Segment, 0, len(parts)+len(frags))
 	attributed := false
+	var w blockWriter
 	for _, p := range parts {
 		if p.Section == "system" && frags != nil {
 			if !attributed {
@@ -177,7 +177,7 @@ func FromPayload(r *payload.Request, o *Options) (*Manifest, error) {
 			}
 			continue
 		}
-		red, err := redact.JSON(withoutMark(p))
+		red, err := w.digestInput(p)
 		if err != nil {
 			return nil, fmt.Errorf("request: %s: %w", p.Path, err)
 		}
