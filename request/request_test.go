@@ -210,3 +210,17 @@ func TestUnquotedLen(t *testing.T) {
 		}
 	}
 }
+
+// Runs of text around escapes, at every place in the token, count as the
+// decoded text's.
+func TestUnquotedLenRuns(t *testing.T) {
+	for _, esc := range []string{`\n`, `\\`, `\"`, `\u00e9`, `\ud83d\ude00`, `\ud800`, `\/`} {
+		for _, text := range []string{"", "a", "héllo", "a long run of plain text"} {
+			for _, tok := range []string{`"` + esc + text + `"`, `"` + text + esc + `"`, `"` + text + esc + text + esc + text + `"`, `"` + esc + esc + `"`} {
+				if got, want := request.UnquotedLen(tok), len(pjson.Unquote(tok)); got != want {
+					t.Errorf("%s: %d, decoded %d", tok, got, want)
+				}
+			}
+		}
+	}
+}
