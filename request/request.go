@@ -420,9 +420,10 @@ func (m *Manifest) hash() (string, error) {
 	return digest.Bytes(b).String(), nil
 }
 
-// canonical is the manifest's canonical JSON (content_hash as it stands).
+// canonical is the manifest's canonical JSON (content_hash as it stands),
+// in a buffer sized for it at once: a segment takes about 200 bytes.
 func (m *Manifest) canonical() ([]byte, error) {
-	return m.appendCanonical(make([]byte, 0, 256+160*len(m.Segments))), nil
+	return m.appendCanonical(make([]byte, 0, 256+256*len(m.Segments))), nil
 }
 
 // Setting is the JSON of one of the request's other top-level members
