@@ -277,8 +277,12 @@ func (s *Segment) counted() string {
 	return s.text
 }
 
-// field is the raw value of a member of a JSON object (the first).
+// field is the raw value of a member of a JSON object (the first); an
+// array, whose items have no key, has none.
 func field(obj, key string) (string, bool) {
+	if obj == "" || obj[0] != '{' {
+		return "", false
+	}
 	it := pjson.NewIter(obj)
 	for {
 		k, _, v, _, ok := it.Next()

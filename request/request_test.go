@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -222,5 +223,22 @@ func TestUnquotedLenRuns(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A block that is not an object (an array, a number in a content list) is
+// counted as its JSON, like any block that is not text.
+func TestBlocksThatAreNotObjects(t *testing.T) {
+	body := `{"model":"m","messages":[{"role":"user","content":[[1,"x"],"text",5,{"type":"text","text":"hi"}]}]}`
+	m, err := request.New([]byte(body), payload.Anthropic, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tokens []int
+	for _, s := range m.Segments {
+		tokens = append(tokens, s.Tokens)
+	}
+	if want := []int{2, 1, 1, 1}; !slices.Equal(tokens, want) {
+		t.Errorf("tokens %v, want %v", tokens, want)
 	}
 }
