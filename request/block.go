@@ -28,6 +28,11 @@ type blockWriter struct {
 	buf     []byte
 	members []member // the members of the open objects, innermost last
 	scratch []byte   // room for reordering an object's members
+	// wrote is whether the writer wrote the last part; if it did, text is
+	// the value, as written, of the part's member named text ("" for
+	// none), which its tokens are counted over.
+	wrote bool
+	text  string
 }
 
 // member is one member of an open object: its decoded key and where its
@@ -46,7 +51,7 @@ const maxBlockDepth = 64
 // redact_json of the part without its cache mark, canonical. The bytes
 // are valid until the next call.
 func (w *blockWriter) digestInput(p payload.Part) ([]byte, error) {
-	if w.write(p) {
+	if w.wrote = w.write(p); w.wrote {
 		return w.buf, nil
 	}
 	return redact.JSON(withoutMark(p))
@@ -56,12 +61,34 @@ func (w *blockWriter) digestInput(p payload.Part) ([]byte, error) {
 // part to redact.JSON.
 func (w *blockWriter) write(p payload.Part) bool {
 	s := unsafe.String(unsafe.SliceData(p.Raw), len(p.Raw))
-	w.buf, w.members = w.buf[:0], w.members[:0]
+	w.buf, w.members, w.text = w.buf[:0], w.members[:0], ""
 	if s == "" {
 		return false
 	}
 	end, ok := w.value(s, skipSpace(s, 0), 0, p.Cache != nil)
 	return ok && skipSpace(s, end) == len(s)
+}
+
+// countedText is what a part's tokens are counted over: the text of a
+// text block or string (as its JSON string token: quoted), the JSON of
+// anything else. p is the part digestInput was given last.
+func (w *blockWriter) countedText(p payload.Part) (string, bool) {
+	raw := unsafe.String(unsafe.SliceData(p.Raw), len(p.Raw))
+	if raw != "" && raw[0] == '"' {
+		return raw, true
+	}
+	switch p.Type {
+	case "text", "input_text", "output_text", "":
+		// ("": a Gemini part)
+		v := w.text
+		if !w.wrote {
+			v, _ = field(raw, "text")
+		}
+		if v != "" && v[0] == '"' {
+			return v, true
+		}
+	}
+	return raw, false
 }
 
 // value writes the value at s[i] and returns where it ends. dropMark
@@ -212,9 +239,13 @@ func (w *blockWriter) object(s string, i, depth int, dropMark bool) (int, bool) 
 			w.buf = append(w.buf, tok...)
 		}
 		w.buf = append(w.buf, ':')
+		at := i
 		var ok bool
 		if i, ok = w.value(s, i, depth+1, false); !ok {
 			return i, false
+		}
+		if depth == 0 && key == "text" {
+			w.text = s[at:i]
 		}
 		if dropMark && key == "cache_control" {
 			w.buf = w.buf[:before]

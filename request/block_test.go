@@ -32,6 +32,15 @@ func sameAsRedactJSON(t *testing.T, p payload.Part) bool {
 	case !bytes.Equal(got, want):
 		t.Errorf("%s:\n got %s\nwant %s", p.Raw, got, want)
 	}
+	// The text counted, as the writer saw it and as field finds it.
+	for _, typ := range []string{"", "text"} {
+		p.Type = typ
+		text, quoted := w.countedText(p)
+		slow := blockWriter{}
+		if wantText, wantQuoted := slow.countedText(p); text != wantText || quoted != wantQuoted {
+			t.Errorf("%s: counted %q (%v), field's %q (%v)", p.Raw, text, quoted, wantText, wantQuoted)
+		}
+	}
 	return fast
 }
 
@@ -42,6 +51,10 @@ func TestBlockWriterIsRedactJSON(t *testing.T) {
 		fast bool // the writer, not redact.JSON, should write it
 	}{
 		{`{"type":"text","text":"hello"}`, true},
+		{`{"type":"text","text":"a \"quoted\" word","inner":{"text":"not this"}}`, true},
+		{`{"te\u0078t":"escaped key","type":"text"}`, true},
+		{`{"text":5}`, true},
+		{`[{"text":"an item"}]`, true},
 		{`"a bare string"`, true},
 		{` { "b" : 1 , "a" : [ 1 , 2 , { "d" : null , "c" : true } ] , "e" : false } `, true},
 		{`{"text":"tab\tquote\"slash\/ unicode \u00e9\u2028 nul\u0000 del\u007f"}`, true},

@@ -18,7 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unsafe"
 
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/budget"
@@ -181,7 +180,7 @@ func FromPayload(r *payload.Request, o *Options) (*Manifest, error) {
 		if err != nil {
 			return nil, fmt.Errorf("request: %s: %w", p.Path, err)
 		}
-		text, quoted := countedText(p)
+		text, quoted := w.countedText(p)
 		tokens := 0
 		switch {
 		case !quoted:
@@ -197,24 +196,6 @@ func FromPayload(r *payload.Request, o *Options) (*Manifest, error) {
 	m.total()
 	m.ContentHash, err = m.hash()
 	return m, err
-}
-
-// countedText is what a part's tokens are counted over: the text of a
-// text block or string (as its JSON string token: quoted), the JSON of
-// anything else.
-func countedText(p payload.Part) (string, bool) {
-	raw := unsafe.String(unsafe.SliceData(p.Raw), len(p.Raw))
-	if raw != "" && raw[0] == '"' {
-		return raw, true
-	}
-	switch p.Type {
-	case "text", "input_text", "output_text", "":
-		// ("": a Gemini part)
-		if v, ok := field(raw, "text"); ok && v != "" && v[0] == '"' {
-			return v, true
-		}
-	}
-	return raw, false
 }
 
 // unquotedLen is the length of a JSON string token's text, decoded. The
