@@ -289,6 +289,19 @@ var sensitiveWords = []string{"token", "secret", "passw", "apikey", "auth", "coo
 // replaces whole: it is true for every such key, and for some others, so
 // the writer leaves the decision to redact.JSON.
 func mayBeSensitive(key string) bool {
+	switch key {
+	case "type", "text", "name", "id", "input", "content", "role", "description", "properties",
+		"required", "items", "input_schema", "tool_use_id", "cache_control", "is_error":
+		// The keys most blocks are made of, known at once to hold none of
+		// the words.
+		return false
+	}
+	return holdsSensitiveWord(key)
+}
+
+// holdsSensitiveWord reports whether key, lower-cased without '_' and
+// '-', holds one of sensitiveWords.
+func holdsSensitiveWord(key string) bool {
 	var room [64]byte
 	if len(key) > len(room) {
 		return true

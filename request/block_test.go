@@ -142,3 +142,24 @@ func FuzzBlockWriter(f *testing.F) {
 		sameAsRedactJSON(t, p)
 	})
 }
+
+// The keys mayBeSensitive passes at once hold none of the words, and every
+// key Harn's rule finds credential-like holds one.
+func TestMayBeSensitive(t *testing.T) {
+	for _, key := range []string{"type", "text", "name", "id", "input", "content", "role", "description", "properties",
+		"required", "items", "input_schema", "tool_use_id", "cache_control", "is_error"} {
+		if mayBeSensitive(key) || holdsSensitiveWord(key) {
+			t.Errorf("%s: may be sensitive", key)
+		}
+	}
+	for _, key := range []string{"authorization", "Proxy-Authorization", "cookie", "Set-Cookie", "api_key", "X-Amz-Security-Token",
+		"x-api-key", "X-Auth-Token", "x-csrf-token", "X-XSRF-TOKEN", "accessToken", "refresh_token", "id_token", "bearer_token",
+		"clientSecret", "PASSWORD", "secret", "passwd", "private_key", "session-token", "my_token", "db_secret", "old-password",
+		"stripe_api_key", "pass_word", "TOK_EN", "a" + strings.Repeat("b", 70)} {
+		if !mayBeSensitive(key) {
+			t.Errorf("%s: not flagged", key)
+		}
+		p := payload.Part{Raw: []byte(`{"` + key + `":{"x":1}}`)}
+		sameAsRedactJSON(t, p)
+	}
+}
