@@ -23,7 +23,8 @@ import (
 // to redact.JSON, which decides) on anything whose treatment it would
 // otherwise have to repeat: a key that may be credential-like, a key
 // given twice, half a surrogate pair, a number past a double's range, or
-// nesting deeper than maxBlockDepth.
+// nesting deeper than maxBlockDepth. It checks no syntax: a part is a
+// slice of a body payload.Read has read, so well-formed UTF-8 JSON.
 type blockWriter struct {
 	buf     []byte
 	members []member // the members of the open objects, innermost last
