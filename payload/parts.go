@@ -25,7 +25,8 @@ type Part struct {
 	// "" for a bare string); Name is a tool's name.
 	Role, Type, Name string
 	// Cache is the part's own cache breakpoint (Anthropic's cache_control
-	// on a block), nil when it has none.
+	// on a block; OpenAI's prompt_cache_breakpoint, its mode the Type), nil
+	// when it has none.
 	Cache *CacheControl
 }
 
@@ -36,8 +37,9 @@ type Cache struct {
 	// provider places on the last block it can cache.
 	Auto *CacheControl
 	// Key and Retention are OpenAI's prompt_cache_key and its lifetime
-	// (prompt_cache_retention, or prompt_cache_options.ttl).
-	Key, Retention string
+	// (prompt_cache_retention, or prompt_cache_options.ttl); Mode is
+	// prompt_cache_options.mode ("implicit", "explicit"; "" when not given).
+	Key, Retention, Mode string
 	// Content is the Gemini cachedContent the request names.
 	Content string
 	// Settings are the body's other top-level members, JSON as written,
@@ -84,6 +86,9 @@ func (r *Request) Cache() (Cache, error) {
 		case "prompt_cache_options":
 			if ttl, err := rd.get(v, "prompt_cache_options", "ttl"); err == nil && ttl.isString() {
 				c.Retention = ttl.str()
+			}
+			if mode, err := rd.get(v, "prompt_cache_options", "mode"); err == nil && mode.isString() {
+				c.Mode = mode.str()
 			}
 		case "cachedContent", "cached_content":
 			c.Content = v.str()
@@ -277,16 +282,52 @@ func (w *partsReader) str(obj node, key string) string {
 	return strings.Clone(v.str())
 }
 
-// mark reads a block's cache_control (Anthropic's breakpoint).
+// mark reads a block's cache breakpoint: Anthropic's cache_control, or
+// OpenAI's prompt_cache_breakpoint (its mode as the Type).
 func (w *partsReader) mark(b node, at string) (*CacheControl, error) {
-	if w.rd.p != Anthropic || !b.isObject() {
+	if !b.isObject() {
 		return nil, nil
 	}
-	v, err := w.rd.get(b, at, "cache_control")
+	key := MarkKey(w.rd.p)
+	if key == "" {
+		return nil, nil
+	}
+	v, err := w.rd.get(b, at, key)
 	if err != nil {
 		return nil, err
 	}
-	return w.rd.cacheControl(v, at+"/cache_control")
+	if key == "cache_control" {
+		return w.rd.cacheControl(v, at+"/cache_control")
+	}
+	if v.absent() {
+		return nil, nil
+	}
+	if !v.isObject() {
+		return nil, w.rd.bad(at+"/"+key, "want a prompt_cache_breakpoint object, got %s", kind(v))
+	}
+	mode, err := w.rd.get(v, at+"/"+key, "mode")
+	switch {
+	case err != nil:
+		return nil, err
+	case mode.exists() && !mode.isString():
+		return nil, w.rd.bad(at+"/"+key+"/mode", "want a string, got %s", kind(mode))
+	case mode.exists():
+		return &CacheControl{Type: strings.Clone(mode.str())}, nil
+	}
+	return &CacheControl{Type: "explicit"}, nil
+}
+
+// MarkKey is the member by which a provider's block marks a cache
+// breakpoint ("" for a provider with no marks on blocks): a block's
+// digest leaves it out, since moving a breakpoint changes no content.
+func MarkKey(p Provider) string {
+	switch p {
+	case Anthropic:
+		return "cache_control"
+	case OpenAIChat, OpenAIResponses:
+		return "prompt_cache_breakpoint"
+	}
+	return ""
 }
 
 // cacheControl reads a cache_control object: its type and ttl.

@@ -34,6 +34,9 @@ type blockWriter struct {
 	// none), which its tokens are counted over.
 	wrote bool
 	text  string
+	// mark is the member by which the request's provider marks a cache
+	// breakpoint on a block (payload.MarkKey), left out of a marked part.
+	mark string
 }
 
 // member is one member of an open object: its decoded key and where its
@@ -55,7 +58,7 @@ func (w *blockWriter) digestInput(p payload.Part) ([]byte, error) {
 	if w.wrote = w.write(p); w.wrote {
 		return w.buf, nil
 	}
-	return redact.JSON(withoutMark(p))
+	return redact.JSON(withoutMark(p, w.mark))
 }
 
 // write writes the part into buf, or reports false where it leaves the
@@ -66,7 +69,11 @@ func (w *blockWriter) write(p payload.Part) bool {
 	if s == "" {
 		return false
 	}
-	end, ok := w.value(s, skipSpace(s, 0), 0, p.Cache != nil)
+	drop := ""
+	if p.Cache != nil {
+		drop = w.mark
+	}
+	end, ok := w.value(s, skipSpace(s, 0), 0, drop)
 	return ok && skipSpace(s, end) == len(s)
 }
 
@@ -92,14 +99,14 @@ func (w *blockWriter) countedText(p payload.Part) (string, bool) {
 	return raw, false
 }
 
-// value writes the value at s[i] and returns where it ends. dropMark
-// leaves out the members of an object named cache_control.
-func (w *blockWriter) value(s string, i, depth int, dropMark bool) (int, bool) {
+// value writes the value at s[i] and returns where it ends. An object's
+// member named drop (when not "") is left out.
+func (w *blockWriter) value(s string, i, depth int, drop string) (int, bool) {
 	switch c := s[i]; c {
 	case '"':
 		return w.str(s, i)
 	case '{':
-		return w.object(s, i, depth, dropMark)
+		return w.object(s, i, depth, drop)
 	case '[':
 		return w.array(s, i, depth)
 	case 't':
@@ -190,7 +197,7 @@ func (w *blockWriter) array(s string, i, depth int) (int, bool) {
 			w.buf = append(w.buf, ',')
 		}
 		var ok bool
-		if i, ok = w.value(s, i, depth+1, false); !ok {
+		if i, ok = w.value(s, i, depth+1, ""); !ok {
 			return i, false
 		}
 		i = skipSpace(s, i)
@@ -204,7 +211,7 @@ func (w *blockWriter) array(s string, i, depth int) (int, bool) {
 
 // object writes an object's members in the order of their keys' bytes,
 // copying them as written when they are in it already.
-func (w *blockWriter) object(s string, i, depth int, dropMark bool) (int, bool) {
+func (w *blockWriter) object(s string, i, depth int, drop string) (int, bool) {
 	if depth >= maxBlockDepth {
 		return i, false
 	}
@@ -242,13 +249,13 @@ func (w *blockWriter) object(s string, i, depth int, dropMark bool) (int, bool) 
 		w.buf = append(w.buf, ':')
 		at := i
 		var ok bool
-		if i, ok = w.value(s, i, depth+1, false); !ok {
+		if i, ok = w.value(s, i, depth+1, ""); !ok {
 			return i, false
 		}
 		if depth == 0 && key == "text" {
 			w.text = s[at:i]
 		}
-		if dropMark && key == "cache_control" {
+		if drop != "" && key == drop {
 			w.buf = w.buf[:before]
 		} else {
 			w.members = append(w.members, member{key: key, start: start, end: len(w.buf)})

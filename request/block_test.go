@@ -20,8 +20,15 @@ var relaxed = &pjson.Options{LoneSurrogates: true, DuplicateKeys: true, LargeNum
 // wrote the part itself.
 func sameAsRedactJSON(t *testing.T, p payload.Part) bool {
 	t.Helper()
-	want, wantErr := redact.JSON(withoutMark(p))
-	var w blockWriter
+	return sameAsRedactJSONMarked(t, p, "cache_control")
+}
+
+// sameAsRedactJSONMarked is sameAsRedactJSON for a provider whose blocks
+// mark a breakpoint with the member named mark.
+func sameAsRedactJSONMarked(t *testing.T, p payload.Part, mark string) bool {
+	t.Helper()
+	want, wantErr := redact.JSON(withoutMark(p, mark))
+	w := blockWriter{mark: mark}
 	fast := w.write(p)
 	got, err := w.digestInput(p)
 	switch {
@@ -161,5 +168,25 @@ func TestMayBeSensitive(t *testing.T) {
 		}
 		p := payload.Part{Raw: []byte(`{"` + key + `":{"x":1}}`)}
 		sameAsRedactJSON(t, p)
+	}
+}
+
+// OpenAI's blocks mark a breakpoint with prompt_cache_breakpoint: it is
+// left out of the digest, and a cache_control member, which means nothing
+// to OpenAI, is content.
+func TestOpenAIMarkLeftOut(t *testing.T) {
+	mark := &payload.CacheControl{Type: "explicit"}
+	raw := `{"type":"input_text","text":"hi","prompt_cache_breakpoint":{"mode":"explicit"},"cache_control":{"type":"ephemeral"}}`
+	p := payload.Part{Raw: []byte(raw), Type: "input_text", Cache: mark}
+	if !sameAsRedactJSONMarked(t, p, "prompt_cache_breakpoint") {
+		t.Error("the writer left the part to redact.JSON")
+	}
+	w := blockWriter{mark: "prompt_cache_breakpoint"}
+	got, err := w.digestInput(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"cache_control":{"type":"ephemeral"},"text":"hi","type":"input_text"}`; string(got) != want {
+		t.Errorf("digest input %s, want %s", got, want)
 	}
 }

@@ -29,7 +29,7 @@ func (m *Manifest) appendCanonical(b []byte) []byte {
 			sep("auto")
 			b = appendMark(b, c.Auto)
 		}
-		for _, kv := range [][2]string{{"cached_content", c.Content}, {"key", c.Key}, {"retention", c.Retention}} {
+		for _, kv := range [][2]string{{"cached_content", c.Content}, {"key", c.Key}, {"mode", c.Mode}, {"retention", c.Retention}} {
 			if kv[1] != "" {
 				sep(kv[0])
 				b = pjson.AppendString(b, kv[1])

@@ -98,6 +98,7 @@ type Cache struct {
 	Auto      *payload.CacheControl `json:"auto,omitempty"`
 	Key       string                `json:"key,omitempty"`
 	Retention string                `json:"retention,omitempty"`
+	Mode      string                `json:"mode,omitempty"`
 	Content   string                `json:"cached_content,omitempty"`
 }
 
@@ -156,8 +157,8 @@ func FromPayload(r *payload.Request, o *Options) (*Manifest, error) {
 		model = o.Model
 	}
 	m := &Manifest{Schema: Schema, Provider: string(r.Provider), Model: model, Counter: name, settings: c.Settings}
-	if c.Auto != nil || c.Key != "" || c.Retention != "" || c.Content != "" {
-		m.Cache = &Cache{Auto: c.Auto, Key: c.Key, Retention: c.Retention, Content: c.Content}
+	if c.Auto != nil || c.Key != "" || c.Retention != "" || c.Mode != "" || c.Content != "" {
+		m.Cache = &Cache{Auto: c.Auto, Key: c.Key, Retention: c.Retention, Mode: c.Mode, Content: c.Content}
 	}
 	var frags []Segment
 	if o.System != nil {
@@ -167,7 +168,7 @@ func FromPayload(r *payload.Request, o *Options) (*Manifest, error) {
 	}
 	m.Segments = make([]Segment, 0, len(parts)+len(frags))
 	attributed := false
-	var w blockWriter
+	w := blockWriter{mark: payload.MarkKey(r.Provider)}
 	for _, p := range parts {
 		if p.Section == "system" && frags != nil {
 			if !attributed {
@@ -415,9 +416,10 @@ func (m *Manifest) canonical() ([]byte, error) {
 // (tool_choice, thinking, …), "" when it has none.
 func (m *Manifest) Setting(key string) string { return m.settings[key] }
 
-// withoutMark is a part's JSON without its cache_control member.
-func withoutMark(p payload.Part) []byte {
-	if p.Cache == nil {
+// withoutMark is a part's JSON without its cache mark, the member named
+// mark.
+func withoutMark(p payload.Part, mark string) []byte {
+	if p.Cache == nil || mark == "" {
 		return p.Raw
 	}
 	out := []byte{'{'}
@@ -427,7 +429,7 @@ func withoutMark(p payload.Part) []byte {
 		if !ok {
 			break
 		}
-		if pjson.Unquote(k) == "cache_control" {
+		if pjson.Unquote(k) == mark {
 			continue
 		}
 		if len(out) > 1 {
