@@ -238,11 +238,20 @@ func (a anthropic) predict(st *state, c *Call, scale float64) Verdict {
 // shared prefix reaches past the read, the entry that was there and why
 // it could not be read (expired, too far back, not yet readable).
 func (a anthropic) blame(st *state, c *Call, bl []block, best, read int) []Blame {
+	return blameMiss(st, c, bl, best, read, func(h *request.Manifest) []block { return blocks(h, a.settings(), 1) },
+		fmt.Sprintf("is more than %d blocks behind every breakpoint of this call", lookback))
+}
+
+// blameMiss is blame for any cache whose entries are keyed by blocks:
+// hblocks gives an earlier request's blocks keyed as bl is, and
+// unreachable ends the reason an entry that was there, alive and readable,
+// was not read.
+func blameMiss(st *state, c *Call, bl []block, best, read int, hblocks func(*request.Manifest) []block, unreachable string) []Blame {
 	h, d, ok := st.best(c.Request)
 	if !ok {
 		return nil
 	}
-	hb := blocks(h.Request, a.settings(), 1)
+	hb := hblocks(h.Request)
 	// The farthest position h's prefix was cached through (any entry h or
 	// an earlier call wrote on h's prefix).
 	cached := -1
@@ -280,7 +289,7 @@ func (a anthropic) blame(st *state, c *Call, bl []block, best, read int) []Blame
 				Reason: fmt.Sprintf("the entry at %s (call %s) was not readable yet: this call started before that call's answer began", e.path, e.call)}}
 		default:
 			return []Blame{{Kind: "lookback", Path: e.path, Section: bl[p].section, Since: e.call, Tokens: e.tokens,
-				Reason: fmt.Sprintf("the entry at %s (call %s) is more than %d blocks behind every breakpoint of this call", e.path, e.call, lookback)}}
+				Reason: fmt.Sprintf("the entry at %s (call %s) %s", e.path, e.call, unreachable)}}
 		}
 	}
 	return nil

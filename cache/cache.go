@@ -476,17 +476,7 @@ func Breakpoints(m *request.Manifest, o *Options) []Breakpoint {
 				ttl = "1h"
 			}
 			bp := Breakpoint{Path: x.path, TTL: ttl, Auto: b.auto, Segments: x.last + 1, Tokens: x.cum, Cached: !known || x.cum >= min}
-			sections := map[string]bool{}
-			for _, s := range m.Segments[:x.last+1] {
-				sections[s.Section] = true
-			}
-			var covers []string
-			for _, s := range []string{"tools", "system", "messages"} {
-				if sections[s] {
-					covers = append(covers, s)
-				}
-			}
-			bp.Caches = fmt.Sprintf("caches %s through %s: %s, about %s tokens", strings.Join(covers, ", "), x.path, plural(x.last+1, "segment"), thousands(x.cum))
+			bp.Caches = caches(m, x)
 			switch {
 			case !known:
 				bp.Caches += " (minimum unknown for " + m.Model + ")"
@@ -500,6 +490,9 @@ func Breakpoints(m *request.Manifest, o *Options) []Breakpoint {
 		}
 		return out
 	case payload.OpenAIChat, payload.OpenAIResponses, payload.Gemini:
+		if m.Provider != string(payload.Gemini) && gpt56(m) {
+			return breakpointsList56(m, o)
+		}
 		var r implicitRules
 		who := "OpenAI"
 		if m.Provider == string(payload.Gemini) {
@@ -519,6 +512,21 @@ func Breakpoints(m *request.Manifest, o *Options) []Breakpoint {
 		return []Breakpoint{b}
 	}
 	return nil
+}
+
+// caches says what the prefix through block x holds.
+func caches(m *request.Manifest, x block) string {
+	sections := map[string]bool{}
+	for _, s := range m.Segments[:x.last+1] {
+		sections[s.Section] = true
+	}
+	var covers []string
+	for _, s := range []string{"tools", "system", "messages"} {
+		if sections[s] {
+			covers = append(covers, s)
+		}
+	}
+	return fmt.Sprintf("caches %s through %s: %s, about %s tokens", strings.Join(covers, ", "), x.path, plural(x.last+1, "segment"), thousands(x.cum))
 }
 
 // Predictor is Run one call at a time, for a program that predicts each

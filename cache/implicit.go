@@ -8,8 +8,8 @@ import (
 	"github.com/promptloom/promptloom/request"
 )
 
-// openai is OpenAI's automatic cache (docs/caching.md, "OpenAI"), for the
-// models before GPT-5.6: every request leaves its prefix cached, a later
+// openai is OpenAI's automatic cache (docs/caching.md, "OpenAI"); from
+// GPT-5.6 on, its breakpoints (openai56.go). For the models before: every request leaves its prefix cached, a later
 // request with the same cache key reads the longest live prefix they
 // share, from 1,024 tokens, in steps of 128 (2,048 on GPT-5.5), and no
 // write is billed. Reads are estimates: OpenAI's hidden tokens and exact
@@ -103,6 +103,9 @@ func (gemini) rules() implicitRules {
 }
 
 func (o openai) predict(st *state, c *Call, scale float64) Verdict {
+	if gpt56(c.Request) {
+		return o.predict56(st, c, scale)
+	}
 	return implicitPredict(st, c, scale, o.settings(), o.rules(), "openai")
 }
 
@@ -175,6 +178,9 @@ func hbCum(hb []block) int {
 }
 
 func (o openai) lint(m, since *request.Manifest, opts *Options) []Finding {
+	if gpt56(m) {
+		return o.lint56(m, since, opts)
+	}
 	return implicitLint(m, since, opts, o.rules(), "OpenAI")
 }
 
