@@ -19,8 +19,9 @@ import (
 // but empty one (an empty replacement root) has no empty block or part,
 // which Anthropic and Gemini refuse: Anthropic's is no blocks, Gemini's an
 // instruction of no parts (OpenAI's channels are plain strings). OpenAI
-// caches prompt prefixes without markers and Gemini through a separate
-// cache resource, so only Anthropic gets breakpoints.
+// caches a prompt this short field holds without markers (its markers go on
+// content blocks, and the system channel here is a string) and Gemini
+// through a separate cache resource, so only Anthropic gets breakpoints.
 func Field(r *promptloom.Reduction, p Provider, o *PlaceOptions) ([]byte, *Placement, error) {
 	var v any = struct{}{}
 	var pl *Placement

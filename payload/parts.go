@@ -245,33 +245,37 @@ func (w *partsReader) messages(list node, path, key string) error {
 		if !m.isObject() {
 			return w.rd.bad(at, "want a message (an object), got %s", kind(m))
 		}
-		role := w.str(m, "role")
+		var f [3]node // role, content, type
+		if err := w.rd.fields(m, at, []string{"role", key, "type"}, f[:]); err != nil {
+			return err
+		}
+		role, content := strings.Clone(f[0].str()), f[1]
 		section := "messages"
 		if role == "system" || role == "developer" {
 			section = "system"
 		}
-		content, err := w.rd.get(m, at, key)
-		if err != nil {
-			return err
-		}
 		switch {
-		case content.isArray() && len(content.items()) > 0:
+		case content.isArray() && !content.empty():
+			keys := []string{"type", MarkKey(w.rd.p)}
+			if keys[1] == "" {
+				keys = keys[:1] // Gemini marks no block
+			}
 			return w.each(content, at+"/"+key, func(b node, bat string) error {
-				typ := ""
-				if b.isObject() {
-					typ = w.str(b, "type")
+				var f [2]node // type, mark
+				if err := w.rd.fields(b, bat, keys, f[:]); err != nil {
+					return err
 				}
-				cc, err := w.mark(b, bat)
+				cc, err := w.markOf(f[1], bat)
 				if err != nil {
 					return err
 				}
-				w.add(section, bat, b, role, typ, "", cc)
+				w.add(section, bat, b, role, strings.Clone(f[0].str()), "", cc)
 				return nil
 			})
 		case content.exists() && !content.absent():
 			w.add(section, at+"/"+key, content, role, "", "", nil)
 		default:
-			w.add(section, at, m, role, w.str(m, "type"), "", nil)
+			w.add(section, at, m, role, strings.Clone(f[2].str()), "", nil)
 		}
 		return nil
 	})
@@ -296,6 +300,13 @@ func (w *partsReader) mark(b node, at string) (*CacheControl, error) {
 	if err != nil {
 		return nil, err
 	}
+	return w.markOf(v, at)
+}
+
+// markOf reads the value of a block's mark member (the provider's
+// MarkKey), at being the block's path.
+func (w *partsReader) markOf(v node, at string) (*CacheControl, error) {
+	key := MarkKey(w.rd.p)
 	if key == "cache_control" {
 		return w.rd.cacheControl(v, at+"/cache_control")
 	}

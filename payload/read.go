@@ -55,6 +55,20 @@ func (v node) each(fn func(key string, x node) bool) {
 	}
 }
 
+// empty reports whether an array or object has no items or members.
+func (v node) empty() bool {
+	for i := 1; i < len(v.raw); i++ {
+		switch v.raw[i] {
+		case ' ', '\t', '\r', '\n':
+		case ']', '}':
+			return true
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // items are an array's items (none for anything else).
 func (v node) items() []node {
 	var out []node
@@ -153,6 +167,32 @@ func (r reader) get(obj node, path, key string) (node, error) {
 		return out, r.bad(join(path, key), "the key appears more than once")
 	}
 	return out, nil
+}
+
+// fields reads the members of obj named keys into out, out[i] for
+// keys[i] (an absent one left empty), in one walk of obj, refusing a key
+// of them that appears twice, as get does.
+func (r reader) fields(obj node, path string, keys []string, out []node) error {
+	clear(out)
+	if !obj.isObject() {
+		return nil
+	}
+	var err error
+	obj.each(func(k string, v node) bool {
+		key := pjson.Unquote(k)
+		for i, want := range keys {
+			if key != want {
+				continue
+			}
+			if out[i].exists() {
+				err = r.bad(join(path, want), "the key appears more than once")
+				return false
+			}
+			out[i] = v
+		}
+		return true
+	})
+	return err
 }
 
 func join(path, key string) string {
