@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -131,6 +132,20 @@ func TestManyBlocks(t *testing.T) {
 	small, large := allocs(10_000), allocs(100_000)
 	if large > 12*small {
 		t.Errorf("allocations: %.0f for 10,000 blocks, %.0f for 100,000", small, large)
+	}
+	// A million, a 27 MB body: every block a segment, the memory a
+	// bounded multiple of the body (each segment keeps its path, digest
+	// and counts: about 45 bytes of it for each byte of a tiny block).
+	b := body(1_000_000)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	m, err := request.New(b, payload.Anthropic, nil)
+	runtime.ReadMemStats(&after)
+	if err != nil || len(m.Segments) != 1_000_000 {
+		t.Fatalf("a million blocks: %v", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 64*uint64(len(b)) {
+		t.Errorf("a million blocks allocated %d MB for a %d MB body", got>>20, len(b)>>20)
 	}
 }
 
