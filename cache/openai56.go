@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/promptloom/promptloom/payload"
 	"github.com/promptloom/promptloom/request"
 )
 
@@ -110,6 +111,9 @@ func messages56(m *request.Manifest, bl []block) []message56 {
 // ("/messages/3" for "/messages/3/content/0"), "" for a block outside the
 // message list (a tool definition, Responses' instructions).
 func messageOf(path string) string {
+	if path == "/input" { // Responses' input as one string: one user message
+		return path
+	}
 	for _, list := range []string{"/messages/", "/input/"} {
 		if rest, ok := strings.CutPrefix(path, list); ok {
 			n, _, _ := strings.Cut(rest, "/")
@@ -290,6 +294,10 @@ func (o openai) lint56(m, since *request.Manifest, opts *Options) []Finding {
 		fs = append(fs, Finding{Severity: "warning", Rule: "breakpoints", Message: fmt.Sprintf("%d prompt_cache_breakpoint markers: only the latest %d are written (the rest are lookup boundaries at most)", n, kept)})
 	}
 	for _, x := range bl {
+		if x.cache != nil && !markAccepted(m.Provider, m.Segments[x.last]) {
+			fs = append(fs, Finding{Severity: "warning", Rule: "mark-place", Path: x.path,
+				Message: fmt.Sprintf("a prompt_cache_breakpoint on a %s block of a %s message, where the API does not document one", orNone(x.typ), orNone(m.Segments[x.last].Role))})
+		}
 		if x.cache != nil && x.cache.Type != "explicit" {
 			fs = append(fs, Finding{Severity: "warning", Rule: "mark-mode", Path: x.path, Message: fmt.Sprintf("prompt_cache_breakpoint mode %q: only \"explicit\" is documented", x.cache.Type)})
 		}
@@ -323,4 +331,28 @@ func breakpointsList56(m *request.Manifest, o *Options) []Breakpoint {
 		out = append(out, bp)
 	}
 	return out
+}
+
+// markAccepted reports whether OpenAI documents a prompt_cache_breakpoint
+// on the block s: in Chat Completions on text parts of any message and on
+// image, audio and file parts of user messages; in Responses on content
+// blocks of input messages.
+func markAccepted(provider string, s request.Segment) bool {
+	if provider == string(payload.OpenAIResponses) {
+		return s.Role != ""
+	}
+	switch s.Type {
+	case "text":
+		return true
+	case "image_url", "input_audio", "file":
+		return s.Role == "user"
+	}
+	return false
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "bare"
+	}
+	return s
 }

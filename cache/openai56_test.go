@@ -151,7 +151,7 @@ func TestGPT56ExplicitMode(t *testing.T) {
 }
 
 // The limits: four writes (the implicit one and the latest three
-// markers), the minimum, and where a marker is not accepted.
+// markers), and the minimum.
 func TestGPT56Limits(t *testing.T) {
 	var ms []msg
 	for i := range 6 {
@@ -204,4 +204,45 @@ func hasRule(fs []Finding, rule string) bool {
 		}
 	}
 	return false
+}
+
+// Responses' input as one string is one user message: its end is the
+// implicit breakpoint.
+func TestGPT56ResponsesStringInput(t *testing.T) {
+	m, err := request.New([]byte(`{"model":"gpt-5.6","input":`+fmt.Sprintf("%q", long56)+`}`), payload.OpenAIResponses, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bps := Breakpoints(m, nil); len(bps) != 1 || bps[0].Path != "/input" {
+		t.Errorf("Breakpoints: %+v, want the implicit one at /input", bps)
+	}
+	if v := run56([]*request.Manifest{m, m}); v[1].Predicted.Read == 0 || v[1].ReadThrough != "/input" {
+		t.Errorf("a second identical call: %+v", v[1])
+	}
+}
+
+// A marker is read only where OpenAI takes one, on message content: on a
+// tool definition it is neither a breakpoint nor a reason to fail the
+// body; on an assistant's image it is a lint warning.
+func TestGPT56MarkerPlaces(t *testing.T) {
+	for _, mark := range []string{`{"mode":"explicit"}`, `true`} {
+		body := `{"model":"gpt-4o","tools":[{"type":"function","function":{"name":"f"},"prompt_cache_breakpoint":` + mark + `}],"messages":[{"role":"user","content":"hi"}]}`
+		m, err := request.New([]byte(body), payload.OpenAIChat, nil)
+		if err != nil {
+			t.Fatalf("a marker on a tool: %v", err)
+		}
+		if m.Segments[0].Cache != nil || gpt56(m) {
+			t.Errorf("a marker on a tool read as a breakpoint: %+v", m.Segments[0])
+		}
+	}
+	m, err := request.New([]byte(`{"model":"gpt-5.6","messages":[{"role":"assistant","content":[{"type":"image_url","image_url":{"url":"x"},"prompt_cache_breakpoint":{"mode":"explicit"}}]}]}`), payload.OpenAIChat, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs := Lint(m, nil, nil); !hasRule(fs, "mark-place") {
+		t.Errorf("a marker on an assistant's image: %v", fs)
+	}
+	if fs := Lint(chat56(t, "", msg{role: "user", text: long56, marked: true}), nil, nil); hasRule(fs, "mark-place") {
+		t.Errorf("a marker on a user's text: %v", fs)
+	}
 }

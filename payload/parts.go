@@ -206,9 +206,12 @@ func (w *partsReader) tools(list node, path string) error {
 				}
 			}
 		}
-		cc, err := w.mark(t, at)
-		if err != nil {
-			return err
+		var cc *CacheControl
+		if w.rd.p == Anthropic { // OpenAI's markers go on message content only
+			var err error
+			if cc, err = w.mark(t, at); err != nil {
+				return err
+			}
 		}
 		w.add("tools", at, t, "", typ, name, cc)
 		return nil
