@@ -88,11 +88,28 @@ func (d *Digest) UnmarshalText(text []byte) error {
 func Parse(s string) (Digest, error) {
 	var d Digest
 	h, ok := strings.CutPrefix(s, prefix)
-	if !ok || len(h) != 64 || strings.ToLower(h) != h {
+	if !ok || len(h) != 64 {
 		return d, fmt.Errorf("%w: %q", ErrMalformed, s)
 	}
-	if _, err := hex.Decode(d[:], []byte(h)); err != nil {
-		return d, fmt.Errorf("%w: %q", ErrMalformed, s)
+	for i := range d {
+		hi, lo := nibble(h[2*i]), nibble(h[2*i+1])
+		if hi|lo > 0xf {
+			return Digest{}, fmt.Errorf("%w: %q", ErrMalformed, s)
+		}
+		d[i] = hi<<4 | lo
 	}
 	return d, nil
+}
+
+// nibble is the value of a lowercase hex digit, or 0xff for any other byte:
+// the text form has one spelling, so an uppercase digest is not the same
+// name.
+func nibble(c byte) byte {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0'
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10
+	}
+	return 0xff
 }

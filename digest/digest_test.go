@@ -49,7 +49,9 @@ func TestParse(t *testing.T) {
 		t.Fatalf("Parse(%s) = %v, %v", d, back, err)
 	}
 	for _, bad := range []string{"", "blake3:", "sha256:" + strings.Repeat("0", 64),
-		"blake3:" + strings.Repeat("A", 64), "blake3:" + strings.Repeat("g", 64)} {
+		"blake3:" + strings.Repeat("A", 64), "blake3:" + strings.Repeat("g", 64),
+		"blake3:" + strings.Repeat("0", 63) + "F", "blake3:" + strings.Repeat("0", 65),
+		"blake3:" + strings.Repeat("0", 62) + "/0", "blake3:" + strings.Repeat("0", 62) + ":0"} {
 		if _, err := Parse(bad); !errors.Is(err, ErrMalformed) {
 			t.Errorf("Parse(%q) error = %v, want ErrMalformed", bad, err)
 		}
