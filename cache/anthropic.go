@@ -247,7 +247,7 @@ func (a anthropic) blame(st *state, c *Call, bl []block, best, read int) []Blame
 // unreachable ends the reason an entry that was there, alive and readable,
 // was not read.
 func blameMiss(st *state, c *Call, bl []block, best, read int, hblocks func(*request.Manifest) []block, unreachable string) []Blame {
-	h, d, ok := st.best(c.Request)
+	h, d, ok := st.best(c)
 	if !ok {
 		return nil
 	}

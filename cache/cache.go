@@ -119,14 +119,16 @@ type Options struct {
 type Analysis struct {
 	Verdicts []Verdict `json:"calls"`
 	Summary  Summary   `json:"summary"`
+
+	reportedIn int // the whole prompts the providers reported
 }
 
 // Summary totals an analysis.
 type Summary struct {
 	Calls int `json:"calls"`
-	// PredictedHitRate and ReportedHitRate are the cache reads over the
-	// whole input, in tokens, as predicted and as reported (over the calls
-	// with a report).
+	// PredictedHitRate is the predicted cache reads over the whole input
+	// as counted; ReportedHitRate the reported reads over the whole input
+	// the providers reported (over the calls with a report).
 	PredictedHitRate float64 `json:"predicted_hit_rate"`
 	ReportedHitRate  float64 `json:"reported_hit_rate"`
 	// Rewritten are the tokens written again, by blamed path.
@@ -186,14 +188,17 @@ func Diverge(a, b *request.Manifest) request.Divergence {
 
 // Run predicts calls in the order given (the order they were made), each
 // from the entries the calls before it wrote: one cache for all of them,
-// as a provider keeps one for an organization. Token figures estimated
-// rather than counted are scaled, call by call, to the total the provider
-// reported for the call, and to the transcript's mean where it reported
-// none.
+// as a provider keeps one for an organization. A miss is blamed on a
+// change only against an earlier call that shares a prefix with it, or
+// the one before it in its session: a call of another conversation that
+// shares nothing was never its cache. Token figures estimated rather than
+// counted are scaled, call by call, to the total the provider reported for
+// the call, and to the mean of the provider's other calls where it
+// reported none; counted figures are the tokenizer's and stay as they are.
 func Run(calls []Call, o *Options) *Analysis {
 	o = orDefault(o)
 	st := &state{opts: o, entries: map[digest.Digest]*entry{}}
-	mean := meanScale(calls)
+	means := meanScales(calls)
 	a := &Analysis{Verdicts: make([]Verdict, 0, len(calls))}
 	for i := range calls {
 		c := &calls[i]
@@ -202,9 +207,12 @@ func Run(calls []Call, o *Options) *Analysis {
 		if md == nil {
 			v = Verdict{Problems: []Finding{{Severity: "warning", Rule: "provider", Message: "no cache model for this provider"}}}
 		} else {
-			scale := mean
-			if s, ok := callScale(c); ok {
-				scale = s
+			scale := 1.0
+			if c.Request.Counter == "estimate" {
+				scale = means[c.Request.Provider]
+				if s, ok := callScale(c); ok {
+					scale = s
+				}
 			}
 			v = md.predict(st, c, scale)
 		}
@@ -220,6 +228,9 @@ func Run(calls []Call, o *Options) *Analysis {
 		}
 		st.remember(c)
 		a.Verdicts = append(a.Verdicts, v)
+		if c.Reported != nil {
+			a.reportedIn += totalReported(c.Request.Provider, c.Reported)
+		}
 	}
 	a.summarize()
 	return a
@@ -253,23 +264,34 @@ func callScale(c *Call) (float64, bool) {
 	return float64(t) / float64(c.Request.Tokens), true
 }
 
-func meanScale(calls []Call) float64 {
-	var rep, est int
+// meanScales is, by provider, the ratio of the prompts its calls reported
+// to their estimates (1 where none reported): a provider's tokenizer is
+// not another's.
+func meanScales(calls []Call) map[string]float64 {
+	rep, est := map[string]int{}, map[string]int{}
 	for i := range calls {
 		c := &calls[i]
 		if _, ok := callScale(c); ok {
-			rep += totalReported(c.Request.Provider, c.Reported)
-			est += c.Request.Tokens
+			rep[c.Request.Provider] += totalReported(c.Request.Provider, c.Reported)
+			est[c.Request.Provider] += c.Request.Tokens
 		}
 	}
-	if est == 0 {
-		return 1
+	out := map[string]float64{}
+	for i := range calls {
+		p := calls[i].Request.Provider
+		if _, ok := out[p]; !ok {
+			out[p] = 1
+			if est[p] > 0 {
+				out[p] = float64(rep[p]) / float64(est[p])
+			}
+		}
 	}
-	return float64(rep) / float64(est)
+	return out
 }
 
 func (a *Analysis) summarize() {
-	var predRead, predIn, repRead, repIn int
+	var predRead, predIn, repRead int
+	repIn := a.reportedIn
 	byPath := map[string]*Rewritten{}
 	for i := range a.Verdicts {
 		v := &a.Verdicts[i]
@@ -278,7 +300,6 @@ func (a *Analysis) summarize() {
 		predIn += v.InputTokens
 		if v.Reported != nil {
 			repRead += v.Reported.Read
-			repIn += v.InputTokens
 		}
 		for _, b := range v.Blame {
 			if b.Kind == "change" {
@@ -319,13 +340,12 @@ func (a *Analysis) Strict() bool { return a.Summary.Changes > 0 }
 type state struct {
 	opts    *Options
 	entries map[digest.Digest]*entry
-	history []seen
-	index   map[digest.Digest]*Call // each prefix, by its chain digest: the latest call to send it
+	// latest is each conversation's latest call, by provider and session.
+	latest map[string]*Call
+	index  map[digest.Digest]*Call // each prefix, by its chain digest: the latest call to send it
 }
 
-type seen struct {
-	call *Call
-}
+func conversation(c *Call) string { return c.Request.Provider + "\x00" + c.Session }
 
 // entry is one cached prefix.
 type entry struct {
@@ -368,35 +388,33 @@ type minRow struct {
 }
 
 // best is the earlier call whose request shares the longest prefix with
-// m, and where m leaves it: found through the index of every earlier
+// c's, and where c leaves it: found through the index of every earlier
 // call's prefixes (the latest call to have each), so a run of n calls is
 // linear in its segments, not quadratic in its calls. With no prefix in
-// common, it is the latest call of the provider.
-func (st *state) best(m *request.Manifest) (*Call, request.Divergence, bool) {
-	chain := prefixChain(m)
+// common, it is the latest earlier call of c's session (for calls with
+// no session, of the others with none).
+func (st *state) best(c *Call) (*Call, request.Divergence, bool) {
+	chain := prefixChain(c.Request)
 	var at *Call
 	for i := len(chain) - 1; i >= 0 && at == nil; i-- {
 		at = st.index[chain[i]]
 	}
 	if at == nil {
-		for i := len(st.history) - 1; i >= 0 && at == nil; i-- {
-			if h := st.history[i].call; h.Request.Provider == m.Provider {
-				at = h
-			}
-		}
+		at = st.latest[conversation(c)]
 	}
 	if at == nil {
 		return nil, request.Divergence{}, false
 	}
-	return at, Diverge(at.Request, m), true
+	return at, Diverge(at.Request, c.Request), true
 }
 
-// remember adds c to the history and its prefixes to the index.
+// remember adds c's prefixes to the index, and c as its session's latest.
 func (st *state) remember(c *Call) {
-	st.history = append(st.history, seen{call: c})
 	if st.index == nil {
 		st.index = map[digest.Digest]*Call{}
+		st.latest = map[string]*Call{}
 	}
+	st.latest[conversation(c)] = c
 	for _, k := range prefixChain(c.Request) {
 		st.index[k] = c
 	}

@@ -22,27 +22,30 @@ type Comparison struct {
 	Estimate  bool    `json:"estimate,omitempty"`
 	Blame     []Blame `json:"blame,omitempty"`
 
-	segmentsA int
-	provider  string
+	segmentsA    int
+	provider     string
+	aName, bName string
 }
 
-// Compare compares b with a (diff --request).
-func Compare(a, b *request.Manifest, o *Options) *Comparison {
-	d := Diverge(a, b)
+// Compare compares b's request with a's (diff --request); their names
+// are the ones its blame and WriteText give them. At and the reports are
+// not read: B is predicted as sent one second after A.
+func Compare(a, b Call, o *Options) *Comparison {
+	d := Diverge(a.Request, b.Request)
 	at := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
-	v := Run([]Call{{Name: "A", At: at, Request: a}, {Name: "B", At: at.Add(time.Second), Request: b}}, o).Verdicts[1]
-	return &Comparison{Divergence: d, KeepsPrefix: d.Index == len(b.Segments) && d.Reason == "",
-		Predicted: v.Predicted, Estimate: v.Estimate, Blame: v.Blame, segmentsA: len(a.Segments), provider: b.Provider}
+	v := Run([]Call{{Name: a.Name, At: at, Request: a.Request}, {Name: b.Name, At: at.Add(time.Second), Request: b.Request}}, o).Verdicts[1]
+	return &Comparison{Divergence: d, KeepsPrefix: d.Index == len(a.Request.Segments) && d.Reason == "",
+		Predicted: v.Predicted, Estimate: v.Estimate, Blame: v.Blame,
+		segmentsA: len(a.Request.Segments), provider: b.Request.Provider, aName: a.Name, bName: b.Name}
 }
 
 // WriteJSON writes the comparison as indented JSON.
 func (c *Comparison) WriteJSON(w io.Writer) error { return writeJSON(w, c) }
 
-// WriteText writes the comparison for a terminal, A and B named by
-// aName and bName.
-func (c *Comparison) WriteText(w io.Writer, aName, bName string) error {
+// WriteText writes the comparison for a terminal.
+func (c *Comparison) WriteText(w io.Writer) error {
 	ew := &errWriter{w: w}
-	an, bn, d := textsafe.Line(aName), textsafe.Line(bName), c.Divergence
+	an, bn, d := textsafe.Line(c.aName), textsafe.Line(c.bName), c.Divergence
 	if c.KeepsPrefix {
 		fmt.Fprintf(ew, "%s keeps %s's whole prefix (%d segments; %s tokens shared)\n", bn, an, c.segmentsA, thousands(d.SharedTokens))
 	} else {

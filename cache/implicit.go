@@ -141,7 +141,7 @@ func implicitPredict(st *state, c *Call, scale float64, settings map[string]stri
 		v.Blame = append(v.Blame, Blame{Kind: "minimum", Tokens: 0,
 			Reason: fmt.Sprintf("the request is about %s tokens, below %s's %s-token minimum: it is not cached", thousands(v.InputTokens), m.Model, thousands(min))})
 	}
-	if h, d, ok := st.best(m); ok && best < len(bl)-1 {
+	if h, d, ok := st.best(c); ok && best < len(bl)-1 {
 		hs := *h.Request
 		hs.Model = h.Request.Model + "\x00" + name + "\x00" + r.seed(h.Request)
 		hb := blocks(&hs, settings, 1)

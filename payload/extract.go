@@ -34,7 +34,8 @@ type Channel struct {
 // Extract reads the system channel of a request body. With Auto the shape
 // is detected: `system` is Anthropic; `systemInstruction`,
 // `system_instruction` or `contents` is Gemini; `instructions` or `input`
-// is OpenAI Responses; `messages` is OpenAI Chat Completions. A body that
+// is OpenAI Responses; `messages` is OpenAI Chat Completions, or Anthropic
+// when only Anthropic sends what the body holds (messagesShape). A body that
 // another shape also reads a system text from (Anthropic's `system` beside
 // a system message in `messages`) is ambiguous, and refused as malformed
 // under Auto: name the provider to read it as one shape. A body that
@@ -110,9 +111,67 @@ func detect(root *root) (Provider, error) {
 	case has("instructions", "input"):
 		return OpenAIResponses, nil
 	case has("messages"):
-		return OpenAIChat, nil
+		return messagesShape(root), nil
 	}
 	return Auto, &Error{Kind: ErrNoSystem}
+}
+
+// Members only one of the two shapes with a top-level messages list has.
+var (
+	chatOnly      = []string{"n", "logprobs", "response_format", "max_completion_tokens", "prompt_cache_key", "prompt_cache_retention", "frequency_penalty", "presence_penalty", "seed", "parallel_tool_calls", "reasoning_effort", "modalities"}
+	anthropicOnly = []string{"anthropic_version", "thinking", "top_k", "stop_sequences", "cache_control", "anthropic_beta"}
+)
+
+// messagesShape tells Anthropic Messages from Chat Completions for a body
+// with messages and no system member, which both shapes send (an
+// Anthropic call need not have a system prompt): a system, developer or
+// tool message, a tool_calls member or a function tool is Chat's; a
+// member only Anthropic reads, a tool with an input_schema, or a Claude
+// model is Anthropic's. Evidence of Chat is taken first, since an
+// Anthropic endpoint refuses a system message; with none either way, the
+// body is Chat's, as it always was.
+func messagesShape(root *root) Provider {
+	for _, k := range chatOnly {
+		if root.get(k).exists() {
+			return OpenAIChat
+		}
+	}
+	chat := false
+	root.get("messages").each(func(_ string, msg node) bool {
+		msg.each(func(key string, v node) bool {
+			switch key {
+			case `"role"`:
+				r := v.str()
+				chat = r == "system" || r == "developer" || r == "tool" || r == "function"
+			case `"tool_calls"`, `"function_call"`:
+				chat = true
+			}
+			return !chat
+		})
+		return !chat
+	})
+	// A tool's members say its shape: Chat's {"type":"function",
+	// "function":{…}}, Anthropic's {"name", "input_schema", …}.
+	var first node
+	root.get("tools").each(func(_ string, t node) bool { first = t; return false })
+	anth := false
+	first.each(func(key string, _ node) bool {
+		chat = chat || key == `"function"`
+		anth = anth || key == `"input_schema"`
+		return true
+	})
+	if chat {
+		return OpenAIChat
+	}
+	for _, k := range anthropicOnly {
+		if root.get(k).exists() {
+			return Anthropic
+		}
+	}
+	if anth || strings.HasPrefix(root.get("model").str(), "claude-") {
+		return Anthropic
+	}
+	return OpenAIChat
 }
 
 func anthropic(root *root) (*Channel, error) {

@@ -314,3 +314,30 @@ func TestAutoRefusesAnAmbiguousShape(t *testing.T) {
 		}
 	}
 }
+
+// A body with messages and no system member is Chat's or Anthropic's by
+// what only one of them sends; with nothing either way, Chat's.
+func TestAutoTellsMessagesShapes(t *testing.T) {
+	for _, tt := range []struct {
+		body string
+		want Provider
+	}{
+		{`{"model":"claude-sonnet-4-5","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`, Anthropic},
+		{`{"model":"x","messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}],"tools":[{"name":"Bash","input_schema":{}}]}`, Anthropic},
+		{`{"model":"x","thinking":{"type":"enabled"},"messages":[]}`, Anthropic},
+		{`{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}`, OpenAIChat},
+		{`{"model":"claude-sonnet-4-5","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"hi"}]}`, OpenAIChat},
+		{`{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f"}}]}`, OpenAIChat},
+		{`{"model":"claude-sonnet-4-5","prompt_cache_key":"k","messages":[]}`, OpenAIChat},
+		{`{"model":"claude-sonnet-4-5","messages":["x",1,null,[]],"tools":"no"}`, Anthropic},
+	} {
+		r, err := Read([]byte(tt.body), Auto)
+		if err != nil {
+			t.Errorf("%s: %v", tt.body, err)
+			continue
+		}
+		if r.Provider != tt.want {
+			t.Errorf("%s: read as %s, want %s", tt.body, r.Provider, tt.want)
+		}
+	}
+}

@@ -140,6 +140,11 @@ func New(o *Options) (*Proxy, error) {
 	p.rp = &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.SetURL(up)
+			if hasPathPrefix(r.In.URL.Path, up.Path) {
+				// The SDK's base URL and the upstream both end in /v1
+				// (OpenAI's convention): the path is not prefixed twice.
+				r.Out.URL.Path, r.Out.URL.RawPath = r.In.URL.Path, r.In.URL.RawPath
+			}
 			r.Out.Host = up.Host
 			r.Out.Header.Del(CallHeader)
 			r.Out.Header.Del(SessionHeader)
@@ -152,6 +157,14 @@ func New(o *Options) (*Proxy, error) {
 		BufferPool:   &copyBuffers,
 	}
 	return p, nil
+}
+
+// hasPathPrefix reports whether path begins with the non-root path
+// prefix at a segment boundary.
+func hasPathPrefix(path, prefix string) bool {
+	prefix = strings.TrimSuffix(prefix, "/")
+	rest, ok := strings.CutPrefix(path, prefix)
+	return prefix != "" && ok && (rest == "" || rest[0] == '/')
 }
 
 // ServeHTTP serves the page under /promptloom/ and proxies everything

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -478,4 +479,35 @@ func TestThePageKeepsTheLatestCalls(t *testing.T) {
 	if rep, _ := g.closeAndVerify(t); len(rep.Calls) != 5 {
 		t.Errorf("%d calls in the transcript", len(rep.Calls))
 	}
+}
+
+// An upstream given with a path (OpenAI's https://api.openai.com/v1) is
+// not prefixed again to a request whose path already holds it (an SDK
+// whose base URL ends in /v1).
+func TestAnUpstreamPathIsNotDoubled(t *testing.T) {
+	var got []string
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.URL.Path)
+	}))
+	defer up.Close()
+	u, _ := url.Parse(up.URL + "/v1")
+	p, err := proxy.New(&proxy.Options{Upstream: u, Open: func(s string) (*journal.Journal, error) {
+		return journal.Open(filepath.Join(t.TempDir(), "t.jsonl"), &journal.Options{Session: s})
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	for _, path := range []string{"/v1/models", "/models", "/v1x/models", "/v1"} {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	if want := []string{"/v1/models", "/v1/models", "/v1/v1x/models", "/v1"}; !slices.Equal(got, want) {
+		t.Errorf("the upstream saw %q, want %q", got, want)
+	}
+	p.Close()
 }

@@ -13,10 +13,12 @@ import (
 // Divergence is where a request leaves an earlier one's prefix: what a
 // prefix cache can no longer reuse of the earlier request.
 type Divergence struct {
-	// Index is the first segment of B that is not A's at the same place;
-	// len(B.Segments) when B is A or A followed by more (nothing diverges).
+	// Index is the first segment of B that is not A's at the same place:
+	// len(A.Segments) when B is A or A followed by more (nothing diverges,
+	// and Reason is empty).
 	Index int `json:"index"`
-	// Path and Section are that segment's (B's; A's when B ended first).
+	// Path and Section are that segment's (B's; A's when B ended first;
+	// empty when B is A).
 	Path    string `json:"path,omitempty"`
 	Section string `json:"section,omitempty"`
 	// Offset is the first byte, inside the segment's counted text (its
@@ -67,7 +69,9 @@ func Diverge(a, b *Manifest, settings map[string]string) Divergence {
 	}
 	for i := 0; i < limit; i++ {
 		if i >= len(a.Segments) {
-			d.Index, d.Setting, d.Reason = len(b.Segments), "", ""
+			// B goes on where A ended: a setting changed past A's end
+			// leaves A's whole prefix to read.
+			d.Index, d.Setting, d.Reason = i, "", ""
 			break
 		}
 		if a.Segments[i].Digest != b.Segments[i].Digest || a.Segments[i].Path != b.Segments[i].Path {
@@ -94,11 +98,13 @@ func Diverge(a, b *Manifest, settings map[string]string) Divergence {
 	return d
 }
 
+// sectionOrder is the cache order of the sections.
+var sectionOrder = map[string]int{"tools": 0, "system": 1, "messages": 2}
+
 // firstOf is the first segment of section (len(Segments) when none).
 func firstOf(m *Manifest, section string) int {
-	order := map[string]int{"tools": 0, "system": 1, "messages": 2}
 	for i, s := range m.Segments {
-		if order[s.Section] >= order[section] {
+		if sectionOrder[s.Section] >= sectionOrder[section] {
 			return i
 		}
 	}
@@ -116,8 +122,9 @@ func change(a, b *Manifest, i int) (string, int) {
 		}
 	}
 	if sa.Path != sb.Path {
-		if sa.Section != sb.Section {
-			return fmt.Sprintf("now %s, where %s %s was", sb.Section, sa.Section, sa.Path), -1
+		if sectionOrder[sb.Section] > sectionOrder[sa.Section] {
+			// B's section begins where A's earlier one went on.
+			return fmt.Sprintf("comes where %s was: %s removed", sa.Path, sa.Section), -1
 		}
 		return fmt.Sprintf("added (before it: %s)", sa.Path), -1
 	}

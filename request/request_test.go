@@ -87,6 +87,31 @@ func TestDigestsSurviveRetention(t *testing.T) {
 	}
 }
 
+// A request that goes on where an earlier one ended shares the earlier
+// one's tokens, not its own: the new turn is what a cache must write.
+func TestDivergeExtension(t *testing.T) {
+	turn := `{"model":"claude-sonnet-4-5","system":"Be brief.","messages":[{"role":"user","content":"hi"}`
+	a, err := request.New([]byte(turn+`]}`), payload.Anthropic, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := request.New([]byte(turn+`,{"role":"assistant","content":"hello"},{"role":"user","content":"and now?"}]}`), payload.Anthropic, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := request.Diverge(a, b, nil)
+	rest := 0
+	for _, s := range b.Segments[len(a.Segments):] {
+		rest += s.Tokens
+	}
+	if d.Index != len(a.Segments) || d.Reason != "" || d.SharedTokens != a.Tokens || d.RestTokens != rest || d.Path != "/messages/1/content" {
+		t.Errorf("B extends A: %+v; want index %d, shared %d, rest %d at /messages/1/content", d, len(a.Segments), a.Tokens, rest)
+	}
+	if back := request.Diverge(b, a, nil); back.Index != len(a.Segments) || back.Reason == "" || back.Path != "/messages/1/content" {
+		t.Errorf("A ends before B: %+v", back)
+	}
+}
+
 // Hostile bodies are typed errors: a duplicate key, a cache_control twice,
 // a tool that is not an object, invalid UTF-8, deep nesting.
 func TestHostileBodies(t *testing.T) {

@@ -33,7 +33,7 @@ func init() {
 // journal (checkpointed under --sign) and exits 0.
 func runProxy(e *env, args []string) int {
 	fs := newFlags("proxy")
-	upstream := fs.String("upstream", "", "the provider's base URL (https://api.anthropic.com, https://api.openai.com/v1, https://generativelanguage.googleapis.com)")
+	upstream := fs.String("upstream", "", "the provider's origin (https://api.anthropic.com, https://api.openai.com, https://generativelanguage.googleapis.com); a request's path is appended, once")
 	listen := fs.String("listen", "127.0.0.1:0", "the address to listen on (the default: loopback, a free port)")
 	transcript := fs.String("transcript", "promptloom-proxy.jsonl", "where calls are recorded: a file (appended to, one session per conversation), or postgres://… (one chain per session)")
 	sign := fs.String("sign", "", "sign each session with checkpoints, with this signer key (promptloom keygen writes NAME.key)")

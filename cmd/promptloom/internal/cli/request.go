@@ -163,8 +163,12 @@ func (e *env) explainRequest(pos []string, w *wholeFlags, format string, lint, s
 		}
 	}
 	v := cache.Explain(m, prev, w.cacheOptions(), lint || strict)
-	for _, f := range v.Lint {
-		fmt.Fprintln(e.stderr, "promptloom: lint: "+textsafe.Line(f.String()))
+	if format != "text" {
+		// The text puts the findings on stdout with the rest; JSON and
+		// HTML carry them too, and a terminal still sees them.
+		for _, f := range v.Lint {
+			fmt.Fprintln(e.stderr, "promptloom: lint: "+textsafe.Line(f.String()))
+		}
 	}
 	switch format {
 	case "json":
@@ -177,8 +181,19 @@ func (e *env) explainRequest(pos []string, w *wholeFlags, format string, lint, s
 	if err != nil {
 		return e.fail("explain: %v", err)
 	}
-	if strict && len(v.Lint) > 0 {
+	errs := 0
+	for _, f := range v.Lint {
+		if f.Severity == "error" {
+			errs++
+		}
+	}
+	switch {
+	case strict && len(v.Lint) > 0:
 		fmt.Fprintf(e.stderr, "promptloom: lint: %d finding(s) under --strict\n", len(v.Lint))
+		return ExitFail
+	case errs > 0:
+		// An error is a request the provider refuses: no CI flag needed.
+		fmt.Fprintf(e.stderr, "promptloom: lint: %d error(s): the provider refuses this request\n", errs)
 		return ExitFail
 	}
 	return ExitOK
@@ -211,7 +226,7 @@ func (e *env) diffRequest(pos []string, w *wholeFlags, format, transcript string
 			return e.fail("diff: %s: %v", shown(transcript), err)
 		}
 		a, b = ra.Request, rb.Request
-		an, bn = "call "+calls[0], "call "+calls[1]
+		an, bn = calls[0], calls[1]
 	} else {
 		if len(pos) != 2 {
 			return e.fail("diff: --request takes two bodies, A then B, got %d", len(pos))
@@ -225,12 +240,12 @@ func (e *env) diffRequest(pos []string, w *wholeFlags, format, transcript string
 		}
 		an, bn = pos[0], pos[1]
 	}
-	c := cache.Compare(a, b, w.cacheOptions())
+	c := cache.Compare(cache.Call{Name: an, Request: a}, cache.Call{Name: bn, Request: b}, w.cacheOptions())
 	var err error
 	if format == "json" {
 		err = c.WriteJSON(e.stdout)
 	} else {
-		err = c.WriteText(e.stdout, an, bn)
+		err = c.WriteText(e.stdout)
 	}
 	if err != nil {
 		return e.fail("diff: %v", err)

@@ -115,7 +115,34 @@ func TestCacheBlamesTheAgentRun(t *testing.T) {
 		t.Errorf("explain: exit %d: %s%s", code, out, errOut)
 	}
 	if code, out, errOut := run(t, "diff", "--request", "--transcript", path, "--call", "turn-2", "--call", "turn-3"); code != ExitFail ||
-		!strings.Contains(out, "leaves call turn-2's prefix at segment 4, /tools/3 (tools): tool Bash: description changed") {
+		!strings.Contains(out, "leaves turn-2's prefix at segment 4, /tools/3 (tools): tool Bash: description changed") {
 		t.Errorf("diff: exit %d: %s%s", code, out, errOut)
+	}
+}
+
+// --lint exits 1 on an error (a request the provider refuses) without
+// --strict, on a warning only with it, and says each finding once.
+func TestLintExits(t *testing.T) {
+	dir := t.TempDir()
+	block := `{"type":"text","text":"x","cache_control":{"type":"ephemeral"}}`
+	five := `{"model":"claude-sonnet-4-5","max_tokens":10,"messages":[{"role":"user","content":[` + strings.Repeat(block+",", 4) + block + `]}]}`
+	one := `{"model":"claude-sonnet-4-5","max_tokens":10,"messages":[{"role":"user","content":[` + block + `]}]}`
+	for _, c := range []struct {
+		body   string
+		strict bool
+		want   int
+	}{{five, false, ExitFail}, {one, false, ExitOK}, {one, true, ExitFail}} {
+		path := filepath.Join(dir, "body.json")
+		if err := os.WriteFile(path, []byte(c.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"explain", "--request", path, "--lint"}
+		if c.strict {
+			args = append(args, "--strict")
+		}
+		code, out, errOut := run(t, args...)
+		if code != c.want || strings.Contains(errOut, "lint: error:") || strings.Contains(errOut, "lint: warning:") || !strings.Contains(out, "lint: ") {
+			t.Errorf("%v on %.60s…: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", args[3:], c.body, code, c.want, out, errOut)
+		}
 	}
 }
