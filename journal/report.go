@@ -184,6 +184,11 @@ func (r *Report) WriteText(w io.Writer) error {
 	if r.Unattributed > 0 {
 		fmt.Fprintf(&b, ", %d without a manifest", r.Unattributed)
 	}
+	if n := len(r.Problems); n > 0 {
+		// Problems of the transcript, not of a call (a session never
+		// closed, a broken chain): the summary must not read as a pass.
+		fmt.Fprintf(&b, "; %d problem(s) with the transcript", n)
+	}
 	if r.Format != "" {
 		fmt.Fprintf(&b, " (%s transcript, %d lines)", r.Format, r.Lines)
 	}
