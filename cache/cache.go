@@ -69,6 +69,23 @@ type Verdict struct {
 	Problems []Finding `json:"problems,omitempty"`
 }
 
+// String says the verdict in words, the prediction beside the report in
+// the same tokens, as report prints it.
+func (v Verdict) String() string {
+	est := ""
+	if v.Estimate {
+		est = " (estimated)"
+	}
+	line := fmt.Sprintf("the provider's rules predict a read of %s tokens and a write of %s%s", thousands(v.Predicted.Read), thousands(v.Predicted.Write), est)
+	if v.ReadThrough != "" {
+		line += ", read through " + v.ReadThrough
+	}
+	if r := v.Reported; r != nil {
+		line += fmt.Sprintf("; it reported a read of %s and a write of %s", thousands(r.Read), thousands(r.Write))
+	}
+	return line
+}
+
 // Blame is one reason a call missed the cache, or read less of it.
 type Blame struct {
 	// Kind is change (a byte, setting or order changed ahead of what was

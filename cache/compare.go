@@ -74,7 +74,12 @@ func (a *Analysis) WriteJSON(w io.Writer) error { return writeJSON(w, a) }
 // the summary. name is the transcript's.
 func (a *Analysis) WriteText(w io.Writer, name string) error {
 	ew := &errWriter{w: w}
-	fmt.Fprintf(ew, "cache %s: %d call(s), predicted by the providers' documented rules (docs/caching.md)\n\n", textsafe.Line(name), len(a.Verdicts))
+	of := ""
+	if len(a.Verdicts) != a.Summary.Calls {
+		// The verdicts were chosen (cache --call); the summary is the run's.
+		of = fmt.Sprintf(" of %d", a.Summary.Calls)
+	}
+	fmt.Fprintf(ew, "cache %s: %d%s call(s), predicted by the providers' documented rules (docs/caching.md)\n\n", textsafe.Line(name), len(a.Verdicts), of)
 	fmt.Fprintf(ew, "%-20s %6s  %-21s %-21s %s\n", "call", "line", "predicted read/write", "reported read/write", "read through")
 	for _, v := range a.Verdicts {
 		rep := "-"
@@ -98,7 +103,11 @@ func (a *Analysis) WriteText(w io.Writer, name string) error {
 		}
 	}
 	s := a.Summary
-	fmt.Fprintf(ew, "\nhit rate: predicted %.1f%%, reported %.1f%%\n", 100*s.PredictedHitRate, 100*s.ReportedHitRate)
+	over := ""
+	if of != "" {
+		over = fmt.Sprintf(" over all %d calls", s.Calls)
+	}
+	fmt.Fprintf(ew, "\nhit rate%s: predicted %.1f%%, reported %.1f%%\n", over, 100*s.PredictedHitRate, 100*s.ReportedHitRate)
 	if len(s.Rewritten) > 0 {
 		var parts []string
 		for _, r := range s.Rewritten {

@@ -67,7 +67,7 @@ func WriteText(w io.Writer, rep *journal.Report, o *Options) error {
 			}
 		}
 		if v, ok := verdicts[c.Line]; ok {
-			fmt.Fprintf(b, "  cache: %s\n", q(verdictLine(v)))
+			fmt.Fprintf(b, "  cache: %s\n", q(v.String()))
 			for _, bl := range v.Blame {
 				fmt.Fprintf(b, "    %s: %s\n", bl.Kind, q(bl.Reason))
 			}
@@ -170,23 +170,6 @@ func (o *Options) byLine() map[int]cache.Verdict {
 	return out
 }
 
-// verdictLine is a call's cache verdict in words: the prediction beside
-// the report, in the same tokens.
-func verdictLine(v cache.Verdict) string {
-	est := ""
-	if v.Estimate {
-		est = " (estimated)"
-	}
-	line := fmt.Sprintf("the provider's rules predict a read of %d tokens and a write of %d%s", v.Predicted.Read, v.Predicted.Write, est)
-	if v.ReadThrough != "" {
-		line += ", read through " + v.ReadThrough
-	}
-	if r := v.Reported; r != nil {
-		line += fmt.Sprintf("; it reported a read of %d and a write of %d", r.Read, r.Write)
-	}
-	return line
-}
-
 // cacheLine sets the prefix promptloom predicted stable against the
 // role's previous call (since; nil: none) beside what the provider's
 // cache served: the one in bytes of the system prompt, the other in the
@@ -254,7 +237,7 @@ type (
 		Since                          *Since
 		Cache                          *cacheView
 	}
-	// cacheView is the call's cache verdict (verdictLine), or the prefix
+	// cacheView is the call's cache verdict (Verdict.String), or the prefix
 	// predicted stable beside the provider's cache tokens (cacheLine).
 	cacheView struct {
 		Text                                    string
@@ -293,7 +276,7 @@ func WriteHTML(w io.Writer, source string, rep *journal.Report, o *Options) erro
 			v.Problem = c.Problem.Detail
 		}
 		if vd, ok := verdicts[c.Line]; ok {
-			text := verdictLine(vd)
+			text := vd.String()
 			for _, bl := range vd.Blame {
 				text += "; " + bl.Kind + ": " + bl.Reason
 			}

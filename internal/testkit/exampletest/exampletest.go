@@ -142,7 +142,7 @@ func Program(t *testing.T) {
 	// The report sets the cache read the provider's rules predict beside
 	// the one it reported.
 	out, err = exec.Command("go", "run", "../../cmd/promptloom", "report", "--transcript", path).CombinedOutput()
-	if err != nil || !regexp.MustCompile(`cache: the provider's rules predict a read of \d+ tokens and a write of \d+.*; it reported a read of [1-9]\d* and a write of \d+`).Match(out) {
+	if err != nil || !regexp.MustCompile(`cache: the provider's rules predict a read of [\d,]+ tokens and a write of [\d,]+.*; it reported a read of [1-9][\d,]* and a write of [\d,]+`).Match(out) {
 		t.Fatalf("promptloom report: %v\n%s", err, out)
 	}
 	if b, _ := os.ReadFile(path); bytes.Contains(b, []byte(Secret)) {

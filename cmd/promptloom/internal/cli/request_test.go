@@ -109,6 +109,11 @@ func TestCacheBlamesTheAgentRun(t *testing.T) {
 		!strings.Contains(out, `change: /system/2 changed at byte 27: "2026-12-03T10:00:00Z." became "2026-12-03T10:02:00Z."`) {
 		t.Errorf("--strict: exit %d\n%s", code, out)
 	}
+	// One call's verdict, under the run's summary, which says it is the run's.
+	if code, out, _ := run(t, "cache", "--transcript", path, "--call", "turn-3"); code != ExitOK ||
+		!strings.Contains(out, ": 1 of 6 call(s)") || !strings.Contains(out, "hit rate over all 6 calls:") {
+		t.Errorf("--call turn-3: exit %d\n%s", code, out)
+	}
 	// One call, its whole request explained and diffed from the transcript.
 	if code, out, errOut := run(t, "explain", "--request", "--transcript", path, "--call", "turn-3"); code != ExitOK ||
 		!strings.Contains(out, "/tools/3") || !strings.Contains(out, "breakpoint /tools/11:") {
