@@ -43,7 +43,7 @@ func WriteText(w io.Writer, rep *journal.Report, o *Options) error {
 	for i := range rep.Calls {
 		c := &rep.Calls[i]
 		if c.Unattributed {
-			fmt.Fprintf(b, "%s %s (line %d): unattributed: no manifest, so nothing accounts for its prompt\n", c.Status, q(callName(c)), c.Line)
+			fmt.Fprintf(b, "%s %s (line %d): unattributed: no manifest accounts for its prompt; its whole request is kept (explain --request --transcript FILE --call %s shows it)\n", c.Status, q(callName(c)), c.Line, q(callName(c)))
 		} else {
 			fmt.Fprintf(b, "%s %s (role %s, line %d): %d-byte prompt\n", c.Status, q(callName(c)), q(role(c)), c.Line, c.SystemBytes)
 		}
