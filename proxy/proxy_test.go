@@ -199,7 +199,7 @@ func TestAStalePromptIsRefusedInTheProvidersShape(t *testing.T) {
 
 // Hostile requests are clear refusals in the provider's shape: a body over
 // the limit, a call name holding a control character, a body that is not
-// JSON.
+// JSON, a text with no canonical form.
 func TestHostileRequests(t *testing.T) {
 	g := newRig(t, &proxy.Options{MaxBodyBytes: 1000})
 	for name, c := range map[string]struct {
@@ -212,6 +212,7 @@ func TestHostileRequests(t *testing.T) {
 		"a control char":      {"/v1/messages", `{"model":"m","messages":[]}`, []string{"Promptloom-Call", "a\x1b[31mb"}, 400, `"type":"error"`},
 		"not JSON, OpenAI":    {"/v1/chat/completions", `{"model":`, nil, 400, `"code":"promptloom_invalid_request_error"`},
 		"a key twice, Gemini": {"/v1beta/models/gemini-2.5-flash:generateContent", `{"contents":[],"contents":[]}`, nil, 400, `"status":"INVALID_ARGUMENT"`},
+		"a lone surrogate":    {"/v1/messages", `{"model":"m","system":"a\ud800","messages":[]}`, nil, 400, `"type":"invalid_request_error"`},
 	} {
 		req, _ := http.NewRequest("POST", g.srv.URL+c.path, strings.NewReader(c.body))
 		for i := 0; i+1 < len(c.headers); i += 2 {

@@ -179,7 +179,10 @@ func FromPayload(r *payload.Request, o *Options) (*Manifest, error) {
 		}
 		red, err := w.digestInput(p)
 		if err != nil {
-			return nil, fmt.Errorf("request: %s: %w", p.Path, err)
+			// A block with no canonical form (a lone surrogate) is a
+			// malformed body, as payload says of any other.
+			return nil, &payload.Error{Kind: payload.ErrMalformed, Provider: r.Provider,
+				Path: strings.ReplaceAll(strings.TrimPrefix(p.Path, "/"), "/", "."), Msg: err.Error()}
 		}
 		text, quoted := w.countedText(p)
 		tokens := 0
