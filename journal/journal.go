@@ -204,7 +204,12 @@ type Options struct {
 	Session string
 	// MaxLineBytes is the longest transcript line Open and Verify read (0:
 	// promptloom.DefaultMaxBytes). A longer line is an error matching
-	// promptloom.ErrTooLarge: it is never held in memory whole.
+	// promptloom.ErrTooLarge: it is never held in memory whole. It is also
+	// the longest a Journal writes, so that what it writes verifies: a
+	// call whose request line would be longer is refused before it is
+	// made (ErrTooLarge); a reply whose body would make its line longer
+	// keeps its summary without the body, and one whose summary alone
+	// would is recorded as a failed call that says so.
 	MaxLineBytes int
 	// KeepRaw retains the system prompt, messages, tools, parameters and
 	// responses as they were, instead of redacted (the default, as Harn

@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/harn/redact"
 	pjson "github.com/promptloom/promptloom/internal/json"
@@ -37,6 +38,7 @@ type Journal struct {
 	session string
 	named   string // the session's id as given (restart's new ids build on it)
 	keepRaw bool
+	maxLine int  // the longest line it writes: the one Verify reads
 	opened  bool // the session's journal_open line is written
 	closed  bool
 	ended   bool  // journal_close is written and the sink closed
@@ -97,7 +99,7 @@ func NewSink(s Sink, opts *Options) *Journal {
 	if isNil(s) {
 		s = nil
 	}
-	j := &Journal{sink: s, clock: func() time.Time { return time.Now().UTC() }, last: map[string]string{}}
+	j := &Journal{sink: s, clock: func() time.Time { return time.Now().UTC() }, last: map[string]string{}, maxLine: opts.maxLine()}
 	if opts != nil {
 		if opts.Clock != nil {
 			j.clock = opts.Clock
@@ -374,6 +376,14 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 		b.line(kindRequest, "session", quote(j.session), "call", quote(pre.call),
 			// Read in place: the line copies it.
 			"served_context", string(pre.scJSON), "request", unsafe.String(unsafe.SliceData(pre.reqJSON), len(pre.reqJSON)))
+		if b.longest > j.maxLine {
+			// A line Verify would refuse is not written: the call is
+			// refused before it is made, not recorded unverifiably.
+			n := b.longest
+			b.Reset()
+			lineBuilders.Put(b)
+			return nil, &lineTooLarge{call: pre.call, what: "request", n: n, limit: j.maxLine}
+		}
 		p.Seq, p.hash = b.t.Seq, b.t.Prev
 		return b, nil
 	})
@@ -786,6 +796,20 @@ func (p *Pending) Finish(ctx context.Context, resp Response, callErr error) erro
 	return refused
 }
 
+// lineTooLarge is a line the journal will not write: longer than the
+// longest line Verify reads (Options.MaxLineBytes). It matches
+// promptloom.ErrTooLarge.
+type lineTooLarge struct {
+	call, what string
+	n, limit   int
+}
+
+func (e *lineTooLarge) Error() string {
+	return fmt.Sprintf("journal: call %s: its %s line would be %d bytes, over the transcript's limit of %d (Options.MaxLineBytes), which Verify would refuse: not recorded, not sent", e.call, e.what, e.n, e.limit)
+}
+
+func (e *lineTooLarge) Is(t error) bool { return t == promptloom.ErrTooLarge }
+
 // abandon ends a call whose outcome cannot be recorded.
 func (p *Pending) abandon(err error) error {
 	p.j.mu.Lock()
@@ -818,10 +842,33 @@ func (p *Pending) appendQuoting(ctx context.Context, kind string, q int, fields 
 		b := newLineBuilder(t, j.clock().Format(time.RFC3339Nano))
 		head := []string{"session", quote(j.session), "call", quote(p.call),
 			"request_seq", strconv.FormatInt(p.Seq, 10), "request_hash", quote(p.hash)}
+		all := append(head, fields...)
 		if q >= 0 {
 			q += len(head)
 		}
-		b.lineQuoting(kind, q, append(head, fields...))
+		b.lineQuoting(kind, q, all)
+		if b.longest > j.maxLine && q >= 0 {
+			// The reply's body (the last fields: body, body_content_hash)
+			// would make a line Verify refuses: the line keeps the
+			// reply's summary, as for a body too large to keep.
+			b.Reset()
+			b.t, b.longest = t, 0
+			b.lineQuoting(kind, -1, all[:q-1])
+		}
+		if b.longest > j.maxLine {
+			n := b.longest
+			b.Reset()
+			b.t, b.longest = t, 0
+			// Not even the summary fits: the call is recorded as failed,
+			// saying why, so that its request has an outcome that verifies.
+			msg, _ := json.Marshal(callError{Message: fmt.Sprintf(
+				"journal: the reply's %s line would be %d bytes, over the transcript's limit of %d: not recorded", kind, n, j.maxLine)})
+			written, ohash, err := j.retainOutcome(msg)
+			if err != nil {
+				return nil, err
+			}
+			b.line(kindError, append(head, "error", string(written), "error_content_hash", quote(ohash))...)
+		}
 		if kind == kindResponse || kind == kindError {
 			var err error
 			if next, err = j.cp.outcome(ctx, b, j.session, p.hash); err != nil {
@@ -974,15 +1021,16 @@ const maxPooledLine = 16 << 20
 // newLineBuilder is a builder for lines after t, stamped at.
 func newLineBuilder(t Tail, at string) *lineBuilder {
 	b := lineBuilders.Get().(*lineBuilder)
-	b.t, b.at = t, at
+	b.t, b.at, b.longest = t, at, 0
 	return b
 }
 
 // lineBuilder builds a group of lines, chaining each to the one before.
 type lineBuilder struct {
 	bytes.Buffer
-	t  Tail
-	at string
+	t       Tail
+	at      string
+	longest int // the longest line built, its newline not counted
 }
 
 // line appends one line: prev, seq, kind, at, then fields (name, raw JSON
@@ -1016,5 +1064,6 @@ func (b *lineBuilder) lineQuoting(kind string, q int, fields []string) {
 	}
 	b.WriteByte('}')
 	b.t.Prev = digest.Bytes(b.Bytes()[start:]).String()
+	b.longest = max(b.longest, b.Len()-start)
 	b.WriteByte('\n')
 }
