@@ -51,3 +51,24 @@ func TestNoLineOverTheLimit(t *testing.T) {
 		t.Fatalf("verify: %v\n%s", err, w.String())
 	}
 }
+
+// A file of garbage is a bounded report: the first problems listed, the
+// rest counted, whatever the file's length.
+func TestProblemsAreBounded(t *testing.T) {
+	garbage := strings.Repeat("{}\n", 50_000)
+	rep, err := Verify(strings.NewReader(garbage), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.OK() || len(rep.Problems) != maxProblems+1 {
+		t.Fatalf("%d problems listed", len(rep.Problems))
+	}
+	last := rep.Problems[maxProblems]
+	if last.Rule != "too_many_problems" || !strings.Contains(last.Detail, "more problem(s) from line") {
+		t.Errorf("the last problem: %+v", last)
+	}
+	allocs := testing.AllocsPerRun(1, func() { Verify(strings.NewReader(garbage), nil) })
+	if perLine := allocs / 50_000; perLine > 20 {
+		t.Errorf("%.0f allocations a line of garbage", perLine)
+	}
+}

@@ -89,7 +89,8 @@ type Report struct {
 	Calls  []CallReport `json:"calls"`
 	// Problems are the rules the transcript itself breaks: a line not
 	// JSON, a duplicate key, a broken chain, an unknown kind, a session
-	// unclosed; a transcript with no call to check.
+	// unclosed; a transcript with no call to check. The first 1,000 are
+	// listed, and one more of rule too_many_problems counts the rest.
 	Problems []*manifest.RuleError `json:"problems,omitempty"`
 	// Lines is the number of lines read; Head the chain hash of the last
 	// (promptloom transcripts): keep it to detect lines cut from the end.
@@ -112,6 +113,8 @@ type Report struct {
 	// (CallReport.Unattributed). They verify as lines of the chain, but
 	// nothing accounts for their prompt.
 	Unattributed int `json:"unattributed,omitempty"`
+
+	unlisted int // problems past maxProblems
 }
 
 // Counts returns how many calls verified, are incomplete, and failed.
@@ -144,8 +147,23 @@ func (r *Report) OK() bool {
 
 // broke records a rule the transcript breaks at line (0: the whole).
 func (r *Report) broke(rule manifest.Rule, line int, format string, args ...any) {
-	r.Problems = append(r.Problems, &manifest.RuleError{Rule: rule, Line: line, Offset: -1, Detail: fmt.Sprintf(format, args...)})
+	switch n := len(r.Problems); {
+	case n < maxProblems:
+		r.Problems = append(r.Problems, &manifest.RuleError{Rule: rule, Line: line, Offset: -1, Detail: fmt.Sprintf(format, args...)})
+	case n == maxProblems:
+		r.Problems = append(r.Problems, &manifest.RuleError{Rule: "too_many_problems", Line: line, Offset: -1})
+		fallthrough
+	default:
+		// A file of garbage is not held in memory a problem a line: past
+		// the first maxProblems, the rest are counted.
+		last := r.Problems[maxProblems]
+		r.unlisted++
+		last.Detail = fmt.Sprintf("%d more problem(s) from line %d on, not listed", r.unlisted, last.Line)
+	}
 }
+
+// maxProblems is how many of a transcript's own problems a Report lists.
+const maxProblems = 1000
 
 // WriteText writes one line per problem and per call, and a summary.
 func (r *Report) WriteText(w io.Writer) error {
