@@ -138,15 +138,21 @@ func (w *partsReader) parts(p Provider) ([]Part, error) {
 		if !root.get(key).exists() {
 			key = "system_instruction"
 		}
-		if si := root.get(key); si.isObject() {
+		si := root.get(key)
+		if !si.absent() && !si.isObject() {
+			return nil, w.rd.bad("/"+key, "want a Content object ({\"parts\": [...]}), got %s", kind(si))
+		}
+		if si.isObject() {
 			parts, err := w.rd.get(si, key, "parts")
 			if err != nil {
 				return nil, err
 			}
-			w.each(parts, "/"+key+"/parts", func(x node, at string) error {
+			if err := w.each(parts, "/"+key+"/parts", func(x node, at string) error {
 				w.add("system", at, x, "", "", "", nil)
 				return nil
-			})
+			}); err != nil {
+				return nil, err
+			}
 		}
 		err = firstErr(w.tools(root.get("tools"), "/tools"), w.messages(root.get("contents"), "/contents", "parts"))
 	}
@@ -165,10 +171,15 @@ func firstErr(errs ...error) error {
 	return nil
 }
 
-// each calls fn for each item of list with its pointer.
+// each calls fn for each item of list with its pointer. A list that is
+// missing or null has no items; anything else that is not a list is the
+// body's error, not a section quietly left out.
 func (w *partsReader) each(list node, path string, fn func(x node, at string) error) error {
-	if !list.isArray() {
+	if list.absent() {
 		return nil
+	}
+	if !list.isArray() {
+		return w.rd.bad(path, "want a list, got %s", kind(list))
 	}
 	var err error
 	i := 0

@@ -128,6 +128,28 @@ func TestHostileBodies(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
+	// A section of the wrong type is refused, naming it, not left out (a
+	// diff of two such bodies would say nothing changed).
+	for _, c := range []struct {
+		body string
+		p    payload.Provider
+		path string
+	}{
+		{`{"model":"m","system":5,"messages":[]}`, payload.Anthropic, "/system"},
+		{`{"model":"m","tools":{"name":"x"},"messages":[]}`, payload.Anthropic, "/tools"},
+		{`{"model":"m","messages":{"role":"user"}}`, payload.OpenAIChat, "/messages"},
+		{`{"model":"m","tools":"x","messages":[]}`, payload.OpenAIChat, "/tools"},
+		{`{"systemInstruction":"Be nice.","contents":[]}`, payload.Gemini, "/systemInstruction"},
+		{`{"systemInstruction":{"parts":"Be nice."},"contents":[]}`, payload.Gemini, "/systemInstruction/parts"},
+		{`{"contents":{"role":"user"}}`, payload.Gemini, "/contents"},
+		{`{"model":"m","input":5}`, payload.OpenAIResponses, "/input"},
+	} {
+		_, err := request.New([]byte(c.body), c.p, nil)
+		var pe *payload.Error
+		if !errors.As(err, &pe) || !errors.Is(err, payload.ErrMalformed) || pe.Path != c.path {
+			t.Errorf("%s as %s: %v, want malformed at %s", c.body, c.p, err, c.path)
+		}
+	}
 }
 
 // Many tiny blocks are bounded work: one segment each, and the
