@@ -1,6 +1,7 @@
 package payload
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 
@@ -42,9 +43,10 @@ type Cache struct {
 	Key, Retention, Mode string
 	// Content is the Gemini cachedContent the request names.
 	Content string
-	// Settings are the body's other top-level members, JSON as written,
-	// by key: the cache models read those that change the rendered prefix
-	// (tool_choice, thinking, reasoning, …).
+	// Settings are the body's other top-level members, as canonical JSON
+	// (as written when they have no canonical form), by key: the cache
+	// models read those that change the rendered prefix (tool_choice,
+	// thinking, reasoning, …).
 	Settings map[string]string
 }
 
@@ -99,7 +101,17 @@ func (r *Request) Cache() (Cache, error) {
 		if c.Settings == nil {
 			c.Settings = map[string]string{}
 		}
-		c.Settings[m.Key] = v.raw
+		// Canonical, so that white space or key order in tool_choice is
+		// not a change of the prefix. A key twice leaves the setting two
+		// readings; a value with no canonical form (1e999) is the
+		// provider's to judge, and kept as written.
+		val := v.raw
+		if canon, err := pjson.Encode([]byte(v.raw)); err == nil {
+			val = string(canon)
+		} else if errors.Is(err, pjson.ErrDuplicateKey) {
+			return c, rd.bad("/"+m.Key, "%v", err)
+		}
+		c.Settings[m.Key] = val
 	}
 	return c, nil
 }

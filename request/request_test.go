@@ -304,3 +304,33 @@ func TestBlocksThatAreNotObjects(t *testing.T) {
 		t.Errorf("tokens %v, want %v", tokens, want)
 	}
 }
+
+// A setting is compared as canonical JSON: white space, key order and a
+// number's spelling do not change the prefix; a setting given a key twice
+// is refused.
+func TestSettingsAreCanonical(t *testing.T) {
+	mk := func(choice string) (*request.Manifest, error) {
+		return request.New([]byte(`{"model":"claude-sonnet-4-5","tool_choice":`+choice+`,"system":"Be brief.","messages":[{"role":"user","content":"hi"}]}`), payload.Anthropic, nil)
+	}
+	a, err := mk(`{"type":"auto","disable_parallel_tool_use":true}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := map[string]string{"tool_choice": "tools"}
+	for _, same := range []string{`{ "type" : "auto", "disable_parallel_tool_use" : true }`, `{"disable_parallel_tool_use":true,"type":"auto"}`} {
+		b, err := mk(same)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := request.Diverge(a, b, settings); d.Index != len(a.Segments) || d.Setting != "" {
+			t.Errorf("%s: %+v", same, d)
+		}
+	}
+	b, _ := mk(`{"type":"any"}`)
+	if d := request.Diverge(a, b, settings); d.Setting != "tool_choice" {
+		t.Errorf("another tool_choice: %+v", d)
+	}
+	if _, err := mk(`{"type":"auto","type":"any"}`); !errors.Is(err, payload.ErrMalformed) {
+		t.Errorf("a tool_choice with a key twice: %v", err)
+	}
+}
