@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unsafe"
 
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/budget"
@@ -188,7 +189,10 @@ func FromPayload(r *payload.Request, o *Options) (*Manifest, error) {
 		tokens := 0
 		switch {
 		case !quoted:
-			tokens = count(text)
+			// A block that is not text is counted as its canonical JSON,
+			// the digest's input: how the body spaces it is not what
+			// the provider renders, and a transcript keeps it canonical.
+			tokens = count(unsafe.String(unsafe.SliceData(red), len(red)))
 		case name == "estimate":
 			tokens = (unquotedLen(text) + 3) / 4 // estimate's rule, without decoding
 		default:

@@ -61,8 +61,8 @@ func TestGolden(t *testing.T) {
 }
 
 // The same request, as a transcript keeps it (canonical, redacted), has
-// the same digests: the cache's view does not depend on white space or on
-// redaction.
+// the same digests and token counts: the cache's view does not depend on
+// white space or on redaction.
 func TestDigestsSurviveRetention(t *testing.T) {
 	body, _ := os.ReadFile("testdata/anthropic-agent.body.json")
 	a, err := request.New(body, payload.Anthropic, nil)
@@ -78,8 +78,8 @@ func TestDigestsSurviveRetention(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range a.Segments {
-		if a.Segments[i].Digest != b.Segments[i].Digest || a.Segments[i].Path != b.Segments[i].Path {
-			t.Errorf("segment %d: %s %s, then %s %s", i, a.Segments[i].Path, a.Segments[i].Digest, b.Segments[i].Path, b.Segments[i].Digest)
+		if a.Segments[i].Digest != b.Segments[i].Digest || a.Segments[i].Path != b.Segments[i].Path || a.Segments[i].Tokens != b.Segments[i].Tokens {
+			t.Errorf("segment %d: %s %s %d tokens, then %s %s %d tokens", i, a.Segments[i].Path, a.Segments[i].Digest, a.Segments[i].Tokens, b.Segments[i].Path, b.Segments[i].Digest, b.Segments[i].Tokens)
 		}
 	}
 	if d := request.Diverge(a, b, nil); d.Index != len(b.Segments) {
