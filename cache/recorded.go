@@ -8,17 +8,20 @@ import (
 )
 
 // Recorded is one call of a verified transcript with its whole request's
-// manifest (nil when the call did not give its body).
+// manifest: nil when the call did not give its body, or when the body it
+// gave is not one request can read (Err says why: a body kept as text).
 type Recorded struct {
 	journal.Sent
 	Request *request.Manifest
+	Err     error
 }
 
 // FromTranscript rebuilds every call of a verified transcript (data, the
 // bytes journal.Verify read into rep) with its request manifest: its
 // system segments its manifest's fragments where the retained bytes
 // allow, its blocks where they do not (a prompt redacted in the
-// transcript no longer holds to its manifest byte for byte).
+// transcript no longer holds to its manifest byte for byte). A call whose
+// body cannot be read has its Err, and the others are rebuilt.
 func FromTranscript(data []byte, rep *journal.Report) ([]Recorded, error) {
 	sent, err := journal.Requests(data, rep)
 	if err != nil {
@@ -34,10 +37,7 @@ func FromTranscript(data []byte, rep *journal.Report) ([]Recorded, error) {
 		if errors.Is(err, request.ErrNotAttributed) || err == nil && s.Report.Manifest == nil {
 			m, err = request.New(s.Body, s.Provider, nil)
 		}
-		if err != nil {
-			return nil, err
-		}
-		out[i].Request = m
+		out[i].Request, out[i].Err = m, err
 	}
 	return out, nil
 }

@@ -80,8 +80,15 @@ func lineIndex(data []byte) [][]byte {
 func rebuild(l gjson.Result) (payload.Provider, []byte) {
 	req := l.Get("request")
 	if l.Get("served_context").Type == gjson.Null {
+		p := payload.Provider(req.Get("provider").Str)
 		if b := req.Get("body"); b.IsObject() {
-			return payload.Provider(req.Get("provider").Str), []byte(b.Raw)
+			return p, []byte(b.Raw)
+		}
+		if t := req.Get("body_text"); t.Type == gjson.String {
+			// A body with no canonical form, kept as its text: a reader
+			// may still read it (a number past float range is the
+			// provider's to judge), or say why not.
+			return p, []byte(t.Str)
 		}
 		return "", nil
 	}

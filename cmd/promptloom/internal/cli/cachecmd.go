@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/promptloom/promptloom/cache"
+	"github.com/promptloom/promptloom/internal/textsafe"
 )
 
 func init() {
@@ -36,6 +37,12 @@ func runCache(e *env, args []string) int {
 		return e.fail("cache: %v", err)
 	}
 	calls := cache.Calls(rs) // a call that gave no body has nothing to predict from
+	for _, r := range rs {
+		if r.Err != nil {
+			// Not predicted, and said so: the run's figures leave it out.
+			fmt.Fprintf(e.stderr, "promptloom: cache: call %s (line %d) is not predicted: its request body, as the transcript kept it: %v\n", textsafe.Line(r.Report.Call), r.Report.Line, textsafe.Line(r.Err.Error()))
+		}
+	}
 	if len(calls) == 0 {
 		return e.fail("cache: %s: no call gave its request body (recorded through the transport or the proxy), so there is nothing to predict", shown(*transcript))
 	}

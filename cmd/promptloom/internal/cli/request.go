@@ -110,7 +110,10 @@ func pickCall(rs []cache.Recorded, call string) (*cache.Recorded, error) {
 	}
 	for i := range rs {
 		if rs[i].Report.Line == c.Line {
-			if rs[i].Request == nil {
+			switch {
+			case rs[i].Err != nil:
+				return nil, fmt.Errorf("call %s (line %d): its request body, as the transcript kept it: %w", call, c.Line, rs[i].Err)
+			case rs[i].Request == nil:
 				return nil, fmt.Errorf("call %s (line %d) did not give its request body: nothing says what it sent beyond its messages", call, c.Line)
 			}
 			return &rs[i], nil
