@@ -123,7 +123,7 @@ func TestExtractErrors(t *testing.T) {
 		{"no system, gemini", `{"contents": []}`, Gemini, ErrNoSystem,
 			"gemini: no system channel (no `systemInstruction`)"},
 		{"unknown provider", `{}`, Provider("bedrock"), ErrUnknownProvider,
-			`unknown provider "bedrock" (want anthropic, openai-chat, openai-responses, gemini)`},
+			`unknown provider "bedrock" (want auto, anthropic, openai-chat, openai-responses, gemini)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

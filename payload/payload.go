@@ -113,7 +113,7 @@ func (e *Error) Error() string {
 		for i, p := range providers {
 			names[i] = string(p)
 		}
-		return fmt.Sprintf("%v %q (want %s)", ErrUnknownProvider, e.Msg, strings.Join(names, ", "))
+		return fmt.Sprintf("%v %q (want auto, %s)", ErrUnknownProvider, e.Msg, strings.Join(names, ", "))
 	}
 	where := fmt.Sprintf("fragment %q at byte %d", e.Fragment, e.Offset)
 	if e.Fragment == "" {

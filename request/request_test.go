@@ -334,3 +334,28 @@ func TestSettingsAreCanonical(t *testing.T) {
 		t.Errorf("a tool_choice with a key twice: %v", err)
 	}
 }
+
+// A body whose shape nothing says, or that read as the shape named has
+// none of its messages but another shape's, is refused, not explained as
+// an empty request or as its tools alone.
+func TestTheShapeHolds(t *testing.T) {
+	for _, c := range []struct {
+		body string
+		p    payload.Provider
+	}{
+		{`{}`, payload.Auto},
+		{`{"model":"m","max_tokens":5}`, payload.Auto},
+		{`{"model":"m","messages":[{"role":"user","content":"hi"}]}`, payload.Gemini},
+		{`{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`, payload.Anthropic},
+		{`{"model":"m","input":"hi"}`, payload.OpenAIChat},
+	} {
+		if _, err := request.New([]byte(c.body), c.p, nil); !errors.Is(err, payload.ErrMalformed) {
+			t.Errorf("%s as %q: %v, want malformed", c.body, c.p, err)
+		}
+	}
+	// A Responses call of a stored prompt has no input, and no other
+	// shape's messages either.
+	if _, err := request.New([]byte(`{"model":"gpt-4o","prompt":{"id":"p"}}`), payload.OpenAIResponses, nil); err != nil {
+		t.Error(err)
+	}
+}

@@ -3,8 +3,10 @@ package cli
 import (
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
+	"syscall"
 
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/manifest"
@@ -85,13 +87,27 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// openFile opens a file to read, refusing a directory as it opens (a read
+// of one fails later, and looked like a broken transcript).
+func openFile(name string) (*os.File, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		f.Close()
+		return nil, &fs.PathError{Op: "open", Path: name, Err: syscall.EISDIR}
+	}
+	return f, nil
+}
+
 // readLimited returns the contents of a file, or of stdin for "-", reading
 // at most limit bytes: one byte more is *InputTooLargeError naming the file
 // and the limit.
 func (e *env) readLimited(name string, limit int64) ([]byte, error) {
 	var r io.Reader = e.stdin
 	if name != "-" {
-		f, err := os.Open(name)
+		f, err := openFile(name)
 		if err != nil {
 			return nil, err
 		}

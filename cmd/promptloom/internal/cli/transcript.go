@@ -56,7 +56,7 @@ func (e *env) transcripts(ctx context.Context, arg string) (srcs []source, close
 		return nil, nil, err
 	}
 	if !demo.IsURL(arg) {
-		return []source{{name: arg, open: func() (io.ReadCloser, error) { return os.Open(arg) }}}, func() {}, nil
+		return []source{{name: arg, open: func() (io.ReadCloser, error) { return openFile(arg) }}}, func() {}, nil
 	}
 	dsn, session, err := postgres.SplitURL(arg)
 	if err != nil {
