@@ -196,12 +196,21 @@ func (w *partsReader) each(list node, path string, fn func(x node, at string) er
 	var err error
 	i := 0
 	list.each(func(_ string, x node) bool {
+		if len(w.out) >= maxParts {
+			err = w.rd.bad(path+"/"+strconv.Itoa(i), "more than %d parts (tools, system blocks and content blocks): more than any provider takes, and more than promptloom reads", maxParts)
+			return false
+		}
 		err = fn(x, path+"/"+strconv.Itoa(i))
 		i++
 		return err == nil
 	})
 	return err
 }
+
+// maxParts bounds the parts of one request, and so the memory a body of
+// tiny blocks costs (each part is a few hundred bytes of view over a few
+// bytes of body): 64 MB of them would be millions.
+const maxParts = 1 << 20
 
 func (w *partsReader) tools(list node, path string) error {
 	return w.each(list, path, func(t node, at string) error {

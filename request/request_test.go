@@ -194,6 +194,13 @@ func TestManyBlocks(t *testing.T) {
 	if got := after.TotalAlloc - before.TotalAlloc; got > 64*uint64(len(b)) {
 		t.Errorf("a million blocks allocated %d MB for a %d MB body", got>>20, len(b)>>20)
 	}
+	// Past 1,048,576 parts a body is refused, naming where it went over,
+	// before its parts are all made: 64 MB of tiny blocks would be
+	// millions of segments, and gigabytes.
+	b = body(1<<20 + 1)
+	if _, err := request.New(b, payload.Anthropic, nil); !errors.Is(err, payload.ErrMalformed) || !strings.Contains(err.Error(), "/messages/0/content/1048576: more than 1048576 parts") {
+		t.Errorf("%d blocks: %v", 1<<20+1, err)
+	}
 }
 
 // The manifest's canonical bytes, written by hand, are the generic
