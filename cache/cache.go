@@ -242,6 +242,14 @@ func Run(calls []Call, o *Options) *Analysis {
 						v.Reported.Read, v.Predicted.Read-v.Reported.Read),
 					Tokens: v.Predicted.Read - v.Reported.Read})
 			}
+			if over := v.Reported.Read - v.Predicted.Read; over > 0 && len(v.Problems) == 0 && (!v.Estimate || v.Predicted.Read == 0 || float64(over) > 0.05*float64(v.Predicted.Read)) {
+				// More than the calls before it can have written: the
+				// transcript does not hold every call of the cache (another
+				// client, another proxy), or the report is wrong.
+				v.Blame = append(v.Blame, Blame{Kind: "unexplained", Path: v.ReadThrough,
+					Reason: fmt.Sprintf("the provider read %d tokens, %d more than its rules predict from the calls before it (entries written by calls not in this transcript, or a rule read otherwise: docs/caching.md)",
+						v.Reported.Read, over)})
+			}
 		}
 		st.remember(c)
 		a.Verdicts = append(a.Verdicts, v)

@@ -71,3 +71,18 @@ func TestBlameStaysInItsConversation(t *testing.T) {
 		t.Errorf("a2 after its first tool was edited: %+v", v[2].Blame)
 	}
 }
+
+// A read no earlier call of the transcript could have written is said,
+// not taken as agreement: the first call of a run reported reading 1,500
+// tokens.
+func TestAReadMoreThanPredictedIsSaid(t *testing.T) {
+	m, err := request.New([]byte(`{"model":"claude-sonnet-4-5","system":"`+strings.Repeat("Be brief. ", 700)+`","messages":[{"role":"user","content":"hi"}]}`), payload.Anthropic, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	v := Run([]Call{{Name: "1", At: at, Request: m, Reported: &payload.Usage{InputTokens: 300, CacheReadTokens: 1500}}}, nil).Verdicts[0]
+	if len(v.Blame) != 1 || v.Blame[0].Kind != "unexplained" || !strings.Contains(v.Blame[0].Reason, "1500 more than its rules predict") {
+		t.Errorf("%+v", v)
+	}
+}
