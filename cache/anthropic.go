@@ -93,6 +93,9 @@ func (anthropic) breakpoints(m *request.Manifest, bl []block) ([]breakpoint, []F
 	var bps []breakpoint
 	var fs []Finding
 	ttl := func(cc *payload.CacheControl, path string) time.Duration {
+		if cc.Type != "ephemeral" {
+			fs = append(fs, Finding{Severity: "error", Rule: "type", Path: path, Message: fmt.Sprintf("cache_control type %q; the API takes \"ephemeral\" only", cc.Type)})
+		}
 		switch cc.TTL {
 		case "", "5m":
 			return fiveMinutes

@@ -135,6 +135,7 @@ func TestRefusedRequests(t *testing.T) {
 		"automatic": {`{"model":"claude-sonnet-4-5","cache_control":{"type":"ephemeral"},"system":[{"type":"text","text":"x",` + hour + `}],"messages":[]}`, "automatic"},
 		"empty":     {`{"model":"claude-sonnet-4-5","system":[{"type":"text","text":"",` + mark + `}],"messages":[]}`, "cacheable"},
 		"ttl":       {`{"model":"claude-sonnet-4-5","system":[{"type":"text","text":"x","cache_control":{"type":"ephemeral","ttl":"2h"}}],"messages":[]}`, "ttl"},
+		"type":      {`{"model":"claude-sonnet-4-5","system":[{"type":"text","text":"x","cache_control":{"type":"persistent"}}],"messages":[]}`, "type"},
 	} {
 		m, err := request.New([]byte(c.body), payload.Anthropic, nil)
 		if err != nil {

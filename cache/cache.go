@@ -190,6 +190,11 @@ func Lint(m, since *request.Manifest, o *Options) []Finding {
 	if md == nil {
 		return []Finding{{Severity: "warning", Rule: "provider", Message: fmt.Sprintf("no cache model for provider %q", m.Provider)}}
 	}
+	if since != nil && since.Provider != m.Provider {
+		// Another provider's request shares no cache with this one.
+		fs := md.lint(m, nil, orDefault(o))
+		return append(fs, Finding{Severity: "warning", Rule: "since", Message: fmt.Sprintf("the previous request is %s's, this one %s's: nothing is compared", since.Provider, m.Provider)})
+	}
 	return md.lint(m, since, orDefault(o))
 }
 

@@ -86,3 +86,16 @@ func TestAReadMoreThanPredictedIsSaid(t *testing.T) {
 		t.Errorf("%+v", v)
 	}
 }
+
+// --since another provider's request compares nothing, and says so.
+func TestLintSinceAnotherProvider(t *testing.T) {
+	claude, _ := request.New([]byte(`{"model":"claude-sonnet-4-5","system":"x","messages":[{"role":"user","content":"hi"}]}`), payload.Anthropic, nil)
+	gpt := chat(t, "", "x", "hi")
+	found := false
+	for _, f := range Lint(claude, gpt, nil) {
+		found = found || f.Rule == "since"
+	}
+	if !found {
+		t.Errorf("lint: %v", Lint(claude, gpt, nil))
+	}
+}
