@@ -18,7 +18,8 @@ import (
 func TestNoLineOverTheLimit(t *testing.T) {
 	const limit = 4096
 	var buf bytes.Buffer
-	j := New(&buf, &Options{Session: "s", MaxLineBytes: limit})
+	signer, verifier := keys(t, "k")
+	j := New(&buf, &Options{Session: "s", MaxLineBytes: limit, Signer: signer, CheckpointEvery: 1})
 	made := 0
 	reply := func(r Response) Model {
 		return ModelFunc(func(context.Context, Request) (Response, error) { made++; return r, nil })
@@ -32,7 +33,21 @@ func TestNoLineOverTheLimit(t *testing.T) {
 	if _, err := j.Call(context.Background(), reply(Response{Text: "ok", Body: longBody}), Request{Call: "body", Body: small, Unattributed: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := j.Call(context.Background(), reply(Response{Text: strings.Repeat("y", limit)}), Request{Call: "text", Body: small, Unattributed: true}); err != nil {
+	// Recorded as failed, and the caller told so: it must not act on a
+	// reply the transcript does not hold.
+	if _, err := j.Call(context.Background(), reply(Response{Text: strings.Repeat("y", limit)}), Request{Call: "text", Body: small, Unattributed: true}); !errors.Is(err, promptloom.ErrTooLarge) {
+		t.Fatalf("a reply too long even without its body: %v", err)
+	}
+	// An attempt's failure too long for a line is cut, and the call still
+	// ends once.
+	p, err := j.Begin(context.Background(), Request{Call: "retried", Body: small, Unattributed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Attempt(context.Background(), 500, errors.New(strings.Repeat("e", 2*limit))); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Finish(context.Background(), Response{Text: "ok"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	j.Close()
@@ -44,8 +59,8 @@ func TestNoLineOverTheLimit(t *testing.T) {
 	if strings.Contains(buf.String(), `"call":"big"`) || !strings.Contains(buf.String(), "over the transcript's limit of 4096") {
 		t.Errorf("transcript:\n%s", buf.String())
 	}
-	rep, err := Verify(bytes.NewReader(buf.Bytes()), &Options{MaxLineBytes: limit})
-	if err != nil || !rep.OK() || len(rep.Calls) != 2 {
+	rep, err := Verify(bytes.NewReader(buf.Bytes()), &Options{MaxLineBytes: limit, Verifier: verifier})
+	if err != nil || !rep.OK() || len(rep.Calls) != 3 {
 		var w strings.Builder
 		rep.WriteText(&w)
 		t.Fatalf("verify: %v\n%s", err, w.String())
@@ -67,8 +82,19 @@ func TestProblemsAreBounded(t *testing.T) {
 	if last.Rule != "too_many_problems" || !strings.Contains(last.Detail, "more problem(s) from line") {
 		t.Errorf("the last problem: %+v", last)
 	}
+	// A problem a line, and "no call verified".
+	var w strings.Builder
+	rep.WriteText(&w)
+	if !strings.Contains(w.String(), "; 50001 problem(s) with the transcript") {
+		t.Errorf("summary: %s", lastLines(w.String(), 3))
+	}
 	allocs := testing.AllocsPerRun(1, func() { Verify(strings.NewReader(garbage), nil) })
 	if perLine := allocs / 50_000; perLine > 20 {
 		t.Errorf("%.0f allocations a line of garbage", perLine)
 	}
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }

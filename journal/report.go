@@ -203,6 +203,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, ", %d without a manifest", r.Unattributed)
 	}
 	if n := len(r.Problems); n > 0 {
+		if r.unlisted > 0 {
+			n += r.unlisted - 1 // the too_many_problems entry counts them
+		}
 		// Problems of the transcript, not of a call (a session never
 		// closed, a broken chain): the summary must not read as a pass.
 		fmt.Fprintf(&b, "; %d problem(s) with the transcript", n)

@@ -379,10 +379,12 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 		if b.longest > j.maxLine {
 			// A line Verify would refuse is not written: the call is
 			// refused before it is made, not recorded unverifiably.
-			n := b.longest
-			b.Reset()
-			lineBuilders.Put(b)
-			return nil, &lineTooLarge{call: pre.call, what: "request", n: n, limit: j.maxLine}
+			err := &lineTooLarge{call: pre.call, what: b.longestKind, n: b.longest, limit: j.maxLine}
+			if b.Cap() <= maxPooledLine {
+				b.Reset()
+				lineBuilders.Put(b)
+			}
+			return nil, err
 		}
 		p.Seq, p.hash = b.t.Seq, b.t.Prev
 		return b, nil
@@ -695,6 +697,12 @@ func (p *Pending) Attempt(ctx context.Context, status int, err error) error {
 	if err != nil {
 		msg = err.Error()
 	}
+	if limit := min(maxAttemptMessage, p.j.maxLine/8); len(msg) > limit {
+		// An attempt's failure is for a reader to see why it was
+		// retried; a reply body quoted in it whole could outgrow a line
+		// (an eighth of one leaves room for any escaping).
+		msg = fmt.Sprintf("%s… (%d bytes in all)", strings.ToValidUTF8(msg[:limit], ""), len(msg))
+	}
 	rec, _ := json.Marshal(struct {
 		Status  int    `json:"status,omitempty"`
 		Message string `json:"message,omitempty"`
@@ -796,6 +804,9 @@ func (p *Pending) Finish(ctx context.Context, resp Response, callErr error) erro
 	return refused
 }
 
+// maxAttemptMessage bounds the failure message an attempt line keeps.
+const maxAttemptMessage = 64 << 10
+
 // lineTooLarge is a line the journal will not write: longer than the
 // longest line Verify reads (Options.MaxLineBytes). It matches
 // promptloom.ErrTooLarge.
@@ -805,7 +816,14 @@ type lineTooLarge struct {
 }
 
 func (e *lineTooLarge) Error() string {
-	return fmt.Sprintf("journal: call %s: its %s line would be %d bytes, over the transcript's limit of %d (Options.MaxLineBytes), which Verify would refuse: not recorded, not sent", e.call, e.what, e.n, e.limit)
+	after := "not recorded, and the call not made"
+	switch e.what {
+	case kindResponse, kindError:
+		after = "the call is recorded as failed"
+	case kindAttempt:
+		after = "the attempt is not recorded"
+	}
+	return fmt.Sprintf("journal: call %s: its %s line would be %d bytes, over the transcript's limit of %d (Options.MaxLineBytes), which Verify would refuse: %s", e.call, e.what, e.n, e.limit, after)
 }
 
 func (e *lineTooLarge) Is(t error) bool { return t == promptloom.ErrTooLarge }
@@ -833,7 +851,9 @@ func (p *Pending) appendQuoting(ctx context.Context, kind string, q int, fields 
 	if p.epoch != j.epoch {
 		return fmt.Errorf("journal: call %s: the transcript was cut back under the journal (a log rotation?) after its request; this line is not recorded", p.call)
 	}
-	var next *pending // the session's tree of calls with this one
+	var next *pending  // the session's tree of calls with this one
+	var degraded error // the outcome recorded as a failure, its line being too long
+	outcome := kind == kindResponse || kind == kindError
 	err := j.appendLines(ctx, func(t Tail) (*lineBuilder, error) {
 		if t.Fresh {
 			j.restart(t)
@@ -843,33 +863,38 @@ func (p *Pending) appendQuoting(ctx context.Context, kind string, q int, fields 
 		head := []string{"session", quote(j.session), "call", quote(p.call),
 			"request_seq", strconv.FormatInt(p.Seq, 10), "request_hash", quote(p.hash)}
 		all := append(head, fields...)
-		if q >= 0 {
-			q += len(head)
+		at := q // fields[q] is all[at]
+		if at >= 0 {
+			at += len(head)
 		}
-		b.lineQuoting(kind, q, all)
-		if b.longest > j.maxLine && q >= 0 {
+		b.lineQuoting(kind, at, all)
+		if b.longest > j.maxLine && at >= 0 {
 			// The reply's body (the last fields: body, body_content_hash)
 			// would make a line Verify refuses: the line keeps the
 			// reply's summary, as for a body too large to keep.
 			b.Reset()
 			b.t, b.longest = t, 0
-			b.lineQuoting(kind, -1, all[:q-1])
+			b.lineQuoting(kind, -1, all[:at-1])
 		}
 		if b.longest > j.maxLine {
-			n := b.longest
+			tooLarge := &lineTooLarge{call: p.call, what: kind, n: b.longest, limit: j.maxLine}
+			if !outcome {
+				return nil, tooLarge
+			}
+			// Not even the summary fits: the call is recorded as failed,
+			// saying why, so that its request has an outcome that verifies,
+			// and the caller is told, as for a reply refused.
 			b.Reset()
 			b.t, b.longest = t, 0
-			// Not even the summary fits: the call is recorded as failed,
-			// saying why, so that its request has an outcome that verifies.
-			msg, _ := json.Marshal(callError{Message: fmt.Sprintf(
-				"journal: the reply's %s line would be %d bytes, over the transcript's limit of %d: not recorded", kind, n, j.maxLine)})
+			msg, _ := json.Marshal(callError{Message: tooLarge.Error()})
 			written, ohash, err := j.retainOutcome(msg)
 			if err != nil {
 				return nil, err
 			}
 			b.line(kindError, append(head, "error", string(written), "error_content_hash", quote(ohash))...)
+			degraded = tooLarge
 		}
-		if kind == kindResponse || kind == kindError {
+		if outcome {
 			var err error
 			if next, err = j.cp.outcome(ctx, b, j.session, p.hash); err != nil {
 				return nil, err
@@ -878,6 +903,9 @@ func (p *Pending) appendQuoting(ctx context.Context, kind string, q int, fields 
 		return b, nil
 	})
 	j.cp.commit(next, err == nil)
+	if err == nil {
+		err = degraded
+	}
 	return err
 }
 
@@ -1021,16 +1049,17 @@ const maxPooledLine = 16 << 20
 // newLineBuilder is a builder for lines after t, stamped at.
 func newLineBuilder(t Tail, at string) *lineBuilder {
 	b := lineBuilders.Get().(*lineBuilder)
-	b.t, b.at, b.longest = t, at, 0
+	b.t, b.at, b.longest, b.longestKind = t, at, 0, ""
 	return b
 }
 
 // lineBuilder builds a group of lines, chaining each to the one before.
 type lineBuilder struct {
 	bytes.Buffer
-	t       Tail
-	at      string
-	longest int // the longest line built, its newline not counted
+	t           Tail
+	at          string
+	longest     int    // the longest line built, its newline not counted
+	longestKind string // and its kind
 }
 
 // line appends one line: prev, seq, kind, at, then fields (name, raw JSON
@@ -1064,6 +1093,8 @@ func (b *lineBuilder) lineQuoting(kind string, q int, fields []string) {
 	}
 	b.WriteByte('}')
 	b.t.Prev = digest.Bytes(b.Bytes()[start:]).String()
-	b.longest = max(b.longest, b.Len()-start)
+	if n := b.Len() - start; n > b.longest {
+		b.longest, b.longestKind = n, kind
+	}
 	b.WriteByte('\n')
 }
