@@ -184,11 +184,18 @@ func firstErr(errs ...error) error {
 }
 
 // each calls fn for each item of list with its pointer. A list that is
-// missing or null has no items; anything else that is not a list is the
-// body's error, not a section quietly left out.
+// missing or null has no items; anything else that is not a list (for
+// Gemini, nor an object) is the body's error, not a section quietly left
+// out.
 func (w *partsReader) each(list node, path string, fn func(x node, at string) error) error {
 	if list.absent() {
 		return nil
+	}
+	if w.rd.p == Gemini && list.isObject() {
+		// Google's JSON reads one object where a list is expected
+		// ("parts": {"text": …} in its own examples): one item, at the
+		// list's place.
+		return fn(list, path)
 	}
 	if !list.isArray() {
 		return w.rd.bad(path, "want a list, got %s", kind(list))
@@ -272,7 +279,7 @@ func (w *partsReader) anthropicSystem(sys node) error {
 // or Gemini's parts) as one part a block. Messages with role system or
 // developer are the system section.
 func (w *partsReader) messages(list node, path, key string) error {
-	if list.isString() { // Responses' input as one string
+	if list.isString() && w.rd.p == OpenAIResponses { // input as one string
 		w.add("messages", path, list, "user", "", "", nil)
 		return nil
 	}

@@ -141,7 +141,7 @@ func TestHostileBodies(t *testing.T) {
 		{`{"model":"m","tools":"x","messages":[]}`, payload.OpenAIChat, "/tools"},
 		{`{"systemInstruction":"Be nice.","contents":[]}`, payload.Gemini, "/systemInstruction"},
 		{`{"systemInstruction":{"parts":"Be nice."},"contents":[]}`, payload.Gemini, "/systemInstruction/parts"},
-		{`{"contents":{"role":"user"}}`, payload.Gemini, "/contents"},
+		{`{"contents":"hi"}`, payload.Gemini, "/contents"},
 		{`{"model":"m","input":5}`, payload.OpenAIResponses, "/input"},
 	} {
 		_, err := request.New([]byte(c.body), c.p, nil)
@@ -364,5 +364,22 @@ func TestTheShapeHolds(t *testing.T) {
 	// shape's messages either.
 	if _, err := request.New([]byte(`{"model":"gpt-4o","prompt":{"id":"p"}}`), payload.OpenAIResponses, nil); err != nil {
 		t.Error(err)
+	}
+}
+
+// Google's own examples give Gemini one object where a list is expected
+// ("parts": {"text": …}, "contents": {…}): read as a list of one, at the
+// list's own place.
+func TestGeminiLoneObjects(t *testing.T) {
+	m, err := request.New([]byte(`{"system_instruction":{"parts":{"text":"You are a cat."}},"contents":{"parts":{"text":"Hello there"}}}`), payload.Gemini, &request.Options{Model: "gemini-2.5-flash"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, s := range m.Segments {
+		paths = append(paths, s.Section+" "+s.Path)
+	}
+	if got := strings.Join(paths, ", "); got != "system /system_instruction/parts, messages /contents/parts" {
+		t.Errorf("segments: %s", got)
 	}
 }
