@@ -195,10 +195,12 @@ func (w *partsReader) each(list node, path string, fn func(x node, at string) er
 		// Google's JSON reads one object where a list is expected
 		// ("parts": {"text": …} in its own examples): one item, at the
 		// list's place.
-		return fn(list, path)
+		// (Copies of path here and below: kept, it would escape to the
+		// heap for every list, and every block's path with it.)
+		return fn(list, strings.Clone(path))
 	}
 	if !list.isArray() {
-		return w.rd.bad(path, "want a list, got %s", kind(list))
+		return w.rd.bad(strings.Clone(path), "want a list, got %s", kind(list))
 	}
 	var err error
 	i := 0
