@@ -6,8 +6,9 @@
 // Run predicts a sequence of calls, in the order they were made, beside
 // what the provider reported; Lint holds one request to the rules before
 // it is sent; Diverge says where one request leaves another's prefix.
-// There is one model a provider (anthropic.go, openai.go, gemini.go);
-// each rule the models implement has its test.
+// There is one model a provider: Anthropic's (anthropic.go), the implicit
+// caches of OpenAI and Gemini (implicit.go), and GPT-5.6's explicit
+// breakpoints (openai56.go); each rule the models implement has its test.
 package cache
 
 import (
@@ -82,6 +83,9 @@ func (v Verdict) String() string {
 	}
 	if r := v.Reported; r != nil {
 		line += fmt.Sprintf("; it reported a read of %s and a write of %s", thousands(r.Read), thousands(r.Write))
+	}
+	for _, p := range v.Problems {
+		line += "; refused: " + p.String()
 	}
 	return line
 }

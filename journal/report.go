@@ -75,7 +75,8 @@ type CallReport struct {
 	// stable was the prefix the provider's cache served.
 	Usage *Usage `json:"usage,omitempty"`
 	// Unattributed is a call made without a manifest (its request holds
-	// its body's digest only): nothing says what prompt it was served.
+	// its whole body, redacted, and its digest): nothing accounts for the
+	// prompt it was served.
 	Unattributed bool `json:"unattributed,omitempty"`
 
 	system string // the prompt at SystemLine
@@ -232,13 +233,13 @@ func (r *Report) WriteText(w io.Writer) error {
 	return err
 }
 
-// name is the call's name as the verdicts print it: "(unnamed)" for a
-// request that carries none (an unattributed one may not).
 // System is the system prompt the call was served, as retained at
 // SystemLine ("" when none resolved; redacted, unless the journal kept
 // raw content).
 func (c *CallReport) System() string { return c.system }
 
+// name is the call's name as the verdicts print it: "(unnamed)" for a
+// request that carries none (an unattributed one may not).
 func (c *CallReport) name() string {
 	if c.Call == "" {
 		return "(unnamed)"

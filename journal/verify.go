@@ -314,7 +314,7 @@ func (v *verifier) promptloomLine(n int, l *object) {
 			Problem: &manifest.RuleError{Rule: "outcome", Line: n, Offset: -1, Detail: "no provider_call_response or provider_call_error answers it"}}
 		if sc := l.Get("served_context"); sc.Exists() && sc.Type == gjson.Null {
 			// A call made without a manifest (Request.Unattributed): no
-			// receipt to check, only its body's digest to name it by.
+			// receipt to check, only its body and its digest.
 			c.Unattributed = true
 			v.rep.Unattributed++
 			if h := l.Get("request.body_content_hash"); h.Type != gjson.String {

@@ -219,7 +219,7 @@ type prepared struct {
 	mbytes, scJSON []byte
 	reqJSON        []byte
 	sc             servedContext
-	unattributed   bool // no manifest: the request line alone, with its body's digest
+	unattributed   bool // no manifest: the request line alone, with its body and digest
 }
 
 // prepare validates a request and builds what its lines hold.

@@ -45,6 +45,9 @@ type RuleError struct {
 	Offset int
 	// Want and Got are what the rule wanted and what was found, as text
 	// (a count, a digest, a field's value); empty when they say nothing.
+	// Validating a manifest, Want is what the prompt (or the schema)
+	// requires and Got what the manifest says: for system_prompt_bytes,
+	// the prompt's length and the manifest's count.
 	Want, Got string
 	// Detail is the message, worded as Harn words it where Harn has the
 	// rule.

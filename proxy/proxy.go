@@ -283,7 +283,27 @@ func (p *Proxy) model(w http.ResponseWriter, r *http.Request, shape payload.Prov
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
 	ctx := transport.With(context.WithValue(r.Context(), sessionKey{}, s), tc)
+	ctx = context.WithValue(ctx, callStateKey{}, cs)
 	p.rp.ServeHTTP(w, r.WithContext(ctx))
+}
+
+type callStateKey struct{}
+
+// refused settles, for the page, a call the transport refused before
+// sending it (a stale prompt, a gated tool, a line too long): it records
+// nothing, so Done never comes, and the page would show it in flight for
+// ever.
+func (p *Proxy) refused(r *http.Request, err error) {
+	cs, _ := r.Context().Value(callStateKey{}).(*callState)
+	if cs == nil {
+		return
+	}
+	p.mu.Lock()
+	pending := !cs.done
+	p.mu.Unlock()
+	if pending {
+		p.done(cs, journal.Response{}, fmt.Errorf("refused by promptloom before it was sent; not in the transcript: %w", err))
+	}
 }
 
 type sessionKey struct{}
@@ -305,14 +325,17 @@ func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error)
 	shape, _, _, _ := payload.Route(r.URL.Path)
 	switch {
 	case errors.Is(err, journal.ErrStaleManifest):
+		p.refused(r, err)
 		writeError(w, shape, http.StatusBadRequest, "invalid_request_error", "promptloom refused the request: "+err.Error())
 	case errors.Is(err, promptloom.ErrTooLarge):
+		p.refused(r, err)
 		writeError(w, shape, http.StatusRequestEntityTooLarge, "request_too_large", "promptloom: "+err.Error())
 	case errors.Is(err, context.Canceled):
 		// The client went away; nothing to answer.
 	default:
 		var pe *payload.Error
 		if errors.As(err, &pe) {
+			p.refused(r, err)
 			writeError(w, shape, http.StatusBadRequest, "invalid_request_error", "promptloom: "+err.Error())
 			return
 		}

@@ -188,6 +188,16 @@ func TestAStalePromptIsRefusedInTheProvidersShape(t *testing.T) {
 	if n := len(g.up.Requests()); n != 0 {
 		t.Errorf("%d requests reached the upstream", n)
 	}
+	// The page does not show the refused call in flight for ever.
+	resp, err := http.Get(g.srv.URL + "/promptloom/calls.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if bytes.Contains(page, []byte("in flight")) || !bytes.Contains(page, []byte("refused by promptloom before it was sent")) {
+		t.Errorf("the page: %s", page)
+	}
 	if code, _ := g.post(t, "/v1/messages", []byte(`{"model":"claude-sonnet-4-5","max_tokens":5,"system":"You are terse.","messages":[{"role":"user","content":"hi"}]}`)); code != 200 {
 		t.Errorf("the right prompt: %d", code)
 	}

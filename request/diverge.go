@@ -13,7 +13,8 @@ import (
 // Divergence is where a request leaves an earlier one's prefix: what a
 // prefix cache can no longer reuse of the earlier request.
 type Divergence struct {
-	// Index is the first segment of B that is not A's at the same place:
+	// Index is the first segment of B that is not A's at the same place,
+	// counted from 0 (the text outputs count from 1):
 	// len(A.Segments) when B is A or A followed by more (nothing diverges,
 	// and Reason is empty).
 	Index int `json:"index"`

@@ -14,7 +14,8 @@
 // (ID) and the tool (Got), and nothing is sent or journaled. The tools'
 // rules are "tool_gated_out" and "tool_not_sent":
 // errors.Is(err, manifest.Rule("tool_not_sent")) tells them apart. A request without a Call on its
-// context is sent and recorded as unattributed (its body's digest only).
+// context is sent and recorded as unattributed (its whole body, redacted,
+// and its digest).
 //
 // The response is journaled as it came: the raw body (JSON, or the server
 // sent events as received, assembled when the stream ends) and a summary
