@@ -88,6 +88,7 @@ type Proxy struct {
 	mu       sync.Mutex
 	sessions map[string]*session
 	order    []*session
+	auto     int          // the sessions found by continuity so far
 	calls    []*callState // the latest calls (keepCalls), oldest first
 	seq      int          // the calls made so far
 	closed   bool

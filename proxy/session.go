@@ -59,8 +59,10 @@ func (p *Proxy) admit(sess, name string, pr *payload.Request) (*session, *callSt
 		if m == nil {
 			return nil, nil, cs.mErr
 		}
-		s = p.continuing(m)
-		sess = fmt.Sprintf("%s-%d", p.run, len(p.order)+1)
+		if s = p.continuing(m); s == nil {
+			p.auto++ // numbered apart from the sessions harnesses name
+			sess = fmt.Sprintf("%s-%d", p.run, p.auto)
+		}
 	}
 	if s == nil {
 		j, err := p.o.Open(sess)
