@@ -140,8 +140,6 @@ type Options struct {
 type Analysis struct {
 	Verdicts []Verdict `json:"calls"`
 	Summary  Summary   `json:"summary"`
-
-	reportedIn int // the whole prompts the providers reported
 }
 
 // Summary totals an analysis.
@@ -226,6 +224,7 @@ func Run(calls []Call, o *Options) *Analysis {
 	st := &state{opts: o, entries: map[digest.Digest]*entry{}}
 	means := meanScales(calls)
 	a := &Analysis{Verdicts: make([]Verdict, 0, len(calls))}
+	reportedIn := 0 // the whole prompts the providers reported
 	for i := range calls {
 		c := &calls[i]
 		md := modelFor(c.Request.Provider)
@@ -235,7 +234,9 @@ func Run(calls []Call, o *Options) *Analysis {
 		} else {
 			scale := 1.0
 			if c.Request.Counter == "estimate" {
-				scale = means[c.Request.Provider]
+				if s, ok := means[c.Request.Provider]; ok {
+					scale = s
+				}
 				if s, ok := callScale(c); ok {
 					scale = s
 				}
@@ -266,10 +267,10 @@ func Run(calls []Call, o *Options) *Analysis {
 		st.remember(c)
 		a.Verdicts = append(a.Verdicts, v)
 		if c.Reported != nil {
-			a.reportedIn += totalReported(c.Request.Provider, c.Reported)
+			reportedIn += totalReported(c.Request.Provider, c.Reported)
 		}
 	}
-	a.summarize()
+	a.summarize(reportedIn)
 	return a
 }
 
@@ -302,8 +303,8 @@ func callScale(c *Call) (float64, bool) {
 }
 
 // meanScales is, by provider, the ratio of the prompts its calls reported
-// to their estimates (1 where none reported): a provider's tokenizer is
-// not another's.
+// to their estimates, for the providers that reported any: a provider's
+// tokenizer is not another's.
 func meanScales(calls []Call) map[string]float64 {
 	rep, est := map[string]int{}, map[string]int{}
 	for i := range calls {
@@ -313,22 +314,17 @@ func meanScales(calls []Call) map[string]float64 {
 			est[c.Request.Provider] += c.Request.Tokens
 		}
 	}
-	out := map[string]float64{}
-	for i := range calls {
-		p := calls[i].Request.Provider
-		if _, ok := out[p]; !ok {
-			out[p] = 1
-			if est[p] > 0 {
-				out[p] = float64(rep[p]) / float64(est[p])
-			}
-		}
+	out := make(map[string]float64, len(est))
+	for p, n := range est {
+		out[p] = float64(rep[p]) / float64(n)
 	}
 	return out
 }
 
-func (a *Analysis) summarize() {
+// summarize totals the verdicts; repIn is the whole prompts the
+// providers reported.
+func (a *Analysis) summarize(repIn int) {
 	var predRead, predIn, repRead int
-	repIn := a.reportedIn
 	byPath := map[string]*Rewritten{}
 	for i := range a.Verdicts {
 		v := &a.Verdicts[i]

@@ -50,6 +50,19 @@ func TestNoLineOverTheLimit(t *testing.T) {
 	if err := p.Finish(context.Background(), Response{Text: "ok"}, nil); err != nil {
 		t.Fatal(err)
 	}
+	// Even cut, an attempt of a long-named call whose message escapes six
+	// times over is too long: it is not recorded, the caller is told, and
+	// the call still ends.
+	long := strings.Repeat("n", 1500)
+	if p, err = j.Begin(context.Background(), Request{Call: long, Body: small, Unattributed: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Attempt(context.Background(), 500, errors.New(strings.Repeat("\x01", limit))); !errors.Is(err, promptloom.ErrTooLarge) || !strings.Contains(err.Error(), "the attempt is not recorded") {
+		t.Fatalf("an attempt line over the limit: %v", err)
+	}
+	if err := p.Finish(context.Background(), Response{Text: "ok"}, nil); err != nil {
+		t.Fatal(err)
+	}
 	j.Close()
 	for i, line := range bytes.Split(bytes.TrimSuffix(buf.Bytes(), []byte("\n")), []byte("\n")) {
 		if len(line) > limit {
@@ -60,7 +73,7 @@ func TestNoLineOverTheLimit(t *testing.T) {
 		t.Errorf("transcript:\n%s", buf.String())
 	}
 	rep, err := Verify(bytes.NewReader(buf.Bytes()), &Options{MaxLineBytes: limit, Verifier: verifier})
-	if err != nil || !rep.OK() || len(rep.Calls) != 3 {
+	if err != nil || !rep.OK() || len(rep.Calls) != 4 {
 		var w strings.Builder
 		rep.WriteText(&w)
 		t.Fatalf("verify: %v\n%s", err, w.String())

@@ -152,13 +152,20 @@ func (r *Report) broke(rule manifest.Rule, line int, format string, args ...any)
 	case n < maxProblems:
 		r.Problems = append(r.Problems, &manifest.RuleError{Rule: rule, Line: line, Offset: -1, Detail: fmt.Sprintf(format, args...)})
 	case n == maxProblems:
+		// A file of garbage is not held in memory a problem a line: past
+		// the first maxProblems, the rest are counted (listUnlisted says
+		// how many, once).
 		r.Problems = append(r.Problems, &manifest.RuleError{Rule: "too_many_problems", Line: line, Offset: -1})
 		fallthrough
 	default:
-		// A file of garbage is not held in memory a problem a line: past
-		// the first maxProblems, the rest are counted.
-		last := r.Problems[maxProblems]
 		r.unlisted++
+	}
+}
+
+// listUnlisted words the too_many_problems entry, once the count is known.
+func (r *Report) listUnlisted() {
+	if r.unlisted > 0 {
+		last := r.Problems[maxProblems]
 		last.Detail = fmt.Sprintf("%d more problem(s) from line %d on, not listed", r.unlisted, last.Line)
 	}
 }

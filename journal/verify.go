@@ -466,6 +466,7 @@ func (v *verifier) holdsSoFar() bool {
 
 func (v *verifier) finish(readErr error) {
 	r := v.rep
+	defer r.listUnlisted()
 	if r.Lines == 0 && readErr == nil {
 		r.broke("empty", 0, "empty transcript: nothing to verify")
 		return

@@ -379,12 +379,7 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 		if b.longest > j.maxLine {
 			// A line Verify would refuse is not written: the call is
 			// refused before it is made, not recorded unverifiably.
-			err := &lineTooLarge{call: pre.call, what: b.longestKind, n: b.longest, limit: j.maxLine}
-			if b.Cap() <= maxPooledLine {
-				b.Reset()
-				lineBuilders.Put(b)
-			}
-			return nil, err
+			return nil, &lineTooLarge{call: pre.call, what: b.longestKind, n: b.longest, limit: j.maxLine}
 		}
 		p.Seq, p.hash = b.t.Seq, b.t.Prev
 		return b, nil
@@ -872,8 +867,7 @@ func (p *Pending) appendQuoting(ctx context.Context, kind string, q int, fields 
 			// The reply's body (the last fields: body, body_content_hash)
 			// would make a line Verify refuses: the line keeps the
 			// reply's summary, as for a body too large to keep.
-			b.Reset()
-			b.t, b.longest = t, 0
+			b.restart(t)
 			b.lineQuoting(kind, -1, all[:at-1])
 		}
 		if b.longest > j.maxLine {
@@ -884,8 +878,7 @@ func (p *Pending) appendQuoting(ctx context.Context, kind string, q int, fields 
 			// Not even the summary fits: the call is recorded as failed,
 			// saying why, so that its request has an outcome that verifies,
 			// and the caller is told, as for a reply refused.
-			b.Reset()
-			b.t, b.longest = t, 0
+			b.restart(t)
 			msg, _ := json.Marshal(callError{Message: tooLarge.Error()})
 			written, ohash, err := j.retainOutcome(msg)
 			if err != nil {
@@ -1049,8 +1042,15 @@ const maxPooledLine = 16 << 20
 // newLineBuilder is a builder for lines after t, stamped at.
 func newLineBuilder(t Tail, at string) *lineBuilder {
 	b := lineBuilders.Get().(*lineBuilder)
-	b.t, b.at, b.longest, b.longestKind = t, at, 0, ""
+	b.at = at
+	b.restart(t)
 	return b
+}
+
+// restart empties b for lines after t.
+func (b *lineBuilder) restart(t Tail) {
+	b.Reset()
+	b.t, b.longest, b.longestKind = t, 0, ""
 }
 
 // lineBuilder builds a group of lines, chaining each to the one before.

@@ -2,6 +2,7 @@ package payload
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -58,8 +59,24 @@ type Cache struct {
 // assistant turn of tool calls only, a Responses function call) is one
 // part. A part that is not what its provider writes (a tool that is not
 // an object, a cache_control given twice) is an *Error of kind
-// ErrMalformed naming its path.
+// ErrMalformed naming its path, and so is a body whose shape is unknown
+// ({} under Auto), or that, read as its shape, has none of its messages
+// but another shape's: a Gemini body read as Anthropic would be a request
+// of its tools alone.
 func (r *Request) Parts() ([]Part, error) {
+	own, ok := messagesKey[r.Provider]
+	if !ok {
+		return nil, &Error{Kind: ErrMalformed, Provider: r.Provider,
+			Msg: "no top-level member says the body's shape (system, messages, instructions, input, systemInstruction, contents): name the provider"}
+	}
+	if r.Messages == nil {
+		for _, key := range []string{"messages", "input", "contents"} {
+			if key != own && r.root.get(key).exists() {
+				return nil, &Error{Kind: ErrMalformed, Provider: r.Provider, Path: "/" + key,
+					Msg: fmt.Sprintf("read as %s the body has no %s, but it has %s: is it another shape?", r.Provider, own, key)}
+			}
+		}
+	}
 	w := partsReader{rd: reader{r.Provider, r.root}, body: r.body}
 	return w.parts(r.Provider)
 }

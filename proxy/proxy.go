@@ -295,14 +295,7 @@ type callStateKey struct{}
 // nothing, so Done never comes, and the page would show it in flight for
 // ever.
 func (p *Proxy) refused(r *http.Request, err error) {
-	cs, _ := r.Context().Value(callStateKey{}).(*callState)
-	if cs == nil {
-		return
-	}
-	p.mu.Lock()
-	pending := !cs.done
-	p.mu.Unlock()
-	if pending {
+	if cs, _ := r.Context().Value(callStateKey{}).(*callState); cs != nil {
 		p.done(cs, journal.Response{}, fmt.Errorf("refused by promptloom before it was sent; not in the transcript: %w", err))
 	}
 }

@@ -139,10 +139,13 @@ func messages(m *request.Manifest) []request.Segment {
 	return nil
 }
 
-// done records a call's outcome for the page.
+// done records a call's outcome for the page; the first one stands.
 func (p *Proxy) done(cs *callState, resp journal.Response, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if cs.done {
+		return
+	}
 	cs.done, cs.resp, cs.err, cs.ended = true, resp, err, time.Now()
 	p.notify(fmt.Sprint(cs.seq))
 }

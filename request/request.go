@@ -137,9 +137,6 @@ func FromPayload(r *payload.Request, o *Options) (*Manifest, error) {
 	if o == nil {
 		o = &Options{}
 	}
-	if err := shapeHolds(r); err != nil {
-		return nil, err
-	}
 	parts, err := r.Parts()
 	if err != nil {
 		return nil, err
@@ -207,45 +204,6 @@ func FromPayload(r *payload.Request, o *Options) (*Manifest, error) {
 	m.total()
 	m.ContentHash, err = m.hash()
 	return m, err
-}
-
-// messagesKeys are where each shape keeps its messages.
-var messagesKeys = map[payload.Provider]string{payload.Anthropic: "messages", payload.OpenAIChat: "messages",
-	payload.OpenAIResponses: "input", payload.Gemini: "contents"}
-
-// shapeHolds refuses a body whose shape is unknown ({} under Auto), or
-// that, read as the shape named, has none of its messages but another
-// shape's: a Gemini body read as Anthropic would be a request of its tools
-// alone, and explained as that without a word.
-func shapeHolds(r *payload.Request) error {
-	own, ok := messagesKeys[r.Provider]
-	if !ok {
-		return &payload.Error{Kind: payload.ErrMalformed, Provider: r.Provider,
-			Msg: "no top-level member says the body's shape (system, messages, instructions, input, systemInstruction, contents): name the provider"}
-	}
-	if r.Messages != nil {
-		return nil
-	}
-	for _, key := range []string{"messages", "input", "contents"} {
-		if key != own && hasMember(r.Parameters, key) {
-			return &payload.Error{Kind: payload.ErrMalformed, Provider: r.Provider, Path: key,
-				Msg: fmt.Sprintf("read as %s the body has no %s, but it has %s: is it another shape?", r.Provider, own, key)}
-		}
-	}
-	return nil
-}
-
-// hasMember reports whether the JSON object obj has a member key.
-func hasMember(obj []byte, key string) bool {
-	for it := pjson.NewIter(unsafe.String(unsafe.SliceData(obj), len(obj))); ; {
-		k, _, _, _, ok := it.Next()
-		if !ok {
-			return false
-		}
-		if pjson.Unquote(k) == key {
-			return true
-		}
-	}
 }
 
 // unquotedLen is the length of a JSON string token's text, decoded. The

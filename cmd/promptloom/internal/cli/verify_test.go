@@ -98,3 +98,14 @@ func TestReportJSONIsTheReports(t *testing.T) {
 		}
 	}
 }
+
+// A directory given as a file is refused as it is opened (exit 2, as a
+// missing file), not read as a broken transcript or body.
+func TestADirectoryIsNotAFile(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{{"verify", "--transcript", dir}, {"explain", "--request", dir}} {
+		if code, _, errOut := run(t, args...); code != ExitBadArgs || !strings.Contains(errOut, "is a directory") {
+			t.Errorf("%v: exit %d, %s", args, code, errOut)
+		}
+	}
+}
