@@ -151,3 +151,32 @@ func promptBytes(frags []promptloom.Fragment) int {
 	}
 	return n - 2
 }
+
+// BenchmarkRead reads a written manifest back (verify reads every retained
+// one), beside its floor: the JSON reader's one check of the same bytes.
+func BenchmarkRead(b *testing.B) {
+	frags := fragments(250)
+	r, _ := promptloom.Reduce(frags, active)
+	data, err := manifest.New(r, "bench").Canonical()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("floor", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := manifest.Read(data[:len(data)-1]); err == nil {
+				b.Fatal("a cut manifest read")
+			}
+		}
+	})
+	b.Run("read", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := manifest.Read(data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -63,21 +63,25 @@ func Read(data []byte) (*Manifest, error) {
 	}
 	// One pass of the JSON reader checks everything before a field is
 	// read: UTF-8, the syntax, a repeated key (gjson would quietly take the
-	// first copy) and a number or string with no canonical form.
-	if err := pjson.Check(data, nil); err != nil {
-		return nil, readError(err)
-	}
+	// first copy) and a number or string with no canonical form. It also
+	// finds the top level's members and where each segment ends, so no
+	// later walk looks for them again.
+	//
 	// The document is read where it lies, not copied: every string the
 	// manifest keeps is a copy of its own (kept), so the manifest holds
 	// its values and not the document, which may be large (a transcript's
 	// line) and is the caller's.
-	v := gjson.Parse(unsafe.String(unsafe.SliceData(data), len(data)))
-	if !v.IsObject() {
+	text := unsafe.String(unsafe.SliceData(data), len(data))
+	doc, err := pjson.Scan(text, nil)
+	if err != nil {
+		return nil, readError(err)
+	}
+	if v := gjson.Parse(text); !v.IsObject() {
 		return nil, &ReadError{Detail: "not a JSON object"}
 	}
 	kept := &keeper{}
 	r := reader{m: new(pjson.Members), keep: kept}
-	r.m.Index(v.Raw)
+	r.m.FromDoc(text, doc)
 	// Another schema's fields mean other things: say so before judging them.
 	if s := r.get("schema"); s.Type == gjson.String && s.Str != schema {
 		return nil, &ReadError{Field: "schema", Detail: fmt.Sprintf("is %q, want %q", s.Str, schema)}
@@ -127,20 +131,20 @@ func Read(data []byte) (*Manifest, error) {
 	if !segs.IsArray() {
 		return nil, &ReadError{Field: "segments", Detail: "missing or not a list"}
 	}
-	n := 0
-	for it := pjson.NewIter(segs.Raw); ; n++ {
-		if _, _, _, _, ok := it.Next(); !ok {
-			break
+	var list *pjson.Member
+	for i := range doc.Members {
+		if doc.Members[i].Key == "segments" {
+			list = &doc.Members[i]
 		}
 	}
-	m.Segments = make([]Segment, 0, n) // one allocation, not a copy at each growth
-	members := new(pjson.Members)      // one segment's, room reused by the next
-	for i, it := 0, pjson.NewIter(segs.Raw); ; i++ {
+	m.Segments = make([]Segment, 0, list.Items) // one allocation, not a copy at each growth
+	members := new(pjson.Members)               // one segment's, room reused by the next
+	for i, it := 0, list.Iter(text); ; i++ {
 		_, _, raw, _, ok := it.Next()
 		if !ok {
 			break
 		}
-		seg, err := readSegment(gjson.Parse(raw), i, kept, members)
+		seg, err := readSegment(raw, i, kept, members)
 		if err != nil {
 			return nil, err
 		}
@@ -183,10 +187,12 @@ func readError(err error) *ReadError {
 // secret a careless writer left in an id or call_role.
 func (m *Manifest) redactStrings() {
 	m.CallRole = redact.String(m.CallRole)
+	// Producers, reasons and registers are the same few in every row.
+	var memo redactMemo
 	for i := range m.Segments {
 		s := &m.Segments[i]
-		s.ID, s.Producer, s.Reason = redact.String(s.ID), redact.String(s.Producer), redact.String(s.Reason)
-		s.Register, s.Sources = redact.String(s.Register), redactAll(s.Sources)
+		s.ID, s.Producer, s.Reason = redact.String(s.ID), memo.of(s.Producer), memo.of(s.Reason)
+		s.Register, s.Sources = memo.of(s.Register), redactAll(s.Sources)
 		if t := s.Template; t != nil {
 			s.Template = rowTemplate(t)
 		}
@@ -196,12 +202,12 @@ func (m *Manifest) redactStrings() {
 	}
 }
 
-func readSegment(s gjson.Result, i int, kept *keeper, members *pjson.Members) (Segment, error) {
+func readSegment(raw string, i int, kept *keeper, members *pjson.Members) (Segment, error) {
 	r := reader{m: members, seg: i + 1, keep: kept}
-	if !s.IsObject() {
+	if raw[0] != '{' {
 		return Segment{}, &ReadError{Field: fmt.Sprintf("segments[%d]", i), Detail: "not an object"}
 	}
-	members.Index(s.Raw)
+	members.Index(raw)
 	seg := Segment{
 		ID:       r.str("id", true, ""),
 		Producer: r.str("producer", false, ""),
@@ -330,6 +336,11 @@ func (r *reader) get(key string) gjson.Result {
 	raw, ok := r.m.Lookup(key)
 	if !ok {
 		return gjson.Result{}
+	}
+	if raw[0] == '"' {
+		// The string's end is known: gjson would find it again byte by
+		// byte.
+		return gjson.Result{Type: gjson.String, Raw: raw, Str: pjson.Unquote(raw)}
 	}
 	return gjson.Parse(raw)
 }

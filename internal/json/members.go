@@ -35,6 +35,15 @@ func (m *Members) Check(data []byte, o *Options) error {
 	return checkInto(data, o, m)
 }
 
+// FromDoc sets m to the root object's members that Scan recorded of s
+// into d: the members of a document scanned once, without a walk more.
+func (m *Members) FromDoc(s string, d *Doc) {
+	m.keys, m.vals = m.keys[:0], m.vals[:0]
+	for _, mem := range d.Members {
+		m.keys, m.vals = append(m.keys, mem.Key), append(m.vals, s[mem.Start:mem.End])
+	}
+}
+
 // Lookup returns the value, as written, of the member named key.
 func (m *Members) Lookup(key string) (string, bool) {
 	for i, k := range m.keys {

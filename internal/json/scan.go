@@ -402,17 +402,20 @@ func (p *scanner) literal() {
 		lit, k = "false", kFalse
 	}
 	for j := 1; j < len(lit); j++ {
+		if p.i+j < len(p.s) && p.s[p.i+j] == lit[j] {
+			continue
+		}
+		// Worded only when it fails: every true, false and null of every
+		// document passes through here.
 		context := "in literal " + lit + " (expecting '" + lit[j:j+1] + "')"
 		if p.i+j >= len(p.s) {
 			p.i = len(p.s)
 			p.syntax(' ', context)
 			return
 		}
-		if p.s[p.i+j] != lit[j] {
-			p.i += j
-			p.syntax(p.s[p.i], context)
-			return
-		}
+		p.i += j
+		p.syntax(p.s[p.i], context)
+		return
 	}
 	p.i += len(lit)
 	if p.build {
