@@ -36,3 +36,14 @@ func BenchmarkBytes(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParse reads one digest's text: a verifier reads several for
+// every call it checks.
+func BenchmarkParse(b *testing.B) {
+	s := Of("a fragment").String()
+	for b.Loop() {
+		if _, err := Parse(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

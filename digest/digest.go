@@ -91,25 +91,32 @@ func Parse(s string) (Digest, error) {
 	if !ok || len(h) != 64 {
 		return d, fmt.Errorf("%w: %q", ErrMalformed, s)
 	}
+	var bad byte
 	for i := range d {
-		hi, lo := nibble(h[2*i]), nibble(h[2*i+1])
-		if hi|lo > 0xf {
-			return Digest{}, fmt.Errorf("%w: %q", ErrMalformed, s)
-		}
-		d[i] = hi<<4 | lo
+		hi, lo := nibbles[h[2*i]], nibbles[h[2*i+1]]
+		bad |= hi | lo
+		d[i] = hi<<4 | lo&0xf
+	}
+	if bad > 0xf {
+		return Digest{}, fmt.Errorf("%w: %q", ErrMalformed, s)
 	}
 	return d, nil
 }
 
-// nibble is the value of a lowercase hex digit, or 0xff for any other byte:
-// the text form has one spelling, so an uppercase digest is not the same
-// name.
-func nibble(c byte) byte {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0'
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10
+// nibbles holds the value of each lowercase hex digit, and 0xff for any
+// other byte: the text form has one spelling, so an uppercase digest is not
+// the same name. A verifier reads several digests for every call it
+// checks, so this is a table, not a branch.
+var nibbles = func() (t [256]byte) {
+	for c := range t {
+		switch {
+		case '0' <= c && c <= '9':
+			t[c] = byte(c - '0')
+		case 'a' <= c && c <= 'f':
+			t[c] = byte(c - 'a' + 10)
+		default:
+			t[c] = 0xff
+		}
 	}
-	return 0xff
-}
+	return t
+}()

@@ -1,6 +1,8 @@
 package digest
 
 import (
+	"bytes"
+	"encoding/hex"
 	"errors"
 	"strings"
 	"testing"
@@ -54,6 +56,23 @@ func TestParse(t *testing.T) {
 		"blake3:" + strings.Repeat("0", 62) + "/0", "blake3:" + strings.Repeat("0", 62) + ":0"} {
 		if _, err := Parse(bad); !errors.Is(err, ErrMalformed) {
 			t.Errorf("Parse(%q) error = %v, want ErrMalformed", bad, err)
+		}
+	}
+	// Every byte, in a high and a low digit: a lowercase hex digit is read
+	// as encoding/hex reads it, anything else is refused.
+	for c := range 256 {
+		for _, at := range []int{0, 63} {
+			text := []byte(strings.Repeat("0", 64))
+			text[at] = byte(c)
+			got, err := Parse("blake3:" + string(text))
+			want, herr := hex.DecodeString(string(text))
+			lower := '0' <= c && c <= '9' || 'a' <= c && c <= 'f'
+			switch {
+			case lower && (err != nil || herr != nil || !bytes.Equal(got[:], want)):
+				t.Errorf("byte %q at %d: Parse = %x, %v; encoding/hex = %x", byte(c), at, got, err, want)
+			case !lower && !errors.Is(err, ErrMalformed):
+				t.Errorf("byte %q at %d: Parse error = %v, want ErrMalformed", byte(c), at, err)
+			}
 		}
 	}
 }

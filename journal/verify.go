@@ -114,7 +114,7 @@ type verifier struct {
 	raw        []byte
 	// This line's members, its served context's and its request's, room
 	// reused line after line.
-	obj, served, req object
+	obj, served, req, resp object
 }
 
 // object is a line's members (or its served context's) for gjson's
@@ -296,7 +296,8 @@ func (v *verifier) promptloomLine(n int, l *object) {
 	case kindSystemPrompt:
 		content, okC := stringField(l, "content")
 		hash, okH := stringField(l, "content_hash")
-		if !okC || !okH || digest.Of(content).String() != hash {
+		// Hashed here once: a receipt that cites this line reads the verdict.
+		if !okC || !okH || !v.systemHashes(retained{line: n, raw: content}, hash) {
 			v.rep.broke("content_hash", n, "line %d: the system_prompt's content (a string) does not hash to its content_hash (a string)", n)
 		}
 		v.systems[hash] = retained{line: n, raw: content}
@@ -391,7 +392,8 @@ func (v *verifier) outcome(n int, l *object) {
 	default:
 		want := l.Get(hashField)
 		raw := orRawNull(l.Get(field).Raw)
-		body, hasBody := l.Get("body"), l.Get("body").Exists()
+		body := l.Get("body")
+		hasBody := body.Exists()
 		switch {
 		case want.Type != gjson.String || !rederives(raw, want.Str):
 			got, _ := jsonHash([]byte(raw))
@@ -401,9 +403,10 @@ func (v *verifier) outcome(n int, l *object) {
 		}
 	}
 	if field == "response" {
-		c.Outcome = l.Get("response.text").String()
-		c.Usage = usageOf(l.Get("response.usage"))
-		l.Get("response.tool_calls").ForEach(func(_, t gjson.Result) bool {
+		r := v.resp.index(l.Get("response")) // its members found once, not once a field
+		c.Outcome = r.Get("text").String()
+		c.Usage = usageOf(r.Get("usage"))
+		r.Get("tool_calls").ForEach(func(_, t gjson.Result) bool {
 			tc := ToolCall{ID: t.Get("id").String(), Name: t.Get("name").String()}
 			tc.ArgumentsHash, _ = digest.Parse(t.Get("arguments_hash").String())
 			c.ToolCalls = append(c.ToolCalls, tc)
