@@ -111,7 +111,12 @@ func Parse(data []byte, po *ParseOptions) (*Options, error) {
 	if err := r.parseSystem(get("system"), text, system); err != nil {
 		return nil, err
 	}
-	if err := r.parsePrimaryParts(get("_system_fragments")); err != nil {
+	// A replacement root is the whole prompt: Harn's assemble_system_prompt
+	// returns it before it reads _system_fragments (or the profile's
+	// fragments, parseProfile), so nothing in them is an error beside it.
+	if o.Replacement != nil {
+		r.suppressed(get("_system_fragments"), "_system_fragments")
+	} else if err := r.parsePrimaryParts(get("_system_fragments")); err != nil {
 		return nil, err
 	}
 	if err := r.parseProfile(get("context_profile")); err != nil {

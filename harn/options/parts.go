@@ -176,7 +176,8 @@ func (r *reader) warnUnknown(path string, m object, known []string) {
 // parseProfile reads context_profile as Harn does: an object, or ignored;
 // its caps count as capabilities; its prompt_fragments items become
 // profile fragments, body (else content) shown as text and trimmed, an item
-// with a blank one skipped.
+// with a blank one skipped. Beside a replacement root its prompt_fragments
+// are not read, as Harn does not read them.
 func (r *reader) parseProfile(v gjson.Result) error {
 	if !v.Exists() || v.Type == gjson.Null {
 		return nil
@@ -192,6 +193,10 @@ func (r *reader) parseProfile(v gjson.Result) error {
 	}
 	pf, ok := m.get("prompt_fragments")
 	if !ok || pf.Type == gjson.Null {
+		return nil
+	}
+	if r.o.Replacement != nil {
+		r.suppressed(pf, "context_profile.prompt_fragments")
 		return nil
 	}
 	if !pf.IsArray() {
@@ -246,4 +251,13 @@ func asciiLower(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// suppressed warns that v, given beside the replacement root, is not read:
+// Harn accepts it there unread, whatever it holds, but it is likely a
+// mistake.
+func (r *reader) suppressed(v gjson.Result, path string) {
+	if v.Exists() && v.Type != gjson.Null {
+		r.warn(path, "is not read: the replacement root is the whole prompt")
+	}
 }
