@@ -247,6 +247,12 @@ func unreadableIn(line []byte, m *pjson.Members) string {
 		return "duplicate JSON key " + bad.Path
 	case errors.Is(err, pjson.ErrLoneSurrogate):
 		return "a \\u escape of half a UTF-16 surrogate pair, which readers decode differently"
+	case errors.Is(err, pjson.ErrRange):
+		return fmt.Sprintf("not JSON every reader reads alike: a number past the range of a double (byte %d)", bad.Offset)
+	case bad.Detail != "":
+		// The reader's own words: a nesting past its depth says so, where
+		// "not JSON" alone would send a reader looking for a typo.
+		return fmt.Sprintf("not JSON: %s (byte %d)", bad.Detail, bad.Offset)
 	}
 	return "not JSON"
 }
