@@ -177,3 +177,24 @@ func TestDuplicateKey(t *testing.T) {
 }
 
 func gjsonField(line, path string) string { return gjson.Get(line, path).String() }
+
+// A line cut out of the middle is one seq problem, where it was cut: the
+// lines after it are counted on from their own seq, so the report does not
+// bury the cut under a problem at every later line.
+func TestALineCutOutIsOneSeqProblem(t *testing.T) {
+	ls := lines(recorded(t))
+	cut := join(append(append([]string{}, ls[:7]...), ls[8:]...)) // line 8, a system_prompt
+	rep, err := Verify(strings.NewReader(cut), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seq []string
+	for _, p := range rep.Problems {
+		if strings.Contains(p.Detail, "seq") {
+			seq = append(seq, p.Detail)
+		}
+	}
+	if len(seq) != 1 || !strings.Contains(seq[0], "line 8: seq 9, want 8") {
+		t.Errorf("seq problems %q, want the one at line 8", seq)
+	}
+}

@@ -263,10 +263,18 @@ func (v *verifier) promptloomLine(n int, l *object) {
 	} else if p.Str != v.prev {
 		v.rep.broke("chain", n, "line %d: chain broken: prev is %s, but line %d hashes to %s", n, p.Str, n-1, v.prev)
 	}
-	if s, ok := intField(l.Get("seq")); !ok || s != v.seq+1 {
-		v.rep.broke("seq", n, "line %d: seq %s, want %d", n, l.Get("seq").Raw, v.seq+1)
+	switch s, ok := intField(l.Get("seq")); {
+	case !ok:
+		v.rep.broke("seq", n, "line %d: seq %s, want %d", n, orRawNull(l.Get("seq").Raw), v.seq+1)
+		v.seq++
+	case s != v.seq+1:
+		// Counted on from the line's own seq: a line cut out or repeated
+		// is one problem where it happened, not one at every line after.
+		v.rep.broke("seq", n, "line %d: seq %d, want %d", n, s, v.seq+1)
+		v.seq = s
+	default:
+		v.seq++
 	}
-	v.seq++
 	if at := l.Get("at"); at.Type != gjson.String || !validTime(at.Str) {
 		v.rep.broke("at", n, "line %d: at %s is not an RFC 3339 time", n, orRawNull(at.Raw))
 	}
