@@ -190,6 +190,43 @@ func TestOlderCheckpointsVerify(t *testing.T) {
 	}
 }
 
+// A line cut out of, or repeated inside, what a checkpoint signs: the
+// checkpoint does not hold, however the lines after it count their seq (a
+// checkpoint signs the count of lines, not the seq a line claims).
+func TestACheckpointCountsLinesNotSeqs(t *testing.T) {
+	data, err := os.ReadFile("testdata/checkpoint-v1/v1.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := os.ReadFile("testdata/checkpoint-v1/v1test.pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := note.NewVerifier(strings.TrimSpace(string(pub)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls := strings.SplitAfter(string(data), "\n")
+	first := -1 // the first checkpoint's line, 0-based
+	for i, l := range ls {
+		if strings.Contains(l, `"kind":"journal_checkpoint"`) {
+			first = i
+			break
+		}
+	}
+	if first < 3 {
+		t.Fatalf("no checkpoint after the first lines (at %d)", first)
+	}
+	cut := strings.Join(append(append([]string{}, ls[:first-2]...), ls[first-1:]...), "")
+	twice := strings.Join(append(append([]string{}, ls[:first-1]...), ls[first-2:]...), "")
+	for name, edited := range map[string]string{"cut": cut, "repeated": twice} {
+		rep, text := verifyWith(edited, &Options{Verifier: v})
+		if rep.OK() || rep.Checkpoints != 0 {
+			t.Errorf("a line %s before the first checkpoint: %d checkpoint(s) hold:\n%s", name, rep.Checkpoints, text)
+		}
+	}
+}
+
 // fixedRun records calls into a journal whose clock stands still, so two
 // runs with the same first calls have the same first lines, and so one
 // origin: the second diverges after shared calls, a fork.

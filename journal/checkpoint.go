@@ -547,8 +547,8 @@ func (v *verifier) checkpoint(n int, l getter, sess string, sessOK bool) {
 		v.rep.broke("checkpoint", n, "line %d: the checkpoint of session %q signs session %q", n, sess, cp.session)
 	case cp.origin != want:
 		v.rep.broke("checkpoint", n, "line %d: the checkpoint of session %q has origin %q, but the session's is %q", n, sess, cp.origin, want)
-	case cp.lines != v.seq-1 || cp.head != v.prev:
-		v.rep.broke("checkpoint", n, "line %d: the checkpoint of session %q signs line %d with hash %s, but line %d hashes to %s", n, sess, cp.lines, cp.head, v.seq-1, v.prev)
+	case cp.lines != v.count-1 || cp.head != v.prev:
+		v.rep.broke("checkpoint", n, "line %d: the checkpoint of session %q signs line %d with hash %s, but line %d hashes to %s", n, sess, cp.lines, cp.head, v.count-1, v.prev)
 	case cp.calls != s.tree.n || cp.root != root:
 		v.rep.broke("checkpoint", n, "line %d: the checkpoint of session %q signs %d call(s) with root %s, but the session's %d call(s) have root %s", n, sess, cp.calls, cp.root, s.tree.n, root)
 	default:

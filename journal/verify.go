@@ -101,7 +101,9 @@ type verifier struct {
 	rederived                             map[int]bool             // by tool_schemas or served_message line
 	holds                                 map[holdKey]holdVerdict
 	prev, cur                             string // the chain hashes of the last line and this one
-	seq                                   int64
+	// seq is the seq the last line gave (counted on from there when it
+	// was not the next), count the lines read: a checkpoint signs a count.
+	seq, count int64
 	// Checkpoints, the call to prove (Prove), the proof being read
 	// (CheckProof), and this line's bytes.
 	ck checkpoints
@@ -263,9 +265,13 @@ func (v *verifier) promptloomLine(n int, l *object) {
 	} else if p.Str != v.prev {
 		v.rep.broke("chain", n, "line %d: chain broken: prev is %s, but line %d hashes to %s", n, p.Str, n-1, v.prev)
 	}
+	v.count++
 	switch s, ok := intField(l.Get("seq")); {
+	case !ok && !l.Get("seq").Exists():
+		v.rep.broke("seq", n, "line %d: no seq, want %d", n, v.seq+1)
+		v.seq++
 	case !ok:
-		v.rep.broke("seq", n, "line %d: seq %s, want %d", n, orRawNull(l.Get("seq").Raw), v.seq+1)
+		v.rep.broke("seq", n, "line %d: seq %s, want %d", n, l.Get("seq").Raw, v.seq+1)
 		v.seq++
 	case s != v.seq+1:
 		// Counted on from the line's own seq: a line cut out or repeated
