@@ -267,7 +267,11 @@ func blameMiss(st *state, c *Call, bl []block, best, read int, hblocks func(*req
 	if cached < 0 {
 		return nil
 	}
-	if d.Index <= hb[cached].last {
+	// A request that ends inside h's (h went on past it) has changed
+	// nothing: it can read all of itself that h cached, and what it did
+	// not read has a reason below, or none.
+	ended := d.Setting == "" && d.Index >= len(c.Request.Segments)
+	if !ended && d.Index <= hb[cached].last {
 		// The change is inside what was cached.
 		lost := st.entries[hb[cached].key].tokens - read
 		return []Blame{{Kind: "change", Path: d.Path, Section: d.Section, Since: h.Name, Tokens: max(lost, 0),

@@ -197,6 +197,50 @@ func TestLookback(t *testing.T) {
 	}
 }
 
+// A request that is the start of a longer earlier one changed nothing:
+// read whole, it has no blame; sent after its entry expired, the blame is
+// the expiry, not a "change" at a segment it does not have.
+func TestAShorterRequestIsNoChange(t *testing.T) {
+	blocks := func(n int, mark ...int) []byte {
+		var parts []string
+		for i := range n {
+			b := fmt.Sprintf(`{"type":"text","text":"block %d %s"`, i, strings.Repeat("z", 400))
+			for _, at := range mark {
+				if at == i {
+					b += `,"cache_control":{"type":"ephemeral"}`
+				}
+			}
+			parts = append(parts, b+"}")
+		}
+		return []byte(`{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":[` + strings.Join(parts, ",") + `]}]}`)
+	}
+	now := time.Now()
+	run := func(gap time.Duration) Verdict {
+		fake := newFake(1024)
+		var calls []Call
+		for i, b := range [][]byte{blocks(18, 9, 17), blocks(10, 9)} {
+			at := now.Add(time.Duration(i)*time.Second + time.Duration(i)*gap)
+			m, err := request.New(b, payload.Anthropic, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			u := fake.serve(t, b, at)
+			calls = append(calls, Call{Name: fmt.Sprint(i + 1), At: at, Request: m, Reported: &u})
+		}
+		an := Run(calls, nil)
+		if an.Strict() {
+			t.Errorf("after %v: --strict fails on a request that changed nothing: %+v", gap, an.Verdicts[1].Blame)
+		}
+		return an.Verdicts[1]
+	}
+	if v := run(0); v.Predicted.Read == 0 || !near(v.Predicted.Read, v.Reported.Read) || len(v.Blame) != 0 {
+		t.Errorf("read whole: %+v", v)
+	}
+	if v := run(6 * time.Minute); v.Predicted.Read != 0 || len(v.Blame) != 1 || v.Blame[0].Kind != "expired" || v.Blame[0].Path != "/messages/0/content/9" {
+		t.Errorf("after its entry expired: %+v", v)
+	}
+}
+
 // Tools in another order: Lint names it before the request is sent.
 func TestToolsReordered(t *testing.T) {
 	a := fakecache.NewAgent()
