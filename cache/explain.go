@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"cmp"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -65,8 +66,9 @@ func (x *Explanation) WriteText(w io.Writer, name string) error {
 		fmt.Fprintf(ew, "%-9s %9d %10s %9s\n", t.Section, t.Segments, thousands(t.Bytes), thousands(t.Tokens))
 	}
 	fmt.Fprintf(ew, "\n%4s  %-8s  %-28s %9s %8s  %-5s %s\n", "#", "section", "path", "bytes", "tokens", "cache", "what")
+	marks := x.marks()
 	for i, s := range m.Segments {
-		fmt.Fprintf(ew, "%4d  %-8s  %-28s %9s %8s  %-5s %s\n", i+1, s.Section, textsafe.Line(s.Path), thousands(s.Bytes), thousands(s.Tokens), mark(s), textsafe.Line(What(s)))
+		fmt.Fprintf(ew, "%4d  %-8s  %-28s %9s %8s  %-5s %s\n", i+1, s.Section, textsafe.Line(s.Path), thousands(s.Bytes), thousands(s.Tokens), marks[s.Path], textsafe.Line(What(s)))
 	}
 	fmt.Fprintln(ew)
 	if len(x.Breakpoints) == 0 {
@@ -123,14 +125,23 @@ func What(s request.Segment) string {
 	return strings.Join(parts, " ")
 }
 
-func mark(s request.Segment) string {
-	if s.Cache == nil {
-		return ""
+// marks is the cache column: the lifetime of each breakpoint, as the
+// provider's model reads it (a marker without a ttl is 5 minutes on
+// Anthropic and GPT-5.6's 30 on OpenAI), on the segment it is on; an
+// implicit write position shows too.
+func (x *Explanation) marks() map[string]string {
+	out := map[string]string{}
+	for _, s := range x.Manifest.Segments {
+		if s.Cache != nil {
+			out[s.Path] = cmp.Or(s.Cache.TTL, "mark")
+		}
 	}
-	if s.Cache.TTL == "" {
-		return "5m"
+	for _, b := range x.Breakpoints {
+		if b.Path != "" && b.TTL != "" {
+			out[b.Path] = b.TTL
+		}
 	}
-	return s.Cache.TTL
+	return out
 }
 
 func orDash(s string) string {
@@ -158,7 +169,7 @@ func (w *errWriter) Write(p []byte) (int, error) {
 var page string
 
 var pageTmpl = template.Must(template.New("request").Funcs(template.FuncMap{
-	"what": What, "n": thousands, "mark": mark, "inc": func(i int) int { return i + 1 },
+	"what": What, "n": thousands, "inc": func(i int) int { return i + 1 },
 	"divergence": describeDivergence,
 }).Parse(page))
 
@@ -166,7 +177,8 @@ var pageTmpl = template.Must(template.New("request").Funcs(template.FuncMap{
 // shaded, each segment's path, origin and digest on hover.
 func (x *Explanation) WriteHTML(w io.Writer, name string) error {
 	return pageTmpl.Execute(w, struct {
-		Name string
+		Name  string
+		Marks map[string]string
 		*Explanation
-	}{name, x})
+	}{name, x.marks(), x})
 }

@@ -302,6 +302,18 @@ func (o openai) lint56(m, since *request.Manifest, opts *Options) []Finding {
 			fs = append(fs, Finding{Severity: "warning", Rule: "mark-mode", Path: x.path, Message: fmt.Sprintf("prompt_cache_breakpoint mode %q: only \"explicit\" is documented", x.cache.Type)})
 		}
 	}
+	// A written breakpoint whose prefix is short caches nothing, and the
+	// API says nothing: as on Anthropic, lint says it before it is sent.
+	min := minimum56
+	if n, ok := minimum(m.Model, opts, nil); ok {
+		min = n
+	}
+	for _, p := range b.writes {
+		if x := bl[p]; x.cache != nil && x.cum < min {
+			fs = append(fs, Finding{Severity: "warning", Rule: "minimum", Path: x.path,
+				Message: fmt.Sprintf("breakpoint below %s's %s-token minimum (its prefix is about %s tokens): nothing is cached, and no error is returned", m.Model, thousands(min), thousands(x.cum))})
+		}
+	}
 	return fs
 }
 

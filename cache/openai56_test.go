@@ -246,3 +246,31 @@ func TestGPT56MarkerPlaces(t *testing.T) {
 		t.Errorf("a marker on a user's text: %v", fs)
 	}
 }
+
+// A written breakpoint below the minimum caches nothing, and the API says
+// nothing: lint says it, as on Anthropic; one above it is no warning.
+func TestGPT56BreakpointBelowTheMinimum(t *testing.T) {
+	short := chat56(t, "", msg{role: "developer", text: "Be brief.", marked: true}, msg{role: "user", text: "one"})
+	if fs := Lint(short, nil, nil); !hasRule(fs, "minimum") {
+		t.Errorf("a marker on a prefix of a few tokens: %v", fs)
+	}
+	long := chat56(t, "", msg{role: "developer", text: long56, marked: true}, msg{role: "user", text: "one"})
+	if fs := Lint(long, nil, nil); hasRule(fs, "minimum") {
+		t.Errorf("a marker past the minimum: %v", fs)
+	}
+}
+
+// The cache column shows a breakpoint's lifetime as its provider's model
+// reads it: GPT-5.6's 30 minutes, not Anthropic's default of 5.
+func TestGPT56CacheColumn(t *testing.T) {
+	m := chat56(t, "", msg{role: "developer", text: long56, marked: true}, msg{role: "user", text: "one"})
+	var b strings.Builder
+	if err := Explain(m, nil, nil, false).WriteText(&b, "body.json"); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(b.String(), "\n") {
+		if strings.Contains(line, m.Segments[0].Path+" ") && (!strings.Contains(line, " 30m ") || strings.Contains(line, " 5m ")) {
+			t.Errorf("the marked segment's line: %q", line)
+		}
+	}
+}
