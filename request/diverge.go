@@ -49,7 +49,12 @@ type Divergence struct {
 func Diverge(a, b *Manifest, settings map[string]string) Divergence {
 	d := Divergence{Index: len(b.Segments), Offset: -1}
 	limit := len(b.Segments)
-	if a.Model != b.Model {
+	switch {
+	case a.Provider != b.Provider:
+		// Two providers share no cache, whatever the bytes.
+		d.Index, d.Setting, d.Reason = 0, "provider", fmt.Sprintf("the provider changed (%s, then %s): no prompt cache is shared", a.Provider, b.Provider)
+		limit = 0
+	case a.Model != b.Model:
 		d.Index, d.Setting, d.Reason = 0, "model", fmt.Sprintf("the model changed (%s, then %s)", a.Model, b.Model)
 		limit = 0
 	}

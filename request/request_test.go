@@ -112,6 +112,22 @@ func TestDivergeExtension(t *testing.T) {
 	}
 }
 
+// Two providers share no cache: the same conversation sent to another
+// diverges before its first segment, and says why.
+func TestDivergeProvider(t *testing.T) {
+	a, err := request.New([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`), payload.Anthropic, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := request.New([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`), payload.OpenAIChat, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := request.Diverge(a, b, nil); d.Index != 0 || d.Setting != "provider" || d.SharedTokens != 0 {
+		t.Errorf("anthropic, then openai-chat: %+v", d)
+	}
+}
+
 // Hostile bodies are typed errors: a duplicate key, a cache_control twice,
 // a tool that is not an object, invalid UTF-8, deep nesting.
 func TestHostileBodies(t *testing.T) {

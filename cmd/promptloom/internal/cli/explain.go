@@ -45,7 +45,7 @@ func onePath(pos []string) (string, bool) {
 func runExplain(e *env, args []string) int {
 	fs := newFlags("explain")
 	format := fs.String("format", "text", "text, json, html, raw (the prompt's exact bytes), or payload:PROVIDER (the provider's system field; docs/payload.md)")
-	lint := fs.Bool("lint", false, "warn on stderr about gated fragments that split the prompt cache and options Harn accepts but are likely mistakes")
+	lint := fs.Bool("lint", false, "warn on stderr about gated fragments that split the prompt cache and options Harn accepts but are likely mistakes; with --request, hold the request to its provider's cache rules (the findings end the text on stdout, and go to stderr with the other formats)")
 	strict := fs.Bool("strict", false, "with --lint (implied), exit 1 when there is any warning: for CI")
 	traces := fs.Bool("traces", false, "with --format text, list every stage of the run")
 	pipelineOpts := pipelineFlags(fs)
