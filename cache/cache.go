@@ -95,8 +95,10 @@ type Blame struct {
 	// Kind is change (a byte, setting or order changed ahead of what was
 	// cached), expired (the entry's lifetime ran out), minimum (a
 	// breakpoint's prefix is below the model's minimum), lookback (the
-	// entry is farther back than the provider looks), unexplained (the
-	// provider reported less than its rules predict and nothing changed).
+	// entry is farther back than the provider looks), concurrent (the
+	// entry's writer had not begun its answer when this call started),
+	// unexplained (the provider reported another read than its rules
+	// predict, and nothing changed).
 	Kind    string `json:"kind"`
 	Path    string `json:"path,omitempty"`
 	Section string `json:"section,omitempty"`
