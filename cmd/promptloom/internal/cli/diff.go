@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	register("diff", "diff [--format text|json|html] A [B] [--without-tool N] [--with-tool N] [--with-cap N] [--without-cap N] [--project DIR] [--budget N] [--counter NAME] [--bindings FILE] [--max-bytes N] | diff --transcript FILE --call A --call B [--format text|json|html] | diff --request [--provider P] [--min MODEL=N] [--format text|json] A.json B.json | diff --request --transcript FILE --call A --call B", runDiff)
+	register("diff", "diff [--format text|json|html] A [B] [--without-tool N] [--with-tool N] [--with-cap N] [--without-cap N] [--project DIR] [--budget N] [--counter NAME] [--bindings FILE] [--max-bytes N] | diff --transcript FILE --call A --call B [--format text|json|html] | diff --request [--provider P] [--model NAME] [--min MODEL=N] [--format text|json] A.json B.json | diff --request --transcript FILE --call A --call B", runDiff)
 }
 
 // change is one flag-derived edit of B, in the order given.

@@ -20,13 +20,14 @@ import (
 
 // wholeFlags are the flags the whole-request forms share.
 type wholeFlags struct {
-	provider *string
-	minimums map[string]int
+	provider, model *string
+	minimums        map[string]int
 }
 
 func addWholeFlags(fs *flag.FlagSet) *wholeFlags {
 	w := addMinFlag(fs)
 	w.provider = fs.String("provider", "auto", "with --request, the body's shape: auto, anthropic, openai-chat, openai-responses or gemini")
+	w.model = fs.String("model", "", "with --request, the model, when the body names none (a Gemini body's is in its URL), for the cache's minimum and lifetime")
 	return w
 }
 
@@ -63,6 +64,9 @@ func (e *env) loadRequest(path string, w *wholeFlags, optionsPath string, pl pip
 	}
 	e.boundHeap(len(body))
 	o := &request.Options{}
+	if w.model != nil {
+		o.Model = *w.model
+	}
 	if optionsPath != "" {
 		x, err := e.explainFile(optionsPath, pl)
 		if err != nil {
