@@ -8,6 +8,7 @@ import (
 
 	"github.com/promptloom/promptloom/harn/redact"
 	pjson "github.com/promptloom/promptloom/internal/json"
+	"github.com/promptloom/promptloom/payload"
 )
 
 // Divergence is where a request leaves an earlier one's prefix: what a
@@ -22,9 +23,10 @@ type Divergence struct {
 	// empty when B is A).
 	Path    string `json:"path,omitempty"`
 	Section string `json:"section,omitempty"`
-	// Offset is the first byte, inside the segment's counted text (its
-	// text, or its JSON), at which the two differ; -1 when a side has no
-	// segment there.
+	// Offset is the first byte, inside the segment's text (a text block's
+	// text; anything else's canonical, redacted JSON, the digest's input,
+	// so a body's white space moves no offset), at which the two differ;
+	// -1 when a side has no segment there.
 	Offset int `json:"offset"`
 	// Setting is the request member that changed the prefix ahead of every
 	// segment (model, tool_choice, thinking, …), when one did.
@@ -120,7 +122,7 @@ func firstOf(m *Manifest, section string) int {
 // change says what differs at segment i, and the first differing byte.
 func change(a, b *Manifest, i int) (string, int) {
 	sa, sb := &a.Segments[i], &b.Segments[i]
-	ta, tb := sa.counted(), sb.counted()
+	ta, tb := a.diffText(i), b.diffText(i)
 	off := commonPrefix(ta, tb)
 	if sa.Section == "tools" && sb.Section == "tools" {
 		if moved := reordered(a, b); moved != "" {
@@ -156,10 +158,33 @@ func change(a, b *Manifest, i int) (string, int) {
 		}
 		return fmt.Sprintf("tool %s changed", name), off
 	}
-	if keys := changedKeys(sa.raw, sb.raw); keys != "" && ta == tb {
+	// A block that is not text (a tool call, a tool result, an image) is
+	// named by the members that changed; a text block by its words, unless
+	// its text is the same.
+	switch keys := changedKeys(sa.raw, sb.raw); {
+	case keys != "" && ta == tb:
 		return fmt.Sprintf("%s changed", keys), off
+	case keys != "" && !sb.quoted:
+		return fmt.Sprintf("%s changed at byte %d%s", keys, off, snippet(ta, tb, off)), off
 	}
 	return "changed at byte " + strconv.Itoa(off) + snippet(ta, tb, off), off
+}
+
+// diffText is what segment i is compared over for the first changed byte:
+// a text block's text, or the canonical, redacted JSON its digest is
+// taken over (so how a body spaces a tool definition moves no offset, and
+// the offset means the same in a body and in a transcript's copy).
+// Worked out only here: a diff is rare, and the manifest keeps no copy.
+func (m *Manifest) diffText(i int) string {
+	s := &m.Segments[i]
+	if s.quoted || s.raw == nil {
+		return s.counted()
+	}
+	canon, err := redact.JSON(withoutMark(payload.Part{Raw: s.raw, Cache: s.Cache}, payload.MarkKey(payload.Provider(m.Provider))))
+	if err != nil {
+		return s.counted()
+	}
+	return string(canon)
 }
 
 // snippet shows the words around the first difference on both sides,

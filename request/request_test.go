@@ -112,6 +112,28 @@ func TestDivergeExtension(t *testing.T) {
 	}
 }
 
+// The first changed byte of a block that is not text is counted in its
+// canonical JSON, the digest's input: how a body spaces a tool result
+// moves no offset, and the reason names the member that changed.
+func TestDivergeOffsetIsCanonical(t *testing.T) {
+	manifest := func(result string, indent bool) *request.Manifest {
+		b := `{"model":"m","messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"` + result + `"}]}]}`
+		if indent {
+			b = strings.ReplaceAll(b, `,"`, ",\n    \"")
+		}
+		m, err := request.New([]byte(b), payload.Anthropic, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	same := request.Diverge(manifest("it went boom", false), manifest("it went bang", false), nil)
+	spaced := request.Diverge(manifest("it went boom", false), manifest("it went bang", true), nil)
+	if same.Offset < 0 || spaced.Offset != same.Offset || !strings.Contains(spaced.Reason, "content changed at byte") || !strings.Contains(spaced.Reason, "bang") {
+		t.Errorf("compact %+v; indented %+v: want the same offset, naming content and the word", same, spaced)
+	}
+}
+
 // Two providers share no cache: the same conversation sent to another
 // diverges before its first segment, and says why.
 func TestDivergeProvider(t *testing.T) {
