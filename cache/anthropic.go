@@ -2,6 +2,7 @@ package cache
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/promptloom/promptloom/digest"
@@ -110,7 +111,7 @@ func (anthropic) breakpoints(m *request.Manifest, bl []block) ([]breakpoint, []F
 			continue
 		}
 		if b.typ == "thinking" || b.typ == "redacted_thinking" || b.empty {
-			fs = append(fs, Finding{Severity: "error", Rule: "cacheable", Path: b.path, Message: "a " + describe(b) + " cannot carry cache_control"})
+			fs = append(fs, Finding{Severity: "error", Rule: "cacheable", Path: b.path, Message: article(describe(b)) + " cannot carry cache_control"})
 			continue
 		}
 		bps = append(bps, breakpoint{pos: i, ttl: ttl(b.cache, b.path)})
@@ -136,7 +137,7 @@ func (anthropic) breakpoints(m *request.Manifest, bl []block) ([]breakpoint, []F
 	}
 	if len(bps) > 4 {
 		fs = append(fs, Finding{Severity: "error", Rule: "breakpoints", Path: bl[bps[4].pos].path,
-			Message: fmt.Sprintf("%d breakpoints; the API allows 4 (the automatic one takes a slot)", len(bps))})
+			Message: fmt.Sprintf("%d breakpoints; the API allows 4%s", len(bps), autoSlot(bps))})
 	}
 	seenShort := ""
 	for _, b := range bps {
@@ -150,6 +151,24 @@ func (anthropic) breakpoints(m *request.Manifest, bl []block) ([]breakpoint, []F
 		}
 	}
 	return bps, fs
+}
+
+// article puts "a" or "an" before a block's description.
+func article(s string) string {
+	if s != "" && strings.ContainsRune("aeiou", rune(s[0])) {
+		return "an " + s
+	}
+	return "a " + s
+}
+
+// autoSlot says that the automatic breakpoint counts, when there is one.
+func autoSlot(bps []breakpoint) string {
+	for _, b := range bps {
+		if b.auto {
+			return " (the automatic one takes a slot)"
+		}
+	}
+	return ""
 }
 
 func describe(b block) string {

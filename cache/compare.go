@@ -59,7 +59,7 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	if c.Estimate {
 		est = " (estimated)"
 	}
-	fmt.Fprintf(ew, "under %s's cache, sent right after %s: reads %s tokens, writes %s again%s\n", c.provider, an, thousands(c.Predicted.Read), thousands(c.Predicted.Write), est)
+	fmt.Fprintf(ew, "under the %s cache, sent right after %s: reads %s tokens, writes %s again%s\n", c.provider, an, thousands(c.Predicted.Read), thousands(c.Predicted.Write), est)
 	for _, b := range c.Blame {
 		fmt.Fprintf(ew, "  %s: %s\n", b.Kind, textsafe.Line(b.Reason))
 	}

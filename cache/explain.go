@@ -75,7 +75,11 @@ func (x *Explanation) WriteText(w io.Writer, name string) error {
 		fmt.Fprintln(ew, "breakpoints: none")
 	}
 	for _, b := range x.Breakpoints {
-		fmt.Fprintf(ew, "breakpoint %s: %s\n", textsafe.Line(orDash(b.Path)), textsafe.Line(b.Caches))
+		if b.Path == "" {
+			fmt.Fprintf(ew, "implicit cache: %s\n", textsafe.Line(b.Caches))
+			continue
+		}
+		fmt.Fprintf(ew, "breakpoint %s: %s\n", textsafe.Line(b.Path), textsafe.Line(b.Caches))
 	}
 	if v := x.Verdict; v != nil {
 		fmt.Fprintf(ew, "\ncache: predicted read %s, write %s", thousands(v.Predicted.Read), thousands(v.Predicted.Write))
