@@ -175,7 +175,7 @@ func checkPayload(s, req getter, sys retained, mf *manifest.Manifest, shash stri
 	case err != nil:
 		return callFailed("payload", "request.payload: %v", err)
 	case digest.Of(c.Text).String() != phash:
-		return callFailed("payload", "request.payload's system channel does not hash to payload_system_content_hash (%s)", digest.Of(c.Text))
+		return callFailed("payload", "request.payload's system channel does not hash to payload_system_content_hash (it hashes to %s)", digest.Of(c.Text))
 	case int64(redactedLen(c.Text)) != bytes:
 		return callFailed("payload", "request.payload's system channel is %d bytes, payload_system_bytes says %d", len(c.Text), bytes)
 	case c.Text != sys.raw:

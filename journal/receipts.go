@@ -88,7 +88,7 @@ func (v *verifier) readManifest(m retained, mhash string, harn bool) manifestRea
 	var r manifestRead
 	switch {
 	case !harn && digest.String(m.raw).String() != mhash, harn && !rederives(m.raw, mhash):
-		r.hashErr = callFailed("content_hash", "the context_manifest at line %d does not hash to its content_hash (%s)", m.line, digest.String(m.raw).String())
+		r.hashErr = callFailed("content_hash", "the context_manifest at line %d does not hash to its content_hash (it hashes to %s)", m.line, digest.String(m.raw).String())
 	default:
 		// Read only reads its argument (and copies what it keeps), so the
 		// retained string's bytes are lent to it rather than copied.
@@ -196,7 +196,7 @@ func (v *verifier) checkReceipts(l getter, harn bool, c *CallReport) *manifest.R
 	case !haveSys:
 		return callFailed("retained", "no retained system_prompt has content_hash %s", shash)
 	case !v.systemHashes(sys, shash):
-		return callFailed("content_hash", "the system_prompt at line %d does not hash to its content_hash (%s)", sys.line, digest.Of(sys.raw))
+		return callFailed("content_hash", "the system_prompt at line %d does not hash to its content_hash (it hashes to %s)", sys.line, digest.Of(sys.raw))
 	case r.readErr != nil:
 		return r.readErr
 	}

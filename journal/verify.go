@@ -317,15 +317,24 @@ func (v *verifier) promptloomLine(n int, l *object) {
 		content, okC := stringField(l, "content")
 		hash, okH := stringField(l, "content_hash")
 		// Hashed here once: a receipt that cites this line reads the verdict.
-		if !okC || !okH || !v.systemHashes(retained{line: n, raw: content}, hash) {
-			v.rep.broke("content_hash", n, "line %d: the system_prompt's content (a string) does not hash to its content_hash (a string)", n)
+		switch {
+		case !okC:
+			v.rep.broke("content_hash", n, "line %d: the system_prompt has no content string", n)
+		case !okH:
+			v.rep.broke("content_hash", n, "line %d: the system_prompt has no content_hash string", n)
+		case !v.systemHashes(retained{line: n, raw: content}, hash):
+			v.rep.broke("content_hash", n, "line %d: the system_prompt's content hashes to %s, but its content_hash is %s", n, digest.Of(content), hash)
 		}
 		v.systems[hash] = retained{line: n, raw: content}
 	case kindContextManifest:
 		hash, okH := stringField(l, "content_hash")
 		raw := l.Get("manifest").Raw
-		if !okH || digest.String(raw).String() != hash {
-			v.rep.broke("content_hash", n, "line %d: the context_manifest's manifest does not hash to its content_hash", n)
+		if got := digest.String(raw).String(); !okH || got != hash {
+			said := hash
+			if !okH {
+				said = orRawNull(l.Get("content_hash").Raw)
+			}
+			v.rep.broke("content_hash", n, "line %d: the context_manifest's manifest hashes to %s, but its content_hash is %s", n, got, said)
 		}
 		v.manifests[hash] = retained{line: n, raw: raw}
 	case kindRequest:
@@ -417,9 +426,9 @@ func (v *verifier) outcome(n int, l *object) {
 		switch {
 		case want.Type != gjson.String || !rederives(raw, want.Str):
 			got, _ := jsonHash([]byte(raw))
-			problem = fmt.Sprintf("the %s at line %d does not hash to its %s (%s)", field, n, hashField, got)
+			problem = fmt.Sprintf("the %s at line %d does not hash to its %s (it hashes to %s)", field, n, hashField, got)
 		case hasBody && (body.Type != gjson.String || l.Get("body_content_hash").Str != digest.String(body.Str).String()):
-			problem = fmt.Sprintf("the body at line %d does not hash to its body_content_hash (%s)", n, digest.String(body.Str))
+			problem = fmt.Sprintf("the body at line %d does not hash to its body_content_hash (it hashes to %s)", n, digest.String(body.Str))
 		}
 	}
 	if field == "response" {

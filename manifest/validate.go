@@ -35,28 +35,29 @@ func (r Rule) Error() string { return string(r) }
 // and found. It is the one error type of manifest validation and of
 // transcript verification.
 type RuleError struct {
-	Rule Rule
+	Rule Rule `json:"rule"`
 	// ID is the segment (or, in a transcript, the call) the rule broke
 	// at; empty for the manifest or transcript as a whole.
-	ID string
+	ID string `json:"id,omitempty"`
 	// Line is the transcript line, from 1; 0 outside a transcript.
-	Line int
+	Line int `json:"line,omitempty"`
 	// Offset is the byte of the prompt the rule broke at; -1 when none.
-	Offset int
+	Offset int `json:"offset"`
 	// Want and Got are what the rule wanted and what was found, as text
 	// (a count, a digest, a field's value); empty when they say nothing.
 	// Validating a manifest, Want is what the prompt (or the schema)
 	// requires and Got what the manifest says: for system_prompt_bytes,
 	// the prompt's length and the manifest's count.
-	Want, Got string
+	Want string `json:"want,omitempty"`
+	Got  string `json:"got,omitempty"`
 	// Detail is the message, worded as Harn words it where Harn has the
 	// rule.
-	Detail string
+	Detail string `json:"detail"`
 	// Located, on a whole_prompt_digest error, is the rule the prompt
 	// breaks at its first differing segment, found when the segments'
 	// bytes add up to the prompt's: Harn reports the whole digest first,
 	// and Located says where.
-	Located *RuleError
+	Located *RuleError `json:"located,omitempty"`
 }
 
 // Error is the rule's detail, worded as Harn words it.
