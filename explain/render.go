@@ -53,16 +53,16 @@ func (e *Explanation) WriteText(w io.Writer) error {
 		return err
 	}
 	if len(e.Fragments) == 0 {
-		return nil
+		return e.writeReminders(w)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	// Under a budget each row has its count, headed by the counter's unit:
-	// TOKENS, or BYTES under the bytes counter, whose count is the BYTES
-	// column itself (it is shown once, unless a row's count differs).
+	// Under a budget each row has its count: TOKENS, or under the bytes
+	// counter COUNTED, which is the BYTES column itself (shown once,
+	// unless a row's count differs: a shed row counts 0).
 	withTokens := e.Fragments[0].Tokens != nil
 	unit := "TOKENS"
 	if e.Budget != nil && e.Budget.Encoding == "bytes" {
-		unit = "BYTES"
+		unit = "COUNTED"
 		same := true
 		for _, r := range e.Fragments {
 			same = same && r.Tokens != nil && *r.Tokens == r.Bytes
@@ -84,6 +84,31 @@ func (e *Explanation) WriteText(w io.Writer) error {
 			line += strconv.Itoa(*r.Tokens) + "\t"
 		}
 		fmt.Fprintln(tw, line+esc(shortDigest(r.Digest))+"\t"+esc(r.Reason))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return e.writeReminders(w)
+}
+
+// writeReminders writes the trailing user message the reminders render
+// to, and a row a directive: it is sent, though not in the system prompt.
+func (e *Explanation) writeReminders(w io.Writer) error {
+	rm := e.Reminders
+	if rm == nil || rm.Message == "" {
+		return nil
+	}
+	const fence = "────────────────────────────────────────"
+	fmt.Fprintf(w, "\nreminders: %d directive(s) in a trailing user message of %d bytes, not in the system prompt\n%s\n%s\n%s\n",
+		len(rm.Rows), len(rm.Message), fence, textsafe.Block(rm.Message), fence)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tID\tAUTHORITY\tTTL\tOFFSET\tBYTES\tDIGEST")
+	for i, r := range rm.Rows {
+		ttl := "-"
+		if r.TTLTurns > 0 {
+			ttl = strconv.Itoa(r.TTLTurns)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%s\n", i+1, textsafe.Line(r.ID), textsafe.Line(r.Authority), ttl, r.Offset, r.Bytes, textsafe.Line(r.Digest))
 	}
 	return tw.Flush()
 }

@@ -111,3 +111,27 @@ func TestBudgetColumnFollowsTheCounter(t *testing.T) {
 		}
 	}
 }
+
+// The text shows the reminders' trailing message and a row a directive:
+// they are sent, though not in the system prompt; a body's escape
+// sequence is escaped there as everywhere.
+func TestTextShowsReminders(t *testing.T) {
+	for _, opts := range []string{
+		`{"system":"x","reminders":[{"body":"Run <tests>.\u001b[2J","ttl_turns":2}]}`,
+		`{"reminders":[{"body":"Run <tests>.\u001b[2J","ttl_turns":2}]}`, // no system prompt
+	} {
+		e, err := Explain([]byte(opts), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := e.WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		checkText(t, opts, out)
+		if !strings.Contains(out, "reminders: 1 directive(s) in a trailing user message") || !strings.Contains(out, `<directive authority="contract" ttl_turns="2">`) {
+			t.Errorf("%s: no reminders in the text:\n%s", opts, out)
+		}
+	}
+}
