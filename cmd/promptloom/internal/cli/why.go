@@ -255,11 +255,14 @@ func writeWhy(e *env, x *explain.Explanation, out *whyJSON) {
 	case out.InPrompt > 0:
 		fmt.Fprintf(w, "%s is in %s %s:\n", q, where, times(out.InPrompt))
 		table(in, false)
-		if out.LeftOut > 0 {
+		switch {
+		case out.LeftOut > 0 && len(left) > 0:
 			fmt.Fprintf(w, "and in fragments left out (%s):\n", places(out.LeftOut))
-			if len(left) > 0 {
-				table(left, true)
-			}
+			table(left, true)
+		case out.LeftOut > 0:
+			// --limit kept none of them: say so on the line, not under an
+			// empty heading.
+			fmt.Fprintf(w, "and in fragments left out (%s, not listed: --limit)\n", places(out.LeftOut))
 		}
 	case out.LeftOut > 0:
 		fmt.Fprintf(w, "%s is not in %s; it is only in fragments left out (%s):\n", q, where, places(out.LeftOut))
