@@ -2,6 +2,7 @@ package cache
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -158,19 +159,6 @@ func TestRefusedRequests(t *testing.T) {
 // breakpoints finds nothing, and the blame says so; a second breakpoint
 // within reach would have found it.
 func TestLookback(t *testing.T) {
-	blocks := func(n int, mark ...int) []byte {
-		var parts []string
-		for i := range n {
-			b := fmt.Sprintf(`{"type":"text","text":"block %d %s"`, i, strings.Repeat("z", 400))
-			for _, at := range mark {
-				if at == i {
-					b += `,"cache_control":{"type":"ephemeral"}`
-				}
-			}
-			parts = append(parts, b+"}")
-		}
-		return []byte(`{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":[` + strings.Join(parts, ",") + `]}]}`)
-	}
 	now := time.Now()
 	run := func(bodies ...[]byte) *Analysis {
 		fake := newFake(1024)
@@ -185,14 +173,14 @@ func TestLookback(t *testing.T) {
 		}
 		return Run(calls, nil)
 	}
-	an := run(blocks(10, 9), blocks(15, 14), blocks(35, 34))
+	an := run(textBlocks(10, 9), textBlocks(15, 14), textBlocks(35, 34))
 	if v := an.Verdicts[1]; v.Predicted.Read == 0 || v.ReadThrough != "/messages/0/content/9" {
 		t.Errorf("turn 2: %+v", v)
 	}
 	if v := an.Verdicts[2]; v.Predicted.Read != 0 || len(v.Blame) != 1 || v.Blame[0].Kind != "lookback" || v.Blame[0].Path != "/messages/0/content/14" {
 		t.Errorf("turn 3: %+v", v)
 	}
-	if v := run(blocks(10, 9), blocks(15, 14), blocks(35, 15, 34)).Verdicts[2]; v.ReadThrough != "/messages/0/content/14" || v.Reported.Read == 0 {
+	if v := run(textBlocks(10, 9), textBlocks(15, 14), textBlocks(35, 15, 34)).Verdicts[2]; v.ReadThrough != "/messages/0/content/14" || v.Reported.Read == 0 {
 		t.Errorf("turn 3 with a second breakpoint: %+v", v)
 	}
 }
@@ -201,24 +189,11 @@ func TestLookback(t *testing.T) {
 // read whole, it has no blame; sent after its entry expired, the blame is
 // the expiry, not a "change" at a segment it does not have.
 func TestAShorterRequestIsNoChange(t *testing.T) {
-	blocks := func(n int, mark ...int) []byte {
-		var parts []string
-		for i := range n {
-			b := fmt.Sprintf(`{"type":"text","text":"block %d %s"`, i, strings.Repeat("z", 400))
-			for _, at := range mark {
-				if at == i {
-					b += `,"cache_control":{"type":"ephemeral"}`
-				}
-			}
-			parts = append(parts, b+"}")
-		}
-		return []byte(`{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":[` + strings.Join(parts, ",") + `]}]}`)
-	}
 	now := time.Now()
 	run := func(gap time.Duration) Verdict {
 		fake := newFake(1024)
 		var calls []Call
-		for i, b := range [][]byte{blocks(18, 9, 17), blocks(10, 9)} {
+		for i, b := range [][]byte{textBlocks(18, 9, 17), textBlocks(10, 9)} {
 			at := now.Add(time.Duration(i)*time.Second + time.Duration(i)*gap)
 			m, err := request.New(b, payload.Anthropic, nil)
 			if err != nil {
@@ -239,6 +214,20 @@ func TestAShorterRequestIsNoChange(t *testing.T) {
 	if v := run(6 * time.Minute); v.Predicted.Read != 0 || len(v.Blame) != 1 || v.Blame[0].Kind != "expired" || v.Blame[0].Path != "/messages/0/content/9" {
 		t.Errorf("after its entry expired: %+v", v)
 	}
+}
+
+// textBlocks is an Anthropic body of one user message of n text blocks of
+// about 100 tokens each, a breakpoint on each block marked.
+func textBlocks(n int, mark ...int) []byte {
+	var parts []string
+	for i := range n {
+		b := fmt.Sprintf(`{"type":"text","text":"block %d %s"`, i, strings.Repeat("z", 400))
+		if slices.Contains(mark, i) {
+			b += `,"cache_control":{"type":"ephemeral"}`
+		}
+		parts = append(parts, b+"}")
+	}
+	return []byte(`{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":[` + strings.Join(parts, ",") + `]}]}`)
 }
 
 // Tools in another order: Lint names it before the request is sent.

@@ -25,6 +25,9 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+// fence sets a prompt or a message apart from the table around it.
+const fence = "────────────────────────────────────────"
+
 // WriteText writes the system prompt, fenced, and a table of the rows.
 // Control characters and bytes that are not UTF-8 are escaped
 // (textsafe): in the prompt all but newlines, in the table all, so an id or
@@ -38,7 +41,6 @@ func (e *Explanation) WriteText(w io.Writer) error {
 	} else {
 		fmt.Fprintf(&b, "system prompt: %d bytes, %s, root %s, call role %s\n",
 			e.header().SystemPromptBytes, e.header().WholePromptDigest, esc(e.header().Root), esc(e.header().CallRole))
-		const fence = "────────────────────────────────────────"
 		b.WriteString(fence + "\n")
 		b.WriteString(textsafe.Block(*e.System))
 		b.WriteString("\n" + fence + "\n")
@@ -98,7 +100,6 @@ func (e *Explanation) writeReminders(w io.Writer) error {
 	if rm == nil || rm.Message == "" {
 		return nil
 	}
-	const fence = "────────────────────────────────────────"
 	fmt.Fprintf(w, "\nreminders: %d directive(s) in a trailing user message of %d bytes, not in the system prompt\n%s\n%s\n%s\n",
 		len(rm.Rows), len(rm.Message), fence, textsafe.Block(rm.Message), fence)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

@@ -168,10 +168,10 @@ func TestOriginEscapesTheSession(t *testing.T) {
 	}
 }
 
-// A transcript signed by promptloom before checkpoints were C2SP's (made
-// by that version's demo negotiation --record --sign) still verifies under
-// its key.
-func TestOlderCheckpointsVerify(t *testing.T) {
+// checkpointV1 is testdata/checkpoint-v1: a transcript signed before
+// checkpoints were C2SP's, and the verifier of its key.
+func checkpointV1(t *testing.T) ([]byte, note.Verifier) {
+	t.Helper()
 	data, err := os.ReadFile("testdata/checkpoint-v1/v1.jsonl")
 	if err != nil {
 		t.Fatal(err)
@@ -184,6 +184,14 @@ func TestOlderCheckpointsVerify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return data, v
+}
+
+// A transcript signed by promptloom before checkpoints were C2SP's (made
+// by that version's demo negotiation --record --sign) still verifies under
+// its key.
+func TestOlderCheckpointsVerify(t *testing.T) {
+	data, v := checkpointV1(t)
 	rep, text := verifyWith(string(data), &Options{Verifier: v})
 	if !rep.OK() || rep.SignedBy != "v1test" || !strings.Contains(notes(t, string(data))[0], checkpointHeader) {
 		t.Fatalf("the older checkpoint does not verify:\n%s", text)
@@ -194,18 +202,7 @@ func TestOlderCheckpointsVerify(t *testing.T) {
 // checkpoint does not hold, however the lines after it count their seq (a
 // checkpoint signs the count of lines, not the seq a line claims).
 func TestACheckpointCountsLinesNotSeqs(t *testing.T) {
-	data, err := os.ReadFile("testdata/checkpoint-v1/v1.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, err := os.ReadFile("testdata/checkpoint-v1/v1test.pub")
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := note.NewVerifier(strings.TrimSpace(string(pub)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	data, v := checkpointV1(t)
 	ls := strings.SplitAfter(string(data), "\n")
 	first := -1 // the first checkpoint's line, 0-based
 	for i, l := range ls {

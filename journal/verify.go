@@ -78,6 +78,9 @@ func (v *verifier) read(r io.Reader, o *Options) (*Report, error) {
 type retained struct {
 	line int
 	raw  string // the content (system prompt) or the value's exact bytes
+	// hashed says raw hashes to the hash it is retained under, as checked
+	// where its line was read (a promptloom context_manifest's).
+	hashed bool
 }
 
 type session struct {
@@ -329,14 +332,16 @@ func (v *verifier) promptloomLine(n int, l *object) {
 	case kindContextManifest:
 		hash, okH := stringField(l, "content_hash")
 		raw := l.Get("manifest").Raw
-		if got := digest.String(raw).String(); !okH || got != hash {
+		got := digest.String(raw).String()
+		if !okH || got != hash {
 			said := hash
 			if !okH {
 				said = orRawNull(l.Get("content_hash").Raw)
 			}
 			v.rep.broke("content_hash", n, "line %d: the context_manifest's manifest hashes to %s, but its content_hash is %s", n, got, said)
 		}
-		v.manifests[hash] = retained{line: n, raw: raw}
+		// Hashed here once: a receipt that cites this line reads the verdict.
+		v.manifests[hash] = retained{line: n, raw: raw, hashed: okH && got == hash}
 	case kindRequest:
 		call, _ := stringField(l, "call")
 		seq, _ := intField(l.Get("seq"))
