@@ -17,7 +17,7 @@ import (
 // parser itself: the templates it parses (every lint and outline test
 // starts by requiring that the template parses) and the errors it
 // reports. The geometry and lint classification they then assert are
-// listed in notPorted.
+// listed in notPorted (harn_test.go).
 
 func parseSrc(src string) error {
 	_, err := template.Parse("", []byte(src), nil)
@@ -192,27 +192,4 @@ func TestHarnFilters(t *testing.T) {
 			}
 		}
 	})
-}
-
-// notPortedMore are the tests of those modules, or the parts of them,
-// that exercise machinery promptloom does not have, with why.
-var notPortedMore = map[string]string{
-	"directives.rs every_referenced_keyword_is_itself_in_the_vocabulary":           "a check of Harn's own directive table",
-	"directives.rs keywords_are_unique":                                            "a check of Harn's own directive table",
-	"directives.rs a_stray_end_prefixed_keyword_is_silently_a_variable (lookup)":   "the directive table editors complete from is Harn's; the parse is ported",
-	"directives.rs every_declared_pairing_is_what_the_parser_accepts (block kind)": "no outline projection; the parse is ported",
-	"outline.rs block ranges and loop bindings of its 9 tests":                     "no outline projection (editor folding ranges); the parses and the unclosed-block error are ported",
-	"lint.rs construct classification of its 11 tests":                             "no lint projection (harn-lint's filter ranges, if-chain shapes, section lists); the parses and depth errors are ported",
-	"llm_context.rs family_from_model_id_takes_precedence":                         "model families come from Harn's model catalog, which the VM owns",
-	"llm_context.rs family_falls_back_to_provider_alias":                           "model families come from Harn's model catalog, which the VM owns",
-	"llm_context.rs push_pop_stack_round_trip":                                     "the render-context stack is the VM's thread-local; promptloom takes llm as a binding",
-	"llm_context.rs guard_pops_on_drop":                                            "the render-context stack is the VM's thread-local; promptloom takes llm as a binding",
-}
-
-func TestNotPortedMoreIsDocumented(t *testing.T) {
-	for name, why := range notPortedMore {
-		if why == "" {
-			t.Errorf("%s: no reason", name)
-		}
-	}
 }

@@ -362,22 +362,33 @@ func TestHarnVocabulary(t *testing.T) {
 	})
 }
 
-// notPorted are the tests of tests.rs that exercise machinery promptloom
-// does not have, with why.
+// notPorted are the tests of tests.rs, and of the modules
+// harn_more_test.go ports from, that exercise machinery promptloom does not
+// have (or the parts of them that do), with why.
 var notPorted = map[string]string{
-	"provenance_preview_is_truncated":                            "spans carry the binding's path, not an 80-character preview of its value",
-	"provenance_off_returns_empty_spans":                         "spans are always collected; there is no switch to turn them off",
-	"stdlib_prompt_asset_renders_and_includes_embedded_partial":  "Harn's embedded std/ prompt assets are not shipped",
-	"stdlib_prompt_provenance_uses_stable_template_uris":         "Harn's embedded std/ prompt assets are not shipped",
-	"stdlib_template_cache_reuses_parsed_asset":                  "no process-wide parse cache (a Template is parsed once by its owner)",
-	"filesystem_template_cache_invalidates_when_contents_change": "no process-wide parse cache: included files are read on each render",
-	"prompt_render_indices_accumulate_in_order":                  "Harn's prompt registry for its debugger",
-	"branch_trace_records_if_taken_branch":                       "the branch trace needs a model frame",
-	"branch_trace_records_else_when_no_branch_matches":           "the branch trace needs a model frame",
-	"branch_trace_records_section_envelope":                      "the branch trace needs a model frame",
-	"branch_trace_is_deterministic_across_repeated_renders":      "the branch trace needs a model frame",
-	"branch_trace_label_summarizes_provider_identity_comparison": "the branch trace needs a model frame",
-	"vocabulary.rs declared_words_are_unique":                    "a check of Harn's own word lists",
+	"provenance_preview_is_truncated":                                              "spans carry the binding's path, not an 80-character preview of its value",
+	"provenance_off_returns_empty_spans":                                           "spans are always collected; there is no switch to turn them off",
+	"stdlib_prompt_asset_renders_and_includes_embedded_partial":                    "Harn's embedded std/ prompt assets are not shipped",
+	"stdlib_prompt_provenance_uses_stable_template_uris":                           "Harn's embedded std/ prompt assets are not shipped",
+	"stdlib_template_cache_reuses_parsed_asset":                                    "no process-wide parse cache (a Template is parsed once by its owner)",
+	"filesystem_template_cache_invalidates_when_contents_change":                   "no process-wide parse cache: included files are read on each render",
+	"prompt_render_indices_accumulate_in_order":                                    "Harn's prompt registry for its debugger",
+	"branch_trace_records_if_taken_branch":                                         "the branch trace needs a model frame",
+	"branch_trace_records_else_when_no_branch_matches":                             "the branch trace needs a model frame",
+	"branch_trace_records_section_envelope":                                        "the branch trace needs a model frame",
+	"branch_trace_is_deterministic_across_repeated_renders":                        "the branch trace needs a model frame",
+	"branch_trace_label_summarizes_provider_identity_comparison":                   "the branch trace needs a model frame",
+	"vocabulary.rs declared_words_are_unique":                                      "a check of Harn's own word lists",
+	"directives.rs every_referenced_keyword_is_itself_in_the_vocabulary":           "a check of Harn's own directive table",
+	"directives.rs keywords_are_unique":                                            "a check of Harn's own directive table",
+	"directives.rs a_stray_end_prefixed_keyword_is_silently_a_variable (lookup)":   "the directive table editors complete from is Harn's; the parse is ported",
+	"directives.rs every_declared_pairing_is_what_the_parser_accepts (block kind)": "no outline projection; the parse is ported",
+	"outline.rs block ranges and loop bindings of its 9 tests":                     "no outline projection (editor folding ranges); the parses and the unclosed-block error are ported",
+	"lint.rs construct classification of its 11 tests":                             "no lint projection (harn-lint's filter ranges, if-chain shapes, section lists); the parses and depth errors are ported",
+	"llm_context.rs family_from_model_id_takes_precedence":                         "model families come from Harn's model catalog, which the VM owns",
+	"llm_context.rs family_falls_back_to_provider_alias":                           "model families come from Harn's model catalog, which the VM owns",
+	"llm_context.rs push_pop_stack_round_trip":                                     "the render-context stack is the VM's thread-local; promptloom takes llm as a binding",
+	"llm_context.rs guard_pops_on_drop":                                            "the render-context stack is the VM's thread-local; promptloom takes llm as a binding",
 }
 
 func TestNotPortedIsDocumented(t *testing.T) {
