@@ -151,3 +151,20 @@ func TestLintExits(t *testing.T) {
 		}
 	}
 }
+
+// A Gemini body names no model (its URL does): --model gives the one its
+// minimum is read for; without it the minimum is unknown, and lint says so.
+func TestRequestModelFlag(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gemini.json")
+	if err := os.WriteFile(path, []byte(`{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, out, _ := run(t, "explain", "--request", path, "--lint")
+	if !strings.Contains(out, "model -") || !strings.Contains(out, "minimum unknown") {
+		t.Errorf("no --model:\n%s", out)
+	}
+	_, out, _ = run(t, "explain", "--request", path, "--lint", "--model", "gemini-2.5-pro")
+	if !strings.Contains(out, "model gemini-2.5-pro") || !strings.Contains(out, "below gemini-2.5-pro's 2,048-token minimum") {
+		t.Errorf("--model gemini-2.5-pro:\n%s", out)
+	}
+}

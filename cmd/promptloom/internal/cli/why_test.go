@@ -116,7 +116,7 @@ func TestWhyOnTheREADME(t *testing.T) {
 	// Places left out, all past --limit: counted, with no table header
 	// over no rows.
 	code, out, _ = run(t, "why", "e", opts, "--without-tool", "todo", "--limit", "1")
-	if code != ExitOK || !strings.Contains(out, "and in fragments left out") || strings.Contains(out, "ID  SOURCE  STATE") {
+	if code != ExitOK || !strings.Contains(out, "and in fragments left out (5 places, not listed: --limit)\n") || strings.Contains(out, "ID  SOURCE  STATE") {
 		t.Errorf("--limit past the left-out places: exit %d\n%s", code, out)
 	}
 }
