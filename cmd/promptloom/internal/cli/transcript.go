@@ -367,7 +367,10 @@ func (e *env) importTranscript(ctx context.Context, file, arg string) int {
 	if err != nil {
 		return e.fail("transcript import: %v", err)
 	}
-	if len(data) == 0 || data[len(data)-1] != '\n' {
+	if len(data) == 0 {
+		return e.fail("transcript import: %s is empty: it holds no lines to import", file)
+	}
+	if data[len(data)-1] != '\n' {
 		return e.fail("transcript import: %s does not end in a newline (a torn last line: journal.Open repairs it)", file)
 	}
 	dsn, session, err := postgres.SplitURL(arg)
