@@ -23,10 +23,11 @@ type Divergence struct {
 	// empty when B is A).
 	Path    string `json:"path,omitempty"`
 	Section string `json:"section,omitempty"`
-	// Offset is the first byte, inside the segment's text (a text block's
-	// text; anything else's canonical, redacted JSON, the digest's input,
-	// so a body's white space moves no offset), at which the two differ;
-	// -1 when a side has no segment there.
+	// Offset is the first byte, inside the segment's redacted text (a text
+	// block's text as the transcript keeps it; anything else's canonical,
+	// redacted JSON, the digest's input, so a body's white space moves no
+	// offset), at which the two differ; -1 when a side has no segment
+	// there.
 	Offset int `json:"offset"`
 	// Setting is the request member that changed the prefix ahead of every
 	// segment (model, tool_choice, thinking, …), when one did.
@@ -171,24 +172,30 @@ func change(a, b *Manifest, i int) (string, int) {
 }
 
 // diffText is what segment i is compared over for the first changed byte:
-// a text block's text, or the canonical, redacted JSON its digest is
-// taken over (so how a body spaces a tool definition moves no offset, and
-// the offset means the same in a body and in a transcript's copy).
-// Worked out only here: a diff is rare, and the manifest keeps no copy.
+// a text block's text, redacted as a whole, or the canonical, redacted
+// JSON its digest is taken over (so how a body spaces a tool definition
+// moves no offset, and the offset means the same in a body and in a
+// transcript's copy). Redacted whole, and never a window of it: a window
+// cut first can leave out a secret's recognisable start (eyJ, sk-) and so
+// keep its other bytes. Worked out only here: a diff is rare, and the
+// manifest keeps no copy.
 func (m *Manifest) diffText(i int) string {
 	s := &m.Segments[i]
 	if s.quoted || s.raw == nil {
-		return s.counted()
+		return redact.String(s.counted())
 	}
 	canon, err := redact.JSON(withoutMark(payload.Part{Raw: s.raw, Cache: s.Cache}, payload.MarkKey(payload.Provider(m.Provider))))
 	if err != nil {
-		return s.counted()
+		return redact.String(s.counted())
 	}
 	return string(canon)
 }
 
-// snippet shows the words around the first difference on both sides,
-// redacted: `: "10:00:00Z." became "10:02:00Z."`.
+// snippet shows the words around the first difference on both sides:
+// `: "10:00:00Z." became "10:02:00Z."`. a and b are redacted already
+// (diffText); a word is redacted again for the rule a word can meet where
+// the text around it cannot (a bare URL: its userinfo, its sensitive query
+// values).
 func snippet(a, b string, off int) string {
 	word := func(s string) string {
 		if off > len(s) {
