@@ -494,7 +494,7 @@ func (c *checkpoints) session(id string) *sessionTree {
 	s, ok := c.sessions[id]
 	if !ok {
 		s = &sessionTree{}
-		c.sessions[id] = s
+		c.sessions[strings.Clone(id)] = s // not the line the id was read from
 	}
 	return s
 }
@@ -552,7 +552,7 @@ func (v *verifier) checkpoint(n int, l getter, sess string, sessOK bool) {
 	case cp.calls != s.tree.n || cp.root != root:
 		v.rep.broke("checkpoint", n, "line %d: the checkpoint of session %q signs %d call(s) with root %s, but the session's %d call(s) have root %s", n, sess, cp.calls, cp.root, s.tree.n, root)
 	default:
-		s.good, s.note, s.calls, s.origin = n, msg, cp.calls, cp.origin
+		s.good, s.note, s.calls, s.origin = n, strings.Clone(msg), cp.calls, cp.origin
 		v.ck.lastGood = n
 		v.rep.Checkpoints++
 	}

@@ -351,10 +351,10 @@ func (v *verifier) harnLine(n int, l gjson.Result) {
 		v.rep.broke("kind", n, "line %d: a Harn event with no type (a promptloom line in a Harn transcript?)", n)
 		return
 	}
-	hash := l.Get("content_hash").String()
+	hash := strings.Clone(l.Get("content_hash").String()) // a key outlives its line
 	switch typ.Str {
 	case kindSystemPrompt:
-		v.systems[hash] = retained{line: n, raw: l.Get("content").String()}
+		v.retainSystem(n, hash, l.Get("content").String())
 	case kindContextManifest:
 		v.manifests[hash] = retained{line: n, raw: l.Get("manifest").Raw}
 	case "tool_schemas":
@@ -362,7 +362,7 @@ func (v *verifier) harnLine(n int, l gjson.Result) {
 	case "served_message":
 		v.messages[hash] = retained{line: n, raw: l.Get("message").Raw}
 	case kindRequest:
-		c := CallReport{Line: n, Seq: l.Get("iteration").Int(), Call: l.Get("call_id").String(), Status: verified}
+		c := CallReport{Line: n, Seq: l.Get("iteration").Int(), Call: strings.Clone(l.Get("call_id").String()), Status: verified}
 		if err := v.checkReceipts(l, true, &c); err != nil {
 			c.Status, c.Problem = failed, err
 		}

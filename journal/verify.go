@@ -47,8 +47,9 @@ func newVerifier(key note.Verifier) *verifier {
 	return &verifier{rep: &Report{}, systems: map[string]retained{}, manifests: map[string]retained{},
 		schemas: map[string]retained{}, messages: map[string]retained{}, sessions: map[string]*session{},
 		pending: map[int64]pendingRequest{}, reads: map[int]manifestRead{}, sysHashed: map[int]sysCheck{}, rederived: map[int]bool{}, holds: map[holdKey]holdVerdict{},
-		prev: genesis,
-		ck:   checkpoints{key: key}}
+		texts: map[string]string{},
+		prev:  genesis,
+		ck:    checkpoints{key: key}}
 }
 
 // read judges r a line at a time (no line longer than o.MaxLineBytes),
@@ -103,7 +104,9 @@ type verifier struct {
 	sysHashed                             map[int]sysCheck         // by system_prompt line
 	rederived                             map[int]bool             // by tool_schemas or served_message line
 	holds                                 map[holdKey]holdVerdict
-	prev, cur                             string // the chain hashes of the last line and this one
+	// texts holds each distinct reply text once (intern).
+	texts     map[string]string
+	prev, cur string // the chain hashes of the last line and this one
 	// seq is the seq the last line gave (counted on from there when it
 	// was not the next), count the lines read: a checkpoint signs a count.
 	seq, count int64
@@ -302,7 +305,7 @@ func (v *verifier) promptloomLine(n int, l *object) {
 			v.rep.broke("session", n, "line %d: session %s opened twice, or without an id", n, orRawNull(l.Get("session").Raw))
 			return
 		}
-		v.sessions[sess] = &session{line: n}
+		v.sessions[strings.Clone(sess)] = &session{line: n}
 		v.ck.session(sess).open = v.cur
 	case kindClose:
 		s, ok := v.sessions[sess]
@@ -328,7 +331,7 @@ func (v *verifier) promptloomLine(n int, l *object) {
 		case !v.systemHashes(retained{line: n, raw: content}, hash):
 			v.rep.broke("content_hash", n, "line %d: the system_prompt's content hashes to %s, but its content_hash is %s", n, digest.Of(content), hash)
 		}
-		v.systems[hash] = retained{line: n, raw: content}
+		v.retainSystem(n, hash, content)
 	case kindContextManifest:
 		hash, okH := stringField(l, "content_hash")
 		raw := l.Get("manifest").Raw
@@ -341,9 +344,13 @@ func (v *verifier) promptloomLine(n int, l *object) {
 			v.rep.broke("content_hash", n, "line %d: the context_manifest's manifest hashes to %s, but its content_hash is %s", n, got, said)
 		}
 		// Hashed here once: a receipt that cites this line reads the verdict.
-		v.manifests[hash] = retained{line: n, raw: raw, hashed: okH && got == hash}
+		v.manifests[strings.Clone(hash)] = retained{line: n, raw: raw, hashed: okH && got == hash}
 	case kindRequest:
+		// What the report keeps of the line is copied out of it: a
+		// substring would keep the whole line, its request body too, alive
+		// as long as the report.
 		call, _ := stringField(l, "call")
+		call, sess = strings.Clone(call), strings.Clone(sess)
 		seq, _ := intField(l.Get("seq"))
 		c := CallReport{Line: n, Seq: seq, Call: call, Status: incomplete,
 			Problem: &manifest.RuleError{Rule: "outcome", Line: n, Offset: -1, Detail: "no provider_call_response or provider_call_error answers it"}}
@@ -383,6 +390,30 @@ func (v *verifier) promptloomLine(n int, l *object) {
 	default:
 		v.rep.broke("kind", n, "line %d: unknown kind %s", n, kind.Raw)
 	}
+}
+
+// intern is s held apart from the line it was read from, one copy for
+// each distinct s: a transcript that repeats a reply holds it once.
+func (v *verifier) intern(s string) string {
+	if s == "" {
+		return ""
+	}
+	if k, ok := v.texts[s]; ok {
+		return k
+	}
+	s = strings.Clone(s)
+	v.texts[s] = s
+	return s
+}
+
+// retainSystem retains a system prompt line's content under its hash. The
+// same content retained again (a session opened anew writes it again)
+// keeps the bytes held already, so the later line is let go once read.
+func (v *verifier) retainSystem(n int, hash, content string) {
+	if old, ok := v.systems[hash]; ok && old.raw == content {
+		content = old.raw
+	}
+	v.systems[strings.Clone(hash)] = retained{line: n, raw: content}
 }
 
 // stringField reads a field that must be a JSON string.
@@ -438,10 +469,10 @@ func (v *verifier) outcome(n int, l *object) {
 	}
 	if field == "response" {
 		r := v.resp.index(l.Get("response")) // its members found once, not once a field
-		c.Outcome = r.Get("text").String()
+		c.Outcome = v.intern(r.Get("text").String())
 		c.Usage = usageOf(r.Get("usage"))
 		r.Get("tool_calls").ForEach(func(_, t gjson.Result) bool {
-			tc := ToolCall{ID: t.Get("id").String(), Name: t.Get("name").String()}
+			tc := ToolCall{ID: strings.Clone(t.Get("id").String()), Name: strings.Clone(t.Get("name").String())}
 			tc.ArgumentsHash, _ = digest.Parse(t.Get("arguments_hash").String())
 			c.ToolCalls = append(c.ToolCalls, tc)
 			return true
