@@ -85,6 +85,12 @@ type store struct {
 	// every notification the listener receives: what a test asserts when it
 	// claims a wake came through NOTIFY.
 	notified func()
+	// relistened, when a test sets it before the first Wait, is called
+	// each time the listener has connected again and its LISTEN has run:
+	// from then on an append notifies it. The server's view of the
+	// listeners cannot say so: a terminated backend stays in
+	// pg_stat_activity, still showing its LISTEN, until it has exited.
+	relistened func()
 
 	// Group commit (append.go): appends queue here, and a flusher writes
 	// everything queued as one statement.

@@ -91,6 +91,9 @@ func (p *store) listenLoop(ctx context.Context, conn *pgx.Conn, done chan struct
 				continue
 			}
 			backoff = 50 * time.Millisecond
+			if p.relistened != nil {
+				p.relistened()
+			}
 			p.notify.Wake()
 		}
 		_, err := conn.WaitForNotification(ctx)
