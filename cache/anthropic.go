@@ -228,7 +228,7 @@ func (a anthropic) predict(st *state, c *Call, scale float64) Verdict {
 	if began.IsZero() {
 		began = c.At
 	}
-	lastWrite := -1
+	lastWrite, last1h := -1, -1
 	for _, b := range bps {
 		if b.pos <= best {
 			continue
@@ -242,9 +242,22 @@ func (a anthropic) predict(st *state, c *Call, scale float64) Verdict {
 		st.entries[bl[b.pos].key] = &entry{call: c.Name, path: bl[b.pos].path, pos: b.pos, tokens: bl[b.pos].cum,
 			ttl: b.ttl, expires: c.At.Add(b.ttl), readable: began}
 		lastWrite = b.pos
+		if b.ttl == oneHour {
+			last1h = b.pos
+		}
 	}
 	if lastWrite > best {
 		v.Predicted.Write = max(bl[lastWrite].cum-v.Predicted.Read, 0)
+		// Billed as the documentation says: 1-hour writes up to the last
+		// 1-hour breakpoint, 5-minute ones from there to the last.
+		long := 0
+		if last1h >= 0 {
+			long = max(bl[last1h].cum-v.Predicted.Read, 0)
+			if long > v.Predicted.Write {
+				long = v.Predicted.Write
+			}
+		}
+		v.writes = []lifetimeTokens{{"1h", long}, {"5m", v.Predicted.Write - long}}
 		if r := c.Reported; r != nil && r.CacheWriteTokens > 0 {
 			// What the provider counted through its last write is exact:
 			// a later read of this entry is that many tokens.

@@ -68,6 +68,31 @@ type Verdict struct {
 	// refuse it (a fifth breakpoint, TTLs out of order): nothing is
 	// predicted for it.
 	Problems []Finding `json:"problems,omitempty"`
+	// Model is the request's. Cost is what the call cost, in
+	// micro-dollars, at the price table's list prices: from the usage the
+	// provider reported (CostBasis "reported"), or, with none, from the
+	// prediction, output unknown ("predicted"). MissCost is what its
+	// misses cost over reading the same tokens (each blame's Cost, added
+	// up). Priced is false when the table has no price for the model, or
+	// for a lifetime the call wrote, and Unpriced says which: then only
+	// tokens are shown.
+	Model     string `json:"model,omitempty"`
+	Priced    bool   `json:"priced"`
+	Cost      int64  `json:"cost_micro_usd"`
+	MissCost  int64  `json:"miss_cost_micro_usd"`
+	CostBasis string `json:"cost_basis,omitempty"`
+	Unpriced  string `json:"unpriced,omitempty"`
+
+	// writes are the predicted write by lifetime, in the order the
+	// provider bills them (Anthropic's 1h entries come first).
+	writes []lifetimeTokens
+}
+
+// lifetimeTokens are tokens written with one lifetime, named as the
+// provider's API names it.
+type lifetimeTokens struct {
+	ttl    string
+	tokens int
 }
 
 // String says the verdict in words, the prediction beside the report in
@@ -107,6 +132,10 @@ type Blame struct {
 	Tokens int `json:"tokens"`
 	// Since is the earlier call the comparison is with.
 	Since string `json:"since,omitempty"`
+	// Cost is what the miss cost, in micro-dollars: the tokens at the
+	// price the call paid for them (the write it made, then input) less
+	// the same tokens at the cache-read price; 0 when unpriced.
+	Cost int64 `json:"cost_micro_usd,omitempty"`
 }
 
 // Finding is a rule a request breaks, or a likely mistake, found by Lint.
@@ -117,6 +146,17 @@ type Finding struct {
 	Rule     string `json:"rule"`
 	Path     string `json:"path,omitempty"`
 	Message  string `json:"message"`
+	// The session lint (Options.Lint) also says where and what to do:
+	// the session and model, how many of its calls the finding covers,
+	// the change to make (Fix), and its estimated saving over the session,
+	// in tokens and micro-dollars (SavingCost is 0 for a model the price
+	// table does not price).
+	Session      string `json:"session,omitempty"`
+	Model        string `json:"model,omitempty"`
+	Calls        int    `json:"calls,omitempty"`
+	Fix          string `json:"fix,omitempty"`
+	SavingTokens int    `json:"saving_tokens,omitempty"`
+	SavingCost   int64  `json:"saving_micro_usd,omitempty"`
 }
 
 func (f Finding) String() string {
@@ -136,12 +176,21 @@ type Options struct {
 	// otherwise (Anthropic's 5 minutes; OpenAI's in_memory; Gemini's
 	// implicit cache).
 	Lifetime time.Duration
+	// Prices prices each call; nil is the built-in table
+	// (docs/caching.md, "Prices").
+	Prices *Prices
+	// Lint adds, to Run's analysis, the findings of the session lint: each
+	// session's history held to the caches' rules (docs/caching.md,
+	// "The session lint").
+	Lint bool
 }
 
 // Analysis is Run's result: a verdict a call and a summary.
 type Analysis struct {
 	Verdicts []Verdict `json:"calls"`
 	Summary  Summary   `json:"summary"`
+	// Lint is the session lint's findings, with Options.Lint.
+	Lint []Finding `json:"lint,omitempty"`
 }
 
 // Summary totals an analysis.
@@ -156,6 +205,33 @@ type Summary struct {
 	Rewritten []Rewritten `json:"rewritten,omitempty"`
 	// Changes counts the blames of kind change.
 	Changes int `json:"changes"`
+	// Cost and MissCost add up the calls' (micro-dollars, priced calls
+	// only); Sessions, Models and Causes break them down by session, by
+	// model and by the kind of blame; Unpriced names the models the table
+	// has no price for. PricesTaken and PricesSource are the table's.
+	Cost         int64    `json:"cost_micro_usd"`
+	MissCost     int64    `json:"miss_cost_micro_usd"`
+	Sessions     []Total  `json:"sessions,omitempty"`
+	Models       []Total  `json:"models,omitempty"`
+	Causes       []Total  `json:"causes,omitempty"`
+	Unpriced     []string `json:"unpriced,omitempty"`
+	PricesTaken  string   `json:"prices_taken,omitempty"`
+	PricesSource string   `json:"prices_source,omitempty"`
+}
+
+// Total is money and tokens added up over the calls of one session or
+// one model, or over the misses of one cause (a blame's kind).
+type Total struct {
+	Key string `json:"key"`
+	// Calls counts the calls (for a cause: the calls it missed on);
+	// Unpriced those of them the table has no price for.
+	Calls    int `json:"calls"`
+	Unpriced int `json:"unpriced_calls,omitempty"`
+	// Cost is what the calls cost (0 for a cause); MissTokens and
+	// MissCost are their misses, in tokens and micro-dollars.
+	Cost       int64 `json:"cost_micro_usd"`
+	MissTokens int   `json:"miss_tokens"`
+	MissCost   int64 `json:"miss_cost_micro_usd"`
 }
 
 // Rewritten is one path's share of the tokens written again.
@@ -266,6 +342,7 @@ func Run(calls []Call, o *Options) *Analysis {
 						v.Reported.Read, over)})
 			}
 		}
+		priceCall(o.prices(), &v, c)
 		st.remember(c)
 		a.Verdicts = append(a.Verdicts, v)
 		if c.Reported != nil {
@@ -273,6 +350,10 @@ func Run(calls []Call, o *Options) *Analysis {
 		}
 	}
 	a.summarize(reportedIn)
+	a.totals(o.prices())
+	if o.Lint {
+		a.Lint = lintSessions(calls, a, o)
+	}
 	return a
 }
 
@@ -281,6 +362,14 @@ func orDefault(o *Options) *Options {
 		return &Options{}
 	}
 	return o
+}
+
+// prices is the table the options name, or the built-in one.
+func (o *Options) prices() *Prices {
+	if o == nil || o.Prices == nil {
+		return defaultPrices
+	}
+	return o.Prices
 }
 
 // totalReported is the whole prompt a provider reported for a call.
@@ -605,6 +694,7 @@ func (p *Predictor) Predict(c Call) Verdict {
 		v = md.predict(p.st, &c, 1)
 		v.Call, v.Line, v.Session = c.Name, c.Line, c.Session
 	}
+	priceCall(p.st.opts.prices(), &v, &c)
 	p.st.remember(&c)
 	return v
 }

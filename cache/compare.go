@@ -80,7 +80,7 @@ func (a *Analysis) WriteText(w io.Writer, name string) error {
 		of = fmt.Sprintf(" of %d", a.Summary.Calls)
 	}
 	fmt.Fprintf(ew, "cache %s: %d%s call(s), predicted by the providers' documented rules (docs/caching.md)\n\n", textsafe.Line(name), len(a.Verdicts), of)
-	fmt.Fprintf(ew, "%-20s %6s  %-21s %-21s %s\n", "call", "line", "predicted read/write", "reported read/write", "read through")
+	fmt.Fprintf(ew, "%-20s %6s  %-21s %-21s %-12s %s\n", "call", "line", "predicted read/write", "reported read/write", "cost", "read through")
 	for _, v := range a.Verdicts {
 		rep := "-"
 		if v.Reported != nil {
@@ -90,13 +90,23 @@ func (a *Analysis) WriteText(w io.Writer, name string) error {
 		if v.Estimate {
 			pred = "~" + pred
 		}
-		fmt.Fprintf(ew, "%-20s %6d  %-21s %-21s %s\n", textsafe.Line(v.Call), v.Line, pred, rep, textsafe.Line(orDash(v.ReadThrough)))
+		cost := "-"
+		if v.Priced {
+			cost = dollars(v.Cost)
+			if v.CostBasis == "predicted" {
+				cost = "~" + cost
+			}
+		}
+		fmt.Fprintf(ew, "%-20s %6d  %-21s %-21s %-12s %s\n", textsafe.Line(v.Call), v.Line, pred, rep, cost, textsafe.Line(orDash(v.ReadThrough)))
 		for _, p := range v.Problems {
 			fmt.Fprintf(ew, "  refused: %s\n", textsafe.Line(p.String()))
 		}
 		for _, b := range v.Blame {
 			tokens := ""
-			if b.Tokens > 0 {
+			switch {
+			case b.Tokens > 0 && v.Priced:
+				tokens = fmt.Sprintf(" (%s tokens, %s)", thousands(b.Tokens), dollars(b.Cost))
+			case b.Tokens > 0:
 				tokens = fmt.Sprintf(" (%s tokens)", thousands(b.Tokens))
 			}
 			fmt.Fprintf(ew, "  %s: %s%s\n", b.Kind, textsafe.Line(b.Reason), tokens)
@@ -115,5 +125,47 @@ func (a *Analysis) WriteText(w io.Writer, name string) error {
 		}
 		fmt.Fprintf(ew, "tokens written again or not read, by blamed path: %s\n", strings.Join(parts, ", "))
 	}
+	a.writeMoney(ew)
+	for _, f := range a.Lint {
+		fmt.Fprintf(ew, "\nlint: %s\n", textsafe.Line(f.String()))
+		if f.Fix != "" {
+			fmt.Fprintf(ew, "  fix: %s\n", textsafe.Line(f.Fix))
+		}
+		saving := thousands(f.SavingTokens) + " tokens"
+		if f.SavingCost != 0 {
+			saving += ", " + dollars(f.SavingCost)
+		}
+		fmt.Fprintf(ew, "  saving over session %s: %s\n", textsafe.Line(orDash(f.Session)), saving)
+	}
 	return ew.err
+}
+
+// writeMoney writes the totals in money: the run's, then by session,
+// model and cause, and the models the table does not price.
+func (a *Analysis) writeMoney(ew *errWriter) {
+	s := a.Summary
+	fmt.Fprintf(ew, "cost (list prices taken %s; ~ where no usage was recorded): %s, of which misses %s\n", orDash(s.PricesTaken), dollars(s.Cost), dollars(s.MissCost))
+	for _, g := range []struct {
+		name string
+		ts   []Total
+	}{{"session", s.Sessions}, {"model", s.Models}, {"cause", s.Causes}} {
+		for _, t := range g.ts {
+			line := fmt.Sprintf("  %s %s: %s, ", g.name, textsafe.Line(orDash(t.Key)), plural(t.Calls, "call"))
+			if g.name != "cause" {
+				line += "cost " + dollars(t.Cost) + ", "
+			}
+			line += fmt.Sprintf("misses %s tokens, %s", thousands(t.MissTokens), dollars(t.MissCost))
+			if t.Unpriced > 0 {
+				line += fmt.Sprintf(" (%d unpriced: tokens only)", t.Unpriced)
+			}
+			fmt.Fprintln(ew, line)
+		}
+	}
+	if len(s.Unpriced) > 0 {
+		var names []string
+		for _, m := range s.Unpriced {
+			names = append(names, textsafe.Line(orDash(m)))
+		}
+		fmt.Fprintf(ew, "not in the price table (only tokens are shown for them; give one with --prices): %s\n", strings.Join(names, ", "))
+	}
 }

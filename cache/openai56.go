@@ -272,11 +272,21 @@ func (o openai) predict56(st *state, c *Call, scale float64) Verdict {
 	}
 	if lastWrite > best {
 		v.Predicted.Write = max(bl[lastWrite].cum-v.Predicted.Read, 0)
+		v.writes = []lifetimeTokens{{writeLifetime56(m), v.Predicted.Write}}
 		if r := c.Reported; r != nil && r.CacheWriteTokens > 0 {
 			st.entries[bl[lastWrite].key].tokens = r.CacheReadTokens + r.CacheWriteTokens
 		}
 	}
 	return v
+}
+
+// writeLifetime56 is the lifetime a GPT-5.6 request's writes are billed
+// at, as the request names it: its ttl, "30m" when it names none.
+func writeLifetime56(m *request.Manifest) string {
+	if m.Cache != nil && m.Cache.Retention != "" {
+		return m.Cache.Retention
+	}
+	return "30m"
 }
 
 func (o openai) lint56(m, since *request.Manifest, opts *Options) []Finding {
