@@ -379,7 +379,7 @@ func dollars(micros int64) string {
 	sign := ""
 	u := uint64(micros)
 	if micros < 0 {
-		sign, u = "-", uint64(-(micros + 1))+1
+		sign, u = "-", uint64(-(micros+1))+1
 	}
 	return fmt.Sprintf("%s$%d.%06d", sign, u/1_000_000, u%1_000_000)
 }
