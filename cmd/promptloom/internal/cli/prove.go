@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	register("prove", "prove --transcript FILE (--call NAME | --from CHECKPOINT | --checkpoint SESSION) [--key VERIFIER] [--out FILE]", runProve)
+	register("prove", "prove --transcript FILE (--call NAME[@LINE] | --from CHECKPOINT | --checkpoint SESSION) [--key VERIFIER] [--out FILE]", runProve)
 }
 
 // runProve writes, for a signed transcript, one of three things an
@@ -25,7 +25,7 @@ func init() {
 func runProve(e *env, args []string) int {
 	fs := newFlags("prove")
 	transcript := fs.String("transcript", "", "the signed transcript: a file, or a postgres:// URL of one session (?session=NAME)")
-	call := fs.String("call", "", "the call to prove, by its name")
+	call := fs.String("call", "", "the call to prove: NAME, or NAME@LINE (the line of its request)")
 	from := fs.String("from", "", "prove that the run extends this checkpoint (a note file, as prove --checkpoint writes it)")
 	session := fs.String("checkpoint", "", "write the latest signed checkpoint of this session")
 	key := fs.String("key", "", "verify the transcript's checkpoints against this verifier key (NAME.pub) first")
@@ -57,11 +57,32 @@ func runProve(e *env, args []string) int {
 	}
 	var result []byte
 	var what string
-	_, rep, err, oerr := e.readOne(*transcript, func(r io.Reader) (rep *journal.Report, err error) {
+	ref := parseCallRef(*call)
+	// A proof is made of the one call of a name (journal.Prove): NAME@LINE
+	// is proved by its name, and the line then held to the call's. A call
+	// named "x@5" itself, which the first reading shows, is read again.
+	literal := false
+	prove := func(r io.Reader) (rep *journal.Report, err error) {
 		switch {
+		case *call != "" && literal:
+			result, rep, err = journal.Prove(r, ref.given, o)
 		case *call != "":
-			result, rep, err = journal.Prove(r, *call, o)
+			result, rep, err = journal.Prove(r, ref.name, o)
 			what = "the proof of call " + *call
+			if err != nil || ref.line == 0 {
+				break
+			}
+			c, ferr := ref.find(rep.Calls)
+			switch {
+			case ferr != nil:
+				result, err = nil, ferr
+			case c.Call == ref.given:
+				literal, result = true, nil
+			case result == nil && namedCount(rep.Calls, ref.name) > 1:
+				// Why the line does not help: journal.Prove chooses by
+				// name alone.
+				err = fmt.Errorf("%d calls are named %q, and a proof is made only of a call whose name no other call has", namedCount(rep.Calls, ref.name), ref.name)
+			}
 		case *from != "":
 			result, rep, err = journal.ProveConsistency(r, cp, o)
 			what = "the proof that the run extends " + *from
@@ -81,7 +102,11 @@ func runProve(e *env, args []string) int {
 			}
 		}
 		return rep, err
-	})
+	}
+	_, rep, err, oerr := e.readOne(*transcript, prove)
+	if oerr == nil && literal {
+		_, rep, err, oerr = e.readOne(*transcript, prove)
+	}
 	if oerr != nil {
 		return e.fail("prove: %v", oerr)
 	}
@@ -103,4 +128,15 @@ func runProve(e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "wrote %s to %s\n", what, *out)
 	}
 	return ExitOK
+}
+
+// namedCount counts the calls named name.
+func namedCount(calls []journal.CallReport, name string) int {
+	n := 0
+	for _, c := range calls {
+		if c.Call == name {
+			n++
+		}
+	}
+	return n
 }

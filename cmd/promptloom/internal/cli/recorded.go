@@ -91,31 +91,69 @@ func verifiedCall(rep *journal.Report, call string) (*journal.CallReport, error)
 
 // verifiedCallAny is the one call named call, attributed or not.
 func verifiedCallAny(rep *journal.Report, call string) (*journal.CallReport, error) {
-	// A file holds every session appended to it, so a name may repeat
-	// (a harness run twice into one file): NAME@LINE names the call whose
-	// request is at that line.
-	name, line := call, 0
-	if at := strings.LastIndexByte(call, '@'); at >= 0 {
-		if n, err := strconv.Atoi(call[at+1:]); err == nil && n > 0 {
-			name, line = call[:at], n
-		}
+	return parseCallRef(call).find(rep.Calls)
+}
+
+// callRef is a call as --call names it, in every command that takes one:
+// NAME, or NAME@LINE, the call of that name whose request is at LINE. A
+// file holds every session appended to it, so a name may repeat (a
+// harness run twice into one file), and the line tells them apart.
+type callRef struct {
+	given string // as given: a call may itself be named "x@5"
+	name  string
+	line  int // 0 when given no line
+}
+
+// parseCallRef reads NAME@LINE, LINE a positive decimal number, or NAME.
+func parseCallRef(s string) callRef {
+	r := callRef{given: s, name: s}
+	at := strings.LastIndexByte(s, '@')
+	if at < 0 || at+1 == len(s) || strings.TrimLeft(s[at+1:], "0123456789") != "" {
+		return r
 	}
+	if n, err := strconv.Atoi(s[at+1:]); err == nil && n > 0 {
+		r.name, r.line = s[:at], n
+	}
+	return r
+}
+
+// matches reports whether the call named call, its request at line, is
+// the one r names: by the name as given, or by name and line.
+func (r callRef) matches(call string, line int) bool {
+	return call == r.given || r.line > 0 && call == r.name && line == r.line
+}
+
+// find is the one call of calls r names.
+func (r callRef) find(calls []journal.CallReport) (*journal.CallReport, error) {
 	var found []*journal.CallReport
 	var lines []string
-	for i := range rep.Calls {
-		c := &rep.Calls[i]
-		if c.Call == call || line > 0 && c.Call == name && c.Line == line {
+	for i := range calls {
+		if c := &calls[i]; r.matches(c.Call, c.Line) {
 			found = append(found, c)
-			lines = append(lines, fmt.Sprint(c.Line))
+			lines = append(lines, strconv.Itoa(c.Line))
 		}
 	}
 	switch {
-	case len(found) == 0:
-		return nil, fmt.Errorf("no call %q in the transcript (%d call(s); promptloom verify --transcript lists them)", call, len(rep.Calls))
+	case len(found) == 1:
+		return found[0], nil
 	case len(found) > 1:
-		return nil, fmt.Errorf("%d calls are named %q (lines %s): --call must name one, as NAME@LINE (%s@%s)", len(found), call, strings.Join(lines, ", "), call, lines[len(lines)-1])
+		return nil, fmt.Errorf("%d calls are named %q (lines %s): --call must name one, as NAME@LINE (%s@%s)", len(found), r.given, strings.Join(lines, ", "), r.given, lines[len(lines)-1])
 	}
-	return found[0], nil
+	if r.line > 0 {
+		for i := range calls {
+			if calls[i].Call == r.name {
+				lines = append(lines, strconv.Itoa(calls[i].Line))
+			}
+		}
+		switch len(lines) {
+		case 0:
+		case 1:
+			return nil, fmt.Errorf("no call %q at line %d: its request is at line %s", r.name, r.line, lines[0])
+		default:
+			return nil, fmt.Errorf("no call %q at line %d: the requests of the calls of that name are at lines %s", r.name, r.line, strings.Join(lines, ", "))
+		}
+	}
+	return nil, fmt.Errorf("no call %q in the transcript (%d call(s); promptloom verify --transcript lists them)", r.given, len(calls))
 }
 
 // recordedExplanation is the explanation of a verified call: its prompt
