@@ -54,11 +54,12 @@ const depsRules = `
 	journal, eventlog < journal/replay;
 	request, journal, internal/textsafe < cache;
 	journal, cache < journal/report;
+	cache, internal/json < assemble;
 	journal, internal/dsn, internal/pgschema, PGX < journal/postgres;
 	journal, cache, OTEL < transport;
 	transport, cache, journal/tiles < proxy;
 	journal/replay, provenance, eventlog/sqlite, eventlog/postgres < cmd/promptloom/internal/demo;
-	cmd/promptloom/internal/demo, journal/report, journal/postgres, harn/template, witness, cache, proxy, XMOD < cmd/promptloom/internal/cli;
+	cmd/promptloom/internal/demo, journal/report, journal/postgres, harn/template, witness, cache, assemble, proxy, XMOD < cmd/promptloom/internal/cli;
 	cmd/promptloom/internal/cli, transport < cmd/promptloom/internal/errdoc;
 	cmd/promptloom/internal/errdoc < cmd/promptloom/internal/errdoc/gendoc;
 	cmd/promptloom/internal/errdoc < cmd/promptloom;

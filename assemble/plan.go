@@ -1,0 +1,325 @@
+package assemble
+
+import (
+	"fmt"
+
+	"github.com/promptloom/promptloom/digest"
+)
+
+// action is what a compaction does, or did, to a turn.
+type action uint8
+
+const (
+	keep action = iota
+	clear
+	summarise
+	drop
+)
+
+// unit is one turn as the planner sees it.
+type unit struct {
+	turn *Turn
+	// act is the cut available to a compaction (keep: none), alt the text
+	// sent after it, tok the tokens sent kept and after act.
+	act   action
+	alt   string
+	tok   [2]int
+	state action
+	at    int // the compaction that cut it
+	pair  int // the call or result it is paired with, -1
+	// static says why the turn is binding at every call ("": it is not).
+	static string
+	sum    digest.Digest
+}
+
+// cur is what the unit costs as it stands.
+func (u *unit) cur() int {
+	switch u.state {
+	case keep:
+		return u.tok[0]
+	case drop:
+		return 0
+	}
+	return u.tok[1]
+}
+
+// fenwick sums the current tokens of units before an index in log time,
+// so the prefix a cut keeps is found without a walk.
+type fenwick []int
+
+func (f fenwick) add(i, d int) {
+	for i++; i < len(f); i += i & -i {
+		f[i] += d
+	}
+}
+
+func (f fenwick) sum(n int) int { // units [0, n)
+	s := 0
+	for ; n > 0; n -= n & -n {
+		s += f[n]
+	}
+	return s
+}
+
+// plan is the outcome of the simulation: every unit's state, the
+// compactions made, and what the breakpoints of the last call need.
+type plan struct {
+	units       []unit
+	calls       []int // each call's end (exclusive), the last being len(turns)
+	compactions []Compaction
+	// headPrev and headNow are the last cut unit before and after the last
+	// call's own compaction (-1: none); prevIntact says the previous call's
+	// prefix is whole in the last call.
+	headPrev, headNow int
+	prevIntact        bool
+	tokens            int // the last call's input
+}
+
+// planner carries the simulation's running state.
+type planner struct {
+	c      *Conversation
+	o      *Options
+	w      wire
+	units  []unit
+	fen    fenwick
+	base   int
+	budget int
+	keep   int
+	// latestUser[e] is the last user turn before e (-1: none); result[i]
+	// the index of tool call i's result (-1: none yet).
+	latestUser []int
+	task       int
+}
+
+// callEnds lists the ends of the calls a conversation's turns record: a
+// call was made after each run of user turns and tool results that an
+// assistant turn or tool call follows, and the last call ends with the
+// turns.
+func callEnds(turns []Turn) []int {
+	var out []int
+	for e := 1; e < len(turns); e++ {
+		prev, next := turns[e-1].Kind, turns[e].Kind
+		if (prev == User || prev == ToolResult) && (next == Assistant || next == ToolCall) {
+			out = append(out, e)
+		}
+	}
+	return append(out, len(turns))
+}
+
+// binding says why unit i is never shed at a call ending at e ("" when it
+// may be).
+func (p *planner) binding(i, e int) string {
+	u := &p.units[i]
+	if u.static != "" {
+		return u.static
+	}
+	if u.turn.Kind == User && p.latestUser[e] == i {
+		return "binding: the latest user turn"
+	}
+	if u.turn.Kind == ToolCall && (u.pair < 0 || u.pair >= e) {
+		return "binding: a tool call still waiting for its result"
+	}
+	return ""
+}
+
+// simulate makes, call by call, every decision the conversation's calls
+// were (or would have been) assembled with.
+func (p *planner) simulate() (*plan, error) {
+	n := len(p.units)
+	pl := &plan{calls: callEnds(p.c.Turns), headPrev: -1, headNow: -1}
+	p.fen = make(fenwick, n+1)
+	expected := p.o.ExpectedTurns
+	if expected <= 0 {
+		expected = 20
+	}
+	var (
+		added, bound, raw, cur, head int
+		pending                      []int // units outside the kept window with a cut available, in order
+		pendingSave                  int
+		hold                         float64
+		prevS                        int // the previous call's input
+	)
+	head = -1
+	for k, e := range pl.calls {
+		last := k == len(pl.calls)-1
+		for ; added < e; added++ {
+			t := p.units[added].tok[0]
+			p.fen.add(added, t)
+			raw += t
+			cur += t
+		}
+		// Turns fall out of the kept window once the newer ones alone
+		// fill it; the oldest first.
+		for bound < e && raw > p.keep {
+			u := &p.units[bound]
+			raw -= u.tok[0]
+			if u.state == keep && u.static == "" {
+				if err := p.prepare(bound); err != nil {
+					return nil, err
+				}
+				if u.act != keep {
+					pending = append(pending, bound)
+					pendingSave += u.tok[0] - u.tok[1]
+				}
+			}
+			bound++
+		}
+		// The latest user turn is binding at this call: it stays out of
+		// this batch, and in the queue for the next.
+		save, first := pendingSave, -1
+		for _, i := range pending {
+			if p.binding(i, e) != "" {
+				save -= p.units[i].tok[0] - p.units[i].tok[1]
+				continue
+			}
+			first = i
+			break
+		}
+		s := p.base + cur
+		if last {
+			pl.headPrev = head
+		}
+		forced := s > p.budget
+		do, why := false, ""
+		if save > 0 {
+			keepBefore := p.base + p.fen.sum(first)
+			rewrite := s - save - keepBefore
+			extra := p.extra(s, prevS, save, head, pending, e)
+			hold += 0.1 * float64(save)
+			switch {
+			case forced:
+				do, why = true, fmt.Sprintf("the input, %d tokens, is over the window's %d", s, p.budget)
+			case p.o.decide != nil:
+				do, why = p.o.decide(k), "chosen by the caller's plan"
+			case p.o.Strategy == Priced && hold >= extra && float64(expected)*0.1*float64(save) >= extra:
+				do, why = true, fmt.Sprintf("priced: the cuttable turns' reads since the last compaction (%.0f) reach what the cut costs beyond a call without it (%.0f, rewriting %d tokens), and the %d tokens it saves repay that within %d calls (in base-price tokens)", hold, extra, rewrite, save, expected)
+			}
+		}
+		var cp Compaction
+		if do {
+			cp = Compaction{At: p.c.Turns[e-1].ID, Reason: why}
+			firstCut := n
+			var left []int
+			for _, i := range pending {
+				u := &p.units[i]
+				if u.state != keep {
+					continue
+				}
+				if p.binding(i, e) != "" {
+					left = append(left, i)
+					continue
+				}
+				d := u.tok[1] - u.tok[0]
+				u.state, u.at = u.act, len(pl.compactions)
+				p.fen.add(i, d)
+				cur += d
+				cp.Saved -= d
+				firstCut = min(firstCut, i)
+				head = max(head, i)
+				if u.act == clear {
+					cp.Cleared++
+				} else {
+					cp.Summarised++
+				}
+			}
+			pending, pendingSave = left, 0
+			for _, i := range left {
+				pendingSave += p.units[i].tok[0] - p.units[i].tok[1]
+			}
+			hold = 0
+			// Clearing was not enough: drop the oldest turns that may be
+			// shed, a tool call with its result, until the input fits.
+			for i := 0; i < e && p.base+cur > p.budget; i++ {
+				u := &p.units[i]
+				if u.state == drop || p.binding(i, e) != "" || u.pair >= 0 && (u.pair >= e || p.binding(u.pair, e) != "") {
+					continue
+				}
+				for _, j := range []int{i, u.pair} {
+					if j < 0 || p.units[j].state == drop {
+						continue
+					}
+					v := &p.units[j]
+					d := -v.cur()
+					v.state, v.at = drop, len(pl.compactions)
+					p.fen.add(j, d)
+					cur += d
+					cp.Saved -= d
+					cp.Dropped++
+					firstCut = min(firstCut, j)
+					head = max(head, j)
+				}
+			}
+			if p.base+cur > p.budget {
+				return nil, &Error{Field: "window", kind: ErrNoFit,
+					Msg: fmt.Sprintf("at the call ending with turn %s the input is %d tokens with every part that may be shed cut; the window leaves %d (window %d, output reserve %d)",
+						p.c.Turns[e-1].ID, p.base+cur, p.budget, p.c.Window, p.c.OutputReserve)}
+			}
+			cp.Rewrite = p.base + cur - (p.base + p.fen.sum(firstCut))
+			pl.compactions = append(pl.compactions, cp)
+			if last {
+				pl.prevIntact = k > 0 && firstCut >= pl.calls[k-1]
+			}
+		} else if last {
+			pl.prevIntact = k > 0
+		}
+		if last {
+			pl.headNow = head
+			pl.tokens = p.base + cur
+		}
+		prevS = p.base + cur
+	}
+	pl.units = p.units
+	return pl, nil
+}
+
+// prepare works out the cut available to unit i, asking the caller's
+// summariser only now, when the turn first leaves the kept window.
+func (p *planner) prepare(i int) error {
+	u := &p.units[i]
+	t := u.turn
+	summary := t.Summary
+	if summary == "" && p.o.Summarize != nil && t.Kind != ToolCall {
+		s, err := p.o.Summarize(*t)
+		if err != nil {
+			return &Error{ID: t.ID, Field: "summary", Msg: err.Error(), kind: ErrInvalid}
+		}
+		summary = s
+	}
+	switch {
+	case summary != "" && t.Kind != ToolCall:
+		u.act, u.alt = summarise, summary
+	case t.Kind == ToolResult:
+		u.act, u.alt = clear, stub(u)
+	default:
+		return nil
+	}
+	u.tok[1] = p.w.count(p.w.unit(t, u.alt))
+	if u.tok[1] >= u.tok[0] {
+		u.act, u.alt, u.tok[1] = keep, "", u.tok[0]
+	}
+	return nil
+}
+
+// extra is what compacting at this call costs beyond not compacting, in
+// base-price tokens at Anthropic's multiples (read 0.1, 5-minute write
+// 1.25, 1-hour write 2; docs/caching.md): with the cut, the call reads the
+// compacted head as it was, writes the new head for an hour and the rest
+// for five minutes; without it, it reads the previous call's prompt and
+// writes what was added since.
+func (p *planner) extra(s, prevS, save, head int, pending []int, e int) float64 {
+	newHead := -1
+	for j := len(pending) - 1; j >= 0; j-- {
+		if p.binding(pending[j], e) == "" {
+			newHead = pending[j]
+			break
+		}
+	}
+	old := p.base
+	if head >= 0 {
+		old += p.fen.sum(head + 1)
+	}
+	h := max(p.base+p.fen.sum(newHead+1)-save, old)
+	with := 0.1*float64(old) + 2*float64(h-old) + 1.25*float64(s-save-h)
+	without := 0.1*float64(prevS) + 1.25*float64(s-prevS)
+	return with - without
+}
