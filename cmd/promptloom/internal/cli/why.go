@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -8,13 +10,21 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
+	"github.com/promptloom/promptloom/cache"
+	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/explain"
+	pjson "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/internal/textsafe"
+	"github.com/promptloom/promptloom/journal"
+	"github.com/promptloom/promptloom/manifest"
+	"github.com/promptloom/promptloom/payload"
+	"github.com/promptloom/promptloom/request"
 )
 
 func init() {
-	register("why", "why TEXT [OPTIONS.json|-] [--format text|json] [--limit N] [--without-tool N] [--with-tool N] [--with-cap N] [--without-cap N] [--project DIR] [--budget N] [--counter NAME] [--bindings FILE] [--max-bytes N] | why TEXT --transcript FILE --call NAME [--format text|json] [--limit N]", runWhy)
+	register("why", "why TEXT [OPTIONS.json|-] [--format text|json] [--limit N] [--without-tool N] [--with-tool N] [--with-cap N] [--without-cap N] [--project DIR] [--budget N] [--counter NAME] [--bindings FILE] [--max-bytes N] | why TEXT --transcript FILE [--call NAME] [--format text|json] [--limit N]", runWhy)
 	examples["why"] = "promptloom why 'Keep the todo list current.' opts.json --without-tool todo"
 }
 
@@ -75,7 +85,7 @@ func runWhy(e *env, args []string) int {
 		return e.flagError(fs, "why", err)
 	}
 	if len(pos) == 0 {
-		return e.fail("why: takes TEXT, then an options file or --transcript FILE --call NAME")
+		return e.fail("why: takes TEXT, then an options file or --transcript FILE [--call NAME]")
 	}
 	text := pos[0]
 	if text == "" {
@@ -87,14 +97,33 @@ func runWhy(e *env, args []string) int {
 		if err := onlyRecordedFlags(fs, "transcript", "call", "format", "limit"); err != nil {
 			return e.fail("why: %v", err)
 		}
-		if msg := recordedUsage(*transcript != "", *call != "", len(pos) > 1, "--call NAME"); msg != "" {
-			return e.fail("why: --transcript FILE --call NAME looks in a recorded call: %s", msg)
+		if msg := recordedUsage(*transcript != "", true, len(pos) > 1, ""); msg != "" {
+			return e.fail("why: --transcript FILE [--call NAME] looks in recorded calls: %s", msg)
 		}
-		recs, err := e.recordedCalls(*transcript, *call)
+		data, rep, err := e.verifiedTranscript(*transcript)
 		if err != nil {
 			return e.fail("why: %v", err)
 		}
-		x, out.Transcript, out.Call = recs[0].x, recs[0].name, *call
+		// A call a manifest accounts for is explained from its prompt and
+		// manifest; any other, or every call, from its whole request.
+		c, err := verifiedCallAny(rep, *call)
+		if *call == "" || err == nil && c.Unattributed {
+			rq, err := whyRequest(data, rep, text, shown(*transcript), *call, *limit)
+			if err != nil {
+				return e.fail("why: %s: %v", shown(*transcript), err)
+			}
+			return e.printWhyRequest(rq, *format)
+		}
+		if err == nil {
+			c, err = verifiedCall(rep, *call)
+		}
+		if err != nil {
+			return e.fail("why: %s: %v", shown(*transcript), err)
+		}
+		if x, err = recordedExplanation(c, data); err != nil {
+			return e.fail("why: %s: call %s (line %d): %v", shown(*transcript), *call, c.Line, err)
+		}
+		out.Transcript, out.Call = shown(*transcript), *call
 	} else {
 		if x, err = e.whyOptions(pos[1:], pl, changes); err != nil {
 			return e.fail("why: %v", err)
@@ -376,4 +405,405 @@ func times(n int) string {
 		return "twice"
 	}
 	return strconv.Itoa(n) + " times"
+}
+
+// A recorded call that no manifest accounts for (a proxied call, or one
+// the transport made without a prompt on its context) keeps its whole
+// body, redacted: why then looks for the text in every tool, system block
+// and message of it, each named by the pointer request.New gives its
+// segment, and says which call of the session first sent that segment (by
+// its digest) and whether the call read it from the provider's cache, as
+// cache --transcript predicts it.
+
+// whyRequestJSON is what why --format json prints for the whole requests
+// of recorded calls.
+type whyRequestJSON struct {
+	Text       string `json:"text"`
+	Transcript string `json:"transcript"`
+	// Call is the call searched; without one, every call was, and each
+	// segment is reported at the call that first sent it.
+	Call string `json:"call,omitempty"`
+	// InRequest counts the places, listed or not.
+	InRequest int            `json:"in_request"`
+	Places    []requestPlace `json:"places"`
+	// More counts the places past --limit, not listed.
+	More int `json:"more,omitempty"`
+	// NotSearched names the calls whose request the transcript does not
+	// keep (nothing says its shape), or keeps as a body no reader reads.
+	NotSearched []string `json:"not_searched,omitempty"`
+}
+
+// requestPlace is one occurrence of the text in a segment of a request.
+type requestPlace struct {
+	// Call and Line name the call the place is in (Line: its request's).
+	Call string `json:"call"`
+	Line int    `json:"line"`
+	// Path is where the text is: the segment's pointer for a text block
+	// or string (its text is the segment), else the pointer of the string
+	// member that holds it, under the segment's (/tools/3/description).
+	Path string `json:"path"`
+	// Segment is the segment's own pointer, as request.New gives it.
+	Segment string `json:"segment"`
+	Section string `json:"section"`
+	Role    string `json:"role,omitempty"`
+	Type    string `json:"type,omitempty"`
+	// Name is a tool's name.
+	Name string `json:"name,omitempty"`
+	// Start and End are the bytes of the string at Path the occurrence
+	// covers.
+	Start int `json:"start"`
+	End   int `json:"end"`
+	// Digest is the segment's (request.Segment.Digest).
+	Digest digest.Digest `json:"digest"`
+	// FirstCall and FirstLine name the call of the session that first
+	// sent a segment with this digest.
+	FirstCall string `json:"first_call"`
+	FirstLine int    `json:"first_line"`
+	// Cached says the segment lies in the prefix the provider's rules
+	// predict this call read from its cache.
+	Cached bool `json:"cached"`
+	// Calls counts, without --call, the calls of the session that sent
+	// the segment.
+	Calls int `json:"calls,omitempty"`
+}
+
+// printWhyRequest writes why's answer for whole requests. Exit 0 when
+// the text is in one, 1 when it is in none.
+func (e *env) printWhyRequest(out *whyRequestJSON, format string) int {
+	if format == "json" {
+		if err := writeJSON(e, out); err != nil {
+			return e.fail("why: %v", err)
+		}
+	} else {
+		writeWhyRequest(e, out)
+	}
+	if out.InRequest > 0 {
+		return ExitOK
+	}
+	return ExitFail
+}
+
+// verifiedTranscript reads a transcript once, whole, and verifies it.
+func (e *env) verifiedTranscript(arg string) ([]byte, *journal.Report, error) {
+	data, err := e.readTranscript(context.Background(), arg, maxTranscriptBytes)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep, err := journal.Verify(bytes.NewReader(data), &journal.Options{MaxLineBytes: maxLineBytes})
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", shown(arg), err)
+	}
+	return data, rep, nil
+}
+
+// brokenBefore is the first problem of rep on a line up to through (0:
+// any line), as a recorded call is held to it: a session not yet closed
+// is no objection, the run may still be being written.
+func brokenBefore(rep *journal.Report, through int) *manifest.RuleError {
+	for _, p := range rep.Problems {
+		if through > 0 && p.Line > through || p.Line == 0 && through > 0 || p.Rule == "session" && strings.Contains(p.Detail, "has no journal_close") {
+			continue
+		}
+		return p
+	}
+	return nil
+}
+
+// searchedCall is one recorded call's request read for why: its parts as
+// payload reads them and its segments as request.New makes them, one for
+// one (unattributed: a system block is a segment, not the fragments a
+// manifest would make of it).
+type searchedCall struct {
+	rec   *cache.Recorded
+	parts []payload.Part
+	segs  []request.Segment
+	// through is the index of the last segment the predicted cache read
+	// covers (-1: none).
+	through int
+}
+
+// whyRequest looks for text in the whole requests of the transcript's
+// calls: the one named call, or, call "", every call, each segment at the
+// call that first sent it.
+func whyRequest(data []byte, rep *journal.Report, text, name, call string, limit int) (*whyRequestJSON, error) {
+	out := &whyRequestJSON{Text: text, Transcript: name, Call: call, Places: []requestPlace{}}
+	var target *journal.CallReport
+	if call != "" {
+		c, err := verifiedCallAny(rep, call)
+		if err != nil {
+			return nil, err
+		}
+		if c.Status == "failed" && c.Problem != nil {
+			return nil, fmt.Errorf("call %s (line %d) is not searched: %s", call, c.Line, c.Problem.Detail)
+		}
+		if p := brokenBefore(rep, c.Line+1); p != nil {
+			return nil, fmt.Errorf("the transcript does not verify up to call %s (line %d), so it is not searched: %s", call, c.Line, p.Detail)
+		}
+		target = c
+	} else if p := brokenBefore(rep, 0); p != nil {
+		return nil, fmt.Errorf("the transcript does not verify, so it is not searched (promptloom verify --transcript says why): %s", p.Detail)
+	}
+	rs, err := cache.FromTranscript(data, rep)
+	if err != nil {
+		return nil, err
+	}
+	// The cache's prediction for every call, as cache --transcript makes
+	// it: a call's is from the calls before it.
+	verdicts := map[int]cache.Verdict{}
+	if calls := cache.Calls(rs); len(calls) > 0 {
+		for _, v := range cache.Run(calls, nil).Verdicts {
+			verdicts[v.Line] = v
+		}
+	}
+	type first struct {
+		call  *journal.CallReport
+		calls int
+	}
+	firsts := map[string]*first{} // session and segment digest -> the call that first sent it
+	key := func(r *cache.Recorded, d digest.Digest) string { return r.Session + "\x00" + d.String() }
+	var searched []searchedCall
+	for i := range rs {
+		r := &rs[i]
+		if target != nil && r.Report.Line > target.Line {
+			break
+		}
+		mine := target == nil || r.Report.Line == target.Line
+		if r.Body == nil || r.Err != nil {
+			if mine {
+				out.NotSearched = append(out.NotSearched, recordedName(r.Report))
+			}
+			continue
+		}
+		sc, err := readSearched(r, verdicts[r.Report.Line])
+		if err != nil {
+			return nil, fmt.Errorf("call %s (line %d): its request body, as the transcript kept it: %w", recordedName(r.Report), r.Report.Line, err)
+		}
+		for _, s := range sc.segs {
+			k := key(r, s.Digest)
+			if f := firsts[k]; f == nil {
+				firsts[k] = &first{call: r.Report, calls: 1}
+			} else if f.call.Line != r.Report.Line {
+				f.calls++
+			}
+		}
+		if mine {
+			searched = append(searched, sc)
+		}
+	}
+	if target == nil && len(searched) == 0 {
+		return nil, fmt.Errorf("none of the transcript's %d call(s) kept its whole request (a call with a prompt and manifest keeps those): give --call NAME to look in one", len(rep.Calls))
+	}
+	if target != nil && len(searched) == 0 {
+		if target.Unattributed {
+			return nil, fmt.Errorf("call %s (line %d) did not give its request body (or gave one no reader reads): nothing says what it sent", call, target.Line)
+		}
+		return nil, fmt.Errorf("call %s (line %d) kept no request body to search", call, target.Line)
+	}
+	for _, sc := range searched {
+		c := sc.rec.Report
+		for i, p := range sc.parts {
+			s := &sc.segs[i]
+			f := firsts[key(sc.rec, s.Digest)]
+			if target == nil && f.call.Line != c.Line {
+				continue // listed at the call that first sent it
+			}
+			occurrences(p, text, func(path string, start int) {
+				out.InRequest++
+				if limit > 0 && len(out.Places) >= limit {
+					out.More++
+					return
+				}
+				pl := requestPlace{Call: recordedName(c), Line: c.Line, Path: path, Segment: p.Path, Section: p.Section,
+					Role: p.Role, Type: p.Type, Name: p.Name, Start: start, End: start + len(text), Digest: s.Digest,
+					FirstCall: recordedName(f.call), FirstLine: f.call.Line, Cached: i <= sc.through}
+				if target == nil {
+					pl.Calls = f.calls
+				}
+				out.Places = append(out.Places, pl)
+			})
+		}
+	}
+	return out, nil
+}
+
+// readSearched reads a recorded call's body into its parts and segments,
+// and finds how far its predicted cache read reaches.
+func readSearched(r *cache.Recorded, v cache.Verdict) (searchedCall, error) {
+	sc := searchedCall{rec: r, through: -1}
+	pr, err := payload.Read(r.Body, r.Provider)
+	if err != nil {
+		return sc, err
+	}
+	if sc.parts, err = pr.Parts(); err != nil {
+		return sc, err
+	}
+	m, err := request.FromPayload(pr, nil)
+	if err != nil {
+		return sc, err
+	}
+	if len(m.Segments) != len(sc.parts) {
+		return sc, fmt.Errorf("%d segments for %d parts", len(m.Segments), len(sc.parts))
+	}
+	sc.segs = m.Segments
+	if v.ReadThrough != "" && len(v.Problems) == 0 {
+		// The prediction names the last segment read by its pointer; a
+		// manifest of fragments names a system block's by the block's.
+		for i := range sc.segs {
+			if sc.segs[i].Path == v.ReadThrough {
+				sc.through = i
+			}
+		}
+	}
+	return sc, nil
+}
+
+// recordedName is a call's name as why prints it.
+func recordedName(c *journal.CallReport) string {
+	if c.Call == "" {
+		return "(unnamed)"
+	}
+	return c.Call
+}
+
+// occurrences calls fn for every occurrence of text in a part, with the
+// pointer of the string it is in and where in that string it starts. A
+// text block's text is the segment itself (what request counts it by); in
+// anything else, each string member is searched, and a place is the
+// member's pointer under the part's. Overlapping occurrences are each a
+// place, as why counts them in a prompt.
+func occurrences(p payload.Part, text string, fn func(path string, start int)) {
+	if s, ok := blockText(p); ok {
+		each(s, text, func(i int) { fn(p.Path, i) })
+		return
+	}
+	stringValues(string(p.Raw), p.Path, func(ptr, s string) {
+		each(s, text, func(i int) { fn(ptr, i) })
+	})
+}
+
+// each calls fn with the offset of every occurrence of text in s.
+func each(s, text string, fn func(int)) {
+	for at := 0; at <= len(s); {
+		i := strings.Index(s[at:], text)
+		if i < 0 {
+			return
+		}
+		fn(at + i)
+		_, n := utf8.DecodeRuneInString(s[at+i:])
+		at += i + n
+	}
+}
+
+// blockText is the text a part is, when it is a text: a bare string, or
+// the member named text of a text block (type text, input_text or
+// output_text, or a Gemini part, which has no type), as request counts a
+// text block's tokens. The part is a slice of a body payload read.
+func blockText(p payload.Part) (string, bool) {
+	raw := string(p.Raw)
+	if raw != "" && raw[0] == '"' {
+		return pjson.Unquote(raw), true
+	}
+	switch p.Type {
+	case "text", "input_text", "output_text", "":
+		it := pjson.NewIter(raw)
+		for {
+			k, _, v, _, ok := it.Next()
+			if !ok {
+				return "", false
+			}
+			if pjson.Unquote(k) == "text" {
+				if v != "" && v[0] == '"' {
+					return pjson.Unquote(v), true
+				}
+				return "", false
+			}
+		}
+	}
+	return "", false
+}
+
+// stringValues calls fn with every string value in raw (a JSON value
+// payload read), and its RFC 6901 pointer under at, in order.
+func stringValues(raw, at string, fn func(ptr, s string)) {
+	if raw == "" {
+		return
+	}
+	if raw[0] == '"' {
+		fn(at, pjson.Unquote(raw))
+		return
+	}
+	it := pjson.NewIter(raw)
+	for i := 0; ; i++ {
+		k, _, v, _, ok := it.Next()
+		if !ok {
+			return
+		}
+		step := strconv.Itoa(i)
+		if k != "" {
+			step = strings.NewReplacer("~", "~0", "/", "~1").Replace(pjson.Unquote(k))
+		}
+		stringValues(v, at+"/"+step, fn)
+	}
+}
+
+// writeWhyRequest prints where the text is in the requests searched, a
+// row a place, every value from the transcript escaped.
+func writeWhyRequest(e *env, out *whyRequestJSON) {
+	esc := textsafe.Line
+	w := e.stdout
+	q := strconv.Quote(out.Text)
+	where := "the request of call " + esc(out.Call)
+	if out.Call == "" {
+		where = "the requests of " + esc(out.Transcript)
+	}
+	switch {
+	case out.InRequest == 0:
+		fmt.Fprintf(w, "%s is nowhere in %s\n", q, where)
+	case out.Call == "":
+		fmt.Fprintf(w, "%s is in %s %s, each where its segment was first sent:\n", q, where, times(out.InRequest))
+	default:
+		fmt.Fprintf(w, "%s is in %s %s:\n", q, where, times(out.InRequest))
+	}
+	if len(out.Places) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		// With a call, each place says where its segment was first sent
+		// and whether the call read it from the cache; without, each is
+		// listed where it was first sent, with how many calls sent it.
+		head := []string{"PATH", "SECTION", "ROLE/TOOL", "BYTES", "FIRST SENT", "CACHED"}
+		if out.Call == "" {
+			head = []string{"FIRST SENT", "PATH", "SECTION", "ROLE/TOOL", "BYTES", "SENT BY"}
+		}
+		fmt.Fprintln(tw, strings.Join(head, "\t"))
+		for _, p := range out.Places {
+			who := "-"
+			switch {
+			case p.Name != "":
+				who = "tool " + esc(p.Name)
+			case p.Role != "":
+				who = esc(p.Role)
+			}
+			span := fmt.Sprintf("%d-%d", p.Start, p.End)
+			var cols []string
+			if out.Call == "" {
+				cols = []string{fmt.Sprintf("%s (line %d)", esc(p.Call), p.Line), esc(p.Path), p.Section, who, span, fmt.Sprintf("%d call(s)", p.Calls)}
+			} else {
+				cached := "no"
+				if p.Cached {
+					cached = "yes"
+				}
+				cols = []string{esc(p.Path), p.Section, who, span, fmt.Sprintf("%s (line %d)", esc(p.FirstCall), p.FirstLine), cached}
+			}
+			fmt.Fprintln(tw, strings.Join(cols, "\t"))
+		}
+		tw.Flush()
+	}
+	if out.More > 0 {
+		fmt.Fprintf(w, "... and %d more not listed (--limit)\n", out.More)
+	}
+	if out.InRequest > 0 && out.Call != "" {
+		fmt.Fprintln(w, "CACHED: in the prefix the provider's rules predict the call read from its cache (promptloom cache --transcript)")
+	}
+	if len(out.NotSearched) > 0 {
+		fmt.Fprintf(w, "not searched, no request body kept whole: %s\n", esc(strings.Join(out.NotSearched, ", ")))
+	}
 }
