@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	register("explain", "explain [--format text|json|html|raw|payload:PROVIDER] [--since OLD] [--max-breakpoints N] [--lint] [--strict] [--traces] [--project DIR] [--budget N] [--counter NAME] [--bindings FILE] [--max-bytes N] [FILE|-] | explain --transcript FILE --call NAME [--format text|json|html|raw] | explain --request [--provider P] [--model NAME] [--lint [--since PREVIOUS_BODY]] [--strict] [--min MODEL=N] [--format text|json|html] BODY.json [OPTIONS.json] | explain --request --transcript FILE --call NAME", runExplain)
+	register("explain", "explain [--format text|json|html|raw|payload:PROVIDER] [--since OLD] [--max-breakpoints N] [--lint] [--strict] [--traces] [--project DIR] [--budget N] [--counter NAME] [--bindings FILE] [--max-bytes N] [FILE|-] | explain --transcript FILE --call NAME [--format text|json|html|raw] | explain --request [--provider P] [--model NAME] [--lint [--since PREVIOUS_BODY]] [--strict] [--min MODEL=N] [--format text|json|html] BODY.json [OPTIONS.json] | explain --request --transcript FILE --call NAME [--format text|json|html|raw]", runExplain)
 	register("manifest", "manifest [--hash] [--project DIR] [--budget N] [--counter NAME] [--bindings FILE] [--max-bytes N] [FILE|-]", runManifest)
 }
 

@@ -102,8 +102,24 @@ func (e *env) recordedRequests(arg string) ([]cache.Recorded, error) {
 	return rs, nil
 }
 
-// pickCall finds one call by name (NAME@LINE for a name used twice).
+// pickCall finds one call by name (NAME@LINE for a name used twice),
+// with its request manifest.
 func pickCall(rs []cache.Recorded, call string) (*cache.Recorded, error) {
+	r, err := findRecorded(rs, call)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case r.Err != nil:
+		return nil, fmt.Errorf("call %s (line %d): its request body, as the transcript kept it: %w", call, r.Report.Line, r.Err)
+	case r.Request == nil:
+		return nil, fmt.Errorf("call %s (line %d) did not give its request body: nothing says what it sent beyond its messages", call, r.Report.Line)
+	}
+	return r, nil
+}
+
+// findRecorded finds one call by name, whatever its body.
+func findRecorded(rs []cache.Recorded, call string) (*cache.Recorded, error) {
 	rep := &journal.Report{}
 	for _, r := range rs {
 		rep.Calls = append(rep.Calls, *r.Report)
@@ -114,22 +130,55 @@ func pickCall(rs []cache.Recorded, call string) (*cache.Recorded, error) {
 	}
 	for i := range rs {
 		if rs[i].Report.Line == c.Line {
-			switch {
-			case rs[i].Err != nil:
-				return nil, fmt.Errorf("call %s (line %d): its request body, as the transcript kept it: %w", call, c.Line, rs[i].Err)
-			case rs[i].Request == nil:
-				return nil, fmt.Errorf("call %s (line %d) did not give its request body: nothing says what it sent beyond its messages", call, c.Line)
-			}
 			return &rs[i], nil
 		}
 	}
 	return nil, fmt.Errorf("no call %q", call)
 }
 
+// writeRecordedBody is explain --request --format raw on a recorded call:
+// its body as the transcript keeps it (redacted), byte for byte, nothing
+// added. A call a manifest accounts for keeps its body in parts (its
+// messages, tools, parameters and system channel): it is written as
+// request rebuilds it, and stderr says so.
+func (e *env) writeRecordedBody(transcript, call string) int {
+	rs, err := e.recordedRequests(transcript)
+	if err != nil {
+		return e.fail("explain: %v", err)
+	}
+	r, err := findRecorded(rs, call)
+	if err != nil {
+		return e.fail("explain: %s: %v", shown(transcript), err)
+	}
+	if r.Body == nil {
+		return e.fail("explain: %s: call %s (line %d) did not give its request body: there is none to write", shown(transcript), call, r.Report.Line)
+	}
+	if !r.Report.Unattributed {
+		fmt.Fprintf(e.stderr, "promptloom: call %s (line %d) has a manifest, so its transcript keeps its body in parts: written as rebuilt from them (its keys in another order than sent)\n", textsafe.Line(call), r.Report.Line)
+	}
+	if _, err := e.stdout.Write(r.Body); err != nil {
+		return e.fail("explain: %v", err)
+	}
+	return ExitOK
+}
+
 // explainRequest is explain --request BODY [OPTIONS] (or --transcript
 // FILE --call NAME --request).
 func (e *env) explainRequest(pos []string, w *wholeFlags, format string, lint, strict bool, since, transcript, call string, pl pipeline) int {
-	if err := oneOf("format", format, "text", "json", "html"); err != nil {
+	if format == "raw" {
+		// The exact bytes are the transcript's to give: a body file
+		// given here is already its own raw form.
+		switch {
+		case transcript == "":
+			return e.fail("explain: --request --format raw writes a recorded call's body as its transcript keeps it: give --transcript FILE --call NAME (a body file is its own raw form)")
+		case call == "" || len(pos) > 0:
+			return e.fail("explain: --transcript FILE --call NAME --request explains a recorded call's whole request: give --call NAME and no file")
+		case lint || strict || since != "":
+			return e.fail("explain: --request --format raw writes the body as recorded: --lint, --strict and --since do not apply")
+		}
+		return e.writeRecordedBody(transcript, call)
+	}
+	if err := oneOf("format", format, "text", "json", "html", "raw"); err != nil {
 		return e.fail("explain: --request: %v", err)
 	}
 	var (

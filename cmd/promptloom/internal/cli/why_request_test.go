@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -15,6 +16,7 @@ import (
 	"github.com/promptloom/promptloom/internal/testkit/fakeprovider"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/proxy"
+	"github.com/tidwall/gjson"
 )
 
 // proxiedSecret is an Anthropic key a user pasted into a message: the
@@ -192,5 +194,37 @@ func TestWhyInAProxiedRequest(t *testing.T) {
 	// A call that is not there is named.
 	if code, _, errOut := run(t, "why", "x", "--transcript", path, "--call", "S/9"); code != ExitBadArgs || !strings.Contains(errOut, `no call "S/9"`) {
 		t.Errorf("no such call: exit %d: %s", code, errOut)
+	}
+}
+
+// explain --request --format raw writes a recorded call's body as its
+// transcript keeps it, redacted, and nothing else's.
+func TestExplainRequestRaw(t *testing.T) {
+	path := proxiedTranscript(t)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, _ := nthLine(data, 4)
+	want := gjson.GetBytes(line, "request.body").Raw
+	code, out, errOut := run(t, "explain", "--request", "--format", "raw", "--transcript", path, "--call", "S/2")
+	if code != ExitOK || out != want || errOut != "" {
+		t.Fatalf("exit %d: %q%s, want %q", code, out, errOut, want)
+	}
+	if strings.Contains(out, proxiedSecret) || !strings.Contains(out, "<redacted:") {
+		t.Errorf("the body is not the redacted one: %s", out)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"explain", "--request", "--format", "raw", path}, "give --transcript FILE --call NAME"},
+		{[]string{"explain", "--request", "--format", "raw", "--transcript", path}, "give --call NAME"},
+		{[]string{"explain", "--request", "--format", "raw", "--lint", "--transcript", path, "--call", "S/2"}, "--lint, --strict and --since do not apply"},
+		{[]string{"explain", "--request", "--format", "raw", "--transcript", path, "--call", "S/9"}, `no call "S/9"`},
+	} {
+		if code, out, errOut := run(t, tt.args...); code != ExitBadArgs || out != "" || !strings.Contains(errOut, tt.want) {
+			t.Errorf("%q: exit %d: %s%s, want %q", tt.args, code, out, errOut, tt.want)
+		}
 	}
 }
