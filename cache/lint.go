@@ -1,7 +1,9 @@
 package cache
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -111,45 +113,77 @@ func (l *linter) blamed(match func(i int, b Blame) bool) (tokens int, cost int64
 	return tokens, cost, calls
 }
 
-// volatile: the same segment is where each call first leaves the one
-// before it, on every call (a timestamp, an id), ahead of a breakpoint.
+// volatile: a segment whose bytes differ on every call of the session
+// (a timestamp, an id), ahead of a breakpoint: every call writes again
+// from there. Tools are the tools rule's.
 func (l *linter) volatile() *Finding {
 	cs := l.s.calls
 	if len(cs) < 3 {
 		return nil
 	}
-	path, reason, bp := "", "", ""
-	for i := 1; i < len(cs); i++ {
-		prev, cur := cs[i-1].Request, cs[i].Request
-		d := Diverge(prev, cur)
-		if d.Setting != "" || d.Section == "tools" || d.Index >= len(prev.Segments) || d.Index >= len(cur.Segments) ||
-			prev.Segments[d.Index].Path != d.Path || (path != "" && d.Path != path) {
-			return nil
-		}
-		path, reason = d.Path, d.Reason
-		ahead := false
-		for _, b := range Breakpoints(cur, l.o) {
-			if b.Segments > d.Index {
-				ahead, bp = true, cmpOr(b.Path, "the end of the shared prefix (implicit)")
-			}
-		}
-		if !ahead {
-			return nil
+	digests := make([]map[string]string, len(cs))
+	for i, c := range cs {
+		digests[i] = map[string]string{}
+		for _, seg := range c.Request.Segments {
+			digests[i][seg.Path] += seg.Digest.String()
 		}
 	}
+	var found []string
+	for j, seg := range cs[0].Request.Segments {
+		p := seg.Path
+		if seg.Section == "tools" || j > 0 && cs[0].Request.Segments[j-1].Path == p || slices.Contains(found, p) {
+			continue
+		}
+		every := true
+		for i := 1; i < len(cs) && every; i++ {
+			d, ok := digests[i][p]
+			every = ok && d != digests[i-1][p] && l.ahead(cs[i].Request, p)
+		}
+		if every {
+			found = append(found, p)
+		}
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	// The first such segment is the one every miss names.
+	path := found[0]
 	tokens, cost, calls := l.blamed(func(_ int, b Blame) bool { return b.Kind == "change" && b.Path == path })
+	what := "its bytes differ"
+	for _, v := range l.s.verdicts {
+		for _, b := range v.Blame {
+			if b.Kind == "change" && b.Path == path {
+				what = b.Reason
+			}
+		}
+	}
+	also := ""
+	if len(found) > 1 {
+		also = fmt.Sprintf(" (so do %s)", strings.Join(found[1:], ", "))
+	}
 	return &Finding{Rule: "volatile", Path: path, Calls: len(cs),
-		Message: fmt.Sprintf("%s changes on every call of the session (%d calls), ahead of the breakpoint at %s (last: %s); %d calls wrote their prefix again because of it",
-			path, len(cs), bp, reason, calls),
+		Message: fmt.Sprintf("%s changes on every call of the session (%d calls), ahead of a breakpoint%s; last: %s; %s wrote the prefix again from there",
+			path, len(cs), also, what, plural(calls, "call")),
 		Fix:          fmt.Sprintf("move what changes in %s (a time, an id) after the last breakpoint, into the newest message, or out of the prompt, so the prefix ahead of the breakpoint is the same on every call", path),
 		SavingTokens: tokens, SavingCost: cost}
 }
 
-func cmpOr(s, or string) string {
-	if s == "" {
-		return or
+// ahead reports whether the segment at path lies ahead of one of m's
+// breakpoints (for an implicit cache, anywhere in the prefix).
+func (l *linter) ahead(m *request.Manifest, path string) bool {
+	at := -1
+	for i, seg := range m.Segments {
+		if seg.Path == path {
+			at = i
+			break
+		}
 	}
-	return s
+	for _, b := range Breakpoints(m, l.o) {
+		if at >= 0 && b.Segments > at {
+			return true
+		}
+	}
+	return false
 }
 
 // tools: the tool definitions changed between calls, reordered or
@@ -280,7 +314,7 @@ func (l *linter) ttlOrder() *Finding {
 		bad := false
 		for _, p := range v.Problems {
 			if p.Rule == "ttl-order" {
-				bad, path = true, cmpOr(path, p.Path)
+				bad, path = true, cmp.Or(path, p.Path)
 			}
 		}
 		if !bad {
@@ -390,7 +424,7 @@ func (l *linter) minimum() *Finding {
 		hit := false
 		for _, b := range v.Blame {
 			if b.Kind == "minimum" {
-				hit, path = true, cmpOr(path, b.Path)
+				hit, path = true, cmp.Or(path, b.Path)
 			}
 		}
 		if !hit {
