@@ -53,3 +53,31 @@ func ExampleLint() {
 	// Output:
 	// warning: /system/0: breakpoint below claude-sonnet-4-5's 1,024-token minimum (its prefix is about 3 tokens): nothing is cached, and no error is returned (minimum)
 }
+
+// A price table of one's own: each call is priced at its list prices, in
+// micro-dollars, from the usage the provider reported.
+func ExampleReadPrices() {
+	prices, err := cache.ReadPrices([]byte(`{"taken": "2026-12-07", "source": "our contract", "models": [
+		{"provider": "anthropic", "model": "claude-sonnet-4-5", "input": 3, "output": 15,
+		 "cache_read": 0.30, "cache_write": {"5m": 3.75, "1h": 6}}]}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	m, _ := request.New([]byte(`{"model":"claude-sonnet-4-5","max_tokens":512,
+		"system":[{"type":"text","text":"`+strings.Repeat("Be careful. ", 500)+`","cache_control":{"type":"ephemeral"}}],
+		"messages":[{"role":"user","content":"hi"}]}`), payload.Anthropic, nil)
+	at := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+	an := cache.Run([]cache.Call{
+		{Name: "first", At: at, Request: m, Reported: &payload.Usage{InputTokens: 5, CacheWriteTokens: 1510, OutputTokens: 200}},
+		{Name: "second", At: at.Add(time.Minute), Request: m, Reported: &payload.Usage{InputTokens: 5, CacheReadTokens: 1510, OutputTokens: 200}},
+	}, &cache.Options{Prices: prices})
+	for _, v := range an.Verdicts {
+		fmt.Printf("%s: %d micro-dollars\n", v.Call, v.Cost)
+	}
+	fmt.Println("total:", an.Summary.Cost, "taken", an.Summary.PricesTaken)
+	// Output:
+	// first: 8678 micro-dollars
+	// second: 3468 micro-dollars
+	// total: 12146 taken 2026-12-07
+}
