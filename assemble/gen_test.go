@@ -1,10 +1,12 @@
 package assemble
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
+	"testing"
 
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/payload"
@@ -75,4 +77,67 @@ func genSession(turns, minResult, maxResult int, seed uint64) *Conversation {
 		}
 	}
 	return c
+}
+
+// fileOf writes c in the file form Read reads (docs/assemble.md).
+func fileOf(t testing.TB, c *Conversation) []byte {
+	t.Helper()
+	type tool struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Schema      json.RawMessage `json:"input_schema,omitempty"`
+		Guidance    string          `json:"guidance,omitempty"`
+	}
+	type system struct {
+		ID       string `json:"id"`
+		Source   string `json:"source,omitempty"`
+		Body     string `json:"body"`
+		Position string `json:"position,omitempty"`
+	}
+	type turn struct {
+		ID       string          `json:"id"`
+		Source   string          `json:"source,omitempty"`
+		Kind     string          `json:"kind"`
+		Text     string          `json:"text,omitempty"`
+		Call     string          `json:"call,omitempty"`
+		Tool     string          `json:"tool,omitempty"`
+		Input    json.RawMessage `json:"input,omitempty"`
+		IsError  bool            `json:"is_error,omitempty"`
+		Register string          `json:"register,omitempty"`
+		Priority int             `json:"priority,omitempty"`
+		Task     bool            `json:"task,omitempty"`
+		Summary  string          `json:"summary,omitempty"`
+	}
+	var f struct {
+		Provider      string   `json:"provider"`
+		Model         string   `json:"model"`
+		Window        int      `json:"window"`
+		OutputReserve int      `json:"output_reserve"`
+		Tools         []tool   `json:"tools"`
+		System        []system `json:"system"`
+		Turns         []turn   `json:"turns"`
+	}
+	f.Provider, f.Model, f.Window, f.OutputReserve = string(c.Provider), c.Model, c.Window, c.OutputReserve
+	for _, x := range c.Tools {
+		f.Tools = append(f.Tools, tool{x.Name, x.Description, x.Schema, x.Guidance})
+	}
+	for _, x := range c.System {
+		pos := ""
+		if x.After {
+			pos = "after"
+		}
+		f.System = append(f.System, system{x.ID, x.Source, x.Body, pos})
+	}
+	for _, x := range c.Turns {
+		reg := ""
+		if x.Register != budget.Binding {
+			reg = x.Register.String()
+		}
+		f.Turns = append(f.Turns, turn{x.ID, x.Source, x.Kind, x.Text, x.Call, x.Tool, x.Input, x.IsError, reg, x.Priority, x.Task, x.Summary})
+	}
+	b, err := json.MarshalIndent(&f, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(b, '\n')
 }

@@ -181,14 +181,14 @@ func (p *planner) simulate() (*plan, error) {
 		}
 		forced := s > p.budget
 		do, why := false, ""
-		if save > 0 {
+		if forced {
+			do, why = true, fmt.Sprintf("the input, %d tokens, is over the window's %d", s, p.budget)
+		} else if save > 0 {
 			keepBefore := p.base + p.fen.sum(first)
 			rewrite := s - save - keepBefore
 			extra := p.extra(s, prevS, save, head, pending, e)
 			hold += 0.1 * float64(save)
 			switch {
-			case forced:
-				do, why = true, fmt.Sprintf("the input, %d tokens, is over the window's %d", s, p.budget)
 			case p.o.decide != nil:
 				do, why = p.o.decide(k), "chosen by the caller's plan"
 			case p.o.Strategy == Priced && hold >= extra && float64(expected)*0.1*float64(save) >= extra:

@@ -1,0 +1,232 @@
+package assemble
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/promptloom/promptloom/budget"
+	"github.com/promptloom/promptloom/cache"
+	"github.com/promptloom/promptloom/payload"
+	"github.com/promptloom/promptloom/request"
+)
+
+func small() *Conversation {
+	return &Conversation{Provider: payload.Anthropic, Model: "claude-sonnet-4-5", Window: 10000, OutputReserve: 1000,
+		Tools: []Tool{{Name: "Bash", Description: "Run a command."}},
+		Turns: []Turn{
+			{ID: "u1", Kind: User, Text: "Do it."},
+			{ID: "c1", Kind: ToolCall, Call: "x1", Tool: "Bash", Input: []byte(`{"cmd":"ls"}`), Register: budget.Considered},
+			{ID: "r1", Kind: ToolResult, Call: "x1", Text: "a b c", Register: budget.Considered},
+		}}
+}
+
+// Each unusable input is an *Error that names the part and the field.
+func TestInvalid(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		edit      func(c *Conversation)
+		id, field string
+	}{
+		{"provider", func(c *Conversation) { c.Provider = payload.Gemini }, "", "provider"},
+		{"model", func(c *Conversation) { c.Model = "" }, "", "model"},
+		{"window", func(c *Conversation) { c.Window = 0 }, "", "window"},
+		{"reserve", func(c *Conversation) { c.OutputReserve = 10000 }, "", "output_reserve"},
+		{"tool twice", func(c *Conversation) { c.Tools = append(c.Tools, c.Tools[0]) }, "tool:Bash", "name"},
+		{"schema", func(c *Conversation) { c.Tools[0].Schema = []byte(`{"a":1,"a":2}`) }, "tool:Bash", "input_schema"},
+		{"empty id", func(c *Conversation) { c.Turns[1].ID = "" }, "turns[1]", "id"},
+		{"id twice", func(c *Conversation) { c.Turns[2].ID = "c1" }, "c1", "id"},
+		{"kind", func(c *Conversation) { c.Turns[0].Kind = "system" }, "u1", "kind"},
+		{"empty text", func(c *Conversation) { c.Turns[0].Text = "" }, "u1", "text"},
+		{"orphan result", func(c *Conversation) { c.Turns[2].Call = "x9" }, "r1", "call"},
+		{"input", func(c *Conversation) { c.Turns[1].Input = []byte(`[1]`) }, "c1", "input"},
+		{"register", func(c *Conversation) { c.Turns[1].Register = 9 }, "c1", "register"},
+	} {
+		c := small()
+		tc.edit(c)
+		_, err := Assemble(c, nil)
+		var e *Error
+		if !errors.As(err, &e) || !errors.Is(err, ErrInvalid) || e.ID != tc.id || e.Field != tc.field {
+			t.Errorf("%s: %v (%+v)", tc.name, err, e)
+		}
+	}
+}
+
+// Binding parts that cannot fit are ErrNoFit, not a panic or a body over
+// the window.
+func TestNoFit(t *testing.T) {
+	c := small()
+	c.Turns[0].Text = strings.Repeat("long task ", 5000)
+	_, err := Assemble(c, nil)
+	if !errors.Is(err, ErrNoFit) || !strings.Contains(err.Error(), "turn u1") {
+		t.Errorf("%v", err)
+	}
+}
+
+// The same conversation gives the same bytes; the conversation one call
+// longer starts with the same tools and system, and every call that does
+// not compact extends the one before it.
+func TestDeterministicAndPrefixStable(t *testing.T) {
+	c := genSession(120, 200, 30000, 7)
+	a, err := Assemble(c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := Assemble(c, nil)
+	if !bytes.Equal(a.Body, b.Body) {
+		t.Fatal("two runs differ")
+	}
+	r := runSession(t, c, nil)
+	for k := 1; k < len(r.calls); k++ {
+		d := cache.Diverge(r.calls[k-1].Request, r.calls[k].Request)
+		if d.Section == "tools" || d.Section == "system" {
+			t.Errorf("call %d leaves the previous call's prefix in %s at %s", k, d.Section, d.Path)
+		}
+		if !compactedAt(r.results[k], k, r) && d.Index < len(r.calls[k-1].Request.Segments) {
+			t.Errorf("call %d compacts nothing and leaves the previous prefix at %s: %s", k, d.Path, d.Reason)
+		}
+		if compactedAt(r.results[k], k, r) {
+			// What the previous call had compacted is still there, byte for byte.
+			var head int
+			for _, bp := range r.results[k-1].Manifest.Breakpoints {
+				if bp.TTL == "1h" {
+					head = max(head, bp.Tokens)
+				}
+			}
+			if d.SharedTokens < head*9/10 {
+				t.Errorf("call %d shares %d tokens with the previous call, whose compacted head was %d", k, d.SharedTokens, head)
+			}
+		}
+	}
+}
+
+// A tool call waiting for its result, the latest user turn and the task
+// are never cut, however tight the window.
+func TestBindingKept(t *testing.T) {
+	c := genSession(60, 2000, 8000, 3)
+	c.Window, c.OutputReserve = 9000, 1000
+	last := len(c.Turns) - 1
+	c.Turns = append(c.Turns[:last:last], Turn{ID: "pending", Kind: ToolCall, Call: "zz", Tool: "Bash", Input: []byte(`{}`), Register: budget.Generated})
+	r, err := Assemble(c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkBinding(t, c, 0, r)
+	for _, p := range r.Manifest.Parts {
+		if p.ID == "pending" && (p.Status != Included || !strings.Contains(p.Reason, "waiting")) {
+			t.Errorf("pending call: %+v", p)
+		}
+	}
+}
+
+// A summariser is asked only for turns a compaction may cut, and its
+// summary is what is sent.
+func TestSummarize(t *testing.T) {
+	c := genSession(80, 200, 30000, 5)
+	for i := range c.Turns {
+		c.Turns[i].Summary = ""
+	}
+	asked := map[string]bool{}
+	r, err := Assemble(c, &Options{Summarize: func(t Turn) (string, error) {
+		asked[t.ID] = true
+		if t.Kind == ToolResult {
+			return "summary of " + t.ID, nil
+		}
+		return "", nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, p := range r.Manifest.Parts {
+		if p.Status == Summarised {
+			n++
+			if !bytes.Contains(r.Body, []byte(`"summary of `+p.ID+`"`)) {
+				t.Errorf("%s: summary not sent", p.ID)
+			}
+		}
+	}
+	if n == 0 || len(asked) >= len(c.Turns) {
+		t.Errorf("%d summarised, %d asked of %d", n, len(asked), len(c.Turns))
+	}
+	_, err = Assemble(c, &Options{Summarize: func(Turn) (string, error) { return "", errors.New("no model") }})
+	if e := (*Error)(nil); !errors.As(err, &e) || e.Field != "summary" {
+		t.Errorf("%v", err)
+	}
+}
+
+// OpenAI Chat Completions: every body reads back, fits, and lints clean
+// but for what a compaction changes on purpose.
+func TestOpenAIChat(t *testing.T) {
+	c := genSession(120, 200, 30000, 9)
+	c.Provider, c.Model = payload.OpenAIChat, "gpt-5.1"
+	r := runSession(t, c, nil)
+	if compactions(r) == 0 {
+		t.Fatal("no compaction")
+	}
+	for k, call := range r.calls {
+		if call.Request.Tokens+c.OutputReserve > c.Window {
+			t.Errorf("call %d: %d tokens", k, call.Request.Tokens)
+		}
+		if got := r.results[k].Manifest.Tokens; got < call.Request.Tokens {
+			t.Errorf("call %d: the manifest counts %d tokens, request %d", k, got, call.Request.Tokens)
+		}
+		for _, f := range cache.Lint(call.Request, nil, nil) {
+			t.Errorf("call %d: %v", k, f)
+		}
+	}
+	t.Logf("openai-chat: %d calls, %d compactions, predicted hit rate %.3f", len(r.calls), compactions(r), r.an.Summary.PredictedHitRate)
+}
+
+// Every part of the manifest says where it is, and the paths point at
+// the body's blocks.
+func TestManifestPaths(t *testing.T) {
+	c := genSession(90, 200, 30000, 2)
+	r, err := Assemble(c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := request.New(r.Body, payload.Anthropic, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := map[string]bool{}
+	for _, s := range m.Segments {
+		paths[s.Path] = true
+	}
+	for _, p := range r.Manifest.Parts {
+		if (p.Status == Dropped) != (p.Path == "") || p.Path != "" && !paths[p.Path] {
+			t.Errorf("%s: %s at %q", p.ID, p.Status, p.Path)
+		}
+		if p.Digest == ([32]byte{}) {
+			t.Errorf("%s: no digest", p.ID)
+		}
+	}
+}
+
+// The file form reads into the same conversation the generator built.
+func TestReadRoundTrip(t *testing.T) {
+	c := genSession(40, 200, 3000, 4)
+	got, err := Read(fileOf(t, c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := Assemble(c, nil)
+	b, err := Assemble(got, nil)
+	if err != nil || !bytes.Equal(a.Body, b.Body) {
+		t.Errorf("read back: %v", err)
+	}
+	for _, tc := range []struct{ in, field string }{
+		{`{"provider":"anthropic","provider":"openai-chat"}`, "provider"},
+		{`{"provider":"anthropic","turnz":[]}`, ""},
+		{`{"provider":"nope"}`, "provider"},
+		{`{"provider":"anthropic","turns":[{"id":"a","register":"loud"}]}`, "register"},
+	} {
+		_, err := Read([]byte(tc.in))
+		var e *Error
+		if !errors.As(err, &e) || e.Field != tc.field {
+			t.Errorf("%s: %v", tc.in, err)
+		}
+	}
+}
