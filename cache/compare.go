@@ -144,17 +144,29 @@ func (a *Analysis) WriteText(w io.Writer, name string) error {
 // model and cause, and the models the table does not price.
 func (a *Analysis) writeMoney(ew *errWriter) {
 	s := a.Summary
-	fmt.Fprintf(ew, "cost (list prices taken %s; ~ where no usage was recorded): %s, of which misses %s\n", orDash(s.PricesTaken), dollars(s.Cost), dollars(s.MissCost))
+	priced := 0
+	for _, t := range s.Models {
+		priced += t.Calls - t.Unpriced
+	}
+	if priced == 0 {
+		fmt.Fprintf(ew, "cost: no call is priced (list prices taken %s)\n", orDash(s.PricesTaken))
+	} else {
+		fmt.Fprintf(ew, "cost at list prices taken %s (~ where no usage was recorded): %s, of which misses %s\n", orDash(s.PricesTaken), dollars(s.Cost), dollars(s.MissCost))
+	}
 	for _, g := range []struct {
 		name string
 		ts   []Total
 	}{{"session", s.Sessions}, {"model", s.Models}, {"cause", s.Causes}} {
 		for _, t := range g.ts {
 			line := fmt.Sprintf("  %s %s: %s, ", g.name, textsafe.Line(orDash(t.Key)), plural(t.Calls, "call"))
-			if g.name != "cause" {
+			money := t.Unpriced < t.Calls
+			if g.name != "cause" && money {
 				line += "cost " + dollars(t.Cost) + ", "
 			}
-			line += fmt.Sprintf("misses %s tokens, %s", thousands(t.MissTokens), dollars(t.MissCost))
+			line += fmt.Sprintf("misses %s tokens", thousands(t.MissTokens))
+			if money {
+				line += ", " + dollars(t.MissCost)
+			}
 			if t.Unpriced > 0 {
 				line += fmt.Sprintf(" (%d unpriced: tokens only)", t.Unpriced)
 			}

@@ -9,18 +9,21 @@ import (
 )
 
 func init() {
-	register("cache", "cache --transcript FILE [--call NAME] [--format text|json] [--strict] [--min MODEL=N]", runCache)
+	register("cache", "cache --transcript FILE [--call NAME] [--format text|json] [--strict] [--lint] [--prices FILE] [--min MODEL=N]", runCache)
 }
 
 // runCache is cache --transcript FILE: every recorded call's predicted
-// cache read and write beside the provider's report, and the blame for
-// each miss. Exit 0; 1 under --strict when a miss is blamed on a change.
+// cache read and write beside the provider's report, its cost and the
+// blame and cost of each miss, and with --lint the session lint. Exit 0;
+// 1 under --strict when a miss is blamed on a change.
 func runCache(e *env, args []string) int {
 	fs := newFlags("cache")
 	transcript := fs.String("transcript", "", "the transcript (a file, or a postgres:// URL of one session), verified first")
 	call := fs.String("call", "", "show this call only (NAME, or NAME@LINE); the prediction still follows every call before it")
 	format := fs.String("format", "text", "text or json")
 	strict := fs.Bool("strict", false, "exit 1 when a miss is blamed on a change (of a tool, fragment, binding, message or setting): for CI")
+	lint := fs.Bool("lint", false, "hold each session's history to the caches' rules: what to change, and what it would have saved")
+	pricesFile := fs.String("prices", "", "price the calls with this table (JSON, the shape of docs/caching.md's \"Prices\") instead of the built-in one")
 	wf := addMinFlag(fs)
 	pos, err := parseInterleaved(fs, args)
 	if err == nil {
@@ -31,6 +34,17 @@ func runCache(e *env, args []string) int {
 	}
 	if *transcript == "" || len(pos) > 0 {
 		return e.fail("cache: give --transcript FILE, and no other file")
+	}
+	o := wf.cacheOptions()
+	o.Lint = *lint
+	if *pricesFile != "" {
+		data, err := e.readLimited(*pricesFile, 16<<20)
+		if err == nil {
+			o.Prices, err = cache.ReadPrices(data)
+		}
+		if err != nil {
+			return e.fail("cache: --prices %s: %v", shown(*pricesFile), err)
+		}
 	}
 	rs, err := e.recordedRequests(*transcript)
 	if err != nil {
@@ -46,7 +60,7 @@ func runCache(e *env, args []string) int {
 	if len(calls) == 0 {
 		return e.fail("cache: %s: no call gave its request body (recorded through the transport or the proxy), so there is nothing to predict", shown(*transcript))
 	}
-	an := cache.Run(calls, wf.cacheOptions())
+	an := cache.Run(calls, o)
 	if *call != "" {
 		name, line := splitCallName(*call)
 		var keep []cache.Verdict
