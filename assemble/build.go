@@ -112,7 +112,8 @@ func newPlanner(c *Conversation, o *Options) (*planner, [][]byte, []byte, *promp
 		if p.task < 0 && (t.Task || t.Kind == User && !marked) {
 			p.task = i
 		}
-		u.tok[0] = w.count(w.unit(t, ""))
+		u.js[0] = w.unit(t, "")
+		u.tok[0] = w.count(u.js[0])
 		u.tok[1] = u.tok[0]
 		p.latestUser[i+1] = p.latestUser[i]
 		if t.Kind == User {
@@ -306,7 +307,7 @@ func (p *planner) finish(pl *plan, tools [][]byte, sys []byte, red *promptloom.R
 		pt := Part{ID: t.ID, Source: t.Source, Kind: t.Kind, Register: t.Register.String(), Priority: t.Priority,
 			Path: l.paths[i], Tokens: u.cur(), Digest: u.sum}
 		if u.state != drop {
-			pt.Bytes = len(w.sent(u))
+			pt.Bytes = len(u.sent())
 		}
 		switch u.state {
 		case keep:

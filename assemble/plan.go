@@ -24,6 +24,7 @@ type unit struct {
 	act   action
 	alt   string
 	tok   [2]int
+	js    [2][]byte // the JSON sent, kept and after act
 	state action
 	at    int // the compaction that cut it
 	pair  int // the call or result it is paired with, -1
@@ -293,9 +294,10 @@ func (p *planner) prepare(i int) error {
 	default:
 		return nil
 	}
-	u.tok[1] = p.w.count(p.w.unit(t, u.alt))
+	u.js[1] = p.w.unit(t, u.alt)
+	u.tok[1] = p.w.count(u.js[1])
 	if u.tok[1] >= u.tok[0] {
-		u.act, u.alt, u.tok[1] = keep, "", u.tok[0]
+		u.act, u.alt, u.tok[1], u.js[1] = keep, "", u.tok[0], u.js[0]
 	}
 	return nil
 }

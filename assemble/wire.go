@@ -203,7 +203,7 @@ func (w wire) write(c *Conversation, tools [][]byte, sys []byte, units []unit, m
 			}
 			l.paths[i] = "/messages/" + strconv.Itoa(msg) + "/content/" + strconv.Itoa(blk)
 			blk++
-			b = withMark(b, w.sent(u), marks, i)
+			b = withMark(b, u.sent(), marks, i)
 		}
 		if msg >= 0 {
 			b = append(b, "]}"...)
@@ -242,7 +242,7 @@ func (w wire) write(c *Conversation, tools [][]byte, sys []byte, units []unit, m
 			}
 			l.paths[i] = "/messages/" + strconv.Itoa(msg) + "/tool_calls/" + strconv.Itoa(calls)
 			calls++
-			b = append(b, w.sent(u)...)
+			b = append(b, u.sent()...)
 			continue
 		}
 		if calls >= 0 {
@@ -254,7 +254,7 @@ func (w wire) write(c *Conversation, tools [][]byte, sys []byte, units []unit, m
 		}
 		msg++
 		l.paths[i] = "/messages/" + strconv.Itoa(msg) + "/content"
-		b = append(b, w.sent(u)...)
+		b = append(b, u.sent()...)
 	}
 	if calls >= 0 {
 		b = append(b, "]}"...)
@@ -280,11 +280,11 @@ func (l *layout) done(b []byte) *layout {
 }
 
 // sent is the unit as it stands.
-func (w wire) sent(u *unit) []byte {
+func (u *unit) sent() []byte {
 	if u.state == keep {
-		return w.unit(u.turn, "")
+		return u.js[0]
 	}
-	return w.unit(u.turn, u.alt)
+	return u.js[1]
 }
 
 // withMark appends a unit, with its breakpoint when it has one.
