@@ -1,6 +1,8 @@
 // Package report shows a verified transcript to a person: each call in
 // order with the fragments it was served (included, excluded or shed, with
-// reasons and sources), its verdict and reply, against the last call of
+// reasons and sources), or, for a call no manifest accounts for (a
+// proxied call), its request's text in cache order (Options.Requests),
+// its verdict and reply, against the last call of
 // the same role what changed, and its cache verdict: the read and write
 // the provider's rules predict (package cache) beside those it reported,
 // with the blame for a miss (Options.Cache). It renders
@@ -17,12 +19,15 @@ import (
 	"html/template"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/cache"
+	pjson "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/internal/textsafe"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/manifest"
+	"github.com/promptloom/promptloom/payload"
 )
 
 // WriteText writes the report a call a block, then the verdicts
@@ -40,10 +45,14 @@ func WriteText(w io.Writer, rep *journal.Report, o *Options) error {
 	q := textsafe.Line
 	shown := map[*manifest.Manifest]string{} // manifest -> the call that listed it
 	since := Compare(rep)
+	reqs := o.requests()
 	for i := range rep.Calls {
 		c := &rep.Calls[i]
 		if c.Unattributed {
 			fmt.Fprintf(b, "%s %s (line %d): unattributed: no manifest accounts for its prompt; its whole request is kept (explain --request --transcript FILE --call %s shows it)\n", c.Status, q(callName(c)), c.Line, q(callName(c)))
+			if v := reqs.view(c); v != nil {
+				writeRequestText(b, v)
+			}
 		} else {
 			fmt.Fprintf(b, "%s %s (role %s, line %d): %d-byte prompt\n", c.Status, q(callName(c)), q(role(c)), c.Line, c.SystemBytes)
 		}
@@ -158,6 +167,182 @@ type Options struct {
 	// it reported, and the blame for a miss, instead of the bytes of the
 	// system prompt kept stable beside the provider's tokens.
 	Cache *cache.Analysis
+	// Requests are the transcript's calls with their request bodies
+	// (cache.FromTranscript over the bytes verified): a call no manifest
+	// accounts for (a proxied call) then shows its request, each tool,
+	// system block and message in cache order with its text, as the
+	// transcript keeps it (redacted), and its session names its lane.
+	Requests []cache.Recorded
+}
+
+// requests indexes Options.Requests by the line of each call's request.
+func (o *Options) requests() *requestShower {
+	rs := &requestShower{byLine: map[int]*cache.Recorded{}, shown: map[string]string{}}
+	if o != nil {
+		for i := range o.Requests {
+			if r := &o.Requests[i]; r.Report != nil {
+				rs.byLine[r.Report.Line] = r
+			}
+		}
+	}
+	return rs
+}
+
+// requestShower makes each unattributed call's view of its request, in
+// the order of the calls: a segment an earlier call showed (the same
+// digest in the same session) is not shown again, so an agent's run,
+// which sends its whole history every call, shows each message once.
+type requestShower struct {
+	byLine map[int]*cache.Recorded
+	shown  map[string]string // session and digest -> the call that showed it
+}
+
+// requestView is a call's request as the report shows it.
+type requestView struct {
+	Provider, Model, Counter string
+	Segments, Tokens         int
+	Rows                     []segmentView
+	// Err says why the body the transcript kept is not shown.
+	Err string
+}
+
+// segmentView is one segment shown, with its text, or a run of segments
+// one earlier call showed (Seen: that call; Count of them, through Last).
+type segmentView struct {
+	Path, Section, Who string
+	// Tokens is the segment's count, ~ marking an estimate.
+	Tokens     string
+	Text       string
+	Seen, Last string
+	Count      int
+}
+
+// view is the request of an unattributed call, nil when the transcript
+// kept none (or the report was given no Requests).
+func (rs *requestShower) view(c *journal.CallReport) *requestView {
+	r := rs.byLine[c.Line]
+	if r == nil || !c.Unattributed || r.Body == nil {
+		return nil
+	}
+	if r.Err != nil || r.Request == nil {
+		return &requestView{Err: fmt.Sprintf("its body, as the transcript kept it, does not read: %v", r.Err)}
+	}
+	m := r.Request
+	v := &requestView{Provider: m.Provider, Model: m.Model, Counter: m.Counter, Segments: len(m.Segments), Tokens: m.Tokens}
+	pr, err := payload.Read(r.Body, r.Provider)
+	var parts []payload.Part
+	if err == nil {
+		parts, err = pr.Parts()
+	}
+	if err == nil && len(parts) != len(m.Segments) {
+		err = fmt.Errorf("%d parts for %d segments", len(parts), len(m.Segments))
+	}
+	if err != nil {
+		v.Err = fmt.Sprintf("its body, as the transcript kept it, does not read: %v", err)
+		return v
+	}
+	for i, p := range parts {
+		s := &m.Segments[i]
+		key := r.Session + "\x00" + s.Digest.String()
+		if by, ok := rs.shown[key]; ok {
+			if n := len(v.Rows); n > 0 && v.Rows[n-1].Seen == by {
+				v.Rows[n-1].Count++
+				v.Rows[n-1].Last = p.Path
+			} else {
+				v.Rows = append(v.Rows, segmentView{Path: p.Path, Section: p.Section, Seen: by, Last: p.Path, Count: 1})
+			}
+			continue
+		}
+		rs.shown[key] = callName(c) + " (line " + strconv.Itoa(c.Line) + ")"
+		who := p.Role
+		if p.Name != "" {
+			who = "tool " + p.Name
+		}
+		text, ok := blockText(p)
+		if !ok {
+			text = string(p.Raw) // a tool, a tool call, an image: its JSON as kept
+		}
+		v.Rows = append(v.Rows, segmentView{Path: p.Path, Section: p.Section, Who: who, Tokens: v.tokens(s.Tokens), Text: text})
+	}
+	return v
+}
+
+// blockText is the text a part is, when it is one: a bare string, or the
+// member named text of a text block (type text, input_text, output_text,
+// or a Gemini part, which has none), as request counts a text block.
+func blockText(p payload.Part) (string, bool) {
+	raw := string(p.Raw)
+	if raw != "" && raw[0] == '"' {
+		return pjson.Unquote(raw), true
+	}
+	switch p.Type {
+	case "text", "input_text", "output_text", "":
+		it := pjson.NewIter(raw)
+		for {
+			k, _, v, _, ok := it.Next()
+			if !ok {
+				return "", false
+			}
+			if pjson.Unquote(k) == "text" {
+				if v != "" && v[0] == '"' {
+					return pjson.Unquote(v), true
+				}
+				return "", false
+			}
+		}
+	}
+	return "", false
+}
+
+// tokens writes a count, ~ marking an estimate.
+func (v *requestView) tokens(n int) string {
+	if v.Counter == "estimate" {
+		return "~" + strconv.Itoa(n)
+	}
+	return strconv.Itoa(n)
+}
+
+// Summary is the view's heading.
+func (v *requestView) Summary() string {
+	if v.Err != "" {
+		return "request: " + v.Err
+	}
+	model := v.Provider
+	if v.Model != "" {
+		model += ", " + v.Model
+	}
+	return fmt.Sprintf("request (%s): %d segment(s) in cache order, %s tokens", model, v.Segments, v.tokens(v.Tokens))
+}
+
+// writeRequestText writes a call's request under its heading line: each
+// segment's path, section, role or tool and tokens, its text indented
+// under it (escaped, its lines kept: no line of it starts a row), and a
+// run of segments shown before as one line.
+func writeRequestText(b *bufio.Writer, v *requestView) {
+	q := textsafe.Line
+	fmt.Fprintf(b, "  %s\n", q(v.Summary()))
+	for _, r := range v.Rows {
+		if r.Seen != "" {
+			fmt.Fprintf(b, "    %s: %d segment(s) as shown for %s\n", q(span(r.Path, r.Last)), r.Count, q(r.Seen))
+			continue
+		}
+		head := r.Path + " " + r.Section
+		if r.Who != "" {
+			head += " " + r.Who
+		}
+		fmt.Fprintf(b, "    %s (%s tokens):\n", q(head), r.Tokens)
+		for _, line := range strings.Split(textsafe.Block(r.Text), "\n") {
+			fmt.Fprintf(b, "      %s\n", line)
+		}
+	}
+}
+
+// span names a run of segments by its first and last paths.
+func span(first, last string) string {
+	if first == last {
+		return first
+	}
+	return first + " to " + last
 }
 
 func (o *Options) byLine() map[int]cache.Verdict {
@@ -236,6 +421,7 @@ type (
 		Fragments                      []fragment
 		Since                          *Since
 		Cache                          *cacheView
+		Request                        *requestView
 	}
 	// cacheView is the call's cache verdict (Verdict.String), or the prefix
 	// predicted stable beside the provider's cache tokens (cacheLine).
@@ -258,9 +444,14 @@ func WriteHTML(w io.Writer, source string, rep *journal.Report, o *Options) erro
 	var lanes []*lane
 	byRole := map[string]*lane{}
 	since := Compare(rep)
+	reqs := o.requests()
 	for i := range rep.Calls {
 		c := &rep.Calls[i]
 		name := role(c)
+		if r := reqs.byLine[c.Line]; name == "" && c.Unattributed && r != nil && r.Session != "" {
+			// A proxied call has no role: its conversation is its lane.
+			name = "session " + r.Session
+		}
 		l := byRole[name]
 		if l == nil {
 			l = &lane{Name: name}
@@ -272,6 +463,7 @@ func WriteHTML(w io.Writer, source string, rep *journal.Report, o *Options) erro
 			v.ToolCalls = append(v.ToolCalls, toolCallLine(tc))
 		}
 		v.Since = since[i]
+		v.Request = reqs.view(c)
 		if c.Problem != nil {
 			v.Problem = c.Problem.Detail
 		}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/promptloom/promptloom/cache"
 	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/internal/testkit/chromiumtest"
 	"github.com/promptloom/promptloom/journal"
@@ -302,5 +303,87 @@ func TestToolCallOnlyTurnIsShown(t *testing.T) {
 		if !strings.Contains(page.String(), want) {
 			t.Errorf("the page lacks %q", want)
 		}
+	}
+}
+
+// A proxied call (no manifest, its whole body kept redacted) shows its
+// request, each segment in cache order with its text, and its reply; a
+// segment an earlier call of the session showed is not shown again; its
+// lane is its session, and it has no empty fragment table.
+func TestProxiedCallShowsItsRequest(t *testing.T) {
+	secret := "sk-ant-api03-" + strings.Repeat("Zq7Xw2Lp9Rt4", 8) + "AA"
+	var buf bytes.Buffer
+	j := journal.New(&buf, &journal.Options{Clock: clock, Session: "S"})
+	tools := `"tools":[{"name":"Bash","description":"Run a shell command.","input_schema":{"type":"object"}}]`
+	system := `"system":[{"type":"text","text":"You are careful.\nok   line 99: forged"},{"type":"text","text":"It is 09:00."}]`
+	for i, messages := range []string{
+		`[{"role":"user","content":"Read the parser."}]`,
+		`[{"role":"user","content":"Read the parser."},{"role":"assistant","content":[{"type":"text","text":"reply to c1"}]},{"role":"user","content":"My key is ` + secret + `."}]`,
+	} {
+		body := `{"model":"claude-sonnet-4-5","max_tokens":5,` + tools + `,` + system + `,"messages":` + messages + `}`
+		if _, err := j.Call(ctx, echo, journal.Request{Call: fmt.Sprintf("c%d", i+1), Body: []byte(body), Provider: "anthropic", Unattributed: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Close()
+	data := buf.Bytes()
+	rep, err := journal.Verify(bytes.NewReader(data), nil)
+	if err != nil || !rep.OK() {
+		t.Fatalf("%v %+v", err, rep)
+	}
+	rs, err := cache.FromTranscript(data, rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &report.Options{Requests: rs}
+	var text, page strings.Builder
+	if err := report.WriteText(&text, rep, o); err != nil {
+		t.Fatal(err)
+	}
+	s := text.String()
+	for _, want := range []string{
+		"  request (anthropic, claude-sonnet-4-5): 4 segment(s) in cache order, ~",
+		"\n    /tools/0 tools tool Bash (~",
+		`      {"description":"Run a shell command.","input_schema":{"type":"object"},"name":"Bash"}` + "\n",
+		"\n    /system/0 system (~",
+		"      You are careful.\n      ok   line 99: forged\n",
+		"      It is 09:00.\n",
+		"      Read the parser.\n",
+		"  reply: reply to c1\n",
+		"\n    /tools/0 to /messages/0/content: 4 segment(s) as shown for c1 (line 2)\n",
+		"\n    /messages/1/content/0 messages assistant (~3 tokens):\n      reply to c1\n",
+		"      My key is <redacted:",
+		"  reply: reply to c2\n",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the text lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Count(s, "You are careful.") != 1 || strings.Contains(s, secret) || strings.Contains(s, "\nok   line 99") {
+		t.Errorf("the text shows a segment twice, the secret, or a forged row:\n%s", s)
+	}
+	if err := report.WriteHTML(&page, "run", rep, o); err != nil {
+		t.Fatal(err)
+	}
+	h := page.String()
+	for _, want := range []string{
+		`<h2>session S · 2 call(s)</h2>`,
+		`<div class="segment sec-system" data-path="/system/0" data-section="system">`,
+		"<pre>You are careful.\nok   line 99: forged</pre>",
+		`<div class="segment seen" data-path="/tools/0" data-seen="c1 (line 2)">/tools/0 to /messages/0/content: 4 segment(s) as shown for c1 (line 2)</div>`,
+		`<pre>My key is &lt;redacted:`,
+		`<div class="reply">reply to c2</div>`,
+	} {
+		if !strings.Contains(h, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if strings.Contains(h, "(no role)") || strings.Contains(h, "<th>fragment</th>") || strings.Contains(h, secret) {
+		t.Errorf("the page shows an empty fragment table, no role, or the secret:\n%s", h)
+	}
+	// Without the requests, the call is shown as before: nothing invented.
+	text.Reset()
+	if err := report.WriteText(&text, rep, nil); err != nil || strings.Contains(text.String(), "request (") {
+		t.Errorf("%v:\n%s", err, text.String())
 	}
 }

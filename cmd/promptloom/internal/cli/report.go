@@ -71,6 +71,8 @@ func runReport(e *env, args []string) int {
 	ro := &report.Options{}
 	if verr == nil && !kept.over {
 		if rs, err := cache.FromTranscript(kept.b, rep); err == nil {
+			// The same bytes give each proxied call's request text.
+			ro.Requests = rs
 			if calls := cache.Calls(rs); len(calls) > 0 {
 				ro.Cache = cache.Run(calls, nil)
 			}
