@@ -200,7 +200,10 @@ type Options struct {
 	// Clock stamps each line's "at"; nil is the time of day in UTC.
 	Clock func() time.Time
 	// Session is the session id a journal's lines carry; empty is a random
-	// one. Tests set it for byte-stable transcripts.
+	// one. Tests set it for byte-stable transcripts. A file that opens the
+	// id already (an earlier run's, another journal's) gets the session
+	// under the id with "~N" after it, N the least that it does not open:
+	// an id opened twice would fail Verify.
 	Session string
 	// MaxLineBytes is the longest transcript line Open and Verify read (0:
 	// promptloom.DefaultMaxBytes). A longer line is an error matching

@@ -31,6 +31,9 @@ type Tail struct {
 	Prev  string
 	Seq   int64
 	Fresh bool
+	// sessions, when the sink can tell (a file's), says which session
+	// ids the chain has opened.
+	sessions sessionsHeld
 }
 
 // writerSink keeps the chain's tail for an io.Writer it alone writes.
@@ -128,6 +131,8 @@ type fileSink struct {
 	start int64     // where the line t.Prev hashes starts (when size > 0)
 	mtime time.Time // the file's modification time after this sink's last write, if then its size was size
 	syncs syncs
+	// sessions are the ids the file opens, as far as this process read it.
+	sessions *fileSessions
 }
 
 // syncs is group commit for a file's appends: each write is numbered, and
@@ -219,7 +224,13 @@ func openFile(path string, limit int) (*fileSink, int, error) {
 		f.Close()
 		return nil, 0, err
 	}
-	return &fileSink{f: f, limit: limit, t: Tail{Prev: t.prev, Seq: t.seq}, size: t.size, start: t.start}, cut, nil
+	return &fileSink{f: f, limit: limit, t: Tail{Prev: t.prev, Seq: t.seq}, size: t.size, start: t.start, sessions: sessionsOf(path)}, cut, nil
+}
+
+// opened reports whether the file opens session id, for the build of a
+// write (s.mu and the file's lock are held, and s's tail is the file's).
+func (s *fileSink) opened(id string) (bool, error) {
+	return s.sessions.has(s.f, s.size, s.start, s.t.Prev, s.limit, id)
 }
 
 func (s *fileSink) Append(ctx context.Context, build func(Tail) ([]byte, error)) error {
@@ -286,7 +297,7 @@ func (s *fileSink) write(build func(Tail) ([]byte, *Tail, error)) (uint64, error
 		s.t, s.size, s.start = Tail{Prev: t.prev, Seq: t.seq}, t.size, t.start
 	}
 	at := s.t
-	at.Fresh = fresh
+	at.Fresh, at.sessions = fresh, s
 	lines, after, err := build(at)
 	if err != nil || len(lines) == 0 {
 		return 0, err
@@ -323,6 +334,10 @@ func (s *fileSink) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	serr := s.syncs.through(s.f, s.syncs.last())
+	if s.sessions != nil {
+		s.sessions.release()
+		s.sessions = nil
+	}
 	if err := s.f.Close(); err != nil {
 		return err
 	}

@@ -71,7 +71,11 @@ var ErrStaleManifest = errors.New("journal: manifest does not hold for the bytes
 // checked before the file is changed: a file that is not a promptloom
 // transcript, or whose unended last line is not its chain's next, is
 // refused (ErrForeignTranscript) and left as it was. Open reads the tail
-// of the file, never all of it. A file cut back under the journal (a log
+// of the file, never all of it. When the journal opens its session (with
+// its first call), the ids the file opens are read, under the lock, once
+// in the process for every Journal of the file and then only from where
+// the last read stopped, so that the session gets an id the file does not
+// open yet (Options.Session). A file cut back under the journal (a log
 // rotation's copytruncate) is noticed at the next append: the session
 // starts again in it.
 func Open(path string, opts *Options) (*Journal, error) {
@@ -362,6 +366,11 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 		if t.Fresh {
 			j.restart(t)
 		}
+		if !j.opened {
+			if err := j.claimSession(t); err != nil {
+				return nil, err
+			}
+		}
 		b := newLineBuilder(t, j.clock().Format(time.RFC3339Nano))
 		if !j.opened {
 			b.line(kindOpen, "session", quote(j.session))
@@ -645,15 +654,18 @@ func (j *Journal) usable(call string) error {
 }
 
 // restart forgets the session's lines after the sink's chain was cut back
-// to t: the next lines open the session again. Cut to nothing, it keeps its
-// id; cut to a part (its journal_open may still be there), it is a new
-// session, the id with "~N" after it for the N-th cut, so no id is opened
-// twice in one chain. Calls begun before cannot record their outcome
-// (their request is gone). j.mu is held.
+// to t: the next lines open the session again, under the id it was given
+// when what is left of the chain does not open it, else under a fresh one
+// (claimSession), so no id is opened twice in one chain. A sink that
+// cannot tell which ids its chain opens, cut to a part (the session's
+// journal_open may be in it), gets the id with "~N" after it for its N-th
+// cut. Calls begun before cannot record their outcome (their request is
+// gone). j.mu is held.
 func (j *Journal) restart(t Tail) {
 	j.opened, j.calls = false, 0
 	j.epoch++
-	if t.Seq > 0 {
+	j.session = j.named
+	if t.sessions == nil && t.Seq > 0 {
 		j.session = j.named + "~" + strconv.Itoa(j.epoch)
 	}
 	clear(j.last)
