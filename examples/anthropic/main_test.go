@@ -1,11 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/promptloom/promptloom/cache"
 	"github.com/promptloom/promptloom/internal/testkit/exampletest"
+	"github.com/promptloom/promptloom/journal"
 )
 
 // Two streamed turns with a tool call through the official SDK and the
@@ -48,5 +53,53 @@ func TestREADMEShowsThisExample(t *testing.T) {
 		if at == len(lines) {
 			t.Fatalf("the README's line is not in main.go (in order): %s", want)
 		}
+	}
+}
+
+// The README's first cache verdict is this example's, and a clean one:
+// each turn's read and write are what the rules predict (docs/caching.md),
+// nothing is blamed, and the line the README shows is the one report
+// prints for turn 1.
+func TestREADMEFirstVerdictIsClean(t *testing.T) {
+	t.Setenv("PROMPTLOOM_EXAMPLE_SECRET", "")
+	f := fakeAnthropic()
+	defer f.Close()
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	if err := run(path, io.Discard, f.URL); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := journal.Verify(bytes.NewReader(data), nil)
+	if err != nil || !rep.OK() {
+		t.Fatalf("the transcript does not verify: %v", err)
+	}
+	rs, err := cache.FromTranscript(data, rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	an := cache.Run(cache.Calls(rs), nil)
+	if len(an.Verdicts) != 2 {
+		t.Fatalf("%d verdicts, want 2", len(an.Verdicts))
+	}
+	for _, v := range an.Verdicts {
+		if v.Reported == nil || v.Predicted != *v.Reported || len(v.Blame) > 0 || len(v.Problems) > 0 {
+			t.Errorf("%s: %s; blame %+v", v.Call, v, v.Blame)
+		}
+	}
+	if v := an.Verdicts[1]; v.Predicted.Read == 0 {
+		t.Errorf("turn 2 reads nothing: %s", v)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(readme), "## A harness on an official SDK")
+	section, _, _ = strings.Cut(section, "\n## ")
+	want := "#   cache: " + an.Verdicts[0].String()
+	if !strings.Contains(section, "\n"+want+"\n") {
+		t.Errorf("the README's harness section does not show turn 1's verdict:\n%s", want)
 	}
 }
