@@ -22,6 +22,7 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -166,6 +167,17 @@ type sink struct {
 	// first: the chain's tail must still be it at the next append, or
 	// another writer has appended in between.
 	head string
+	// unsettled is an append whose COMMIT went unanswered and whose lines
+	// could not be looked for then: the next append looks for them first.
+	unsettled *written
+}
+
+// written is an append's lines as sent: the chain's seq before them, the
+// lines without their newlines, and the hash of the last.
+type written struct {
+	seq   int64
+	lines [][]byte
+	head  string
 }
 
 // ErrOtherWriter is an append refused because the chain is, or was, being
@@ -174,16 +186,38 @@ type sink struct {
 // name that no longer verify.
 var ErrOtherWriter = errors.New("the chain has another writer")
 
+// ErrUnconfirmed is an append whose COMMIT was sent but not answered (a
+// connection cut, a context ended), and whose lines could not be looked
+// for in the chain within ten seconds (the server out of reach): they may
+// be in it or not. The sink's next append looks for them before anything
+// else and goes on from what the chain holds.
+var ErrUnconfirmed = errors.New("the append's commit was not confirmed")
+
 // Append implements journal.Sink: one transaction locks the chain's row,
 // hands build its tail, and inserts the lines build returns. It is two
 // round trips to the server: BEGIN and the locking read are sent
-// together, and so are the insert and COMMIT.
+// together, and so are the insert and COMMIT. When the COMMIT's answer
+// does not come (a connection cut after the server ran it), Append looks
+// in the chain for the lines it sent: there, byte for byte, the append
+// succeeded; not there, it failed, and the next one follows the last
+// whole line as ever; not known within ten seconds, the error is
+// ErrUnconfirmed.
 func (k *sink) Append(ctx context.Context, build func(journal.Tail) ([]byte, error)) error {
 	if !validChain(k.chain) {
 		return &fs.PathError{Op: "append", Path: k.chain, Err: fs.ErrInvalid}
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if w := k.unsettled; w != nil {
+		found, err := k.settle(ctx, w)
+		if err != nil {
+			return k.unconfirmed(w, "an earlier append's COMMIT went unanswered", err)
+		}
+		k.unsettled = nil
+		if found {
+			k.head = w.head
+		}
+	}
 	conn, err := k.s.pool.Acquire(ctx)
 	if err != nil {
 		return k.wrap(err)
@@ -192,17 +226,17 @@ func (k *sink) Append(ctx context.Context, build func(journal.Tail) ([]byte, err
 	// Release, which rolls it back.
 	defer conn.Release()
 	t := journal.Tail{Prev: genesis}
-	var bytes int64
+	var size int64
 	var begin pgx.Batch
 	begin.Queue(`BEGIN`)
-	begin.Queue(pgLock, k.chain).QueryRow(func(r pgx.Row) error { return r.Scan(&t.Seq, &t.Prev, &bytes) })
+	begin.Queue(pgLock, k.chain).QueryRow(func(r pgx.Row) error { return r.Scan(&t.Seq, &t.Prev, &size) })
 	err = conn.SendBatch(ctx, &begin).Close()
 	if errors.Is(err, pgx.ErrNoRows) {
 		// The chain's first append: its row, locked until the lines are in.
 		_, err = conn.Exec(ctx, `INSERT INTO transcript_chains (chain, seq, head, bytes, at) VALUES ($1, 0, $2, 0, now())
 			ON CONFLICT (chain) DO NOTHING`, k.chain, genesis)
 		if err == nil {
-			err = conn.QueryRow(ctx, pgLock, k.chain).Scan(&t.Seq, &t.Prev, &bytes)
+			err = conn.QueryRow(ctx, pgLock, k.chain).Scan(&t.Seq, &t.Prev, &size)
 		}
 	}
 	if err != nil {
@@ -231,10 +265,110 @@ func (k *sink) Append(ctx context.Context, build func(journal.Tail) ([]byte, err
 	commit.Queue(pgInsert, k.chain, t.Seq, head, len(out), rows)
 	commit.Queue(`COMMIT`)
 	if err := conn.SendBatch(ctx, &commit).Close(); err != nil {
-		return k.wrap(err)
+		// The COMMIT may have run with its answer lost: only the server
+		// knows, and the lines are looked for there. The connection is
+		// closed first, so that a transaction still open on it ends (a
+		// COMMIT the server has run stays run).
+		c := conn.Hijack()
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		c.Close(cctx)
+		cancel()
+		w := &written{seq: t.Seq, lines: rows, head: head}
+		found, serr := k.settle(ctx, w)
+		switch {
+		case serr != nil:
+			k.unsettled = w
+			return k.unconfirmed(w, "no answer to the COMMIT: "+err.Error(), serr)
+		case !found:
+			return k.wrap(err)
+		}
 	}
 	k.head = head
 	return nil
+}
+
+// settleFor bounds how long an append whose COMMIT went unanswered looks
+// for its lines; the error is then ErrUnconfirmed.
+var settleFor = 10 * time.Second
+
+// settle reports whether the chain holds w's lines, byte for byte, at
+// the seqs they were sent for. It waits for the row locks of the chain, so
+// the transaction that sent them has ended, committed or not, before it
+// reads; it tries again until settleFor has passed (its caller's context
+// may be what ended the append, so it is not the bound).
+func (k *sink) settle(ctx context.Context, w *written) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleFor)
+	defer cancel()
+	backoff := 20 * time.Millisecond
+	for {
+		found, err := k.lookFor(ctx, w)
+		if err == nil {
+			return found, nil
+		}
+		select {
+		case <-ctx.Done():
+			return false, err
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
+// lookFor is one try of settle, in a transaction it rolls back. The insert
+// waits for a transaction that created the chain's row (a first append)
+// to end, and the locking read for one that holds the row; lock_timeout
+// is the time settle has left, so the server gives up when it does.
+func (k *sink) lookFor(ctx context.Context, w *written) (bool, error) {
+	tx, err := k.s.pool.Begin(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	wait := "0"
+	if d, ok := ctx.Deadline(); ok {
+		wait = fmt.Sprint(max(time.Until(d).Milliseconds(), 1))
+	}
+	var seq int64
+	b := &pgx.Batch{}
+	b.Queue(`SELECT set_config('lock_timeout', $1, true)`, wait)
+	b.Queue(`INSERT INTO transcript_chains (chain, seq, head, bytes, at) VALUES ($1, 0, $2, 0, now())
+		ON CONFLICT (chain) DO NOTHING`, k.chain, genesis)
+	b.Queue(`SELECT seq FROM transcript_chains WHERE chain = $1 FOR SHARE`, k.chain).QueryRow(func(r pgx.Row) error { return r.Scan(&seq) })
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return false, err
+	}
+	last := w.seq + int64(len(w.lines))
+	if seq < last {
+		return false, nil
+	}
+	rows, err := tx.Query(ctx, `SELECT line FROM transcript_lines WHERE chain = $1 AND seq > $2 AND seq <= $3 ORDER BY seq`, k.chain, w.seq, last)
+	if err != nil {
+		return false, err
+	}
+	i := 0
+	found := true
+	for rows.Next() {
+		var line []byte
+		if err := rows.Scan(&line); err != nil {
+			rows.Close()
+			return false, err
+		}
+		if i >= len(w.lines) || !bytes.Equal(line, w.lines[i]) {
+			found = false
+		}
+		i++
+	}
+	if err := rows.Err(); err != nil {
+		return false, err
+	}
+	return found && i == len(w.lines), nil
+}
+
+// unconfirmed is ErrUnconfirmed for w: why its COMMIT went unanswered,
+// and why its lines could not be looked for.
+func (k *sink) unconfirmed(w *written, why string, err error) error {
+	return fmt.Errorf("journal/postgres: chain %s: lines %d to %d: %w (%s); looking for them in the chain: %v",
+		k.chain, w.seq+1, w.seq+int64(len(w.lines)), ErrUnconfirmed, why, err)
 }
 
 // sole refuses lines for a chain this sink is not the only writer of: at
