@@ -173,29 +173,20 @@ func openError(url string, err error) error {
 // Options.Migrate.
 var errNoTables = fmt.Errorf("no event log tables in this schema (create them with Options.Migrate): %w", fs.ErrNotExist)
 
-// pgCurrentSchema is the schema the log's tables are in: the first of the
-// search_path that exists and the role may use.
-const pgCurrentSchema = `SELECT COALESCE(current_schema(), '')`
-
 // logTables is the log's versioned schema (internal/pgschema).
 var logTables = pgschema.Schema{Table: "eventlog_schema", Lock: "promptloom eventlog schema", Create: pgSchema}
 
 // checkTables checks the log's version, creating the tables first with migrate
 // when the schema has none; reading it needs only SELECT on
-// eventlog_schema (and USAGE on the schema).
+// eventlog_schema (and USAGE on the schema). The schema is the first of
+// the search_path that exists and the role may use; none is a
+// *pgschema.NoSchemaError, saying how to make one.
 func (p *store) checkTables(ctx context.Context, migrate bool) error {
-	var schema string
-	if err := p.pool.QueryRow(ctx, pgCurrentSchema).Scan(&schema); err != nil {
+	schema, err := pgschema.Current(ctx, p.pool)
+	if err != nil {
 		return err
 	}
-	if schema == "" {
-		if migrate {
-			return fmt.Errorf("the search_path names no schema this role may use: %w", fs.ErrNotExist)
-		}
-		return errNoTables
-	}
 	var version int
-	var err error
 	if migrate {
 		version, err = logTables.Migrate(ctx, p.pool)
 	} else {

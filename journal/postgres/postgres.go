@@ -115,6 +115,12 @@ var transcriptTables = pgschema.Schema{Table: "transcript_schema", Lock: "prompt
 // checkTables checks the schema's version, creating the tables first with
 // migrate when it has none.
 func (s *Store) checkTables(ctx context.Context, migrate bool) error {
+	// A search_path naming no usable schema is said as such, not as a
+	// schema without the tables, nor as the server's 3F000 when creating
+	// them.
+	if _, err := pgschema.Current(ctx, s.pool); err != nil {
+		return err
+	}
 	var version int
 	var err error
 	if migrate {

@@ -64,3 +64,21 @@ func URL(t testing.TB) string {
 	u.RawQuery = q.Encode()
 	return u.String()
 }
+
+// NoSchemaURL returns a postgres:// URL whose search_path names a schema
+// that does not exist, or skips the test when Env is unset.
+func NoSchemaURL(t testing.TB) string {
+	t.Helper()
+	base := os.Getenv(Env)
+	if base == "" {
+		t.Skipf("set %s to a postgres:// URL (a database the test may create schemas in) to run this test", Env)
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("%s: %v", Env, err)
+	}
+	q := u.Query()
+	q.Set("search_path", fmt.Sprintf("t_missing_%d_%d", os.Getpid(), n.Add(1)))
+	u.RawQuery = q.Encode()
+	return u.String()
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/promptloom/promptloom/cmd/promptloom/internal/demo"
 	"github.com/promptloom/promptloom/internal/dsn"
+	"github.com/promptloom/promptloom/internal/pgschema"
 	"github.com/promptloom/promptloom/internal/textsafe"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/journal/postgres"
@@ -93,7 +94,8 @@ func (e *env) transcripts(ctx context.Context, arg string) (srcs []source, close
 // command creates them, where the library names its Go option.
 func openStore(ctx context.Context, dsn, arg string) (*postgres.Store, error) {
 	store, err := postgres.Open(ctx, dsn, nil)
-	if errors.Is(err, fs.ErrNotExist) {
+	var noSchema *pgschema.NoSchemaError
+	if errors.Is(err, fs.ErrNotExist) && !errors.As(err, &noSchema) {
 		return nil, fmt.Errorf("%s: no transcript tables in this schema; create them with: promptloom transcript migrate URL: %w", shown(arg), fs.ErrNotExist)
 	}
 	return store, err

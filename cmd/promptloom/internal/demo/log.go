@@ -12,6 +12,7 @@ import (
 	"github.com/promptloom/promptloom/eventlog/postgres"
 	"github.com/promptloom/promptloom/eventlog/sqlite"
 	"github.com/promptloom/promptloom/internal/dsn"
+	"github.com/promptloom/promptloom/internal/pgschema"
 )
 
 // OpenLog opens the log a --db, --record or --replay flag names: a
@@ -26,6 +27,12 @@ func OpenLog(ctx context.Context, loc string, clock func() time.Time, create boo
 	}
 	if IsURL(loc) {
 		s, err := postgres.Open(ctx, loc, &postgres.Options{Clock: clock, Migrate: create})
+		var noSchema *pgschema.NoSchemaError
+		if errors.As(err, &noSchema) {
+			// Not the tables but their schema is missing: the error says
+			// how to create it, which no run of the demo does.
+			return nil, err
+		}
 		if errors.Is(err, fs.ErrNotExist) {
 			// The library names its Go option; the command names the
 			// run that creates the tables.
