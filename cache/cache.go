@@ -201,8 +201,9 @@ type Summary struct {
 	// the providers reported (over the calls with a report).
 	PredictedHitRate float64 `json:"predicted_hit_rate"`
 	ReportedHitRate  float64 `json:"reported_hit_rate"`
-	// Rewritten are the tokens written again, by blamed path.
-	Rewritten []Rewritten `json:"rewritten,omitempty"`
+	// Rewritten are the tokens written again, or not read, by blamed path
+	// (the path in Key), with what they cost.
+	Rewritten []Total `json:"rewritten,omitempty"`
 	// Changes counts the blames of kind change.
 	Changes int `json:"changes"`
 	// Cost and MissCost add up the calls' (micro-dollars, priced calls
@@ -220,25 +221,19 @@ type Summary struct {
 }
 
 // Total is money and tokens added up over the calls of one session or
-// one model, or over the misses of one cause (a blame's kind).
+// one model, or over the misses of one cause (a blame's kind) or of one
+// blamed path.
 type Total struct {
 	Key string `json:"key"`
-	// Calls counts the calls (for a cause: the calls it missed on);
-	// Unpriced those of them the table has no price for.
+	// Calls counts the calls (for a cause or a path: the misses it
+	// names); Unpriced those of them the table has no price for.
 	Calls    int `json:"calls"`
 	Unpriced int `json:"unpriced_calls,omitempty"`
-	// Cost is what the calls cost (0 for a cause); MissTokens and
-	// MissCost are their misses, in tokens and micro-dollars.
+	// Cost is what the calls cost (0 for a cause or a path); MissTokens
+	// and MissCost are their misses, in tokens and micro-dollars.
 	Cost       int64 `json:"cost_micro_usd"`
 	MissTokens int   `json:"miss_tokens"`
 	MissCost   int64 `json:"miss_cost_micro_usd"`
-}
-
-// Rewritten is one path's share of the tokens written again.
-type Rewritten struct {
-	Path   string `json:"path"`
-	Tokens int    `json:"tokens"`
-	Calls  int    `json:"calls"`
 }
 
 // model is one provider's cache.
@@ -416,7 +411,7 @@ func meanScales(calls []Call) map[string]float64 {
 // providers reported.
 func (a *Analysis) summarize(repIn int) {
 	var predRead, predIn, repRead int
-	byPath := map[string]*Rewritten{}
+	byPath := map[string]*Total{}
 	for i := range a.Verdicts {
 		v := &a.Verdicts[i]
 		a.Summary.Calls++
@@ -434,11 +429,15 @@ func (a *Analysis) summarize(repIn int) {
 			}
 			r := byPath[b.Path]
 			if r == nil {
-				r = &Rewritten{Path: b.Path}
+				r = &Total{Key: b.Path}
 				byPath[b.Path] = r
 			}
-			r.Tokens += b.Tokens
+			r.MissTokens += b.Tokens
+			r.MissCost = addMicros(r.MissCost, b.Cost)
 			r.Calls++
+			if !v.Priced {
+				r.Unpriced++
+			}
 		}
 	}
 	if predIn > 0 {
@@ -452,7 +451,7 @@ func (a *Analysis) summarize(repIn int) {
 	}
 	sort.Slice(a.Summary.Rewritten, func(i, j int) bool {
 		x, y := a.Summary.Rewritten[i], a.Summary.Rewritten[j]
-		return x.Tokens > y.Tokens || x.Tokens == y.Tokens && x.Path < y.Path
+		return x.MissTokens > y.MissTokens || x.MissTokens == y.MissTokens && x.Key < y.Key
 	})
 }
 

@@ -121,7 +121,7 @@ func (a *Analysis) WriteText(w io.Writer, name string) error {
 	if len(s.Rewritten) > 0 {
 		var parts []string
 		for _, r := range s.Rewritten {
-			parts = append(parts, fmt.Sprintf("%s %s (%s)", textsafe.Line(r.Path), thousands(r.Tokens), plural(r.Calls, "call")))
+			parts = append(parts, fmt.Sprintf("%s %s (%s)", textsafe.Line(r.Key), thousands(r.MissTokens), plural(r.Calls, "call")))
 		}
 		fmt.Fprintf(ew, "tokens written again or not read, by blamed path: %s\n", strings.Join(parts, ", "))
 	}

@@ -68,7 +68,7 @@ func (x *Explanation) WriteText(w io.Writer, name string) error {
 	fmt.Fprintf(ew, "\n%4s  %-8s  %-28s %9s %8s  %-5s %s\n", "#", "section", "path", "bytes", "tokens", "cache", "what")
 	marks := x.marks()
 	for i, s := range m.Segments {
-		fmt.Fprintf(ew, "%4d  %-8s  %-28s %9s %8s  %-5s %s\n", i+1, s.Section, textsafe.Line(s.Path), thousands(s.Bytes), thousands(s.Tokens), marks[s.Path], textsafe.Line(What(s)))
+		fmt.Fprintf(ew, "%4d  %-8s  %-28s %9s %8s  %-5s %s\n", i+1, s.Section, textsafe.Line(s.Path), thousands(s.Bytes), thousands(s.Tokens), marks[s.Path], textsafe.Line(what(s)))
 	}
 	fmt.Fprintln(ew)
 	if len(x.Breakpoints) == 0 {
@@ -107,9 +107,9 @@ func describeDivergence(d *request.Divergence) string {
 	return fmt.Sprintf("leaves its prefix at segment %d, %s: %s", d.Index+1, orDash(d.Path), d.Reason)
 }
 
-// What names a segment in words: its fragment and reason, its tool, its
+// what names a segment in words: its fragment and reason, its tool, its
 // role and type.
-func What(s request.Segment) string {
+func what(s request.Segment) string {
 	var parts []string
 	if s.Fragment != "" {
 		parts = append(parts, "fragment "+s.Fragment)
@@ -173,7 +173,7 @@ func (w *errWriter) Write(p []byte) (int, error) {
 var page string
 
 var pageTmpl = template.Must(template.New("request").Funcs(template.FuncMap{
-	"what": What, "n": thousands, "inc": func(i int) int { return i + 1 },
+	"what": what, "n": thousands, "inc": func(i int) int { return i + 1 },
 	"divergence": describeDivergence,
 }).Parse(page))
 

@@ -149,11 +149,11 @@ func (l *linter) volatile() *Finding {
 	// The first such segment is the one every miss names.
 	path := found[0]
 	tokens, cost, calls := l.blamed(func(_ int, b Blame) bool { return b.Kind == "change" && b.Path == path })
-	what := "its bytes differ"
+	last := "its bytes differ"
 	for _, v := range l.s.verdicts {
 		for _, b := range v.Blame {
 			if b.Kind == "change" && b.Path == path {
-				what = b.Reason
+				last = b.Reason
 			}
 		}
 	}
@@ -163,7 +163,7 @@ func (l *linter) volatile() *Finding {
 	}
 	return &Finding{Rule: "volatile", Path: path, Calls: len(cs),
 		Message: fmt.Sprintf("%s changes on every call of the session (%d calls), ahead of a breakpoint%s; last: %s; %s wrote the prefix again from there",
-			path, len(cs), also, what, plural(calls, "call")),
+			path, len(cs), also, last, plural(calls, "call")),
 		Fix:          fmt.Sprintf("move what changes in %s (a time, an id) after the last breakpoint, into the newest message, or out of the prompt, so the prefix ahead of the breakpoint is the same on every call", path),
 		SavingTokens: tokens, SavingCost: cost}
 }
