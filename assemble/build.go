@@ -320,7 +320,7 @@ func (p *planner) finish(pl *plan, tools [][]byte, sys []byte, red *promptloom.R
 		case summarise:
 			pt.Status, pt.Reason = Summarised, compacted(pl, u, "replaced by its summary")
 		case drop:
-			pt.Status, pt.Reason = Dropped, compacted(pl, u, "dropped, clearing and summaries being not enough")
+			pt.Status, pt.Reason = Dropped, compacted(pl, u, "dropped (clearing and summarising were not enough)")
 		}
 		m.Parts = append(m.Parts, pt)
 	}

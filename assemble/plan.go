@@ -27,7 +27,9 @@ type unit struct {
 	js    [2][]byte // the JSON sent, kept and after act
 	state action
 	at    int // the compaction that cut it
-	pair  int // the call or result it is paired with, -1
+	// queued: it waits, outside the kept window, for a compaction.
+	queued bool
+	pair   int // the call or result it is paired with, -1
 	// static says why the turn is binding at every call ("": it is not).
 	static string
 	sum    digest.Digest
@@ -90,6 +92,9 @@ type planner struct {
 	// the index of tool call i's result (-1: none yet).
 	latestUser []int
 	task       int
+	// since is where the call being planned starts its new turns (the
+	// previous call's end).
+	since int
 }
 
 // callEnds lists the ends of the calls a conversation's turns record: a
@@ -119,6 +124,9 @@ func (p *planner) binding(i, e int) string {
 	}
 	if u.turn.Kind == ToolCall && (u.pair < 0 || u.pair >= e) {
 		return "binding: a tool call still waiting for its result"
+	}
+	if i >= p.since {
+		return "binding: new since the previous call (the model has not seen it)"
 	}
 	return ""
 }
@@ -159,22 +167,31 @@ func (p *planner) simulate() (*plan, error) {
 					return nil, err
 				}
 				if u.act != keep {
+					u.queued = true
 					pending = append(pending, bound)
 					pendingSave += u.tok[0] - u.tok[1]
 				}
 			}
 			bound++
 		}
-		// The latest user turn is binding at this call: it stays out of
-		// this batch, and in the queue for the next.
+		// Turns binding at this call stay out of this batch, and in the
+		// queue for the next: the latest user turn, and the turns new
+		// since the previous call (a suffix of the queue).
+		if k > 0 {
+			p.since = pl.calls[k-1]
+		}
 		save, first := pendingSave, -1
+		for j := len(pending) - 1; j >= 0 && pending[j] >= p.since; j-- {
+			save -= p.units[pending[j]].tok[0] - p.units[pending[j]].tok[1]
+		}
+		if lu := p.latestUser[e]; lu >= 0 && lu < p.since && p.units[lu].queued {
+			save -= p.units[lu].tok[0] - p.units[lu].tok[1]
+		}
 		for _, i := range pending {
-			if p.binding(i, e) != "" {
-				save -= p.units[i].tok[0] - p.units[i].tok[1]
-				continue
+			if p.binding(i, e) == "" {
+				first = i
+				break
 			}
-			first = i
-			break
 		}
 		s := p.base + cur
 		if last {
@@ -192,6 +209,8 @@ func (p *planner) simulate() (*plan, error) {
 			switch {
 			case p.o.decide != nil:
 				do, why = p.o.decide(k), "chosen by the caller's plan"
+			case p.o.Strategy == Priced && extra <= 0:
+				do, why = true, fmt.Sprintf("priced: cutting now costs no more than not cutting (this call writes its prompt from token %d anyway), and saves %d tokens on every later call", prevS, save)
 			case p.o.Strategy == Priced && hold >= extra && float64(expected)*0.1*float64(save) >= extra:
 				do, why = true, fmt.Sprintf("priced: the cuttable turns' reads since the last compaction (%.0f) reach what the cut costs beyond a call without it (%.0f, rewriting %d tokens), and the %d tokens it saves repay that within %d calls (in base-price tokens)", hold, extra, rewrite, save, expected)
 			}
@@ -211,7 +230,7 @@ func (p *planner) simulate() (*plan, error) {
 					continue
 				}
 				d := u.tok[1] - u.tok[0]
-				u.state, u.at = u.act, len(pl.compactions)
+				u.state, u.at, u.queued = u.act, len(pl.compactions), false
 				p.fen.add(i, d)
 				cur += d
 				cp.Saved -= d

@@ -158,6 +158,14 @@ func TestSession(t *testing.T) {
 			}
 		}
 		checkBinding(t, c, k, res)
+		if k > 0 {
+			ends := callEnds(c.Turns)
+			for _, pt := range res.Manifest.Parts[len(res.Manifest.Parts)-ends[k]+ends[k-1]:] {
+				if pt.Status != Included {
+					t.Errorf("call %d: %s, new in this call, is %s", k, pt.ID, pt.Status)
+				}
+			}
+		}
 	}
 	t.Logf("cache model against the fake: the largest difference in a read or write is %.1f%%", 100*worst)
 	if worst > 0.05 {
@@ -310,6 +318,9 @@ func referencePlan(t *testing.T, c *Conversation, o *Options) func(int) bool {
 	headSaved := make([]int, m) // saving up to the last cut, the same
 	bound, raw := 0, 0
 	for k, e := range calls {
+		if k > 0 {
+			p.since = calls[k-1]
+		}
 		raw = prefix[e] - prefix[bound]
 		for bound < e && raw > p.keep {
 			raw -= p.units[bound].tok[0]
