@@ -275,6 +275,9 @@ func blockText(p payload.Part) (string, bool) {
 	if raw != "" && raw[0] == '"' {
 		return pjson.Unquote(raw), true
 	}
+	if p.Section == "tools" {
+		return "", false // a definition, whatever its members are named
+	}
 	switch p.Type {
 	case "text", "input_text", "output_text", "":
 		it := pjson.NewIter(raw)

@@ -703,6 +703,9 @@ func blockText(p payload.Part) (string, bool) {
 	if raw != "" && raw[0] == '"' {
 		return pjson.Unquote(raw), true
 	}
+	if p.Section == "tools" {
+		return "", false // a definition, whatever its members are named
+	}
 	switch p.Type {
 	case "text", "input_text", "output_text", "":
 		it := pjson.NewIter(raw)
@@ -722,6 +725,9 @@ func blockText(p payload.Part) (string, bool) {
 	return "", false
 }
 
+// pointerEscape escapes a key as a step of an RFC 6901 pointer.
+var pointerEscape = strings.NewReplacer("~", "~0", "/", "~1")
+
 // stringValues calls fn with every string value in raw (a JSON value
 // payload read), and its RFC 6901 pointer under at, in order.
 func stringValues(raw, at string, fn func(ptr, s string)) {
@@ -740,7 +746,7 @@ func stringValues(raw, at string, fn func(ptr, s string)) {
 		}
 		step := strconv.Itoa(i)
 		if k != "" {
-			step = strings.NewReplacer("~", "~0", "/", "~1").Replace(pjson.Unquote(k))
+			step = pointerEscape.Replace(pjson.Unquote(k))
 		}
 		stringValues(v, at+"/"+step, fn)
 	}

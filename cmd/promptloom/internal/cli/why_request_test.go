@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/promptloom/promptloom/internal/testkit/fakeprovider"
 	"github.com/promptloom/promptloom/journal"
+	"github.com/promptloom/promptloom/payload"
 	"github.com/promptloom/promptloom/proxy"
 	"github.com/tidwall/gjson"
 )
@@ -226,5 +228,27 @@ func TestExplainRequestRaw(t *testing.T) {
 		if code, out, errOut := run(t, tt.args...); code != ExitBadArgs || out != "" || !strings.Contains(errOut, tt.want) {
 			t.Errorf("%q: exit %d: %s%s, want %q", tt.args, code, out, errOut, tt.want)
 		}
+	}
+}
+
+// A place in a member whose key holds "/" or "~" is named by the RFC 6901
+// pointer that reaches it; an array item by its index; a text block by
+// its segment's pointer alone, and a tool is never a text block, whatever
+// its members are named.
+func TestWhyRequestPointers(t *testing.T) {
+	var got []string
+	tool := payload.Part{Section: "tools", Path: "/tools/2", Name: "t",
+		Raw: []byte(`{"name":"t","text":"find me not in a text block","input_schema":{"properties":{"a/b~c":{"description":"find me"},"list":{"enum":["x","find me too"]}}}}`)}
+	occurrences(tool, "find me", func(path string, start int) { got = append(got, fmt.Sprintf("%s@%d", path, start)) })
+	text := payload.Part{Section: "messages", Path: "/messages/1/content/0", Type: "text", Raw: []byte(`{"type":"text","text":"we find me, find me"}`)}
+	occurrences(text, "find me", func(path string, start int) { got = append(got, fmt.Sprintf("%s@%d", path, start)) })
+	want := []string{
+		"/tools/2/text@0",
+		"/tools/2/input_schema/properties/a~1b~0c/description@0",
+		"/tools/2/input_schema/properties/list/enum/1@0",
+		"/messages/1/content/0@3", "/messages/1/content/0@12",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
