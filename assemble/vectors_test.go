@@ -57,6 +57,13 @@ func TestVectors(t *testing.T) {
 					}
 				}
 			}
+			if *update {
+				for _, name := range []string{"error.txt", "body.json", "manifest.json"} {
+					if got[name] == nil {
+						os.Remove(filepath.Join(dir, name))
+					}
+				}
+			}
 			for name, b := range got {
 				path := filepath.Join(dir, name)
 				if *update {
