@@ -422,8 +422,11 @@ func (l *linter) minimum() *Finding {
 	priced := true
 	for i, v := range l.s.verdicts {
 		hit := false
+		floor, known := minFor(l.s.calls[i].Request, l.o)
 		for _, b := range v.Blame {
-			if b.Kind == "minimum" {
+			// A blame with no path is a whole request under the minimum
+			// (not GPT-5.6's explicit mode with no marker, also blamed so).
+			if b.Kind == "minimum" && (b.Path != "" || known && v.InputTokens < floor) {
 				hit, path = true, cmp.Or(path, b.Path)
 			}
 		}

@@ -232,3 +232,32 @@ func TestLintContextWindow(t *testing.T) {
 		t.Errorf("within the window: %+v", fs)
 	}
 }
+
+// On an implicit cache the minimum is the whole request's: a session of
+// short requests is found, with nothing to save; a long request is not,
+// even in GPT-5.6's explicit mode with no marker (blamed, but not short).
+func TestLintMinimumImplicit(t *testing.T) {
+	req := func(model, extra, text string) *request.Manifest {
+		m, err := request.New([]byte(`{"model":"`+model+`"`+extra+`,"messages":[{"role":"user","content":"`+text+`"}]}`), payload.OpenAIChat, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	at := time.Date(2026, 12, 7, 9, 0, 0, 0, time.UTC)
+	session := func(m *request.Manifest) []Call {
+		return []Call{{Name: "a", Session: "s", At: at, Request: m}, {Name: "b", Session: "s", At: at.Add(time.Second), Request: m}}
+	}
+	fs := lintOf(t, session(req("gpt-5.4", "", "hi")), "minimum")
+	if len(fs) != 1 || fs[0].Path != "" || fs[0].Calls != 2 || !strings.Contains(fs[0].Message, "1,024-token minimum") {
+		t.Errorf("short requests: %+v", fs)
+	}
+	long := strings.Repeat("Read the whole file before you change it. ", 200)
+	explicit := session(req("gpt-5.6-sol", `,"prompt_cache_options":{"mode":"explicit"}`, long))
+	if v := Run(explicit, nil).Verdicts[0]; len(v.Blame) == 0 || v.Blame[0].Kind != "minimum" {
+		t.Fatalf("explicit mode with no marker is blamed minimum: %+v", v.Blame)
+	}
+	if fs := lintOf(t, explicit, "minimum"); len(fs) != 0 {
+		t.Errorf("a long request in explicit mode: %+v", fs)
+	}
+}
