@@ -57,6 +57,12 @@ func TestLintVolatile(t *testing.T) {
 	if !strings.Contains(f.Message, "every call") || !strings.Contains(f.Fix, "after the last breakpoint") {
 		t.Errorf("finding: %+v", f)
 	}
+	var text strings.Builder
+	an := Run(agentRun(t, pricedAgent(), 5, time.Minute, clock), &Options{Lint: true})
+	if err := an.WriteText(&text, "t"); err != nil || !strings.Contains(text.String(), "  fix: "+f.Fix) ||
+		!strings.Contains(text.String(), fmt.Sprintf("  saving over session s: %s tokens, %s", thousands(f.SavingTokens), dollars(f.SavingCost))) {
+		t.Errorf("text: %v\n%s", err, text.String())
+	}
 	// A tool reordered on one call hides the date from that call's
 	// blame, not from the lint.
 	swapped := func(i int, a *fakecache.Agent) {

@@ -169,6 +169,10 @@ func TestCostIsTokensTimesPrices(t *testing.T) {
 			if i := slices.IndexFunc(s.Causes, func(c Total) bool { return c.Key == "change" }); i < 0 || s.Causes[i].MissCost <= 0 {
 				t.Errorf("causes %+v: want the change priced", s.Causes)
 			}
+			var text strings.Builder
+			if err := an.WriteText(&text, "t"); err != nil || !strings.Contains(text.String(), dollars(total)+", of which misses "+dollars(missTotal)) {
+				t.Errorf("text: %v\n%s", err, text.String())
+			}
 		})
 	}
 }
