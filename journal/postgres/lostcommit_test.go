@@ -3,6 +3,7 @@ package postgres
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -33,7 +34,10 @@ type cutter struct {
 	beforeLines atomic.Bool
 	// down closes every new connection at once: the server out of reach.
 	down atomic.Bool
-	cuts atomic.Int32
+	// atCommit, when set, is called at the next CommandComplete of a
+	// COMMIT, and the connection is then cut as for afterCommit.
+	atCommit atomic.Pointer[func()]
+	cuts     atomic.Int32
 
 	mu    sync.Mutex
 	conns []net.Conn
@@ -131,6 +135,13 @@ func (c *cutter) pass(src, dst net.Conn, fromClient bool, cut func()) {
 			c.cuts.Add(1)
 			cut()
 			return
+		case !fromClient && !startup && head[0] == 'C' && string(body) == "COMMIT\x00" && c.atCommit.Load() != nil:
+			if f := c.atCommit.Swap(nil); f != nil {
+				(*f)()
+				c.cuts.Add(1)
+				cut()
+				return
+			}
 		}
 		startup = false
 		if _, err := dst.Write(append(head, body...)); err != nil {
@@ -154,15 +165,16 @@ func TestPostgresLostCommitAnswer(t *testing.T) {
 	}
 	defer s.Close()
 	j := journal.NewSink(s.Sink("s1"), &journal.Options{Clock: clock(), Session: "s1"})
-	if _, err := j.Call(ctx, echo, request(t, "c0", 0)); err != nil {
-		t.Fatal(err)
-	}
-	cut.afterCommit.Store(true)
-	if _, err := j.Call(ctx, echo, request(t, "c1", 1)); err != nil {
-		t.Fatalf("the call whose COMMIT's answer was lost: %v", err)
-	}
-	if cut.cuts.Load() != 1 {
-		t.Fatalf("%d cuts, want 1", cut.cuts.Load())
+	// The chain's first append (its row is made in the same transaction)
+	// and a later one.
+	for i, call := range []string{"c0", "c1"} {
+		cut.afterCommit.Store(true)
+		if _, err := j.Call(ctx, echo, request(t, call, i)); err != nil {
+			t.Fatalf("the call whose COMMIT's answer was lost: %v", err)
+		}
+		if cut.cuts.Load() != int32(i+1) {
+			t.Fatalf("%d cuts, want %d", cut.cuts.Load(), i+1)
+		}
 	}
 	record(t, j, "d", 2)
 	if rep := verify(t, read(t, s, "s1"), nil); len(rep.Calls) != 4 {
@@ -234,6 +246,40 @@ func TestPostgresLostCommitAnswerUnreachable(t *testing.T) {
 	cut.down.Store(false)
 	if err := k.Append(ctx, line(`{"n":3}`)); err != nil {
 		t.Fatalf("the next append, the server back: %v", err)
+	}
+	if got := read(t, s, "c"); string(got) != "{\"n\":1}\n{\"n\":2}\n{\"n\":3}\n" {
+		t.Errorf("chain %q", got)
+	}
+}
+
+// The append's context ends as the server runs its COMMIT (a client gone
+// from the proxy mid-call), and the answer is lost: the lines went in, so
+// the append succeeded, and says so; looking for them is not bound by the
+// context that ended.
+func TestPostgresLostCommitAnswerCancelled(t *testing.T) {
+	_, direct := open(t)
+	cut, dsn := newCutter(t, direct)
+	s, err := Open(ctx, dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	k := s.Sink("c")
+	line := func(text string) func(journal.Tail) ([]byte, error) {
+		return func(journal.Tail) ([]byte, error) { return []byte(text + "\n"), nil }
+	}
+	if err := k.Append(ctx, line(`{"n":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cancelAt := func() { cancel() }
+	cut.atCommit.Store(&cancelAt)
+	if err := k.Append(actx, line(`{"n":2}`)); err != nil || cut.cuts.Load() != 1 || actx.Err() == nil {
+		t.Fatalf("the append whose context ended as its COMMIT ran: %v (%d cuts)", err, cut.cuts.Load())
+	}
+	if err := k.Append(ctx, line(`{"n":3}`)); err != nil {
+		t.Fatal(err)
 	}
 	if got := read(t, s, "c"); string(got) != "{\"n\":1}\n{\"n\":2}\n{\"n\":3}\n" {
 		t.Errorf("chain %q", got)
