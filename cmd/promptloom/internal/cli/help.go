@@ -14,6 +14,7 @@ import (
 var examples = map[string]string{
 	"proxy":                "promptloom proxy --upstream https://api.anthropic.com --transcript run.jsonl",
 	"cache":                "promptloom cache --transcript run.jsonl --strict",
+	"assemble":             "promptloom assemble --format body conversation.json > body.json",
 	"explain":              "promptloom explain --lint --strict opts.json",
 	"manifest":             "promptloom manifest --hash opts.json",
 	"diff":                 "promptloom diff opts.json --without-tool todo",
@@ -34,6 +35,7 @@ var examples = map[string]string{
 // TestEveryCommandHasASummary keeps one for each registered command.
 var summaries = map[string]string{
 	"proxy":      "a gateway any harness points its SDK's base URL at: every model call held to its prompt, journaled whole, and shown on a live page",
+	"assemble":   "assemble a conversation (tools, system fragments, turns) into its latest call's request body, compacted as the provider's cache prices it, every part accounted for",
 	"cache":      "predict each recorded call's prompt-cache read and write from the calls before it, beside what the provider reported, and blame every miss",
 	"demo":       "run a built-in scenario: prompt-guidance (a prompt explained) or negotiation (an event log, recorded)",
 	"diff":       "compare two prompts, or a prompt and one derived from it, fragment by fragment",
