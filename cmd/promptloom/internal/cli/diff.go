@@ -8,10 +8,11 @@ import (
 
 	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/harn/options"
+	"github.com/promptloom/promptloom/payload"
 )
 
 func init() {
-	register("diff", "diff [--format text|json|html] A [B] [--without-tool N] [--with-tool N] [--with-cap N] [--without-cap N] [--project DIR] [--budget N] [--counter NAME] [--bindings FILE] [--max-bytes N] | diff --transcript FILE --call A --call B [--format text|json|html] | diff --request [--provider P] [--model NAME] [--min MODEL=N] [--format text|json] A.json B.json | diff --request --transcript FILE --call A --call B", runDiff)
+	register("diff", "diff [--format text|json|html] A [B] [--without-tool N] [--with-tool N] [--with-cap N] [--without-cap N] [--provider P | --model NAME] [--project DIR] [--budget N] [--counter NAME] [--bindings FILE] [--max-bytes N] | diff --transcript FILE --call A --call B [--format text|json|html] | diff --request [--provider P] [--model NAME] [--min MODEL=N] [--format text|json] A.json B.json | diff --request --transcript FILE --call A --call B", runDiff)
 }
 
 // change is one flag-derived edit of B, in the order given.
@@ -116,6 +117,10 @@ func runDiff(e *env, args []string) int {
 	if err := contradicts(changes); err != nil {
 		return e.fail("diff: %v", err)
 	}
+	order, err := cacheOrderOf(*wf.provider, *wf.model)
+	if err != nil {
+		return e.fail("diff: %v", err)
+	}
 	var described []string
 	for _, c := range changes {
 		if err := apply(ob, c); err != nil {
@@ -136,11 +141,19 @@ func runDiff(e *env, args []string) int {
 		return e.fail("%s: %v", bName, err)
 	}
 	for _, c := range changes {
-		if !gatedOn(c, a, b) {
+		if gatedOn(c, a, b) {
+			continue
+		}
+		if c.kind() == "tool" {
+			fmt.Fprintf(e.stderr, "promptloom: diff: note: no fragment is gated on tool %q, so --%s %s changes nothing in the system prompt (the tools sent still differ)\n", c.name, c.flag, c.name)
+		} else {
 			fmt.Fprintf(e.stderr, "promptloom: diff: note: no fragment is gated on %s %q, so --%s %s changes nothing\n", c.kind(), c.name, c.flag, c.name)
 		}
 	}
 	d := explain.Diff(a, b, pos[0], bName)
+	if msg := order.account(d, oa.ActiveTools(), ob.ActiveTools()); msg != "" {
+		fmt.Fprintf(e.stderr, "promptloom: diff: %s\n", msg)
+	}
 	switch *format {
 	case "json":
 		err = d.WriteJSON(e.stdout)
@@ -234,4 +247,120 @@ func (e *env) parseOptions(name string, pl pipeline) (*options.Options, error) {
 	defer done()
 	pl.parse.Files = files
 	return options.Parse(data, &pl.parse)
+}
+
+// cacheOrder is where a provider's prompt cache reads the tool
+// definitions: a diff of options compares system prompts, and a changed
+// tool ahead of the system prompt leaves none of it to read. Its zero
+// value is a provider not known.
+type cacheOrder struct {
+	provider   string // "" when not known
+	toolsFirst bool
+}
+
+// cacheOrderOf is the order of the provider --provider names, or of the
+// one --model's name belongs to; neither given (or a model of no known
+// family) is the zero cacheOrder.
+func cacheOrderOf(provider, model string) (cacheOrder, error) {
+	p, err := payload.ParseProvider(provider)
+	if err != nil {
+		return cacheOrder{}, fmt.Errorf("--provider: %w", err)
+	}
+	if p != payload.Auto {
+		if model != "" && modelProvider(model) != "" && modelProvider(model) != providerFamily(p) {
+			return cacheOrder{}, fmt.Errorf("--model %s is not a model of --provider %s", model, p)
+		}
+		return cacheOrder{provider: string(p), toolsFirst: toolsFirst(p)}, nil
+	}
+	switch modelProvider(model) {
+	case "anthropic":
+		return cacheOrder{provider: "anthropic", toolsFirst: true}, nil
+	case "openai":
+		return cacheOrder{provider: "openai", toolsFirst: true}, nil
+	case "gemini":
+		return cacheOrder{provider: "gemini"}, nil
+	}
+	return cacheOrder{}, nil
+}
+
+// toolsFirst reports whether p's requests put the tool definitions ahead
+// of the system prompt in cache order (docs/request.md): Anthropic's
+// (tools, system, messages) and OpenAI's (tools, then the instructions or
+// the messages) do; Gemini's reads systemInstruction first.
+func toolsFirst(p payload.Provider) bool { return p != payload.Gemini }
+
+// providerFamily is the family modelProvider names p's models by.
+func providerFamily(p payload.Provider) string {
+	if p == payload.OpenAIChat || p == payload.OpenAIResponses {
+		return "openai"
+	}
+	return string(p)
+}
+
+// modelProvider is the provider whose models are named as model is
+// (claude-…, gpt-… or o1…, gemini-…); "" for another name.
+func modelProvider(model string) string {
+	m := strings.ToLower(model)
+	switch {
+	case strings.HasPrefix(m, "claude-"):
+		return "anthropic"
+	case strings.HasPrefix(m, "gemini-"):
+		return "gemini"
+	case strings.HasPrefix(m, "gpt-"), len(m) > 1 && m[0] == 'o' && m[1] >= '1' && m[1] <= '9':
+		return "openai"
+	}
+	return ""
+}
+
+// account makes d's cache figures the provider's when B's active tools
+// are not A's, and says what it did; "" when the tools are the same. A
+// provider that reads the tools first shares nothing of B's system
+// prompt with A's cache: d then says 0 bytes in common, B re-sent whole,
+// and not identical (the requests differ, whatever the prompts do). With
+// the provider not known the figure stays the system prompt's, and the
+// message says what it assumes.
+func (o cacheOrder) account(d *explain.Delta, ta, tb []string) string {
+	if slices.Equal(ta, tb) {
+		return ""
+	}
+	what := toolChange(ta, tb)
+	shared := fmt.Sprintf("the system prompts alone share %d bytes", d.CommonPrefixBytes)
+	if d.Identical {
+		shared = "the system prompts are identical"
+	}
+	switch {
+	case o.provider == "":
+		return fmt.Sprintf("cache: B's tools differ from A's (%s); the figure is the system prompt's alone, as Gemini reads it (before the tools); Anthropic and OpenAI read the tools first and would share none of it: give --provider or --model", what)
+	case !o.toolsFirst:
+		return fmt.Sprintf("cache: B's tools differ from A's (%s); %s reads the system prompt before the tools, so the cache figure holds, and the tools and what follows them are sent again", what, o.provider)
+	}
+	d.CommonPrefixBytes, d.ResendBytes, d.Identical = 0, len(d.B.Text()), false
+	return fmt.Sprintf("cache: B's tools differ from A's (%s), and %s reads the tools before the system prompt: nothing of B is read from A's cache (%s)", what, o.provider, shared)
+}
+
+// toolChange says how tb differs from ta: the tools it is without or
+// with, or that they are reordered.
+func toolChange(ta, tb []string) string {
+	var parts []string
+	var without, with []string
+	for _, t := range ta {
+		if !slices.Contains(tb, t) {
+			without = append(without, t)
+		}
+	}
+	for _, t := range tb {
+		if !slices.Contains(ta, t) {
+			with = append(with, t)
+		}
+	}
+	if len(without) > 0 {
+		parts = append(parts, "without "+strings.Join(without, ", "))
+	}
+	if len(with) > 0 {
+		parts = append(parts, "with "+strings.Join(with, ", "))
+	}
+	if len(parts) == 0 {
+		return "the same tools, reordered"
+	}
+	return strings.Join(parts, "; ")
 }
