@@ -286,7 +286,8 @@ func (k *sink) Append(ctx context.Context, build func(journal.Tail) ([]byte, err
 			k.unsettled = w
 			return k.unconfirmed(w, "no answer to the COMMIT: "+err.Error(), serr)
 		case !found:
-			return k.wrap(err)
+			return fmt.Errorf("journal/postgres: chain %s: lines %d to %d were not written (looked for after no answer to their COMMIT): %w",
+				k.chain, t.Seq+1, t.Seq+int64(len(rows)), err)
 		}
 	}
 	k.head = head
