@@ -206,7 +206,7 @@ type Breakpoint struct {
 
 // Compaction is one batch of cuts, made at a call.
 type Compaction struct {
-	// At is the last turn of the call the batch was made at.
+	// At names the call the batch was made at by its last turn ("turn ID").
 	At string `json:"at"`
 	// Cleared, Summarised and Dropped count the parts cut; Saved is the
 	// tokens they took out; Rewrite the tokens written again from the

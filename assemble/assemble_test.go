@@ -64,6 +64,20 @@ func TestNoFit(t *testing.T) {
 	}
 }
 
+// Tools and system alone over the window, with no turns, are ErrNoFit;
+// with no turns that fit, a body with no messages.
+func TestNoTurns(t *testing.T) {
+	c := small()
+	c.Turns = nil
+	if r, err := Assemble(c, nil); err != nil || !bytes.Contains(r.Body, []byte(`"messages":[]`)) {
+		t.Errorf("%v", err)
+	}
+	c.Tools[0].Description = strings.Repeat("long ", 10000)
+	if _, err := Assemble(c, nil); !errors.Is(err, ErrNoFit) || !strings.Contains(err.Error(), "no turns") {
+		t.Errorf("%v", err)
+	}
+}
+
 // The same conversation gives the same bytes; the conversation one call
 // longer starts with the same tools and system, and every call that does
 // not compact extends the one before it.

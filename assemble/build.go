@@ -330,7 +330,7 @@ func (p *planner) finish(pl *plan, tools [][]byte, sys []byte, red *promptloom.R
 
 func compacted(pl *plan, u *unit, what string) string {
 	cp := pl.compactions[u.at]
-	return fmt.Sprintf("%s by compaction %d (at turn %s): %s", what, u.at+1, cp.At, cp.Reason)
+	return fmt.Sprintf("%s by compaction %d (at %s): %s", what, u.at+1, cp.At, cp.Reason)
 }
 
 // order sorts breakpoint targets into body order: tools, system, units.

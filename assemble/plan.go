@@ -217,7 +217,7 @@ func (p *planner) simulate() (*plan, error) {
 		}
 		var cp Compaction
 		if do {
-			cp = Compaction{At: p.c.Turns[e-1].ID, Reason: why}
+			cp = Compaction{At: p.lastID(e), Reason: why}
 			firstCut := n
 			var left []int
 			for _, i := range pending {
@@ -271,8 +271,8 @@ func (p *planner) simulate() (*plan, error) {
 			}
 			if p.base+cur > p.budget {
 				return nil, &Error{Field: "window", kind: ErrNoFit,
-					Msg: fmt.Sprintf("at the call ending with turn %s the input is %d tokens with every part that may be shed cut; the window leaves %d (window %d, output reserve %d)",
-						p.c.Turns[e-1].ID, p.base+cur, p.budget, p.c.Window, p.c.OutputReserve)}
+					Msg: fmt.Sprintf("at the call ending with %s the input is %d tokens with every part that may be shed cut; the window leaves %d (window %d, output reserve %d)",
+						p.lastID(e), p.base+cur, p.budget, p.c.Window, p.c.OutputReserve)}
 			}
 			cp.Rewrite = p.base + cur - (p.base + p.fen.sum(firstCut))
 			pl.compactions = append(pl.compactions, cp)
@@ -343,4 +343,12 @@ func (p *planner) extra(s, prevS, save, head int, pending []int, e int) float64 
 	with := 0.1*float64(old) + 2*float64(h-old) + 1.25*float64(s-save-h)
 	without := 0.1*float64(prevS) + 1.25*float64(s-prevS)
 	return with - without
+}
+
+// lastID names the call that ends at e by its last turn.
+func (p *planner) lastID(e int) string {
+	if e == 0 {
+		return "no turns"
+	}
+	return "turn " + p.c.Turns[e-1].ID
 }

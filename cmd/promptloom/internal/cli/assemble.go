@@ -95,7 +95,7 @@ func writeAssembly(e *env, m *assemble.Manifest) error {
 		fmt.Fprintf(e.stdout, "breakpoint %s %s (%d tokens): %s\n", where, b.TTL, b.Tokens, textsafe.Line(b.Reason))
 	}
 	for i, c := range m.Compactions {
-		fmt.Fprintf(e.stdout, "compaction %d at %s: %d cleared, %d summarised, %d dropped, %d tokens saved, %d rewritten: %s\n",
+		fmt.Fprintf(e.stdout, "compaction %d, at %s: %d cleared, %d summarised, %d dropped, %d tokens saved, %d rewritten: %s\n",
 			i+1, textsafe.Line(c.At), c.Cleared, c.Summarised, c.Dropped, c.Saved, c.Rewrite, textsafe.Line(c.Reason))
 	}
 	_, err := fmt.Fprintf(e.stdout, "body %s\n", m.BodyDigest)
