@@ -412,3 +412,24 @@ func referencePlan(t *testing.T, c *Conversation, o *Options) func(int) bool {
 	t.Logf("reference plan: modelled cost %.0f", best)
 	return func(k int) bool { return compact[k] }
 }
+
+// Other sessions from the same generator: the cost stays near the
+// reference's and far under the baselines'. The hit rate is logged, not
+// held: it is the window's and the results' sizes as much as the
+// planner's (docs/assemble.md gives the figures).
+func TestSessionSeeds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three sessions of 200 turns")
+	}
+	for _, seed := range []uint64{2, 4, 6} {
+		c := genSession(200, 200, 30000, seed)
+		r := runSession(t, c, nil)
+		ref := runSession(t, c, &Options{decide: referencePlan(t, c, nil)})
+		b1, b2 := runBaseline(t, c, dropOldest), runBaseline(t, c, priorityPrune)
+		t.Logf("seed %d: %d calls, %d compactions, hit rate %.3f, %.3fx the reference, baselines %.2fx and %.2fx",
+			seed, len(r.calls), compactions(r), r.an.Summary.PredictedHitRate, r.cost/ref.cost, b1.cost/r.cost, b2.cost/r.cost)
+		if r.cost > 1.15*ref.cost || b1.cost < 2*r.cost || b2.cost < 2*r.cost {
+			t.Errorf("seed %d: cost %.0f, reference %.0f, baselines %.0f and %.0f", seed, r.cost, ref.cost, b1.cost, b2.cost)
+		}
+	}
+}
