@@ -40,6 +40,8 @@ func grpcStatus(status int) string {
 		return "INVALID_ARGUMENT"
 	case http.StatusRequestEntityTooLarge:
 		return "INVALID_ARGUMENT"
+	case http.StatusRequestTimeout:
+		return "DEADLINE_EXCEEDED"
 	case http.StatusForbidden:
 		return "PERMISSION_DENIED"
 	case http.StatusServiceUnavailable:

@@ -1,9 +1,28 @@
 package proxy
 
+import "time"
+
 // SetKeepCalls sets how many calls the page keeps, for a test; it returns
 // a func that puts it back.
 func SetKeepCalls(n int) func() {
 	old := keepCalls
 	keepCalls = n
 	return func() { keepCalls = old }
+}
+
+// Hooks sets the proxy's test hooks, and returns a func that clears them:
+// computing is called as a session's verdicts begin to be made (outside
+// the proxy's lock), making as a call's manifest begins to be made, and
+// joined as a page load joins a verification under way.
+func Hooks(onComputing func(session string), onMaking, onJoined func()) func() {
+	computing, making, joined = onComputing, onMaking, onJoined
+	return func() { computing, making, joined = nil, nil, nil }
+}
+
+// SetBodyTimeouts sets how long a request body may stall and take in
+// all; it returns a func that puts them back.
+func SetBodyTimeouts(idle, whole time.Duration) func() {
+	oldIdle, oldWhole := bodyIdle, bodyWhole
+	bodyIdle, bodyWhole = idle, whole
+	return func() { bodyIdle, bodyWhole = oldIdle, oldWhole }
 }

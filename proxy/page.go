@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/promptloom/promptloom/cache"
 	"github.com/promptloom/promptloom/request"
@@ -72,68 +74,95 @@ type row struct {
 	Predicted string `json:"predicted"`
 	Reported  string `json:"reported"`
 	Blame     string `json:"blame,omitempty"`
+
+	c *callState
 }
 
-// rows lists every call, with its session's cache verdicts (p.mu held).
-func (p *Proxy) rows() []row {
-	verdicts := map[*callState]cache.Verdict{}
-	for _, s := range p.order {
-		for c, v := range p.verdicts(s) {
-			verdicts[c] = v
-		}
-	}
-	out := make([]row, 0, len(p.calls))
-	for _, c := range p.calls {
-		out = append(out, p.rowOf(c, verdicts[c]))
-	}
-	return out
-}
-
-func (p *Proxy) rowOf(c *callState, v cache.Verdict) row {
-	r := row{Seq: c.seq, Call: c.name, Session: c.session.id, Model: c.pr.Model, Status: "in flight"}
-	if m := c.manifest(); m != nil {
-		r.Model, r.Tokens = m.Model, m.Tokens
-	}
+// rowOf is c's row as it stands, without its manifest's figures or its
+// verdict (p.mu held: it reads the outcome).
+func rowOf(c *callState) row {
+	r := row{Seq: c.seq, Call: c.name, Session: c.session.id, Model: c.pr.Model, Status: "in flight", c: c}
 	switch {
-	case c.done && c.err != nil:
-		r.Status = "error: " + c.err.Error()
+	case c.done && c.failed != "":
+		r.Status = "error: " + c.failed
 	case c.done:
 		r.Status = "ok"
-		if c.resp.StopReason != "" {
-			r.Status += " (" + c.resp.StopReason + ")"
+		if c.stop != "" {
+			r.Status += " (" + c.stop + ")"
 		}
 	}
-	r.Predicted = fmt.Sprintf("read %d, write %d", v.Predicted.Read, v.Predicted.Write)
+	return r
+}
+
+// fill adds the call's manifest figures and its verdict from vs to r
+// (p.mu not held). With made unset, the manifest's figures are taken
+// only when it was made already: an event's row is never held up by a
+// computation.
+func fill(r *row, vs map[int]cache.Verdict, made bool) {
+	c := r.c
+	r.c = nil
+	var m *request.Manifest
+	if made || c.mReady.Load() {
+		m = c.manifest()
+	}
+	if m != nil {
+		r.Model, r.Tokens = m.Model, m.Tokens
+	}
+	if v, ok := vs[c.seq]; ok {
+		r.Predicted, r.Reported, r.Blame = figures(v)
+	}
+}
+
+// figures are a verdict as the row shows it.
+func figures(v cache.Verdict) (predicted, reported, blame string) {
+	predicted = fmt.Sprintf("read %d, write %d", v.Predicted.Read, v.Predicted.Write)
 	if v.Reported != nil {
-		r.Reported = fmt.Sprintf("read %d, write %d", v.Reported.Read, v.Reported.Write)
+		reported = fmt.Sprintf("read %d, write %d", v.Reported.Read, v.Reported.Write)
 	}
 	var bs []string
 	for _, b := range v.Blame {
 		bs = append(bs, b.Kind+": "+b.Reason)
 	}
-	r.Blame = strings.Join(bs, "; ")
-	return r
+	return predicted, reported, strings.Join(bs, "; ")
+}
+
+// rows lists every call the page keeps, with its session's cache
+// verdicts: the list is taken under p.mu, the figures made outside it.
+func (p *Proxy) rows() ([]row, int) {
+	p.mu.Lock()
+	out := make([]row, 0, len(p.calls))
+	for _, c := range p.calls {
+		out = append(out, rowOf(c))
+	}
+	sessions := len(p.order)
+	p.mu.Unlock()
+	verdicts := map[*session]map[int]cache.Verdict{}
+	for i := range out {
+		s := out[i].c.session
+		vs, ok := verdicts[s]
+		if !ok {
+			vs = p.verdicts(s)
+			verdicts[s] = vs
+		}
+		fill(&out[i], vs, true)
+	}
+	return out, sessions
 }
 
 func (p *Proxy) overview(w http.ResponseWriter) {
-	p.mu.Lock()
-	rows := p.rows()
-	sessions := len(p.order)
-	p.mu.Unlock()
+	rows, sessions := p.rows()
 	state := "not checked"
 	if p.o.Verify != nil {
-		state = p.o.Verify()
+		state = p.verifyState()
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	_ = pageTmpl.ExecuteTemplate(w, "page", map[string]any{
-		"Upstream": p.o.Upstream.String(), "Sessions": sessions, "Rows": rows, "Verify": state,
+		"Upstream": p.upstream, "Sessions": sessions, "Rows": rows, "Verify": state,
 	})
 }
 
 func (p *Proxy) callsJSON(w http.ResponseWriter) {
-	p.mu.Lock()
-	rows := p.rows()
-	p.mu.Unlock()
+	rows, _ := p.rows()
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(rows)
 }
@@ -148,22 +177,22 @@ func (p *Proxy) callPage(w http.ResponseWriter, n int, err error) {
 		http.Error(w, "promptloom: no such call (the page keeps the latest calls; the transcript has them all)", http.StatusNotFound)
 		return
 	}
-	v := p.verdicts(c.session)[c]
 	var prev *callState
 	for i, x := range c.session.calls {
 		if x == c && i > 0 {
 			prev = c.session.calls[i-1]
 		}
 	}
-	m := c.manifest()
-	var pm *request.Manifest
-	if prev != nil {
-		pm = prev.manifest()
-	}
 	p.mu.Unlock()
+	m := c.manifest()
 	if m == nil {
 		http.Error(w, "promptloom: the call's request has no manifest: "+c.mErr.Error(), http.StatusUnprocessableEntity)
 		return
+	}
+	v := p.verdicts(c.session)[c.seq]
+	var pm *request.Manifest
+	if prev != nil {
+		pm = prev.manifest()
 	}
 	x := cache.Explain(m, nil, p.o.Cache, true)
 	x.Verdict = &v
@@ -181,27 +210,20 @@ func (p *Proxy) callPage(w http.ResponseWriter, n int, err error) {
 }
 
 // events streams the overview's rows as they change (server-sent events:
-// each a call's row, as JSON).
+// each a call's row, as JSON). A row is sent as it stands; its verdict
+// follows when the refresher has made it.
 func (p *Proxy) events(w http.ResponseWriter, r *http.Request) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
 		http.Error(w, "promptloom: streaming unsupported", http.StatusInternalServerError)
 		return
 	}
-	ch := make(chan string, 64)
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
+	ch := make(chan int, 64)
+	if !p.watch(ch) {
 		http.Error(w, "promptloom: shutting down", http.StatusServiceUnavailable)
 		return
 	}
-	p.watchers[ch] = struct{}{}
-	p.mu.Unlock()
-	defer func() {
-		p.mu.Lock()
-		delete(p.watchers, ch)
-		p.mu.Unlock()
-	}()
+	defer p.unwatch(ch)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
@@ -215,22 +237,129 @@ func (p *Proxy) events(w http.ResponseWriter, r *http.Request) {
 			if !ok {
 				return
 			}
-			n, _ := strconv.Atoi(seq)
+			// Every change that came meanwhile, each call once.
+			seqs := []int{seq}
+			for more := true; more; {
+				select {
+				case s, ok := <-ch:
+					if !ok {
+						return
+					}
+					if !slices.Contains(seqs, s) {
+						seqs = append(seqs, s)
+					}
+				default:
+					more = false
+				}
+			}
+			rows := make([]row, 0, len(seqs))
 			p.mu.Lock()
-			var data []byte
-			if c := p.call(n); c != nil {
-				data, _ = json.Marshal(p.rowOf(c, p.verdicts(c.session)[c]))
+			for _, n := range seqs {
+				if c := p.call(n); c != nil {
+					rows = append(rows, rowOf(c))
+				}
 			}
 			p.mu.Unlock()
-			if data == nil {
-				continue
-			}
-			if _, err := fmt.Fprintf(w, "event: call\ndata: %s\n\n", data); err != nil {
-				return
+			for i := range rows {
+				var vs map[int]cache.Verdict
+				if m := rows[i].c.session.memo.Load(); m != nil {
+					vs = m.bySeq
+				}
+				fill(&rows[i], vs, false)
+				data, _ := json.Marshal(rows[i])
+				if _, err := fmt.Fprintf(w, "event: call\ndata: %s\n\n", data); err != nil {
+					return
+				}
 			}
 			fl.Flush()
 		}
 	}
+}
+
+// watch adds a page's channel to those told of changes, and starts the
+// refresher that makes their verdicts, unless the proxy is closing.
+func (p *Proxy) watch(ch chan int) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	p.watchers[ch] = struct{}{}
+	if !p.refreshing {
+		p.refreshing = true
+		go p.refresh()
+	}
+	return true
+}
+
+func (p *Proxy) unwatch(ch chan int) {
+	p.mu.Lock()
+	delete(p.watchers, ch)
+	p.mu.Unlock()
+}
+
+// dirty marks s's verdicts stale for the refresher (p.mu held).
+func (p *Proxy) dirty(s *session) {
+	if len(p.watchers) == 0 {
+		return // a page load computes what it shows
+	}
+	p.stale[s] = struct{}{}
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+}
+
+// refresh makes, behind the calls, the verdicts of the sessions that
+// changed while pages watch, and tells the pages of each row whose
+// figures changed. One runs at a time, and it rests three times as long
+// as it worked: a session's verdicts are the cache model run over its
+// calls, and a page left open must not take the cores the calls need.
+func (p *Proxy) refresh() {
+	for {
+		p.mu.Lock()
+		if len(p.watchers) == 0 || p.closed {
+			p.refreshing = false
+			clear(p.stale)
+			p.mu.Unlock()
+			return
+		}
+		stale := p.stale
+		p.stale = map[*session]struct{}{}
+		p.mu.Unlock()
+		if len(stale) == 0 {
+			select {
+			case <-p.kick:
+			case <-p.stop:
+			}
+			continue
+		}
+		start := time.Now()
+		for s := range stale {
+			before := s.memo.Load()
+			after := p.verdicts(s)
+			p.mu.Lock()
+			for seq, v := range after {
+				if before != nil {
+					if old, ok := before.bySeq[seq]; ok && sameFigures(old, v) {
+						continue
+					}
+				}
+				p.tell(seq)
+			}
+			p.mu.Unlock()
+		}
+		select {
+		case <-time.After(3 * time.Since(start)):
+		case <-p.stop:
+		}
+	}
+}
+
+func sameFigures(a, b cache.Verdict) bool {
+	a1, a2, a3 := figures(a)
+	b1, b2, b3 := figures(b)
+	return a1 == b1 && a2 == b2 && a3 == b3
 }
 
 // call is call seq, if the page still keeps it (p.mu held).

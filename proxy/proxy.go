@@ -27,13 +27,16 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/cache"
+	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/explain"
+	"github.com/promptloom/promptloom/harn/redact"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/journal/tiles"
 	"github.com/promptloom/promptloom/payload"
@@ -85,15 +88,44 @@ type Proxy struct {
 	log   *slog.Logger
 	start time.Time
 
+	upstream string // the upstream's URL for the page, its credentials left out
+
+	// mu guards the sessions, the calls the page keeps and their outcomes,
+	// and the pages watching. Nothing that reads a body, runs a cache
+	// model or opens a store is done under it: every call needs it.
 	mu       sync.Mutex
 	sessions map[string]*session
 	order    []*session
+	// tails finds a session by its latest request's messages (the key
+	// messageChain makes), for a call without Promptloom-Session.
+	tails    map[digest.Digest]*session
 	auto     int          // the sessions found by continuity so far
 	calls    []*callState // the latest calls (keepCalls), oldest first
 	seq      int          // the calls made so far
 	closed   bool
-	watchers map[chan string]struct{}
-	tiles    http.Handler
+	watchers map[chan int]struct{}
+	// stale are the sessions whose verdicts the refresher has to make
+	// again for the pages watching; kick wakes it, stop ends it.
+	stale      map[*session]struct{}
+	refreshing bool
+	kick       chan struct{}
+	stop       chan struct{}
+	tiles      http.Handler
+
+	// verifying is the verification of the transcript under way, which
+	// the pages loading meanwhile share (under vmu).
+	vmu       sync.Mutex
+	verifying *verification
+}
+
+// joined, when set (by a test), is called as a page joins a verification
+// under way.
+var joined func()
+
+// verification is one run of Options.Verify.
+type verification struct {
+	done  chan struct{}
+	state string
 }
 
 // tilesPrefix is where the proxy serves each signed session's tree of
@@ -108,7 +140,7 @@ func (s sessionLogs) Log(name string) (tiles.Log, bool) {
 	s.p.mu.Lock()
 	sess, ok := s.p.sessions[name]
 	s.p.mu.Unlock()
-	if !ok {
+	if !ok || !sess.opened() {
 		return tiles.Log{}, false
 	}
 	return sess.j.Log()
@@ -122,7 +154,9 @@ func New(o *Options) (*Proxy, error) {
 	if o.Open == nil {
 		return nil, errors.New("proxy: Options.Open is required")
 	}
-	p := &Proxy{o: *o, sessions: map[string]*session{}, watchers: map[chan string]struct{}{}, start: time.Now()}
+	p := &Proxy{o: *o, sessions: map[string]*session{}, tails: map[digest.Digest]*session{}, watchers: map[chan int]struct{}{},
+		stale: map[*session]struct{}{}, kick: make(chan struct{}, 1), stop: make(chan struct{}), start: time.Now(),
+		upstream: redact.String(o.Upstream.String())}
 	p.tiles = http.StripPrefix(tilesPrefix, tiles.Handler(sessionLogs{p}))
 	if p.o.MaxBodyBytes <= 0 {
 		p.o.MaxBodyBytes = promptloom.DefaultMaxBytes
@@ -229,24 +263,87 @@ func (b *bufferPool) Get() []byte  { return *b.p.Get().(*[]byte) }
 func (b *bufferPool) Put(s []byte) { b.p.Put(&s) }
 
 // readBody reads a request body of at most limit bytes, and one more when
-// there are more. A declared length within the limit sizes the buffer at
-// once instead of growing it by copies.
-func readBody(r *http.Request, limit int) ([]byte, error) {
-	lr := io.LimitReader(r.Body, int64(limit)+1)
-	if r.ContentLength <= 0 || r.ContentLength > int64(limit) {
-		return io.ReadAll(lr)
+// there are more. Its buffer grows with the bytes that come, never ahead
+// of them: a declared length is the client's word, and a client that
+// declares 60 MB and sends ten bytes costs ten bytes. The declared length
+// only caps a growth step, so that a body that comes whole is copied
+// once more at most.
+func readBody(body io.Reader, declared int64, limit int) ([]byte, error) {
+	want := limit + 1
+	if declared >= 0 && declared < int64(want) {
+		want = int(declared) + 1 // the extra byte sees the end without growing
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, r.ContentLength+bytes.MinRead))
-	_, err := buf.ReadFrom(lr)
-	return buf.Bytes(), err
+	buf := make([]byte, 0, min(want, 64<<10))
+	for {
+		if len(buf) == cap(buf) {
+			if len(buf) > limit {
+				return buf, nil
+			}
+			// Past a declared length the client lied; the limit holds.
+			next := min(2*cap(buf), limit+1)
+			if len(buf) < want {
+				next = min(next, want)
+			}
+			buf = slices.Grow(buf, next-len(buf))
+		}
+		n, err := body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		switch {
+		case err == io.EOF:
+			return buf, nil
+		case err != nil:
+			return buf, err
+		}
+	}
+}
+
+// bodyIdle is how long a request body may send nothing before the proxy
+// gives up on it, and bodyWhole how long the whole of it may take: a
+// slow client holds a connection and what it sent, not for ever.
+var (
+	bodyIdle  = 30 * time.Second
+	bodyWhole = 10 * time.Minute
+)
+
+// deadlineReader sets the connection's read deadline before each Read of
+// a body: bodyIdle from now, and never past the whole body's deadline.
+type deadlineReader struct {
+	r     io.Reader
+	rc    *http.ResponseController
+	whole time.Time
+}
+
+func (d *deadlineReader) Read(p []byte) (int, error) {
+	if d.rc != nil {
+		at := time.Now().Add(bodyIdle)
+		if at.After(d.whole) {
+			at = d.whole
+		}
+		if err := d.rc.SetReadDeadline(at); err != nil {
+			d.rc = nil // a writer without deadlines (a test's recorder)
+		}
+	}
+	return d.r.Read(p)
 }
 
 // model handles a model call: the body read once, the session found, the
 // call put on the context for the transport, the request proxied.
 func (p *Proxy) model(w http.ResponseWriter, r *http.Request, shape payload.Provider, name, sess string) {
-	body, err := readBody(r, p.o.MaxBodyBytes)
+	rc := http.NewResponseController(w)
+	body, err := readBody(&deadlineReader{r: io.LimitReader(r.Body, int64(p.o.MaxBodyBytes)+1), rc: rc, whole: time.Now().Add(bodyWhole)},
+		r.ContentLength, p.o.MaxBodyBytes)
 	r.Body.Close()
-	if err != nil {
+	// No deadline once the body is in: an answer streams for as long as
+	// the model writes, and the server's own read watches for the client
+	// going away meanwhile.
+	_ = rc.SetReadDeadline(time.Time{})
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		writeError(w, shape, http.StatusRequestTimeout, "invalid_request_error", fmt.Sprintf(
+			"promptloom: the request body stalled: nothing came for %s, or the whole of it took over %s (%d bytes came)", bodyIdle, bodyWhole, len(body)))
+		return
+	case err != nil:
 		writeError(w, shape, http.StatusBadRequest, "invalid_request_error", "promptloom: reading the request body: "+err.Error())
 		return
 	}
@@ -343,6 +440,9 @@ func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error)
 // checkpoint). Requests after Close are refused.
 func (p *Proxy) Close() error {
 	p.mu.Lock()
+	if !p.closed {
+		close(p.stop)
+	}
 	p.closed = true
 	sessions := append([]*session(nil), p.order...)
 	for ch := range p.watchers {
@@ -352,9 +452,39 @@ func (p *Proxy) Close() error {
 	p.mu.Unlock()
 	var errs []error
 	for _, s := range sessions {
-		errs = append(errs, s.t.Close(), s.j.Close())
+		<-s.ready // a journal being opened is closed once it is open
+		if s.err == nil {
+			errs = append(errs, s.t.Close(), s.j.Close())
+		}
 	}
 	return errors.Join(errs...)
+}
+
+// verifyState is Options.Verify's answer, redacted: a page that loads
+// while a verification runs shares its answer instead of reading the
+// transcript again.
+func (p *Proxy) verifyState() string {
+	p.vmu.Lock()
+	v := p.verifying
+	if v != nil {
+		p.vmu.Unlock()
+		if joined != nil {
+			joined()
+		}
+		<-v.done
+		return v.state
+	}
+	v = &verification{done: make(chan struct{})}
+	p.verifying = v
+	p.vmu.Unlock()
+	defer func() {
+		p.vmu.Lock()
+		p.verifying = nil
+		p.vmu.Unlock()
+		close(v.done)
+	}()
+	v.state = redact.String(p.o.Verify())
+	return v.state
 }
 
 // IsLoopback reports whether a request comes from this machine.

@@ -3,9 +3,14 @@ package proxy
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/promptloom/promptloom/cache"
+	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/harn/redact"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/payload"
 	"github.com/promptloom/promptloom/request"
@@ -15,12 +20,37 @@ import (
 // session is one conversation: a journal session and the transport that
 // records into it.
 type session struct {
-	id    string
+	id string
+	// ready is closed once the journal is open (j and t set) or could not
+	// be opened (err set). The opening is done outside p.mu, so that a
+	// slow store holds up the calls of its own session only.
+	ready chan struct{}
 	j     *journal.Journal
 	t     *transport.Transport
+	err   error
+
+	// Under p.mu:
 	calls []*callState // the calls the page still keeps
 	n     int          // the calls made in the session
-	last  *callState   // the latest call, for continuity
+	// tail is the key of the session's latest request's messages in
+	// p.tails (zero: not there, as the latest call was named to its
+	// session by its header and its messages were never read).
+	tail digest.Digest
+	// version counts the changes to the session's calls the page shows,
+	// so that its verdicts are computed once a change.
+	version int
+
+	// vmu is held while the session's verdicts are computed (one
+	// computation at a time, shared by every page that asks), and memo is
+	// the latest computed, read without a lock.
+	vmu  sync.Mutex
+	memo atomic.Pointer[verdictSet]
+}
+
+// verdictSet is a session's cache verdicts by call seq, as of a version.
+type verdictSet struct {
+	version int
+	bySeq   map[int]cache.Verdict
 }
 
 // keepCalls is how many calls the page keeps, across sessions.
@@ -28,53 +58,104 @@ var keepCalls = 2000
 
 // callState is one call as the page shows it.
 type callState struct {
+	// Set before the call is shared, and read-only after.
 	seq     int // from 1, across the proxy
 	name    string
 	session *session
-	pr      *payload.Request  // the body, read
-	req     *request.Manifest // its manifest, made when first needed (manifest)
+	pr      *payload.Request // the body, read
 	at      time.Time
-	ended   time.Time
-	done    bool
-	resp    journal.Response
-	err     error
-	mErr    error // why there is no manifest
+
+	// The call's request manifest, made the first time it is needed (for
+	// continuity, or by the page) and outside p.mu: a call named to its
+	// session by its header costs nothing more than its journaling until
+	// someone looks.
+	mOnce  sync.Once
+	req    *request.Manifest
+	mErr   error       // why there is no manifest
+	mReady atomic.Bool // req and mErr are made
+
+	// Under p.mu: the outcome, only what the page shows of it (the
+	// answer's body is the transcript's to keep).
+	ended  time.Time
+	done   bool
+	usage  *payload.Usage
+	stop   string
+	failed string // the error, redacted ("": none)
+}
+
+// manifest is the call's request manifest (nil: see mErr). It is not
+// called under p.mu: it reads the whole body.
+func (c *callState) manifest() *request.Manifest {
+	c.mOnce.Do(func() {
+		if making != nil {
+			making()
+		}
+		c.req, c.mErr = request.FromPayload(c.pr, nil)
+		c.mReady.Store(true)
+	})
+	return c.req
 }
 
 // admit finds (or opens) the session a call belongs to and registers the
 // call. sess is the Promptloom-Session header ("" to find it by prefix
-// continuity).
+// continuity). Under p.mu it does lookups and bookkeeping only: the
+// manifest continuity needs is made before, the journal opened after.
 func (p *Proxy) admit(sess, name string, pr *payload.Request) (*session, *callState, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return nil, nil, errors.New("the proxy is shutting down")
-	}
-	var s *session
 	cs := &callState{pr: pr, at: time.Now()}
-	if sess != "" {
-		s = p.sessions[sess]
-	} else {
+	var chain []digest.Digest
+	if sess == "" {
 		m := cs.manifest()
 		if m == nil {
 			return nil, nil, cs.mErr
 		}
-		if s = p.continuing(m); s == nil {
+		chain = messageChain(m)
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, nil, errShuttingDown
+	}
+	var s *session
+	if sess != "" {
+		s = p.sessions[sess]
+	} else {
+		// The longest of the earlier requests this one extends.
+		for i := len(chain) - 1; i >= 0 && s == nil; i-- {
+			s = p.tails[chain[i]]
+		}
+		if s == nil {
 			p.auto++ // numbered apart from the sessions harnesses name
 			sess = fmt.Sprintf("%s-%d", p.run, p.auto)
 		}
 	}
-	if s == nil {
-		j, err := p.o.Open(sess)
-		if err != nil {
-			return nil, nil, fmt.Errorf("opening the journal of session %s: %w", sess, err)
-		}
-		// Each request through the proxy is its own call (MaxRetries 0):
-		// an SDK's retry comes as a new HTTP request the proxy cannot tie
-		// to the attempt before it, so a failure is recorded at once.
-		s = &session{id: sess, j: j, t: transport.New(p.o.Base, j, &transport.Options{MaxBodyBytes: p.o.MaxBodyBytes})}
+	opening := s == nil
+	if opening {
+		s = &session{id: sess, ready: make(chan struct{})}
 		p.sessions[sess] = s
 		p.order = append(p.order, s)
+	}
+	// The session's latest request is this one from now: the next turn of
+	// the conversation, sent once this one is answered, finds it.
+	if s.tail != (digest.Digest{}) && p.tails[s.tail] == s {
+		delete(p.tails, s.tail)
+	}
+	s.tail = digest.Digest{}
+	if len(chain) > 0 {
+		s.tail = chain[len(chain)-1]
+		p.tails[s.tail] = s
+	}
+	p.mu.Unlock()
+	if opening {
+		p.open(s)
+	}
+	<-s.ready
+	if s.err != nil {
+		return nil, nil, s.err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, nil, errShuttingDown
 	}
 	s.n++
 	if name == "" {
@@ -83,75 +164,121 @@ func (p *Proxy) admit(sess, name string, pr *payload.Request) (*session, *callSt
 	p.seq++
 	cs.seq, cs.name, cs.session = p.seq, name, s
 	s.calls = append(s.calls, cs)
-	s.last = cs
 	p.calls = append(p.calls, cs)
 	// The page keeps the latest calls only: a proxy that runs for weeks
 	// holds a bounded number of requests (the transcript has them all).
+	// The slots let go are cleared, so that no array behind a slice keeps
+	// an evicted call and its body.
 	if len(p.calls) > keepCalls {
 		old := p.calls[0]
+		p.calls[0] = nil
 		p.calls = p.calls[1:]
-		if s := old.session; len(s.calls) > 0 && s.calls[0] == old {
-			s.calls = s.calls[1:]
+		if o := old.session; len(o.calls) > 0 && o.calls[0] == old {
+			o.calls[0] = nil
+			o.calls = o.calls[1:]
+			if len(o.calls) == 0 {
+				o.calls = nil
+			}
+			o.version++
+			p.dirty(o)
 		}
 	}
-	p.notify(fmt.Sprint(cs.seq))
+	p.changed(cs)
 	return s, cs, nil
 }
 
-// continuing is the session whose latest request's messages the new
-// request's messages extend (the longest such, the latest on a tie), or
-// nil: a conversation goes on by sending what it sent before and more.
-// Tools and system are left out of the match, so an agent whose tool
-// definitions changed stays one session (and the cache blames the change).
-func (p *Proxy) continuing(m *request.Manifest) *session {
-	msgs := messages(m)
-	var best *session
-	bestN := 0
-	for _, s := range p.order {
-		last := s.last.manifest()
-		if last == nil || last.Provider != m.Provider {
-			continue
+var errShuttingDown = errors.New("the proxy is shutting down")
+
+// open opens s's journal, outside p.mu; a session that cannot be opened
+// is forgotten, so that the next call tries again.
+func (p *Proxy) open(s *session) {
+	j, err := p.o.Open(s.id)
+	p.mu.Lock()
+	if err != nil {
+		s.err = fmt.Errorf("opening the journal of session %s: %w", s.id, err)
+		if p.sessions[s.id] == s {
+			delete(p.sessions, s.id)
 		}
-		prev := messages(last)
-		if len(prev) == 0 || len(prev) > len(msgs) {
-			continue
+		if s.tail != (digest.Digest{}) && p.tails[s.tail] == s {
+			delete(p.tails, s.tail)
 		}
-		same := true
-		for i := range prev {
-			if prev[i].Digest != msgs[i].Digest || prev[i].Path != msgs[i].Path {
-				same = false
-				break
-			}
+		if i := slices.Index(p.order, s); i >= 0 {
+			p.order = slices.Delete(p.order, i, i+1) // which clears the slot let go
 		}
-		if same && len(prev) >= bestN {
-			best, bestN = s, len(prev)
-		}
+	} else {
+		// Each request through the proxy is its own call (MaxRetries 0):
+		// an SDK's retry comes as a new HTTP request the proxy cannot tie
+		// to the attempt before it, so a failure is recorded at once.
+		s.j = j
+		s.t = transport.New(p.o.Base, j, &transport.Options{MaxBodyBytes: p.o.MaxBodyBytes})
 	}
-	return best
+	close(s.ready)
+	p.mu.Unlock()
 }
 
-func messages(m *request.Manifest) []request.Segment {
-	for i, s := range m.Segments {
-		if s.Section == "messages" {
-			return m.Segments[i:]
-		}
+// opened reports whether s's journal is open, without waiting for it.
+func (s *session) opened() bool {
+	select {
+	case <-s.ready:
+		return s.err == nil
+	default:
+		return false
 	}
-	return nil
 }
 
-// done records a call's outcome for the page; the first one stands.
+// messageChain is the key of each prefix of m's messages, from the first
+// message on: the provider, then each message segment's digest and
+// path. Tools and system are left out, so an agent whose tool
+// definitions changed stays one session (and the cache blames the
+// change).
+func messageChain(m *request.Manifest) []digest.Digest {
+	var out []digest.Digest
+	h := digest.Bytes([]byte(m.Provider))
+	buf := make([]byte, 0, 96)
+	for _, s := range m.Segments {
+		if s.Section != "messages" {
+			continue
+		}
+		buf = append(append(append(buf[:0], h[:]...), s.Digest[:]...), s.Path...)
+		h = digest.Bytes(buf)
+		out = append(out, h)
+	}
+	return out
+}
+
+// done records a call's outcome for the page; the first one stands. The
+// error is redacted as the transcript redacts it: an upstream's answer
+// may echo a credential.
 func (p *Proxy) done(cs *callState, resp journal.Response, err error) {
+	var failed string
+	if err != nil {
+		failed = redact.String(err.Error())
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if cs.done {
 		return
 	}
-	cs.done, cs.resp, cs.err, cs.ended = true, resp, err, time.Now()
-	p.notify(fmt.Sprint(cs.seq))
+	cs.done, cs.ended = true, time.Now()
+	cs.usage, cs.stop, cs.failed = resp.Usage, resp.StopReason, failed
+	if err != nil && failed == "" {
+		cs.failed = "failed"
+	}
+	if cs.session != nil {
+		p.changed(cs)
+	}
 }
 
-// notify tells every page watching that call seq changed. p.mu is held.
-func (p *Proxy) notify(seq string) {
+// changed says call cs changed (p.mu held): its session's verdicts are
+// stale, and every page watching is told.
+func (p *Proxy) changed(cs *callState) {
+	cs.session.version++
+	p.dirty(cs.session)
+	p.tell(cs.seq)
+}
+
+// tell tells every page watching that call seq changed (p.mu held).
+func (p *Proxy) tell(seq int) {
 	for ch := range p.watchers {
 		select {
 		case ch <- seq:
@@ -160,36 +287,48 @@ func (p *Proxy) notify(seq string) {
 	}
 }
 
-// verdicts predicts a session's calls (p.mu held).
-func (p *Proxy) verdicts(s *session) map[*callState]cache.Verdict {
-	var calls []cache.Call
-	var states []*callState
-	for _, c := range s.calls {
-		m := c.manifest()
-		if m == nil {
-			continue
-		}
-		cc := cache.Call{Name: c.name, At: c.at, Began: c.ended, Request: m}
-		if c.done && c.err == nil {
-			cc.Reported = c.resp.Usage
-		}
-		calls = append(calls, cc)
-		states = append(states, c)
+// verdicts are s's cache verdicts, by call seq: computed outside p.mu,
+// once a version, however many pages ask.
+func (p *Proxy) verdicts(s *session) map[int]cache.Verdict {
+	s.vmu.Lock()
+	defer s.vmu.Unlock()
+	p.mu.Lock()
+	version := s.version
+	if m := s.memo.Load(); m != nil && m.version == version {
+		p.mu.Unlock()
+		return m.bySeq
 	}
-	out := map[*callState]cache.Verdict{}
-	for i, v := range cache.Run(calls, p.o.Cache).Verdicts {
-		out[states[i]] = v
+	states := append([]*callState(nil), s.calls...)
+	calls := make([]cache.Call, len(states))
+	for i, c := range states {
+		calls[i] = cache.Call{Name: c.name, At: c.at, Began: c.ended}
+		if c.done && c.failed == "" {
+			calls[i].Reported = c.usage
+		}
 	}
+	p.mu.Unlock()
+	if computing != nil {
+		computing(s.id)
+	}
+	kept, seqs := calls[:0], make([]int, 0, len(calls))
+	for i, c := range states {
+		if m := c.manifest(); m != nil {
+			calls[i].Request = m
+			kept = append(kept, calls[i])
+			seqs = append(seqs, c.seq)
+		}
+	}
+	out := make(map[int]cache.Verdict, len(kept))
+	for i, v := range cache.Run(kept, p.o.Cache).Verdicts {
+		out[seqs[i]] = v
+	}
+	s.memo.Store(&verdictSet{version: version, bySeq: out})
 	return out
 }
 
-// manifest is the call's request manifest, made the first time it is
-// needed (for continuity, or by the page): a call named to its session by
-// its header costs nothing more than its journaling until someone looks.
-// p.mu is held, or the call is not shared yet.
-func (c *callState) manifest() *request.Manifest {
-	if c.req == nil && c.mErr == nil {
-		c.req, c.mErr = request.FromPayload(c.pr, nil)
-	}
-	return c.req
-}
+// Test hooks: computing is called as a session's verdicts begin to be
+// made, making as a call's manifest begins to be made.
+var (
+	computing func(session string)
+	making    func()
+)
