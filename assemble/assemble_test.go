@@ -2,7 +2,9 @@ package assemble
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -29,7 +31,7 @@ func TestInvalid(t *testing.T) {
 		edit      func(c *Conversation)
 		id, field string
 	}{
-		{"provider", func(c *Conversation) { c.Provider = payload.Gemini }, "", "provider"},
+		{"provider", func(c *Conversation) { c.Provider = "bedrock" }, "", "provider"},
 		{"model", func(c *Conversation) { c.Model = "" }, "", "model"},
 		{"window", func(c *Conversation) { c.Window = 0 }, "", "window"},
 		{"reserve", func(c *Conversation) { c.OutputReserve = 10000 }, "", "output_reserve"},
@@ -170,27 +172,46 @@ func TestSummarize(t *testing.T) {
 	}
 }
 
-// OpenAI Chat Completions: every body reads back, fits, and lints clean
-// but for what a compaction changes on purpose.
-func TestOpenAIChat(t *testing.T) {
-	c := genSession(120, 200, 30000, 9)
-	c.Provider, c.Model = payload.OpenAIChat, "gpt-5.1"
-	r := runSession(t, c, nil)
-	if compactions(r) == 0 {
-		t.Fatal("no compaction")
+// The other providers' bodies: every one reads back, fits, its manifest's
+// paths are the body's, and it lints clean but for what a compaction
+// changes on purpose.
+func TestProviders(t *testing.T) {
+	for _, tc := range []struct {
+		p     payload.Provider
+		model string
+	}{{payload.OpenAIChat, "gpt-5.1"}, {payload.OpenAIResponses, "gpt-5.1"}, {payload.Gemini, "gemini-2.5-flash"}} {
+		c := genSession(80, 200, 30000, 9)
+		c.Provider, c.Model, c.Window = tc.p, tc.model, 30000
+		r := runSession(t, c, nil)
+		if compactions(r) == 0 {
+			t.Errorf("%s: no compaction", tc.p)
+		}
+		for k, call := range r.calls {
+			if call.Request.Tokens+c.OutputReserve > c.Window {
+				t.Errorf("%s: call %d: %d tokens", tc.p, k, call.Request.Tokens)
+			}
+			if got := r.results[k].Manifest.Tokens; got < call.Request.Tokens {
+				t.Errorf("%s: call %d: the manifest counts %d tokens, request %d", tc.p, k, got, call.Request.Tokens)
+			}
+			for _, f := range cache.Lint(call.Request, nil, nil) {
+				// A short conversation is below the cache's minimum:
+				// nothing to assemble differently.
+				if f.Rule != "minimum" {
+					t.Errorf("%s: call %d: %v", tc.p, k, f)
+				}
+			}
+			var body any
+			if err := json.Unmarshal(r.results[k].Body, &body); err != nil {
+				t.Fatal(err)
+			}
+			for _, pt := range r.results[k].Manifest.Parts {
+				if pt.Path != "" && !resolves(body, pt.Path) {
+					t.Errorf("%s: call %d: %s at %s, not in the body", tc.p, k, pt.ID, pt.Path)
+				}
+			}
+		}
+		t.Logf("%s: %d calls, %d compactions, predicted hit rate %.3f", tc.p, len(r.calls), compactions(r), r.an.Summary.PredictedHitRate)
 	}
-	for k, call := range r.calls {
-		if call.Request.Tokens+c.OutputReserve > c.Window {
-			t.Errorf("call %d: %d tokens", k, call.Request.Tokens)
-		}
-		if got := r.results[k].Manifest.Tokens; got < call.Request.Tokens {
-			t.Errorf("call %d: the manifest counts %d tokens, request %d", k, got, call.Request.Tokens)
-		}
-		for _, f := range cache.Lint(call.Request, nil, nil) {
-			t.Errorf("call %d: %v", k, f)
-		}
-	}
-	t.Logf("openai-chat: %d calls, %d compactions, predicted hit rate %.3f", len(r.calls), compactions(r), r.an.Summary.PredictedHitRate)
 }
 
 // Every part of the manifest says where it is, and the paths point at
@@ -243,4 +264,26 @@ func TestReadRoundTrip(t *testing.T) {
 			t.Errorf("%s: %v", tc.in, err)
 		}
 	}
+}
+
+// resolves says an RFC 6901 pointer (with no escapes) names a value of v.
+func resolves(v any, ptr string) bool {
+	for _, step := range strings.Split(ptr, "/")[1:] {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[step]
+		case []any:
+			i, err := strconv.Atoi(step)
+			if err != nil || i < 0 || i >= len(x) {
+				return false
+			}
+			v = x[i]
+		default:
+			return false
+		}
+		if v == nil {
+			return false
+		}
+	}
+	return true
 }

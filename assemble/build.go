@@ -41,6 +41,11 @@ func newPlanner(c *Conversation, o *Options) (*planner, [][]byte, []byte, *promp
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
+	// The turns are the caller's: what is filled in below (a canonical
+	// input, a result's tool) goes into a copy.
+	cc := *c
+	cc.Turns = slices.Clone(c.Turns)
+	c = &cc
 	// The system prompt is the reducer's, with each tool's guidance
 	// gated on its tool.
 	frags := make([]promptloom.Fragment, 0, len(c.System)+len(c.Tools))
@@ -108,6 +113,9 @@ func newPlanner(c *Conversation, o *Options) (*planner, [][]byte, []byte, *promp
 			j := open[t.Call]
 			delete(open, t.Call)
 			u.pair, p.units[j].pair = j, i
+			if t.Tool == "" {
+				t.Tool = c.Turns[j].Tool
+			}
 		}
 		if p.task < 0 && (t.Task || t.Kind == User && !marked) {
 			p.task = i
@@ -163,14 +171,15 @@ func check(c *Conversation) (wire, error) {
 	var w wire
 	switch c.Provider {
 	case payload.Anthropic:
-	case payload.OpenAIChat:
+	case payload.Gemini:
+	case payload.OpenAIChat, payload.OpenAIResponses:
 		ct, err := budget.NewCounter(openAIEncoding(c.Model))
 		if err != nil {
 			return w, invalid("", "provider", "%v", err)
 		}
 		w.counter = ct
 	default:
-		return w, invalid("", "provider", "%q is not assembled (anthropic and openai-chat are; openai-responses and gemini are not yet)", c.Provider)
+		return w, invalid("", "provider", "%q (want anthropic, openai-chat, openai-responses or gemini)", c.Provider)
 	}
 	w.p = c.Provider
 	switch {
@@ -284,8 +293,12 @@ func (p *planner) finish(pl *plan, tools [][]byte, sys []byte, red *promptloom.R
 		m.Breakpoints = append(m.Breakpoints, Breakpoint{Path: pathOf(l, at), TTL: marks[at].ttl, Tokens: tok, Reason: why[at]})
 	}
 	if w.p != payload.Anthropic {
+		who := "OpenAI"
+		if w.p == payload.Gemini {
+			who = "Gemini"
+		}
 		m.Breakpoints = append(m.Breakpoints, Breakpoint{Tokens: pl.tokens,
-			Reason: "none placed: OpenAI caches on its own the longest prefix a request shares with an earlier one (docs/caching.md); the tools, system and compacted head are kept byte-identical so that a compaction leaves them readable"})
+			Reason: "none placed: " + who + " caches on its own (implicitly) the longest prefix a request shares with an earlier one (docs/caching.md); the tools, system and compacted head are kept byte-identical so that a compaction leaves them readable"})
 	}
 	for i, t := range c.Tools {
 		m.Parts = append(m.Parts, Part{ID: "tool:" + t.Name, Source: "tool:" + t.Name, Kind: "tool", Status: Included,

@@ -67,7 +67,7 @@ func Read(data []byte) (*Conversation, error) {
 	}
 	p, err := payload.ParseProvider(f.Provider)
 	if err != nil || p == payload.Auto {
-		return nil, invalid("", "provider", "%q (want anthropic or openai-chat)", f.Provider)
+		return nil, invalid("", "provider", "%q (want anthropic, openai-chat, openai-responses or gemini)", f.Provider)
 	}
 	c := &Conversation{Provider: p, Model: f.Model, Window: f.Window, OutputReserve: f.OutputReserve}
 	for _, t := range f.Tools {

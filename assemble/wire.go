@@ -38,41 +38,63 @@ func str(b []byte, s string) []byte { return pjson.AppendString(b, s) }
 // tool is a tool definition.
 func (w wire) tool(t *Tool, schema []byte) []byte {
 	var b []byte
-	if w.p == payload.Anthropic {
+	switch w.p {
+	case payload.Anthropic:
 		b = append(b, `{"name":`...)
 		b = str(b, t.Name)
 		b = append(b, `,"description":`...)
 		b = str(b, t.Description)
 		b = append(b, `,"input_schema":`...)
+	case payload.OpenAIChat:
+		b = append(b, `{"type":"function","function":{"name":`...)
+		b = str(b, t.Name)
+		b = append(b, `,"description":`...)
+		b = str(b, t.Description)
+		b = append(b, `,"parameters":`...)
 		b = append(b, schema...)
-		return append(b, '}')
+		return append(b, "}}"...)
+	case payload.OpenAIResponses:
+		b = append(b, `{"type":"function","name":`...)
+		b = str(b, t.Name)
+		b = append(b, `,"description":`...)
+		b = str(b, t.Description)
+		b = append(b, `,"parameters":`...)
+	default: // Gemini: a function declaration
+		b = append(b, `{"name":`...)
+		b = str(b, t.Name)
+		b = append(b, `,"description":`...)
+		b = str(b, t.Description)
+		b = append(b, `,"parameters":`...)
 	}
-	b = append(b, `{"type":"function","function":{"name":`...)
-	b = str(b, t.Name)
-	b = append(b, `,"description":`...)
-	b = str(b, t.Description)
-	b = append(b, `,"parameters":`...)
 	b = append(b, schema...)
-	return append(b, "}}"...)
+	return append(b, '}')
 }
 
-// system is the system channel's one block (Anthropic) or message (OpenAI).
+// system is the system channel: Anthropic's one block, OpenAI Chat's
+// system message, Responses' instructions string, Gemini's one part.
 func (w wire) system(text string) []byte {
-	if w.p == payload.Anthropic {
+	switch w.p {
+	case payload.Anthropic:
 		return append(str([]byte(`{"type":"text","text":`), text), '}')
+	case payload.OpenAIChat:
+		return append(str([]byte(`{"role":"system","content":`), text), '}')
+	case payload.OpenAIResponses:
+		return str(nil, text)
 	}
-	return append(str([]byte(`{"role":"system","content":`), text), '}')
+	return append(str([]byte(`{"text":`), text), '}')
 }
 
 // unit is turn t as the body holds it, its text alt when alt is given
-// (a stub or a summary).
+// (a stub or a summary). tool names the tool a result answers (Gemini's
+// functionResponse carries it).
 func (w wire) unit(t *Turn, alt string) []byte {
 	text := t.Text
 	if alt != "" {
 		text = alt
 	}
 	var b []byte
-	if w.p == payload.Anthropic {
+	switch w.p {
+	case payload.Anthropic:
 		switch t.Kind {
 		case ToolCall:
 			b = append(b, `{"type":"tool_use","id":`...)
@@ -94,6 +116,42 @@ func (w wire) unit(t *Turn, alt string) []byte {
 			b = str(b, text)
 		}
 		return append(b, '}')
+	case payload.OpenAIResponses:
+		switch t.Kind {
+		case ToolCall:
+			b = append(b, `{"type":"function_call","call_id":`...)
+			b = str(b, t.Call)
+			b = append(b, `,"name":`...)
+			b = str(b, t.Tool)
+			b = append(b, `,"arguments":`...)
+			b = str(b, string(t.Input))
+			return append(b, '}')
+		case ToolResult:
+			b = append(b, `{"type":"function_call_output","call_id":`...)
+			b = str(b, t.Call)
+			b = append(b, `,"output":`...)
+		default:
+			b = append(b, `{"role":`...)
+			b = str(b, t.Kind)
+			b = append(b, `,"content":`...)
+		}
+		return append(str(b, text), '}')
+	case payload.Gemini:
+		switch t.Kind {
+		case ToolCall:
+			b = append(b, `{"functionCall":{"name":`...)
+			b = str(b, t.Tool)
+			b = append(b, `,"args":`...)
+			b = append(b, t.Input...)
+			return append(b, "}}"...)
+		case ToolResult:
+			b = append(b, `{"functionResponse":{"name":`...)
+			b = str(b, t.Tool)
+			b = append(b, `,"response":{"content":`...)
+			b = str(b, text)
+			return append(b, "}}}"...)
+		}
+		return append(str(append(b, `{"text":`...), text), '}')
 	}
 	switch t.Kind {
 	case ToolCall:
@@ -116,16 +174,15 @@ func (w wire) unit(t *Turn, alt string) []byte {
 	return append(str(b, text), '}')
 }
 
-// role is the message role a turn belongs to.
+// role is the message role a turn belongs to, where turns are grouped
+// into messages by role (Anthropic, Gemini).
 func (w wire) role(t *Turn) string {
 	switch t.Kind {
 	case ToolCall, Assistant:
-		return "assistant"
-	case ToolResult:
-		if w.p == payload.Anthropic {
-			return "user"
+		if w.p == payload.Gemini {
+			return "model"
 		}
-		return "tool"
+		return "assistant"
 	}
 	return "user"
 }
@@ -153,29 +210,55 @@ func (w wire) write(c *Conversation, tools [][]byte, sys []byte, units []unit, m
 		size += len(t) + 64
 	}
 	for i := range units {
-		size += units[i].tok[0]*4 + 64
+		size += len(units[i].sent()) + 64
 	}
 	b := make([]byte, 0, size)
-	b = append(b, `{"model":`...)
-	b = str(b, c.Model)
-	if w.p == payload.Anthropic {
-		b = append(b, `,"max_tokens":`...)
-	} else {
-		b = append(b, `,"max_completion_tokens":`...)
-	}
-	b = strconv.AppendInt(b, int64(c.OutputReserve), 10)
-	if len(tools) > 0 {
-		b = append(b, `,"tools":[`...)
+	toolList := func(prefix string) {
 		for i, t := range tools {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			l.toolPaths[i] = "/tools/" + strconv.Itoa(i)
+			l.toolPaths[i] = prefix + strconv.Itoa(i)
 			b = withMark(b, t, marks, -2-i)
 		}
+	}
+	switch w.p {
+	case payload.Gemini:
+		b = append(b, '{')
+		if sys != nil {
+			l.sysPath = "/systemInstruction/parts/0"
+			b = append(b, `"systemInstruction":{"parts":[`...)
+			b = append(append(b, sys...), "]},"...)
+		}
+		if len(tools) > 0 {
+			b = append(b, `"tools":[{"functionDeclarations":[`...)
+			toolList("/tools/0/functionDeclarations/")
+			b = append(b, "]}],"...)
+		}
+		b = append(b, `"contents":[`...)
+		b = w.grouped(b, l, units, marks, "/contents/", "parts")
+		b = append(b, `],"generationConfig":{"maxOutputTokens":`...)
+		b = strconv.AppendInt(b, int64(c.OutputReserve), 10)
+		return l.done(append(b, "}}"...))
+	}
+	b = append(b, `{"model":`...)
+	b = str(b, c.Model)
+	switch w.p {
+	case payload.Anthropic:
+		b = append(b, `,"max_tokens":`...)
+	case payload.OpenAIChat:
+		b = append(b, `,"max_completion_tokens":`...)
+	default:
+		b = append(b, `,"max_output_tokens":`...)
+	}
+	b = strconv.AppendInt(b, int64(c.OutputReserve), 10)
+	if len(tools) > 0 {
+		b = append(b, `,"tools":[`...)
+		toolList("/tools/")
 		b = append(b, ']')
 	}
-	if w.p == payload.Anthropic {
+	switch w.p {
+	case payload.Anthropic:
 		if sys != nil {
 			l.sysPath = "/system/0"
 			b = append(b, `,"system":[`...)
@@ -183,33 +266,71 @@ func (w wire) write(c *Conversation, tools [][]byte, sys []byte, units []unit, m
 			b = append(b, ']')
 		}
 		b = append(b, `,"messages":[`...)
-		msg, blk, role := -1, 0, ""
+		b = w.grouped(b, l, units, marks, "/messages/", "content")
+	case payload.OpenAIResponses:
+		if sys != nil {
+			l.sysPath = "/instructions"
+			b = append(append(b, `,"instructions":`...), sys...)
+		}
+		b = append(b, `,"input":[`...)
+		item := 0
 		for i := range units {
 			u := &units[i]
 			if u.state == drop {
 				continue
 			}
-			r := w.role(u.turn)
-			if r != role {
-				if msg >= 0 {
-					b = append(b, "]},"...)
-				}
-				msg, blk, role = msg+1, 0, r
-				b = append(b, `{"role":`...)
-				b = str(b, r)
-				b = append(b, `,"content":[`...)
-			} else {
+			if item > 0 {
 				b = append(b, ',')
 			}
-			l.paths[i] = "/messages/" + strconv.Itoa(msg) + "/content/" + strconv.Itoa(blk)
-			blk++
-			b = withMark(b, u.sent(), marks, i)
+			l.paths[i] = "/input/" + strconv.Itoa(item)
+			if t := u.turn.Kind; t == User || t == Assistant {
+				l.paths[i] += "/content"
+			}
+			item++
+			b = append(b, u.sent()...)
 		}
-		if msg >= 0 {
-			b = append(b, "]}"...)
-		}
-		return l.done(append(b, "]}"...))
+	default:
+		b = w.chat(b, l, sys, units)
 	}
+	return l.done(append(b, "]}"...))
+}
+
+// grouped writes the turns as messages of blocks, a message a run of
+// turns of one role (Anthropic's content blocks, Gemini's parts).
+func (w wire) grouped(b []byte, l *layout, units []unit, marks map[int]mark, prefix, blocks string) []byte {
+	msg, blk, role := -1, 0, ""
+	for i := range units {
+		u := &units[i]
+		if u.state == drop {
+			continue
+		}
+		r := w.role(u.turn)
+		if r != role {
+			if msg >= 0 {
+				b = append(b, "]},"...)
+			}
+			msg, blk, role = msg+1, 0, r
+			b = append(b, `{"role":`...)
+			b = str(b, r)
+			b = append(b, `,"`...)
+			b = append(b, blocks...)
+			b = append(b, `":[`...)
+		} else {
+			b = append(b, ',')
+		}
+		l.paths[i] = prefix + strconv.Itoa(msg) + "/" + blocks + "/" + strconv.Itoa(blk)
+		blk++
+		b = withMark(b, u.sent(), marks, i)
+	}
+	if msg >= 0 {
+		b = append(b, "]}"...)
+	}
+	return b
+}
+
+// chat writes OpenAI Chat Completions' messages: the system message, and
+// an assistant message holding its text and the tool calls after it.
+func (w wire) chat(b []byte, l *layout, sys []byte, units []unit) []byte {
 	b = append(b, `,"messages":[`...)
 	msg := -1
 	if sys != nil {
@@ -217,7 +338,6 @@ func (w wire) write(c *Conversation, tools [][]byte, sys []byte, units []unit, m
 		l.sysPath = "/messages/0/content"
 		b = append(b, sys...)
 	}
-	// An assistant message holds its text and the tool calls after it.
 	calls := -1 // the tool_calls entries of the open assistant message; -1: none open
 	for i := range units {
 		u := &units[i]
@@ -227,7 +347,7 @@ func (w wire) write(c *Conversation, tools [][]byte, sys []byte, units []unit, m
 		t := u.turn
 		if t.Kind == ToolCall {
 			if calls < 0 {
-				if calls == -1 && msg >= 0 && len(b) > 0 && b[len(b)-1] == '}' && openAssistant(units, i) {
+				if msg >= 0 && openAssistant(units, i) {
 					b = append(b[:len(b)-1], `,"tool_calls":[`...)
 				} else {
 					if msg >= 0 {
@@ -259,7 +379,7 @@ func (w wire) write(c *Conversation, tools [][]byte, sys []byte, units []unit, m
 	if calls >= 0 {
 		b = append(b, "]}"...)
 	}
-	return l.done(append(b, "]}"...))
+	return b
 }
 
 // openAssistant says the message just written is the assistant text unit
