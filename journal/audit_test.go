@@ -294,7 +294,7 @@ func TestConsistency(t *testing.T) {
 	// an auditor who kept the one at 6 catches it.
 	cut := cutAfter(t, full, 2)
 	proof, rep, _ = ProveConsistency(strings.NewReader(cut), []byte(cps[2]), o)
-	if proof != nil || !hasRule(rep, "consistency", "cut back") {
+	if proof != nil || !hasRule(rep, RuleConsistencyCutBack, "cut back") {
 		t.Fatalf("a cut back run proves consistent:\n%s", verdictText(rep, nil))
 	}
 
@@ -308,7 +308,7 @@ func TestConsistency(t *testing.T) {
 		t.Fatal("the fork does not share the checkpoint at 4 calls")
 	}
 	proof, rep, _ = ProveConsistency(strings.NewReader(fork), []byte(cps[2]), o)
-	if proof != nil || !hasRule(rep, "consistency", "does not extend") {
+	if proof != nil || !hasRule(rep, RuleConsistencyFork, "does not extend") {
 		t.Fatalf("a fork proves consistent:\n%s", verdictText(rep, nil))
 	}
 	if proof, _, _ := ProveConsistency(strings.NewReader(fork), []byte(cps[1]), o); proof == nil {
@@ -394,7 +394,7 @@ func TestWitnessedRun(t *testing.T) {
 		}
 	}
 	rep, text := verifyWith(fork, &Options{Verifier: v, Cosigners: cosigners, Quorum: 1})
-	if rep.OK() || !hasRule(rep, "witness", "fewer than the quorum") {
+	if rep.OK() || !hasRule(rep, RuleQuorum, "fewer than the quorum") {
 		t.Fatalf("a fork passes the quorum:\n%s", text)
 	}
 	// A transcript that fails is not said to be signed or cosigned: a

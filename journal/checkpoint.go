@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/promptloom/promptloom/journal/tiles"
+	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/witness"
 
 	"golang.org/x/mod/sumdb/note"
@@ -175,6 +176,20 @@ func parseCheckpoint(text string) (checkpoint, error) {
 	return c, nil
 }
 
+// notSigned is a note that is not signed by the verifier key given.
+type notSigned struct{ key string }
+
+func (e notSigned) Error() string { return "not signed by " + e.key }
+
+// noteRule is the rule a checkpoint's note that does not open breaks.
+func noteRule(err error) manifest.Rule {
+	var forged *note.InvalidSignatureError
+	if errors.As(err, new(notSigned)) || errors.As(err, &forged) {
+		return RuleCheckpointSignature
+	}
+	return RuleCheckpointNote
+}
+
 // openNote reads a signed note: verified by key when key is not nil (an
 // error then says it is not signed by that key), else only read. Each
 // signature's base64 must be canonical, so that no two spellings of one
@@ -190,7 +205,7 @@ func openNote(msg string, key note.Verifier) (*note.Note, error) {
 	case key == nil && errors.As(err, &unverified):
 		n = unverified.Note
 	case key != nil && errors.As(err, &unverified):
-		return nil, fmt.Errorf("not signed by %s", key.Name())
+		return nil, notSigned{key.Name()}
 	case err != nil:
 		return nil, err
 	}
@@ -518,22 +533,22 @@ func (c *checkpoints) leaf(id, requestHash, outcomeHash string) {
 // before it: its session, seq and hash, and the session's tree of calls.
 func (v *verifier) checkpoint(n int, l getter, sess string, sessOK bool) {
 	if _, open := v.sessions[sess]; !sessOK || !open {
-		v.rep.broke("checkpoint", n, "line %d: a checkpoint of session %s, which this transcript does not open", n, orRawNull(l.Get("session").Raw))
+		v.rep.broke(RuleCheckpointSession, n, "line %d: a checkpoint of session %s, which this transcript does not open", n, orRawNull(l.Get("session").Raw))
 		return
 	}
 	msg, ok := stringField(l, "note")
 	if !ok {
-		v.rep.broke("checkpoint", n, "line %d: the checkpoint of session %q has no note", n, sess)
+		v.rep.broke(RuleCheckpointNote, n, "line %d: the checkpoint of session %q has no note", n, sess)
 		return
 	}
 	nt, err := openNote(msg, v.ck.key)
 	if err != nil {
-		v.rep.broke("checkpoint", n, "line %d: the checkpoint of session %q: %v", n, sess, err)
+		v.rep.broke(noteRule(err), n, "line %d: the checkpoint of session %q: %v", n, sess, err)
 		return
 	}
 	cp, err := parseCheckpoint(nt.Text)
 	if err != nil {
-		v.rep.broke("checkpoint", n, "line %d: the checkpoint of session %q: %v", n, sess, err)
+		v.rep.broke(RuleCheckpointNote, n, "line %d: the checkpoint of session %q: %v", n, sess, err)
 		return
 	}
 	s := v.ck.session(sess)
@@ -544,13 +559,13 @@ func (v *verifier) checkpoint(n int, l getter, sess string, sessOK bool) {
 	}
 	switch {
 	case cp.session != sess:
-		v.rep.broke("checkpoint", n, "line %d: the checkpoint of session %q signs session %q", n, sess, cp.session)
+		v.rep.broke(RuleCheckpointOtherSession, n, "line %d: the checkpoint of session %q signs session %q", n, sess, cp.session)
 	case cp.origin != want:
-		v.rep.broke("checkpoint", n, "line %d: the checkpoint of session %q has origin %q, but the session's is %q", n, sess, cp.origin, want)
+		v.rep.broke(RuleCheckpointOrigin, n, "line %d: the checkpoint of session %q has origin %q, but the session's is %q", n, sess, cp.origin, want)
 	case cp.lines != v.count-1 || cp.head != v.prev:
-		v.rep.broke("checkpoint", n, "line %d: the checkpoint of session %q signs line %d with hash %s, but line %d hashes to %s", n, sess, cp.lines, cp.head, v.count-1, v.prev)
+		v.rep.broke(RuleCheckpointHead, n, "line %d: the checkpoint of session %q signs line %d with hash %s, but line %d hashes to %s", n, sess, cp.lines, cp.head, v.count-1, v.prev)
 	case cp.calls != s.tree.n || cp.root != root:
-		v.rep.broke("checkpoint", n, "line %d: the checkpoint of session %q signs %d call(s) with root %s, but the session's %d call(s) have root %s", n, sess, cp.calls, cp.root, s.tree.n, root)
+		v.rep.broke(RuleCheckpointRoot, n, "line %d: the checkpoint of session %q signs %d call(s) with root %s, but the session's %d call(s) have root %s", n, sess, cp.calls, cp.root, s.tree.n, root)
 	default:
 		s.good, s.note, s.calls, s.origin = n, strings.Clone(msg), cp.calls, cp.origin
 		v.ck.lastGood = n
@@ -577,12 +592,12 @@ func signerName(n *note.Note, key note.Verifier) string {
 func (v *verifier) finishCheckpoints() {
 	if v.ck.key == nil {
 		if len(v.ck.cosigners) > 0 {
-			v.rep.broke("witness", 0, "witness keys without the signer's verifier key: a cosignature is checked only on a checkpoint the signer's key verifies")
+			v.rep.broke(RuleWitnessWithoutKey, 0, "witness keys without the signer's verifier key: a cosignature is checked only on a checkpoint the signer's key verifies")
 		}
 		return
 	}
 	if v.rep.Format == formatHarn {
-		v.rep.broke("checkpoint", 0, "a Harn transcript has no checkpoint signed by %s", v.ck.key.Name())
+		v.rep.broke(RuleUnsigned, 0, "a Harn transcript has no checkpoint signed by %s", v.ck.key.Name())
 		return
 	}
 	failed := len(v.rep.Problems)
@@ -590,9 +605,9 @@ func (v *verifier) finishCheckpoints() {
 		s := v.ck.session(id)
 		switch {
 		case s.good == 0:
-			v.rep.broke("checkpoint", v.sessions[id].line, "session %q (line %d) has no checkpoint signed by %s", id, v.sessions[id].line, v.ck.key.Name())
+			v.rep.broke(RuleUnsigned, v.sessions[id].line, "session %q (line %d) has no checkpoint signed by %s", id, v.sessions[id].line, v.ck.key.Name())
 		case s.good != s.last:
-			v.rep.broke("checkpoint", s.last, "session %q does not end in a checkpoint signed by %s: its last is at line %d, its last line is %d", id, v.ck.key.Name(), s.good, s.last)
+			v.rep.broke(RuleUnsignedEnd, s.last, "session %q does not end in a checkpoint signed by %s: its last is at line %d, its last line is %d", id, v.ck.key.Name(), s.good, s.last)
 			v.unfinished++
 		}
 	}
@@ -600,7 +615,7 @@ func (v *verifier) finishCheckpoints() {
 	// line after the last one is unsigned, whether or not it names a
 	// session (a system prompt and a manifest name none).
 	if last := v.rep.Lines; v.ck.lastGood > 0 && v.ck.lastGood < last {
-		v.rep.broke("checkpoint", v.ck.lastGood+1, "lines %d to %d come after the last checkpoint signed by %s (line %d): no signature covers them", v.ck.lastGood+1, last, v.ck.key.Name(), v.ck.lastGood)
+		v.rep.broke(RuleUnsignedLines, v.ck.lastGood+1, "lines %d to %d come after the last checkpoint signed by %s (line %d): no signature covers them", v.ck.lastGood+1, last, v.ck.key.Name(), v.ck.lastGood)
 		v.unfinished++
 	}
 	v.checkQuorum()
@@ -633,7 +648,7 @@ func (v *verifier) checkQuorum() {
 		case errors.As(err, &unverified):
 			n = unverified.Note
 		case err != nil:
-			v.rep.broke("witness", s.good, "line %d: the last checkpoint of session %q: %v", s.good, id, err)
+			v.rep.broke(RuleWitness, s.good, "line %d: the last checkpoint of session %q: %v", s.good, id, err)
 			continue
 		}
 		var names []string
@@ -647,7 +662,7 @@ func (v *verifier) checkQuorum() {
 			if len(names) > 0 {
 				by = " (" + strings.Join(names, ", ") + ")"
 			}
-			v.rep.broke("witness", s.good, "line %d: the last checkpoint of session %q is cosigned by %d of the witnesses given%s, fewer than the quorum of %d", s.good, id, len(names), by, quorum)
+			v.rep.broke(RuleQuorum, s.good, "line %d: the last checkpoint of session %q is cosigned by %d of the witnesses given%s, fewer than the quorum of %d", s.good, id, len(names), by, quorum)
 		}
 		if i == 0 {
 			every = names

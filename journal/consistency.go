@@ -55,31 +55,31 @@ func ProveConsistency(transcript io.Reader, from []byte, o *Options) ([]byte, *R
 	if err != nil || !v.holdsSoFar() {
 		return nil, rep, err
 	}
-	fail := func(format string, args ...any) ([]byte, *Report, error) {
-		rep.broke("consistency", 0, format, args...)
+	fail := func(rule manifest.Rule, format string, args ...any) ([]byte, *Report, error) {
+		rep.broke(rule, 0, format, args...)
 		return nil, rep, nil
 	}
 	s, ok := v.ck.sessions[old.session]
 	if !ok || s.good == 0 {
-		return fail("the transcript has no signed checkpoint of session %q (origin %q)", old.session, old.origin)
+		return fail(RuleConsistencyUnsigned, "the transcript has no signed checkpoint of session %q (origin %q)", old.session, old.origin)
 	}
 	if s.origin != old.origin {
-		return fail("session %q of the transcript has origin %q, not the checkpoint's %q: another run", old.session, s.origin, old.origin)
+		return fail(RuleConsistencyOrigin, "session %q of the transcript has origin %q, not the checkpoint's %q: another run", old.session, s.origin, old.origin)
 	}
 	if s.calls < old.calls {
-		return fail("the run was cut back: the last checkpoint of session %q (line %d) signs %d call(s), fewer than the %d of the checkpoint given", old.session, s.good, s.calls, old.calls)
+		return fail(RuleConsistencyCutBack, "the run was cut back: the last checkpoint of session %q (line %d) signs %d call(s), fewer than the %d of the checkpoint given", old.session, s.good, s.calls, old.calls)
 	}
 	stored, err := storedHashes(s.leaves[:s.calls])
 	if err != nil {
-		return fail("the tree of session %q: %v", old.session, err)
+		return fail(RuleConsistency, "the tree of session %q: %v", old.session, err)
 	}
 	if root, err := tlog.TreeHash(old.calls, stored); err != nil || root != old.root {
-		return fail("the run does not extend the checkpoint given: the first %d call(s) of session %q have root %s, the checkpoint signs %s", old.calls, old.session, root, old.root)
+		return fail(RuleConsistencyFork, "the run does not extend the checkpoint given: the first %d call(s) of session %q have root %s, the checkpoint signs %s", old.calls, old.session, root, old.root)
 	}
 	var path tlog.TreeProof
 	if old.calls > 0 && old.calls < s.calls {
 		if path, err = tlog.ProveTree(s.calls, old.calls, stored); err != nil {
-			return fail("the consistency proof of session %q: %v", old.session, err)
+			return fail(RuleConsistency, "the consistency proof of session %q: %v", old.session, err)
 		}
 	}
 	return []byte(consistencyLine(string(from), s.note, path)), rep, nil
@@ -99,45 +99,47 @@ func readCheckpoint(msg string, key note.Verifier) (checkpoint, error) {
 // the signer's verifier key, which it requires: both checkpoints signed by
 // key, of one origin, the later one's tree at least as large, and the
 // consistency proof between them (tlog.CheckTree). It returns the two
-// trees. A failure is a *manifest.RuleError of rule "consistency".
+// trees. A failure is a *manifest.RuleError of one of the consistency
+// rules (RuleConsistency and those after it), or of RuleCheckpointNote or
+// RuleCheckpointSignature for a checkpoint that does not open.
 func CheckConsistency(proof []byte, key note.Verifier) (from, to tlog.Tree, err error) {
-	fail := func(format string, args ...any) (tlog.Tree, tlog.Tree, error) {
-		return tlog.Tree{}, tlog.Tree{}, &manifest.RuleError{Rule: "consistency", Line: 1, Offset: -1, Detail: fmt.Sprintf(format, args...)}
+	fail := func(rule manifest.Rule, format string, args ...any) (tlog.Tree, tlog.Tree, error) {
+		return tlog.Tree{}, tlog.Tree{}, &manifest.RuleError{Rule: rule, Line: 1, Offset: -1, Detail: fmt.Sprintf(format, args...)}
 	}
 	if key == nil {
-		return fail("no verifier key: a consistency proof checked without the signer's key proves nothing")
+		return fail(RuleConsistency, "no verifier key: a consistency proof checked without the signer's key proves nothing")
 	}
 	line, rest, _ := bytes.Cut(proof, []byte("\n"))
 	if len(rest) != 0 || !gjson.ValidBytes(line) {
-		return fail("a consistency proof is one JSON line")
+		return fail(RuleConsistency, "a consistency proof is one JSON line")
 	}
 	l := gjson.ParseBytes(line)
 	fromNote, ok1 := stringField(l, "from")
 	toNote, ok2 := stringField(l, "to")
 	path, okP := readHashes(l.Get("path"))
 	if l.Get("consistency").Str != consistencySchema || !ok1 || !ok2 || !okP || consistencyLine(fromNote, toNote, path) != string(proof) {
-		return fail("not a %s proof exactly as promptloom writes it (docs/transcript.md)", consistencySchema)
+		return fail(RuleConsistency, "not a %s proof exactly as promptloom writes it (docs/transcript.md)", consistencySchema)
 	}
 	old, err := readCheckpoint(fromNote, key)
 	if err != nil {
-		return fail("the earlier checkpoint: %v", err)
+		return fail(noteRule(err), "the earlier checkpoint: %v", err)
 	}
 	cur, err := readCheckpoint(toNote, key)
 	if err != nil {
-		return fail("the later checkpoint: %v", err)
+		return fail(noteRule(err), "the later checkpoint: %v", err)
 	}
 	switch {
 	case old.origin != cur.origin || old.session != cur.session:
-		return fail("the checkpoints are of two logs: origin %q and %q", old.origin, cur.origin)
+		return fail(RuleConsistencyOrigin, "the checkpoints are of two logs: origin %q and %q", old.origin, cur.origin)
 	case cur.calls < old.calls:
-		return fail("the later checkpoint signs %d call(s), fewer than the earlier's %d: the run was cut back", cur.calls, old.calls)
+		return fail(RuleConsistencyCutBack, "the later checkpoint signs %d call(s), fewer than the earlier's %d: the run was cut back", cur.calls, old.calls)
 	case old.calls == cur.calls && old.root != cur.root:
-		return fail("the checkpoints sign %d call(s) with two roots: a fork", old.calls)
+		return fail(RuleConsistencyFork, "the checkpoints sign %d call(s) with two roots: a fork", old.calls)
 	case (old.calls == 0 || old.calls == cur.calls) && len(path) != 0:
-		return fail("a proof from an empty tree or between equal sizes is empty, got %d hashes", len(path))
+		return fail(RuleConsistency, "a proof from an empty tree or between equal sizes is empty, got %d hashes", len(path))
 	case old.calls > 0 && old.calls < cur.calls:
 		if err := tlog.CheckTree(path, cur.calls, cur.root, old.calls, old.root); err != nil {
-			return fail("the later tree does not extend the earlier: %v", err)
+			return fail(RuleConsistencyFork, "the later tree does not extend the earlier: %v", err)
 		}
 	}
 	return tlog.Tree{N: old.calls, Hash: old.root}, tlog.Tree{N: cur.calls, Hash: cur.root}, nil

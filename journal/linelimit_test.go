@@ -92,7 +92,7 @@ func TestProblemsAreBounded(t *testing.T) {
 		t.Fatalf("%d problems listed", len(rep.Problems))
 	}
 	last := rep.Problems[maxProblems]
-	if last.Rule != "too_many_problems" || !strings.Contains(last.Detail, "more problem(s) from line") {
+	if last.Rule != RuleTooManyProblems || !strings.Contains(last.Detail, "more problem(s) from line") {
 		t.Errorf("the last problem: %+v", last)
 	}
 	// A problem a line, and "no call verified".

@@ -145,7 +145,7 @@ func checkPayload(s, req getter, sys retained, mf *manifest.Manifest, shash stri
 	h, n, p, body := s.Get("payload_system_content_hash"), s.Get("payload_system_bytes"), s.Get("payload_provider"), req.Get("payload")
 	if !h.Exists() && !n.Exists() && !p.Exists() {
 		if body.Exists() {
-			return callFailed("payload", "request.payload is retained but served_context has no payload_system_content_hash")
+			return callFailed(RuleReceipt, "request.payload is retained but served_context has no payload_system_content_hash")
 		}
 		return nil
 	}
@@ -155,31 +155,31 @@ func checkPayload(s, req getter, sys retained, mf *manifest.Manifest, shash stri
 	}
 	bytes, ok := intField(n)
 	if !ok {
-		return callFailed("payload", "payload_system_bytes %s is not a byte count", orRawNull(n.Raw))
+		return callFailed(RuleReceipt, "payload_system_bytes %s is not a byte count", orRawNull(n.Raw))
 	}
 	prov, perr := payload.ParseProvider(p.Str)
 	if p.Type != gjson.String || perr != nil || prov == payload.Auto {
-		return callFailed("payload", "payload_provider %s is not one of anthropic, openai-chat, openai-responses, gemini", orRawNull(p.Raw))
+		return callFailed(RuleReceipt, "payload_provider %s is not one of anthropic, openai-chat, openai-responses, gemini", orRawNull(p.Raw))
 	}
 	if phash != shash {
-		return callFailed("payload", "payload_system_content_hash %s is not system_prompt_content_hash %s: the request body's system channel is not the text the manifest certifies", phash, shash)
+		return callFailed(RulePayloadSystem, "payload_system_content_hash %s is not system_prompt_content_hash %s: the request body's system channel is not the text the manifest certifies", phash, shash)
 	}
 	if bytes != int64(mf.SystemPromptBytes) {
-		return callFailed("payload", "payload_system_bytes %d, but the manifest says %d", bytes, mf.SystemPromptBytes)
+		return callFailed(RulePayloadSystemBytes, "payload_system_bytes %d, but the manifest says %d", bytes, mf.SystemPromptBytes)
 	}
 	if !body.Exists() {
-		return callFailed("payload", "request.payload is missing (the writer retains the body's system channel whenever it records its digest)")
+		return callFailed(RulePayload, "request.payload is missing (the writer retains the body's system channel whenever it records its digest)")
 	}
 	c, err := payload.Extract([]byte(body.Raw), prov)
 	switch {
 	case err != nil:
-		return callFailed("payload", "request.payload: %v", err)
+		return callFailed(RulePayloadUnreadable, "request.payload: %v", err)
 	case digest.Of(c.Text).String() != phash:
-		return callFailed("payload", "request.payload's system channel does not hash to payload_system_content_hash (it hashes to %s)", digest.Of(c.Text))
+		return callFailed(RulePayloadContent, "request.payload's system channel does not hash to payload_system_content_hash (it hashes to %s)", digest.Of(c.Text))
 	case int64(redactedLen(c.Text)) != bytes:
-		return callFailed("payload", "request.payload's system channel is %d bytes, payload_system_bytes says %d", len(c.Text), bytes)
+		return callFailed(RulePayloadLength, "request.payload's system channel is %d bytes, payload_system_bytes says %d", len(c.Text), bytes)
 	case c.Text != sys.raw:
-		return callFailed("payload", "request.payload's system channel is not the system_prompt at line %d", sys.line)
+		return callFailed(RulePayloadText, "request.payload's system channel is not the system_prompt at line %d", sys.line)
 	}
 	return nil
 }

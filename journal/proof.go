@@ -119,26 +119,26 @@ func (v *verifier) finishProve() {
 	}
 	switch {
 	case len(p.lines) == 0:
-		v.rep.broke("prove", 0, "no call %q in the transcript", p.call)
+		v.rep.broke(RuleProveNoCall, 0, "no call %q in the transcript", p.call)
 		return
 	case len(p.lines) > 1:
-		v.rep.broke("prove", 0, "%d calls are named %q (lines %s): a proof names one call", len(p.lines), p.call, joinInts(p.lines))
+		v.rep.broke(RuleProveAmbiguous, 0, "%d calls are named %q (lines %s): a proof names one call", len(p.lines), p.call, joinInts(p.lines))
 		return
 	case p.outcome == nil:
-		v.rep.broke("prove", p.lines[0], "call %q (line %d) has no outcome: only an answered call is a leaf", p.call, p.lines[0])
+		v.rep.broke(RuleProveUnanswered, p.lines[0], "call %q (line %d) has no outcome: only an answered call is a leaf", p.call, p.lines[0])
 		return
 	case s.good == 0 || s.calls <= p.leaf:
-		v.rep.broke("prove", p.lines[0], "no checkpoint of session %q covers call %q (line %d)", p.session, p.call, p.lines[0])
+		v.rep.broke(RuleProveUncovered, p.lines[0], "no checkpoint of session %q covers call %q (line %d)", p.session, p.call, p.lines[0])
 		return
 	}
 	read, err := storedHashes(s.leaves[:s.calls])
 	if err != nil {
-		v.rep.broke("prove", 0, "the tree of session %q: %v", p.session, err)
+		v.rep.broke(RuleProve, 0, "the tree of session %q: %v", p.session, err)
 		return
 	}
 	path, err := tlog.ProveRecord(s.calls, p.leaf, read)
 	if err != nil {
-		v.rep.broke("prove", 0, "the path of call %q: %v", p.call, err)
+		v.rep.broke(RuleProve, 0, "the path of call %q: %v", p.call, err)
 		return
 	}
 	var b bytes.Buffer
@@ -209,7 +209,7 @@ func (v *verifier) proofLine(n int, line []byte, l gjson.Result) {
 	case 1:
 		var ok bool
 		if pc.leaf, pc.path, pc.note, ok = readProofHeader(line, l); !ok {
-			v.rep.broke("proof", n, "line 1: not a proof header as promptloom writes one (docs/transcript.md)")
+			v.rep.broke(RuleProof, n, "line 1: not a proof header as promptloom writes one (docs/transcript.md)")
 			pc.badLines++
 		}
 	case 2:
@@ -217,7 +217,7 @@ func (v *verifier) proofLine(n int, line []byte, l gjson.Result) {
 	case 3:
 		pc.outcome, pc.outHash = l, lineHash(line)
 	default:
-		v.rep.broke("proof", n, "line %d: a proof has three lines", n)
+		v.rep.broke(RuleProof, n, "line %d: a proof has three lines", n)
 		pc.badLines++
 	}
 }
@@ -246,7 +246,7 @@ func (v *verifier) finishProof() {
 		return
 	}
 	if !pc.outcome.Exists() {
-		v.rep.broke("proof", v.rep.Lines, "a proof has three lines: a header, a request and its outcome")
+		v.rep.broke(RuleProof, v.rep.Lines, "a proof has three lines: a header, a request and its outcome")
 		return
 	}
 	req, out := pc.request, pc.outcome
@@ -272,13 +272,13 @@ func (v *verifier) finishProof() {
 	rs, _ := intField(out.Get("request_seq"))
 	switch {
 	case req.Get("kind").Str != kindRequest || req.Get("call").Type != gjson.String || req.Get("session").Type != gjson.String:
-		fail("proof", "line 2 is not a provider_call_request with a call and a session")
+		fail(RuleProof, "line 2 is not a provider_call_request with a call and a session")
 	case out.Get("kind").Str != kindResponse && out.Get("kind").Str != kindError:
-		fail("proof", "line 3 is not a provider_call_response or provider_call_error")
+		fail(RuleProof, "line 3 is not a provider_call_response or provider_call_error")
 	case rs != seq || out.Get("request_hash").Str != pc.reqHash || out.Get("call").Str != call || out.Get("session").Str != sess:
-		fail("outcome", "the %s at line 3 does not name the request at line 2 (its seq, hash, call and session)", field)
+		fail(RuleOutcome, "the %s at line 3 does not name the request at line 2 (its seq, hash, call and session)", field)
 	case out.Get(hashField).Type != gjson.String || !rederives(orRawNull(out.Get(field).Raw), out.Get(hashField).Str):
-		fail("outcome", "the %s at line 3 does not hash to its %s", field, hashField)
+		fail(RuleOutcomeContentHash, "the %s at line 3 does not hash to its %s", field, hashField)
 	}
 	nt, err := openNote(pc.note, v.ck.key)
 	var cp checkpoint
@@ -287,16 +287,16 @@ func (v *verifier) finishProof() {
 	}
 	switch {
 	case err != nil:
-		fail("checkpoint", "the proof's checkpoint: %v", err)
+		fail(noteRule(err), "the proof's checkpoint: %v", err)
 	case cp.session != sess:
-		fail("checkpoint", "the proof's checkpoint signs session %q, the call is in session %q", cp.session, sess)
+		fail(RuleCheckpointOtherSession, "the proof's checkpoint signs session %q, the call is in session %q", cp.session, sess)
 	case cp.origin != "" && !strings.HasPrefix(cp.origin, v.ck.key.Name()+"/"):
-		fail("checkpoint", "the proof's checkpoint has origin %q, not one of %s's", cp.origin, v.ck.key.Name())
+		fail(RuleCheckpointOrigin, "the proof's checkpoint has origin %q, not one of %s's", cp.origin, v.ck.key.Name())
 	case cp.lines < seq:
-		fail("checkpoint", "the proof's checkpoint signs %d lines, before the request's seq %d", cp.lines, seq)
+		fail(RuleProofUncovered, "the proof's checkpoint signs %d lines, before the request's seq %d", cp.lines, seq)
 	default:
 		if err := tlog.CheckRecord(pc.path, cp.calls, cp.root, pc.leaf, leafHash(pc.reqHash, pc.outHash)); err != nil {
-			fail("proof", "the call is not leaf %d of the %d signed by the checkpoint: %v", pc.leaf, cp.calls, err)
+			fail(RuleProofLeaf, "the call is not leaf %d of the %d signed by the checkpoint: %v", pc.leaf, cp.calls, err)
 		}
 	}
 	if c.Status == verified {

@@ -72,7 +72,7 @@ func callFailed(rule manifest.Rule, format string, args ...any) *manifest.RuleEr
 // prompt: the manifest's own rule (err, from manifest.Validate), said of
 // the lines.
 func held(err error, format string, args ...any) *manifest.RuleError {
-	e := callFailed("manifest", format, args...)
+	e := callFailed(RuleManifest, format, args...)
 	var re *manifest.RuleError
 	if errors.As(err, &re) {
 		e.Rule, e.ID, e.Offset, e.Want, e.Got, e.Located = re.Rule, re.ID, re.Offset, re.Want, re.Got, re.Located
@@ -88,13 +88,13 @@ func (v *verifier) readManifest(m retained, mhash string, harn bool) manifestRea
 	var r manifestRead
 	switch {
 	case !harn && !m.hashed, harn && !rederives(m.raw, mhash):
-		r.hashErr = callFailed("content_hash", "the context_manifest at line %d does not hash to its content_hash (it hashes to %s)", m.line, digest.String(m.raw).String())
+		r.hashErr = callFailed(RuleContentHash, "the context_manifest at line %d does not hash to its content_hash (it hashes to %s)", m.line, digest.String(m.raw).String())
 	default:
 		// Read only reads its argument (and copies what it keeps), so the
 		// retained string's bytes are lent to it rather than copied.
 		mf, err := manifest.Read(unsafe.Slice(unsafe.StringData(m.raw), len(m.raw)))
 		if err != nil {
-			r.readErr = callFailed("manifest", "the context_manifest at line %d: %v", m.line, err)
+			r.readErr = callFailed(RuleManifest, "the context_manifest at line %d: %v", m.line, err)
 		} else {
 			r.mf = mf
 		}
@@ -150,7 +150,7 @@ func (v *verifier) hold(mline int, mf *manifest.Manifest, sys retained) holdVerd
 		// means laying out the prompt as sent, so they may not claim
 		// more than secrets can be (a PEM key is about 60 times its
 		// placeholder), or a small line would take gigabytes.
-		h.err = &manifest.RuleError{Rule: "system_prompt_bytes", Offset: -1, Want: "at most " + strconv.Itoa(maxRedactedGrowth*len(sys.raw)+maxRedactedSlack),
+		h.err = &manifest.RuleError{Rule: RuleRedactedLimit, Offset: -1, Want: "at most " + strconv.Itoa(maxRedactedGrowth*len(sys.raw)+maxRedactedSlack),
 			Got: strconv.Itoa(sent), Detail: fmt.Sprintf("the redaction placeholders of a %d-byte prompt claim %d bytes sent, more than secrets can be", len(sys.raw), sent)}
 	default:
 		h.err = validateRedacted(mf, sys.raw)
@@ -162,10 +162,10 @@ func (v *verifier) hold(mline int, mf *manifest.Manifest, sys retained) holdVerd
 func (v *verifier) checkReceipts(l getter, harn bool, c *CallReport) *manifest.RuleError {
 	s := v.served.index(l.Get("served_context"))
 	if !s.IsObject() {
-		return callFailed("served_context", "no served_context")
+		return callFailed(RuleServedContext, "no served_context")
 	}
 	if schema := s.Get("schema").String(); schema != servedContextSchema {
-		return callFailed("served_context", "served_context schema %q", schema)
+		return callFailed(RuleServedContextSchema, "served_context schema %q", schema)
 	}
 	mhash, rerr := receiptHash(s, "manifest_content_hash")
 	if rerr != nil {
@@ -173,7 +173,7 @@ func (v *verifier) checkReceipts(l getter, harn bool, c *CallReport) *manifest.R
 	}
 	m, ok := v.manifests[mhash]
 	if !ok {
-		return callFailed("retained", "no retained context_manifest has content_hash %s", mhash)
+		return callFailed(RuleRetained, "no retained context_manifest has content_hash %s", mhash)
 	}
 	c.ManifestLine = m.line
 	shash, rerr := receiptHash(s, "system_prompt_content_hash")
@@ -194,24 +194,24 @@ func (v *verifier) checkReceipts(l getter, harn bool, c *CallReport) *manifest.R
 	case r.hashErr != nil:
 		return r.hashErr
 	case !haveSys:
-		return callFailed("retained", "no retained system_prompt has content_hash %s", shash)
+		return callFailed(RuleRetained, "no retained system_prompt has content_hash %s", shash)
 	case !v.systemHashes(sys, shash):
-		return callFailed("content_hash", "the system_prompt at line %d does not hash to its content_hash (it hashes to %s)", sys.line, digest.Of(sys.raw))
+		return callFailed(RuleContentHash, "the system_prompt at line %d does not hash to its content_hash (it hashes to %s)", sys.line, digest.Of(sys.raw))
 	case r.readErr != nil:
 		return r.readErr
 	}
 	mf := r.mf
 	c.Manifest = mf
 	if mf.WholePromptDigest.String() != shash {
-		return callFailed("whole_prompt_digest", "system_prompt_content_hash is not the manifest's whole_prompt_digest %s", mf.WholePromptDigest)
+		return callFailed(RuleWholePromptDigest, "system_prompt_content_hash is not the manifest's whole_prompt_digest %s", mf.WholePromptDigest)
 	}
 	got := s.Get("system_prompt_bytes")
 	if n, ok := intField(got); !ok || n != int64(mf.SystemPromptBytes) {
-		return callFailed("system_prompt_bytes", "system_prompt_bytes %s, but the manifest at line %d says %d", orRawNull(got.Raw), m.line, mf.SystemPromptBytes)
+		return callFailed(RuleSystemPromptBytes, "system_prompt_bytes %s, but the manifest at line %d says %d", orRawNull(got.Raw), m.line, mf.SystemPromptBytes)
 	}
 	switch h := v.hold(m.line, mf, sys); {
 	case h.placeholders:
-		return callFailed("system_prompt_bytes", "the system prompt at line %d is %d bytes, the manifest at line %d says %d, and its redaction placeholders do not account for the difference", sys.line, len(sys.raw), m.line, mf.SystemPromptBytes)
+		return callFailed(RuleRedactedLength, "the system prompt at line %d is %d bytes, the manifest at line %d says %d, and its redaction placeholders do not account for the difference", sys.line, len(sys.raw), m.line, mf.SystemPromptBytes)
 	case h.err != nil:
 		return held(h.err, "the manifest at line %d does not hold for the system prompt at line %d: %v", m.line, sys.line, h.err)
 	}
@@ -224,11 +224,11 @@ func (v *verifier) checkReceipts(l getter, harn bool, c *CallReport) *manifest.R
 	// <key>_content_hash: nothing in it goes unchecked.
 	req := v.req.index(l.Get("request"))
 	if !req.IsObject() {
-		return callFailed("request", "no request object")
+		return callFailed(RuleRequest, "no request object")
 	}
 	for _, field := range []string{"messages", "tools", "parameters"} {
 		if !req.Get(field).Exists() {
-			return callFailed("request", "request.%s is missing (the writer always retains it, null when there is none)", field)
+			return callFailed(RuleRequestMember, "request.%s is missing (the writer always retains it, null when there is none)", field)
 		}
 	}
 	for k, raw := range req.m.All() {
@@ -238,7 +238,7 @@ func (v *verifier) checkReceipts(l getter, harn bool, c *CallReport) *manifest.R
 			return herr
 		}
 		if !rederives(raw, want) {
-			return callFailed("request", "request.%s does not hash to %s_content_hash", k, k)
+			return callFailed(RuleRequestContent, "request.%s does not hash to %s_content_hash", k, k)
 		}
 	}
 	return checkPayload(s, req, sys, mf, shash)
@@ -262,10 +262,10 @@ func receiptField(k string) string {
 func receiptHash(s getter, field string) (string, *manifest.RuleError) {
 	h := s.Get(field)
 	if h.Type != gjson.String {
-		return "", callFailed("receipt", "served_context has no %s", field)
+		return "", callFailed(RuleReceipt, "served_context has no %s", field)
 	}
 	if _, err := digest.Parse(h.Str); err != nil {
-		return "", callFailed("receipt", "served_context.%s: %v", field, err)
+		return "", callFailed(RuleReceipt, "served_context.%s: %v", field, err)
 	}
 	return h.Str, nil
 }
@@ -303,9 +303,9 @@ func (v *verifier) checkHarnParts(s getter) *manifest.RuleError {
 		ts, ok := v.schemas[h]
 		switch {
 		case !ok:
-			return callFailed("retained", "no retained tool_schemas has content_hash %s", h)
+			return callFailed(RuleRetained, "no retained tool_schemas has content_hash %s", h)
 		case !v.rederivesLine(ts, h):
-			return callFailed("content_hash", "the tool_schemas at line %d do not hash to their content_hash", ts.line)
+			return callFailed(RuleContentHash, "the tool_schemas at line %d do not hash to their content_hash", ts.line)
 		}
 	}
 	lineage := s.Get("message_lineage.messages")
@@ -331,7 +331,7 @@ func (v *verifier) checkHarnParts(s getter) *manifest.RuleError {
 	case len(parts) == 0 && missing != "":
 		return nil // the transcript does not retain messages: nothing to check
 	case missing != "":
-		return callFailed("retained", "message_lineage names %s, which no served_message retains", missing)
+		return callFailed(RuleRetained, "message_lineage names %s, which no served_message retains", missing)
 	}
 	want, rerr := receiptHash(s, "messages_content_hash")
 	if rerr != nil {
@@ -339,7 +339,7 @@ func (v *verifier) checkHarnParts(s getter) *manifest.RuleError {
 		return rerr
 	}
 	if !rederives("["+strings.Join(parts, ",")+"]", want) {
-		return callFailed("content_hash", "the retained messages do not hash to messages_content_hash")
+		return callFailed(RuleMessageLineage, "the retained messages do not hash to messages_content_hash")
 	}
 	return nil
 }
@@ -348,7 +348,7 @@ func (v *verifier) checkHarnParts(s getter) *manifest.RuleError {
 func (v *verifier) harnLine(n int, l gjson.Result) {
 	typ := l.Get("type")
 	if typ.Type != gjson.String {
-		v.rep.broke("kind", n, "line %d: a Harn event with no type (a promptloom line in a Harn transcript?)", n)
+		v.rep.broke(RuleKind, n, "line %d: a Harn event with no type (a promptloom line in a Harn transcript?)", n)
 		return
 	}
 	hash := strings.Clone(l.Get("content_hash").String()) // a key outlives its line

@@ -88,7 +88,7 @@ func TestPlaceholderClaimingTooMuchIsRefused(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	rep, err := Verify(strings.NewReader(tr), nil)
 	runtime.ReadMemStats(&after)
-	if err != nil || rep.OK() || rep.Calls[0].Problem == nil || rep.Calls[0].Problem.Rule != "system_prompt_bytes" {
+	if err != nil || rep.OK() || rep.Calls[0].Problem == nil || rep.Calls[0].Problem.Rule != RuleRedactedLimit {
 		t.Fatalf("a gigabyte claimed in %d bytes: %v %+v", len(tr), err, rep)
 	}
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {

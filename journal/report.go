@@ -155,7 +155,7 @@ func (r *Report) broke(rule manifest.Rule, line int, format string, args ...any)
 		// A file of garbage is not held in memory a problem a line: past
 		// the first maxProblems, the rest are counted (listUnlisted says
 		// how many, once).
-		r.Problems = append(r.Problems, &manifest.RuleError{Rule: "too_many_problems", Line: line, Offset: -1})
+		r.Problems = append(r.Problems, &manifest.RuleError{Rule: RuleTooManyProblems, Line: line, Offset: -1})
 		fallthrough
 	default:
 		r.unlisted++

@@ -47,9 +47,9 @@ func newVerifier(key note.Verifier) *verifier {
 	return &verifier{rep: &Report{}, systems: map[string]retained{}, manifests: map[string]retained{},
 		schemas: map[string]retained{}, messages: map[string]retained{}, sessions: map[string]*session{},
 		pending: map[int64]pendingRequest{}, reads: map[int]manifestRead{}, sysHashed: map[int]sysCheck{}, rederived: map[int]bool{}, holds: map[holdKey]holdVerdict{},
-		texts: map[string]string{},
-		prev:  genesis,
-		ck:    checkpoints{key: key}}
+		texts: map[string]string{}, answered: map[int64]bool{},
+		prev: genesis,
+		ck:   checkpoints{key: key}}
 }
 
 // read judges r a line at a time (no line longer than o.MaxLineBytes),
@@ -100,6 +100,7 @@ type verifier struct {
 	systems, manifests, schemas, messages map[string]retained
 	sessions                              map[string]*session
 	pending                               map[int64]pendingRequest // by request seq
+	answered                              map[int64]bool           // the requests answered, by seq
 	reads                                 map[int]manifestRead     // by manifest line
 	sysHashed                             map[int]sysCheck         // by system_prompt line
 	rederived                             map[int]bool             // by tool_schemas or served_message line
@@ -177,20 +178,20 @@ func (v *verifier) line(n int, line []byte, text string, torn bool) {
 		// chained, and a blank one (before the first line too: the next
 		// line's prev then fails) is a problem.
 		if v.rep.Format == formatPromptloom {
-			v.rep.broke("blank_line", n, "line %d: blank line", n)
+			v.rep.broke(RuleBlankLine, n, "line %d: blank line", n)
 		}
 		return
 	}
 	if torn {
-		v.rep.broke("torn_line", n, "line %d: no final newline (torn by a crash, or cut)", n)
+		v.rep.broke(RuleTornLine, n, "line %d: no final newline (torn by a crash, or cut)", n)
 	}
 	if msg := unreadableIn(line, &v.obj.m); msg != "" {
-		v.rep.broke("unreadable", n, "line %d: %s", n, msg)
+		v.rep.broke(RuleUnreadable, n, "line %d: %s", n, msg)
 		return
 	}
 	l := gjson.Parse(text) // what is kept of the line shares its bytes
 	if !l.IsObject() {
-		v.rep.broke("not_object", n, "line %d: not a JSON object", n)
+		v.rep.broke(RuleNotObject, n, "line %d: not a JSON object", n)
 		return
 	}
 	o := &v.obj // its members found as the line was checked
@@ -202,10 +203,10 @@ func (v *verifier) line(n int, line []byte, text string, torn bool) {
 		case o.Get("type").Exists():
 			v.rep.Format = formatHarn
 		case o.Get("proof").Exists():
-			v.rep.broke("format", n, "line %d: a proof of one call, not a transcript: check it as a proof (verify --proof, journal.CheckProof)", n)
+			v.rep.broke(RuleProofAsTranscript, n, "line %d: a proof of one call, not a transcript: check it as a proof (verify --proof, journal.CheckProof)", n)
 			return
 		default:
-			v.rep.broke("format", n, "line %d: unknown format: neither a promptloom line (\"kind\") nor a Harn event (\"type\")", n)
+			v.rep.broke(RuleFormat, n, "line %d: unknown format: neither a promptloom line (\"kind\") nor a Harn event (\"type\")", n)
 			return
 		}
 	}
@@ -225,7 +226,7 @@ func (v *verifier) line(n int, line []byte, text string, torn bool) {
 		if line[len(line)-1] == '\r' {
 			what = "a carriage return before the newline (CRLF line endings)"
 		}
-		v.rep.broke("whitespace", n, "line %d: %s: a promptloom line is the object's bytes and nothing else", n, what)
+		v.rep.broke(RuleWhitespace, n, "line %d: %s: a promptloom line is the object's bytes and nothing else", n, what)
 	}
 	v.promptloomLine(n, o)
 }
@@ -267,32 +268,32 @@ func unreadableIn(line []byte, m *pjson.Members) string {
 
 func (v *verifier) promptloomLine(n int, l *object) {
 	if p := l.Get("prev"); p.Type != gjson.String {
-		v.rep.broke("chain", n, "line %d: chain broken: no prev", n)
+		v.rep.broke(RuleChain, n, "line %d: chain broken: no prev", n)
 	} else if p.Str != v.prev {
-		v.rep.broke("chain", n, "line %d: chain broken: prev is %s, but line %d hashes to %s", n, p.Str, n-1, v.prev)
+		v.rep.broke(RuleChain, n, "line %d: chain broken: prev is %s, but line %d hashes to %s", n, p.Str, n-1, v.prev)
 	}
 	v.count++
 	switch s, ok := intField(l.Get("seq")); {
 	case !ok && !l.Get("seq").Exists():
-		v.rep.broke("seq", n, "line %d: no seq, want %d", n, v.seq+1)
+		v.rep.broke(RuleSeq, n, "line %d: no seq, want %d", n, v.seq+1)
 		v.seq++
 	case !ok:
-		v.rep.broke("seq", n, "line %d: seq %s, want %d", n, l.Get("seq").Raw, v.seq+1)
+		v.rep.broke(RuleSeq, n, "line %d: seq %s, want %d", n, l.Get("seq").Raw, v.seq+1)
 		v.seq++
 	case s != v.seq+1:
 		// Counted on from the line's own seq: a line cut out or repeated
 		// is one problem where it happened, not one at every line after.
-		v.rep.broke("seq", n, "line %d: seq %d, want %d", n, s, v.seq+1)
+		v.rep.broke(RuleSeq, n, "line %d: seq %d, want %d", n, s, v.seq+1)
 		v.seq = s
 	default:
 		v.seq++
 	}
 	if at := l.Get("at"); at.Type != gjson.String || !validTime(at.Str) {
-		v.rep.broke("at", n, "line %d: at %s is not an RFC 3339 time", n, orRawNull(at.Raw))
+		v.rep.broke(RuleAt, n, "line %d: at %s is not an RFC 3339 time", n, orRawNull(at.Raw))
 	}
 	kind := l.Get("kind")
 	if kind.Type != gjson.String {
-		v.rep.broke("kind", n, "line %d: kind %s is not a string", n, orRawNull(kind.Raw))
+		v.rep.broke(RuleKind, n, "line %d: kind %s is not a string", n, orRawNull(kind.Raw))
 		return
 	}
 	sess, sessOK := stringField(l, "session")
@@ -302,7 +303,11 @@ func (v *verifier) promptloomLine(n int, l *object) {
 	switch kind.Str {
 	case kindOpen:
 		if _, dup := v.sessions[sess]; dup || !sessOK || sess == "" {
-			v.rep.broke("session", n, "line %d: session %s opened twice, or without an id", n, orRawNull(l.Get("session").Raw))
+			rule := RuleSessionReopened
+			if !sessOK || sess == "" {
+				rule = RuleSessionID
+			}
+			v.rep.broke(rule, n, "line %d: session %s opened twice, or without an id", n, orRawNull(l.Get("session").Raw))
 			return
 		}
 		v.sessions[strings.Clone(sess)] = &session{line: n}
@@ -312,9 +317,9 @@ func (v *verifier) promptloomLine(n int, l *object) {
 		calls, countOK := intField(l.Get("calls"))
 		switch {
 		case !ok || !sessOK || s.closed:
-			v.rep.broke("session", n, "line %d: journal_close of session %s, which is not open", n, orRawNull(l.Get("session").Raw))
+			v.rep.broke(RuleCloseNotOpen, n, "line %d: journal_close of session %s, which is not open", n, orRawNull(l.Get("session").Raw))
 		case !countOK || calls != int64(s.calls):
-			v.rep.broke("session", n, "line %d: session %q closes with %s call(s), but %d are in the transcript", n, sess, orRawNull(l.Get("calls").Raw), s.calls)
+			v.rep.broke(RuleCloseCount, n, "line %d: session %q closes with %s call(s), but %d are in the transcript", n, sess, orRawNull(l.Get("calls").Raw), s.calls)
 		}
 		if ok {
 			s.closed = true
@@ -325,11 +330,11 @@ func (v *verifier) promptloomLine(n int, l *object) {
 		// Hashed here once: a receipt that cites this line reads the verdict.
 		switch {
 		case !okC:
-			v.rep.broke("content_hash", n, "line %d: the system_prompt has no content string", n)
+			v.rep.broke(RuleField, n, "line %d: the system_prompt has no content string", n)
 		case !okH:
-			v.rep.broke("content_hash", n, "line %d: the system_prompt has no content_hash string", n)
+			v.rep.broke(RuleField, n, "line %d: the system_prompt has no content_hash string", n)
 		case !v.systemHashes(retained{line: n, raw: content}, hash):
-			v.rep.broke("content_hash", n, "line %d: the system_prompt's content hashes to %s, but its content_hash is %s", n, digest.Of(content), hash)
+			v.rep.broke(RuleContentHash, n, "line %d: the system_prompt's content hashes to %s, but its content_hash is %s", n, digest.Of(content), hash)
 		}
 		v.retainSystem(n, hash, content)
 	case kindContextManifest:
@@ -341,7 +346,7 @@ func (v *verifier) promptloomLine(n int, l *object) {
 			if !okH {
 				said = orRawNull(l.Get("content_hash").Raw)
 			}
-			v.rep.broke("content_hash", n, "line %d: the context_manifest's manifest hashes to %s, but its content_hash is %s", n, got, said)
+			v.rep.broke(RuleContentHash, n, "line %d: the context_manifest's manifest hashes to %s, but its content_hash is %s", n, got, said)
 		}
 		// Hashed here once: a receipt that cites this line reads the verdict.
 		v.manifests[strings.Clone(hash)] = retained{line: n, raw: raw, hashed: okH && got == hash}
@@ -353,16 +358,16 @@ func (v *verifier) promptloomLine(n int, l *object) {
 		call, sess = strings.Clone(call), strings.Clone(sess)
 		seq, _ := intField(l.Get("seq"))
 		c := CallReport{Line: n, Seq: seq, Call: call, Status: incomplete,
-			Problem: &manifest.RuleError{Rule: "outcome", Line: n, Offset: -1, Detail: "no provider_call_response or provider_call_error answers it"}}
+			Problem: &manifest.RuleError{Rule: RuleUnanswered, Line: n, Offset: -1, Detail: "no provider_call_response or provider_call_error answers it"}}
 		if sc := l.Get("served_context"); sc.Exists() && sc.Type == gjson.Null {
 			// A call made without a manifest (Request.Unattributed): no
 			// receipt to check, only its body and its digest.
 			c.Unattributed = true
 			v.rep.Unattributed++
 			if h := l.Get("request.body_content_hash"); h.Type != gjson.String {
-				c.Status, c.Problem = failed, callFailed("unattributed", "an unattributed request (served_context null) has no request.body_content_hash string")
+				c.Status, c.Problem = failed, callFailed(RuleUnattributed, "an unattributed request (served_context null) has no request.body_content_hash string")
 			} else if _, err := digest.Parse(h.Str); err != nil {
-				c.Status, c.Problem = failed, callFailed("unattributed", "request.body_content_hash %q is not a digest", h.Str)
+				c.Status, c.Problem = failed, callFailed(RuleUnattributed, "request.body_content_hash %q is not a digest", h.Str)
 			} else if p := unattributedBody(l.Get("request"), h.Str); p != nil {
 				c.Status, c.Problem = failed, p
 			}
@@ -370,10 +375,10 @@ func (v *verifier) promptloomLine(n int, l *object) {
 			c.Status, c.Problem = failed, err
 		}
 		if _, ok := stringField(l, "call"); !ok && c.Status != failed {
-			c.Status, c.Problem = failed, callFailed("call", "call %s is not a string", orRawNull(l.Get("call").Raw))
+			c.Status, c.Problem = failed, callFailed(RuleCall, "call %s is not a string", orRawNull(l.Get("call").Raw))
 		}
 		if s, ok := v.sessions[sess]; !ok || !sessOK || s.closed {
-			c.Status, c.Problem = failed, &manifest.RuleError{Rule: "session", Offset: -1,
+			c.Status, c.Problem = failed, &manifest.RuleError{Rule: RuleSessionNotOpen, Offset: -1,
 				Detail: fmt.Sprintf("session %s is not open at this line", orRawNull(l.Get("session").Raw))}
 		} else {
 			s.calls++
@@ -388,7 +393,7 @@ func (v *verifier) promptloomLine(n int, l *object) {
 	case kindCheckpoint:
 		v.checkpoint(n, l, sess, sessOK)
 	default:
-		v.rep.broke("kind", n, "line %d: unknown kind %s", n, kind.Raw)
+		v.rep.broke(RuleUnknownKind, n, "line %d: unknown kind %s", n, kind.Raw)
 	}
 }
 
@@ -432,10 +437,11 @@ func (v *verifier) outcome(n int, l *object) {
 	rs, ok := intField(l.Get("request_seq"))
 	p, pending := v.pending[rs]
 	if !ok || !pending {
-		v.rep.broke("request_seq", n, "line %d: %s names request seq %s, which no earlier request has, or which is answered already", n, l.Get("kind").Str, orRawNull(l.Get("request_seq").Raw))
+		v.unknownRequest(n, l, rs, ok)
 		return
 	}
 	delete(v.pending, rs)
+	v.answered[rs] = true
 	v.proveOutcome(p.session, rs)
 	v.ck.leaf(p.session, p.hash, v.cur)
 	c := &v.rep.Calls[p.call]
@@ -446,7 +452,7 @@ func (v *verifier) outcome(n int, l *object) {
 	}
 	call, callOK := stringField(l, "call")
 	sess, sessOK := stringField(l, "session")
-	problem := ""
+	problem, rule := "", RuleOutcome
 	switch {
 	case !callOK || call != c.Call:
 		problem = fmt.Sprintf("the %s at line %d names call %s", field, n, orRawNull(l.Get("call").Raw))
@@ -462,8 +468,10 @@ func (v *verifier) outcome(n int, l *object) {
 		switch {
 		case want.Type != gjson.String || !rederives(raw, want.Str):
 			got, _ := jsonHash([]byte(raw))
+			rule = RuleOutcomeContentHash
 			problem = fmt.Sprintf("the %s at line %d does not hash to its %s (it hashes to %s)", field, n, hashField, got)
 		case hasBody && (body.Type != gjson.String || l.Get("body_content_hash").Str != digest.String(body.Str).String()):
+			rule = RuleResponseBody
 			problem = fmt.Sprintf("the body at line %d does not hash to its body_content_hash (it hashes to %s)", n, digest.String(body.Str))
 		}
 	}
@@ -484,10 +492,20 @@ func (v *verifier) outcome(n int, l *object) {
 		return
 	}
 	if problem != "" {
-		c.Status, c.Problem = failed, callFailed("outcome", "%s", problem)
+		c.Status, c.Problem = failed, callFailed(rule, "%s", problem)
 		return
 	}
 	c.Status, c.Problem = verified, nil
+}
+
+// unknownRequest reports an outcome or attempt line whose request_seq
+// (rs, when ok) names no request waiting for its outcome.
+func (v *verifier) unknownRequest(n int, l *object, rs int64, ok bool) {
+	rule := RuleRequestSeq
+	if ok && v.answered[rs] {
+		rule = RuleAnsweredTwice
+	}
+	v.rep.broke(rule, n, "line %d: %s names request seq %s, which no earlier request has, or which is answered already", n, l.Get("kind").Str, orRawNull(l.Get("request_seq").Raw))
 }
 
 // attempt checks a failed attempt's line against its request, which stays
@@ -496,7 +514,7 @@ func (v *verifier) attempt(n int, l *object) {
 	rs, ok := intField(l.Get("request_seq"))
 	p, pending := v.pending[rs]
 	if !ok || !pending {
-		v.rep.broke("request_seq", n, "line %d: %s names request seq %s, which no earlier request has, or which is answered already", n, l.Get("kind").Str, orRawNull(l.Get("request_seq").Raw))
+		v.unknownRequest(n, l, rs, ok)
 		return
 	}
 	c := &v.rep.Calls[p.call]
@@ -512,7 +530,7 @@ func (v *verifier) attempt(n int, l *object) {
 		problem = fmt.Sprintf("the attempt at line %d names request hash %s, but the request hashes to %s", n, orRawNull(l.Get("request_hash").Raw), p.hash)
 	}
 	if problem != "" && c.Status != failed {
-		c.Status, c.Problem = failed, callFailed("outcome", "%s", problem)
+		c.Status, c.Problem = failed, callFailed(RuleOutcome, "%s", problem)
 	}
 	c.Attempts++
 }
@@ -536,7 +554,7 @@ func (v *verifier) finish(readErr error) {
 	r := v.rep
 	defer r.listUnlisted()
 	if r.Lines == 0 && readErr == nil {
-		r.broke("empty", 0, "empty transcript: nothing to verify")
+		r.broke(RuleEmpty, 0, "empty transcript: nothing to verify")
 		return
 	}
 	v.finishProof()
@@ -551,13 +569,13 @@ func (v *verifier) finish(readErr error) {
 		sort.Slice(ids, func(a, b int) bool { return v.sessions[ids[a]].line < v.sessions[ids[b]].line })
 		for _, id := range ids {
 			if s := v.sessions[id]; !s.closed {
-				r.broke("session", s.line, "session %s (line %d) has no journal_close: the run was cut short, or is still being written", id, s.line)
+				r.broke(RuleSessionUnclosed, s.line, "session %s (line %d) has no journal_close: the run was cut short, or is still being written", id, s.line)
 				v.unfinished++
 			}
 		}
 	}
 	if v, _, _ := r.Counts(); v == 0 {
-		r.broke("no_call", 0, "no call verified: a transcript that proves nothing fails")
+		r.broke(RuleNoCall, 0, "no call verified: a transcript that proves nothing fails")
 	}
 	if !r.OK() && r.Format != formatProof {
 		// A signature or a cosignature vouches for a transcript only
@@ -591,11 +609,11 @@ func unattributedBody(req gjson.Result, hash string) *manifest.RuleError {
 	body, text := req.Get("body"), req.Get("body_text")
 	switch {
 	case body.Exists() && text.Exists():
-		return callFailed("unattributed", "an unattributed request retains both request.body and request.body_text")
+		return callFailed(RuleBodyTwice, "an unattributed request retains both request.body and request.body_text")
 	case body.Exists() && !rederives(body.Raw, hash):
-		return callFailed("unattributed", "request.body does not hash to request.body_content_hash")
+		return callFailed(RuleBodyContent, "request.body does not hash to request.body_content_hash")
 	case text.Exists() && (text.Type != gjson.String || digest.Of(text.Str).String() != hash):
-		return callFailed("unattributed", "request.body_text does not hash to request.body_content_hash")
+		return callFailed(RuleBodyContent, "request.body_text does not hash to request.body_content_hash")
 	}
 	return nil
 }

@@ -1,0 +1,240 @@
+package journal
+
+import "github.com/promptloom/promptloom/manifest"
+
+// The rules a transcript, a proof or a consistency proof breaks: the Rule
+// of each *manifest.RuleError in a Report's Problems or a CallReport's
+// Problem, and of CheckConsistency's error. Each names one condition, so
+// a caller tells problems apart with errors.Is or ==, never by reading
+// Detail; docs/transcript.md lists them. A call's problem may also carry a
+// rule of the manifest itself (manifest.Validate's, such as
+// segment_digest), from holding its manifest to its prompt.
+const (
+	// RuleEmpty: the transcript has no line.
+	RuleEmpty manifest.Rule = "empty"
+	// RuleNoCall: no call verified: a transcript that proves nothing.
+	RuleNoCall manifest.Rule = "no_call"
+	// RuleTooManyProblems counts the problems past the first 1,000.
+	RuleTooManyProblems manifest.Rule = "too_many_problems"
+	// RuleFormat: the first line is neither a promptloom line nor a Harn
+	// event.
+	RuleFormat manifest.Rule = "format"
+	// RuleProofAsTranscript: the first line is a proof's header: a proof
+	// is checked by CheckProof, not Verify.
+	RuleProofAsTranscript manifest.Rule = "proof_as_transcript"
+	// RuleBlankLine: a blank line in a promptloom transcript.
+	RuleBlankLine manifest.Rule = "blank_line"
+	// RuleTornLine: the last line has no final newline.
+	RuleTornLine manifest.Rule = "torn_line"
+	// RuleUnreadable: a line is not JSON every reader reads alike (not
+	// UTF-8, a duplicate key, half a surrogate pair...).
+	RuleUnreadable manifest.Rule = "unreadable"
+	// RuleNotObject: a line is JSON but not an object.
+	RuleNotObject manifest.Rule = "not_object"
+	// RuleWhitespace: bytes around a promptloom line's object (a CRLF
+	// line ending included).
+	RuleWhitespace manifest.Rule = "whitespace"
+	// RuleChain: a line's prev is not the hash of the line before.
+	RuleChain manifest.Rule = "chain"
+	// RuleSeq: a line's seq is not one more than the line before's.
+	RuleSeq manifest.Rule = "seq"
+	// RuleAt: a line's at is not an RFC 3339 time.
+	RuleAt manifest.Rule = "at"
+	// RuleKind: a line has no kind string (a Harn event no type string).
+	RuleKind manifest.Rule = "kind"
+	// RuleUnknownKind: a line's kind is not one of the transcript's.
+	RuleUnknownKind manifest.Rule = "unknown_kind"
+	// RuleField: a system_prompt line has no content or content_hash
+	// string.
+	RuleField manifest.Rule = "field"
+	// RuleContentHash: a retained value (a system prompt, a manifest,
+	// tool schemas) does not hash to its content_hash.
+	RuleContentHash manifest.Rule = "content_hash"
+
+	// RuleSessionID: a journal_open has no session id string, or an
+	// empty one.
+	RuleSessionID manifest.Rule = "session_id"
+	// RuleSessionReopened: a journal_open of a session opened before.
+	RuleSessionReopened manifest.Rule = "session_reopened"
+	// RuleCloseNotOpen: a journal_close of a session that is not open.
+	RuleCloseNotOpen manifest.Rule = "close_not_open"
+	// RuleCloseCount: a journal_close's calls is not the number of its
+	// session's requests.
+	RuleCloseCount manifest.Rule = "close_count"
+	// RuleSessionUnclosed: a session has no journal_close: the run was
+	// cut short, or is still being written.
+	RuleSessionUnclosed manifest.Rule = "session_unclosed"
+	// RuleSessionNotOpen: a request of a session not open at its line.
+	RuleSessionNotOpen manifest.Rule = "session_not_open"
+
+	// RuleRequestSeq: an outcome or attempt names a request_seq no
+	// earlier request has.
+	RuleRequestSeq manifest.Rule = "request_seq"
+	// RuleAnsweredTwice: an outcome or attempt names a request answered
+	// already.
+	RuleAnsweredTwice manifest.Rule = "answered_twice"
+	// RuleUnanswered: no response or error line answers the request (the
+	// call is incomplete).
+	RuleUnanswered manifest.Rule = "unanswered"
+	// RuleOutcome: an outcome or attempt names another call, session or
+	// request hash than its request's.
+	RuleOutcome manifest.Rule = "outcome"
+	// RuleOutcomeContentHash: a response or error does not hash to its
+	// response_content_hash or error_content_hash.
+	RuleOutcomeContentHash manifest.Rule = "outcome_content_hash"
+	// RuleResponseBody: a response's body does not hash to its
+	// body_content_hash.
+	RuleResponseBody manifest.Rule = "response_body"
+	// RuleCall: a request's call is not a string.
+	RuleCall manifest.Rule = "call"
+
+	// RuleServedContext: a request has no served_context object.
+	RuleServedContext manifest.Rule = "served_context"
+	// RuleServedContextSchema: a served_context's schema is not
+	// harn.llm.served_context.v1.
+	RuleServedContextSchema manifest.Rule = "served_context_schema"
+	// RuleReceipt: a receipt field a request needs is missing or
+	// malformed (a hash not a digest, a byte count not an integer, an
+	// unknown payload_provider).
+	RuleReceipt manifest.Rule = "receipt"
+	// RuleRetained: a receipt names a content hash no retained line has.
+	RuleRetained manifest.Rule = "retained"
+	// RuleManifest: the retained manifest a request names does not read
+	// as a manifest.
+	RuleManifest manifest.Rule = "manifest"
+	// RuleWholePromptDigest: system_prompt_content_hash is not the
+	// manifest's whole_prompt_digest.
+	RuleWholePromptDigest manifest.Rule = "whole_prompt_digest"
+	// RuleSystemPromptBytes: the receipt's system_prompt_bytes is not the
+	// manifest's.
+	RuleSystemPromptBytes manifest.Rule = "system_prompt_bytes"
+	// RuleRedactedLength: the retained prompt's length is not the
+	// manifest's, and its redaction placeholders do not make up the
+	// difference.
+	RuleRedactedLength manifest.Rule = "redacted_length"
+	// RuleRedactedLimit: a retained prompt's placeholders claim more
+	// bytes sent than secrets can be.
+	RuleRedactedLimit manifest.Rule = "redacted_limit"
+	// RuleRequest: a request line has no request object.
+	RuleRequest manifest.Rule = "request"
+	// RuleRequestMember: a request lacks messages, tools or parameters.
+	RuleRequestMember manifest.Rule = "request_member"
+	// RuleRequestContent: a member of a request does not hash to its
+	// receipt's <member>_content_hash.
+	RuleRequestContent manifest.Rule = "request_content"
+	// RuleMessageLineage: a Harn request's retained messages do not hash
+	// to its messages_content_hash.
+	RuleMessageLineage manifest.Rule = "message_lineage"
+
+	// RulePayload: the receipt records the request body's system channel
+	// but the request retains no request.payload.
+	RulePayload manifest.Rule = "payload"
+	// RulePayloadSystem: payload_system_content_hash is not
+	// system_prompt_content_hash: the body's system channel is not the
+	// text the manifest certifies.
+	RulePayloadSystem manifest.Rule = "payload_system"
+	// RulePayloadSystemBytes: payload_system_bytes is not the manifest's
+	// system_prompt_bytes.
+	RulePayloadSystemBytes manifest.Rule = "payload_system_bytes"
+	// RulePayloadUnreadable: request.payload does not read as its
+	// provider's shape.
+	RulePayloadUnreadable manifest.Rule = "payload_unreadable"
+	// RulePayloadContent: request.payload's system channel does not hash
+	// to payload_system_content_hash.
+	RulePayloadContent manifest.Rule = "payload_content"
+	// RulePayloadLength: request.payload's system channel is not
+	// payload_system_bytes long.
+	RulePayloadLength manifest.Rule = "payload_length"
+	// RulePayloadText: request.payload's system channel is not the
+	// retained system prompt's text.
+	RulePayloadText manifest.Rule = "payload_text"
+
+	// RuleUnattributed: an unattributed request's body_content_hash is
+	// missing or not a digest.
+	RuleUnattributed manifest.Rule = "unattributed"
+	// RuleBodyTwice: an unattributed request retains both body and
+	// body_text.
+	RuleBodyTwice manifest.Rule = "body_twice"
+	// RuleBodyContent: an unattributed request's body or body_text does
+	// not hash to its body_content_hash.
+	RuleBodyContent manifest.Rule = "body_content"
+
+	// RuleCheckpointSession: a checkpoint of a session the transcript
+	// does not open.
+	RuleCheckpointSession manifest.Rule = "checkpoint_session"
+	// RuleCheckpointNote: a checkpoint's note is missing, or is not a
+	// signed note of a checkpoint as written.
+	RuleCheckpointNote manifest.Rule = "checkpoint_note"
+	// RuleCheckpointSignature: a checkpoint is not signed by the
+	// verifier key given.
+	RuleCheckpointSignature manifest.Rule = "checkpoint_signature"
+	// RuleCheckpointOtherSession: a checkpoint's text signs another
+	// session than its line's (a proof's: than its call's).
+	RuleCheckpointOtherSession manifest.Rule = "checkpoint_other_session"
+	// RuleCheckpointOrigin: a checkpoint's origin is not its session's
+	// (a proof's: not of the key's name).
+	RuleCheckpointOrigin manifest.Rule = "checkpoint_origin"
+	// RuleCheckpointHead: a checkpoint's lines and head are not the chain
+	// at the line before it.
+	RuleCheckpointHead manifest.Rule = "checkpoint_head"
+	// RuleCheckpointRoot: a checkpoint's calls and root are not its
+	// session's tree of calls.
+	RuleCheckpointRoot manifest.Rule = "checkpoint_root"
+	// RuleUnsigned: given a key, a session (or a Harn transcript) has no
+	// checkpoint signed by it.
+	RuleUnsigned manifest.Rule = "unsigned"
+	// RuleUnsignedEnd: given a key, a session's last line is not a
+	// checkpoint signed by it (a run still being written, or cut).
+	RuleUnsignedEnd manifest.Rule = "unsigned_end"
+	// RuleUnsignedLines: given a key, lines follow the last checkpoint
+	// signed by it.
+	RuleUnsignedLines manifest.Rule = "unsigned_lines"
+	// RuleWitnessWithoutKey: witness keys given without the signer's
+	// verifier key.
+	RuleWitnessWithoutKey manifest.Rule = "witness_without_key"
+	// RuleWitness: a session's last checkpoint does not read as a note
+	// to find its cosignatures in.
+	RuleWitness manifest.Rule = "witness"
+	// RuleQuorum: a session's last checkpoint is cosigned by fewer
+	// witnesses than the quorum.
+	RuleQuorum manifest.Rule = "quorum"
+
+	// RuleProveNoCall: Prove's call is not in the transcript.
+	RuleProveNoCall manifest.Rule = "prove_no_call"
+	// RuleProveAmbiguous: more than one call has Prove's call name.
+	RuleProveAmbiguous manifest.Rule = "prove_ambiguous"
+	// RuleProveUnanswered: Prove's call has no outcome, so no leaf.
+	RuleProveUnanswered manifest.Rule = "prove_unanswered"
+	// RuleProveUncovered: no checkpoint of its session covers Prove's
+	// call.
+	RuleProveUncovered manifest.Rule = "prove_uncovered"
+	// RuleProve: the session's tree or the call's path in it could not be
+	// computed.
+	RuleProve manifest.Rule = "prove"
+
+	// RuleProof: a proof is not as promptloom writes one: its header, its
+	// three lines, a request then its outcome.
+	RuleProof manifest.Rule = "proof"
+	// RuleProofUncovered: a proof's checkpoint signs fewer lines than
+	// reach its request.
+	RuleProofUncovered manifest.Rule = "proof_uncovered"
+	// RuleProofLeaf: a proof's path does not lead from its call to the
+	// checkpoint's root.
+	RuleProofLeaf manifest.Rule = "proof_leaf"
+
+	// RuleConsistency: a consistency proof cannot be made or checked as
+	// given: no key, not the proof as written, a checkpoint that does not
+	// open, a tree that cannot be computed.
+	RuleConsistency manifest.Rule = "consistency"
+	// RuleConsistencyUnsigned: the transcript has no signed checkpoint of
+	// the session the checkpoint given signs.
+	RuleConsistencyUnsigned manifest.Rule = "consistency_unsigned"
+	// RuleConsistencyOrigin: the two checkpoints are of two logs (another
+	// run).
+	RuleConsistencyOrigin manifest.Rule = "consistency_origin"
+	// RuleConsistencyCutBack: the later tree is smaller than the earlier:
+	// the run was cut back.
+	RuleConsistencyCutBack manifest.Rule = "consistency_cut_back"
+	// RuleConsistencyFork: the later tree does not extend the earlier.
+	RuleConsistencyFork manifest.Rule = "consistency_fork"
+)
