@@ -81,7 +81,7 @@ func verifiedCall(rep *journal.Report, call string) (*journal.CallReport, error)
 		return nil, fmt.Errorf("call %s (line %d) is not explained: %s", call, c.Line, detail)
 	}
 	for _, p := range rep.Problems {
-		if p.Line > c.Line+1 || p.Line == 0 || p.Rule == "session" && strings.Contains(p.Detail, "has no journal_close") {
+		if p.Line > c.Line+1 || p.Line == 0 || p.Rule == journal.RuleSessionUnclosed {
 			continue
 		}
 		return nil, fmt.Errorf("the transcript does not verify up to call %s (line %d), so it is not explained: %s", call, c.Line, p.Detail)

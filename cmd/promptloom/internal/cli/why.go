@@ -501,7 +501,7 @@ func (e *env) verifiedTranscript(arg string) ([]byte, *journal.Report, error) {
 // is no objection, the run may still be being written.
 func brokenBefore(rep *journal.Report, through int) *manifest.RuleError {
 	for _, p := range rep.Problems {
-		if through > 0 && p.Line > through || p.Line == 0 && through > 0 || p.Rule == "session" && strings.Contains(p.Detail, "has no journal_close") {
+		if through > 0 && p.Line > through || p.Line == 0 && through > 0 || p.Rule == journal.RuleSessionUnclosed {
 			continue
 		}
 		return p
