@@ -48,6 +48,7 @@ import (
 	"github.com/promptloom/promptloom/request"
 
 	"github.com/promptloom/promptloom/explain"
+	"github.com/promptloom/promptloom/harn/redact"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
@@ -309,6 +310,18 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			lg.fail(&failure{err: err}, t.retriesLeft(lg, req))
 		}
 		return nil, err
+	}
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		// The connection became another protocol's: no model answer comes
+		// on it, and whoever gets this response cannot read one as a body
+		// (httputil.ReverseProxy neither reads nor closes it). The call is
+		// recorded as what it was, and the connection let go.
+		if resp.Body != nil {
+			resp.Body.Close()
+		}
+		up := resp.Header.Get("Upgrade")
+		lg.finish(journal.Response{Status: resp.StatusCode}, fmt.Errorf("HTTP 101 Switching Protocols (to %q): a model call has no answer on another protocol", up), resp.StatusCode)
+		return nil, fmt.Errorf("transport: call %s: the upstream answered 101 Switching Protocols (to %q) to a model call", lg.sc.Call, up)
 	}
 	rec := &recorder{rc: resp.Body, lg: lg, ctx: ctx, status: resp.StatusCode, limit: t.opts.MaxBodyBytes, length: resp.ContentLength,
 		stream: ep.stream || strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream"),
@@ -710,7 +723,10 @@ func (r *recorder) done(readErr error, closed bool) error {
 	}
 	lg := r.lg
 	if r.failed != nil {
-		r.failed.answer = strings.TrimSpace(strings.ToValidUTF8(string(body[:min(len(body), 512)]), "\uFFFD"))
+		// The provider's words, redacted as the transcript redacts them:
+		// an error may echo the credential it refused, and this text goes
+		// to Call.Done and the span, not only to the transcript.
+		r.failed.answer = redact.String(strings.TrimSpace(strings.ToValidUTF8(string(body[:min(len(body), 512)]), "\uFFFD")))
 		if readErr != nil && r.ctx.Err() != nil {
 			lg.finish(journal.Response{Status: r.status}, fmt.Errorf("cancelled while reading the HTTP %d answer: %w", r.status, readErr), r.status)
 			return nil
@@ -725,15 +741,21 @@ func (r *recorder) done(readErr error, closed bool) error {
 		resp.Body = body
 	}
 	n := len(body)
+	if over {
+		n = int(r.got) // what came, though it is not kept
+	}
+	// How the answer ended comes first: a stream the caller cancelled or
+	// closed before its end was cancelled or closed early, whether or not
+	// it had passed the limit by then.
 	switch {
-	case over:
-		lg.finish(journal.Response{Status: r.status}, fmt.Errorf("the response is over %d bytes: not journaled", r.limit), r.status)
 	case readErr != nil && r.ctx.Err() != nil:
 		lg.finish(journal.Response{Status: r.status}, fmt.Errorf("cancelled after %d bytes of the response: %w", n, r.ctx.Err()), r.status)
 	case readErr != nil:
 		lg.finish(journal.Response{Status: r.status}, fmt.Errorf("the response broke after %d bytes: %w", n, readErr), r.status)
-	case closed && !whole:
+	case closed && (over || !whole):
 		lg.finish(journal.Response{Status: r.status}, fmt.Errorf("closed early by the caller after %d bytes of the response", n), r.status)
+	case over:
+		lg.finish(journal.Response{Status: r.status}, fmt.Errorf("the response is over %d bytes: not journaled", r.limit), r.status)
 	default:
 		if err := lg.finish(resp, nil, r.status); err != nil && !utf8.Valid(body) {
 			return err // the journal's refusal of a reply it cannot hold

@@ -1,0 +1,136 @@
+package transport_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/promptloom/promptloom/journal"
+	"github.com/promptloom/promptloom/transport"
+)
+
+// endedCall sends one unattributed Anthropic call through a transport
+// with the given response limit to answer, hands the response to read,
+// and returns the transcript's outcome for the call and the error Done
+// was given.
+func endedCall(t *testing.T, limit int, answer http.HandlerFunc, read func(*http.Response, context.CancelFunc)) (string, error) {
+	t.Helper()
+	srv := httptest.NewServer(answer)
+	defer srv.Close()
+	var buf bytes.Buffer
+	j := journal.New(&buf, &journal.Options{Session: "s"})
+	rt := transport.New(nil, j, &transport.Options{MaxBodyBytes: limit})
+	var doneErr error
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ctx = transport.With(ctx, &transport.Call{Name: "c1", Done: func(_ journal.Response, err error) { doneErr = err }})
+	body := `{"model":"m","max_tokens":8,"stream":true,"messages":[{"role":"user","content":"hi"}]}`
+	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/v1/messages", strings.NewReader(body))
+	resp, err := (&http.Client{Transport: rt}).Do(req)
+	if err == nil {
+		read(resp, cancel)
+	}
+	rt.Close()
+	j.Close()
+	rep, verr := journal.Verify(bytes.NewReader(buf.Bytes()), nil)
+	if verr != nil || len(rep.Calls) != 1 {
+		t.Fatalf("verify: %v\n%s", verr, buf.String())
+	}
+	if rep.Calls[0].Outcome == "" {
+		t.Fatalf("no outcome recorded:\n%s", buf.String())
+	}
+	return rep.Calls[0].Outcome, doneErr
+}
+
+// stream answers with a long event stream, flushed event by event.
+func stream(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	for i := range 400 {
+		if _, err := fmt.Fprintf(w, "event: ping\ndata: {\"type\":\"ping\",\"n\":%d,\"pad\":%q}\n\n", i, strings.Repeat("x", 60)); err != nil {
+			return
+		}
+		w.(http.Flusher).Flush()
+	}
+}
+
+// Issue 45, item 11: a stream the caller closes or cancels after it has
+// passed the response limit is recorded as closed early or cancelled,
+// which is how it ended, not as over the limit.
+func TestAStreamEndedPastTheLimit(t *testing.T) {
+	readPast := func(resp *http.Response) {
+		if _, err := io.ReadFull(resp.Body, make([]byte, 4000)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, _ := endedCall(t, 1000, stream, func(resp *http.Response, _ context.CancelFunc) {
+		readPast(resp)
+		resp.Body.Close()
+	})
+	if !strings.Contains(out, "closed early by the caller") {
+		t.Errorf("closed after the limit: %s", out)
+	}
+	out, _ = endedCall(t, 1000, stream, func(resp *http.Response, cancel context.CancelFunc) {
+		readPast(resp)
+		cancel()
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	})
+	if !strings.Contains(out, "cancelled") {
+		t.Errorf("cancelled after the limit: %s", out)
+	}
+	// Read to its end, it is over the limit.
+	out, _ = endedCall(t, 1000, stream, func(resp *http.Response, _ context.CancelFunc) {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	})
+	if !strings.Contains(out, "over 1000 bytes") {
+		t.Errorf("read to its end: %s", out)
+	}
+}
+
+// Issue 45, item 14: an error answer that echoes a credential reaches
+// Call.Done (and so the proxy's page, and a span) redacted, as the
+// transcript has it.
+func TestAnErrorAnswerIsRedactedForDone(t *testing.T) {
+	key := "sk-proj-" + strings.Repeat("Ab1", 20)
+	out, err := endedCall(t, 0, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(401)
+		fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: %s"}}`, key)
+	}, func(resp *http.Response, _ context.CancelFunc) {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	})
+	if err == nil || strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "redacted") {
+		t.Errorf("Done was given %v", err)
+	}
+	if strings.Contains(out, key) {
+		t.Errorf("the transcript: %s", out)
+	}
+}
+
+// Issue 45, item 8: an upstream that switches protocols on a model call
+// has the call recorded, as failed, and its connection let go.
+func TestA101IsRecorded(t *testing.T) {
+	out, err := endedCall(t, 0, func(w http.ResponseWriter, r *http.Request) {
+		c, brw, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+		brw.Flush()
+		io.Copy(io.Discard, c) // until the client lets go
+	}, func(resp *http.Response, _ context.CancelFunc) {
+		resp.Body.Close()
+		t.Errorf("a 101 was handed on as an answer")
+	})
+	if err == nil || !strings.Contains(out, "101 Switching Protocols") {
+		t.Errorf("outcome %q, Done given %v", out, err)
+	}
+}
