@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/promptloom/promptloom/cmd/promptloom/internal/demo"
 	"github.com/promptloom/promptloom/explain"
+	"github.com/promptloom/promptloom/internal/dsn"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/journal/postgres"
 	"github.com/promptloom/promptloom/proxy"
@@ -85,7 +85,11 @@ func runProxy(e *env, args []string) int {
 		ln.Close()
 		return e.fail("proxy: %v", err)
 	}
-	srv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
+	// A client has 30 s to send its headers, and a kept-alive connection
+	// is closed after two idle minutes; a body's own deadlines are the
+	// proxy's (it reads the body; the answer may stream for as long as
+	// the model writes, which a server-wide ReadTimeout would cut).
+	srv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 1 << 20}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	served := make(chan error, 1)
@@ -194,16 +198,21 @@ func (e *env) prompts(path string) (func(string) (*explain.Explanation, error), 
 // verifyState verifies the transcript for the page.
 func verifyState(arg string, s note.Signer) string {
 	if demo.IsURL(arg) {
-		return "in PostgreSQL: promptloom verify --transcript " + arg
+		// The page is served to any loopback client: the URL's password
+		// is not shown.
+		return "in PostgreSQL: promptloom verify --transcript " + dsn.Redacted(arg)
 	}
-	data, err := os.ReadFile(arg)
+	// Read a line at a time, as verify does: a page load holds what the
+	// verifier keeps, not the whole transcript.
+	f, err := os.Open(arg)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return "no call recorded yet"
 		}
 		return "unreadable: " + err.Error()
 	}
-	rep, err := journal.Verify(bytes.NewReader(data), &journal.Options{MaxLineBytes: maxLineBytes})
+	defer f.Close()
+	rep, err := journal.Verify(f, &journal.Options{MaxLineBytes: maxLineBytes})
 	if err != nil {
 		return "FAIL: " + err.Error()
 	}
