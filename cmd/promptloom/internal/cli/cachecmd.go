@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/promptloom/promptloom/cache"
 	"github.com/promptloom/promptloom/internal/textsafe"
@@ -62,10 +61,10 @@ func runCache(e *env, args []string) int {
 	}
 	an := cache.Run(calls, o)
 	if *call != "" {
-		name, line := splitCallName(*call)
+		ref := parseCallRef(*call)
 		var keep []cache.Verdict
 		for _, v := range an.Verdicts {
-			if v.Call == *call || v.Call == name && v.Line == line {
+			if ref.matches(v.Call, v.Line) {
 				keep = append(keep, v)
 			}
 		}
@@ -87,15 +86,4 @@ func runCache(e *env, args []string) int {
 		return ExitFail
 	}
 	return ExitOK
-}
-
-// splitCallName reads NAME@LINE.
-func splitCallName(call string) (string, int) {
-	if at := strings.LastIndexByte(call, '@'); at >= 0 {
-		var n int
-		if _, err := fmt.Sscan(call[at+1:], &n); err == nil && n > 0 {
-			return call[:at], n
-		}
-	}
-	return call, 0
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -113,6 +114,20 @@ func TestCacheBlamesTheAgentRun(t *testing.T) {
 	if code, out, _ := run(t, "cache", "--transcript", path, "--call", "turn-3"); code != ExitOK ||
 		!strings.Contains(out, ": 1 of 6 call(s)") || !strings.Contains(out, "hit rate over all 6 calls:") {
 		t.Errorf("--call turn-3: exit %d\n%s", code, out)
+	}
+	// NAME@LINE is read by the parser prove and explain use: a line that
+	// is not all digits is part of a name, so it finds no call.
+	line := 0
+	for _, c := range an.Calls {
+		if c.Call == "turn-3" {
+			line = c.Line
+		}
+	}
+	if code, out, _ := run(t, "cache", "--transcript", path, "--call", fmt.Sprintf("turn-3@%d", line)); code != ExitOK || !strings.Contains(out, ": 1 of 6 call(s)") {
+		t.Errorf("--call turn-3@%d: exit %d\n%s", line, code, out)
+	}
+	if code, _, errOut := run(t, "cache", "--transcript", path, "--call", fmt.Sprintf("turn-3@%dx", line)); code != ExitBadArgs || !strings.Contains(errOut, "no call") {
+		t.Errorf("--call turn-3@%dx: exit %d\n%s", line, code, errOut)
 	}
 	// One call, its whole request explained and diffed from the transcript.
 	if code, out, errOut := run(t, "explain", "--request", "--transcript", path, "--call", "turn-3"); code != ExitOK ||
