@@ -19,7 +19,7 @@ import (
 // summary. turns counts every turn.
 func genSession(turns, minResult, maxResult int, seed uint64) *Conversation {
 	r := rand.New(rand.NewPCG(seed, 44))
-	c := &Conversation{Provider: payload.Anthropic, Model: "claude-sonnet-4-5", Window: 48000, OutputReserve: 4000}
+	c := &Conversation{Provider: payload.Anthropic, Model: "claude-sonnet-5", Window: 48000, OutputReserve: 4000}
 	for _, name := range []string{"Bash", "Read", "Edit", "Grep"} {
 		c.Tools = append(c.Tools, Tool{
 			Name:        name,

@@ -18,6 +18,7 @@ type run struct {
 	calls   []cache.Call
 	an      *cache.Analysis
 	cost    float64 // in tokens at the base input price
+	dollars float64 // as package cache prices it, from its price table
 }
 
 var sessionStart = time.Date(2026, 12, 7, 9, 0, 0, 0, time.UTC)
@@ -59,6 +60,7 @@ func runBodies(t testing.TB, convs []*Conversation, o *Options) *run {
 	for k, v := range r.an.Verdicts {
 		r.cost += price(r.calls[k].Request, v)
 	}
+	r.dollars = float64(r.an.Summary.Cost) / 1e6
 	return r
 }
 
@@ -90,19 +92,22 @@ func TestSession(t *testing.T) {
 	r := runSession(t, c, nil)
 	n := compactions(r)
 	hit := r.an.Summary.PredictedHitRate
-	t.Logf("calls %d, compactions %d, predicted hit rate %.3f, cost %.0f", len(r.calls), n, hit, r.cost)
+	t.Logf("calls %d, compactions %d, predicted hit rate %.3f, cost %.0f (cache's price table: $%.2f)", len(r.calls), n, hit, r.cost, r.dollars)
+	if len(r.an.Summary.Unpriced) > 0 {
+		t.Errorf("cache cannot price %v", r.an.Summary.Unpriced)
+	}
 	if hit < 0.90 {
 		t.Errorf("predicted hit rate %.3f, want at least 0.90", hit)
 	}
 
 	// The reference: the cheapest plan over the same cut points.
 	ref := runSession(t, c, &Options{decide: referencePlan(t, c, nil)})
-	t.Logf("reference plan: cost %.0f, compactions %d; ratio %.3f", ref.cost, compactions(ref), r.cost/ref.cost)
-	if r.cost > 1.15*ref.cost {
-		t.Errorf("cost %.0f is %.3fx the reference plan's %.0f, want at most 1.15x", r.cost, r.cost/ref.cost, ref.cost)
+	t.Logf("reference plan: cost %.0f ($%.2f), compactions %d; ratio %.3f ($: %.3f)", ref.cost, ref.dollars, compactions(ref), r.cost/ref.cost, r.dollars/ref.dollars)
+	if r.cost > 1.15*ref.cost || r.dollars > 1.15*ref.dollars {
+		t.Errorf("cost %.0f ($%.2f) is %.3fx ($: %.3fx) the reference plan's %.0f, want at most 1.15x", r.cost, r.dollars, r.cost/ref.cost, r.dollars/ref.dollars, ref.cost)
 	}
 	full := runSession(t, c, &Options{Strategy: WhenFull})
-	t.Logf("WhenFull: cost %.0f, compactions %d", full.cost, compactions(full))
+	t.Logf("WhenFull: cost %.0f ($%.2f), compactions %d", full.cost, full.dollars, compactions(full))
 	if compactions(full) < 3 {
 		t.Errorf("the window forces %d compactions (WhenFull), want at least 3", compactions(full))
 	}
@@ -116,8 +121,8 @@ func TestSession(t *testing.T) {
 		cut  func(c *Conversation, e int, toks []int, budget int) []Turn
 	}{{"drop-the-oldest", dropOldest}, {"priority pruning", priorityPrune}} {
 		base := runBaseline(t, c, b.cut)
-		t.Logf("%s: cost %.0f, hit rate %.3f; ratio %.2f", b.name, base.cost, base.an.Summary.PredictedHitRate, base.cost/r.cost)
-		if base.cost < 2*r.cost {
+		t.Logf("%s: cost %.0f ($%.2f), hit rate %.3f; ratio %.2f ($: %.2f)", b.name, base.cost, base.dollars, base.an.Summary.PredictedHitRate, base.cost/r.cost, base.dollars/r.dollars)
+		if base.cost < 2*r.cost || base.dollars < 2*r.dollars {
 			t.Errorf("%s costs %.0f, less than twice the assembler's %.0f", b.name, base.cost, r.cost)
 		}
 	}
