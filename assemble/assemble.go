@@ -12,8 +12,8 @@
 // come in batches that pay for themselves. The cached head of the request
 // (tools, system, and the stubs and summaries of earlier compactions)
 // stays byte-identical, and binding parts (the task, the latest user
-// turn, a tool call still waiting for its result, any turn in register
-// binding) are never shed.
+// turn, a tool call still waiting for its result, the turns new since the
+// previous call, any turn in register binding) are never shed.
 //
 // Every decision is a function of the turns before it: assembling the
 // turns of call n+1 repeats every cut made for calls 1..n, so the bodies
@@ -236,6 +236,7 @@ type Error struct {
 	kind  error
 }
 
+// Error says what is wrong, and with which part and field.
 func (e *Error) Error() string {
 	where := ""
 	switch {
