@@ -287,3 +287,34 @@ func resolves(v any, ptr string) bool {
 	}
 	return true
 }
+
+// A body Assemble wrote reads back into a conversation that assembles to
+// the same bytes; a block it does not send is an error naming its path.
+func TestFromRequest(t *testing.T) {
+	c := genSession(60, 200, 30000, 8)
+	c.Window = 1 << 20
+	r, err := Assemble(c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := FromRequest(r.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back.Window = c.Window
+	again, err := Assemble(back, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(again.Body, r.Body) {
+		t.Errorf("the body read back assembles otherwise:\n%s\n%s", r.Body[:200], again.Body[:200])
+	}
+	if len(back.Turns) != len(c.Turns) || back.OutputReserve != c.OutputReserve || back.Turns[2].Kind != c.Turns[2].Kind {
+		t.Errorf("%d turns, reserve %d", len(back.Turns), back.OutputReserve)
+	}
+	_, err = FromRequest([]byte(`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"image","source":{}}]}]}`))
+	var e *Error
+	if !errors.As(err, &e) || e.ID != "messages/0/content/0" || e.Field != "type" {
+		t.Errorf("%v", err)
+	}
+}
