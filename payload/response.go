@@ -32,12 +32,24 @@ type ToolCall struct {
 }
 
 // Usage is what the provider says a call cost, in tokens: the input and
-// output, and the input read from and written to its prompt cache.
+// output, and the input read from and written to its prompt cache; and,
+// where the answer carries it, the provider's own verdict on its cache.
 type Usage struct {
 	InputTokens      int `json:"input_tokens"`
 	OutputTokens     int `json:"output_tokens"`
 	CacheReadTokens  int `json:"cache_read_tokens,omitempty"`
 	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
+	// CacheMissReason is the provider's own reason the request could
+	// not reuse the prefix of the one it was compared with, as its cache
+	// diagnostics name it (docs/caching.md, "The provider's verdict"):
+	// Anthropic's diagnostics.cache_miss_reason.type ("tools_changed",
+	// "system_changed", …; "pending" for a comparison still running),
+	// OpenAI's prompt_cache_diagnostics reason for a miss or its type
+	// otherwise ("cache_hit", "unavailable", …). "" when the answer
+	// carries none. CacheMissedTokens is the provider's estimate of the
+	// input tokens after the divergence: a magnitude, not a billed count.
+	CacheMissReason   string `json:"cache_miss_reason,omitempty"`
+	CacheMissedTokens int    `json:"cache_missed_tokens,omitempty"`
 }
 
 // event is one server sent event: its type and its data.
@@ -255,6 +267,7 @@ func anthropicMessage(r *Response, v node) {
 	r.Text = text.String()
 	u := v.field("usage")
 	r.Usage = usageOf(u.field("input_tokens"), u.field("output_tokens"), u.field("cache_read_input_tokens"), u.field("cache_creation_input_tokens"))
+	anthropicVerdict(r.Usage, v.field(anthropicDiagnostics))
 }
 
 // anthropicStream assembles message_start, the content blocks' starts and
@@ -270,6 +283,9 @@ func anthropicStream(evs []event) (Response, bool) {
 	}
 	blocks := map[int64]*block{}
 	var in, out, read, write node
+	// The verdict rides on message_start's message; a later event that
+	// carries one (message_delta, at its top or in its delta) is newer.
+	var diagnostics node
 	done := false
 	for _, e := range evs {
 		v, ok := parse(e.data)
@@ -308,6 +324,9 @@ func anthropicStream(evs []event) (Response, bool) {
 			r.ID, r.Model = m.field("id").str(), m.field("model").str()
 			u := m.field("usage")
 			in, out, read, write = u.field("input_tokens"), u.field("output_tokens"), u.field("cache_read_input_tokens"), u.field("cache_creation_input_tokens")
+			if d := m.field(anthropicDiagnostics); d.isObject() {
+				diagnostics = d
+			}
 		case "content_block_start":
 			cb := v.field("content_block")
 			b := &block{kind: cb.field("type").str(), id: cb.field("id").str(), name: cb.field("name").str()}
@@ -324,6 +343,11 @@ func anthropicStream(evs []event) (Response, bool) {
 		case "message_delta":
 			if s := v.path("delta", "stop_reason"); s.isString() {
 				r.StopReason = s.str()
+			}
+			for _, d := range []node{v.field(anthropicDiagnostics), v.path("delta", anthropicDiagnostics)} {
+				if d.isObject() {
+					diagnostics = d
+				}
 			}
 			u := v.field("usage")
 			for _, f := range []struct {
@@ -359,6 +383,7 @@ func anthropicStream(evs []event) (Response, bool) {
 	}
 	r.Text = strings.Join(text, "")
 	r.Usage = usageOf(in, out, read, write)
+	anthropicVerdict(r.Usage, diagnostics)
 	return r, done
 }
 
@@ -480,6 +505,7 @@ func responsesObject(r *Response, v node) {
 	r.Text = text.String()
 	u := v.field("usage")
 	r.Usage = usageOf(u.field("input_tokens"), u.field("output_tokens"), u.path("input_tokens_details", "cached_tokens"), node{})
+	openAIVerdict(r.Usage, v.field(openAIDiagnostics))
 }
 
 // geminiChunks assembles generateContent responses: one, or the chunks of
