@@ -82,6 +82,23 @@ type Verdict struct {
 	MissCost  int64  `json:"miss_cost_micro_usd"`
 	CostBasis string `json:"cost_basis,omitempty"`
 	Unpriced  string `json:"unpriced,omitempty"`
+	// ProviderReason is the provider's own verdict on the call, where its
+	// answer carried one (payload.Usage.CacheMissReason: Anthropic's cache
+	// diagnostics, OpenAI's prompt cache diagnostics), and
+	// ProviderTokens its estimate of the tokens the miss cost.
+	// ProviderSince is the earlier call promptloom holds it against, the
+	// one before it in its session (the call whose response a proxy asks
+	// the provider to compare with), and Found is where promptloom finds
+	// the request leaving that call: a path and its section, a setting,
+	// or "no change". Agrees is true when the two place the change alike
+	// (tools_changed beside a change in /tools/N), false when they do
+	// not, nil when there is nothing to hold together (no verdict, one
+	// that concludes nothing, or no call before it).
+	ProviderReason string `json:"provider_reason,omitempty"`
+	ProviderTokens int    `json:"provider_missed_tokens,omitempty"`
+	ProviderSince  string `json:"provider_since,omitempty"`
+	Found          string `json:"found,omitempty"`
+	Agrees         *bool  `json:"agrees,omitempty"`
 
 	// writes are the predicted write by lifetime, in the order the
 	// provider bills them (Anthropic's 1h entries come first).
@@ -111,6 +128,9 @@ func (v Verdict) String() string {
 	}
 	for _, p := range v.Problems {
 		line += "; refused: " + p.String()
+	}
+	if v.ProviderReason != "" {
+		line += "; " + v.providerLine()
 	}
 	return line
 }
@@ -218,6 +238,11 @@ type Summary struct {
 	Unpriced     []string `json:"unpriced,omitempty"`
 	PricesTaken  string   `json:"prices_taken,omitempty"`
 	PricesSource string   `json:"prices_source,omitempty"`
+	// Agreements counts the calls whose provider's verdict agrees with
+	// promptloom's (Verdict.Agrees), and Disagreements lists each call
+	// where it does not, in words.
+	Agreements    int      `json:"agreements"`
+	Disagreements []string `json:"disagreements,omitempty"`
 }
 
 // Total is money and tokens added up over the calls of one session or
@@ -338,6 +363,7 @@ func Run(calls []Call, o *Options) *Analysis {
 			}
 		}
 		priceCall(o.prices(), &v, c)
+		st.beside(c, &v)
 		st.remember(c)
 		a.Verdicts = append(a.Verdicts, v)
 		if c.Reported != nil {
@@ -345,6 +371,7 @@ func Run(calls []Call, o *Options) *Analysis {
 		}
 	}
 	a.summarize(reportedIn)
+	a.tally()
 	a.totals(o.prices())
 	if o.Lint {
 		a.Lint = lintSessions(calls, a, o)

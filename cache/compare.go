@@ -111,6 +111,9 @@ func (a *Analysis) WriteText(w io.Writer, name string) error {
 			}
 			fmt.Fprintf(ew, "  %s: %s%s\n", b.Kind, textsafe.Line(b.Reason), tokens)
 		}
+		if v.ProviderReason != "" {
+			fmt.Fprintf(ew, "  provider: %s\n", textsafe.Line(v.providerLine()))
+		}
 	}
 	s := a.Summary
 	over := ""
@@ -124,6 +127,12 @@ func (a *Analysis) WriteText(w io.Writer, name string) error {
 			parts = append(parts, fmt.Sprintf("%s %s (%s)", textsafe.Line(r.Key), thousands(r.MissTokens), plural(r.Calls, "call")))
 		}
 		fmt.Fprintf(ew, "tokens written again or not read, by blamed path: %s\n", strings.Join(parts, ", "))
+	}
+	if s.Agreements > 0 || len(s.Disagreements) > 0 {
+		fmt.Fprintf(ew, "the provider's own verdicts beside promptloom's%s: %d agree, %d disagree\n", over, s.Agreements, len(s.Disagreements))
+		for _, d := range s.Disagreements {
+			fmt.Fprintf(ew, "  disagreement: %s\n", textsafe.Line(d))
+		}
 	}
 	a.writeMoney(ew)
 	for _, f := range a.Lint {
