@@ -16,7 +16,7 @@ import (
 )
 
 func init() {
-	register("assemble", "assemble [--format text|json|body] [--strategy priced|when-full] [--expected-turns N] [--keep TOKENS] FILE | assemble --transcript T [--window TOKENS] [--write DIR] [--format text|json]", runAssemble)
+	register("assemble", "assemble [--format text|json|html|body] [--strategy priced|when-full] [--expected-turns N] [--keep TOKENS] FILE | assemble --transcript T [--window TOKENS] [--write DIR] [--format text|json]", runAssemble)
 }
 
 // runAssemble is assemble FILE: the conversation in FILE (docs/assemble.md)
@@ -27,7 +27,7 @@ func init() {
 // recorded.
 func runAssemble(e *env, args []string) int {
 	fs := newFlags("assemble")
-	format := fs.String("format", "text", "text, json (the manifest) or body (the request body)")
+	format := fs.String("format", "text", "text, json (the manifest), html (the assembled request as explain --request shows it) or body (the request body)")
 	strategy := fs.String("strategy", "priced", "when to compact: priced (when a cut pays for itself, or the turns do not fit) or when-full")
 	expected := fs.Int("expected-turns", 0, "further calls a cut is expected to serve (0: 20)")
 	keep := fs.Int("keep", 0, "tokens of the latest turns a compaction leaves whole (0: a quarter of the input budget)")
@@ -36,7 +36,7 @@ func runAssemble(e *env, args []string) int {
 	write := fs.String("write", "", "with --transcript: save each assembled body in this directory, as NNN-CALL.json")
 	pos, err := parseInterleaved(fs, args)
 	if err == nil {
-		err = oneOf("format", *format, "text", "json", "body")
+		err = oneOf("format", *format, "text", "json", "html", "body")
 	}
 	if err == nil {
 		err = oneOf("strategy", *strategy, "priced", "when-full")
@@ -49,7 +49,7 @@ func runAssemble(e *env, args []string) int {
 		o.Strategy = assemble.WhenFull
 	}
 	if *transcript != "" {
-		if len(pos) > 0 || *format == "body" {
+		if len(pos) > 0 || *format == "body" || *format == "html" {
 			return e.fail("assemble: --transcript takes no FILE, and --format text or json")
 		}
 		return e.assembleRecorded(*transcript, *window, *write, *format, o)
@@ -73,6 +73,13 @@ func runAssemble(e *env, args []string) int {
 		return e.fail("assemble: %s: %v", shown(pos[0]), err)
 	}
 	switch *format {
+	case "html":
+		var m *request.Manifest
+		if m, err = request.New(r.Body, c.Provider, &request.Options{Model: c.Model}); err == nil {
+			x := cache.Explain(m, nil, nil, true)
+			x.Body = r.Body
+			err = x.WriteHTML(e.stdout, shown(pos[0]))
+		}
 	case "body":
 		_, err = e.stdout.Write(append(r.Body, '\n'))
 	case "json":
