@@ -114,8 +114,10 @@ type Request struct {
 	Parameters json.RawMessage
 	// Unattributed records a call made without a manifest, on purpose
 	// (package transport does, for a request with none on its context):
-	// its request line holds Body, redacted, with its digest and length,
-	// and no receipt (served_context null), and Verify counts it in
+	// its request line holds Body, redacted, with its digest and length
+	// (a JSON body as segments, each stored once in the session:
+	// docs/transcript.md), and no receipt (served_context null), and
+	// Verify counts it in
 	// Report.Unattributed. Manifest must be nil. Call refuses a request
 	// without a manifest that does not say so.
 	Unattributed bool

@@ -116,6 +116,7 @@ type Report struct {
 	Unattributed int `json:"unattributed,omitempty"`
 
 	unlisted int // problems past maxProblems
+	maxLine  int // the longest line Verify read: the longest body Requests joins
 }
 
 // Counts returns how many calls verified, are incomplete, and failed.

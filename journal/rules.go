@@ -152,12 +152,29 @@ const (
 	// RuleUnattributed: an unattributed request's body_content_hash is
 	// missing or not a digest.
 	RuleUnattributed manifest.Rule = "unattributed"
-	// RuleBodyTwice: an unattributed request retains both body and
-	// body_text.
+	// RuleBodyTwice: an unattributed request retains its body in more
+	// than one way (two of body, body_text and body_segments).
 	RuleBodyTwice manifest.Rule = "body_twice"
-	// RuleBodyContent: an unattributed request's body or body_text does
-	// not hash to its body_content_hash.
+	// RuleBodyContent: an unattributed request's body, body_text, or the
+	// body its body_segments make, does not hash to its
+	// body_content_hash (a segment altered).
 	RuleBodyContent manifest.Rule = "body_content"
+	// RuleSegments: an unattributed request's body_segments is not a
+	// list of segments as written (an item neither a non-empty string, a
+	// number nor a pair of numbers; an empty list).
+	RuleSegments manifest.Rule = "segments"
+	// RuleSegmentMissing: body_segments names a segment number its
+	// session has not stored.
+	RuleSegmentMissing manifest.Rule = "segment_missing"
+	// RuleSegmentRange: a pair of body_segments is not a run of the
+	// session's previous body_segments (a bad back-reference).
+	RuleSegmentRange manifest.Rule = "segment_range"
+	// RuleSegmentRepeated: body_segments stores a segment its session
+	// stored already: each is stored once.
+	RuleSegmentRepeated manifest.Rule = "segment_repeated"
+	// RuleBodyTooLarge: the body body_segments make is longer than the
+	// longest line a transcript holds (Options.MaxLineBytes).
+	RuleBodyTooLarge manifest.Rule = "body_too_large"
 
 	// RuleCheckpointSession: a checkpoint of a session the transcript
 	// does not open.

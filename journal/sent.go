@@ -3,7 +3,10 @@ package journal
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"time"
+
+	"github.com/promptloom/promptloom"
 
 	pjson "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/payload"
@@ -33,6 +36,9 @@ type Sent struct {
 
 // Requests reads every call of rep (the Report of Verify over data) back
 // as it was sent, in transcript order. data must be the bytes Verify read.
+// It is the one reader of request bodies: a body kept as segments is
+// joined here (each session's pieces are read in order, as Verify read
+// them), and every other reader takes Sent.Body.
 func Requests(data []byte, rep *Report) ([]Sent, error) {
 	lines := lineIndex(data)
 	at := func(n int) ([]byte, bool) {
@@ -42,6 +48,12 @@ func Requests(data []byte, rep *Report) ([]Sent, error) {
 		return lines[n-1], true
 	}
 	out := make([]Sent, 0, len(rep.Calls))
+	limit := rep.maxLine
+	if limit <= 0 {
+		limit = promptloom.DefaultMaxBytes
+	}
+	bs := newBodies(limit)
+	var m pjson.Members
 	for i := range rep.Calls {
 		c := &rep.Calls[i]
 		line, ok := at(c.Line)
@@ -55,6 +67,20 @@ func Requests(data []byte, rep *Report) ([]Sent, error) {
 			s.Answered, _ = time.Parse(time.RFC3339Nano, gjson.GetBytes(o, "at").Str)
 		}
 		s.Provider, s.Body = rebuild(l)
+		if c.Unattributed {
+			m.Index(string(line))
+			req, _ := m.Lookup("request")
+			m.Index(req)
+			if segs, ok := m.Lookup("body_segments"); ok {
+				// Read even for a call whose body is not wanted: the
+				// session's pieces are numbered in order.
+				// A body that does not join (the call failed Verify for
+				// it) is none.
+				if b, p := bs.add(s.Session, segs); p == nil {
+					s.Body = slices.Clone(b)
+				}
+			}
+		}
 		out = append(out, s)
 	}
 	return out, nil
@@ -89,6 +115,9 @@ func rebuild(l gjson.Result) (payload.Provider, []byte) {
 			// may still read it (a number past float range is the
 			// provider's to judge), or say why not.
 			return p, []byte(t.Str)
+		}
+		if req.Get("body_segments").Exists() {
+			return p, nil // joined by Requests
 		}
 		return "", nil
 	}

@@ -58,7 +58,9 @@ func (v *verifier) read(r io.Reader, o *Options) (*Report, error) {
 	if o != nil && v.rep.Format != formatProof {
 		v.ck.cosigners, v.ck.quorum = o.Cosigners, o.Quorum
 	}
-	lr := newLineReader(r, o.maxLine())
+	v.maxLine = o.maxLine()
+	v.rep.maxLine = v.maxLine
+	lr := newLineReader(r, v.maxLine)
 	for {
 		line, err := lr.next()
 		if errors.Is(err, io.EOF) {
@@ -121,6 +123,10 @@ type verifier struct {
 	pf         *prover
 	proof      *proofCheck
 	raw        []byte
+	// The bodies kept as segments, session by session (made with the
+	// first), and the longest line read: the longest body rebuilt.
+	bodies  *bodies
+	maxLine int
 	// This line's members, its served context's and its request's, room
 	// reused line after line.
 	obj, served, req, resp object
@@ -364,11 +370,7 @@ func (v *verifier) promptloomLine(n int, l *object) {
 			// receipt to check, only its body and its digest.
 			c.Unattributed = true
 			v.rep.Unattributed++
-			if h := l.Get("request.body_content_hash"); h.Type != gjson.String {
-				c.Status, c.Problem = failed, callFailed(RuleUnattributed, "an unattributed request (served_context null) has no request.body_content_hash string")
-			} else if _, err := digest.Parse(h.Str); err != nil {
-				c.Status, c.Problem = failed, callFailed(RuleUnattributed, "request.body_content_hash %q is not a digest", h.Str)
-			} else if p := unattributedBody(l.Get("request"), h.Str); p != nil {
+			if p := v.unattributedBody(sess); p != nil {
 				c.Status, c.Problem = failed, p
 			}
 		} else if err := v.checkReceipts(l, false, &c); err != nil {
@@ -601,19 +603,54 @@ func usageOf(u gjson.Result) *Usage {
 		CacheReadTokens: int(u.Get("cache_read_tokens").Int()), CacheWriteTokens: int(u.Get("cache_write_tokens").Int())}
 }
 
-// unattributedBody checks what an unattributed request retains of its
-// body against its digest: the body (JSON, rederived as every retained
-// value is) or its text. A writer before bodies were kept retains
-// neither, which is no breach: the digest still names the call.
-func unattributedBody(req gjson.Result, hash string) *manifest.RuleError {
-	body, text := req.Get("body"), req.Get("body_text")
-	switch {
-	case body.Exists() && text.Exists():
-		return callFailed(RuleBodyTwice, "an unattributed request retains both request.body and request.body_text")
-	case body.Exists() && !rederives(body.Raw, hash):
+// unattributedBody checks an unattributed request of session sess: its
+// body_content_hash, and what it retains of its body against it: the
+// body (JSON, rederived as every retained value is), its text, or its
+// segments, joined. A writer before bodies were kept retains none, which
+// is no breach: the digest still names the call. Segments are read
+// first, whatever else is wrong with the line, so that the session's
+// pieces are numbered as the writer numbered them.
+func (v *verifier) unattributedBody(sess string) *manifest.RuleError {
+	req, _ := v.obj.m.Lookup("request")
+	m := &v.req.m
+	m.Index(req)
+	var joined []byte
+	var segProblem *manifest.RuleError
+	segs, hasSegs := m.Lookup("body_segments")
+	if hasSegs {
+		if v.bodies == nil {
+			v.bodies = newBodies(v.maxLine)
+		}
+		joined, segProblem = v.bodies.add(sess, segs)
+	}
+	h, ok := m.Lookup("body_content_hash")
+	if !ok || h[0] != '"' {
+		return callFailed(RuleUnattributed, "an unattributed request (served_context null) has no request.body_content_hash string")
+	}
+	hash := pjson.Unquote(h)
+	if _, err := digest.Parse(hash); err != nil {
+		return callFailed(RuleUnattributed, "request.body_content_hash %q is not a digest", hash)
+	}
+	body, hasBody := m.Lookup("body")
+	text, hasText := m.Lookup("body_text")
+	switch n := btoi(hasBody) + btoi(hasText) + btoi(hasSegs); {
+	case n > 1:
+		return callFailed(RuleBodyTwice, "an unattributed request retains its body more than one way (request.body, request.body_text, request.body_segments)")
+	case hasBody && !rederives(body, hash):
 		return callFailed(RuleBodyContent, "request.body does not hash to request.body_content_hash")
-	case text.Exists() && (text.Type != gjson.String || digest.Of(text.Str).String() != hash):
+	case hasText && (text[0] != '"' || digest.Of(pjson.Unquote(text)).String() != hash):
 		return callFailed(RuleBodyContent, "request.body_text does not hash to request.body_content_hash")
+	case segProblem != nil:
+		return segProblem
+	case hasSegs && !rederives(unsafe.String(unsafe.SliceData(joined), len(joined)), hash):
+		return callFailed(RuleBodyContent, "the body request.body_segments make does not hash to request.body_content_hash")
 	}
 	return nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

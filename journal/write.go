@@ -48,6 +48,11 @@ type Journal struct {
 	epoch   int               // the sink's chain was cut back this many times
 	last    map[string]string // kind -> content hash of the last line of it this journal wrote
 	cp      *checkpointer     // the signer and the session's tree of calls; nil without Options.Signer
+	segs    segmentWriter     // the session's pieces of request bodies kept as segments
+	// wholeBody keeps unattributed bodies whole (request.body), as
+	// transcripts before segments did: tests write that format, which
+	// readers still read, and measure against it.
+	wholeBody bool
 	// Repaired is the number of bytes of a torn last line cut off when the
 	// file was opened.
 	Repaired int
@@ -224,6 +229,11 @@ type prepared struct {
 	reqJSON        []byte
 	sc             servedContext
 	unattributed   bool // no manifest: the request line alone, with its body and digest
+	// A body kept as segments: the request object is head, then
+	// body_segments (made under the lock, against the session's pieces),
+	// then tail.
+	seg        *segmented
+	head, tail []byte
 }
 
 // prepare validates a request and builds what its lines hold.
@@ -312,7 +322,9 @@ func canonicalObject(members map[string]json.RawMessage) []byte {
 // manifest: its body (redacted, as everything retained is, unless
 // KeepRaw), the body's digest and its length. Nothing accounts for its
 // prompt, but the whole request is kept, so it can still be explained,
-// diffed and held to the cache's rules later.
+// diffed and held to the cache's rules later. A JSON body is cut into
+// pieces and hashed here, outside the lock; which pieces its line
+// carries is worked out under it (begin), against the session's.
 func (j *Journal) prepareUnattributed(req Request) (*prepared, error) {
 	if req.Manifest != nil {
 		return nil, fmt.Errorf("journal: call %s: an unattributed call has a manifest", req.Call)
@@ -341,6 +353,28 @@ func (j *Journal) prepareUnattributed(req Request) (*prepared, error) {
 		}
 		reqJSON = append(append(pjson.AppendString(reqJSON, key), ':'), v...)
 	}
+	pre := &prepared{call: req.Call, scJSON: []byte("null"), unattributed: true}
+	if body != nil && !j.wholeBody {
+		if len(body) > j.maxLine {
+			// Verify rebuilds no body longer than a line: one it would
+			// refuse is not written.
+			return nil, &lineTooLarge{call: req.Call, what: "request body", n: len(body), limit: j.maxLine}
+		}
+		shape := req.Provider
+		if req.Payload != nil {
+			shape = req.Payload.Provider
+		}
+		pre.seg = cutBody(body, shape)
+		// The members around body_segments, in key order.
+		member("body_bytes", strconv.AppendInt(nil, int64(len(req.Body)), 10))
+		member("body_content_hash", pjson.AppendString(nil, hash))
+		pre.head = append(reqJSON, `,"body_segments":`...)
+		pre.tail = []byte{'}'}
+		if req.Provider != payload.Auto {
+			pre.tail = append(pjson.AppendString([]byte(`,"provider":`), string(req.Provider)), '}')
+		}
+		return pre, nil
+	}
 	member("body", body)
 	member("body_bytes", strconv.AppendInt(nil, int64(len(req.Body)), 10))
 	member("body_content_hash", pjson.AppendString(nil, hash))
@@ -348,8 +382,8 @@ func (j *Journal) prepareUnattributed(req Request) (*prepared, error) {
 	if req.Provider != payload.Auto {
 		member("provider", pjson.AppendString(nil, string(req.Provider)))
 	}
-	reqJSON = append(reqJSON, '}')
-	return &prepared{call: req.Call, scJSON: []byte("null"), reqJSON: reqJSON, unattributed: true}, nil
+	pre.reqJSON = append(reqJSON, '}')
+	return pre, nil
 }
 
 // begin writes a prepared request's lines.
@@ -362,6 +396,7 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 	sc, served, mbytes := pre.sc, pre.served, pre.mbytes
 	p := &Pending{j: j, call: pre.call, ManifestContentHash: pre.sc.ManifestContentHash}
 	var openHash string
+	var segs *segmentsWritten
 	synced, err := j.appendLater(ctx, func(t Tail) (*lineBuilder, error) {
 		if t.Fresh {
 			j.restart(t)
@@ -382,9 +417,14 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 		if !pre.unattributed && j.last[kindContextManifest] != sc.ManifestContentHash {
 			b.line(kindContextManifest, "content_hash", quote(sc.ManifestContentHash), "manifest", string(mbytes))
 		}
+		reqJSON := pre.reqJSON
+		if pre.seg != nil {
+			reqJSON, segs = j.segs.encode(append(make([]byte, 0, len(pre.head)+len(pre.tail)+256), pre.head...), pre.seg)
+			reqJSON = append(reqJSON, pre.tail...)
+		}
 		b.line(kindRequest, "session", quote(j.session), "call", quote(pre.call),
 			// Read in place: the line copies it.
-			"served_context", string(pre.scJSON), "request", unsafe.String(unsafe.SliceData(pre.reqJSON), len(pre.reqJSON)))
+			"served_context", string(pre.scJSON), "request", unsafe.String(unsafe.SliceData(reqJSON), len(reqJSON)))
 		if b.longest > j.maxLine {
 			// A line Verify would refuse is not written: the call is
 			// refused before it is made, not recorded unverifiably.
@@ -400,6 +440,7 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 		j.opened = true
 		j.cp.opened(openHash)
 	}
+	j.segs.commit(segs)
 	j.calls++
 	j.running++
 	p.epoch, p.synced = j.epoch, synced
@@ -669,6 +710,7 @@ func (j *Journal) restart(t Tail) {
 		j.session = j.named + "~" + strconv.Itoa(j.epoch)
 	}
 	clear(j.last)
+	j.segs.reset()
 	j.cp.reset()
 }
 
@@ -824,6 +866,9 @@ type lineTooLarge struct {
 
 func (e *lineTooLarge) Error() string {
 	after := "not recorded, and the call not made"
+	if e.what == "request body" {
+		return fmt.Sprintf("journal: call %s: its request body would be %d bytes as the transcript keeps it, over the transcript's limit of %d (Options.MaxLineBytes), which Verify would refuse: %s", e.call, e.n, e.limit, after)
+	}
 	switch e.what {
 	case kindResponse, kindError:
 		after = "the call is recorded as failed"

@@ -1,0 +1,487 @@
+package journal
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/harn/redact"
+	pjson "github.com/promptloom/promptloom/internal/json"
+	"github.com/promptloom/promptloom/manifest"
+	"github.com/promptloom/promptloom/payload"
+
+	"golang.org/x/mod/sumdb/note"
+)
+
+// agentRun is a coding agent's session, as a harness sends it through
+// the proxy: every call resends the whole history. A system prompt,
+// eight tools, and turns of a user message, the assistant's text and
+// tool calls, and tool results of varied size (a file read, a listing,
+// a test run), with a secret now and then; in Anthropic's shape the
+// cache breakpoint moves to the newest block every call, as Claude Code
+// moves it.
+type agentRun struct {
+	provider payload.Provider
+	rng      *rand.Rand
+	tools    []map[string]any
+	system   string
+	messages []map[string]any
+	turn     int
+}
+
+func newAgentRun(p payload.Provider, seed int64) *agentRun {
+	a := &agentRun{provider: p, rng: rand.New(rand.NewSource(seed))}
+	for i, name := range []string{"read_file", "write_file", "edit_file", "bash", "grep", "glob", "list_dir", "web_fetch"} {
+		a.tools = append(a.tools, map[string]any{"name": name,
+			"description": a.prose(300 + 80*i),
+			"input_schema": map[string]any{"type": "object", "required": []string{"path"}, "properties": map[string]any{
+				"path": map[string]any{"type": "string", "description": "The file or directory, relative to the working directory."},
+				"arg":  map[string]any{"type": "string", "description": a.prose(60)}}}})
+	}
+	a.system = "You are a careful coding agent working in /src/app. " + a.prose(6000)
+	return a
+}
+
+var agentWords = strings.Fields("the build test file function error return value package import module config handler request response cache token session call line byte read write edit run check fix change update path main lib server client")
+
+// prose is n bytes or so of words, with a newline now and then.
+func (a *agentRun) prose(n int) string {
+	var b strings.Builder
+	for b.Len() < n {
+		b.WriteString(agentWords[a.rng.Intn(len(agentWords))])
+		if a.rng.Intn(12) == 0 {
+			b.WriteString(".\n")
+		} else {
+			b.WriteByte(' ')
+		}
+	}
+	return b.String()
+}
+
+// code is a file's text of n bytes or so: lines of Go with quotes and
+// tabs, as a tool result holds them.
+func (a *agentRun) code(n int) string {
+	var b strings.Builder
+	for i := 0; b.Len() < n; i++ {
+		fmt.Fprintf(&b, "\tif err := %s(ctx, \"%s\"); err != nil {\n\t\treturn fmt.Errorf(\"%s %d: %%w\", err)\n\t}\n",
+			agentWords[a.rng.Intn(len(agentWords))], agentWords[a.rng.Intn(len(agentWords))], agentWords[a.rng.Intn(len(agentWords))], i)
+	}
+	return b.String()
+}
+
+// result is a tool's output, of a size that varies as agents' do.
+func (a *agentRun) result() string {
+	switch a.rng.Intn(5) {
+	case 0:
+		return a.code(200 + a.rng.Intn(6000)) // a file read
+	case 1:
+		return a.prose(100 + a.rng.Intn(400)) // a listing
+	case 2:
+		return "ok"
+	case 3:
+		return a.code(500+a.rng.Intn(1500)) + "\nFAIL\tgithub.com/x/app\t0.2s" // a test run
+	}
+	return "token ghp_" + strings.Repeat("a1B2", 10) + " found in .env; " + a.prose(200)
+}
+
+// call is the next call's body, with what the assistant answers to it:
+// its text, its tool call, and the answer's body as the provider sends it.
+func (a *agentRun) call() (body []byte, resp Response) {
+	a.turn++
+	if a.turn == 1 || a.rng.Intn(6) == 0 {
+		a.user(a.prose(80 + a.rng.Intn(600)))
+	}
+	var b map[string]any
+	switch a.provider {
+	case payload.Anthropic:
+		for _, m := range a.messages {
+			for _, blk := range m["content"].([]map[string]any) {
+				delete(blk, "cache_control")
+			}
+		}
+		last := a.messages[len(a.messages)-1]["content"].([]map[string]any)
+		last[len(last)-1]["cache_control"] = map[string]any{"type": "ephemeral"}
+		b = map[string]any{"model": "claude-sonnet-4-5", "max_tokens": 8192, "stream": true, "tools": a.tools,
+			"system":   []map[string]any{{"type": "text", "text": a.system, "cache_control": map[string]any{"type": "ephemeral"}}},
+			"messages": a.messages}
+	default:
+		tools := make([]map[string]any, len(a.tools))
+		for i, t := range a.tools {
+			tools[i] = map[string]any{"type": "function", "function": map[string]any{"name": t["name"], "description": t["description"], "parameters": t["input_schema"]}}
+		}
+		b = map[string]any{"model": "gpt-5", "stream": true, "tools": tools,
+			"messages": append([]map[string]any{{"role": "system", "content": a.system}}, a.messages...)}
+	}
+	body, err := json.Marshal(b)
+	if err != nil {
+		panic(err)
+	}
+	text := a.prose(40 + a.rng.Intn(300))
+	tool := a.tools[a.rng.Intn(len(a.tools))]["name"].(string)
+	args := fmt.Sprintf(`{"path":"pkg/%s/%d.go"}`, agentWords[a.rng.Intn(len(agentWords))], a.turn)
+	id := fmt.Sprintf("toolu_%04d", a.turn)
+	out := a.result()
+	var reply []byte
+	switch a.provider {
+	case payload.Anthropic:
+		a.messages = append(a.messages,
+			map[string]any{"role": "assistant", "content": []map[string]any{{"type": "text", "text": text}, {"type": "tool_use", "id": id, "name": tool, "input": json.RawMessage(args)}}},
+			map[string]any{"role": "user", "content": []map[string]any{{"type": "tool_result", "tool_use_id": id, "content": out}}})
+		reply, _ = json.Marshal(map[string]any{"id": fmt.Sprintf("msg_%04d", a.turn), "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+			"content":     []map[string]any{{"type": "text", "text": text}, {"type": "tool_use", "id": id, "name": tool, "input": json.RawMessage(args)}},
+			"stop_reason": "tool_use", "usage": map[string]int{"input_tokens": len(body) / 4, "output_tokens": 80}})
+	default:
+		a.messages = append(a.messages,
+			map[string]any{"role": "assistant", "content": text, "tool_calls": []map[string]any{{"id": id, "type": "function", "function": map[string]any{"name": tool, "arguments": args}}}},
+			map[string]any{"role": "tool", "tool_call_id": id, "content": out})
+		reply, _ = json.Marshal(map[string]any{"id": fmt.Sprintf("chatcmpl-%04d", a.turn), "object": "chat.completion", "model": "gpt-5",
+			"choices": []map[string]any{{"index": 0, "finish_reason": "tool_calls", "message": map[string]any{"role": "assistant", "content": text,
+				"tool_calls": []map[string]any{{"id": id, "type": "function", "function": map[string]any{"name": tool, "arguments": args}}}}}},
+			"usage": map[string]int{"prompt_tokens": len(body) / 4, "completion_tokens": 80}})
+	}
+	resp = Response{Text: text, ToolCalls: []ToolCall{{ID: id, Name: tool, ArgumentsHash: digest.String(args)}},
+		Usage: &Usage{InputTokens: len(body) / 4, OutputTokens: 80}, Body: reply}
+	return body, resp
+}
+
+func (a *agentRun) user(text string) {
+	if a.provider == payload.Anthropic {
+		a.messages = append(a.messages, map[string]any{"role": "user", "content": []map[string]any{{"type": "text", "text": text}}})
+		return
+	}
+	a.messages = append(a.messages, map[string]any{"role": "user", "content": text})
+}
+
+// recordAgent records n calls of an agent's run as the proxy records
+// them (unattributed, with the body and the reply's body), and returns
+// the transcript and each body as sent.
+func recordAgent(tb testing.TB, p payload.Provider, n int, whole bool) ([]byte, [][]byte) {
+	tb.Helper()
+	var buf bytes.Buffer
+	at := time.Date(2026, 12, 7, 9, 0, 0, 0, time.UTC)
+	j := New(&buf, &Options{Session: "agent-" + string(p), Clock: func() time.Time { at = at.Add(1500 * time.Millisecond); return at }})
+	j.wholeBody = whole
+	a := newAgentRun(p, 41)
+	var sent [][]byte
+	for i := range n {
+		body, resp := a.call()
+		pd, err := j.Begin(ctx, Request{Call: fmt.Sprintf("turn-%03d", i+1), Body: body, Provider: p, Unattributed: true})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if err := pd.Finish(ctx, resp, nil); err != nil {
+			tb.Fatal(err)
+		}
+		sent = append(sent, body)
+	}
+	if err := j.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return buf.Bytes(), sent
+}
+
+// newContent is what a run sent that no call of it sent before: the
+// bytes of its distinct segments (tool definitions, system blocks,
+// message blocks, as payload reads them, the cache mark left out), each
+// counted once, worked out from the bodies alone.
+func newContent(t *testing.T, p payload.Provider, bodies [][]byte) int {
+	t.Helper()
+	seen := map[digest.Digest]bool{}
+	total := 0
+	for _, body := range bodies {
+		r, err := payload.Read(body, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts, err := r.Parts()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, part := range parts {
+			var v any
+			if err := json.Unmarshal(part.Raw, &v); err != nil {
+				t.Fatal(err)
+			}
+			if m, ok := v.(map[string]any); ok {
+				delete(m, payload.MarkKey(p))
+			}
+			c, err := pjson.Marshal(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := digest.Bytes(c); !seen[d] {
+				seen[d] = true
+				total += len(c)
+			}
+		}
+	}
+	return total
+}
+
+// A 200-turn agent session, each call resending its history, grows with
+// what each call adds, not with the history: the transcript is at most
+// twice the bytes of the run's new content plus 1 KB a call, every body
+// is rebuilt byte for byte as kept (canonical, redacted), and Verify
+// proves each against its digest. The same run kept whole is quadratic.
+func TestAgentSessionStoresEachSegmentOnce(t *testing.T) {
+	for _, p := range []payload.Provider{payload.Anthropic, payload.OpenAIChat} {
+		t.Run(string(p), func(t *testing.T) {
+			const calls = 200
+			data, sent := recordAgent(t, p, calls, false)
+			fresh := newContent(t, p, sent)
+			sentBytes := 0
+			for _, b := range sent {
+				sentBytes += len(b)
+			}
+			whole, _ := recordAgent(t, p, calls, true)
+			t.Logf("%s: %d calls, %d bytes sent, %d of them new; transcript %d bytes (%.2f× the new content), kept whole %d bytes",
+				p, calls, sentBytes, fresh, len(data), float64(len(data))/float64(fresh), len(whole))
+			if limit := 2*fresh + 1024*calls; len(data) > limit {
+				t.Errorf("transcript %d bytes, over twice the new content plus 1 KB a call (%d)", len(data), limit)
+			}
+			if len(whole) < 10*len(data) {
+				t.Errorf("kept whole %d bytes, segments %d: the measure does not tell them apart", len(whole), len(data))
+			}
+			rep, err := Verify(bytes.NewReader(data), nil)
+			if err != nil || !rep.OK() || len(rep.Calls) != calls || rep.Unattributed != calls {
+				t.Fatalf("verify: %v, %+v", err, rep.Problems)
+			}
+			got, err := Requests(data, rep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, s := range got {
+				want, err := redact.JSON(sent[i])
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(s.Body, want) || s.Provider != p {
+					t.Fatalf("call %d: body rebuilt (%s) is not the body as kept:\n%.300s\nwant\n%.300s", i+1, s.Provider, s.Body, want)
+				}
+			}
+			// The transcript kept whole reads back the same bodies.
+			wrep, err := Verify(bytes.NewReader(whole), nil)
+			if err != nil || !wrep.OK() {
+				t.Fatalf("verify whole: %v", err)
+			}
+			wgot, _ := Requests(whole, wrep)
+			for i := range wgot {
+				if !bytes.Equal(wgot[i].Body, got[i].Body) {
+					t.Fatalf("call %d: the body kept whole and the body kept as segments differ", i+1)
+				}
+			}
+		})
+	}
+}
+
+// A line's body_segments name what is new by content and the rest by
+// number or by a run of the previous call's list: past the first call,
+// no request line restates the history.
+func TestSegmentsLineGrowsWithNewContent(t *testing.T) {
+	data, sent := recordAgent(t, payload.Anthropic, 60, false)
+	n := 0
+	for line := range bytes.Lines(data) {
+		if !bytes.Contains(line, []byte(`"kind":"provider_call_request"`)) {
+			continue
+		}
+		n++
+		if n > 1 && len(line) > len(sent[n-1])-len(sent[n-2])+2048 {
+			t.Errorf("request %d: its line is %d bytes for %d bytes more sent", n, len(line), len(sent[n-1])-len(sent[n-2]))
+		}
+	}
+	if n != 60 {
+		t.Fatalf("%d requests", n)
+	}
+}
+
+// segmentsLines is a short run kept as segments, as lines to edit.
+func segmentsLines(t *testing.T) []string {
+	t.Helper()
+	data, _ := recordAgent(t, payload.Anthropic, 8, false)
+	return strings.SplitAfter(strings.TrimSuffix(string(data), "\n"), "\n")
+}
+
+// Each way body_segments can be wrong is its own rule, with the chain
+// recomputed after the edit (as a forger would): a segment altered, a
+// number no segment has, a run outside the previous list, a segment
+// stored twice, a list that is not one, a body past the line limit.
+func TestSegmentsRules(t *testing.T) {
+	lines := segmentsLines(t)
+	longest := 0
+	for _, l := range lines {
+		longest = max(longest, len(l))
+	}
+	// Line 2 is the first request (every piece new), 4 the second.
+	if !strings.Contains(lines[3], `"body_segments":[[0,`) {
+		t.Fatalf("the second request does not start with a run of the first: %.400s", lines[3])
+	}
+	edit := func(i int, f func(string) string) string {
+		ls := append([]string(nil), lines...)
+		ls[i] = f(ls[i])
+		return rechain(strings.Join(ls, "") + "\n")
+	}
+	for _, tc := range []struct {
+		name string
+		data string
+		o    *Options
+		want manifest.Rule
+	}{
+		{"a segment altered", edit(1, func(l string) string { return strings.Replace(l, "careful coding agent", "careless coding agent", 1) }), nil, RuleBodyContent},
+		{"a number no segment has", edit(3, func(l string) string { return strings.Replace(l, `"body_segments":[`, `"body_segments":[99999,`, 1) }), nil, RuleSegmentMissing},
+		{"a run outside the previous list", edit(3, func(l string) string {
+			return strings.Replace(l, `"body_segments":[[0,`, `"body_segments":[[0,99999],[0,`, 1)
+		}), nil, RuleSegmentRange},
+		{"an empty run", edit(3, func(l string) string { return strings.Replace(l, `"body_segments":[`, `"body_segments":[[3,3],`, 1) }), nil, RuleSegmentRange},
+		{"a segment stored twice", edit(3, func(l string) string { return strings.Replace(l, `"body_segments":[`, `"body_segments":["{",`, 1) }), nil, RuleSegmentRepeated},
+		{"an item of another type", edit(3, func(l string) string { return strings.Replace(l, `"body_segments":[`, `"body_segments":[true,`, 1) }), nil, RuleSegments},
+		{"a number written otherwise", edit(3, func(l string) string { return strings.Replace(l, `"body_segments":[[0,`, `"body_segments":[[0.0,`, 1) }), nil, RuleSegments},
+		{"an empty segment", edit(3, func(l string) string { return strings.Replace(l, `"body_segments":[`, `"body_segments":["",`, 1) }), nil, RuleSegments},
+		{"not a list", edit(3, func(l string) string { return strings.Replace(l, `"body_segments":[`, `"body_segments":"[","x":[`, 1) }), nil, RuleSegments},
+		{"the body kept twice", edit(1, func(l string) string {
+			return strings.Replace(l, `"body_segments":[`, `"body":{},"body_segments":[`, 1)
+		}), nil, RuleBodyTwice},
+		{"a body past the line limit", strings.Join(lines, "") + "\n", &Options{MaxLineBytes: longest + 1}, RuleBodyTooLarge},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := Verify(strings.NewReader(tc.data), tc.o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.OK() {
+				t.Fatal("verified")
+			}
+			var got []manifest.Rule
+			for _, c := range rep.Calls {
+				if c.Problem != nil {
+					got = append(got, c.Problem.Rule)
+					if errors.Is(c.Problem, tc.want) {
+						return
+					}
+				}
+			}
+			t.Errorf("rules %q, want %q", got, tc.want)
+		})
+	}
+}
+
+// A run that copies a previous list past its end, line after line, is
+// refused before it is held: the bodies Verify joins are held to the
+// line limit, so a hostile transcript cannot make it join gigabytes.
+func TestSegmentsDoublingIsBounded(t *testing.T) {
+	bs := newBodies(1 << 20)
+	if _, p := bs.add("s", `["`+strings.Repeat("x", 1000)+`"]`); p != nil {
+		t.Fatal(p)
+	}
+	var p *manifest.RuleError
+	for i := 1; i < 40 && p == nil; i++ {
+		n := len(bs.sessions["s"].prev)
+		_, p = bs.add("s", fmt.Sprintf("[[0,%d],[0,%d]]", n, n))
+	}
+	if p == nil || p.Rule != RuleBodyTooLarge {
+		t.Fatalf("problem %v", p)
+	}
+}
+
+// A transcript written before bodies were kept as segments (each
+// unattributed body whole in request.body, one kept as text) still
+// verifies, signed, and its bodies read back as before.
+func TestBodyV1Transcript(t *testing.T) {
+	data, err := os.ReadFile("testdata/body-v1/body-v1.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := os.ReadFile("testdata/body-v1/bodyv1.pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := note.NewVerifier(strings.TrimSpace(string(pub)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Verify(bytes.NewReader(data), &Options{Verifier: key})
+	if err != nil || !rep.OK() || rep.Unattributed != 3 || rep.SignedBy == "" {
+		t.Fatalf("verify: %v, %+v", err, rep.Problems)
+	}
+	if bytes.Contains(data, []byte("body_segments")) || !bytes.Contains(data, []byte(`"request":{"body":{`)) {
+		t.Fatal("the fixture is not of the format before segments")
+	}
+	got, err := Requests(data, rep)
+	if err != nil || len(got) != 3 {
+		t.Fatalf("%d requests, %v", len(got), err)
+	}
+	for i, s := range got[:2] {
+		if !bytes.Contains(s.Body, []byte(`"text":"where is main? <redacted:github_token:44>"`)) || s.Provider != payload.Anthropic {
+			t.Errorf("call %d: body %s", i+1, s.Body)
+		}
+	}
+	if !strings.HasPrefix(string(got[2].Body), "not json <redacted:github_token:") {
+		t.Errorf("call 3: body %q", got[2].Body)
+	}
+	// An edit of an old body, the chain recomputed, still fails.
+	bad := rechain(strings.Replace(string(data), "where is main?", "where is lib?", 1))
+	if rep, _ := Verify(strings.NewReader(bad), nil); rep.OK() {
+		t.Error("an edited body verified")
+	}
+}
+
+// The writer cuts a block with its cache mark and the same block without
+// it into the same pieces but the mark's own: wherever the mark stands
+// among the block's members.
+func TestMarkCuts(t *testing.T) {
+	for _, tc := range [][2]string{
+		{`{"cache_control":{"type":"ephemeral"},"text":"hi","type":"text"}`, `{"text":"hi","type":"text"}`},
+		{`{"a":1,"cache_control":{},"z":2}`, `{"a":1,"z":2}`},
+		{`{"a":1,"cache_control":{}}`, `{"a":1}`},
+		{`{"cache_control":{}}`, `{}`},
+	} {
+		cut := func(s string) []string {
+			var out []string
+			cuts := markCuts([]int{0, len(s)}, []byte(s), 0, "cache_control")
+			last := 0
+			for _, c := range append(cuts[2:], len(s)) {
+				out = append(out, s[last:c])
+				last = c
+			}
+			return out
+		}
+		marked, plain := cut(tc[0]), cut(tc[1])
+		if strings.Join(marked, "") != tc[0] || strings.Join(plain, "") != tc[1] {
+			t.Fatalf("%q %q", marked, plain)
+		}
+		var rest []string
+		for _, p := range marked {
+			if !strings.Contains(p, "cache_control") {
+				rest = append(rest, p)
+			}
+		}
+		if strings.Join(rest, "|") != strings.Join(plain, "|") {
+			t.Errorf("%s: marked %q, plain %q", tc[0], marked, plain)
+		}
+	}
+}
+
+// FuzzBodySegments: no list, however hostile, panics the reader, and
+// whatever it joins is at most the limit.
+func FuzzBodySegments(f *testing.F) {
+	for _, s := range []string{`["a","b",[0,1],1]`, `[[0,2],"x"]`, `[0,[0,0],-1,1e3,"",{}]`, `[[0,1,2],[1],["a",0]]`} {
+		f.Add(`["{\"a\":","1}"]`, s)
+	}
+	f.Fuzz(func(t *testing.T, first, second string) {
+		bs := newBodies(1 << 12)
+		for _, raw := range []string{first, second, second} {
+			if pjson.Check([]byte(raw), nil) != nil {
+				return
+			}
+			if b, p := bs.add("s", raw); p == nil && len(b) > 1<<12 {
+				t.Fatalf("joined %d bytes", len(b))
+			}
+		}
+	})
+}
