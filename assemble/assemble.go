@@ -130,7 +130,10 @@ type Options struct {
 	// leaves whole; 0 is a quarter of the input budget.
 	KeepRecent int
 	// Summarize, when set, gives a summary for a turn that has none; ""
-	// leaves it to be cleared (a tool result) or kept.
+	// leaves it to be cleared (a tool result) or kept. It is asked when a
+	// turn first leaves the kept window, on every Assemble of the
+	// conversation from then on: it must give the same summary for the
+	// same turn (keep them), or the prefix a cache holds changes.
 	Summarize func(Turn) (string, error)
 
 	// decide, in tests, overrides the strategy at each call: compact or
