@@ -325,45 +325,7 @@ func Run(calls []Call, o *Options) *Analysis {
 	reportedIn := 0 // the whole prompts the providers reported
 	for i := range calls {
 		c := &calls[i]
-		md := modelFor(c.Request.Provider)
-		var v Verdict
-		if md == nil {
-			v = Verdict{Problems: []Finding{{Severity: "warning", Rule: "provider", Message: "no cache model for this provider"}}}
-		} else {
-			scale := 1.0
-			if c.Request.Counter == "estimate" {
-				if s, ok := means[c.Request.Provider]; ok {
-					scale = s
-				}
-				if s, ok := callScale(c); ok {
-					scale = s
-				}
-			}
-			v = md.predict(st, c, scale)
-		}
-		v.Call, v.Line, v.Session = c.Name, c.Line, c.Session
-		if c.Reported != nil {
-			v.Reported = &Tokens{Read: c.Reported.CacheReadTokens, Write: c.Reported.CacheWriteTokens}
-			if short := v.Predicted.Read - v.Reported.Read; short > 0 && len(v.Problems) == 0 && (!v.Estimate || v.Reported.Read == 0 || float64(short) > 0.05*float64(v.Predicted.Read)) {
-				v.Blame = append(v.Blame, Blame{Kind: "unexplained", Path: v.ReadThrough,
-					Reason: fmt.Sprintf("the provider read %d tokens, %d fewer than its rules predict, and nothing changed to explain it (an entry evicted early, another workspace, or a rule read otherwise: docs/caching.md)",
-						v.Reported.Read, v.Predicted.Read-v.Reported.Read),
-					Tokens: v.Predicted.Read - v.Reported.Read})
-			}
-			// An implicit cache reads in 128-token steps, and a count
-			// leaves out the provider's own framing of messages and
-			// tools: a step more than predicted is an ordinary hit.
-			if over := v.Reported.Read - v.Predicted.Read; over > 128 && len(v.Problems) == 0 && (!v.Estimate || float64(over) > 0.05*float64(max(v.Predicted.Read, v.InputTokens))) {
-				// More than the calls before it can have written: the
-				// transcript does not hold every call of the cache (another
-				// client, another proxy), or the report is wrong.
-				v.Blame = append(v.Blame, Blame{Kind: "unexplained", Path: v.ReadThrough,
-					Reason: fmt.Sprintf("the provider read %d tokens, %d more than its rules predict from the calls before it (entries written by calls not in this transcript, or a rule read otherwise: docs/caching.md)",
-						v.Reported.Read, over)})
-			}
-		}
-		priceCall(o.prices(), &v, c)
-		st.beside(c, &v)
+		v := st.verdict(c, means)
 		st.remember(c)
 		a.Verdicts = append(a.Verdicts, v)
 		if c.Reported != nil {
@@ -377,6 +339,57 @@ func Run(calls []Call, o *Options) *Analysis {
 		a.Lint = lintSessions(calls, a, o)
 	}
 	return a
+}
+
+// verdict is c's prediction from the cache the calls before it left in
+// st: the one source of a call's predicted read and write, for Run (cache,
+// explain --request on a recorded call, the proxy's page), Compare (diff
+// --request) and the Predictor alike. An estimated manifest is scaled to
+// the total the provider reported for c, or else to the mean of the
+// provider's reports in means; counted figures stay as they are. The
+// verdict is then held to c's report (an unexplained shortfall or excess),
+// priced, and set beside the provider's own verdict.
+func (st *state) verdict(c *Call, means map[string]float64) Verdict {
+	md := modelFor(c.Request.Provider)
+	var v Verdict
+	if md == nil {
+		v = Verdict{Problems: []Finding{{Severity: "warning", Rule: "provider", Message: "no cache model for this provider"}}}
+	} else {
+		scale := 1.0
+		if c.Request.Counter == "estimate" {
+			if s, ok := means[c.Request.Provider]; ok {
+				scale = s
+			}
+			if s, ok := callScale(c); ok {
+				scale = s
+			}
+		}
+		v = md.predict(st, c, scale)
+	}
+	v.Call, v.Line, v.Session = c.Name, c.Line, c.Session
+	if c.Reported != nil {
+		v.Reported = &Tokens{Read: c.Reported.CacheReadTokens, Write: c.Reported.CacheWriteTokens}
+		if short := v.Predicted.Read - v.Reported.Read; short > 0 && len(v.Problems) == 0 && (!v.Estimate || v.Reported.Read == 0 || float64(short) > 0.05*float64(v.Predicted.Read)) {
+			v.Blame = append(v.Blame, Blame{Kind: "unexplained", Path: v.ReadThrough,
+				Reason: fmt.Sprintf("the provider read %d tokens, %d fewer than its rules predict, and nothing changed to explain it (an entry evicted early, another workspace, or a rule read otherwise: docs/caching.md)",
+					v.Reported.Read, v.Predicted.Read-v.Reported.Read),
+				Tokens: v.Predicted.Read - v.Reported.Read})
+		}
+		// An implicit cache reads in 128-token steps, and a count
+		// leaves out the provider's own framing of messages and
+		// tools: a step more than predicted is an ordinary hit.
+		if over := v.Reported.Read - v.Predicted.Read; over > 128 && len(v.Problems) == 0 && (!v.Estimate || float64(over) > 0.05*float64(max(v.Predicted.Read, v.InputTokens))) {
+			// More than the calls before it can have written: the
+			// transcript does not hold every call of the cache (another
+			// client, another proxy), or the report is wrong.
+			v.Blame = append(v.Blame, Blame{Kind: "unexplained", Path: v.ReadThrough,
+				Reason: fmt.Sprintf("the provider read %d tokens, %d more than its rules predict from the calls before it (entries written by calls not in this transcript, or a rule read otherwise: docs/caching.md)",
+					v.Reported.Read, over)})
+		}
+	}
+	priceCall(st.opts.prices(), &v, c)
+	st.beside(c, &v)
+	return v
 }
 
 func orDefault(o *Options) *Options {
@@ -711,16 +724,12 @@ func NewPredictor(o *Options) *Predictor {
 }
 
 // Predict predicts c from the calls before it and adds it to the cache.
-// Its estimates are not scaled (no report has come for it yet).
+// Its estimates are scaled only to a report given with it: a call
+// predicted as it is sent has none yet.
 func (p *Predictor) Predict(c Call) Verdict {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	v := Verdict{Call: c.Name, Line: c.Line, Session: c.Session}
-	if md := modelFor(c.Request.Provider); md != nil {
-		v = md.predict(p.st, &c, 1)
-		v.Call, v.Line, v.Session = c.Name, c.Line, c.Session
-	}
-	priceCall(p.st.opts.prices(), &v, &c)
+	v := p.st.verdict(&c, nil)
 	p.st.remember(&c)
 	return v
 }

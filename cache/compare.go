@@ -28,12 +28,16 @@ type Comparison struct {
 }
 
 // Compare compares b's request with a's (diff --request); their names
-// are the ones its blame and WriteText give them. At and the reports are
-// not read: B is predicted as sent one second after A.
+// are the ones its blame and WriteText give them. At is not read: B is
+// predicted as sent one second after A. The reports are: a recorded
+// call's estimates are scaled to what its provider reported, and what A
+// reported writing is what B can read, so B's figures are the ones Run
+// gives it (cache --transcript) when A is the call before it.
 func Compare(a, b Call, o *Options) *Comparison {
 	d := Diverge(a.Request, b.Request)
 	at := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
-	v := Run([]Call{{Name: a.Name, At: at, Request: a.Request}, {Name: b.Name, At: at.Add(time.Second), Request: b.Request}}, o).Verdicts[1]
+	v := Run([]Call{{Name: a.Name, At: at, Request: a.Request, Reported: a.Reported},
+		{Name: b.Name, At: at.Add(time.Second), Request: b.Request, Reported: b.Reported}}, o).Verdicts[1]
 	return &Comparison{Divergence: d, KeepsPrefix: d.Index == len(a.Request.Segments) && d.Reason == "",
 		Predicted: v.Predicted, Estimate: v.Estimate, Blame: v.Blame,
 		segmentsA: len(a.Request.Segments), provider: b.Request.Provider, aName: a.Name, bName: b.Name}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/promptloom/promptloom/cache"
 	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/harn/options"
 	"github.com/promptloom/promptloom/payload"
@@ -80,6 +81,9 @@ func runDiff(e *env, args []string) int {
 		pl, err := pipelineOpts()
 		if err != nil {
 			return e.flagError(fs, "diff", err)
+		}
+		if *transcript != "" {
+			return e.diffRecordedRequests(pos, wf, *format, *transcript, calls)
 		}
 		return e.diffRequest(pos, wf, *format, *transcript, calls, pl)
 	}
@@ -166,6 +170,47 @@ func runDiff(e *env, args []string) int {
 		return e.fail("diff: %v", err)
 	}
 	if d.Identical {
+		return ExitOK
+	}
+	return ExitFail
+}
+
+// diffRecordedRequests is diff --request --transcript FILE --call A
+// --call B: where B leaves A's prefix, and what that costs under the
+// provider's cache. The calls go with what their provider reported, so
+// B's predicted read and write are scaled as cache --transcript scales
+// them: for B after the call before it, the figures cache gives it. Exit
+// 0 when B keeps A's whole prefix, 1 when it leaves it.
+func (e *env) diffRecordedRequests(pos []string, w *wholeFlags, format, transcript string, calls []string) int {
+	if err := oneOf("format", format, "text", "json"); err != nil {
+		return e.fail("diff: --request: %v", err)
+	}
+	if len(calls) != 2 || len(pos) > 0 {
+		return e.fail("diff: --transcript FILE --call A --call B --request compares two recorded calls' whole requests: give --call twice and no file")
+	}
+	rs, err := e.recordedRequests(transcript)
+	if err != nil {
+		return e.fail("diff: %v", err)
+	}
+	ra, err := pickCall(rs, calls[0])
+	var rb *cache.Recorded
+	if err == nil {
+		rb, err = pickCall(rs, calls[1])
+	}
+	if err != nil {
+		return e.fail("diff: %s: %v", shown(transcript), err)
+	}
+	c := cache.Compare(cache.Call{Name: calls[0], Request: ra.Request, Reported: ra.Report.Usage},
+		cache.Call{Name: calls[1], Request: rb.Request, Reported: rb.Report.Usage}, w.cacheOptions())
+	if format == "json" {
+		err = c.WriteJSON(e.stdout)
+	} else {
+		err = c.WriteText(e.stdout)
+	}
+	if err != nil {
+		return e.fail("diff: %v", err)
+	}
+	if c.KeepsPrefix {
 		return ExitOK
 	}
 	return ExitFail
