@@ -1,6 +1,7 @@
 package cache_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,11 +17,13 @@ import (
 
 // explain --request's page, as Chromium builds it: a row a segment in
 // cache order, shaded by section, each with its path and origin on hover,
-// the breakpoints listed.
+// the breakpoints listed, and each segment's content folded under its
+// heading, escaped.
 func TestRequestPageInChromium(t *testing.T) {
 	bin := chromiumtest.Find(t)
 	a := fakecache.NewAgent()
-	m, err := request.New(a.Turn("Where is main? <script>alert(1)</script>"), payload.Anthropic, nil)
+	body := a.Turn("Where is main? <script>alert(1)</script>")
+	m, err := request.New(body, payload.Anthropic, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +32,9 @@ func TestRequestPageInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cache.Explain(m, nil, nil, true).WriteHTML(f, "body.json"); err != nil {
+	x := cache.Explain(m, nil, nil, true)
+	x.Body = body
+	if err := x.WriteHTML(f, "body.json"); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
@@ -49,5 +54,19 @@ func TestRequestPageInChromium(t *testing.T) {
 	}
 	if strings.Count(dom, `<li><code>/`) != 3 || strings.Contains(dom, "<script>alert") {
 		t.Errorf("breakpoints or escaping: %s", dom)
+	}
+	folds := regexp.MustCompile(`(?s)<details id="segment-(\d+)" class="(tools|system|messages)( bp)?"><summary>(.*?)</summary>(.*?)</details>`).FindAllStringSubmatch(dom, -1)
+	if len(folds) != len(m.Segments) {
+		t.Fatalf("%d segments folded in the DOM, %d segments", len(folds), len(m.Segments))
+	}
+	for i, d := range folds {
+		s := m.Segments[i]
+		if d[1] != fmt.Sprint(i+1) || d[2] != s.Section || !strings.Contains(d[4], s.Path) || !strings.Contains(d[5], "<pre") {
+			t.Errorf("fold %d: %q", i, d[0])
+		}
+	}
+	if !strings.Contains(folds[3][5], "Tool 3 does its one thing well.") || !strings.Contains(folds[13][5], "Read a file before you edit it.") ||
+		!strings.Contains(folds[len(folds)-1][5], "Where is main? &lt;script&gt;alert(1)&lt;/script&gt;") {
+		t.Errorf("a tool's, a system block's or the message's words are not in their folds")
 	}
 }
