@@ -3,6 +3,7 @@ package assemble
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/promptloom/promptloom/digest"
 	pjson "github.com/promptloom/promptloom/internal/json"
@@ -67,5 +68,36 @@ func BenchmarkReadAssemble(b *testing.B) {
 		if _, err := Assemble(c, nil); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkRatio alternates assembling each session with one parse and
+// one hash of its file, and reports the ratio of the fastest of each
+// (x-parse+hash) and the fastest assembly per turn (ns/turn): on a shared
+// machine the fastest runs are the ones least disturbed. The ratio should
+// stay near 1 and ns/turn flat as the turns grow.
+func BenchmarkRatio(b *testing.B) {
+	for _, n := range []int{100, 200, 400, 800} {
+		c := benchSession(n)
+		data := fileOf(b, c)
+		b.Run(fmt.Sprintf("turns=%d", n), func(b *testing.B) {
+			best, yard := time.Duration(1<<62), time.Duration(1<<62)
+			for b.Loop() {
+				t0 := time.Now()
+				if _, err := Assemble(c, nil); err != nil {
+					b.Fatal(err)
+				}
+				best = min(best, time.Since(t0))
+				t0 = time.Now()
+				if err := pjson.Check(data, nil); err != nil {
+					b.Fatal(err)
+				}
+				digest.Bytes(data)
+				yard = min(yard, time.Since(t0))
+			}
+			b.ReportMetric(float64(best)/float64(yard), "x-parse+hash")
+			b.ReportMetric(float64(best.Nanoseconds())/float64(n), "ns/turn")
+			b.ReportMetric(float64(len(data)), "file-bytes")
+		})
 	}
 }

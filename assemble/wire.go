@@ -92,7 +92,9 @@ func (w wire) unit(t *Turn, alt string) []byte {
 	if alt != "" {
 		text = alt
 	}
-	var b []byte
+	// Sized once: a tool result of 30 KB would otherwise grow its buffer
+	// a dozen times.
+	b := make([]byte, 0, len(text)+len(text)/16+len(t.Input)+len(t.Call)+len(t.Tool)+96)
 	switch w.p {
 	case payload.Anthropic:
 		switch t.Kind {
