@@ -15,6 +15,7 @@ var examples = map[string]string{
 	"proxy":                "promptloom proxy --upstream https://api.anthropic.com --transcript run.jsonl",
 	"cache":                "promptloom cache --transcript run.jsonl --strict",
 	"assemble":             "promptloom assemble --format body conversation.json > body.json",
+	"replay":               "promptloom replay --transcript run.jsonl --assemble --window 48000 --write bodies",
 	"explain":              "promptloom explain --lint --strict opts.json",
 	"manifest":             "promptloom manifest --hash opts.json",
 	"diff":                 "promptloom diff opts.json --without-tool todo",
@@ -36,6 +37,7 @@ var examples = map[string]string{
 var summaries = map[string]string{
 	"proxy":      "a gateway any harness points its SDK's base URL at: every model call held to its prompt, journaled whole, and shown on a live page",
 	"assemble":   "assemble a conversation (tools, system fragments, turns) into its latest call's request body, compacted as the provider's cache prices it, every part accounted for",
+	"replay":     "assemble each recorded call again from its turns, and show it beside the call as recorded: tokens, cache reads and writes, cost",
 	"cache":      "predict each recorded call's prompt-cache read and write from the calls before it, beside what the provider reported, and blame every miss",
 	"demo":       "run a built-in scenario: prompt-guidance (a prompt explained) or negotiation (an event log, recorded)",
 	"diff":       "compare two prompts, or a prompt and one derived from it, fragment by fragment",
