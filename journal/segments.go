@@ -36,34 +36,75 @@ import (
 // another could not be verified, exported or proved alone.
 
 // bodyPieces cuts kept, a body as the transcript keeps it (canonical
-// JSON), into the pieces the writer stores: at the edges of its parts as
-// payload reads them (a body payload cannot read is one piece), and
-// around each part's cache mark.
-func bodyPieces(kept []byte, p payload.Provider) [][]byte {
-	whole := [][]byte{kept}
-	r, err := payload.Read(kept, p)
-	if err != nil {
-		return whole
-	}
-	parts, err := r.Parts()
-	if err != nil {
-		return whole
-	}
-	mark := payload.MarkKey(r.Provider)
-	cuts := make([]int, 0, 2*len(parts)+2)
-	for _, part := range parts {
-		if len(part.Raw) == 0 {
-			continue
+// JSON, so valid), into the pieces the writer stores: around each item of
+// its top-level arrays (messages, tools, system blocks, input items,
+// contents) and each item of an array one of their members holds (a
+// message's content blocks, its tool calls, Gemini's parts): the
+// segments of every provider's shape, found without knowing which it is.
+// Within each such object, the pieces are cut around its cache mark too.
+// An item within the first head bytes, which before (an earlier body)
+// starts with too, is cut where before was cut, without reading it again.
+func bodyPieces(kept []byte, before *segmented, head int) [][]byte {
+	s := unsafe.String(unsafe.SliceData(kept), len(kept))
+	cuts := make([]int, 0, 64)
+	cutItems := func(arr string, base int, deeper bool) {
+		it := pjson.NewIter(arr)
+		for {
+			_, _, item, at, ok := it.Next()
+			if !ok {
+				return
+			}
+			at += base
+			cuts = append(cuts, at, at+len(item))
+			if before != nil && at+len(item) <= head {
+				i, _ := slices.BinarySearch(before.starts, at+1)
+				for ; i < len(before.starts) && before.starts[i] < at+len(item); i++ {
+					cuts = append(cuts, before.starts[i])
+				}
+				continue
+			}
+			if item[0] != '{' {
+				continue
+			}
+			for _, mark := range markKeys {
+				cuts = markCuts(cuts, kept[at:at+len(item)], at, mark)
+			}
+			if !deeper {
+				continue
+			}
+			in := pjson.NewIter(item)
+			for {
+				_, _, v, vAt, ok := in.Next()
+				if !ok {
+					break
+				}
+				if v[0] == '[' {
+					sub := pjson.NewIter(v)
+					for {
+						_, _, x, xAt, ok := sub.Next()
+						if !ok {
+							break
+						}
+						xAt += at + vAt
+						cuts = append(cuts, xAt, xAt+len(x))
+						if x[0] == '{' {
+							for _, mark := range markKeys {
+								cuts = markCuts(cuts, kept[xAt:xAt+len(x)], xAt, mark)
+							}
+						}
+					}
+				}
+			}
 		}
-		// Raw is a slice of the body (capped at its end): where it starts
-		// is how far its first byte is from the body's.
-		off := int(uintptr(unsafe.Pointer(unsafe.SliceData(part.Raw))) - uintptr(unsafe.Pointer(unsafe.SliceData(kept))))
-		if off < 0 || off+len(part.Raw) > len(kept) || &kept[off] != &part.Raw[0] {
-			continue // not a slice of the body: nothing says where it is
+	}
+	top := pjson.NewIter(s)
+	for {
+		_, _, v, at, ok := top.Next()
+		if !ok {
+			break
 		}
-		cuts = append(cuts, off, off+len(part.Raw))
-		if mark != "" && part.Raw[0] == '{' {
-			cuts = markCuts(cuts, part.Raw, off, mark)
+		if v[0] == '[' {
+			cutItems(v, at, true)
 		}
 	}
 	slices.Sort(cuts)
@@ -77,6 +118,10 @@ func bodyPieces(kept []byte, p payload.Provider) [][]byte {
 	}
 	return append(out, kept[last:])
 }
+
+// markKeys are the members by which providers mark a block's cache
+// breakpoint.
+var markKeys = []string{payload.MarkKey(payload.Anthropic), payload.MarkKey(payload.OpenAIChat)}
 
 // markCuts adds to cuts where obj (canonical JSON, at off in the body)
 // is cut so that the same object with and without its member mark share
@@ -119,22 +164,90 @@ func markCuts(cuts []int, obj []byte, off int, mark string) []int {
 type segmentWriter struct {
 	index map[digest.Digest]int32
 	prev  []int32
+	// last is the last body written as segments, cut and hashed: the
+	// next body shares most of it (the history it resends), and a piece
+	// of the same bytes at the same place needs no hashing again.
+	last *segmented
 }
 
 // segmented is a body cut into pieces, with their digests: the costly
-// part, done before the journal's lock is taken.
+// part, done before the journal's lock is taken. It is not changed once
+// made.
 type segmented struct {
+	body    []byte
 	pieces  [][]byte
+	starts  []int // where each piece starts in body
 	digests []digest.Digest
 }
 
-func cutBody(kept []byte, p payload.Provider) *segmented {
-	s := &segmented{pieces: bodyPieces(kept, p)}
+// cutBody cuts and hashes kept, taking the digest of each piece that
+// before (an earlier body, or nil) holds with the same bytes at the same
+// distance from the start (the history) or from the end (what follows
+// the messages): only the rest is hashed.
+func cutBody(kept []byte, before *segmented) *segmented {
+	head, tail, shift := 0, 0, 0
+	if before != nil {
+		head = commonPrefix(kept, before.body)
+		tail = commonSuffix(kept[head:], before.body[min(head, len(before.body)):])
+		shift = len(before.body) - len(kept)
+	}
+	s := &segmented{body: kept, pieces: bodyPieces(kept, before, head)}
 	s.digests = make([]digest.Digest, len(s.pieces))
+	s.starts = make([]int, len(s.pieces))
+	at := 0
 	for i, piece := range s.pieces {
-		s.digests[i] = digest.Bytes(piece)
+		s.starts[i] = at
+		end := at + len(piece)
+		d, ok := digest.Digest{}, false
+		switch {
+		case end <= head:
+			d, ok = before.digestAt(at, end)
+		case at >= len(kept)-tail:
+			d, ok = before.digestAt(at+shift, end+shift)
+		}
+		if !ok {
+			d = digest.Bytes(piece)
+		}
+		s.digests[i] = d
+		at = end
 	}
 	return s
+}
+
+// digestAt is the digest of s's piece from a to z, if it has one there.
+func (s *segmented) digestAt(a, z int) (digest.Digest, bool) {
+	i, found := slices.BinarySearch(s.starts, a)
+	if !found || a+len(s.pieces[i]) != z {
+		return digest.Digest{}, false
+	}
+	return s.digests[i], true
+}
+
+// commonPrefix is how many bytes a and b start with alike, compared a
+// block at a time.
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	i := 0
+	for i+4096 <= n && string(a[i:i+4096]) == string(b[i:i+4096]) {
+		i += 4096
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+// commonSuffix is how many bytes a and b end with alike.
+func commonSuffix(a, b []byte) int {
+	n := min(len(a), len(b))
+	i := 0
+	for i+4096 <= n && string(a[len(a)-i-4096:len(a)-i]) == string(b[len(b)-i-4096:len(b)-i]) {
+		i += 4096
+	}
+	for i < n && a[len(a)-1-i] == b[len(b)-1-i] {
+		i++
+	}
+	return i
 }
 
 // segmentsWritten is a body_segments built and not yet written: commit
@@ -142,6 +255,7 @@ func cutBody(kept []byte, p payload.Provider) *segmented {
 type segmentsWritten struct {
 	added []digest.Digest
 	list  []int32
+	body  *segmented
 }
 
 // encode appends s's body_segments to b, against w's state: the pieces
@@ -149,7 +263,7 @@ type segmentsWritten struct {
 // pair, so that the line grows with what is new, not with the history.
 func (w *segmentWriter) encode(b []byte, s *segmented) ([]byte, *segmentsWritten) {
 	next := int32(len(w.index))
-	st := &segmentsWritten{list: make([]int32, len(s.pieces))}
+	st := &segmentsWritten{list: make([]int32, len(s.pieces)), body: s}
 	fresh := make([]bool, len(s.pieces))
 	var added map[digest.Digest]int32
 	for i, d := range s.digests {
@@ -236,11 +350,11 @@ func (w *segmentWriter) commit(st *segmentsWritten) {
 	for _, d := range st.added {
 		w.index[d] = int32(len(w.index))
 	}
-	w.prev = st.list
+	w.prev, w.last = st.list, st.body
 }
 
 // reset forgets the session's pieces: its session starts again.
-func (w *segmentWriter) reset() { w.index, w.prev = nil, nil }
+func (w *segmentWriter) reset() { w.index, w.prev, w.last = nil, nil, nil }
 
 // bodies rebuilds the bodies kept as segments, session by session, for
 // Verify and Requests alike: the one reader of body_segments.

@@ -485,3 +485,47 @@ func FuzzBodySegments(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkWriteAgentSession writes the 200 calls of an agent's run (as
+// the proxy records them) kept whole, as transcripts before segments
+// were, and kept as segments: the transcript's bytes and each call's
+// cost (Begin and Finish), side by side in one run.
+func BenchmarkWriteAgentSession(b *testing.B) {
+	const calls = 200
+	a := newAgentRun(payload.Anthropic, 41)
+	bodies, resps := make([][]byte, calls), make([]Response, calls)
+	for i := range calls {
+		bodies[i], resps[i] = a.call()
+	}
+	for _, whole := range []bool{true, false} {
+		name := "segments"
+		if whole {
+			name = "whole"
+		}
+		b.Run(name, func(b *testing.B) {
+			var size int64
+			for b.Loop() {
+				w := &countingWriter{}
+				j := New(w, &Options{Session: "bench"})
+				j.wholeBody = whole
+				for i := range calls {
+					p, err := j.Begin(ctx, Request{Call: "c", Body: bodies[i], Provider: payload.Anthropic, Unattributed: true})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := p.Finish(ctx, resps[i], nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+				j.Close()
+				size = w.n
+			}
+			b.ReportMetric(float64(size), "transcript-bytes")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*calls), "ns/call")
+		})
+	}
+}
+
+type countingWriter struct{ n int64 }
+
+func (w *countingWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); return len(p), nil }
