@@ -3,6 +3,7 @@ package cache
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -18,8 +19,10 @@ import (
 // --transcript (Compare of the call with the one before it, each with
 // its report), the proxy's page (Run over the session's calls, their
 // manifests made from the bodies as sent, not as the transcript keeps
-// them, redacted) and a Predictor given the reports. Each says the
-// figure is an estimate.
+// them, redacted) and a Predictor given the reports. A secret in the
+// history, and one in the tail after the last breakpoint, count alike in
+// the body and in the transcript's redacted copy. Each says the figure is
+// an estimate.
 func TestOneFigureForOneWrite(t *testing.T) {
 	fake := newFake(1024)
 	a := fakecache.NewAgent()
@@ -53,11 +56,20 @@ func TestOneFigureForOneWrite(t *testing.T) {
 	// page's manifest counts it as sent.
 	jwt := "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
 	send("1", a.Turn(strings.Repeat("Please look at the parser and tell me what it does. ", 3)))
-	a.Answer("It parses. The token was " + jwt + ".")
+	a.Answer("It parses. The token was " + jwt + " then.")
 	send("2", a.Turn("And the lexer?"))
 	a.Answer("It lexes.")
 	a.Tools[3]["description"] = "Run a shell command, carefully."
-	send("3", a.Turn("Now run the tests, with "+jwt+" in the environment."))
+	a.Turn("Now run the tests.")
+	// The secret again, after the breakpoint this time: in the tail
+	// that is sent and not cached.
+	last := a.Messages[len(a.Messages)-1]
+	last["content"] = append(last["content"].([]map[string]any), map[string]any{"type": "text", "text": "The environment has " + jwt + " in it."})
+	body, err := json.Marshal(map[string]any{"model": a.Model, "max_tokens": 1024, "tools": a.Tools, "system": a.System, "messages": a.Messages})
+	if err != nil {
+		t.Fatal(err)
+	}
+	send("3", body)
 	j.Close()
 
 	rep, err := journal.Verify(bytes.NewReader(buf.Bytes()), nil)
@@ -68,8 +80,10 @@ func TestOneFigureForOneWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rs[2].Request.Tokens == page[2].Request.Tokens {
-		t.Fatal("the transcript's copy counts as the body sent: the secret did not change the count, and the test shows nothing")
+	for i := range rs {
+		if rs[i].Request.Tokens != page[i].Request.Tokens {
+			t.Errorf("call %d: the transcript's copy counts %d tokens, the body as sent %d", i+1, rs[i].Request.Tokens, page[i].Request.Tokens)
+		}
 	}
 	transcript := Run(Calls(rs), nil)
 	sessionPage := Run(page, nil)

@@ -194,9 +194,9 @@ func FromPayload(r *payload.Request, o *Options) (*Manifest, error) {
 			// the provider renders, and a transcript keeps it canonical.
 			tokens = count(unsafe.String(unsafe.SliceData(red), len(red)))
 		case name == "estimate":
-			tokens = (unquotedLen(text) + 3) / 4 // estimate's rule, without decoding
+			tokens = (unquotedLen(redactedText(red, text)) + 3) / 4 // estimate's rule, without decoding
 		default:
-			tokens = count(pjson.Unquote(text))
+			tokens = count(pjson.Unquote(redactedText(red, text)))
 		}
 		m.Segments = append(m.Segments, Segment{Section: p.Section, Path: p.Path, Role: p.Role, Type: p.Type, Name: p.Name,
 			Bytes: len(p.Raw), Digest: digest.Bytes(red), Tokens: tokens, Cache: p.Cache, text: text, quoted: quoted, raw: p.Raw})
@@ -204,6 +204,22 @@ func FromPayload(r *payload.Request, o *Options) (*Manifest, error) {
 	m.total()
 	m.ContentHash, err = m.hash()
 	return m, err
+}
+
+// redactedText is a text part's text as its tokens are counted: redacted,
+// as the digest's input red holds it (its string, or its text member),
+// so a body as sent and the transcript's redacted copy of it count alike
+// and every command gives one call one figure. raw, the text as sent, is
+// what is left when red holds no text.
+func redactedText(red []byte, raw string) string {
+	s := unsafe.String(unsafe.SliceData(red), len(red))
+	if s != "" && s[0] == '"' {
+		return s
+	}
+	if v, ok := field(s, "text"); ok && v != "" && v[0] == '"' {
+		return v
+	}
+	return raw
 }
 
 // unquotedLen is the length of a JSON string token's text, decoded. The
