@@ -41,18 +41,32 @@ import (
 // contents) and each item of an array one of their members holds (a
 // message's content blocks, its tool calls, Gemini's parts): the
 // segments of every provider's shape, found without knowing which it is.
-// Within each such object, the pieces are cut around its cache mark too.
-// An item within the first head bytes, which before (an earlier body)
-// starts with too, is cut where before was cut, without reading it again.
-func bodyPieces(kept []byte, before *segmented, head int) [][]byte {
+// A block (an item holding no array it is cut into) is cut around its
+// cache mark too, by each of marks. An item within the first head bytes,
+// which before (an earlier body) starts with too, is cut where before was
+// cut, without reading it again.
+func bodyPieces(kept []byte, marks []string, before *segmented, head int) [][]byte {
 	s := unsafe.String(unsafe.SliceData(kept), len(kept))
 	cuts := make([]int, 0, 64)
-	cutItems := func(arr string, base int, deeper bool) {
+	block := func(obj string, at int) {
+		for _, mark := range marks {
+			cuts = markCuts(cuts, kept[at:at+len(obj)], at, mark)
+		}
+	}
+	top := pjson.NewIter(s)
+	for {
+		_, _, arr, base, ok := top.Next()
+		if !ok {
+			break
+		}
+		if arr[0] != '[' {
+			continue
+		}
 		it := pjson.NewIter(arr)
 		for {
 			_, _, item, at, ok := it.Next()
 			if !ok {
-				return
+				break
 			}
 			at += base
 			cuts = append(cuts, at, at+len(item))
@@ -66,45 +80,33 @@ func bodyPieces(kept []byte, before *segmented, head int) [][]byte {
 			if item[0] != '{' {
 				continue
 			}
-			for _, mark := range markKeys {
-				cuts = markCuts(cuts, kept[at:at+len(item)], at, mark)
-			}
-			if !deeper {
-				continue
-			}
+			nested := false
 			in := pjson.NewIter(item)
 			for {
 				_, _, v, vAt, ok := in.Next()
 				if !ok {
 					break
 				}
-				if v[0] == '[' {
-					sub := pjson.NewIter(v)
-					for {
-						_, _, x, xAt, ok := sub.Next()
-						if !ok {
-							break
-						}
-						xAt += at + vAt
-						cuts = append(cuts, xAt, xAt+len(x))
-						if x[0] == '{' {
-							for _, mark := range markKeys {
-								cuts = markCuts(cuts, kept[xAt:xAt+len(x)], xAt, mark)
-							}
-						}
+				if v[0] != '[' {
+					continue
+				}
+				nested = true
+				sub := pjson.NewIter(v)
+				for {
+					_, _, x, xAt, ok := sub.Next()
+					if !ok {
+						break
+					}
+					xAt += at + vAt
+					cuts = append(cuts, xAt, xAt+len(x))
+					if x[0] == '{' {
+						block(x, xAt)
 					}
 				}
 			}
-		}
-	}
-	top := pjson.NewIter(s)
-	for {
-		_, _, v, at, ok := top.Next()
-		if !ok {
-			break
-		}
-		if v[0] == '[' {
-			cutItems(v, at, true)
+			if !nested {
+				block(item, at)
+			}
 		}
 	}
 	slices.Sort(cuts)
@@ -119,9 +121,17 @@ func bodyPieces(kept []byte, before *segmented, head int) [][]byte {
 	return append(out, kept[last:])
 }
 
-// markKeys are the members by which providers mark a block's cache
-// breakpoint.
-var markKeys = []string{payload.MarkKey(payload.Anthropic), payload.MarkKey(payload.OpenAIChat)}
+// marksOf are the members by which a body of shape p marks a block's
+// cache breakpoint: every provider's, when p is not known.
+func marksOf(p payload.Provider) []string {
+	if p != payload.Auto {
+		if m := payload.MarkKey(p); m != "" {
+			return []string{m}
+		}
+		return nil
+	}
+	return []string{payload.MarkKey(payload.Anthropic), payload.MarkKey(payload.OpenAIChat)}
+}
 
 // markCuts adds to cuts where obj (canonical JSON, at off in the body)
 // is cut so that the same object with and without its member mark share
@@ -180,18 +190,18 @@ type segmented struct {
 	digests []digest.Digest
 }
 
-// cutBody cuts and hashes kept, taking the digest of each piece that
+// cutBody cuts and hashes kept, a body of shape p, taking the digest of each piece that
 // before (an earlier body, or nil) holds with the same bytes at the same
 // distance from the start (the history) or from the end (what follows
 // the messages): only the rest is hashed.
-func cutBody(kept []byte, before *segmented) *segmented {
+func cutBody(kept []byte, p payload.Provider, before *segmented) *segmented {
 	head, tail, shift := 0, 0, 0
 	if before != nil {
 		head = commonPrefix(kept, before.body)
 		tail = commonSuffix(kept[head:], before.body[min(head, len(before.body)):])
 		shift = len(before.body) - len(kept)
 	}
-	s := &segmented{body: kept, pieces: bodyPieces(kept, before, head)}
+	s := &segmented{body: kept, pieces: bodyPieces(kept, marksOf(p), before, head)}
 	s.digests = make([]digest.Digest, len(s.pieces))
 	s.starts = make([]int, len(s.pieces))
 	at := 0

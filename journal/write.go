@@ -360,10 +360,14 @@ func (j *Journal) prepareUnattributed(req Request) (*prepared, error) {
 			// refuse is not written.
 			return nil, &lineTooLarge{call: req.Call, what: "request body", n: len(body), limit: j.maxLine}
 		}
+		shape := req.Provider
+		if req.Payload != nil {
+			shape = req.Payload.Provider
+		}
 		j.mu.Lock()
 		last := j.segs.last
 		j.mu.Unlock()
-		pre.seg = cutBody(body, last)
+		pre.seg = cutBody(body, shape, last)
 		// The members around body_segments, in key order.
 		member("body_bytes", strconv.AppendInt(nil, int64(len(req.Body)), 10))
 		member("body_content_hash", pjson.AppendString(nil, hash))
