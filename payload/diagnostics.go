@@ -3,6 +3,7 @@ package payload
 import (
 	"bytes"
 	"strings"
+	"unicode/utf8"
 
 	pjson "github.com/promptloom/promptloom/internal/json"
 )
@@ -128,10 +129,16 @@ func openAIVerdict(u *Usage, d node) {
 // The rest of the body is its bytes as read, the member added before the
 // object's closing brace. added is false, and body is the body as read,
 // when nothing was added: another shape (OpenAI Chat, Gemini: no
-// diagnostics documented), a request that asks already (its own
+// diagnostics documented), an id that is not UTF-8, a request that asks
+// already (its own
 // diagnostics or comparison_response_id is kept, not replaced), or a
 // prompt_cache_options that is not an object (the provider's to judge).
 func (r *Request) AskDiagnostics(previous string) (body []byte, header, value string, added bool) {
+	if r.root == nil || !utf8.ValidString(previous) {
+		// Not a Request Read made; or an id no provider gave (a body
+		// must be UTF-8, and the id is written as it is).
+		return r.body, "", "", false
+	}
 	switch r.Provider {
 	case Anthropic:
 		if r.root.get(anthropicDiagnostics).exists() {

@@ -161,3 +161,39 @@ func TestAskDiagnosticsIDReadsBack(t *testing.T) {
 		t.Errorf("read back %+v from %s", got, body)
 	}
 }
+
+// Whatever body Read accepts, the body AskDiagnostics gives back reads as
+// the same shape, and holds what it says it added.
+func FuzzAskDiagnostics(f *testing.F) {
+	f.Add([]byte(`{"model":"claude-x","messages":[]}`), "msg_1", true)
+	f.Add([]byte(`{"input":"hi","prompt_cache_options":{"mode":"explicit"}}`), "resp_1", false)
+	f.Add([]byte(` {} `), "", true)
+	f.Fuzz(func(t *testing.T, body []byte, previous string, anthropic bool) {
+		p := OpenAIResponses
+		if anthropic {
+			p = Anthropic
+		}
+		r, err := Read(body, p)
+		if err != nil {
+			return
+		}
+		out, _, _, added := r.AskDiagnostics(previous)
+		back, err := Read(out, p)
+		if err != nil {
+			t.Fatalf("%s, asked against %q: %s reads no more: %v", body, previous, out, err)
+		}
+		if !added {
+			if string(out) != string(body) {
+				t.Fatalf("nothing added, yet %s became %s", body, out)
+			}
+			return
+		}
+		key := anthropicDiagnostics
+		if p == OpenAIResponses {
+			key = openAIOptions
+		}
+		if !back.root.get(key).isObject() {
+			t.Fatalf("%s: no %s object in %s", body, key, out)
+		}
+	})
+}
