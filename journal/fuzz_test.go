@@ -27,6 +27,14 @@ func FuzzVerify(f *testing.F) {
 		Body: []byte(`{"system":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}`)}); err != nil {
 		f.Fatal(err)
 	}
+	// Unattributed calls whose bodies are kept as segments, the second
+	// naming the first's pieces.
+	for _, body := range []string{`{"messages":[{"role":"user","content":"hi"}],"model":"m"}`,
+		`{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"yes"}],"model":"m"}`} {
+		if _, err := j.Call(ctx, echo, Request{Call: "u", Body: []byte(body), Unattributed: true}); err != nil {
+			f.Fatal(err)
+		}
+	}
 	j.Close()
 	f.Add(buf.Bytes())
 	for _, name := range []string{"served_context.jsonl", "qwen_egress.jsonl"} {
