@@ -312,9 +312,9 @@ func (p *Proxy) dirty(s *session) {
 
 // refresh makes, behind the calls, the verdicts of the sessions that
 // changed while pages watch, and tells the pages of each row whose
-// figures changed. One runs at a time, and it rests three times as long
-// as it worked: a session's verdicts are the cache model run over its
-// calls, and a page left open must not take the cores the calls need.
+// figures changed. One runs at a time, and it rests restFor times as
+// long as it worked: a session's verdicts are the cache model run over
+// its calls, and a page left open must not take the cores the calls need.
 func (p *Proxy) refresh() {
 	for {
 		p.mu.Lock()
@@ -350,11 +350,15 @@ func (p *Proxy) refresh() {
 			p.mu.Unlock()
 		}
 		select {
-		case <-time.After(3 * time.Since(start)):
+		case <-time.After(restFor * time.Since(start)):
 		case <-p.stop:
 		}
 	}
 }
+
+// restFor is how many times as long as its work the refresher rests: it
+// takes at most a tenth of one core.
+const restFor = 9
 
 func sameFigures(a, b cache.Verdict) bool {
 	a1, a2, a3 := figures(a)
