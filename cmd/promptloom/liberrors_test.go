@@ -18,6 +18,7 @@ const module = "github.com/promptloom/promptloom"
 // case of the error catalogue raises, each with why. docs/errors.md may
 // still document them (a case with no raise).
 var uncatalogued = map[string]string{
+	module + "/journal/postgres.ErrUnconfirmed":  "it needs a connection cut between an append's COMMIT running and its answer, with the server out of reach for ten seconds after; journal/postgres's TestPostgresLostCommitAnswerUnreachable causes it with a proxy",
 	module + "/eventlog/postgres.ErrUnconfirmed": "it needs the connection to fail between a batch's COMMIT and the wait for its WAL flush, which nothing can cause on demand; the page documents it without an example",
 }
 

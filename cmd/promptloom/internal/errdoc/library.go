@@ -15,7 +15,9 @@ import (
 	"strings"
 
 	"github.com/promptloom/promptloom"
+	"github.com/promptloom/promptloom/assemble"
 	"github.com/promptloom/promptloom/budget"
+	"github.com/promptloom/promptloom/cache"
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/eventlog"
 	"github.com/promptloom/promptloom/eventlog/postgres"
@@ -316,6 +318,40 @@ var library = []libCase{
 		},
 	},
 	{
+		pkg: "cache",
+		doc: "`cache.ReadPrices` (and so `cache --prices FILE`) given a table that is not the built-in one's shape: not JSON, a date that is not YYYY-MM-DD, no models, a price that is not a decimal with at most six places. The table replaces the built-in one whole, so a bad one is refused rather than half read.",
+		is:  cache.ErrPrices,
+		raise: func(*env) error {
+			_, err := cache.ReadPrices([]byte(`{"taken":"yesterday","models":[]}`))
+			return err
+		},
+	},
+	{
+		pkg: "assemble",
+		doc: "A conversation that cannot be assembled as given (here a tool result whose call no earlier turn made). The `*assemble.Error` names the part (`ID`) and the field.",
+		is:  assemble.ErrInvalid,
+		as:  new(*assemble.Error),
+		raise: func(*env) error {
+			_, err := assemble.Read([]byte(`{"provider":"anthropic","model":"claude-sonnet-4-5","window":10000,"output_reserve":1000,` +
+				`"turns":[{"id":"task","source":"user","kind":"user","text":"Fix it."},{"id":"r1","source":"tool","kind":"tool_result","call":"nope","text":"ok"}]}`))
+			return err
+		},
+	},
+	{
+		pkg: "assemble",
+		doc: "The binding parts alone (the task, the latest user turn, a tool call waiting for its result, anything marked binding) do not fit the window less the output reserve: nothing that may be cut would make room. Give a larger window, or a smaller reserve.",
+		is:  assemble.ErrNoFit,
+		raise: func(*env) error {
+			c, err := assemble.Read([]byte(`{"provider":"anthropic","model":"claude-sonnet-4-5","window":600,"output_reserve":500,` +
+				`"turns":[{"id":"task","source":"user","kind":"user","text":"` + strings.Repeat("line 0 ", 300) + `"}]}`))
+			if err != nil {
+				return err
+			}
+			_, err = assemble.Assemble(c, nil)
+			return err
+		},
+	},
+	{
 		pkg: "stage",
 		doc: "A caller's stage with a `kernel.` id (`kernel.prompt` is the kernel's own).",
 		is:  stage.ErrInvalidStage,
@@ -472,6 +508,11 @@ var library = []libCase{
 		pkg: "eventlog/postgres",
 		doc: "A batch that committed (the error names its positions) but whose wait for the WAL flush then failed, and which `Append` could then neither read back at its positions nor see flushed to disk, for ten seconds or as long as its appenders waited (the server is unreachable, the store was closed): readers may already see it, and it is on disk unless the server crashed before flushing it. A batch found there is a success, one found missing is written again; only this case is left to you. The error says why the wait failed and wraps `eventlog.ErrClosed` when the store was closed, but not the driver's error: the append statement was not refused. Check the log before appending the batch again. No example: it needs the server to fail between the two statements.",
 		is:  postgres.ErrUnconfirmed,
+	},
+	{
+		pkg: "journal/postgres",
+		doc: "An append whose COMMIT went unanswered (a cut connection) and whose lines could not be looked for in the chain for ten seconds: they may be in it or not. The error names the chain and the lines' seqs; the sink's next append looks for them first and goes on from what the chain holds. No example: it needs the connection cut between the COMMIT and its answer with the server out of reach after.",
+		is:  jpostgres.ErrUnconfirmed,
 	},
 	{
 		pkg: "provenance",
