@@ -179,6 +179,9 @@ func (p *Proxy) admit(sess, name string, pr *payload.Request) (*session, *callSt
 			if len(o.calls) == 0 {
 				o.calls = nil
 			}
+			// Its verdicts are made again when next asked for; until
+			// then the session keeps none of a call the page let go.
+			o.memo.Store(nil)
 			o.version++
 			p.dirty(o)
 		}
