@@ -489,7 +489,8 @@ func FuzzBodySegments(f *testing.F) {
 // BenchmarkWriteAgentSession writes the 200 calls of an agent's run (as
 // the proxy records them) kept whole, as transcripts before segments
 // were, and kept as segments: the transcript's bytes and each call's
-// cost (Begin and Finish), side by side in one run.
+// cost (Begin and Finish), side by side in one run; to memory, and to a
+// file (Open: each call's lines fsynced, as the proxy writes them).
 func BenchmarkWriteAgentSession(b *testing.B) {
 	const calls = 200
 	a := newAgentRun(payload.Anthropic, 41)
@@ -497,31 +498,70 @@ func BenchmarkWriteAgentSession(b *testing.B) {
 	for i := range calls {
 		bodies[i], resps[i] = a.call()
 	}
+	for _, sink := range []string{"memory", "file"} {
+		for _, whole := range []bool{true, false} {
+			name := sink + "/segments"
+			if whole {
+				name = sink + "/whole"
+			}
+			b.Run(name, func(b *testing.B) {
+				var size int64
+				for b.Loop() {
+					var j *Journal
+					w := &countingWriter{}
+					path := b.TempDir() + "/run.jsonl"
+					if sink == "memory" {
+						j = New(w, &Options{Session: "bench"})
+					} else {
+						var err error
+						if j, err = Open(path, &Options{Session: "bench"}); err != nil {
+							b.Fatal(err)
+						}
+					}
+					j.wholeBody = whole
+					for i := range calls {
+						p, err := j.Begin(ctx, Request{Call: "c", Body: bodies[i], Provider: payload.Anthropic, Unattributed: true})
+						if err != nil {
+							b.Fatal(err)
+						}
+						if err := p.Finish(ctx, resps[i], nil); err != nil {
+							b.Fatal(err)
+						}
+					}
+					j.Close()
+					size = w.n
+					if sink == "file" {
+						st, err := os.Stat(path)
+						if err != nil {
+							b.Fatal(err)
+						}
+						size = st.Size()
+					}
+				}
+				b.ReportMetric(float64(size), "transcript-bytes")
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*calls), "ns/call")
+			})
+		}
+	}
+}
+
+// BenchmarkVerifyAgentSession verifies the same run's transcript, kept
+// whole and kept as segments: joining each body from its pieces against
+// reading it whole.
+func BenchmarkVerifyAgentSession(b *testing.B) {
 	for _, whole := range []bool{true, false} {
+		data, _ := recordAgent(b, payload.Anthropic, 200, whole)
 		name := "segments"
 		if whole {
 			name = "whole"
 		}
 		b.Run(name, func(b *testing.B) {
-			var size int64
+			b.SetBytes(int64(len(data)))
 			for b.Loop() {
-				w := &countingWriter{}
-				j := New(w, &Options{Session: "bench"})
-				j.wholeBody = whole
-				for i := range calls {
-					p, err := j.Begin(ctx, Request{Call: "c", Body: bodies[i], Provider: payload.Anthropic, Unattributed: true})
-					if err != nil {
-						b.Fatal(err)
-					}
-					if err := p.Finish(ctx, resps[i], nil); err != nil {
-						b.Fatal(err)
-					}
+				if rep, err := Verify(bytes.NewReader(data), nil); err != nil || !rep.OK() {
+					b.Fatal(err)
 				}
-				j.Close()
-				size = w.n
 			}
-			b.ReportMetric(float64(size), "transcript-bytes")
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*calls), "ns/call")
 		})
 	}
 }
