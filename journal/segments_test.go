@@ -2,6 +2,7 @@ package journal
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -569,3 +570,48 @@ func BenchmarkVerifyAgentSession(b *testing.B) {
 type countingWriter struct{ n int64 }
 
 func (w *countingWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); return len(p), nil }
+
+// A proof of one call of a run kept as segments carries its request line
+// as it is, which holds only what the call added; the line's
+// body_content_hash binds the whole body, which the transcript joins
+// (Requests) and which hashes to it. The proof checks with the key.
+func TestSegmentsProof(t *testing.T) {
+	skey, vkey, err := note.GenerateKey(nil, "agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, _ := note.NewSigner(skey)
+	verifier, _ := note.NewVerifier(vkey)
+	var buf bytes.Buffer
+	j := New(&buf, &Options{Session: "agent", Signer: signer, CheckpointEvery: 10})
+	a := newAgentRun(payload.Anthropic, 3)
+	for i := range 30 {
+		body, resp := a.call()
+		if _, err := j.Call(ctx, ModelFunc(func(context.Context, Request) (Response, error) { return resp, nil }),
+			Request{Call: fmt.Sprintf("turn-%d", i), Body: body, Provider: payload.Anthropic, Unattributed: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	proof, rep, err := Prove(bytes.NewReader(buf.Bytes()), "turn-25", &Options{Verifier: verifier})
+	if err != nil || proof == nil {
+		t.Fatalf("prove: %v %+v", err, rep.Problems)
+	}
+	if prep, err := CheckProof(bytes.NewReader(proof), verifier, nil); err != nil || !prep.OK() {
+		t.Fatalf("check: %v %+v", err, prep)
+	}
+	sent, err := Requests(buf.Bytes(), rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := sent[25].Body
+	line := bytes.Split(proof, []byte("\n"))[1]
+	if !bytes.Contains(line, []byte(`"body_content_hash":"`+digest.Bytes(body).String()+`"`)) {
+		t.Fatal("the proof's request does not name the joined body's digest")
+	}
+	if len(line) > len(body)/4 {
+		t.Errorf("the proof's request line is %d bytes for a %d-byte body: it restates the history", len(line), len(body))
+	}
+}
