@@ -247,9 +247,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	var body []byte
 	var err error
 	if req.Body != nil && req.Body != http.NoBody {
-		buf := bytes.NewBuffer(make([]byte, 0, min(max(req.ContentLength, 0), int64(t.opts.MaxBodyBytes))+bytes.MinRead))
-		_, err = buf.ReadFrom(io.LimitReader(req.Body, int64(t.opts.MaxBodyBytes)+1))
-		body = buf.Bytes()
+		var known []byte
+		if c != nil && c.Payload != nil {
+			known = c.Payload.Body()
+		}
+		body, err = readBody(io.LimitReader(req.Body, int64(t.opts.MaxBodyBytes)+1), req.ContentLength, known, t.opts.MaxBodyBytes)
 		req.Body.Close()
 		if err != nil {
 			return nil, fmt.Errorf("transport: reading the request body: %w", err)
@@ -344,6 +346,53 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp.Body = rec
 	return resp, nil
 }
+
+// readBody reads a request body (r holds at most limit+1 bytes of it).
+// When known is the body a caller read already (Call.Payload's), the body
+// is compared with it as it is read, and known itself is the body when
+// they are the same bytes: a body the proxy read is not held twice.
+func readBody(r io.Reader, declared int64, known []byte, limit int) ([]byte, error) {
+	if known != nil {
+		bp := scratch.Get().(*[]byte)
+		defer scratch.Put(bp)
+		buf := *bp
+		off := 0
+		for {
+			n, err := r.Read(buf)
+			if n > 0 && (off+n > len(known) || !bytes.Equal(buf[:n], known[off:off+n])) {
+				// Not the caller's bytes: read as any body is, from here.
+				out := make([]byte, 0, max(len(known), off+n)+bytes.MinRead)
+				out = append(append(out, known[:off]...), buf[:n]...)
+				if err != nil {
+					return out, ignoreEOF(err)
+				}
+				b := bytes.NewBuffer(out)
+				_, err = b.ReadFrom(r)
+				return b.Bytes(), err
+			}
+			off += n
+			switch {
+			case err == io.EOF && off == len(known):
+				return known, nil
+			case err != nil:
+				return bytes.Clone(known[:off]), ignoreEOF(err)
+			}
+		}
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, min(max(declared, 0), int64(limit))+bytes.MinRead))
+	_, err := buf.ReadFrom(r)
+	return buf.Bytes(), err
+}
+
+func ignoreEOF(err error) error {
+	if err == io.EOF {
+		return nil
+	}
+	return err
+}
+
+// scratch is the buffer a body is compared through, 32 KiB at a time.
+var scratch = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // retriesLeft reports whether the SDK may retry a failed attempt of lg:
 // whether the attempts it made so far, this one included, are fewer than
