@@ -178,6 +178,12 @@ type segmentWriter struct {
 	// next body shares most of it (the history it resends), and a piece
 	// of the same bytes at the same place needs no hashing again.
 	last *segmented
+	// unsure is a body_segments whose append failed when its lines may
+	// be in the chain all the same (a database's COMMIT unanswered), and
+	// unsureAt the chain's tail after them: the next append finds out
+	// (settle), since the session's numbers depend on it.
+	unsure   *segmentsWritten
+	unsureAt Tail
 }
 
 // segmented is a body cut into pieces, with their digests: the costly
@@ -363,8 +369,21 @@ func (w *segmentWriter) commit(st *segmentsWritten) {
 	w.prev, w.last = st.list, st.body
 }
 
+// settle takes an unsure body_segments as written when the chain's tail
+// t is the tail after its lines (the sink wrote them after all), and
+// forgets it otherwise: called with the tail of the append after it.
+func (w *segmentWriter) settle(t Tail) {
+	if w.unsure == nil {
+		return
+	}
+	if t.Prev == w.unsureAt.Prev && t.Seq == w.unsureAt.Seq {
+		w.commit(w.unsure)
+	}
+	w.unsure = nil
+}
+
 // reset forgets the session's pieces: its session starts again.
-func (w *segmentWriter) reset() { w.index, w.prev, w.last = nil, nil, nil }
+func (w *segmentWriter) reset() { w.index, w.prev, w.last, w.unsure = nil, nil, nil, nil }
 
 // bodies rebuilds the bodies kept as segments, session by session, for
 // Verify and Requests alike: the one reader of body_segments.

@@ -615,3 +615,206 @@ func TestSegmentsProof(t *testing.T) {
 		t.Errorf("the proof's request line is %d bytes for a %d-byte body: it restates the history", len(line), len(body))
 	}
 }
+
+// lossySink is a sink whose append fails once: having written the lines
+// (a COMMIT whose answer was lost), or not.
+type lossySink struct {
+	buf     bytes.Buffer
+	t       Tail
+	failAt  int // the append (from 1) that fails
+	written bool
+	n       int
+}
+
+func (s *lossySink) Append(_ context.Context, build func(Tail) ([]byte, error)) error {
+	s.n++
+	lines, err := build(s.t)
+	if err != nil || lines == nil {
+		return err
+	}
+	if s.n == s.failAt && !s.written {
+		return errors.New("lost before the write")
+	}
+	s.buf.Write(lines)
+	s.t = tailAfter(s.t, lines)
+	if s.n == s.failAt {
+		return errors.New("written, but the answer was lost")
+	}
+	return nil
+}
+
+func (s *lossySink) Close() error { return nil }
+
+// A request whose append fails may or may not be in the chain: the next
+// append tells which from the chain's tail, so the session's segments
+// stay numbered as the chain numbers them either way, and every later
+// body joins and verifies.
+func TestSegmentsAfterAFailedAppend(t *testing.T) {
+	for _, written := range []bool{false, true} {
+		s := &lossySink{failAt: 7, written: written} // the 4th request (1: open+request, then outcome, request, ...)
+		j := NewSink(s, &Options{Session: "agent"})
+		a := newAgentRun(payload.Anthropic, 5)
+		var kept [][]byte
+		failed := 0
+		for i := range 12 {
+			body, resp := a.call()
+			p, err := j.Begin(ctx, Request{Call: fmt.Sprintf("turn-%d", i), Body: body, Provider: payload.Anthropic, Unattributed: true})
+			if err != nil {
+				failed++
+				if written {
+					kept = append(kept, body) // in the chain, unanswered
+				}
+				continue
+			}
+			if err := p.Finish(ctx, resp, nil); err != nil {
+				t.Fatal(err)
+			}
+			kept = append(kept, body)
+		}
+		j.Close()
+		if failed != 1 {
+			t.Fatalf("written %v: %d appends failed", written, failed)
+		}
+		rep, err := Verify(bytes.NewReader(s.buf.Bytes()), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range rep.Calls {
+			if c.Problem != nil && !(written && c.Problem.Rule == RuleUnanswered) {
+				t.Errorf("written %v: call %s: %v", written, c.Call, c.Problem)
+			}
+		}
+		got, err := Requests(s.buf.Bytes(), rep)
+		if err != nil || len(got) != len(kept) {
+			t.Fatalf("written %v: %d requests, %v", written, len(got), err)
+		}
+		for i := range got {
+			if want, _ := redact.JSON(kept[i]); !bytes.Equal(got[i].Body, want) {
+				t.Errorf("written %v: call %d does not join to its body", written, i)
+			}
+		}
+	}
+}
+
+// Calls begun at once from many goroutines on one journal each get the
+// list their line needs against the lines before it in the chain, so
+// every body joins whatever order they were written in.
+func TestSegmentsConcurrent(t *testing.T) {
+	var buf bytes.Buffer
+	j := New(&buf, &Options{Session: "agents"})
+	type call struct {
+		name string
+		body []byte
+		resp Response
+	}
+	var runs [4][]call
+	for g := range runs {
+		a := newAgentRun(payload.OpenAIChat, int64(g))
+		for i := range 15 {
+			body, resp := a.call()
+			runs[g] = append(runs[g], call{fmt.Sprintf("g%d-%d", g, i), body, resp})
+		}
+	}
+	done := make(chan error)
+	for g := range runs {
+		go func() {
+			for _, c := range runs[g] {
+				p, err := j.Begin(ctx, Request{Call: c.name, Body: c.body, Unattributed: true})
+				if err == nil {
+					err = p.Finish(ctx, c.resp, nil)
+				}
+				if err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range runs {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Close()
+	rep, err := Verify(bytes.NewReader(buf.Bytes()), nil)
+	if err != nil || !rep.OK() {
+		t.Fatalf("verify: %v %+v", err, rep.Problems)
+	}
+	got, _ := Requests(buf.Bytes(), rep)
+	for _, s := range got {
+		var g, i int
+		fmt.Sscanf(s.Report.Call, "g%d-%d", &g, &i)
+		if want, _ := redact.JSON(runs[g][i].body); !bytes.Equal(s.Body, want) {
+			t.Errorf("call %s does not join to its body", s.Report.Call)
+		}
+	}
+}
+
+// A journal that keeps bodies raw (KeepRaw) keeps their pieces raw: the
+// joined body is the canonical body sent, secrets and all, and it
+// verifies against the digest of its redacted form, as a whole body does.
+func TestSegmentsKeepRaw(t *testing.T) {
+	var buf bytes.Buffer
+	j := New(&buf, &Options{Session: "raw", KeepRaw: true})
+	a := newAgentRun(payload.Anthropic, 9)
+	var sent [][]byte
+	for i := range 12 {
+		body, resp := a.call()
+		if _, err := j.Call(ctx, ModelFunc(func(context.Context, Request) (Response, error) { return resp, nil }),
+			Request{Call: fmt.Sprint(i), Body: body, Provider: payload.Anthropic, Unattributed: true}); err != nil {
+			t.Fatal(err)
+		}
+		sent = append(sent, body)
+	}
+	j.Close()
+	if !bytes.Contains(buf.Bytes(), []byte("ghp_")) {
+		t.Fatal("no secret kept raw: the run has none to test with")
+	}
+	rep, err := Verify(bytes.NewReader(buf.Bytes()), nil)
+	if err != nil || !rep.OK() {
+		t.Fatalf("verify: %v %+v", err, rep.Problems)
+	}
+	got, _ := Requests(buf.Bytes(), rep)
+	for i, s := range got {
+		if want, _ := pjson.Encode(sent[i]); !bytes.Equal(s.Body, want) {
+			t.Errorf("call %d: not the canonical body sent", i)
+		}
+	}
+}
+
+// A file cut back under the journal (copytruncate) starts its session
+// again, and its segments with it: the new session names no piece the
+// file no longer holds.
+func TestSegmentsFileCutBack(t *testing.T) {
+	path := t.TempDir() + "/run.jsonl"
+	j, err := Open(path, &Options{Session: "agent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newAgentRun(payload.Anthropic, 11)
+	for i := range 8 {
+		if i == 4 {
+			if err := os.Truncate(path, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		body, resp := a.call()
+		if _, err := j.Call(ctx, ModelFunc(func(context.Context, Request) (Response, error) { return resp, nil }),
+			Request{Call: fmt.Sprint(i), Body: body, Provider: payload.Anthropic, Unattributed: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Close()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Verify(bytes.NewReader(data), nil)
+	if err != nil || !rep.OK() || len(rep.Calls) != 4 {
+		t.Fatalf("verify: %v, %d calls, %+v", err, len(rep.Calls), rep.Problems)
+	}
+	if got, _ := Requests(data, rep); len(got) != 4 || got[0].Body == nil {
+		t.Fatalf("requests %+v", got)
+	}
+}

@@ -400,6 +400,7 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 	p := &Pending{j: j, call: pre.call, ManifestContentHash: pre.sc.ManifestContentHash}
 	var openHash string
 	var segs *segmentsWritten
+	var segsAt Tail
 	synced, err := j.appendLater(ctx, func(t Tail) (*lineBuilder, error) {
 		if t.Fresh {
 			j.restart(t)
@@ -434,9 +435,13 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 			return nil, &lineTooLarge{call: pre.call, what: b.longestKind, n: b.longest, limit: j.maxLine}
 		}
 		p.Seq, p.hash = b.t.Seq, b.t.Prev
+		segsAt = Tail{Prev: b.t.Prev, Seq: b.t.Seq}
 		return b, nil
 	})
 	if err != nil {
+		if segs != nil {
+			j.segs.unsure, j.segs.unsureAt = segs, segsAt
+		}
 		return nil, err
 	}
 	if !j.opened {
@@ -1044,6 +1049,7 @@ func (j *Journal) end() (err error) {
 // the journal's sink; a sink of this package takes the chain's tail after
 // them from the builder, which hashed each line as it built it.
 func (j *Journal) appendLines(ctx context.Context, build func(Tail) (*lineBuilder, error)) error {
+	build = j.settling(build)
 	if s, ok := j.sink.(builderSink); ok {
 		bt, release := builtLines(build)
 		defer release()
@@ -1061,12 +1067,23 @@ func (j *Journal) appendLines(ctx context.Context, build func(Tail) (*lineBuilde
 // appendLater is appendLines returning, where the sink can, once the lines
 // are written and before they are on stable storage; synced waits for that.
 func (j *Journal) appendLater(ctx context.Context, build func(Tail) (*lineBuilder, error)) (synced func() error, err error) {
+	build = j.settling(build)
 	if s, ok := j.sink.(laterSink); ok {
 		bt, release := builtLines(build)
 		defer release()
 		return s.appendLater(ctx, bt)
 	}
 	return func() error { return nil }, j.appendLines(ctx, build)
+}
+
+// settling is build, first settling (from the chain's tail) whether a
+// body's segments whose append failed were written after all. j.mu is
+// held.
+func (j *Journal) settling(build func(Tail) (*lineBuilder, error)) func(Tail) (*lineBuilder, error) {
+	return func(t Tail) (*lineBuilder, error) {
+		j.segs.settle(t)
+		return build(t)
+	}
 }
 
 // builtLines is a line builder's build as a sink of this package takes
