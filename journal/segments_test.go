@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -816,5 +818,27 @@ func TestSegmentsFileCutBack(t *testing.T) {
 	}
 	if got, _ := Requests(data, rep); len(got) != 4 || got[0].Body == nil {
 		t.Fatalf("requests %+v", got)
+	}
+}
+
+// Every reader of a request body goes through Requests (cache,
+// report, the CLI): no Go file outside this package's writer, verifier
+// and Requests names body_segments, so none reads the format itself.
+func TestOneReaderOfSegments(t *testing.T) {
+	allowed := map[string]bool{"segments.go": true, "write.go": true, "verify.go": true, "sent.go": true, "rules.go": true}
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		if filepath.Dir(path) == filepath.Join("..", "journal") && allowed[d.Name()] {
+			return nil
+		}
+		if b, err := os.ReadFile(path); err == nil && bytes.Contains(b, []byte("body_segments")) {
+			t.Errorf("%s reads body_segments: take the body from journal.Requests", path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
