@@ -27,10 +27,10 @@ import (
 //
 // The body is those pieces joined, and it must hash to body_content_hash.
 // Where the writer cuts a body is its own choice (a reader only joins):
-// at each tool definition, system block and message block payload finds,
-// and around a block's cache mark, so that a block stored once serves
-// whether or not it carries the mark (an agent moves its breakpoint every
-// turn). Per session, not per transcript: a session is a chain of its own
+// around each tool definition, system block and message block
+// (bodyPieces), and around a block's cache mark, so that a block stored
+// once serves whether or not it carries the mark (an agent moves its
+// breakpoint every turn). Per session, not per transcript: a session is a chain of its own
 // in PostgreSQL, transcript export writes one chain byte for byte, and a
 // checkpoint and a proof are a session's; a session that named pieces of
 // another could not be verified, exported or proved alone.
