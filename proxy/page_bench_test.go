@@ -108,7 +108,7 @@ func watch(tb testing.TB, ctx context.Context, wg *sync.WaitGroup, base string) 
 // BenchmarkAnUnrelatedCallBeside is issue 45's second and third
 // reproductions: how long a one-message call in its own session takes
 // while the page is loaded over a long session (page-load), or while a
-// 15 MB request is admitted without a session header (large-request) or
+// 15 MB OpenAI request is admitted without a session header (large-request) or
 // with one (large-request-named), beside the same call alone (alone),
 // interleaved in one run. worst-ms is the slowest of the small calls made
 // one after another while the other work was under way.
@@ -136,7 +136,9 @@ func BenchmarkAnUnrelatedCallBeside(b *testing.B) {
 		resp.Body.Close()
 		a.Answer("done")
 	}
-	large := fakecache.NewAgent().Turn(strings.Repeat("a large paste. ", 1<<20)) // 15 MB
+	// 15 MB to OpenAI's Chat Completions, whose tokens are counted with
+	// o200k_base when the manifest is made.
+	large := []byte(`{"model":"gpt-4.1","messages":[{"role":"user","content":"` + strings.Repeat("a large paste. ", 1<<20) + `"}]}`)
 	small := []byte(`{"model":"claude-sonnet-4-5","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`)
 	one := func(b *testing.B, i int) time.Duration {
 		req, _ := http.NewRequest("POST", srv.URL+"/v1/messages", bytes.NewReader(small))
@@ -174,7 +176,7 @@ func BenchmarkAnUnrelatedCallBeside(b *testing.B) {
 					go func() {
 						defer wg.Done()
 						close(started)
-						req, _ := http.NewRequest("POST", srv.URL+"/v1/messages", bytes.NewReader(large))
+						req, _ := http.NewRequest("POST", srv.URL+"/v1/chat/completions", bytes.NewReader(large))
 						if beside == "large-request-named" {
 							req.Header.Set("Promptloom-Session", "large")
 						}

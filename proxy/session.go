@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/cache"
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/harn/redact"
@@ -104,11 +105,10 @@ func (p *Proxy) admit(sess, name string, pr *payload.Request) (*session, *callSt
 	cs := &callState{pr: pr, at: time.Now()}
 	var chain []digest.Digest
 	if sess == "" {
-		m := cs.manifest()
-		if m == nil {
-			return nil, nil, cs.mErr
+		var err error
+		if chain, err = chainOf(pr); err != nil {
+			return nil, nil, err
 		}
-		chain = messageChain(m)
 	}
 	p.mu.Lock()
 	if p.closed {
@@ -227,6 +227,20 @@ func (s *session) opened() bool {
 	default:
 		return false
 	}
+}
+
+// chainOf is messageChain of pr's request manifest, made without
+// counting a token: continuity needs the segments' digests only, and the
+// tokens are counted when the page asks.
+func chainOf(pr *payload.Request) ([]digest.Digest, error) {
+	if making != nil {
+		making()
+	}
+	m, err := request.FromPayload(pr, &request.Options{Counter: budget.Bytes()})
+	if err != nil {
+		return nil, err
+	}
+	return messageChain(m), nil
 }
 
 // messageChain is the key of each prefix of m's messages, from the first
