@@ -265,9 +265,10 @@ func (b *bufferPool) Put(s []byte) { b.p.Put(&s) }
 // readBody reads a request body of at most limit bytes, and one more when
 // there are more. Its buffer grows with the bytes that come, never ahead
 // of them: a declared length is the client's word, and a client that
-// declares 60 MB and sends ten bytes costs ten bytes. The declared length
-// only caps a growth step, so that a body that comes whole is copied
-// once more at most.
+// declares 60 MB and sends ten bytes costs ten bytes. The buffer doubles
+// as it fills (the copies add up to the body once more), and a declared
+// length caps the last step, so a body of the length it declared ends in
+// a buffer of its size.
 func readBody(body io.Reader, declared int64, limit int) ([]byte, error) {
 	want := limit + 1
 	if declared >= 0 && declared < int64(want) {

@@ -101,8 +101,9 @@ type Call struct {
 	System      string
 	// Payload is the request body as payload.Read read it, for a caller
 	// that read it already (the proxy does, to find the call's session):
-	// RoundTrip takes it instead of reading the body again, when its
-	// bytes are the body's.
+	// RoundTrip takes it instead of parsing the body again, and its bytes
+	// instead of a copy of the body, when they are the body's (compared
+	// as the body is read).
 	Payload *payload.Request
 	// Done, when set, is called once with the call's outcome as it was
 	// recorded: the response, or the error.
