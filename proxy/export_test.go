@@ -15,14 +15,13 @@ func SetKeepCalls(n int) func() {
 // the proxy's lock), making as a call's manifest begins to be made, and
 // joined as a page load joins a verification under way.
 func Hooks(onComputing func(session string), onMaking, onJoined func()) func() {
-	computing, making, joined = onComputing, onMaking, onJoined
-	return func() { computing, making, joined = nil, nil, nil }
+	hooks.Store(&testHooks{computing: onComputing, making: onMaking, joined: onJoined})
+	return func() { hooks.Store(nil) }
 }
 
 // SetBodyTimeouts sets how long a request body may stall and take in
 // all; it returns a func that puts them back.
 func SetBodyTimeouts(idle, whole time.Duration) func() {
-	oldIdle, oldWhole := bodyIdle, bodyWhole
-	bodyIdle, bodyWhole = idle, whole
-	return func() { bodyIdle, bodyWhole = oldIdle, oldWhole }
+	oldIdle, oldWhole := bodyIdle.Swap(int64(idle)), bodyWhole.Swap(int64(whole))
+	return func() { bodyIdle.Store(oldIdle); bodyWhole.Store(oldWhole) }
 }

@@ -30,6 +30,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/promptloom/promptloom"
@@ -117,10 +118,6 @@ type Proxy struct {
 	vmu       sync.Mutex
 	verifying *verification
 }
-
-// joined, when set (by a test), is called as a page joins a verification
-// under way.
-var joined func()
 
 // verification is one run of Options.Verify.
 type verification struct {
@@ -300,11 +297,14 @@ func readBody(body io.Reader, declared int64, limit int) ([]byte, error) {
 
 // bodyIdle is how long a request body may send nothing before the proxy
 // gives up on it, and bodyWhole how long the whole of it may take: a
-// slow client holds a connection and what it sent, not for ever.
-var (
-	bodyIdle  = 30 * time.Second
-	bodyWhole = 10 * time.Minute
-)
+// slow client holds a connection and what it sent, not for ever. (Atomic
+// for a test that shortens them.)
+var bodyIdle, bodyWhole atomic.Int64
+
+func init() {
+	bodyIdle.Store(int64(30 * time.Second))
+	bodyWhole.Store(int64(10 * time.Minute))
+}
 
 // deadlineReader sets the connection's read deadline before each Read of
 // a body: bodyIdle from now, and never past the whole body's deadline.
@@ -316,7 +316,7 @@ type deadlineReader struct {
 
 func (d *deadlineReader) Read(p []byte) (int, error) {
 	if d.rc != nil {
-		at := time.Now().Add(bodyIdle)
+		at := time.Now().Add(time.Duration(bodyIdle.Load()))
 		if at.After(d.whole) {
 			at = d.whole
 		}
@@ -331,7 +331,8 @@ func (d *deadlineReader) Read(p []byte) (int, error) {
 // call put on the context for the transport, the request proxied.
 func (p *Proxy) model(w http.ResponseWriter, r *http.Request, shape payload.Provider, name, sess string) {
 	rc := http.NewResponseController(w)
-	body, err := readBody(&deadlineReader{r: io.LimitReader(r.Body, int64(p.o.MaxBodyBytes)+1), rc: rc, whole: time.Now().Add(bodyWhole)},
+	idle, whole := time.Duration(bodyIdle.Load()), time.Duration(bodyWhole.Load())
+	body, err := readBody(&deadlineReader{r: io.LimitReader(r.Body, int64(p.o.MaxBodyBytes)+1), rc: rc, whole: time.Now().Add(whole)},
 		r.ContentLength, p.o.MaxBodyBytes)
 	r.Body.Close()
 	// No deadline once the body is in: an answer streams for as long as
@@ -342,7 +343,7 @@ func (p *Proxy) model(w http.ResponseWriter, r *http.Request, shape payload.Prov
 	switch {
 	case errors.As(err, &ne) && ne.Timeout():
 		writeError(w, shape, http.StatusRequestTimeout, "invalid_request_error", fmt.Sprintf(
-			"promptloom: the request body stalled: nothing came for %s, or the whole of it took over %s (%d bytes came)", bodyIdle, bodyWhole, len(body)))
+			"promptloom: the request body stalled: nothing came for %s, or the whole of it took over %s (%d bytes came)", idle, whole, len(body)))
 		return
 	case err != nil:
 		writeError(w, shape, http.StatusBadRequest, "invalid_request_error", "promptloom: reading the request body: "+err.Error())
@@ -469,8 +470,8 @@ func (p *Proxy) verifyState() string {
 	v := p.verifying
 	if v != nil {
 		p.vmu.Unlock()
-		if joined != nil {
-			joined()
+		if h := hooks.Load(); h != nil && h.joined != nil {
+			h.joined()
 		}
 		<-v.done
 		return v.state

@@ -88,8 +88,8 @@ type callState struct {
 // called under p.mu: it reads the whole body.
 func (c *callState) manifest() *request.Manifest {
 	c.mOnce.Do(func() {
-		if making != nil {
-			making()
+		if h := hooks.Load(); h != nil && h.making != nil {
+			h.making()
 		}
 		c.req, c.mErr = request.FromPayload(c.pr, nil)
 		c.mReady.Store(true)
@@ -233,8 +233,8 @@ func (s *session) opened() bool {
 // counting a token: continuity needs the segments' digests only, and the
 // tokens are counted when the page asks.
 func chainOf(pr *payload.Request) ([]digest.Digest, error) {
-	if making != nil {
-		making()
+	if h := hooks.Load(); h != nil && h.making != nil {
+		h.making()
 	}
 	m, err := request.FromPayload(pr, &request.Options{Counter: budget.Bytes()})
 	if err != nil {
@@ -324,8 +324,8 @@ func (p *Proxy) verdicts(s *session) map[int]cache.Verdict {
 		}
 	}
 	p.mu.Unlock()
-	if computing != nil {
-		computing(s.id)
+	if h := hooks.Load(); h != nil && h.computing != nil {
+		h.computing(s.id)
 	}
 	kept, seqs := calls[:0], make([]int, 0, len(calls))
 	for i, c := range states {
@@ -343,9 +343,15 @@ func (p *Proxy) verdicts(s *session) map[int]cache.Verdict {
 	return out
 }
 
-// Test hooks: computing is called as a session's verdicts begin to be
-// made, making as a call's manifest begins to be made.
-var (
+// testHooks are a test's: computing is called as a session's verdicts
+// begin to be made, making as a call's manifest (or the digests
+// continuity needs) begins to be made, joined as a page joins a
+// verification under way. They are loaded atomically: a goroutine the
+// test left behind may still read them as the test clears them.
+type testHooks struct {
 	computing func(session string)
 	making    func()
-)
+	joined    func()
+}
+
+var hooks atomic.Pointer[testHooks]
