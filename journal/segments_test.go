@@ -842,3 +842,34 @@ func TestOneReaderOfSegments(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A body whose pieces, quoted, would make a line past the limit while the
+// body itself fits is kept whole, as before segments, and stores no
+// piece: the calls after it still join.
+func TestSegmentsTooLongQuotedIsKeptWhole(t *testing.T) {
+	var buf bytes.Buffer
+	j := New(&buf, &Options{Session: "s", MaxLineBytes: 8 << 10})
+	quotes := `{"messages":[{"content":"` + strings.Repeat(`\"q\"`, 1100) + `","role":"user"}],"model":"m"}`
+	bodies := []string{quotes, `{"messages":[{"content":"hi","role":"user"}],"model":"m"}`,
+		`{"messages":[{"content":"hi","role":"user"},{"content":"yes","role":"assistant"}],"model":"m"}`}
+	for i, b := range bodies {
+		if _, err := j.Call(ctx, echo, Request{Call: fmt.Sprint(i), Body: []byte(b), Unattributed: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Close()
+	lines := strings.Split(buf.String(), "\n")
+	if !strings.Contains(lines[1], `"request":{"body":{`) || !strings.Contains(lines[3], `"body_segments":[`) {
+		t.Fatalf("transcript:\n%s", buf.String())
+	}
+	rep, err := Verify(bytes.NewReader(buf.Bytes()), &Options{MaxLineBytes: 8 << 10})
+	if err != nil || !rep.OK() {
+		t.Fatalf("verify: %v %+v", err, rep.Problems)
+	}
+	got, _ := Requests(buf.Bytes(), rep)
+	for i, s := range got {
+		if want, _ := redact.JSON([]byte(bodies[i])); !bytes.Equal(s.Body, want) {
+			t.Errorf("call %d: %s", i, s.Body)
+		}
+	}
+}

@@ -389,6 +389,15 @@ func (j *Journal) prepareUnattributed(req Request) (*prepared, error) {
 	return pre, nil
 }
 
+// whole is the request object of a body kept as segments, with the body
+// kept whole instead (request.body).
+func (pre *prepared) whole() []byte {
+	const segs = `,"body_segments":`
+	b := append([]byte(`{"body":`), pre.seg.body...)
+	b = append(append(b, ','), pre.head[1:len(pre.head)-len(segs)]...)
+	return append(b, pre.tail...)
+}
+
 // begin writes a prepared request's lines.
 func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 	j.mu.Lock()
@@ -425,6 +434,12 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 		if pre.seg != nil {
 			reqJSON, segs = j.segs.encode(append(make([]byte, 0, len(pre.head)+len(pre.tail)+256), pre.head...), pre.seg)
 			reqJSON = append(reqJSON, pre.tail...)
+			if len(reqJSON) > j.maxLine-1024 {
+				// Its new pieces, quoted, would make a line Verify refuses:
+				// the body is kept whole (it is JSON, not quoted), as
+				// before segments, and stores no piece.
+				reqJSON, segs = pre.whole(), nil
+			}
 		}
 		b.line(kindRequest, "session", quote(j.session), "call", quote(pre.call),
 			// Read in place: the line copies it.
