@@ -246,6 +246,9 @@ func TestAgentSessionStoresEachSegmentOnce(t *testing.T) {
 			whole, _ := recordAgent(t, p, calls, true)
 			t.Logf("%s: %d calls, %d bytes sent, %d of them new; transcript %d bytes (%.2f× the new content), kept whole %d bytes",
 				p, calls, sentBytes, fresh, len(data), float64(len(data))/float64(fresh), len(whole))
+			if bytes.Contains(data, []byte("ghp_")) || !bytes.Contains(data, []byte("<redacted:github_token:")) {
+				t.Error("a secret the run sent is in the transcript, or the run sent none")
+			}
 			if limit := 2*fresh + 1024*calls; len(data) > limit {
 				t.Errorf("transcript %d bytes, over twice the new content plus 1 KB a call (%d)", len(data), limit)
 			}
