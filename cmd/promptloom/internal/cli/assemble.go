@@ -182,7 +182,7 @@ func (e *env) assembleRecorded(transcript string, window int, dir, format string
 			m, err = request.New(res.Body, payload.Anthropic, nil)
 		}
 		if err != nil {
-			return e.fail("assemble: call %s (line %d): %v", r.Report.Call, r.Report.Line, err)
+			return e.fail("assemble: %s: call %s (line %d): %v", shown(transcript), r.Report.Call, r.Report.Line, err)
 		}
 		call := cache.Call{Name: r.Report.Call, Line: r.Report.Line, Session: r.Session, At: r.At, Began: r.Answered, Request: r.Request, Reported: r.Report.Usage}
 		rec = append(rec, call)

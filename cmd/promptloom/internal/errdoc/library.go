@@ -332,8 +332,12 @@ var library = []libCase{
 		is:  assemble.ErrInvalid,
 		as:  new(*assemble.Error),
 		raise: func(*env) error {
-			_, err := assemble.Read([]byte(`{"provider":"anthropic","model":"claude-sonnet-4-5","window":10000,"output_reserve":1000,` +
+			c, err := assemble.Read([]byte(`{"provider":"anthropic","model":"claude-sonnet-4-5","window":10000,"output_reserve":1000,` +
 				`"turns":[{"id":"task","source":"user","kind":"user","text":"Fix it."},{"id":"r1","source":"tool","kind":"tool_result","call":"nope","text":"ok"}]}`))
+			if err != nil {
+				return err
+			}
+			_, err = assemble.Assemble(c, nil)
 			return err
 		},
 	},
