@@ -466,6 +466,9 @@ func (x *Explanation) WriteText(w io.Writer, name string) error {
 	}
 	if v := x.Verdict; v != nil {
 		fmt.Fprintf(ew, "\ncache: predicted read %s, write %s", thousands(v.Predicted.Read), thousands(v.Predicted.Write))
+		if v.Estimate {
+			fmt.Fprint(ew, " (estimated)")
+		}
 		if v.Reported != nil {
 			fmt.Fprintf(ew, "; reported read %s, write %s", thousands(v.Reported.Read), thousands(v.Reported.Write))
 		}
