@@ -599,8 +599,12 @@ func usageOf(u gjson.Result) *Usage {
 	if !u.IsObject() {
 		return nil
 	}
+	// The provider's own cache verdict, as the transport recorded it, is
+	// cloned out of the line: the report would otherwise keep the whole
+	// line (its reply too) alive.
 	return &Usage{InputTokens: int(u.Get("input_tokens").Int()), OutputTokens: int(u.Get("output_tokens").Int()),
-		CacheReadTokens: int(u.Get("cache_read_tokens").Int()), CacheWriteTokens: int(u.Get("cache_write_tokens").Int())}
+		CacheReadTokens: int(u.Get("cache_read_tokens").Int()), CacheWriteTokens: int(u.Get("cache_write_tokens").Int()),
+		CacheMissReason: strings.Clone(u.Get("cache_miss_reason").String()), CacheMissedTokens: int(u.Get("cache_missed_tokens").Int())}
 }
 
 // unattributedBody checks an unattributed request of session sess: its
