@@ -79,6 +79,14 @@ type Options struct {
 	Verify func() string
 	// Cache tunes the cache models the page uses.
 	Cache *cache.Options
+	// Diagnostics asks the provider, on every call of a session, for its
+	// own verdict on the cache (payload.Request.AskDiagnostics): against
+	// the session's latest response, and on its first call too, so the
+	// next can be compared with it. AutoCache places cache breakpoints in
+	// a request that sets none (payload.Request.PlaceBreakpoints). Either
+	// is a change the proxy makes to the body it sends; without them the
+	// body is sent as it came, byte for byte.
+	Diagnostics, AutoCache bool
 }
 
 // Proxy is the gateway: an http.Handler. Close it when done.
@@ -368,7 +376,11 @@ func (p *Proxy) model(w http.ResponseWriter, r *http.Request, shape payload.Prov
 		}
 		tc.Explanation = x
 	}
-	s, cs, err := p.admit(sess, name, pr)
+	var prepare func(*session, *callState)
+	if p.o.Diagnostics || p.o.AutoCache {
+		prepare = func(s *session, cs *callState) { p.rewrite(s, cs, r.Header) }
+	}
+	s, cs, err := p.admit(sess, name, pr, prepare)
 	var pe *payload.Error
 	switch {
 	case errors.As(err, &pe):
@@ -378,10 +390,13 @@ func (p *Proxy) model(w http.ResponseWriter, r *http.Request, shape payload.Prov
 		writeError(w, shape, http.StatusServiceUnavailable, "api_error", "promptloom: "+err.Error())
 		return
 	}
-	tc.Name = cs.name
+	tc.Name, tc.Payload = cs.name, cs.pr
 	tc.Done = func(resp journal.Response, err error) { p.done(cs, resp, err) }
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	r.ContentLength = int64(len(body))
+	// The body sent: as received, or as the proxy changed it (cs.change),
+	// with its own length.
+	sent := cs.pr.Body()
+	r.Body = io.NopCloser(bytes.NewReader(sent))
+	r.ContentLength = int64(len(sent))
 	ctx := transport.With(context.WithValue(r.Context(), sessionKey{}, s), tc)
 	ctx = context.WithValue(ctx, callStateKey{}, cs)
 	p.rp.ServeHTTP(w, r.WithContext(ctx))

@@ -40,6 +40,9 @@ type session struct {
 	// version counts the changes to the session's calls the page shows,
 	// so that its verdicts are computed once a change.
 	version int
+	// last is the id of the session's latest response, the one its next
+	// call asks the provider to compare with (Options.Diagnostics).
+	last string
 
 	// vmu is held while the session's verdicts are computed (one
 	// computation at a time, shared by every page that asks), and memo is
@@ -63,8 +66,11 @@ type callState struct {
 	seq     int // from 1, across the proxy
 	name    string
 	session *session
-	pr      *payload.Request // the body, read
+	pr      *payload.Request // the body sent, read
 	at      time.Time
+	// change is what the proxy changed in the body before sending it
+	// (nil: sent as received).
+	change *change
 
 	// The call's request manifest, made the first time it is needed (for
 	// continuity, or by the page) and outside p.mu: a call named to its
@@ -99,9 +105,12 @@ func (c *callState) manifest() *request.Manifest {
 
 // admit finds (or opens) the session a call belongs to and registers the
 // call. sess is the Promptloom-Session header ("" to find it by prefix
-// continuity). Under p.mu it does lookups and bookkeeping only: the
-// manifest continuity needs is made before, the journal opened after.
-func (p *Proxy) admit(sess, name string, pr *payload.Request) (*session, *callState, error) {
+// continuity), pr the body as received, from which continuity finds the
+// session; prepare, when set, makes the body sent once the session is
+// known and before the call is shared (cs.pr, cs.change). Under p.mu it
+// does lookups and bookkeeping only: the manifest continuity needs is
+// made before, the journal opened and the body prepared after.
+func (p *Proxy) admit(sess, name string, pr *payload.Request, prepare func(*session, *callState)) (*session, *callState, error) {
 	cs := &callState{pr: pr, at: time.Now()}
 	var chain []digest.Digest
 	if sess == "" {
@@ -151,6 +160,9 @@ func (p *Proxy) admit(sess, name string, pr *payload.Request) (*session, *callSt
 	<-s.ready
 	if s.err != nil {
 		return nil, nil, s.err
+	}
+	if prepare != nil {
+		prepare(s, cs)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -278,6 +290,9 @@ func (p *Proxy) done(cs *callState, resp journal.Response, err error) {
 	}
 	cs.done, cs.ended = true, time.Now()
 	cs.usage, cs.stop, cs.failed = resp.Usage, resp.StopReason, failed
+	if err == nil && resp.ID != "" && cs.session != nil {
+		cs.session.last = resp.ID
+	}
 	if err != nil && failed == "" {
 		cs.failed = "failed"
 	}
