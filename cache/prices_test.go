@@ -3,6 +3,7 @@ package cache
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"math/big"
 	"slices"
 	"strings"
@@ -294,6 +295,43 @@ func TestMoney(t *testing.T) {
 	for n, want := range map[int64]string{0: "$0.000000", 12_345: "$0.012345", -1_500_000: "-$1.500000"} {
 		if got := dollars(n); got != want {
 			t.Errorf("dollars(%d) = %s", n, got)
+		}
+	}
+}
+
+// Rates gives a listed model's cache prices as multiples of its input
+// price (the table's figures divided: claude-sonnet-5's 0.20, 2.50 and 4
+// over 2; gpt-6.2-sol's 0.10, 2.50 and 5 over 2), and an unlisted model
+// its provider's default, saying it is one.
+func TestRates(t *testing.T) {
+	custom, err := ReadPrices([]byte(`{"taken":"2026-12-07","source":"a test","models":[
+		{"provider":"gemini","model":"gemini-9","input":4,"output":8,"cache_read":1},
+		{"provider":"openai","model":"gpt-free","input":0,"output":0,"cache_read":0}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		table           *Prices
+		provider, model string
+		read            float64
+		write           map[string]float64
+		listed          bool
+	}{
+		{nil, "anthropic", "claude-sonnet-5-20261201", 0.1, map[string]float64{"5m": 1.25, "1h": 2}, true},
+		{nil, "openai-responses", "gpt-6.2-sol", 0.05, map[string]float64{"30m": 1.25, "12h": 2.5}, true},
+		{nil, "anthropic", "claude-haiku-9", 0.1, map[string]float64{"5m": 1.25, "1h": 2}, false},
+		{nil, "openai-chat", "gpt-5.6-mini", 0.1, map[string]float64{"30m": 1.25}, false},
+		{nil, "openai-chat", "gpt-4o", 0.25, map[string]float64{}, false},
+		{nil, "gemini", "gemini-2.5-flash", 0.25, map[string]float64{}, false},
+		{nil, "bedrock", "x", 1, map[string]float64{}, false},
+		{custom, "gemini", "gemini-9", 0.25, map[string]float64{}, true},
+		// A row whose input is free has no multiples: the default.
+		{custom, "openai-chat", "gpt-free", 0.25, map[string]float64{}, false},
+		{custom, "anthropic", "claude-sonnet-5", 0.1, map[string]float64{"5m": 1.25, "1h": 2}, false},
+	} {
+		read, write, listed := c.table.Rates(c.provider, c.model)
+		if read != c.read || listed != c.listed || !maps.Equal(write, c.write) {
+			t.Errorf("%s %s: %v %v %v, want %v %v %v", c.provider, c.model, read, write, listed, c.read, c.write, c.listed)
 		}
 	}
 }
