@@ -601,13 +601,23 @@ func (v *verifier) finishCheckpoints() {
 		return
 	}
 	failed := len(v.rep.Problems)
+	// What a session still open lacks it may yet write (its next
+	// checkpoint, or its first): pending, not failed. A closed session's
+	// close is followed by its checkpoint.
+	anyOpen := false
 	for _, id := range v.sessionOrder() {
 		s := v.ck.session(id)
+		open := !v.sessions[id].closed
+		anyOpen = anyOpen || open
+		report := v.rep.broke
+		if open {
+			report = v.rep.pend
+		}
 		switch {
 		case s.good == 0:
-			v.rep.broke(RuleUnsigned, v.sessions[id].line, "session %q (line %d) has no checkpoint signed by %s", id, v.sessions[id].line, v.ck.key.Name())
+			report(RuleUnsigned, v.sessions[id].line, "session %q (line %d) has no checkpoint signed by %s", id, v.sessions[id].line, v.ck.key.Name())
 		case s.good != s.last:
-			v.rep.broke(RuleUnsignedEnd, s.last, "session %q does not end in a checkpoint signed by %s: its last is at line %d, its last line is %d", id, v.ck.key.Name(), s.good, s.last)
+			report(RuleUnsignedEnd, s.last, "session %q does not end in a checkpoint signed by %s: its last is at line %d, its last line is %d", id, v.ck.key.Name(), s.good, s.last)
 			v.unfinished++
 		}
 	}
@@ -615,11 +625,15 @@ func (v *verifier) finishCheckpoints() {
 	// line after the last one is unsigned, whether or not it names a
 	// session (a system prompt and a manifest name none).
 	if last := v.rep.Lines; v.ck.lastGood > 0 && v.ck.lastGood < last {
-		v.rep.broke(RuleUnsignedLines, v.ck.lastGood+1, "lines %d to %d come after the last checkpoint signed by %s (line %d): no signature covers them", v.ck.lastGood+1, last, v.ck.key.Name(), v.ck.lastGood)
+		report := v.rep.broke
+		if anyOpen {
+			report = v.rep.pend
+		}
+		report(RuleUnsignedLines, v.ck.lastGood+1, "lines %d to %d come after the last checkpoint signed by %s (line %d): no signature covers them", v.ck.lastGood+1, last, v.ck.key.Name(), v.ck.lastGood)
 		v.unfinished++
 	}
 	v.checkQuorum()
-	if len(v.rep.Problems) == failed && v.ck.lastGood > 0 {
+	if len(v.rep.Problems)-v.rep.pendingSince(failed) == failed && v.ck.lastGood > 0 {
 		v.rep.SignedBy, v.rep.SignedThrough = v.ck.key.Name(), v.ck.lastGood
 	}
 }

@@ -79,7 +79,7 @@ func TestEditsThatMustFail(t *testing.T) {
 		{"a blank line inside", with(5, "\n"), []string{"line 6: blank line", "line 7: chain broken"}},
 		{"last call deleted", without(10, 11), []string{"line 10: chain broken", "closes with 3 call(s), but 2"}},
 		{"last call deleted, rechained", rechain(without(10, 11)), []string{"closes with 3 call(s), but 2"}},
-		{"last call and close deleted", without(10, 11, 12), []string{"has no journal_close"}},
+		{"last call and close deleted", without(10, 11, 12), []string{"no journal_close yet"}},
 		{"middle call deleted", without(6, 7), []string{"line 6: chain broken"}},
 		{"middle call deleted, rechained", rechain(without(6, 7)), []string{"closes with 3 call(s), but 2", "line 6: seq 8, want 6"}},
 		{"request duplicated", with(4, ls[3]), []string{"line 5: chain broken", "line 5: seq 4, want 5"}},
@@ -107,7 +107,7 @@ func TestEditsThatMustFail(t *testing.T) {
 		{"a response deleted", rechain(without(7)), []string{"INCOMPLETE line 6: call c2", "1 incomplete"}},
 		{"not a transcript", `{"hello":"world"}` + "\n", []string{"line 1: unknown format"}},
 		{"the genesis changed", "{" + `"prev":"blake3:11",` + ls[0][len(`{"prev":"`+genesis+`",`):] + join(ls[1:]), []string{"line 1: chain broken"}},
-		{"a torn last line", orig + `{"prev":"`, []string{"line 13: no final newline", "line 13: not JSON"}},
+		{"a torn last line", orig + `{"prev":"`, []string{"line 13 is not whole yet"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if dir := os.Getenv("PROMPTLOOM_DUMP_EDITS"); dir != "" { // to run another verifier on them

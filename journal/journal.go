@@ -61,6 +61,7 @@ const (
 	kindOpen            = "journal_open"
 	kindClose           = "journal_close"
 	kindAttempt         = "provider_call_attempt"
+	kindRefused         = "provider_call_refused"
 )
 
 // servedContextSchema names the receipt a request carries.
@@ -207,6 +208,11 @@ type Options struct {
 	// under the id with "~N" after it, N the least that it does not open:
 	// an id opened twice would fail Verify.
 	Session string
+	// Follows names the session this one continues (a conversation whose
+	// session was closed while idle, resumed by a later call): its
+	// journal_open says so, and Verify holds it to that session when the
+	// transcript opens it (closed before this one opens). Empty: none.
+	Follows string
 	// MaxLineBytes is the longest transcript line Open and Verify read (0:
 	// promptloom.DefaultMaxBytes). A longer line is an error matching
 	// promptloom.ErrTooLarge: it is never held in memory whole. It is also

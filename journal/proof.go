@@ -38,7 +38,9 @@ const formatProof = "proof"
 //
 // The report is the transcript's, as Verify returns it, and err is
 // Verify's (a line past o.MaxLineBytes, a read that failed). There is a
-// proof only of a transcript that verifies (Report.OK) in which exactly
+// proof only of a transcript that verifies as far as it is written
+// (Report.Holds: a run still being written has proofs of the calls its
+// checkpoints cover already) in which exactly
 // one call has the name, answered and covered by a checkpoint of its
 // session; otherwise the proof is nil and the report's Problems say why.
 // To prove, Prove keeps a hash of every call.
@@ -52,7 +54,7 @@ func Prove(transcript io.Reader, call string, o *Options) ([]byte, *Report, erro
 	v := newVerifier(o.verifier())
 	v.ck.keepLeaves, v.pf = true, &prover{call: call, leaf: -1}
 	rep, err := v.read(transcript, o)
-	if err != nil || !rep.OK() {
+	if err != nil || !rep.Holds() {
 		return nil, rep, err
 	}
 	return v.pf.proof, rep, nil

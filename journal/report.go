@@ -79,7 +79,8 @@ type CallReport struct {
 	// prompt it was served.
 	Unattributed bool `json:"unattributed,omitempty"`
 
-	system string // the prompt at SystemLine
+	system   string // the prompt at SystemLine
+	inFlight bool   // incomplete, its session still open: its answer may yet come
 }
 
 // Report is the verdict on a whole transcript.
@@ -114,7 +115,17 @@ type Report struct {
 	// (CallReport.Unattributed). They verify as lines of the chain, but
 	// nothing accounts for their prompt.
 	Unattributed int `json:"unattributed,omitempty"`
+	// Open are the sessions with no journal_close yet, in the order they
+	// opened: a run still being written (or cut short). Each is also a
+	// problem (session_unclosed), one that Holds accepts and OK does not.
+	Open []OpenSession `json:"open,omitempty"`
+	// Refused are the requests refused rather than made, in order.
+	Refused []Refusal `json:"refused,omitempty"`
 
+	// pending are the problems that say only that the run is not finished
+	// (Pending): a session open, what it has yet to sign, a last line not
+	// whole yet.
+	pending  map[*manifest.RuleError]bool
 	unlisted int // problems past maxProblems
 	maxLine  int // the longest line Verify read: the longest body Requests joins
 }
@@ -137,14 +148,99 @@ func (r *Report) Counts() (ok, incompleteCalls, failedCalls int) {
 	return
 }
 
-// OK reports whether the transcript proves its run: at least one call,
-// every call verified, and no problem.
+// OpenSession is a session of a transcript with no journal_close yet.
+type OpenSession struct {
+	Session string `json:"session"`
+	// Line is its journal_open's line; Calls counts its requests so far.
+	Line  int `json:"line"`
+	Calls int `json:"calls"`
+	// Follows is the session it continues (Options.Follows), if any.
+	Follows string `json:"follows,omitempty"`
+}
+
+// Refusal is a request refused rather than made, as its
+// provider_call_refused line records it (Journal.Refuse): the reason's
+// code and message, and the length and BLAKE3 digest of the bytes
+// received (the body is not kept).
+type Refusal struct {
+	Line            int    `json:"line"`
+	Session         string `json:"session"`
+	Call            string `json:"call,omitempty"`
+	Reason          string `json:"reason"`
+	Message         string `json:"message"`
+	BodyBytes       int64  `json:"body_bytes"`
+	BodyContentHash string `json:"body_content_hash"`
+}
+
+// OK reports whether the transcript proves its run, finished: at least
+// one call, every call verified, and no problem (every session closed,
+// every line whole).
 func (r *Report) OK() bool {
 	if r == nil {
 		return false
 	}
 	v, i, f := r.Counts()
-	return len(r.Problems) == 0 && v > 0 && i == 0 && f == 0
+	return len(r.Problems) == 0 && v+len(r.Refused) > 0 && i == 0 && f == 0
+}
+
+// Holds reports whether the transcript verifies as far as it is written:
+// OK, or a run still being written, whose only problems are that it is
+// not finished (Pending: a session open, what an open session has yet to
+// sign, a last line not whole yet) and whose only unverified calls are
+// those in flight (unanswered in a session still open). At least one
+// call must verify. A transcript cut short holds too: the chain cannot
+// tell a run cut from one still running, so an auditor of a finished run
+// asks for OK (verify --closed), and keeps the chain head.
+func (r *Report) Holds() bool {
+	if r == nil || r.unlisted > 0 {
+		return false
+	}
+	ok := 0
+	for _, c := range r.Calls {
+		switch {
+		case c.Status == verified:
+			ok++
+		case c.Status == incomplete && c.inFlight:
+		default:
+			return false
+		}
+	}
+	for _, p := range r.Problems {
+		if !r.pending[p] {
+			return false
+		}
+	}
+	return ok+len(r.Refused) > 0
+}
+
+// Pending reports whether p, one of the report's Problems, says only that
+// the run is not finished (Holds accepts it): a session with no
+// journal_close (session_unclosed), a last line with no newline yet
+// (torn_line), and, given a key, what a session still open has yet to
+// sign (unsigned, unsigned_end, unsigned_lines).
+func (r *Report) Pending(p *manifest.RuleError) bool { return r != nil && r.pending[p] }
+
+// pend records a problem that says only that the run is not finished.
+func (r *Report) pend(rule manifest.Rule, line int, format string, args ...any) {
+	n := len(r.Problems)
+	r.broke(rule, line, format, args...)
+	if len(r.Problems) > n && r.Problems[n].Rule == rule {
+		if r.pending == nil {
+			r.pending = map[*manifest.RuleError]bool{}
+		}
+		r.pending[r.Problems[n]] = true
+	}
+}
+
+// pendingSince counts the pending problems from index i of Problems.
+func (r *Report) pendingSince(i int) int {
+	n := 0
+	for _, p := range r.Problems[min(i, len(r.Problems)):] {
+		if r.pending[p] {
+			n++
+		}
+	}
+	return n
 }
 
 // broke records a rule the transcript breaks at line (0: the whole).
@@ -190,43 +286,70 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	var b strings.Builder
 	for _, p := range r.Problems {
-		fmt.Fprintf(&b, "FAIL %s\n", textsafe.Line(p.Detail))
+		if r.pending[p] {
+			fmt.Fprintf(&b, "OPEN %s\n", textsafe.Line(p.Detail))
+		} else {
+			fmt.Fprintf(&b, "FAIL %s\n", textsafe.Line(p.Detail))
+		}
 	}
+	inFlight := 0
 	for _, c := range r.Calls {
-		switch c.Status {
-		case verified:
+		switch {
+		case c.Status == verified:
 			note := ""
 			if c.Unattributed {
 				note = ": unattributed (no manifest)"
 			}
 			fmt.Fprintf(&b, "ok   line %d: call %s (seq %d)%s\n", c.Line, textsafe.Line(c.name()), c.Seq, note)
-		case incomplete:
+		case c.inFlight:
+			inFlight++
+			fmt.Fprintf(&b, "OPEN line %d: call %s (seq %d): %s\n", c.Line, textsafe.Line(c.name()), c.Seq, detail(c))
+		case c.Status == incomplete:
 			fmt.Fprintf(&b, "INCOMPLETE line %d: call %s (seq %d): %s\n", c.Line, textsafe.Line(c.name()), c.Seq, detail(c))
 		default:
 			fmt.Fprintf(&b, "FAIL line %d: call %s (seq %d): %s\n", c.Line, textsafe.Line(c.name()), c.Seq, detail(c))
 		}
 	}
+	for _, x := range r.Refused {
+		call := ""
+		if x.Call != "" {
+			call = ", call " + textsafe.Line(x.Call)
+		}
+		fmt.Fprintf(&b, "REFUSED line %d: session %s%s: %s: %s (%d bytes received, %s)\n", x.Line, textsafe.Line(x.Session), call, x.Reason, textsafe.Line(x.Message), x.BodyBytes, x.BodyContentHash)
+	}
 	v, i, f := r.Counts()
-	fmt.Fprintf(&b, "%d call(s) verified, %d incomplete, %d failed", v, i, f)
+	fmt.Fprintf(&b, "%d call(s) verified, %d incomplete, %d failed", v, i-inFlight, f)
+	if len(r.Refused) > 0 {
+		fmt.Fprintf(&b, ", %d refused", len(r.Refused))
+	}
+	if inFlight > 0 {
+		fmt.Fprintf(&b, ", %d in flight", inFlight)
+	}
 	if r.Unattributed > 0 {
 		fmt.Fprintf(&b, ", %d without a manifest", r.Unattributed)
 	}
-	if n := len(r.Problems); n > 0 {
+	if n := len(r.Problems) - r.pendingSince(0); n > 0 {
 		if r.unlisted > 0 {
 			n += r.unlisted - 1 // the too_many_problems entry counts them
 		}
-		// Problems of the transcript, not of a call (a session never
-		// closed, a broken chain): the summary must not read as a pass.
+		// Problems of the transcript, not of a call (a broken chain, a
+		// session closed twice): the summary must not read as a pass.
 		fmt.Fprintf(&b, "; %d problem(s) with the transcript", n)
 	}
 	if r.Format != "" {
 		fmt.Fprintf(&b, " (%s transcript, %d lines)", r.Format, r.Lines)
 	}
 	b.WriteByte('\n')
+	if line := r.openLine(); line != "" {
+		b.WriteString(line + "\n")
+	}
 	if r.Head != "" {
 		fmt.Fprintf(&b, "chain head %s (the hash of line %d)\n", r.Head, r.Lines)
 	}
-	if r.SignedBy != "" {
+	if r.SignedBy != "" && r.SignedThrough < r.Lines {
+		fmt.Fprintf(&b, "signed by %s through the checkpoint at line %d, which covers every line before it; lines %d to %d are not signed yet (a session still open signs them at its next checkpoint or its close)\n",
+			textsafe.Line(r.SignedBy), r.SignedThrough, r.SignedThrough+1, r.Lines)
+	} else if r.SignedBy != "" {
 		fmt.Fprintf(&b, "signed by %s: the checkpoint at line %d, the transcript's last, covers every line before it; a transcript cut back to an earlier checkpoint verifies too, so hold it to the latest checkpoint you kept (prove --from)\n",
 			textsafe.Line(r.SignedBy), r.SignedThrough)
 	}
@@ -239,6 +362,29 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// openLine says, of a transcript that holds but is not finished, that it
+// is open and how far it verifies ("" otherwise): the verdict verify,
+// report and the commands that read a transcript give of a run still
+// being written.
+func (r *Report) openLine() string {
+	if r.OK() || !r.Holds() {
+		return ""
+	}
+	var open []string
+	for _, s := range r.Open {
+		follows := ""
+		if s.Follows != "" {
+			follows = " (following " + textsafe.Line(s.Follows) + ")"
+		}
+		open = append(open, fmt.Sprintf("session %s%s with %d call(s) so far", textsafe.Line(s.Session), follows, s.Calls))
+	}
+	what := "every session closed, but the last line not whole yet"
+	if len(open) > 0 {
+		what = "open: " + strings.Join(open, ", ")
+	}
+	return fmt.Sprintf("%s; verified through line %d (still being written, or cut short: verify --closed fails it)", what, r.Lines)
 }
 
 // System is the system prompt the call was served, as retained at

@@ -12,7 +12,8 @@ import "github.com/promptloom/promptloom/manifest"
 const (
 	// RuleEmpty: the transcript has no line.
 	RuleEmpty manifest.Rule = "empty"
-	// RuleNoCall: no call verified: a transcript that proves nothing.
+	// RuleNoCall: no call verified and no refusal recorded: a transcript
+	// that proves nothing.
 	RuleNoCall manifest.Rule = "no_call"
 	// RuleTooManyProblems counts the problems past the first 1,000.
 	RuleTooManyProblems manifest.Rule = "too_many_problems"
@@ -64,8 +65,17 @@ const (
 	// RuleSessionUnclosed: a session has no journal_close: the run was
 	// cut short, or is still being written.
 	RuleSessionUnclosed manifest.Rule = "session_unclosed"
-	// RuleSessionNotOpen: a request of a session not open at its line.
+	// RuleSessionNotOpen: a request, or a refusal, of a session not open
+	// at its line.
 	RuleSessionNotOpen manifest.Rule = "session_not_open"
+	// RuleFollows: a journal_open's follows is not another session's id,
+	// or names a session of the transcript not closed at its line.
+	RuleFollows manifest.Rule = "follows"
+	// RuleRefusal: a provider_call_refused line's reason is not a code
+	// (lowercase letters, digits and _), its message not a string, its
+	// body_bytes not an integer, its body_content_hash not a digest, or
+	// its call not a string.
+	RuleRefusal manifest.Rule = "refusal"
 
 	// RuleRequestSeq: an outcome or attempt names a request_seq no
 	// earlier request has.

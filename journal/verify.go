@@ -70,6 +70,15 @@ func (v *verifier) read(r io.Reader, o *Options) (*Report, error) {
 			v.finish(err)
 			return v.rep, err
 		}
+		if lr.torn && v.rep.Format == formatPromptloom {
+			// The last line has no newline: a promptloom writer's line,
+			// written in one append, is whole only with it, so this one is
+			// still being written (or the file was cut there). It is not
+			// read: the transcript is verified through the line before. (A
+			// Harn writer promises no such thing: its last line is read.)
+			v.rep.pend(RuleTornLine, lr.n, "line %d is not whole yet (%d bytes, no final newline): a line still being written, not read; a finished transcript cut there fails verify --closed", lr.n, len(line))
+			break
+		}
 		v.line(lr.n, unsafe.Slice(unsafe.StringData(line), len(line)), line, lr.torn)
 	}
 	v.finish(nil)
@@ -89,6 +98,7 @@ type retained struct {
 type session struct {
 	line, calls int
 	closed      bool
+	follows     string // the session its journal_open says it continues
 }
 
 // pendingRequest is a request not answered yet.
@@ -316,7 +326,7 @@ func (v *verifier) promptloomLine(n int, l *object) {
 			v.rep.broke(rule, n, "line %d: session %s opened twice, or without an id", n, orRawNull(l.Get("session").Raw))
 			return
 		}
-		v.sessions[strings.Clone(sess)] = &session{line: n}
+		v.sessions[strings.Clone(sess)] = &session{line: n, follows: v.follows(n, l, sess)}
 		v.ck.session(sess).open = v.cur
 	case kindClose:
 		s, ok := v.sessions[sess]
@@ -394,10 +404,70 @@ func (v *verifier) promptloomLine(n int, l *object) {
 		v.attempt(n, l)
 	case kindCheckpoint:
 		v.checkpoint(n, l, sess, sessOK)
+	case kindRefused:
+		v.refused(n, l, sess, sessOK)
 	default:
 		v.rep.broke(RuleUnknownKind, n, "line %d: unknown kind %s", n, kind.Raw)
 	}
 }
+
+// follows checks a journal_open's follows, the session it continues
+// (Options.Follows), and returns it ("" when none): a non-empty string,
+// not its own session, and when the transcript opens that session, closed
+// before this line. A session of another chain (a store keeps one a
+// session) is named, not checked.
+func (v *verifier) follows(n int, l *object, sess string) string {
+	f := l.Get("follows")
+	if !f.Exists() {
+		return ""
+	}
+	prev, known := v.sessions[f.Str]
+	switch {
+	case f.Type != gjson.String || f.Str == "" || f.Str == sess:
+		v.rep.broke(RuleFollows, n, "line %d: session %q follows %s, which is not another session's id", n, sess, orRawNull(f.Raw))
+	case known && !prev.closed:
+		v.rep.broke(RuleFollows, n, "line %d: session %q follows session %q (line %d), which is not closed at this line", n, sess, f.Str, prev.line)
+	default:
+		return strings.Clone(f.Str)
+	}
+	return ""
+}
+
+// refused checks a provider_call_refused line, a request refused rather
+// than made, and lists it (Report.Refused).
+func (v *verifier) refused(n int, l *object, sess string, sessOK bool) {
+	reason, okR := stringField(l, "reason")
+	msg, okM := stringField(l, "message")
+	size, okB := intField(l.Get("body_bytes"))
+	hash, okH := stringField(l, "body_content_hash")
+	call, okC := stringField(l, "call")
+	_, badHash := digest.Parse(hash)
+	switch {
+	case !okR || !ruleLike(reason):
+		v.rep.broke(RuleRefusal, n, "line %d: the refusal's reason %s is not a code (lowercase letters, digits and _)", n, orRawNull(l.Get("reason").Raw))
+	case !okM:
+		v.rep.broke(RuleRefusal, n, "line %d: the refusal's message %s is not a string", n, orRawNull(l.Get("message").Raw))
+	case !okB:
+		v.rep.broke(RuleRefusal, n, "line %d: the refusal's body_bytes %s is not an integer", n, orRawNull(l.Get("body_bytes").Raw))
+	case !okH || badHash != nil:
+		v.rep.broke(RuleRefusal, n, "line %d: the refusal's body_content_hash %s is not a digest", n, orRawNull(l.Get("body_content_hash").Raw))
+	case l.Get("call").Exists() && !okC:
+		v.rep.broke(RuleRefusal, n, "line %d: the refusal's call %s is not a string", n, l.Get("call").Raw)
+	default:
+		if s, ok := v.sessions[sess]; !ok || !sessOK || s.closed {
+			v.rep.broke(RuleSessionNotOpen, n, "line %d: a refusal of session %s, which is not open at this line", n, orRawNull(l.Get("session").Raw))
+			return
+		}
+		if len(msg) > maxRefusalMessage {
+			msg = strings.ToValidUTF8(msg[:maxRefusalMessage], "") + "…"
+		}
+		v.rep.Refused = append(v.rep.Refused, Refusal{Line: n, Session: strings.Clone(sess), Call: strings.Clone(call),
+			Reason: v.intern(reason), Message: v.intern(msg), BodyBytes: size, BodyContentHash: strings.Clone(hash)})
+	}
+}
+
+// maxRefusalMessage bounds the message a report keeps of a refusal.
+const maxRefusalMessage = 4 << 10
 
 // intern is s held apart from the line it was read from, one copy for
 // each distinct s: a transcript that repeats a reply holds it once.
@@ -571,15 +641,27 @@ func (v *verifier) finish(readErr error) {
 		sort.Slice(ids, func(a, b int) bool { return v.sessions[ids[a]].line < v.sessions[ids[b]].line })
 		for _, id := range ids {
 			if s := v.sessions[id]; !s.closed {
-				r.broke(RuleSessionUnclosed, s.line, "session %s (line %d) has no journal_close: the run was cut short, or is still being written", id, s.line)
+				r.pend(RuleSessionUnclosed, s.line, "session %s (line %d) is open: %d call(s) so far and no journal_close yet (still being written, or cut short)", id, s.line, s.calls)
+				r.Open = append(r.Open, OpenSession{Session: id, Line: s.line, Calls: s.calls, Follows: s.follows})
 				v.unfinished++
 			}
 		}
+		// A request of a session still open that nothing answers yet is a
+		// call in flight; in a closed session it is a call left
+		// unanswered.
+		for _, p := range v.pending {
+			if s := v.sessions[p.session]; s != nil && !s.closed {
+				if c := &r.Calls[p.call]; c.Status == incomplete {
+					c.inFlight = true
+					c.Problem.Detail = "no answer yet: its session is open (a call in flight)"
+				}
+			}
+		}
 	}
-	if v, _, _ := r.Counts(); v == 0 {
+	if v, _, _ := r.Counts(); v == 0 && len(r.Refused) == 0 {
 		r.broke(RuleNoCall, 0, "no call verified: a transcript that proves nothing fails")
 	}
-	if !r.OK() && r.Format != formatProof {
+	if !r.Holds() && r.Format != formatProof {
 		// A signature or a cosignature vouches for a transcript only
 		// when all of it holds: said of one that fails, it reads as a
 		// pass.

@@ -37,6 +37,7 @@ type Journal struct {
 	clock   func() time.Time
 	session string
 	named   string // the session's id as given (restart's new ids build on it)
+	follows string // Options.Follows
 	keepRaw bool
 	maxLine int  // the longest line it writes: the one Verify reads
 	opened  bool // the session's journal_open line is written
@@ -113,7 +114,7 @@ func NewSink(s Sink, opts *Options) *Journal {
 		if opts.Clock != nil {
 			j.clock = opts.Clock
 		}
-		j.session, j.keepRaw = opts.Session, opts.KeepRaw
+		j.session, j.keepRaw, j.follows = opts.Session, opts.KeepRaw, opts.Follows
 	}
 	j.cp = newCheckpointer(opts)
 	if j.session == "" {
@@ -421,8 +422,7 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 		}
 		b := newLineBuilder(t, j.clock().Format(time.RFC3339Nano))
 		if !j.opened {
-			b.line(kindOpen, "session", quote(j.session))
-			openHash = b.t.Prev
+			openHash = j.openLine(b)
 		}
 		if !pre.unattributed && j.last[kindSystemPrompt] != sc.SystemPromptContentHash {
 			b.line(kindSystemPrompt, "content", quote(j.retainText(served)), "content_hash", quote(sc.SystemPromptContentHash))
@@ -471,6 +471,100 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 		j.last[kindSystemPrompt], j.last[kindContextManifest] = sc.SystemPromptContentHash, sc.ManifestContentHash
 	}
 	return p, nil
+}
+
+// openLine writes the session's journal_open line to b and returns its
+// hash. j.mu is held.
+func (j *Journal) openLine(b *lineBuilder) string {
+	if j.follows != "" {
+		b.line(kindOpen, "session", quote(j.session), "follows", quote(strings.ToValidUTF8(j.follows, "\uFFFD")))
+	} else {
+		b.line(kindOpen, "session", quote(j.session))
+	}
+	return b.t.Prev
+}
+
+// Refuse records a request the caller refused rather than made (a body
+// that does not read, a stale prompt, a gated tool, one over a limit): a
+// provider_call_refused line of the journal's session, opening it if need
+// be, with reason (a code of lowercase letters, digits and _, as a rule
+// is), message (redacted, bounded), and the length and digest of body, the
+// bytes received. The body itself is not kept: it may not read, or be
+// over the limit it was refused for. call is the call's name, "" when
+// unknown. A refusal is no call: journal_close does not count it, and no
+// checkpoint has it as a leaf.
+func (j *Journal) Refuse(ctx context.Context, call, reason, message string, body []byte) error {
+	if j == nil {
+		return errNoJournal(call)
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if !ruleLike(reason) {
+		return fmt.Errorf("journal: call %s: refusal reason %q is not a code (lowercase letters, digits and _)", call, reason)
+	}
+	// A name or message from the request refused is bounded and redacted:
+	// the refusal must fit a line, and keep no secret the body carried.
+	call = redact.String(strings.ToValidUTF8(cut(call, 1<<10), "\uFFFD"))
+	message = redact.String(strings.ToValidUTF8(cut(message, min(maxAttemptMessage, j.maxLine/8)), "\uFFFD"))
+	fields := []string{"session", "", "reason", quote(reason), "message", quote(message),
+		"body_bytes", strconv.Itoa(len(body)), "body_content_hash", quote(digest.Bytes(body).String())}
+	if call != "" {
+		fields = append(fields, "call", quote(call))
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if err := j.usable(call); err != nil {
+		return err
+	}
+	var openHash string
+	err := j.appendLines(ctx, func(t Tail) (*lineBuilder, error) {
+		if t.Fresh {
+			j.restart(t)
+		}
+		if !j.opened {
+			if err := j.claimSession(t); err != nil {
+				return nil, err
+			}
+		}
+		b := newLineBuilder(t, j.clock().Format(time.RFC3339Nano))
+		if !j.opened {
+			openHash = j.openLine(b)
+		}
+		fields[1] = quote(j.session)
+		b.line(kindRefused, fields...)
+		return b, nil
+	})
+	if err != nil {
+		return err
+	}
+	if !j.opened {
+		j.opened = true
+		j.cp.opened(openHash)
+	}
+	return nil
+}
+
+// cut is s cut to at most n bytes, saying how long it was.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return fmt.Sprintf("%s… (%d bytes in all)", strings.ToValidUTF8(s[:n], ""), len(s))
+}
+
+// ruleLike reports whether s is a code as a rule is written: lowercase
+// ASCII letters, digits and _, starting with a letter, at most 64 bytes.
+func ruleLike(s string) bool {
+	if s == "" || len(s) > 64 || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' {
+			return false
+		}
+	}
+	return true
 }
 
 // retainText is what the transcript keeps of the system prompt: the text
