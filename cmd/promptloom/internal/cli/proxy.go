@@ -25,7 +25,7 @@ import (
 )
 
 func init() {
-	register("proxy", "proxy --upstream URL [--listen ADDR] [--transcript PATH_OR_URL] [--sign NAME.key [--checkpoint-every N] [--witness URL ...]] [--options FILE|DIR] [--max-bytes N] [--ui-token TOKEN] [--grace D]", runProxy)
+	register("proxy", "proxy --upstream URL [--listen ADDR] [--transcript PATH_OR_URL] [--sign NAME.key [--checkpoint-every N] [--witness URL ...]] [--options FILE|DIR] [--max-bytes N] [--ui-token TOKEN] [--grace D] [--diagnostics] [--cache auto]", runProxy)
 }
 
 // runProxy serves the proxy until SIGTERM or SIGINT: it stops accepting,
@@ -43,9 +43,14 @@ func runProxy(e *env, args []string) int {
 	maxBytes := fs.Int("max-bytes", 0, "refuse a request body over N bytes with the provider's error (0: 64 MiB)")
 	token := fs.String("ui-token", "", "serve /promptloom/ to other addresses than loopback, to requests with Authorization: Bearer TOKEN or ?token=TOKEN")
 	grace := fs.Duration("grace", 30*time.Second, "on SIGTERM, how long calls in flight may take to finish")
+	diagnostics := fs.Bool("diagnostics", false, "ask the provider for its cache diagnostics on every call of a session (Anthropic, OpenAI Responses), against the session's latest response: a change to the body sent, recorded")
+	autoCache := fs.String("cache", "", "auto: place cache breakpoints by the provider's rules in a request that sets none (a change to the body sent, recorded)")
 	pos, err := parseInterleaved(fs, args)
 	if err == nil && len(pos) > 0 {
 		err = fmt.Errorf("takes no file, got %q", pos[0])
+	}
+	if err == nil && *autoCache != "" {
+		err = oneOf("cache", *autoCache, "auto")
 	}
 	var up *url.URL
 	if err == nil {
@@ -80,6 +85,7 @@ func runProxy(e *env, args []string) int {
 		return e.fail("proxy: --listen: %v", err)
 	}
 	p, err := proxy.New(&proxy.Options{Upstream: up, Open: open, Prompt: prompt, MaxBodyBytes: *maxBytes, UIToken: *token,
+		Diagnostics: *diagnostics, AutoCache: *autoCache == "auto",
 		Verify: func() string { return verifyState(*transcript, o.Signer) }})
 	if err != nil {
 		ln.Close()
