@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,7 +21,8 @@ import (
 var pageSource string
 
 var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
-	"n": func(n int) string { return strconv.Itoa(n) },
+	"n": thousands, "px": px, "approx": approx,
+	"deref": func(b *bool) bool { return b != nil && *b },
 }).Parse(pageSource))
 
 // allowed says whether r may read the page: from loopback, or with the
@@ -50,14 +52,14 @@ func (p *Proxy) page(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'unsafe-inline'")
 	switch path := strings.TrimPrefix(r.URL.Path, "/promptloom"); {
 	case path == "" || path == "/":
-		p.overview(w)
+		p.overview(w, r)
 	case path == "/events":
 		p.events(w, r)
 	case path == "/calls.json":
 		p.callsJSON(w)
 	case strings.HasPrefix(path, "/call/"):
 		n, err := strconv.Atoi(strings.TrimPrefix(path, "/call/"))
-		p.callPage(w, n, err)
+		p.callPage(w, r, n, err)
 	default:
 		http.NotFound(w, r)
 	}
@@ -74,6 +76,25 @@ type row struct {
 	Predicted string `json:"predicted"`
 	Reported  string `json:"reported"`
 	Blame     string `json:"blame,omitempty"`
+	// Read, Written and Uncached are the predicted tokens the bar draws
+	// (Estimate: the provider's tokenizer is not public, or its rounding
+	// not documented); Cost and MissCost are the cache package's prices
+	// ("": unpriced), and Provider the provider's own verdict beside
+	// promptloom's blame, with Agrees.
+	Read     int    `json:"read"`
+	Written  int    `json:"written"`
+	Uncached int    `json:"uncached"`
+	Estimate bool   `json:"estimate,omitempty"`
+	Cost     string `json:"cost,omitempty"`
+	MissCost string `json:"miss_cost,omitempty"`
+	Provider string `json:"provider_verdict,omitempty"`
+	Agrees   *bool  `json:"agrees,omitempty"`
+
+	// For the templates only: the bar, the session's element id, and the
+	// query a link keeps (the token the page was given).
+	Bar *barView `json:"-"`
+	Key string   `json:"-"`
+	Q   string   `json:"-"`
 
 	c *callState
 }
@@ -101,6 +122,7 @@ func rowOf(c *callState) row {
 func fill(r *row, vs map[int]cache.Verdict, made bool) {
 	c := r.c
 	r.c = nil
+	r.Key = elementID(r.Session)
 	var m *request.Manifest
 	if made || c.mReady.Load() {
 		m = c.manifest()
@@ -108,16 +130,29 @@ func fill(r *row, vs map[int]cache.Verdict, made bool) {
 	if m != nil {
 		r.Model, r.Tokens = m.Model, m.Tokens
 	}
-	if v, ok := vs[c.seq]; ok {
-		r.Predicted, r.Reported, r.Blame = figures(v)
+	v, ok := vs[c.seq]
+	if !ok {
+		return
 	}
+	r.Predicted, r.Reported, r.Blame = figures(v)
+	r.Read, r.Written, r.Estimate = v.Predicted.Read, v.Predicted.Write, v.Estimate
+	r.Uncached = max(v.InputTokens-v.Predicted.Read-v.Predicted.Write, 0)
+	if v.Priced {
+		r.Cost = approx(v.Estimate && v.CostBasis == "predicted") + dollars(v.Cost)
+		if v.MissCost > 0 {
+			r.MissCost = approx(v.Estimate) + dollars(v.MissCost)
+		}
+	}
+	r.Provider, r.Agrees = providerVerdict(v), v.Agrees
+	r.Bar = barOf(m, v)
 }
 
-// figures are a verdict as the row shows it.
+// figures are a verdict as the row shows it, a ~ before an estimate.
 func figures(v cache.Verdict) (predicted, reported, blame string) {
-	predicted = fmt.Sprintf("read %d, write %d", v.Predicted.Read, v.Predicted.Write)
+	e := approx(v.Estimate)
+	predicted = fmt.Sprintf("read %s%s, write %s%s", e, thousands(v.Predicted.Read), e, thousands(v.Predicted.Write))
 	if v.Reported != nil {
-		reported = fmt.Sprintf("read %d, write %d", v.Reported.Read, v.Reported.Write)
+		reported = fmt.Sprintf("read %s, write %s", thousands(v.Reported.Read), thousands(v.Reported.Write))
 	}
 	var bs []string
 	for _, b := range v.Blame {
@@ -126,9 +161,30 @@ func figures(v cache.Verdict) (predicted, reported, blame string) {
 	return predicted, reported, strings.Join(bs, "; ")
 }
 
+// providerVerdict is the provider's own verdict on the call, where its
+// answer carried one, and whether promptloom places the change alike.
+func providerVerdict(v cache.Verdict) string {
+	if v.ProviderReason == "" {
+		return ""
+	}
+	line := "the provider says " + v.ProviderReason
+	if v.ProviderTokens > 0 {
+		line += " (about " + thousands(v.ProviderTokens) + " tokens missed, its estimate)"
+	}
+	switch {
+	case v.Agrees == nil:
+	case *v.Agrees:
+		line += "; promptloom finds, since call " + v.ProviderSince + ", " + v.Found + ": they agree"
+	default:
+		line += "; promptloom finds, since call " + v.ProviderSince + ", " + v.Found + ": they disagree"
+	}
+	return line
+}
+
 // rows lists every call the page keeps, with its session's cache
-// verdicts: the list is taken under p.mu, the figures made outside it.
-func (p *Proxy) rows() ([]row, int) {
+// verdicts, and each session's plot: the list is taken under p.mu, the
+// figures made outside it.
+func (p *Proxy) rows(q string) ([]row, int, []*plotView) {
 	p.mu.Lock()
 	out := make([]row, 0, len(p.calls))
 	for _, c := range p.calls {
@@ -137,39 +193,53 @@ func (p *Proxy) rows() ([]row, int) {
 	sessions := len(p.order)
 	p.mu.Unlock()
 	verdicts := map[*session]map[int]cache.Verdict{}
+	var plots []*plotView
 	for i := range out {
 		s := out[i].c.session
 		vs, ok := verdicts[s]
 		if !ok {
 			vs = p.verdicts(s)
 			verdicts[s] = vs
+			plots = append(plots, plotOf(s.id, vs))
 		}
 		fill(&out[i], vs, true)
+		out[i].Q = q
 	}
-	return out, sessions
+	return out, sessions, plots
 }
 
-func (p *Proxy) overview(w http.ResponseWriter) {
-	rows, sessions := p.rows()
+// query is what a link on the page keeps of r's: the token it was given
+// in its query, when that is the page's.
+func (p *Proxy) query(r *http.Request) string {
+	if t := r.URL.Query().Get("token"); t != "" && t == p.o.UIToken {
+		return "?token=" + url.QueryEscape(t)
+	}
+	return ""
+}
+
+func (p *Proxy) overview(w http.ResponseWriter, r *http.Request) {
+	q := p.query(r)
+	rows, sessions, plots := p.rows(q)
 	state := "not checked"
 	if p.o.Verify != nil {
 		state = p.verifyState()
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	_ = pageTmpl.ExecuteTemplate(w, "page", map[string]any{
-		"Upstream": p.upstream, "Sessions": sessions, "Rows": rows, "Verify": state,
+		"Upstream": p.upstream, "Sessions": sessions, "Rows": rows, "Verify": state, "Plots": plots,
 	})
 }
 
 func (p *Proxy) callsJSON(w http.ResponseWriter) {
-	rows, _ := p.rows()
+	rows, _, _ := p.rows("")
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(rows)
 }
 
-// callPage is one call's whole request explained, with its cache verdict
-// and where it left the call before it in its session.
-func (p *Proxy) callPage(w http.ResponseWriter, n int, err error) {
+// callPage is one call's whole request explained, its words with it,
+// with its cache verdict, where it left the call before it in its
+// session, and its diff against that call.
+func (p *Proxy) callPage(w http.ResponseWriter, r *http.Request, n int, err error) {
 	p.mu.Lock()
 	c := p.call(n)
 	if err != nil || c == nil {
@@ -196,17 +266,40 @@ func (p *Proxy) callPage(w http.ResponseWriter, n int, err error) {
 	}
 	x := cache.Explain(m, nil, p.o.Cache, true)
 	x.Verdict = &v
+	// The body as sent: the explanation redacts each segment's words.
+	x.Body = c.pr.Body()
+	d := map[string]any{"Back": "../" + p.query(r), "Query": p.query(r)}
 	if pm != nil {
-		d := cache.Diverge(pm, m)
-		x.Previous, x.PreviousCall = &d, prev.name
+		dv := cache.Diverge(pm, m)
+		x.Previous, x.PreviousCall = &dv, prev.name
+		d["Previous"], d["PreviousSeq"] = prev.name, prev.seq
+		d["Diff"] = diffOf(x, pm, prev.pr.Body(), p.o.Cache)
 	}
 	var b bytes.Buffer
 	if err := x.WriteHTML(&b, c.name); err != nil {
 		http.Error(w, "promptloom: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
+	var extra bytes.Buffer
+	if err := pageTmpl.ExecuteTemplate(&extra, "diff", d); err != nil {
+		http.Error(w, "promptloom: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	// The diff goes ahead of the explanation's segments (its first
+	// heading): what changed since the call before is what a person
+	// opening a call that missed looks for first.
+	page := b.Bytes()
+	at := bytes.Index(page, []byte("<h2"))
+	if at < 0 {
+		at = bytes.LastIndex(page, []byte("</body>"))
+	}
+	if at < 0 {
+		at = len(page)
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	_, _ = w.Write(b.Bytes())
+	_, _ = w.Write(page[:at])
+	_, _ = w.Write(extra.Bytes())
+	_, _ = w.Write(page[at:])
 }
 
 // events streams the overview's rows as they change (server-sent events:
@@ -218,6 +311,7 @@ func (p *Proxy) events(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "promptloom: streaming unsupported", http.StatusInternalServerError)
 		return
 	}
+	q := p.query(r)
 	ch := make(chan int, 64)
 	if !p.watch(ch) {
 		http.Error(w, "promptloom: shutting down", http.StatusServiceUnavailable)
@@ -260,13 +354,30 @@ func (p *Proxy) events(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 			p.mu.Unlock()
+			plotted := map[*session]bool{}
 			for i := range rows {
+				s := rows[i].c.session
 				var vs map[int]cache.Verdict
-				if m := rows[i].c.session.memo.Load(); m != nil {
+				if m := s.memo.Load(); m != nil {
 					vs = m.bySeq
 				}
 				fill(&rows[i], vs, false)
-				data, _ := json.Marshal(rows[i])
+				rows[i].Q = q
+				ev := event{row: rows[i]}
+				var b strings.Builder
+				if pageTmpl.ExecuteTemplate(&b, "row", rows[i]) == nil {
+					ev.HTML = b.String()
+				}
+				// The session's plot once a batch, from the verdicts
+				// made already.
+				if vs != nil && !plotted[s] {
+					plotted[s] = true
+					b.Reset()
+					if pageTmpl.ExecuteTemplate(&b, "plot", plotOf(s.id, vs)) == nil {
+						ev.Plot = b.String()
+					}
+				}
+				data, _ := json.Marshal(ev)
 				if _, err := fmt.Fprintf(w, "event: call\ndata: %s\n\n", data); err != nil {
 					return
 				}
@@ -274,6 +385,16 @@ func (p *Proxy) events(w http.ResponseWriter, r *http.Request) {
 			fl.Flush()
 		}
 	}
+}
+
+// event is a call's row as an event sends it: its figures, the row and
+// its session's plot as the page draws them (HTML: the page's script
+// puts them in place of the old), so the SVG is drawn on the server
+// alone.
+type event struct {
+	row
+	HTML string `json:"html"`
+	Plot string `json:"plot,omitempty"`
 }
 
 // watch adds a page's channel to those told of changes, and starts the
@@ -363,7 +484,8 @@ const restFor = 9
 func sameFigures(a, b cache.Verdict) bool {
 	a1, a2, a3 := figures(a)
 	b1, b2, b3 := figures(b)
-	return a1 == b1 && a2 == b2 && a3 == b3
+	return a1 == b1 && a2 == b2 && a3 == b3 && a.InputTokens == b.InputTokens &&
+		a.Cost == b.Cost && a.MissCost == b.MissCost && providerVerdict(a) == providerVerdict(b)
 }
 
 // call is call seq, if the page still keeps it (p.mu held).
