@@ -170,6 +170,10 @@ type Manifest struct {
 	// Counter names what tokens count ("estimate": a token every four
 	// bytes of a block's JSON, where the provider's tokenizer is not public).
 	Counter string `json:"counter"`
+	// Prices says what a compaction was priced at: the model's cache
+	// prices from package cache's table, or, for a model not in it, the
+	// provider's default, and says which.
+	Prices string `json:"prices"`
 	// Tokens is the request's input as counted.
 	Tokens      int           `json:"tokens"`
 	Parts       []Part        `json:"parts"`

@@ -87,7 +87,7 @@ func newPlanner(c *Conversation, o *Options) (*planner, [][]byte, []byte, *promp
 		base += w.count(sys)
 	}
 
-	p := &planner{c: c, o: o, w: w, base: base, budget: c.Window - c.OutputReserve, task: -1,
+	p := &planner{c: c, o: o, w: w, r: ratesOf(c), base: base, budget: c.Window - c.OutputReserve, task: -1,
 		units: make([]unit, len(c.Turns)), latestUser: make([]int, len(c.Turns)+1)}
 	p.keep = o.KeepRecent
 	if p.keep <= 0 {
@@ -254,7 +254,7 @@ func stub(u *unit) string {
 func (p *planner) finish(pl *plan, tools [][]byte, sys []byte, red *promptloom.Reduction) (*Result, error) {
 	c, w := p.c, p.w
 	m := &Manifest{Schema: schema, Provider: string(c.Provider), Model: c.Model, Window: c.Window,
-		OutputReserve: c.OutputReserve, Counter: w.counterName(), Tokens: pl.tokens,
+		OutputReserve: c.OutputReserve, Counter: w.counterName(), Prices: p.r.note, Tokens: pl.tokens,
 		Compactions: pl.compactions, Breakpoints: []Breakpoint{}}
 	if m.Compactions == nil {
 		m.Compactions = []Compaction{}

@@ -93,6 +93,9 @@ func TestSession(t *testing.T) {
 	n := compactions(r)
 	hit := r.an.Summary.PredictedHitRate
 	t.Logf("calls %d, compactions %d, predicted hit rate %.3f, cost %.0f (cache's price table: $%.2f)", len(r.calls), n, hit, r.cost, r.dollars)
+	if want := "claude-sonnet-5 in package cache's price table: a cache read 0.1x the input price, a write 1.25x (5 minutes) and 2x (1 hour)"; r.results[0].Manifest.Prices != want {
+		t.Errorf("prices: %q, want %q", r.results[0].Manifest.Prices, want)
+	}
 	if len(r.an.Summary.Unpriced) > 0 {
 		t.Errorf("cache cannot price %v", r.an.Summary.Unpriced)
 	}
@@ -418,23 +421,24 @@ func referencePlan(t *testing.T, c *Conversation, o *Options) func(int) bool {
 	return func(k int) bool { return compact[k] }
 }
 
-// Other sessions from the same generator: the cost stays near the
-// reference's and far under the baselines'. The hit rate is logged, not
-// held: it is the window's and the results' sizes as much as the
-// planner's (docs/assemble.md gives the figures).
+// Other sessions from the same generator (hitTarget and missPrice were
+// chosen on seeds 1 to 17, docs/assemble.md gives each): each reads 0.90
+// of its input from the cache, costs at most 1.15x the reference planner's
+// cheapest plan (which reads less), and half what either baseline costs.
 func TestSessionSeeds(t *testing.T) {
 	if testing.Short() {
-		t.Skip("three sessions of 200 turns")
+		t.Skip("four sessions of 200 turns")
 	}
-	for _, seed := range []uint64{2, 4, 6} {
+	for _, seed := range []uint64{2, 4, 6, 8} {
 		c := genSession(200, 200, 30000, seed)
 		r := runSession(t, c, nil)
 		ref := runSession(t, c, &Options{decide: referencePlan(t, c, nil)})
 		b1, b2 := runBaseline(t, c, dropOldest), runBaseline(t, c, priorityPrune)
-		t.Logf("seed %d: %d calls, %d compactions, hit rate %.3f, %.3fx the reference, baselines %.2fx and %.2fx",
-			seed, len(r.calls), compactions(r), r.an.Summary.PredictedHitRate, r.cost/ref.cost, b1.cost/r.cost, b2.cost/r.cost)
-		if r.cost > 1.15*ref.cost || b1.cost < 2*r.cost || b2.cost < 2*r.cost {
-			t.Errorf("seed %d: cost %.0f, reference %.0f, baselines %.0f and %.0f", seed, r.cost, ref.cost, b1.cost, b2.cost)
+		hit := r.an.Summary.PredictedHitRate
+		t.Logf("seed %d: %d calls, %d compactions, hit rate %.3f, %.3fx the reference (hit rate %.3f), baselines %.2fx and %.2fx",
+			seed, len(r.calls), compactions(r), hit, r.cost/ref.cost, ref.an.Summary.PredictedHitRate, b1.cost/r.cost, b2.cost/r.cost)
+		if hit < 0.90 || r.cost > 1.15*ref.cost || r.dollars > 1.15*ref.dollars || b1.cost < 2*r.cost || b2.cost < 2*r.cost {
+			t.Errorf("seed %d: hit rate %.3f, cost %.0f, reference %.0f, baselines %.0f and %.0f", seed, hit, r.cost, ref.cost, b1.cost, b2.cost)
 		}
 	}
 }
