@@ -1,10 +1,13 @@
 package proxy_test
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"math"
+	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
@@ -285,5 +288,52 @@ func TestThePageEscapesWhatItIsSent(t *testing.T) {
 	svgIn(t, page, "plot")
 	if !strings.Contains(call, `id="diff"`) || !strings.Contains(call, "alert(2)") {
 		t.Errorf("the call's page has no diff, or not its words:\n%s", call)
+	}
+}
+
+// An event's row is drawn by the server as the page's are: what a
+// harness sent is text in its HTML too.
+func TestAnEventsRowIsEscaped(t *testing.T) {
+	const evil = `<script>alert(1)</script>`
+	g := newRig(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", g.srv.URL+"/promptloom/events", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	a := fakecache.NewAgent()
+	a.Tools[3]["name"] = evil
+	if code, out := g.post(t, "/v1/messages", a.Turn("hi"), "Promptloom-Call", evil, "Promptloom-Session", evil); code != 200 {
+		t.Fatal(code, out)
+	}
+	r := bufio.NewReader(resp.Body)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok {
+			continue
+		}
+		var ev struct{ Call, HTML, Plot string }
+		if err := json.Unmarshal([]byte(data), &ev); err != nil {
+			t.Fatal(err)
+		}
+		if ev.Call != evil || !strings.Contains(ev.HTML, `id="call-1"`) {
+			t.Fatalf("the event: %s", data)
+		}
+		for _, html := range []string{ev.HTML, ev.Plot} {
+			if strings.Contains(html, "<script") {
+				t.Fatalf("the event's HTML holds markup it was sent: %s", html)
+			}
+		}
+		if strings.Contains(ev.HTML, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+			return
+		}
+		t.Fatalf("the event's row does not show the call's name as text: %s", ev.HTML)
 	}
 }
