@@ -492,19 +492,50 @@ func WriteHTML(w io.Writer, source string, rep *journal.Report, o *Options) erro
 		}
 		l.Calls = append(l.Calls, v)
 	}
-	problems := make([]string, len(rep.Problems))
-	for i, p := range rep.Problems {
-		problems[i] = p.Detail
+	// What says only that the run is not finished (a session open) is
+	// not shown as a failure: the page and verify agree on what verifies.
+	var problems, pending []string
+	for _, p := range rep.Problems {
+		if rep.Pending(p) {
+			pending = append(pending, p.Detail)
+		} else {
+			problems = append(problems, p.Detail)
+		}
 	}
 	v, i, f := rep.Counts()
+	summary := fmt.Sprintf("%d call(s) verified, %d incomplete, %d failed (%s transcript, %d lines)", v, i, f, rep.Format, rep.Lines)
+	if n := len(rep.Refused); n > 0 {
+		summary = fmt.Sprintf("%d call(s) verified, %d incomplete, %d failed, %d refused (%s transcript, %d lines)", v, i, f, n, rep.Format, rep.Lines)
+	}
 	return page.Execute(w, map[string]any{
 		"Title":    "promptloom run: " + source,
-		"Summary":  fmt.Sprintf("%d call(s) verified, %d incomplete, %d failed (%s transcript, %d lines)", v, i, f, rep.Format, rep.Lines),
+		"Summary":  summary,
 		"Head":     rep.Head,
 		"Signed":   signedLine(rep),
+		"Open":     openLine(rep),
 		"Problems": problems,
+		"Pending":  pending,
+		"Refused":  rep.Refused,
 		"Roles":    lanes,
 	})
+}
+
+// openLine says of a run still being written (it holds, and is not
+// finished) which sessions are open, with their calls so far, and how far
+// it verifies; "" otherwise.
+func openLine(rep *journal.Report) string {
+	if rep.OK() || !rep.Holds() {
+		return ""
+	}
+	var open []string
+	for _, s := range rep.Open {
+		open = append(open, fmt.Sprintf("session %s with %d call(s) so far", s.Session, s.Calls))
+	}
+	what := "every session closed, but the last line not whole yet"
+	if len(open) > 0 {
+		what = "open: " + strings.Join(open, ", ")
+	}
+	return fmt.Sprintf("%s; verified through line %d (still being written, or cut short)", what, rep.Lines)
 }
 
 // signedLine says whether the report's transcript was held to a key and
@@ -512,6 +543,9 @@ func WriteHTML(w io.Writer, source string, rep *journal.Report, o *Options) erro
 func signedLine(rep *journal.Report) string {
 	if rep.SignedBy == "" {
 		return "not checked against a signer's key"
+	}
+	if rep.SignedThrough < rep.Lines {
+		return fmt.Sprintf("signed by %s through the checkpoint at line %d, which covers every line before it; lines %d to %d are not signed yet", rep.SignedBy, rep.SignedThrough, rep.SignedThrough+1, rep.Lines)
 	}
 	return fmt.Sprintf("signed by %s: the checkpoint at line %d, the last, covers every line before it (a transcript cut back to an earlier checkpoint verifies too)", rep.SignedBy, rep.SignedThrough)
 }

@@ -20,8 +20,9 @@ func init() {
 // one call (--call; verify --proof checks it), the proof that the run
 // extends a checkpoint the auditor kept (--from; verify --consistency
 // checks it), or the latest checkpoint of a session, to keep (--checkpoint).
-// The transcript must verify (with --key, against that key); for --from and
-// --checkpoint it may still be being written.
+// The transcript must verify (with --key, against that key) as far as it
+// is written: a run still being written proves the calls its checkpoints
+// cover already, and is said to be open.
 func runProve(e *env, args []string) int {
 	fs := newFlags("prove")
 	transcript := fs.String("transcript", "", "the signed transcript: a file, or a postgres:// URL of one session (?session=NAME)")
@@ -127,6 +128,7 @@ func runProve(e *env, args []string) int {
 	if *out != "" {
 		fmt.Fprintf(e.stdout, "wrote %s to %s\n", what, *out)
 	}
+	e.noteOpen(*transcript, rep)
 	return ExitOK
 }
 

@@ -47,6 +47,7 @@ func (e *env) recordedCalls(arg string, calls ...string) ([]recording, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", shown(arg), err)
 	}
+	e.noteOpen(arg, rep)
 	out := make([]recording, len(calls))
 	for i, call := range calls {
 		c, err := verifiedCall(rep, call)
@@ -66,8 +67,9 @@ func (e *env) recordedCalls(arg string, calls ...string) ([]recording, error) {
 // from verify: its receipts re-derive from the prompt and manifest it names
 // (an answered call, or one whose answer is yet to come), and no line up to
 // the one after its request breaks a rule of the transcript (that line's
-// prev is what covers the request). A session still open is no objection:
-// a run being written can be explained.
+// prev is what covers the request). What says only that the run is not
+// finished (a session open, a last line not whole yet) is no objection: a
+// run being written can be explained.
 func verifiedCall(rep *journal.Report, call string) (*journal.CallReport, error) {
 	c, err := verifiedCallAny(rep, call)
 	if err != nil {
@@ -81,7 +83,7 @@ func verifiedCall(rep *journal.Report, call string) (*journal.CallReport, error)
 		return nil, fmt.Errorf("call %s (line %d) is not explained: %s", call, c.Line, detail)
 	}
 	for _, p := range rep.Problems {
-		if p.Line > c.Line+1 || p.Line == 0 || p.Rule == journal.RuleSessionUnclosed {
+		if p.Line > c.Line+1 || p.Line == 0 || rep.Pending(p) {
 			continue
 		}
 		return nil, fmt.Errorf("the transcript does not verify up to call %s (line %d), so it is not explained: %s", call, c.Line, p.Detail)

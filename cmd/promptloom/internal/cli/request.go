@@ -82,7 +82,8 @@ func (e *env) loadRequest(path string, w *wholeFlags, optionsPath string, pl pip
 }
 
 // recordedRequests verifies a transcript and rebuilds every call's whole
-// request (cache.FromTranscript).
+// request (cache.FromTranscript). A run still being written is read as far
+// as it holds, and said to be open.
 func (e *env) recordedRequests(arg string) ([]cache.Recorded, error) {
 	data, err := e.readTranscript(context.Background(), arg, maxTranscriptBytes)
 	if err != nil {
@@ -92,9 +93,10 @@ func (e *env) recordedRequests(arg string) ([]cache.Recorded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", shown(arg), err)
 	}
-	if !rep.OK() {
+	if !rep.Holds() {
 		return nil, fmt.Errorf("%s: the transcript does not verify (promptloom verify --transcript says why)", shown(arg))
 	}
+	e.noteOpen(arg, rep)
 	rs, err := cache.FromTranscript(data, rep)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", shown(arg), err)

@@ -19,7 +19,7 @@ import (
 )
 
 func init() {
-	register("verify", "verify MANIFEST SYSTEM_FILE | verify MANIFEST --payload REQUEST.json [--provider P] | verify --transcript FILE|- [--key VERIFIER [--witness W.pub ... [--quorum N]]] [--format text|json] | verify --proof FILE --key VERIFIER | verify --consistency FILE --key VERIFIER", runVerify)
+	register("verify", "verify MANIFEST SYSTEM_FILE | verify MANIFEST --payload REQUEST.json [--provider P] | verify --transcript FILE|- [--closed] [--key VERIFIER [--witness W.pub ... [--quorum N]]] [--format text|json] | verify --proof FILE --key VERIFIER | verify --consistency FILE --key VERIFIER", runVerify)
 }
 
 // runVerify checks a manifest against the exact bytes of a served prompt,
@@ -39,6 +39,7 @@ func runVerify(e *env, args []string) int {
 	})
 	quorum := fs.Int("quorum", 0, "with --witness: how many of the witnesses must have cosigned (default all)")
 	format := fs.String("format", "text", "with --transcript: text or json")
+	closed := fs.Bool("closed", false, "with --transcript: fail unless the run is finished, every session closed and every line whole (without it, a run still being written verifies as far as it is written, and is said to be open)")
 	pf := addPayloadFlags(fs)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -86,11 +87,13 @@ func runVerify(e *env, args []string) int {
 		return e.fail("verify --proof: give the signer's verifier key with --key: a proof without it proves nothing")
 	case *proof != "":
 		// A proof is read as a proof (CheckProof), never as a transcript.
-		return e.verifyTranscript(*proof, func(r io.Reader) (*journal.Report, error) { return journal.CheckProof(r, o.Verifier, o) }, "text")
+		return e.verifyTranscript(*proof, func(r io.Reader) (*journal.Report, error) { return journal.CheckProof(r, o.Verifier, o) }, "text", true)
+	case *closed && *transcript == "":
+		return e.fail("verify: --closed goes with --transcript")
 	case *transcript != "" && len(pos) > 0:
 		return e.fail("verify --transcript: takes no other argument, got %q", pos[0])
 	case *transcript != "":
-		return e.verifyTranscript(*transcript, func(r io.Reader) (*journal.Report, error) { return journal.Verify(r, o) }, *format)
+		return e.verifyTranscript(*transcript, func(r io.Reader) (*journal.Report, error) { return journal.Verify(r, o) }, *format, *closed)
 	case *key != "":
 		return e.fail("verify: --key goes with --transcript or --proof")
 	}
@@ -137,15 +140,17 @@ func (e *env) verifyConsistency(path string, key note.Verifier) int {
 }
 
 // verifyTranscript verifies a file, or each session of a store (said
-// session by session, then which failed), with read: Verify, or
-// CheckProof.
-func (e *env) verifyTranscript(arg string, read func(io.Reader) (*journal.Report, error), format string) int {
+// session by session, then which failed and which are open), with read:
+// Verify, or CheckProof. A run still being written verifies as far as it
+// is written (journal.Report.Holds), and is said to be open; closed asks
+// for a finished run (journal.Report.OK).
+func (e *env) verifyTranscript(arg string, read func(io.Reader) (*journal.Report, error), format string, closed bool) int {
 	srcs, close, err := e.transcripts(context.Background(), arg)
 	if err != nil {
 		return e.fail("verify: %v", err)
 	}
 	defer close()
-	var failed []string
+	var failed, open []string
 	var verdicts []transcriptVerdict
 	for _, src := range srcs {
 		if demo.IsURL(arg) && format == "text" {
@@ -158,8 +163,12 @@ func (e *env) verifyTranscript(arg string, read func(io.Reader) (*journal.Report
 		rep, err := read(f)
 		f.Close()
 		if format == "json" {
-			verdicts = append(verdicts, newVerdict(src.name, rep, err))
-			if !verdicts[len(verdicts)-1].OK {
+			v := newVerdict(src.name, rep, err)
+			if closed && !v.Finished {
+				v.OK = false
+			}
+			verdicts = append(verdicts, v)
+			if !v.OK {
 				failed = append(failed, src.name)
 			}
 			continue
@@ -167,8 +176,16 @@ func (e *env) verifyTranscript(arg string, read func(io.Reader) (*journal.Report
 		if werr := rep.WriteText(e.stdout); werr != nil {
 			return e.fail("verify: %v", werr)
 		}
-		if verdict(e.stdout, rep, err) != ExitOK {
+		code := verdict(e.stdout, rep, err)
+		if code == ExitOK && closed && !rep.OK() {
+			fmt.Fprintf(e.stdout, "FAIL --closed: the run is not finished: %s\n", openNote(rep))
+			code = ExitFail
+		}
+		switch {
+		case code != ExitOK:
 			failed = append(failed, textsafe.Line(src.name))
+		case !rep.OK():
+			open = append(open, textsafe.Line(src.name))
 		}
 	}
 	if format == "json" {
@@ -177,6 +194,9 @@ func (e *env) verifyTranscript(arg string, read func(io.Reader) (*journal.Report
 		}
 	} else if demo.IsURL(arg) {
 		fmt.Fprintf(e.stdout, "%d of %d chain(s) verified", len(srcs)-len(failed), len(srcs))
+		if len(open) > 0 {
+			fmt.Fprintf(e.stdout, ", %d of them open (still being written): %s", len(open), strings.Join(open, ", "))
+		}
 		if len(failed) > 0 {
 			fmt.Fprintf(e.stdout, "; failed: %s", strings.Join(failed, ", "))
 		}
@@ -193,8 +213,14 @@ func (e *env) verifyTranscript(arg string, read func(io.Reader) (*journal.Report
 // the error that cut the reading short (a line past the cap, a failed
 // read), and the report.
 type transcriptVerdict struct {
-	Name   string      `json:"name"`
-	OK     bool        `json:"ok"`
+	Name string `json:"name"`
+	// OK: it verifies as far as it is written (journal.Report.Holds);
+	// Finished: and every session is closed, every line whole
+	// (journal.Report.OK), what verify --closed asks for.
+	OK       bool `json:"ok"`
+	Finished bool `json:"finished"`
+	// State is the verdict in one line, as the proxy's page says it.
+	State  string      `json:"state"`
 	Error  string      `json:"error,omitempty"`
 	Report *reportJSON `json:"report"`
 }
@@ -215,6 +241,8 @@ type reportJSON struct {
 	SignedThrough int                   `json:"signed_through,omitempty"`
 	CosignedBy    []string              `json:"cosigned_by,omitempty"`
 	Unattributed  int                   `json:"unattributed,omitempty"`
+	Open          []journal.OpenSession `json:"open,omitempty"`
+	Refused       []journal.Refusal     `json:"refused,omitempty"`
 }
 
 type callJSON struct {
@@ -230,7 +258,7 @@ type callJSON struct {
 type changeJSON struct{ ID, What string }
 
 func newVerdict(name string, rep *journal.Report, err error) transcriptVerdict {
-	v := transcriptVerdict{Name: name, OK: err == nil && rep.OK(), Report: newReportJSON(rep)}
+	v := transcriptVerdict{Name: name, OK: err == nil && rep.Holds(), Finished: err == nil && rep.OK(), State: liveState(rep, err), Report: newReportJSON(rep)}
 	if err != nil {
 		v.Error = err.Error()
 	}
@@ -242,7 +270,8 @@ func newReportJSON(rep *journal.Report) *reportJSON {
 		return nil
 	}
 	out := &reportJSON{Format: rep.Format, Calls: make([]callJSON, len(rep.Calls)), Problems: rep.Problems, Lines: rep.Lines, Head: rep.Head,
-		Checkpoints: rep.Checkpoints, SignedBy: rep.SignedBy, SignedThrough: rep.SignedThrough, CosignedBy: rep.CosignedBy, Unattributed: rep.Unattributed}
+		Checkpoints: rep.Checkpoints, SignedBy: rep.SignedBy, SignedThrough: rep.SignedThrough, CosignedBy: rep.CosignedBy, Unattributed: rep.Unattributed,
+		Open: rep.Open, Refused: rep.Refused}
 	since := report.Compare(rep)
 	for i, c := range rep.Calls {
 		out.Calls[i].CallReport = c
@@ -256,19 +285,77 @@ func newReportJSON(rep *journal.Report) *reportJSON {
 	return out
 }
 
-// verdict is the exit code of a verified transcript: 1 when it has a
-// problem, or when err (a line past the cap, a read that failed) cut the
-// reading short; err is then a FAIL line on w: what was read is reported,
-// and the transcript is not proven.
+// verdict is the exit code of a verified transcript: 1 when it does not
+// hold as far as it is written (journal.Report.Holds: a run still being
+// written, its sessions open, holds), or when err (a line past the cap, a
+// read that failed) cut the reading short; err is then a FAIL line on w:
+// what was read is reported, and the transcript is not proven.
 func verdict(w io.Writer, rep *journal.Report, err error) int {
 	if err != nil {
 		fmt.Fprintf(w, "FAIL %s\n", textsafe.Line(err.Error()))
 		return ExitFail
 	}
-	if !rep.OK() {
+	if !rep.Holds() {
 		return ExitFail
 	}
 	return ExitOK
+}
+
+// openNote says of a transcript that holds but is not finished which
+// sessions are open, with their calls so far, and how far it verifies:
+// what every command that reads a transcript says of a run still being
+// written ("" for a finished run, or one that does not hold).
+func openNote(rep *journal.Report) string {
+	if rep == nil || rep.OK() || !rep.Holds() {
+		return ""
+	}
+	var open []string
+	for _, s := range rep.Open {
+		follows := ""
+		if s.Follows != "" {
+			follows = " (following " + textsafe.Line(s.Follows) + ")"
+		}
+		open = append(open, fmt.Sprintf("session %s%s with %d call(s) so far", textsafe.Line(s.Session), follows, s.Calls))
+	}
+	what := "every session closed, but the last line not whole yet"
+	if len(open) > 0 {
+		what = "open: " + strings.Join(open, ", ")
+	}
+	return fmt.Sprintf("%s; verified through line %d", what, rep.Lines)
+}
+
+// noteOpen tells stderr that the transcript arg names is still being
+// written, when it is (openNote).
+func (e *env) noteOpen(arg string, rep *journal.Report) {
+	if note := openNote(rep); note != "" {
+		fmt.Fprintf(e.stderr, "promptloom: %s: %s\n", textsafe.Line(shown(arg)), note)
+	}
+}
+
+// liveState is a transcript's verdict in one line, as the proxy's page
+// shows it: the same verdict verify gives (journal.Report.Holds), so the
+// page and the CLI never disagree about what verifies.
+func liveState(rep *journal.Report, err error) string {
+	if err != nil {
+		return "FAIL: " + textsafe.Line(err.Error())
+	}
+	ok, inc, failed := rep.Counts()
+	state := fmt.Sprintf("%d call(s) verified, %d incomplete, %d failed", ok, inc, failed)
+	if n := len(rep.Refused); n > 0 {
+		state += fmt.Sprintf(", %d refused", n)
+	}
+	switch {
+	case rep.OK():
+		return state + "; every session closed"
+	case rep.Holds():
+		return state + "; " + openNote(rep)
+	}
+	for _, p := range rep.Problems {
+		if !rep.Pending(p) {
+			return "FAIL: " + state + "; " + textsafe.Line(p.Detail)
+		}
+	}
+	return "FAIL: " + state
 }
 
 // failRule prints a manifest that does not hold as verify's FAIL line,

@@ -493,15 +493,17 @@ func (e *env) verifiedTranscript(arg string) ([]byte, *journal.Report, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", shown(arg), err)
 	}
+	e.noteOpen(arg, rep)
 	return data, rep, nil
 }
 
 // brokenBefore is the first problem of rep on a line up to through (0:
-// any line), as a recorded call is held to it: a session not yet closed
-// is no objection, the run may still be being written.
+// any line), as a recorded call is held to it: what says only that the
+// run is not finished (a session open, a last line not whole yet) is no
+// objection, the run may still be being written.
 func brokenBefore(rep *journal.Report, through int) *manifest.RuleError {
 	for _, p := range rep.Problems {
-		if through > 0 && p.Line > through || p.Line == 0 && through > 0 || p.Rule == journal.RuleSessionUnclosed {
+		if through > 0 && p.Line > through || p.Line == 0 && through > 0 || rep.Pending(p) {
 			continue
 		}
 		return p
