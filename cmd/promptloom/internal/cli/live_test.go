@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -13,7 +14,9 @@ import (
 	"testing"
 
 	"github.com/promptloom/promptloom/internal/testkit/fakeprovider"
+	"github.com/promptloom/promptloom/internal/testkit/pgtest"
 	"github.com/promptloom/promptloom/journal"
+	"github.com/promptloom/promptloom/journal/postgres"
 	"github.com/promptloom/promptloom/proxy"
 )
 
@@ -150,5 +153,53 @@ func TestCommandsReadATranscriptStillBeingWritten(t *testing.T) {
 	}
 	if code, out, _ := run(t, "verify", "--transcript", torn); code != ExitOK || !strings.Contains(out, "is not whole yet") || !strings.Contains(out, open) {
 		t.Errorf("a torn last line: exit %d:\n%s", code, out)
+	}
+}
+
+// A store a proxy still writes: verify over the whole store and over the
+// open session says it is open with its calls so far, and verifies.
+func TestAPostgresStoreStillBeingWrittenVerifies(t *testing.T) {
+	dsn := pgtest.URL(t)
+	ctx := context.Background()
+	store, err := postgres.Open(ctx, dsn, &postgres.Options{Migrate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	var open *journal.Journal
+	for _, s := range []string{"done", "live"} {
+		j := journal.NewSink(store.Sink(s), &journal.Options{Session: s})
+		for _, c := range []string{"c1", "c2"} {
+			body := `{"model":"claude-sonnet-4-5","max_tokens":8,"system":"You are brief.","messages":[{"role":"user","content":"` + c + `"}]}`
+			p, err := j.Begin(ctx, journal.Request{Call: c, Unattributed: true, Body: []byte(body)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Finish(ctx, journal.Response{Text: "ok"}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if s == "done" {
+			if err := j.Close(); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			open = j
+		}
+	}
+	defer open.Close()
+	code, out, errOut := run(t, "verify", "--transcript", dsn)
+	if code != ExitOK || !strings.Contains(out, "2 of 2 chain(s) verified, 1 of them open (still being written): live") || !strings.Contains(out, "open: session live with 2 call(s) so far") {
+		t.Errorf("verify over the store: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := run(t, "verify", "--transcript", dsn, "--closed"); code != ExitFail || !strings.Contains(out, "failed: live") {
+		t.Errorf("verify --closed over the store: exit %d\n%s%s", code, out, errOut)
+	}
+	one := dsn + "&session=live"
+	if !strings.Contains(dsn, "?") {
+		one = dsn + "?session=live"
+	}
+	if code, _, errOut := run(t, "cache", "--transcript", one); code != ExitOK || !strings.Contains(errOut, "open: session live with 2 call(s) so far") {
+		t.Errorf("cache on the open session: exit %d\n%s", code, errOut)
 	}
 }
