@@ -105,6 +105,7 @@ func writeAssembly(e *env, m *assemble.Manifest) error {
 	fmt.Fprintf(e.stdout, "%s %s: %d input tokens (%s) of %d (window %d, output reserve %d); %d included, %d cleared, %d summarised, %d dropped\n",
 		textsafe.Line(m.Provider), textsafe.Line(m.Model), m.Tokens, m.Counter, m.Window-m.OutputReserve, m.Window, m.OutputReserve,
 		counts[assemble.Included], counts[assemble.Cleared], counts[assemble.Summarised], counts[assemble.Dropped])
+	fmt.Fprintf(e.stdout, "priced at: %s\n", textsafe.Line(m.Prices))
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "status\tid\tkind\ttokens\tpath\treason")
 	for _, p := range m.Parts {
