@@ -37,10 +37,14 @@ type barView struct {
 	Blamed   []span
 	Tokens   int
 	Estimate bool
+	// Title says the bar's figures in words, on hover: one title for the
+	// bar, not one a part, as a page may hold thousands of bars.
+	Title string
 }
 
 // span is a stretch of a bar: where it begins and how wide it is, in
-// pixels, the tokens it stands for, and its label.
+// pixels, the tokens it stands for, and its label (a section's name, a
+// blame's words).
 type span struct {
 	X, W   float64
 	Tokens int
@@ -64,19 +68,20 @@ func barOf(m *request.Manifest, v cache.Verdict) *barView {
 	b := &barView{Width: barWidth, Tokens: total, Estimate: v.Estimate}
 	at := func(tokens int) float64 { return barWidth * float64(tokens) / float64(total) }
 	read, written := v.Predicted.Read, v.Predicted.Write
-	b.Read = span{X: 0, W: at(read), Tokens: read, Class: "read", Label: "read"}
-	b.Written = span{X: b.Read.W, W: at(written), Tokens: written, Class: "written", Label: "written"}
-	b.Uncached = span{X: b.Read.W + b.Written.W, Tokens: total - read - written, Class: "uncached", Label: "uncached"}
+	b.Read = span{X: 0, W: at(read), Tokens: read, Class: "read"}
+	b.Written = span{X: b.Read.W, W: at(written), Tokens: written, Class: "written"}
+	b.Uncached = span{X: b.Read.W + b.Written.W, Tokens: total - read - written, Class: "uncached"}
 	b.Uncached.W = barWidth - b.Uncached.X
 	if r := v.Reported; r != nil {
 		rt := max(total, r.Read+r.Write)
 		rat := func(tokens int) float64 { return barWidth * float64(tokens) / float64(rt) }
 		b.Reported = []span{
-			{X: 0, W: rat(r.Read), Tokens: r.Read, Class: "read", Label: "the provider reported read"},
-			{X: rat(r.Read), W: rat(r.Write), Tokens: r.Write, Class: "written", Label: "the provider reported written"},
-			{X: rat(r.Read + r.Write), W: barWidth - rat(r.Read+r.Write), Tokens: rt - r.Read - r.Write, Class: "uncached", Label: "the provider reported uncached"},
+			{X: 0, W: rat(r.Read), Tokens: r.Read, Class: "read"},
+			{X: rat(r.Read), W: rat(r.Write), Tokens: r.Write, Class: "written"},
+			{X: rat(r.Read + r.Write), W: barWidth - rat(r.Read+r.Write), Tokens: rt - r.Read - r.Write, Class: "uncached"},
 		}
 	}
+	defer b.title()
 	if m == nil || m.Tokens <= 0 {
 		return b
 	}
@@ -105,6 +110,24 @@ func barOf(m *request.Manifest, v cache.Verdict) *barView {
 		cum += s.Tokens
 	}
 	return b
+}
+
+// title says b's figures in words.
+func (b *barView) title() {
+	e := approx(b.Estimate)
+	t := fmt.Sprintf("%s%s tokens: read %s%s, written %s%s, uncached %s%s", e, thousands(b.Tokens),
+		e, thousands(b.Read.Tokens), e, thousands(b.Written.Tokens), e, thousands(b.Uncached.Tokens))
+	if r := b.Reported; r != nil {
+		t += fmt.Sprintf("; the provider reported read %s, written %s", thousands(r[0].Tokens), thousands(r[1].Tokens))
+	}
+	for i, s := range b.Sections {
+		sep := ", "
+		if i == 0 {
+			sep = "; "
+		}
+		t += sep + s.Label + " " + e + thousands(s.Tokens)
+	}
+	b.Title = t
 }
 
 // blames reports whether a blame's path names the segment at path: the
