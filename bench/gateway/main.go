@@ -344,6 +344,7 @@ func bench(args []string) error {
 	portkey := fs.String("portkey", "node_modules/@portkey-ai/gateway/build/start-server.js", "Portkey's gateway's server script (empty: leave Portkey out)")
 	session := fs.Bool("session-header", true, "send Promptloom-Session (one session per client); false: the proxy finds sessions by their messages")
 	warm := fs.Int("warm", 100, "warm-up calls per target and kind")
+	only := fs.String("kinds", "1 KB,50 KB,50 KB stream", "the requests to make, by name, comma-separated")
 	profile := fs.String("profile", "", "run promptloom's proxy in this program's own process (serve-proxy) and write its CPU profile here, in place of the CLI")
 	fs.Parse(args)
 
@@ -441,6 +442,10 @@ func bench(args []string) error {
 		{name: "1 KB", body: smallRequest(1024)},
 		{name: "50 KB", body: agentRequest(50*1024, false)},
 		{name: "50 KB stream", body: agentRequest(50*1024, true), stream: true},
+	}
+	kinds = slices.DeleteFunc(kinds, func(k kind) bool { return !slices.Contains(strings.Split(*only, ","), k.name) })
+	if len(kinds) == 0 {
+		return fmt.Errorf("-kinds %q names none of the requests", *only)
 	}
 	for _, k := range kinds {
 		fmt.Printf("request %q: %d bytes\n", k.name, len(k.body))
@@ -688,7 +693,7 @@ func report(kinds []kind, targets []*target, all map[string]map[string]*stats) {
 				a.added50/b.added50, a.added99/b.added99, a.cpu/b.cpu, a.rps/b.rps)
 		}
 	}
-	if pk != "" {
+	if _, ok := rows["50 KB"]; ok && pk != "" {
 		a, b := rows["50 KB"][pl], rows["50 KB"][pk]
 		fmt.Println("\nTargets on the 50 KB request (promptloom against Portkey, this run):")
 		target := func(what string, ratio float64, ok bool, want string) {

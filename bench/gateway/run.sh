@@ -26,12 +26,15 @@ build() {
 }
 if [ -n "${REV:-}" ]; then
 	build "$REV" out/promptloom out/gateway
+	echo "promptloom at $(git rev-parse --short "$REV")"
 else
 	go build -o out/promptloom ../../cmd/promptloom
 	go build -o out/gateway .
+	echo "promptloom from the working tree at $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- ../.. || echo ', with changes not committed')"
 fi
 if [ -n "${BASELINE:-}" ]; then
 	build "$BASELINE" out/promptloom-baseline
+	echo "baseline at $(git rev-parse --short "$BASELINE")"
 	set -- -baseline out/promptloom-baseline "$@"
 fi
 exec out/gateway "$@"
