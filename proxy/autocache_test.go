@@ -44,7 +44,7 @@ func TestAutoCacheAgentSession(t *testing.T) {
 			calls = 200
 		}
 		up := newDiagnosing(t)
-		g := newThrough(t, up.srv.URL, proxy.Options{AutoCache: auto})
+		g := newOneSession(t, up.srv.URL, proxy.Options{AutoCache: auto})
 		a := fakecache.NewAgent()
 		var bodies [][]byte
 		read, total := 0, 0

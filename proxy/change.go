@@ -24,6 +24,7 @@ type change struct {
 func (p *Proxy) rewrite(s *session, cs *callState, h http.Header) {
 	pr := cs.pr
 	var what []string
+	var header [2]string // a header the change needs, and its value
 	if p.o.AutoCache {
 		if body, at := pr.PlaceBreakpoints(); len(at) > 0 {
 			next, err := payload.Read(body, pr.Provider)
@@ -50,7 +51,7 @@ func (p *Proxy) rewrite(s *session, cs *callState, h http.Header) {
 					w = "asked for the provider's cache diagnostics (--diagnostics), naming no previous response: the session's first call"
 				}
 				if key != "" {
-					joinHeader(h, key, value)
+					header = [2]string{key, value}
 					w += ", with " + key + ": " + value
 				}
 				what = append(what, w)
@@ -59,6 +60,15 @@ func (p *Proxy) rewrite(s *session, cs *callState, h http.Header) {
 	}
 	if len(what) == 0 {
 		return
+	}
+	if n := len(pr.Body()); n > p.o.MaxBodyBytes {
+		// The limit is the client's body's: one that came within it is
+		// not refused for what the proxy would add.
+		p.log.Warn("promptloom proxy: the body changed would be over --max-bytes; sent as received", "bytes", n, "limit", p.o.MaxBodyBytes)
+		return
+	}
+	if header[0] != "" {
+		joinHeader(h, header[0], header[1])
 	}
 	cs.change = &change{received: digest.Bytes(cs.pr.Body()), what: strings.Join(what, "; ")}
 	cs.pr = pr

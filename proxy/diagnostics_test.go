@@ -160,11 +160,13 @@ func unmarked(v any) any {
 }
 
 // through is a proxy with o's options in front of upstream, recording
-// into a transcript file, served.
+// into a transcript file, served; or, for a run of one session, into
+// memory (mem), with no fsync to wait for on each call.
 type through struct {
 	p    *proxy.Proxy
 	srv  *httptest.Server
 	path string
+	mem  *bytes.Buffer
 }
 
 func newThrough(t *testing.T, upstream string, o proxy.Options) *through {
@@ -183,10 +185,43 @@ func newThrough(t *testing.T, upstream string, o proxy.Options) *through {
 	return g
 }
 
-// send posts an Anthropic body with headers (pairs), and returns the
-// answer's usage and diagnostics.
-func (g *through) send(t *testing.T, body []byte, headers ...string) (usage struct{ Input, Read, Write int }) {
+// newOneSession is newThrough recording one session in memory; a second
+// session is refused.
+func newOneSession(t *testing.T, upstream string, o proxy.Options) *through {
 	t.Helper()
+	g := &through{mem: &bytes.Buffer{}}
+	o.Upstream, _ = url.Parse(upstream)
+	var opened sync.Once
+	o.Open = func(session string) (j *journal.Journal, err error) {
+		err = fmt.Errorf("session %s: this rig records one session", session)
+		opened.Do(func() { j, err = journal.New(g.mem, &journal.Options{Session: session}), nil })
+		return j, err
+	}
+	var err error
+	if g.p, err = proxy.New(&o); err != nil {
+		t.Fatal(err)
+	}
+	g.srv = httptest.NewServer(g.p)
+	t.Cleanup(g.srv.Close)
+	return g
+}
+
+// usage is an answer's usage, as the provider reported it.
+type usage struct{ Input, Read, Write int }
+
+// send posts an Anthropic body with headers (pairs), and returns the
+// answer's usage.
+func (g *through) send(t *testing.T, body []byte, headers ...string) usage {
+	t.Helper()
+	u, err := g.post(body, headers...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// post is send for a goroutine of its own: the failure is returned.
+func (g *through) post(body []byte, headers ...string) (usage, error) {
 	req, _ := http.NewRequest("POST", g.srv.URL+"/v1/messages", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("x-api-key", "sk-ant-api03-"+strings.Repeat("k", 40))
@@ -195,12 +230,12 @@ func (g *through) send(t *testing.T, body []byte, headers ...string) (usage stru
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		return usage{}, err
 	}
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 200 {
-		t.Fatalf("%d %s", resp.StatusCode, out)
+		return usage{}, fmt.Errorf("%d %s", resp.StatusCode, out)
 	}
 	var a struct {
 		Usage struct {
@@ -210,10 +245,9 @@ func (g *through) send(t *testing.T, body []byte, headers ...string) (usage stru
 		} `json:"usage"`
 	}
 	if err := json.Unmarshal(out, &a); err != nil {
-		t.Fatalf("%s: %v", out, err)
+		return usage{}, fmt.Errorf("%s: %w", out, err)
 	}
-	usage.Input, usage.Read, usage.Write = a.Usage.Input, a.Usage.Read, a.Usage.Write
-	return usage
+	return usage{a.Usage.Input, a.Usage.Read, a.Usage.Write}, nil
 }
 
 // closeAndRead closes the proxy, verifies the transcript, and reads its
@@ -224,9 +258,14 @@ func (g *through) closeAndRead(t *testing.T) []cache.Recorded {
 	if err := g.p.Close(); err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(g.path)
-	if err != nil {
-		t.Fatal(err)
+	var data []byte
+	if g.mem != nil {
+		data = g.mem.Bytes()
+	} else {
+		var err error
+		if data, err = os.ReadFile(g.path); err != nil {
+			t.Fatal(err)
+		}
 	}
 	rep, err := journal.Verify(bytes.NewReader(data), nil)
 	if err != nil || !rep.OK() {
@@ -343,8 +382,9 @@ func TestDiagnosticsThroughTheProxy(t *testing.T) {
 
 // Without --diagnostics or --cache auto the body goes upstream byte for
 // byte as it came (white space, key order and all), and so does a body
-// --cache auto leaves alone because it marks its cache itself; the
-// headers are the client's.
+// --cache auto leaves alone because it marks its cache itself, and so
+// does one --diagnostics would push over --max-bytes; the headers are the
+// client's.
 func TestTheBodyForwardedUntouched(t *testing.T) {
 	body := []byte("{ \"model\" : \"claude-sonnet-4-5\",\n\t\"max_tokens\":64, \"messages\":[ {\"role\":\"user\",\"content\":\"hi \\u00e9\"} ] }\n")
 	marked := fakecache.NewAgent().Turn("Hello.")
@@ -355,6 +395,7 @@ func TestTheBodyForwardedUntouched(t *testing.T) {
 	}{
 		{"no option", proxy.Options{}, body},
 		{"--cache auto, a body that marks its cache", proxy.Options{AutoCache: true}, marked},
+		{"--diagnostics, a body at --max-bytes", proxy.Options{Diagnostics: true, MaxBodyBytes: len(body)}, body},
 	} {
 		up := newDiagnosing(t)
 		g := newThrough(t, up.srv.URL, c.o)
@@ -371,4 +412,62 @@ func TestTheBodyForwardedUntouched(t *testing.T) {
 		}
 		g.closeAndRead(t)
 	}
+}
+
+// Sessions that run at once each ask against their own latest response:
+// one named by its header or found by continuity, never another's.
+func TestDiagnosticsSessionsApart(t *testing.T) {
+	up := newDiagnosing(t)
+	g := newThrough(t, up.srv.URL, proxy.Options{Diagnostics: true})
+	const sessions, turns = 6, 4
+	var wg sync.WaitGroup
+	for s := range sessions {
+		wg.Go(func() {
+			a := fakecache.NewAgent()
+			h := []string{"X-Sess", fmt.Sprint(s)}
+			if s%2 == 0 {
+				h = append(h, "Promptloom-Session", fmt.Sprintf("named-%d", s))
+			}
+			for k := range turns {
+				if k > 0 {
+					a.Answer("ok")
+				}
+				if _, err := g.post(a.Turn(fmt.Sprintf("Session %d, turn %d.", s, k)), h...); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	last := map[string]string{}
+	n := map[string]int{}
+	for _, r := range up.arrivals() {
+		s := r.header.Get("X-Sess")
+		var req struct {
+			Diagnostics struct {
+				Previous *string `json:"previous_message_id"`
+			} `json:"diagnostics"`
+		}
+		if err := json.Unmarshal(r.body, &req); err != nil {
+			t.Fatal(err)
+		}
+		got := "null"
+		if p := req.Diagnostics.Previous; p != nil {
+			got = *p
+		}
+		want, ok := last[s]
+		if !ok {
+			want = "null"
+		}
+		if got != want {
+			t.Errorf("session %s, call %d: asked against %s, want %s", s, n[s]+1, got, want)
+		}
+		last[s] = r.id
+		n[s]++
+	}
+	if len(n) != sessions {
+		t.Errorf("%d sessions reached the upstream, want %d", len(n), sessions)
+	}
+	g.closeAndRead(t)
 }
