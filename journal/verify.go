@@ -77,6 +77,7 @@ func (v *verifier) read(r io.Reader, o *Options) (*Report, error) {
 			// read: the transcript is verified through the line before. (A
 			// Harn writer promises no such thing: its last line is read.)
 			v.rep.pend(RuleTornLine, lr.n, "line %d is not whole yet (%d bytes, no final newline): a line still being written, not read; a finished transcript cut there fails verify --closed", lr.n, len(line))
+			v.unfinished++
 			break
 		}
 		v.line(lr.n, unsafe.Slice(unsafe.StringData(line), len(line)), line, lr.torn)
