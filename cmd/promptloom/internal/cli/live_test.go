@@ -208,3 +208,37 @@ func TestAPostgresStoreStillBeingWrittenVerifies(t *testing.T) {
 		t.Errorf("cache on the open session: exit %d\n%s", code, errOut)
 	}
 }
+
+// A refused request is on the record: verify and report list it with its
+// reason and the digest of what came in, and the transcript verifies.
+func TestARefusalIsShownByVerifyAndReport(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	j, err := journal.Open(path, &journal.Options{Session: "S"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := j.Refuse(ctx, "S/1", "malformed", "the request body is not JSON", []byte(`{"model":`)); err != nil {
+		t.Fatal(err)
+	}
+	p, err := j.Begin(ctx, journal.Request{Call: "S/2", Unattributed: true, Body: []byte(`{"model":"claude-sonnet-4-5","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Finish(ctx, journal.Response{Text: "ok"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	const want = "REFUSED line 2: session S, call S/1: malformed: the request body is not JSON (9 bytes received, blake3:"
+	for _, args := range [][]string{{"verify", "--transcript", path, "--closed"}, {"report", "--transcript", path}} {
+		if code, out, errOut := run(t, args...); code != ExitOK || !strings.Contains(out, want) || !strings.Contains(out, ", 1 refused") {
+			t.Errorf("%v: exit %d\n%s%s", args[0], code, out, errOut)
+		}
+	}
+	code, out, _ := run(t, "report", "--transcript", path, "--format", "html")
+	if code != ExitOK || !strings.Contains(out, `id="refused"`) || !strings.Contains(out, "malformed: the request body is not JSON") {
+		t.Errorf("report --format html: exit %d", code)
+	}
+}
