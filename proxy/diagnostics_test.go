@@ -19,6 +19,7 @@ import (
 	"github.com/promptloom/promptloom/cache"
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/internal/testkit/fakecache"
+	"github.com/promptloom/promptloom/internal/testkit/fakeprovider"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/proxy"
 )
@@ -468,6 +469,75 @@ func TestDiagnosticsSessionsApart(t *testing.T) {
 	}
 	if len(n) != sessions {
 		t.Errorf("%d sessions reached the upstream, want %d", len(n), sessions)
+	}
+	g.closeAndRead(t)
+}
+
+// --diagnostics on the other shapes: an Anthropic stream's id (from its
+// message_start) is the one the next call names; OpenAI Responses names
+// the previous response in prompt_cache_options from its second call on;
+// Chat Completions, which documents no diagnostics, goes byte for byte.
+func TestDiagnosticsOtherShapes(t *testing.T) {
+	up := fakeprovider.New(
+		fakeprovider.Reply{ID: "msg_stream_1", Text: "one"}, fakeprovider.Reply{ID: "msg_stream_2", Text: "two"},
+		fakeprovider.Reply{ID: "resp_1"}, fakeprovider.Reply{ID: "resp_2"},
+		fakeprovider.Reply{}, fakeprovider.Reply{})
+	t.Cleanup(up.Close)
+	g := newThrough(t, up.URL, proxy.Options{Diagnostics: true})
+	post := func(path, session string, body []byte) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", g.srv.URL+path, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(proxy.SessionHeader, session)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %d %s", path, resp.StatusCode, out)
+		}
+	}
+	stream := []string{
+		`{"model":"claude-sonnet-4-5","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"hi"}]}`,
+		`{"model":"claude-sonnet-4-5","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"one"},{"role":"user","content":"and?"}]}`,
+	}
+	responses := []string{`{"model":"gpt-6.2-sol","input":"hi"}`, `{"model":"gpt-6.2-sol","input":"and?","prompt_cache_options":{"ttl":"30m"}}`}
+	chat := []string{`{"model":"gpt-6.2-sol","messages":[{"role":"user","content":"hi"}]}`, `{ "model":"gpt-6.2-sol","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"ok"},{"role":"user","content":"and?"}]}`}
+	for _, b := range stream {
+		post("/v1/messages", "stream", []byte(b))
+	}
+	for _, b := range responses {
+		post("/v1/responses", "responses", []byte(b))
+	}
+	for _, b := range chat {
+		post("/v1/chat/completions", "chat", []byte(b))
+	}
+	want := []string{
+		stream[0][:len(stream[0])-1] + `,"diagnostics":{"previous_message_id":null}}`,
+		stream[1][:len(stream[1])-1] + `,"diagnostics":{"previous_message_id":"msg_stream_1"}}`,
+		responses[0],
+		`{"model":"gpt-6.2-sol","input":"and?","prompt_cache_options":{"ttl":"30m","comparison_response_id":"resp_1"}}`,
+		chat[0], chat[1],
+	}
+	got := up.Requests()
+	if len(got) != len(want) {
+		t.Fatalf("%d requests reached the upstream, want %d", len(got), len(want))
+	}
+	for i, r := range got {
+		if string(r.Body) != want[i] {
+			t.Errorf("request %d (%s): the upstream got\n%s\nwant\n%s", i+1, r.Path, r.Body, want[i])
+		}
+		if beta := r.Header.Get("anthropic-beta"); (r.Provider == "anthropic") != (beta == "cache-diagnosis-2026-04-07") {
+			t.Errorf("request %d (%s): anthropic-beta %q", i+1, r.Path, beta)
+		}
+	}
+	changes := proxy.Changes(g.p)
+	for i, c := range changes {
+		if changed := c != [2]string{}; changed != (i < 2 || i == 3) {
+			t.Errorf("call %d: change %q", i+1, c)
+		}
 	}
 	g.closeAndRead(t)
 }
