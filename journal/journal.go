@@ -212,6 +212,9 @@ type Options struct {
 	// session was closed while idle, resumed by a later call): its
 	// journal_open says so, and Verify holds it to that session when the
 	// transcript opens it (closed before this one opens). Empty: none.
+	// A file that opens Session already gives the new session the id
+	// with "~N" after it, so Session may be the old id there; a store's
+	// chain has one writer, so there Session names a new chain.
 	Follows string
 	// MaxLineBytes is the longest transcript line Open and Verify read (0:
 	// promptloom.DefaultMaxBytes). A longer line is an error matching

@@ -210,6 +210,21 @@ func TestASessionFollowsAnother(t *testing.T) {
 	if !strings.Contains(buf.String(), `"kind":"journal_open","at":"`) || !strings.Contains(buf.String(), `"session":"s2","follows":"s1"}`) {
 		t.Errorf("no follows on the journal_open:\n%s", buf.String())
 	}
+	// The old id again, in a file: the session is opened as s1~1,
+	// following s1.
+	again, err := Open(path, &Options{Clock: clock, Session: "s1", Follows: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if _, err := again.Call(ctx, echo, request(t, "c3", `{"system": ["You are careful."]}`)); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := os.ReadFile(path); err != nil || !bytes.Contains(data, []byte(`"session":"s1~1","follows":"s1"}`)) {
+		t.Errorf("%v:\n%s", err, data)
+	} else if rep, text := reportOf(t, string(data), nil); !rep.Holds() || len(rep.Open) != 2 {
+		t.Errorf("s1~1 following s1:\n%s", text)
+	}
 	// Following itself, or a session still open, breaks the rule.
 	for name, bad := range map[string]string{
 		"itself":    rechain(strings.Replace(buf.String(), `"follows":"s1"`, `"follows":"s2"`, 1)),

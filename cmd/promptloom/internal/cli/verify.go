@@ -341,6 +341,10 @@ func liveState(rep *journal.Report, err error) string {
 	}
 	ok, inc, failed := rep.Counts()
 	state := fmt.Sprintf("%d call(s) verified, %d incomplete, %d failed", ok, inc, failed)
+	if rep.Holds() && !rep.OK() {
+		// A run that holds has no call unanswered but those in flight.
+		state = fmt.Sprintf("%d call(s) verified, %d in flight", ok, inc)
+	}
 	if n := len(rep.Refused); n > 0 {
 		state += fmt.Sprintf(", %d refused", n)
 	}
