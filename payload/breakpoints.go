@@ -46,7 +46,7 @@ const (
 //
 // Every other byte is the body's as read. at lists the pointers of the
 // blocks marked (/tools/11, /system/0, /cache_control for automatic
-// caching), in body order; it is empty, and body is the body as read,
+// caching), in cache order; it is empty, and body is the body as read,
 // when nothing was placed: a request that marks anything already (a
 // block's cache_control or prompt_cache_breakpoint, Anthropic's top-level
 // cache_control, OpenAI's explicit mode, or the mark's name anywhere in
@@ -85,8 +85,12 @@ func (r *Request) PlaceBreakpoints() (body []byte, at []string) {
 	if len(eds) == 0 {
 		return r.body, nil
 	}
+	at = make([]string, len(eds))
+	for i, e := range eds {
+		at[i] = e.path
+	}
 	slices.SortFunc(eds, func(a, b edit) int { return a.from - b.from })
-	return apply(r.body, eds)
+	return apply(r.body, eds), at
 }
 
 // edit replaces the body's bytes [from, to) with text (to == from: an
@@ -99,20 +103,18 @@ type edit struct {
 
 // apply makes the edits, ordered by place and not overlapping, into a new
 // body.
-func apply(body []byte, eds []edit) ([]byte, []string) {
+func apply(body []byte, eds []edit) []byte {
 	n := len(body)
 	for _, e := range eds {
 		n += len(e.text) - (e.to - e.from)
 	}
 	out := make([]byte, 0, n)
-	at := make([]string, 0, len(eds))
 	last := 0
 	for _, e := range eds {
 		out = append(append(out, body[last:e.from]...), e.text...)
 		last = e.to
-		at = append(at, e.path)
 	}
-	return append(out, body[last:]...), at
+	return append(out, body[last:]...)
 }
 
 // mark is the edit that adds member to the block p (an object), before
