@@ -2,6 +2,7 @@ package journal
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -35,8 +36,17 @@ func FuzzVerify(f *testing.F) {
 			f.Fatal(err)
 		}
 	}
+	// A refusal, and a session that follows another.
+	if err := j.Refuse(ctx, "r", "malformed", "not JSON", []byte("{")); err != nil {
+		f.Fatal(err)
+	}
 	j.Close()
-	f.Add(buf.Bytes())
+	next := New(&buf, &Options{Clock: clock, Session: "s2", Follows: "s1"})
+	if _, err := next.Call(ctx, echo, Request{Call: "c3", System: e.Text(), Manifest: e.Manifest}); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes()) // its last session open
+	f.Add(append(bytes.Clone(buf.Bytes()), `{"prev":"blake3:`...))
 	for _, name := range []string{"served_context.jsonl", "qwen_egress.jsonl"} {
 		if b, err := os.ReadFile(filepath.Join("testdata", "harn", name)); err == nil {
 			f.Add(b)
@@ -50,8 +60,19 @@ func FuzzVerify(f *testing.F) {
 		if rep == nil {
 			t.Fatal("no report")
 		}
-		if v, _, _ := rep.Counts(); rep.OK() && (v == 0 || len(rep.Problems) > 0) {
+		if v, _, _ := rep.Counts(); rep.OK() && (v+len(rep.Refused) == 0 || len(rep.Problems) > 0) {
 			t.Fatalf("OK without proof: %+v", rep)
+		}
+		if rep.OK() && !rep.Holds() {
+			t.Fatalf("OK but does not hold: %+v", rep)
+		}
+		for _, p := range rep.Problems {
+			if rep.Holds() && !rep.Pending(p) {
+				t.Fatalf("holds with a problem: %v", p)
+			}
+		}
+		if err := rep.WriteText(io.Discard); err != nil {
+			t.Fatal(err)
 		}
 	})
 }
