@@ -44,7 +44,7 @@ func runProxy(e *env, args []string) int {
 	token := fs.String("ui-token", "", "serve /promptloom/ to other addresses than loopback, to requests with Authorization: Bearer TOKEN or ?token=TOKEN")
 	grace := fs.Duration("grace", 30*time.Second, "on SIGTERM, how long calls in flight may take to finish")
 	diagnostics := fs.Bool("diagnostics", false, "ask the provider for its cache diagnostics on every call of a session (Anthropic, OpenAI Responses), against the session's latest response: a change to the body sent, recorded")
-	autoCache := fs.String("cache", "", "auto: place cache breakpoints by the provider's rules in a request that sets none (a change to the body sent, recorded)")
+	autoCache := fs.String("cache", "", "auto places cache breakpoints by the provider's rules in a request that sets none (a change to the body sent, recorded)")
 	pos, err := parseInterleaved(fs, args)
 	if err == nil && len(pos) > 0 {
 		err = fmt.Errorf("takes no file, got %q", pos[0])
