@@ -727,7 +727,8 @@ func (j *Journal) Log() (log tiles.Log, ok bool) {
 // session's tree of calls as its last checkpoint that held signs it, by
 // session id (for tiles.Handler to serve). A session without one is not
 // there. A run still being written has logs too (its sessions unclosed,
-// calls after its last checkpoints); a transcript with any other problem
+// calls after its last checkpoints, a last line not whole yet); a
+// transcript with any other problem
 // has none, and the report says why. err is Verify's.
 func Logs(transcript io.Reader, o *Options) (map[string]tiles.Log, *Report, error) {
 	if isNil(transcript) {
