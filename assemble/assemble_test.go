@@ -318,3 +318,27 @@ func TestFromRequest(t *testing.T) {
 		t.Errorf("%v", err)
 	}
 }
+
+// A compaction is priced at the model's cache rates: the table's for a
+// listed model (gpt-6.2-sol writes for 30 minutes at 2.50 and reads at
+// 0.10 against an input of 2), the provider's default otherwise, and the
+// manifest says which.
+func TestRatesOf(t *testing.T) {
+	for _, c := range []struct {
+		p                 payload.Provider
+		model             string
+		read, short, long float64
+		note              string
+	}{
+		{payload.Anthropic, "claude-sonnet-5", 0.1, 1.25, 2, "claude-sonnet-5 in package cache's price table: a cache read 0.1x the input price, a write 1.25x (5 minutes) and 2x (1 hour)"},
+		{payload.Anthropic, "claude-next", 0.1, 1.25, 2, "claude-next is not in package cache's price table: anthropic's default for it, a cache read 0.1x the input price, a write 1.25x (5 minutes) and 2x (1 hour)"},
+		{payload.OpenAIResponses, "gpt-6.2-sol", 0.05, 1.25, 1.25, "gpt-6.2-sol in package cache's price table: a cache read 0.05x the input price, a write 1.25x"},
+		{payload.OpenAIChat, "gpt-4o", 0.25, 1, 1, "gpt-4o is not in package cache's price table: openai-chat's default for it, a cache read 0.25x the input price, no write charge (a written token is billed as input)"},
+		{payload.Gemini, "gemini-2.5-pro", 0.25, 1, 1, "gemini-2.5-pro is not in package cache's price table: gemini's default for it, a cache read 0.25x the input price, no write charge (a written token is billed as input)"},
+	} {
+		r := ratesOf(&Conversation{Provider: c.p, Model: c.model})
+		if r.read != c.read || r.short != c.short || r.long != c.long || r.note != c.note {
+			t.Errorf("%s %s: %+v", c.p, c.model, r)
+		}
+	}
+}
