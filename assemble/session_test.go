@@ -131,6 +131,13 @@ func TestSession(t *testing.T) {
 		}
 	}
 
+	// The session lint, which holds the calls' history to the cache's
+	// rules (lifetimes, breakpoints moved, entries out of reach), finds
+	// nothing either.
+	for _, f := range cache.Run(r.calls, &cache.Options{Lint: true}).Lint {
+		t.Errorf("session lint: %+v", f)
+	}
+
 	fake := &fakecache.Anthropic{Min: 1024}
 	var worst float64
 	for k, res := range r.results {
