@@ -50,8 +50,7 @@ func Example() {
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	rt.Close() // settles any failure held for a retry
-	j.Close()
+	j.Close() // the call was recorded by the time its body ended
 
 	for _, line := range bytes.Split(bytes.TrimSpace(transcript.Bytes()), []byte("\n")) {
 		var l struct {

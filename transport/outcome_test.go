@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/promptloom/promptloom"
+	"github.com/promptloom/promptloom/cache"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/transport"
@@ -176,22 +177,42 @@ func TestGzipTheHarnessAskedFor(t *testing.T) {
 }
 
 // A redirect the client follows (307: the same body to a new location) is
-// one SDK call, so one logical call: its first attempt redirected, its
-// answer the one that came from the new location.
-func TestRedirectIsOneCall(t *testing.T) {
-	c := oneCallWith(t, func(req *http.Request) { req.Header.Set("X-Stainless-Retry-Count", "0") }, func(w http.ResponseWriter, r *http.Request) {
+// two attempts, each recorded as itself: the first redirected, the second
+// answered from the new location; read back, one logical call.
+func TestRedirectIsOneLogicalCall(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/v1/messages" {
 			http.Redirect(w, r, "/v2/messages", http.StatusTemporaryRedirect)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"id":"m1","type":"message","content":[{"type":"text","text":"moved"}],"stop_reason":"end_turn"}`)
-	}, func(resp *http.Response) {
-		io.ReadAll(resp.Body)
-		resp.Body.Close()
-	})
-	if c.Status != "ok" || c.Outcome != "moved" || c.Attempts != 1 {
-		t.Errorf("%+v; want one call answered moved after one redirected attempt", c)
+	}))
+	defer srv.Close()
+	var buf bytes.Buffer
+	j := journal.New(&buf, &journal.Options{Session: "s"})
+	ctx := transport.With(context.Background(), &transport.Call{Name: "c1"})
+	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/v1/messages", strings.NewReader(`{"model":"m","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`))
+	resp, err := (&http.Client{Transport: transport.New(nil, j, nil)}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.ReadAll(resp.Body)
+	resp.Body.Close()
+	j.Close()
+	rep, err := journal.Verify(bytes.NewReader(buf.Bytes()), nil)
+	if err != nil || !rep.OK() || len(rep.Calls) != 2 {
+		t.Fatalf("verify: %v, %+v\n%s", err, rep.Calls, buf.String())
+	}
+	if rep.Calls[0].Outcome != "error: HTTP 307 Temporary Redirect" || rep.Calls[1].Outcome != "moved" {
+		t.Errorf("outcomes %q, %q", rep.Calls[0].Outcome, rep.Calls[1].Outcome)
+	}
+	rs, err := cache.FromTranscript(buf.Bytes(), rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := cache.Logical(rs); len(g) != 1 || len(g[0]) != 2 {
+		t.Errorf("logical calls %v, want one of two attempts", g)
 	}
 }
 

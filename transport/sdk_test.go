@@ -15,11 +15,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/promptloom/promptloom"
+	"github.com/promptloom/promptloom/cache"
 	"github.com/promptloom/promptloom/explain"
 	pjson "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/journal"
@@ -359,20 +361,27 @@ func TestGemini(t *testing.T) {
 	}
 }
 
-// A 429 then a 200: the SDK retries, and the transcript holds one call
-// with one failed attempt.
-func TestRetryIsOneCall(t *testing.T) {
-	for _, sdk := range []string{"anthropic", "openai"} {
+// With each official SDK at its default retries (genai retries only when
+// given RetryOptions: its own, with short delays here) and no retry option
+// on the transport, a 429 then a 200 is two attempts, each recorded as
+// itself, and read back as one logical call with one failed attempt.
+func TestRetryIsOneLogicalCall(t *testing.T) {
+	for _, sdk := range []string{"anthropic", "openai", "gemini"} {
 		t.Run(sdk, func(t *testing.T) {
-			g := newRig(t, &transport.Options{MaxRetries: 2}) // the SDKs' default
+			g := newRig(t, nil)
 			g.fake.fail429.Store(1)
 			var err error
-			if sdk == "anthropic" {
+			switch sdk {
+			case "anthropic":
 				c := g.anthropic()
 				_, err = c.Messages.New(g.ctx("turn-1"), g.anthropicParams("Where is main?", readFile))
-			} else {
+			case "openai":
 				c := g.openai()
 				_, err = c.Chat.Completions.New(g.ctx("turn-1"), g.chatParams("read_file"))
+			case "gemini":
+				cfg := g.geminiConfig("read_file")
+				cfg.HTTPOptions = &genai.HTTPOptions{RetryOptions: &genai.HTTPRetryOptions{InitialDelay: genai.Ptr(0.001), Jitter: genai.Ptr(0.0)}}
+				_, err = g.gemini(t).Models.GenerateContent(g.ctx("turn-1"), "gemini-2.5-flash", genai.Text("Where is main?"), cfg)
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -381,19 +390,41 @@ func TestRetryIsOneCall(t *testing.T) {
 				t.Fatalf("the provider saw %d requests, want 2", n)
 			}
 			rep, lines := g.verify(t)
-			if len(rep.Calls) != 1 || rep.Calls[0].Attempts != 1 {
+			if len(rep.Calls) != 2 || len(kind(lines, "provider_call_error")) != 1 || len(kind(lines, "provider_call_response")) != 1 {
 				t.Fatalf("calls %+v", rep.Calls)
 			}
-			at := kind(lines, "provider_call_attempt")
-			if len(at) != 1 || at[0].Get("failure.status").Int() != 429 || len(kind(lines, "provider_call_request")) != 1 {
-				t.Errorf("attempts %v", at)
+			rs := g.recorded(t, rep)
+			groups := cache.Logical(rs)
+			if len(groups) != 1 || len(groups[0]) != 2 {
+				t.Fatalf("logical calls %v", groups)
+			}
+			first, last := rs[groups[0][0]].Report, rs[groups[0][1]].Report
+			if !strings.HasPrefix(first.Outcome, "error: HTTP 429 ") || strings.HasPrefix(last.Outcome, "error: ") {
+				t.Errorf("attempts: %q, then %q", first.Outcome, last.Outcome)
+			}
+			if calls := cache.Calls(rs); len(calls) != 1 || calls[0].Line != last.Line {
+				t.Errorf("the cache predicts %+v, want the retry alone", calls)
 			}
 		})
 	}
 }
 
-// A 429 from an SDK given no retries, and a transport given none
-// (MaxRetries 0), is the call's outcome at once, before anything is closed.
+// recorded reads the verified transcript's calls back with their bodies.
+func (g *rig) recorded(t *testing.T, rep *journal.Report) []cache.Recorded {
+	t.Helper()
+	b, err := os.ReadFile(g.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := cache.FromTranscript(b, rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+// A 429 from an SDK given no retries is the call's outcome at once,
+// before anything is closed.
 func TestFailureWithoutRetry(t *testing.T) {
 	g := newRig(t, nil)
 	g.fake.fail429.Store(5)
@@ -798,12 +829,12 @@ func TestTransportErrors(t *testing.T) {
 	}
 }
 
-// When the SDK's last retry fails, the failure is the call's outcome at
-// once, before the transport is closed.
+// When the SDK's last retry fails, each attempt is recorded as it fails,
+// before the transport is closed: three attempts, one logical call.
 func TestRetriesExhausted(t *testing.T) {
 	for _, sdk := range []string{"anthropic", "openai"} {
 		t.Run(sdk, func(t *testing.T) {
-			g := newRig(t, &transport.Options{MaxRetries: 2}) // the default window, a minute: never waited for here
+			g := newRig(t, nil)
 			g.fake.fail429.Store(10)
 			var err error
 			if sdk == "anthropic" {
@@ -819,12 +850,12 @@ func TestRetriesExhausted(t *testing.T) {
 			if n := g.fake.seen(); n != 3 {
 				t.Fatalf("the provider saw %d requests, want 3 (two retries)", n)
 			}
-			if b, _ := os.ReadFile(g.path); !bytes.Contains(b, []byte("provider_call_error")) {
-				t.Fatalf("the last failure is not recorded when the call returns:\n%s", b)
+			if b, _ := os.ReadFile(g.path); bytes.Count(b, []byte("provider_call_error")) != 3 {
+				t.Fatalf("the failures are not recorded when the call returns:\n%s", b)
 			}
-			rep, lines := g.verify(t)
-			if len(rep.Calls) != 1 || rep.Calls[0].Attempts != 2 || len(kind(lines, "provider_call_error")) != 1 {
-				t.Fatalf("calls %+v", rep.Calls)
+			rep, _ := g.verify(t)
+			if groups := cache.Logical(g.recorded(t, rep)); len(rep.Calls) != 3 || len(groups) != 1 || len(groups[0]) != 3 {
+				t.Fatalf("calls %+v, logical %v", rep.Calls, groups)
 			}
 		})
 	}
@@ -887,71 +918,39 @@ func TestChatFunctionsAreTools(t *testing.T) {
 	}
 }
 
-// A failure held for a retry that never comes (the transport told of
-// retries the SDK was not given) is recorded by Close, not before, and
-// the transcript is then whole.
-func TestCloseSettlesHeldFailures(t *testing.T) {
-	g := newRig(t, &transport.Options{MaxRetries: 2}) // RetryWindow: a minute, never reached here
-	g.fake.fail429.Store(5)
-	c := g.anthropic(aoption.WithMaxRetries(0))
-	if _, err := c.Messages.New(g.ctx("turn-1"), g.anthropicParams("Where is main?", readFile)); err == nil {
-		t.Fatal("no error")
-	}
-	if b, _ := os.ReadFile(g.path); bytes.Contains(b, []byte("provider_call_error")) {
-		t.Fatalf("the failure was recorded before Close, not held for its retry:\n%s", b)
-	}
-	if err := g.rt.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if b, _ := os.ReadFile(g.path); !bytes.Contains(b, []byte("provider_call_error")) {
-		t.Fatalf("Close did not record the held failure:\n%s", b)
-	}
-	// Closed, the transport holds nothing: the next failure is recorded at once.
-	if _, err := c.Messages.New(g.ctx("turn-2"), g.anthropicParams("Where is main?", readFile)); err == nil {
-		t.Fatal("no error")
-	}
-	if b, _ := os.ReadFile(g.path); bytes.Count(b, []byte("provider_call_error")) != 2 {
-		t.Fatalf("a failure after Close was held:\n%s", b)
-	}
-	rep, _ := g.verify(t)
-	if len(rep.Calls) != 2 {
-		t.Fatalf("calls %+v", rep.Calls)
-	}
-}
-
-// An SDK that does not number its attempts (genai with RetryOptions) is
-// counted by the transport: with MaxRetries 1, the first failure waits
-// for its retry, and the retry's failure is the outcome at once.
-func TestRetriesCountedWithoutHeader(t *testing.T) {
-	g := newRig(t, nil)
-	path := filepath.Join(t.TempDir(), "t.jsonl")
-	j, err := journal.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := rtFunc(func(r *http.Request) (*http.Response, error) {
-		return &http.Response{StatusCode: 503, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("busy")), Request: r}, nil
-	})
-	rt := transport.New(base, j, &transport.Options{MaxRetries: 1})
-	g.path, g.j, g.rt = path, j, rt
-	client := &http.Client{Transport: rt}
-	body := `{"model":"m","max_tokens":10,"system":` + strconvQuote(g.system) + `,"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"read_file"}]}`
-	ctx := g.ctx("turn-1")
-	errLines := func() int { b, _ := os.ReadFile(path); return bytes.Count(b, []byte("provider_call_error")) }
-	for attempt, want := range []int{0, 1} {
-		resp, err := client.Do(must(http.NewRequestWithContext(ctx, "POST", "http://x/v1/messages", strings.NewReader(body))))
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if n := errLines(); n != want {
-			t.Fatalf("after attempt %d: %d error lines, want %d", attempt, n, want)
-		}
-	}
-	rep, lines := g.verify(t)
-	if len(rep.Calls) != 1 || rep.Calls[0].Attempts != 1 || len(kind(lines, "provider_call_attempt")) != 1 {
-		t.Fatalf("calls %+v", rep.Calls)
+// The transport keeps nothing from one request to the next: a harness
+// that sends the same body again on the same Call, after a failure no SDK
+// retries (a 400), makes two logical calls; after a 503, one.
+func TestResendAfterAFailure(t *testing.T) {
+	for _, tc := range []struct {
+		status, logical int
+	}{{400, 2}, {503, 1}} {
+		t.Run(strconv.Itoa(tc.status), func(t *testing.T) {
+			g := newRig(t, nil)
+			n := 0
+			base := rtFunc(func(r *http.Request) (*http.Response, error) {
+				if n++; n == 1 {
+					return &http.Response{StatusCode: tc.status, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("no")), Request: r}, nil
+				}
+				return http.DefaultTransport.RoundTrip(r)
+			})
+			g.rt = transport.New(base, g.j, nil)
+			client := &http.Client{Transport: g.rt}
+			body := `{"model":"m","max_tokens":10,"system":` + strconvQuote(g.system) + `,"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"read_file"}]}`
+			ctx := g.ctx("turn-1")
+			for range 2 {
+				resp, err := client.Do(must(http.NewRequestWithContext(ctx, "POST", g.fake.srv.URL+"/v1/messages", strings.NewReader(body))))
+				if err != nil {
+					t.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			rep, _ := g.verify(t)
+			if groups := cache.Logical(g.recorded(t, rep)); len(rep.Calls) != 2 || len(groups) != tc.logical {
+				t.Fatalf("calls %+v, logical %v", rep.Calls, groups)
+			}
+		})
 	}
 }
 

@@ -22,8 +22,10 @@
 // (stop reason, text, tool calls, usage with the cache tokens). The SDK
 // reads the server's bytes as they arrive; nothing is buffered in front
 // of it. A stream closed early, a cancelled context and a transport error
-// are recorded as what they are, and an SDK's retries are attempts of one
-// logical call. docs/transport.md describes it.
+// are recorded as what they are. Each attempt is recorded as itself, a
+// retry too: the transport keeps nothing from one request to the next,
+// and a reader of the transcript ties an SDK's retries into one logical
+// call (cache.Logical). docs/transport.md describes it.
 package transport
 
 import (
@@ -35,7 +37,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -44,7 +45,6 @@ import (
 
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/cache"
-	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/request"
 
 	"github.com/promptloom/promptloom/explain"
@@ -58,7 +58,7 @@ import (
 
 // Options configure a transport. The zero value (or nil) is the default.
 type Options struct {
-	// TracerProvider, when set, gives each logical call a span following
+	// TracerProvider, when set, gives each attempt a span following
 	// the OpenTelemetry GenAI semantic conventions, with promptloom's own
 	// attributes (the manifest's content hash, the whole-prompt digest,
 	// the included fragments, the transcript line). Nil: no spans.
@@ -71,25 +71,12 @@ type Options struct {
 	// promptloom.DefaultMaxBytes); a larger one is refused, matching
 	// promptloom.ErrTooLarge.
 	MaxBodyBytes int
-	// MaxRetries is how many times the SDK retries a failed attempt: 0,
-	// none. The transport cannot ask the SDK, so it is told: the failure of
-	// the attempt after the last retry, or of any attempt when there are
-	// none, is the call's outcome at once; an earlier one an SDK would
-	// retry (408, 409, 429, 5xx, a transport error) is held for its retry.
-	// Anthropic's and OpenAI's Go SDKs retry twice unless given
-	// option.WithMaxRetries; genai retries only with
-	// HTTPOptions.RetryOptions (Attempts 5 unless set: MaxRetries is
-	// Attempts-1). docs/transport.md says more.
-	MaxRetries int
-	// RetryWindow is how long a held failure waits for its retry before it
-	// is recorded as the call's outcome (0: one minute). Close records
-	// every held failure at once.
-	RetryWindow time.Duration
 }
 
 // Call is what a harness says about one logical call: put it on the
-// request's context with With. The transport keeps the call's retries on
-// it, so a Call is for one call (make a new one each turn).
+// request's context with With. Each attempt the SDK makes with it (its
+// retries) is recorded under its name; a reader ties them together by
+// that name, the session and the request's bytes (cache.Logical).
 type Call struct {
 	// Name names the call in the transcript ("turn-2"); empty is the
 	// manifest's call role.
@@ -105,8 +92,8 @@ type Call struct {
 	// instead of a copy of the body, when they are the body's (compared
 	// as the body is read).
 	Payload *payload.Request
-	// Done, when set, is called once with the call's outcome as it was
-	// recorded: the response, or the error.
+	// Done, when set, is called with each attempt's outcome as it was
+	// recorded, once an attempt: the response, or the error.
 	Done func(journal.Response, error)
 }
 
@@ -137,25 +124,19 @@ func New(base http.RoundTripper, j *journal.Journal, o *Options) *Transport {
 	if t.opts.MaxBodyBytes <= 0 {
 		t.opts.MaxBodyBytes = promptloom.DefaultMaxBytes
 	}
-	if t.opts.RetryWindow <= 0 {
-		t.opts.RetryWindow = time.Minute
-	}
 	return t
 }
 
-// Transport is the http.RoundTripper an SDK's client is given. It holds
-// a failed attempt the SDK will retry until the retry comes, so a
-// program that ends (or a test that reads the transcript) calls Close
-// first: every held failure is then recorded as its call's outcome.
+// Transport is the http.RoundTripper an SDK's client is given. Each
+// request is recorded whole by the time its response body ends (or its
+// RoundTrip fails): nothing is held from one request to the next.
 type Transport struct {
 	base http.RoundTripper
 	j    *journal.Journal
 	opts Options
 
-	mu     sync.Mutex
-	calls  map[*Call]*logical // calls with a failed attempt awaiting its retry
-	closed bool               // Close was called: no failure is held again
-	pred   *cache.Predictor   // the calls so far, for the spans' cache attributes
+	mu   sync.Mutex
+	pred *cache.Predictor // the calls so far, for the spans' cache attributes
 }
 
 func (t *Transport) predictor() *cache.Predictor {
@@ -167,50 +148,30 @@ func (t *Transport) predictor() *cache.Predictor {
 	return t.pred
 }
 
-// Close records every failure held for a retry as its call's outcome, and
-// holds none from then on (a later failure is recorded at once). It does
-// not close the journal, nor stop the transport: requests still go
-// through. Close it before the journal.
-func (t *Transport) Close() error {
-	t.mu.Lock()
-	t.closed = true
-	held := make([]*logical, 0, len(t.calls))
-	for _, lg := range t.calls {
-		held = append(held, lg)
-	}
-	t.mu.Unlock()
-	for _, lg := range held {
-		lg.giveUp()
-	}
-	return nil
+// Close returns nil: every attempt is recorded by the time its response
+// body ends, so a transport has nothing to settle. It does not close the
+// journal, nor stop the transport.
+func (t *Transport) Close() error { return nil }
+
+// attempt is one request sent: its request recorded, its span, and how
+// it ended.
+type attempt struct {
+	p   *journal.Pending
+	ep  endpoint
+	key *Call // nil: unattributed
+	sc  *spanCall
+	sp  *span
+
+	mu   sync.Mutex
+	done bool
 }
 
-// logical is one logical call: its request recorded, its attempts, its
-// span, and how it ended.
-type logical struct {
-	t    *Transport
-	body digest.Digest // of the request body, to know its retry
-	p    *journal.Pending
-	ep   endpoint
-	key  *Call // nil: unattributed
-	sc   *spanCall
-	sp   *span
-
-	mu       sync.Mutex
-	attempts int
-	held     *failure // the failed attempt awaiting its retry
-	done     bool
-}
-
-// failure is a failed attempt: an error status, or a transport error.
+// failure is a failed attempt: an error status (a redirect the client
+// follows included), or a transport error.
 type failure struct {
 	status int
-	// redirect is a 307 or 308 the client follows with the same request:
-	// not a failure of the call, an attempt of it.
-	redirect bool
-	err      error
-	answer   string // the start of an error status's body: the provider's words
-	timer    *time.Timer
+	err    error
+	answer string // the start of an error status's body: the provider's words
 }
 
 // refusal wraps a request refused before it left: a broken rule, or a
@@ -291,7 +252,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if model != "" {
 		ep.model = model
 	}
-	lg, sctx, err := t.logical(ctx, c, ep, req.Header)
+	lg, sctx, err := t.begin(ctx, c, ep)
 	if err != nil {
 		return nil, err
 	}
@@ -310,7 +271,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if ctx.Err() != nil {
 			lg.finish(journal.Response{}, fmt.Errorf("cancelled before the response: %w", err), 0)
 		} else {
-			lg.fail(&failure{err: err}, t.retriesLeft(lg, req))
+			lg.fail(&failure{err: err})
 		}
 		return nil, err
 	}
@@ -331,15 +292,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// A harness that asked for gzip itself gets the body as sent;
 		// the transcript records it decoded.
 		gzip: !resp.Uncompressed && strings.EqualFold(strings.TrimSpace(resp.Header.Get("Content-Encoding")), "gzip")}
-	switch {
-	case (resp.StatusCode == 307 || resp.StatusCode == 308) && resp.Header.Get("Location") != "":
-		// http.Client sends the same body again to the new location: one
-		// SDK call, so one logical call, its next attempt.
-		rec.failed = &failure{status: resp.StatusCode, redirect: true}
-		rec.retry = true
-	case resp.StatusCode >= 400:
+	if resp.StatusCode >= 400 || (resp.StatusCode == 307 || resp.StatusCode == 308) && resp.Header.Get("Location") != "" {
+		// A redirect the client follows sends the same body again: an
+		// attempt with no answer of its own, recorded as one, which a
+		// reader ties to the next as it ties a retry.
 		rec.failed = &failure{status: resp.StatusCode}
-		rec.retry = retryable(resp) && t.retriesLeft(lg, req)
 	}
 	if resp.Body == nil {
 		rec.rc = http.NoBody
@@ -395,52 +352,10 @@ func ignoreEOF(err error) error {
 // scratch is the buffer a body is compared through, 32 KiB at a time.
 var scratch = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
-// retriesLeft reports whether the SDK may retry a failed attempt of lg:
-// whether the attempts it made so far, this one included, are fewer than
-// Options.MaxRetries+1. The transport counts them itself (the same Call,
-// the same body); a Stainless SDK (Anthropic's, OpenAI's) also numbers
-// them in X-Stainless-Retry-Count, which is taken when it says more.
-func (t *Transport) retriesLeft(lg *logical, req *http.Request) bool {
-	lg.mu.Lock()
-	n := lg.attempts
-	lg.mu.Unlock()
-	if k, err := strconv.Atoi(req.Header.Get("X-Stainless-Retry-Count")); err == nil {
-		n = max(n, k)
-	}
-	return n < t.opts.MaxRetries
-}
-
-// retryable says whether the official SDKs retry a response: the server's
-// x-should-retry when it says, else 408, 409, 429 and 5xx.
-func retryable(resp *http.Response) bool {
-	switch resp.Header.Get("x-should-retry") {
-	case "true":
-		return true
-	case "false":
-		return false
-	}
-	s := resp.StatusCode
-	return s == 408 || s == 409 || s == 429 || s >= 500
-}
-
-// logical returns the logical call a request is an attempt of: the call on
-// its context awaiting a retry of this very body, or a new one, checked
-// and recorded. A refused request is an error, and nothing is recorded.
-func (t *Transport) logical(ctx context.Context, c *Call, ep endpoint, h http.Header) (*logical, context.Context, error) {
+// begin checks a request and records it, as an attempt of its own. A
+// refused request is an error, and nothing is recorded.
+func (t *Transport) begin(ctx context.Context, c *Call, ep endpoint) (*attempt, context.Context, error) {
 	body := ep.body
-	bd := digest.Bytes(body)
-	if c != nil {
-		t.mu.Lock()
-		lg := t.calls[c]
-		delete(t.calls, c)
-		t.mu.Unlock()
-		if lg != nil {
-			if lg.retry(ctx, bd, h) {
-				return lg, lg.sp.context(ctx), nil // each attempt under the call's span
-			}
-			lg.giveUp() // a new request on the call: the failure was its last word
-		}
-	}
 	wctx := context.WithoutCancel(ctx)
 	pr := ep.req
 	req := journal.Request{Body: body, Provider: pr.Provider, Payload: pr, Messages: pr.Messages, Tools: pr.Tools, Parameters: pr.Parameters}
@@ -488,7 +403,7 @@ func (t *Transport) logical(ctx context.Context, c *Call, ep endpoint, h http.He
 		sc.ManifestHash = p.ManifestContentHash // the manifest recorded, as its request line names it
 		sc.Included, sc.Parts = includedParts(m, req.System)
 	}
-	lg := &logical{t: t, body: bd, p: p, ep: ep, sc: sc, key: c}
+	lg := &attempt{p: p, ep: ep, sc: sc, key: c}
 	sctx, sp := startSpan(ctx, &t.opts, sc)
 	lg.sp = sp
 	return lg, sctx, nil
@@ -508,51 +423,9 @@ func includedParts(m *manifest.Manifest, system string) (ids, texts []string) {
 	return ids, texts
 }
 
-// retry reports whether a request is the retry of lg's failed attempt:
-// the same body, and (from a Stainless SDK) a retry count above 0. The
-// failed attempt is recorded then.
-func (lg *logical) retry(ctx context.Context, body digest.Digest, h http.Header) bool {
-	lg.mu.Lock()
-	defer lg.mu.Unlock()
-	f := lg.held
-	if lg.done || f == nil || body != lg.body || !f.redirect && h.Get("X-Stainless-Retry-Count") == "0" {
-		return false
-	}
-	if f.timer != nil && !f.timer.Stop() {
-		return false // the window closed: the failure is being recorded
-	}
-	lg.held = nil
-	lg.attempts++
-	_ = lg.p.Attempt(context.WithoutCancel(ctx), f.status, f.err)
-	return true
-}
-
-// fail records a failed attempt: at once as the outcome when no SDK would
-// retry it, else held for its retry until the retry window closes.
-func (lg *logical) fail(f *failure, retry bool) {
-	if !retry || lg.key == nil {
-		lg.finish(journal.Response{Status: f.status}, f.outcome(), f.status)
-		return
-	}
-	t := lg.t
-	t.mu.Lock()
-	if t.closed {
-		t.mu.Unlock()
-		lg.finish(journal.Response{Status: f.status}, f.outcome(), f.status)
-		return
-	}
-	if t.calls == nil {
-		t.calls = map[*Call]*logical{}
-	}
-	t.calls[lg.key] = lg
-	// Held under t.mu, so a Close cannot miss it.
-	lg.mu.Lock()
-	if !lg.done {
-		lg.held = f
-		f.timer = time.AfterFunc(lg.t.opts.RetryWindow, func() { lg.giveUpOn(f) })
-	}
-	lg.mu.Unlock()
-	t.mu.Unlock()
+// fail records a failed attempt as its outcome.
+func (lg *attempt) fail(f *failure) {
+	lg.finish(journal.Response{Status: f.status}, f.outcome(), f.status)
 }
 
 func (f *failure) outcome() error {
@@ -565,45 +438,14 @@ func (f *failure) outcome() error {
 	return fmt.Errorf("HTTP %d %s", f.status, http.StatusText(f.status))
 }
 
-// giveUp records the held failure, if any, as the call's outcome.
-func (lg *logical) giveUp() {
-	lg.mu.Lock()
-	f := lg.held
-	if f != nil && f.timer != nil {
-		f.timer.Stop()
-	}
-	lg.mu.Unlock()
-	if f != nil {
-		lg.giveUpOn(f)
-	}
-}
-
-func (lg *logical) giveUpOn(f *failure) {
-	lg.mu.Lock()
-	if lg.held != f {
-		lg.mu.Unlock()
-		return
-	}
-	lg.held = nil
-	lg.mu.Unlock()
-	t := lg.t
-	t.mu.Lock()
-	if t.calls[lg.key] == lg {
-		delete(t.calls, lg.key)
-	}
-	t.mu.Unlock()
-	lg.finish(journal.Response{Status: f.status}, f.outcome(), f.status)
-}
-
-// finish records the call's outcome, once, and ends its span.
-func (lg *logical) finish(resp journal.Response, callErr error, status int) error {
+// finish records the attempt's outcome, once, and ends its span.
+func (lg *attempt) finish(resp journal.Response, callErr error, status int) error {
 	lg.mu.Lock()
 	if lg.done {
 		lg.mu.Unlock()
 		return nil
 	}
 	lg.done = true
-	attempts := lg.attempts
 	lg.mu.Unlock()
 	// A journal that cannot take the outcome leaves the call incomplete,
 	// which Verify reports; a response it refuses (not UTF-8) is recorded
@@ -616,7 +458,7 @@ func (lg *logical) finish(resp journal.Response, callErr error, status int) erro
 		}
 		lg.key.Done(resp, outErr)
 	}
-	r := &spanResult{Status: status, Attempts: attempts, Err: callErr}
+	r := &spanResult{Status: status, Err: callErr}
 	if callErr == nil {
 		r.Response = &resp
 	}
@@ -630,14 +472,13 @@ func (lg *logical) finish(resp journal.Response, callErr error, status int) erro
 // is recorded.
 type recorder struct {
 	rc     io.ReadCloser
-	lg     *logical
+	lg     *attempt
 	ctx    context.Context
 	status int
 	stream bool
 	limit  int
 	gzip   bool     // the body is gzip-encoded: decoded for the transcript
 	failed *failure // an error status: the body is the failure's
-	retry  bool
 
 	// reading is held through each Read, from the server's bytes to the
 	// outcome they make, so a Close from another goroutine (after closing
@@ -781,7 +622,7 @@ func (r *recorder) done(readErr error, closed bool) error {
 			lg.finish(journal.Response{Status: r.status}, fmt.Errorf("cancelled while reading the HTTP %d answer: %w", r.status, readErr), r.status)
 			return nil
 		}
-		lg.fail(r.failed, r.retry)
+		lg.fail(r.failed)
 		return nil
 	}
 	sum, whole := payload.Summarize(lg.ep.req.Provider, body, r.stream)
@@ -824,7 +665,7 @@ type endpoint struct {
 	server *url.URL // the request's URL, for its span
 }
 
-// spanCall describes one logical call to the span hooks (otel.go).
+// spanCall describes one attempt to the span hooks (otel.go).
 type spanCall struct {
 	// Request is the request body read; Model the request's model;
 	// Stream says the response is a stream of server sent events.
@@ -848,17 +689,18 @@ type spanCall struct {
 	Verdict *cache.Verdict
 }
 
-// spanResult is how a logical call ended, for endSpan. endSpan is called
-// once, when the call's outcome is recorded: for a stream, when the SDK
+// spanResult is how an attempt ended, for endSpan. endSpan is called
+// once, when the attempt's outcome is recorded: for a stream, when the SDK
 // reads it to its end or closes it, after RoundTrip has returned and maybe
 // from another goroutine.
 type spanResult struct {
 	// Response is the summary recorded (nil when the call failed).
 	Response *journal.Response
-	// Status is the last attempt's HTTP status (0: none came); Attempts the
-	// failed attempts retried before it; Err the call's failure (a
-	// transport error, a cancelled context, a stream closed early, an
-	// error status), nil when it succeeded.
+	// Status is the HTTP status (0: none came); Err the attempt's
+	// failure (a transport error, a cancelled context, a stream closed
+	// early, an error status), nil when it succeeded. Attempts is 0: a
+	// span is one attempt, and the transport does not know the retries
+	// before it (a reader of the transcript does: cache.Logical).
 	Status   int
 	Attempts int
 	Err      error
