@@ -87,6 +87,15 @@ type Options struct {
 	// is a change the proxy makes to the body it sends; without them the
 	// body is sent as it came, byte for byte.
 	Diagnostics, AutoCache bool
+	// Idle, when set, closes a session no call has used for that long,
+	// as Close does (its journal_close, and its checkpoint when the
+	// journal signs): a proxy left running leaves no session open for
+	// ever. A later call that continues it (by its header, or by prefix
+	// continuity) opens a new session with Follow, named ID~N.
+	Idle time.Duration
+	// Follow opens the journal of a session that continues one closed
+	// while idle (journal.Options.Follows): required with Idle.
+	Follow func(session, follows string) (*journal.Journal, error)
 }
 
 // Proxy is the gateway: an http.Handler. Close it when done.
@@ -120,6 +129,8 @@ type Proxy struct {
 	kick       chan struct{}
 	stop       chan struct{}
 	tiles      http.Handler
+	// swept is done when the sweeper (Options.Idle) has ended.
+	swept sync.WaitGroup
 
 	// verifying is the verification of the transcript under way, which
 	// the pages loading meanwhile share (under vmu).
@@ -159,6 +170,9 @@ func New(o *Options) (*Proxy, error) {
 	if o.Open == nil {
 		return nil, errors.New("proxy: Options.Open is required")
 	}
+	if o.Idle < 0 || o.Idle > 0 && o.Follow == nil {
+		return nil, errors.New("proxy: Options.Idle must not be negative, and needs Options.Follow")
+	}
 	p := &Proxy{o: *o, sessions: map[string]*session{}, tails: map[digest.Digest]*session{}, watchers: map[chan int]struct{}{},
 		stale: map[*session]struct{}{}, kick: make(chan struct{}, 1), stop: make(chan struct{}), start: time.Now(),
 		upstream: redact.String(o.Upstream.String())}
@@ -195,6 +209,10 @@ func New(o *Options) (*Proxy, error) {
 		// as it comes, and an answer of known length is written whole.
 		ErrorHandler: p.upstreamError,
 		BufferPool:   &copyBuffers,
+	}
+	if p.o.Idle > 0 {
+		p.swept.Add(1)
+		go p.sweeper()
 	}
 	return p, nil
 }
@@ -390,6 +408,7 @@ func (p *Proxy) model(w http.ResponseWriter, r *http.Request, shape payload.Prov
 		writeError(w, shape, http.StatusServiceUnavailable, "api_error", "promptloom: "+err.Error())
 		return
 	}
+	defer p.release(s)
 	tc.Name, tc.Payload = cs.name, cs.pr
 	tc.Done = func(resp journal.Response, err error) { p.done(cs, resp, err) }
 	// The body sent: as received, or as the proxy changed it (cs.change),
@@ -467,10 +486,11 @@ func (p *Proxy) Close() error {
 		delete(p.watchers, ch)
 	}
 	p.mu.Unlock()
+	p.swept.Wait() // the sessions it is closing are closed
 	var errs []error
 	for _, s := range sessions {
 		<-s.ready // a journal being opened is closed once it is open
-		if s.err == nil {
+		if s.err == nil && !s.idled {
 			errs = append(errs, s.t.Close(), s.j.Close())
 		}
 	}

@@ -43,6 +43,23 @@ type session struct {
 	// last is the id of the session's latest response, the one its next
 	// call asks the provider to compare with (Options.Diagnostics).
 	last string
+	// busy counts the calls admitted to the session and not yet over, and
+	// used is when the latest began or ended: the sweeper closes a
+	// session that is not busy and unused for Options.Idle. idled says it
+	// did, shut is closed once its journal is, and next is the session
+	// that continues it (nil: none yet).
+	busy  int
+	used  time.Time
+	idled bool
+	shut  chan struct{}
+	next  *session
+
+	// Set before the session is shared: the session it continues
+	// (Options.Follow), and the id its successors are named from, with
+	// how many came before it (base~gen).
+	prev *session
+	base string
+	gen  int
 
 	// vmu is held while the session's verdicts are computed (one
 	// computation at a time, shared by every page that asks), and memo is
@@ -139,10 +156,24 @@ func (p *Proxy) admit(sess, name string, pr *payload.Request, prepare func(*sess
 	}
 	opening := s == nil
 	if opening {
-		s = &session{id: sess, ready: make(chan struct{})}
+		s = &session{id: sess, base: sess, ready: make(chan struct{})}
 		p.sessions[sess] = s
 		p.order = append(p.order, s)
+	} else {
+		for s.next != nil {
+			s = s.next
+		}
+		if s.idled {
+			// The session was closed while idle: the call opens the one
+			// that continues it, under a new id, since a closed session
+			// (a store's chain, with one writer) takes no more lines.
+			s = p.follow(s)
+			opening = true
+		}
 	}
+	// Busy until the call is over (release): the sweeper leaves it open.
+	s.busy++
+	s.used = cs.at
 	// The session's latest request is this one from now: the next turn of
 	// the conversation, sent once this one is answered, finds it.
 	if s.tail != (digest.Digest{}) && p.tails[s.tail] == s {
@@ -161,6 +192,12 @@ func (p *Proxy) admit(sess, name string, pr *payload.Request, prepare func(*sess
 	if s.err != nil {
 		return nil, nil, s.err
 	}
+	admitted := false
+	defer func() {
+		if !admitted {
+			p.release(s)
+		}
+	}()
 	if prepare != nil {
 		prepare(s, cs)
 	}
@@ -199,7 +236,81 @@ func (p *Proxy) admit(sess, name string, pr *payload.Request, prepare func(*sess
 		}
 	}
 	p.changed(cs)
+	admitted = true
 	return s, cs, nil
+}
+
+// follow registers the session that continues old, closed while idle
+// (p.mu held): named old's base~N, N one more than old's, or more while
+// a session of that id is known already.
+func (p *Proxy) follow(old *session) *session {
+	s := &session{base: old.base, gen: old.gen, prev: old, ready: make(chan struct{})}
+	for {
+		s.gen++
+		s.id = fmt.Sprintf("%s~%d", s.base, s.gen)
+		if p.sessions[s.id] == nil {
+			break
+		}
+	}
+	old.next = s
+	p.sessions[s.id] = s
+	p.order = append(p.order, s)
+	return s
+}
+
+// release says a call of s admitted is over: s is used from now.
+func (p *Proxy) release(s *session) {
+	p.mu.Lock()
+	s.busy--
+	s.used = time.Now()
+	p.mu.Unlock()
+}
+
+// sweep closes every session that no call has used since Options.Idle
+// before now, as Close would (journal_close, and its checkpoint when the
+// journal signs): under p.mu it only marks them, and their journals are
+// closed after. A later call that continues one opens its successor
+// (follow).
+func (p *Proxy) sweep(now time.Time) error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	var idle []*session
+	for _, s := range p.order {
+		if !s.idled && s.busy == 0 && s.opened() && now.Sub(s.used) >= p.o.Idle {
+			s.idled, s.shut = true, make(chan struct{})
+			idle = append(idle, s)
+		}
+	}
+	p.mu.Unlock()
+	var errs []error
+	for _, s := range idle {
+		if err := errors.Join(s.t.Close(), s.j.Close()); err != nil {
+			errs = append(errs, fmt.Errorf("closing idle session %s: %w", s.id, err))
+		}
+		close(s.shut)
+	}
+	return errors.Join(errs...)
+}
+
+// sweeper sweeps every quarter of Options.Idle until the proxy closes:
+// one goroutine for every session, rather than a timer each.
+func (p *Proxy) sweeper() {
+	defer p.swept.Done()
+	t := time.NewTicker(max(p.o.Idle/4, 100*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case now := <-t.C:
+			if err := p.sweep(now); err != nil {
+				p.log.Warn("promptloom proxy: idle sessions", "err", err)
+			}
+		}
+	}
 }
 
 var errShuttingDown = errors.New("the proxy is shutting down")
@@ -207,7 +318,16 @@ var errShuttingDown = errors.New("the proxy is shutting down")
 // open opens s's journal, outside p.mu; a session that cannot be opened
 // is forgotten, so that the next call tries again.
 func (p *Proxy) open(s *session) {
-	j, err := p.o.Open(s.id)
+	var j *journal.Journal
+	var err error
+	if s.prev != nil {
+		// Its journal_open comes after the old session's journal_close,
+		// as Verify holds a session that follows another to.
+		<-s.prev.shut
+		j, err = p.o.Follow(s.id, s.prev.id)
+	} else {
+		j, err = p.o.Open(s.id)
+	}
 	p.mu.Lock()
 	if err != nil {
 		s.err = fmt.Errorf("opening the journal of session %s: %w", s.id, err)
@@ -219,6 +339,9 @@ func (p *Proxy) open(s *session) {
 		}
 		if i := slices.Index(p.order, s); i >= 0 {
 			p.order = slices.Delete(p.order, i, i+1) // which clears the slot let go
+		}
+		if s.prev != nil && s.prev.next == s {
+			s.prev.next = nil // the next call tries again
 		}
 	} else {
 		// Each request through the proxy is its own call (MaxRetries 0):

@@ -25,7 +25,7 @@ import (
 )
 
 func init() {
-	register("proxy", "proxy --upstream URL [--listen ADDR] [--transcript PATH_OR_URL] [--sign NAME.key [--checkpoint-every N] [--witness URL ...]] [--options FILE|DIR] [--max-bytes N] [--ui-token TOKEN] [--grace D] [--diagnostics] [--cache auto]", runProxy)
+	register("proxy", "proxy --upstream URL [--listen ADDR] [--transcript PATH_OR_URL] [--sign NAME.key [--checkpoint-every N] [--witness URL ...]] [--options FILE|DIR] [--max-bytes N] [--ui-token TOKEN] [--grace D] [--idle D] [--diagnostics] [--cache auto]", runProxy)
 }
 
 // runProxy serves the proxy until SIGTERM or SIGINT: it stops accepting,
@@ -43,11 +43,15 @@ func runProxy(e *env, args []string) int {
 	maxBytes := fs.Int("max-bytes", 0, "refuse a request body over N bytes with the provider's error (0: 64 MiB)")
 	token := fs.String("ui-token", "", "serve /promptloom/ to other addresses than loopback, to requests with Authorization: Bearer TOKEN or ?token=TOKEN")
 	grace := fs.Duration("grace", 30*time.Second, "on SIGTERM, how long calls in flight may take to finish")
+	idle := fs.Duration("idle", 0, "close a session no call has used for D (checkpointed under --sign); a later call that continues it opens a new session ID~N that names it (0: sessions close when the proxy stops)")
 	diagnostics := fs.Bool("diagnostics", false, "ask the provider for its cache diagnostics on every call of a session (Anthropic, OpenAI Responses), against the session's latest response: a change to the body sent, recorded")
 	autoCache := fs.String("cache", "", "auto places cache breakpoints by the provider's rules in a request that sets none (a change to the body sent, recorded)")
 	pos, err := parseInterleaved(fs, args)
 	if err == nil && len(pos) > 0 {
 		err = fmt.Errorf("takes no file, got %q", pos[0])
+	}
+	if err == nil && *idle < 0 {
+		err = fmt.Errorf("--idle must not be negative, got %s", *idle)
 	}
 	if err == nil && *autoCache != "" {
 		err = oneOf("cache", *autoCache, "auto")
@@ -84,7 +88,7 @@ func runProxy(e *env, args []string) int {
 	if err != nil {
 		return e.fail("proxy: --listen: %v", err)
 	}
-	p, err := proxy.New(&proxy.Options{Upstream: up, Open: open, Prompt: prompt, MaxBodyBytes: *maxBytes, UIToken: *token,
+	p, err := proxy.New(&proxy.Options{Upstream: up, Open: func(s string) (*journal.Journal, error) { return open(s, "") }, Follow: open, Idle: *idle, Prompt: prompt, MaxBodyBytes: *maxBytes, UIToken: *token,
 		Diagnostics: *diagnostics, AutoCache: *autoCache == "auto",
 		Verify: func() string { return verifyState(*transcript, o.Signer) }})
 	if err != nil {
@@ -130,15 +134,15 @@ func runProxy(e *env, args []string) int {
 
 // sessionOpener returns how the proxy opens one session's journal: a new
 // session appended to the transcript file, or a chain of the PostgreSQL
-// store.
-func sessionOpener(ctx context.Context, arg string, o *journal.Options) (func(string) (*journal.Journal, error), func(), error) {
+// store; follows names the session it continues ("": none).
+func sessionOpener(ctx context.Context, arg string, o *journal.Options) (func(session, follows string) (*journal.Journal, error), func(), error) {
 	if err := demo.CheckPath(arg); err != nil {
 		return nil, nil, err
 	}
 	if !demo.IsURL(arg) {
-		return func(session string) (*journal.Journal, error) {
+		return func(session, follows string) (*journal.Journal, error) {
 			so := *o
-			so.Session = session
+			so.Session, so.Follows = session, follows
 			return journal.Open(arg, &so)
 		}, func() {}, nil
 	}
@@ -151,14 +155,17 @@ func sessionOpener(ctx context.Context, arg string, o *journal.Options) (func(st
 		return nil, nil, err
 	}
 	var mu sync.Mutex
-	return func(session string) (*journal.Journal, error) {
+	return func(session, follows string) (*journal.Journal, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if prefix != "" {
 			session = prefix + "." + session
+			if follows != "" {
+				follows = prefix + "." + follows
+			}
 		}
 		so := *o
-		so.Session = session
+		so.Session, so.Follows = session, follows
 		return journal.NewSink(store.Sink(session), &so), nil
 	}, func() { store.Close() }, nil
 }
@@ -218,14 +225,12 @@ func verifyState(arg string, s note.Signer) string {
 		return "unreadable: " + err.Error()
 	}
 	defer f.Close()
+	// verify's own verdict (liveState), so that the page and the CLI
+	// never disagree about what verifies.
 	rep, err := journal.Verify(f, &journal.Options{MaxLineBytes: maxLineBytes})
-	if err != nil {
-		return "FAIL: " + err.Error()
-	}
-	ok, inc, failed := rep.Counts()
-	state := fmt.Sprintf("%d call(s) verified, %d incomplete, %d failed", ok, inc, failed)
-	if failed > 0 {
-		return "FAIL: " + state
+	state := liveState(rep, err)
+	if err != nil || !rep.Holds() {
+		return state
 	}
 	if s != nil {
 		state += "; signed by " + s.Name() + " (verify --key NAME.pub checks it; open sessions are checkpointed when the proxy stops)"
