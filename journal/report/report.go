@@ -44,10 +44,13 @@ func WriteText(w io.Writer, rep *journal.Report, o *Options) error {
 	verdicts := o.byLine()
 	q := textsafe.Line
 	shown := map[*manifest.Manifest]string{} // manifest -> the call that listed it
-	since := Compare(rep)
 	reqs := o.requests()
+	since := compare(rep, reqs.retried)
 	for i := range rep.Calls {
 		c := &rep.Calls[i]
+		if reqs.retried[c.Line] {
+			continue // listed as an attempt of the call that retried it
+		}
 		if c.Unattributed {
 			fmt.Fprintf(b, "%s %s (line %d): unattributed: no manifest accounts for its prompt; its whole request is kept (explain --request --transcript FILE --call %s shows it)\n", c.Status, q(callName(c)), c.Line, q(callName(c)))
 			if v := reqs.view(c); v != nil {
@@ -82,6 +85,9 @@ func WriteText(w io.Writer, rep *journal.Report, o *Options) error {
 			}
 		} else if c.Usage != nil {
 			fmt.Fprintf(b, "  cache: %s\n", q(cacheLine(c, since[i])))
+		}
+		for n, a := range reqs.attempts[c.Line] {
+			fmt.Fprintf(b, "  %s\n", q(attemptLine(n, a)))
 		}
 		if c.Outcome != "" {
 			fmt.Fprintf(b, "  reply: %s\n", q(c.Outcome))
@@ -118,6 +124,14 @@ type Since struct {
 // alternates between two large prompts compares them once, not once a
 // call.
 func Compare(rep *journal.Report) []*Since {
+	return compare(rep, nil)
+}
+
+// compare is Compare with the calls whose request lines are in skip (the
+// failed attempts a later call retried) set against nothing and nothing
+// set against them: a retry is compared with the call before its first
+// attempt.
+func compare(rep *journal.Report, skip map[int]bool) []*Since {
 	if rep == nil {
 		return nil
 	}
@@ -128,7 +142,7 @@ func Compare(rep *journal.Report) []*Since {
 	for i := range rep.Calls {
 		c := &rep.Calls[i]
 		m := c.Manifest
-		if m == nil {
+		if m == nil || skip[c.Line] {
 			continue
 		}
 		if p, ok := lastByRole[m.CallRole]; ok && len(rep.Calls[p].Manifest.Segments) > 0 {
@@ -175,17 +189,32 @@ type Options struct {
 	Requests []cache.Recorded
 }
 
-// requests indexes Options.Requests by the line of each call's request.
+// requests indexes Options.Requests by the line of each call's request,
+// and ties each call's attempts into one logical call (cache.Logical).
 func (o *Options) requests() *requestShower {
-	rs := &requestShower{byLine: map[int]*cache.Recorded{}, shown: map[string]string{}}
+	rs := &requestShower{byLine: map[int]*cache.Recorded{}, shown: map[string]string{},
+		retried: map[int]bool{}, attempts: map[int][]*journal.CallReport{}}
 	if o != nil {
 		for i := range o.Requests {
 			if r := &o.Requests[i]; r.Report != nil {
 				rs.byLine[r.Report.Line] = r
 			}
 		}
+		for _, g := range cache.Logical(o.Requests) {
+			last := o.Requests[g[len(g)-1]].Report.Line
+			for _, i := range g[:len(g)-1] {
+				a := o.Requests[i].Report
+				rs.retried[a.Line] = true
+				rs.attempts[last] = append(rs.attempts[last], a)
+			}
+		}
 	}
 	return rs
+}
+
+// attemptLine is the n-th (from 0) failed attempt a call's retry followed.
+func attemptLine(n int, a *journal.CallReport) string {
+	return fmt.Sprintf("attempt %d (line %d): %s", n+1, a.Line, a.Outcome)
 }
 
 // requestShower makes each unattributed call's view of its request, in
@@ -195,6 +224,11 @@ func (o *Options) requests() *requestShower {
 type requestShower struct {
 	byLine map[int]*cache.Recorded
 	shown  map[string]string // session and digest -> the call that showed it
+	// retried are the request lines of failed attempts a later call
+	// retried, shown under it; attempts, by the line of the call that
+	// stands for a logical call, its failed attempts before it, in order.
+	retried  map[int]bool
+	attempts map[int][]*journal.CallReport
 }
 
 // requestView is a call's request as the report shows it.
@@ -417,7 +451,7 @@ type (
 	}
 	call struct {
 		Call, Status, Problem, Outcome string
-		ToolCalls                      []string
+		ToolCalls, Attempts            []string
 		Prompt                         string
 		Line, SystemBytes              int
 		Unattributed                   bool
@@ -446,10 +480,13 @@ func WriteHTML(w io.Writer, source string, rep *journal.Report, o *Options) erro
 	verdicts := o.byLine()
 	var lanes []*lane
 	byRole := map[string]*lane{}
-	since := Compare(rep)
 	reqs := o.requests()
+	since := compare(rep, reqs.retried)
 	for i := range rep.Calls {
 		c := &rep.Calls[i]
+		if reqs.retried[c.Line] {
+			continue // listed as an attempt of the call that retried it
+		}
 		name := role(c)
 		if r := reqs.byLine[c.Line]; name == "" && c.Unattributed && r != nil && r.Session != "" {
 			// A proxied call has no role: its conversation is its lane.
@@ -464,6 +501,9 @@ func WriteHTML(w io.Writer, source string, rep *journal.Report, o *Options) erro
 		v := call{Call: callName(c), Status: string(c.Status), Outcome: c.Outcome, Line: c.Line, SystemBytes: c.SystemBytes, Unattributed: c.Unattributed, Prompt: c.System()}
 		for _, tc := range c.ToolCalls {
 			v.ToolCalls = append(v.ToolCalls, toolCallLine(tc))
+		}
+		for n, a := range reqs.attempts[c.Line] {
+			v.Attempts = append(v.Attempts, attemptLine(n, a))
 		}
 		v.Since = since[i]
 		v.Request = reqs.view(c)
