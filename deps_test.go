@@ -71,6 +71,7 @@ const depsRules = `
 	eventlog/sqlite, eventlog/postgres, internal/testkit/pgtest < internal/testkit/logtest;
 
 	explain, internal/testkit/benchdata < bench/peer;
+	proxy, internal/testkit/benchdata < bench/gateway;
 	journal/report, internal/testkit/fakeprovider < internal/testkit/exampletest;
 
 	explain, stage < examples/harness;
