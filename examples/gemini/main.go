@@ -70,7 +70,7 @@ func run(transcript string, out io.Writer, baseURL string) error {
 	if err == nil {
 		err = converse(client, e, out) // promptloom
 	}
-	return errors.Join(err, rt.Close(), j.Close()) // promptloom
+	return errors.Join(err, j.Close()) // promptloom
 }
 
 // converse runs the conversation: two turns, each streamed, the first

@@ -65,12 +65,11 @@ func run(transcript string, out io.Writer, baseURL string) error {
 	if err != nil {                         // promptloom
 		return err // promptloom
 	}
-	// The SDK retries a failed attempt twice, and the transport is told so.
-	rt := transport.New(nil, j, &transport.Options{MaxRetries: 2}) // promptloom
-	httpClient := &http.Client{Transport: rt}                      // promptloom
+	rt := transport.New(nil, j, nil)          // promptloom
+	httpClient := &http.Client{Transport: rt} // promptloom
 	client := openai.NewClient(option.WithHTTPClient(httpClient), option.WithBaseURL(baseURL+"/v1"), option.WithAPIKey("not-needed"))
-	err = converse(client, e, out)                 // promptloom
-	return errors.Join(err, rt.Close(), j.Close()) // promptloom
+	err = converse(client, e, out)     // promptloom
+	return errors.Join(err, j.Close()) // promptloom
 }
 
 // converse runs the conversation: two turns, each streamed, the first
