@@ -224,9 +224,13 @@ func (p *Proxy) overview(w http.ResponseWriter, r *http.Request) {
 	if p.o.Verify != nil {
 		state = p.verifyState()
 	}
+	p.mu.Lock()
+	refused := slices.Clone(p.refusals)
+	p.mu.Unlock()
+	slices.Reverse(refused) // the latest first
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	_ = pageTmpl.ExecuteTemplate(w, "page", map[string]any{
-		"Upstream": p.upstream, "Sessions": sessions, "Rows": rows, "Verify": state, "Plots": plots,
+		"Upstream": p.upstream, "Sessions": sessions, "Rows": rows, "Verify": state, "Plots": plots, "Refused": refused,
 	})
 }
 

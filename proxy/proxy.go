@@ -40,6 +40,7 @@ import (
 	"github.com/promptloom/promptloom/harn/redact"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/journal/tiles"
+	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
 	"github.com/promptloom/promptloom/transport"
 )
@@ -131,6 +132,11 @@ type Proxy struct {
 	tiles      http.Handler
 	// swept is done when the sweeper (Options.Idle) has ended.
 	swept sync.WaitGroup
+	// refusals are the latest requests refused (keepRefusals), for the
+	// page; refusing is the session that records the refusals of no
+	// session (opened on the first, closed by Close).
+	refusals []refusal
+	refusing *session
 
 	// verifying is the verification of the transcript under way, which
 	// the pages loading meanwhile share (under vmu).
@@ -251,6 +257,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	// Neither header can be trusted to name anything: the refusal goes
+	// to the refusals of no session, and the body is not read.
+	p.refuse(r.Context(), nil, "", "", "malformed", err.Error()+" (the body was not read)", nil)
 	writeError(w, shape, http.StatusBadRequest, "invalid_request_error", err.Error())
 }
 
@@ -365,31 +374,37 @@ func (p *Proxy) model(w http.ResponseWriter, r *http.Request, shape payload.Prov
 	// the model writes, and the server's own read watches for the client
 	// going away meanwhile.
 	_ = rc.SetReadDeadline(time.Time{})
+	// Each refusal is journaled (refuse) with the digest of what came,
+	// in the session the header names when it is open.
+	refuse := func(status int, kind, reason, msg string) {
+		p.refuse(r.Context(), nil, sess, name, reason, msg, body)
+		writeError(w, shape, status, kind, msg)
+	}
 	var ne net.Error
 	switch {
 	case errors.As(err, &ne) && ne.Timeout():
-		writeError(w, shape, http.StatusRequestTimeout, "invalid_request_error", fmt.Sprintf(
+		refuse(http.StatusRequestTimeout, "invalid_request_error", "body_stalled", fmt.Sprintf(
 			"promptloom: the request body stalled: nothing came for %s, or the whole of it took over %s (%d bytes came)", idle, whole, len(body)))
 		return
 	case err != nil:
-		writeError(w, shape, http.StatusBadRequest, "invalid_request_error", "promptloom: reading the request body: "+err.Error())
+		refuse(http.StatusBadRequest, "invalid_request_error", "unreadable", "promptloom: reading the request body: "+err.Error())
 		return
 	}
 	if len(body) > p.o.MaxBodyBytes {
-		writeError(w, shape, http.StatusRequestEntityTooLarge, "request_too_large",
+		refuse(http.StatusRequestEntityTooLarge, "request_too_large", "over_limit",
 			fmt.Sprintf("promptloom: the request body is over %d bytes", p.o.MaxBodyBytes))
 		return
 	}
 	pr, err := payload.Read(body, shape)
 	if err != nil {
-		writeError(w, shape, http.StatusBadRequest, "invalid_request_error", "promptloom: "+err.Error())
+		refuse(http.StatusBadRequest, "invalid_request_error", "malformed", "promptloom: "+err.Error())
 		return
 	}
 	tc := &transport.Call{Name: name, Payload: pr}
 	if p.o.Prompt != nil {
 		x, err := p.o.Prompt(name)
 		if err != nil {
-			writeError(w, shape, http.StatusBadRequest, "invalid_request_error", "promptloom: "+err.Error())
+			refuse(http.StatusBadRequest, "invalid_request_error", "no_prompt", "promptloom: "+err.Error())
 			return
 		}
 		tc.Explanation = x
@@ -402,7 +417,7 @@ func (p *Proxy) model(w http.ResponseWriter, r *http.Request, shape payload.Prov
 	var pe *payload.Error
 	switch {
 	case errors.As(err, &pe):
-		writeError(w, shape, http.StatusBadRequest, "invalid_request_error", "promptloom: "+err.Error())
+		refuse(http.StatusBadRequest, "invalid_request_error", "malformed", "promptloom: "+err.Error())
 		return
 	case err != nil:
 		writeError(w, shape, http.StatusServiceUnavailable, "api_error", "promptloom: "+err.Error())
@@ -417,20 +432,120 @@ func (p *Proxy) model(w http.ResponseWriter, r *http.Request, shape payload.Prov
 	r.Body = io.NopCloser(bytes.NewReader(sent))
 	r.ContentLength = int64(len(sent))
 	ctx := transport.With(context.WithValue(r.Context(), sessionKey{}, s), tc)
-	ctx = context.WithValue(ctx, callStateKey{}, cs)
+	ctx = context.WithValue(ctx, callStateKey{}, admitted{cs, body})
 	p.rp.ServeHTTP(w, r.WithContext(ctx))
 }
 
 type callStateKey struct{}
 
+// admitted is a call on its way to the transport: its state, and the
+// body as it came (a refusal's digest is of what came, not of what the
+// proxy would have sent).
+type admitted struct {
+	cs       *callState
+	received []byte
+}
+
 // refused settles, for the page, a call the transport refused before
-// sending it (a stale prompt, a gated tool, a line too long): it records
-// nothing, so Done never comes, and the page would show it in flight for
-// ever.
-func (p *Proxy) refused(r *http.Request, err error) {
-	if cs, _ := r.Context().Value(callStateKey{}).(*callState); cs != nil {
-		p.done(cs, journal.Response{}, fmt.Errorf("refused by promptloom before it was sent; not in the transcript: %w", err))
+// sending it (a stale prompt, a gated tool, a line too long), and
+// journals the refusal in its session: the transport records no call, so
+// Done never comes, and the page would show it in flight for ever.
+func (p *Proxy) refused(r *http.Request, reason string, err error) {
+	if a, _ := r.Context().Value(callStateKey{}).(admitted); a.cs != nil {
+		p.refuse(r.Context(), a.cs.session, "", a.cs.name, reason, err.Error(), a.received)
+		p.done(a.cs, journal.Response{}, fmt.Errorf("refused by promptloom before it was sent (%s): %w", reason, err))
 	}
+}
+
+// keepRefusals is how many refusals the page keeps.
+const keepRefusals = 200
+
+// refusal is a refused request as the page shows it.
+type refusal struct {
+	At                            time.Time
+	Session, Call, Reason, Detail string
+	Bytes                         int
+}
+
+// refuse journals a request the proxy refused (Journal.Refuse: the
+// reason's code, the message the client was sent, and the digest of the
+// body that came, never the body): in s, else in the open session the
+// Promptloom-Session header names, else in the proxy's session of
+// refusals, so that an auditor sees every request turned away. It is
+// kept for the page too. The journal is written outside p.mu.
+func (p *Proxy) refuse(ctx context.Context, s *session, header, call, reason, message string, body []byte) {
+	p.mu.Lock()
+	if s == nil && header != "" {
+		for s = p.sessions[header]; s != nil && s.next != nil; {
+			s = s.next
+		}
+	}
+	if s != nil && (s.idled || !s.opened()) {
+		s = nil
+	}
+	if s != nil {
+		s.busy++ // the sweeper leaves it open until the line is written
+	}
+	closed := p.closed
+	p.mu.Unlock()
+	own := s != nil
+	if !closed && s == nil {
+		s = p.refusalSession()
+	}
+	var err error
+	switch {
+	case closed:
+		err = errShuttingDown
+	case s == nil:
+		err = errors.New("the session of refusals could not be opened")
+	default:
+		// The client may be gone; the refusal is recorded all the same.
+		err = s.j.Refuse(context.WithoutCancel(ctx), call, reason, message, body)
+	}
+	if own {
+		p.release(s)
+	}
+	if err != nil {
+		p.log.Warn("promptloom proxy: journaling a refusal", "reason", reason, "err", err)
+	}
+	f := refusal{At: time.Now(), Call: call, Reason: reason, Detail: redact.String(message), Bytes: len(body)}
+	if s != nil {
+		f.Session = s.id
+	}
+	p.mu.Lock()
+	if len(p.refusals) >= keepRefusals {
+		p.refusals = slices.Delete(p.refusals, 0, 1)
+	}
+	p.refusals = append(p.refusals, f)
+	p.mu.Unlock()
+}
+
+// refusalSession is the session that records the refusals of no session,
+// opened on the first (nil: it could not be, and the next tries again).
+func (p *Proxy) refusalSession() *session {
+	p.mu.Lock()
+	s := p.refusing
+	opening := s == nil
+	if opening {
+		id := p.run + "-refused"
+		s = &session{id: id, base: id, ready: make(chan struct{})}
+		p.refusing = s
+	}
+	p.mu.Unlock()
+	if opening {
+		p.open(s)
+	}
+	<-s.ready
+	if s.err != nil {
+		p.mu.Lock()
+		if p.refusing == s {
+			p.refusing = nil
+		}
+		p.mu.Unlock()
+		p.log.Warn("promptloom proxy: the session of refusals", "err", s.err)
+		return nil
+	}
+	return s
 }
 
 type sessionKey struct{}
@@ -452,17 +567,21 @@ func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error)
 	shape, _, _, _ := payload.Route(r.URL.Path)
 	switch {
 	case errors.Is(err, journal.ErrStaleManifest):
-		p.refused(r, err)
+		reason := "stale_prompt"
+		if re := (*manifest.RuleError)(nil); errors.As(err, &re) && (re.Rule == "tool_gated_out" || re.Rule == "tool_not_sent") {
+			reason = "gated_tool"
+		}
+		p.refused(r, reason, err)
 		writeError(w, shape, http.StatusBadRequest, "invalid_request_error", "promptloom refused the request: "+err.Error())
 	case errors.Is(err, promptloom.ErrTooLarge):
-		p.refused(r, err)
+		p.refused(r, "over_limit", err)
 		writeError(w, shape, http.StatusRequestEntityTooLarge, "request_too_large", "promptloom: "+err.Error())
 	case errors.Is(err, context.Canceled):
 		// The client went away; nothing to answer.
 	default:
 		var pe *payload.Error
 		if errors.As(err, &pe) {
-			p.refused(r, err)
+			p.refused(r, "malformed", err)
 			writeError(w, shape, http.StatusBadRequest, "invalid_request_error", "promptloom: "+err.Error())
 			return
 		}
@@ -481,6 +600,9 @@ func (p *Proxy) Close() error {
 	}
 	p.closed = true
 	sessions := append([]*session(nil), p.order...)
+	if p.refusing != nil {
+		sessions = append(sessions, p.refusing)
+	}
 	for ch := range p.watchers {
 		close(ch)
 		delete(p.watchers, ch)

@@ -1,0 +1,58 @@
+package proxy_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/internal/testkit/fakecache"
+	"github.com/promptloom/promptloom/journal"
+)
+
+// A request the proxy refuses is a provider_call_refused line with its
+// reason and the digest of what came (the body is not kept): in the
+// session its header names when that is open, else in the proxy's
+// session of refusals. The transcript verifies, and the page lists it.
+func TestARefusalIsOnTheRecord(t *testing.T) {
+	g := newRig(t, nil)
+	a := fakecache.NewAgent()
+	if code, out := g.post(t, "/v1/messages", a.Turn("Hello there."), "Promptloom-Session", "s1"); code != 200 {
+		t.Fatalf("%d %s", code, out)
+	}
+	secret := "sk-ant-api03-" + strings.Repeat("z", 40)
+	malformed := []byte(`{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"` + secret + `"}`)
+	if code, _ := g.post(t, "/v1/messages", malformed, "Promptloom-Session", "s1", "Promptloom-Call", "broken"); code != 400 {
+		t.Fatalf("a malformed body: %d", code)
+	}
+	noMessages := []byte(`{"model":"claude-sonnet-4-5","max_tokens":5,"messages":"none"}`)
+	if code, _ := g.post(t, "/v1/messages", noMessages); code != 400 {
+		t.Fatalf("a body without a session: %d", code)
+	}
+	page := get(t, g.srv.URL+"/promptloom/")
+	for _, want := range []string{`id="refused"`, "<code>malformed</code>", ">broken<", ">s1<", "-refused<"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page does not show %q", want)
+		}
+	}
+	rep, data := g.closeAndVerify(t)
+	if bytes.Contains(data, []byte(secret)) || bytes.Contains(data, []byte("zzzzzzzzzz")) {
+		t.Error("the refused body's secret is in the transcript")
+	}
+	if len(rep.Refused) != 2 {
+		t.Fatalf("refused: %+v", rep.Refused)
+	}
+	first, second := rep.Refused[0], rep.Refused[1]
+	if first.Session != "s1" || first.Call != "broken" || first.Reason != "malformed" ||
+		first.BodyBytes != int64(len(malformed)) || first.BodyContentHash != digest.Bytes(malformed).String() {
+		t.Errorf("the refusal in s1: %+v", first)
+	}
+	if !strings.HasSuffix(second.Session, "-refused") || second.Reason != "malformed" || second.BodyContentHash != digest.Bytes(noMessages).String() {
+		t.Errorf("the refusal of no session: %+v", second)
+	}
+	// Altered, the refusal's line no longer verifies.
+	tampered := bytes.Replace(data, []byte(`"reason":"malformed"`), []byte(`"reason":"no_prompt"`), 1)
+	if rep, err := journal.Verify(bytes.NewReader(tampered), nil); err == nil && rep.OK() {
+		t.Error("a refusal's reason altered still verifies")
+	}
+}
