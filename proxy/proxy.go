@@ -260,7 +260,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Neither header can be trusted to name anything: the refusal goes
 	// to the refusals of no session, and the body is not read.
 	p.refuse(r.Context(), nil, "", "", "malformed", err.Error()+" (the body was not read)", nil)
-	writeError(w, shape, http.StatusBadRequest, "invalid_request_error", err.Error())
+	payload.WriteError(w, shape, http.StatusBadRequest, err.Error())
 }
 
 // headerName reads a naming header: one value, printable, at most 200
@@ -376,35 +376,35 @@ func (p *Proxy) model(w http.ResponseWriter, r *http.Request, shape payload.Prov
 	_ = rc.SetReadDeadline(time.Time{})
 	// Each refusal is journaled (refuse) with the digest of what came,
 	// in the session the header names when it is open.
-	refuse := func(status int, kind, reason, msg string) {
+	refuse := func(status int, reason, msg string) {
 		p.refuse(r.Context(), nil, sess, name, reason, msg, body)
-		writeError(w, shape, status, kind, msg)
+		payload.WriteError(w, shape, status, msg)
 	}
 	var ne net.Error
 	switch {
 	case errors.As(err, &ne) && ne.Timeout():
-		refuse(http.StatusRequestTimeout, "invalid_request_error", "body_stalled", fmt.Sprintf(
+		refuse(http.StatusRequestTimeout, "body_stalled", fmt.Sprintf(
 			"promptloom: the request body stalled: nothing came for %s, or the whole of it took over %s (%d bytes came)", idle, whole, len(body)))
 		return
 	case err != nil:
-		refuse(http.StatusBadRequest, "invalid_request_error", "unreadable", "promptloom: reading the request body: "+err.Error())
+		refuse(http.StatusBadRequest, "unreadable", "promptloom: reading the request body: "+err.Error())
 		return
 	}
 	if len(body) > p.o.MaxBodyBytes {
-		refuse(http.StatusRequestEntityTooLarge, "request_too_large", "over_limit",
+		refuse(http.StatusRequestEntityTooLarge, "over_limit",
 			fmt.Sprintf("promptloom: the request body is over %d bytes", p.o.MaxBodyBytes))
 		return
 	}
 	pr, err := payload.Read(body, shape)
 	if err != nil {
-		refuse(http.StatusBadRequest, "invalid_request_error", "malformed", "promptloom: "+err.Error())
+		refuse(http.StatusBadRequest, "malformed", "promptloom: "+err.Error())
 		return
 	}
 	tc := &transport.Call{Name: name, Payload: pr}
 	if p.o.Prompt != nil {
 		x, err := p.o.Prompt(name)
 		if err != nil {
-			refuse(http.StatusBadRequest, "invalid_request_error", "no_prompt", "promptloom: "+err.Error())
+			refuse(http.StatusBadRequest, "no_prompt", "promptloom: "+err.Error())
 			return
 		}
 		tc.Explanation = x
@@ -417,10 +417,10 @@ func (p *Proxy) model(w http.ResponseWriter, r *http.Request, shape payload.Prov
 	var pe *payload.Error
 	switch {
 	case errors.As(err, &pe):
-		refuse(http.StatusBadRequest, "invalid_request_error", "malformed", "promptloom: "+err.Error())
+		refuse(http.StatusBadRequest, "malformed", "promptloom: "+err.Error())
 		return
 	case err != nil:
-		writeError(w, shape, http.StatusServiceUnavailable, "api_error", "promptloom: "+err.Error())
+		payload.WriteError(w, shape, http.StatusServiceUnavailable, "promptloom: "+err.Error())
 		return
 	}
 	defer p.release(s)
@@ -572,21 +572,21 @@ func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error)
 			reason = "gated_tool"
 		}
 		p.refused(r, reason, err)
-		writeError(w, shape, http.StatusBadRequest, "invalid_request_error", "promptloom refused the request: "+err.Error())
+		payload.WriteError(w, shape, http.StatusBadRequest, "promptloom refused the request: "+err.Error())
 	case errors.Is(err, promptloom.ErrTooLarge):
 		p.refused(r, "over_limit", err)
-		writeError(w, shape, http.StatusRequestEntityTooLarge, "request_too_large", "promptloom: "+err.Error())
+		payload.WriteError(w, shape, http.StatusRequestEntityTooLarge, "promptloom: "+err.Error())
 	case errors.Is(err, context.Canceled):
 		// The client went away; nothing to answer.
 	default:
 		var pe *payload.Error
 		if errors.As(err, &pe) {
 			p.refused(r, "malformed", err)
-			writeError(w, shape, http.StatusBadRequest, "invalid_request_error", "promptloom: "+err.Error())
+			payload.WriteError(w, shape, http.StatusBadRequest, "promptloom: "+err.Error())
 			return
 		}
 		p.log.Warn("promptloom proxy: upstream", "path", r.URL.Path, "err", err)
-		writeError(w, shape, http.StatusBadGateway, "api_error", "promptloom: the upstream failed: "+err.Error())
+		payload.WriteError(w, shape, http.StatusBadGateway, "promptloom: the upstream failed: "+err.Error())
 	}
 }
 

@@ -344,9 +344,8 @@ func (p *Proxy) open(s *session) {
 			s.prev.next = nil // the next call tries again
 		}
 	} else {
-		// Each request through the proxy is its own call (MaxRetries 0):
-		// an SDK's retry comes as a new HTTP request the proxy cannot tie
-		// to the attempt before it, so a failure is recorded at once.
+		// Each request through the proxy is recorded as its own call; a
+		// reader ties an SDK's retry to its failed attempt (cache.Logical).
 		s.j = j
 		s.t = transport.New(p.o.Base, j, &transport.Options{MaxBodyBytes: p.o.MaxBodyBytes})
 	}
