@@ -8,16 +8,19 @@ import (
 )
 
 func init() {
-	register("cache", "cache --transcript FILE [--call NAME] [--format text|json] [--strict] [--lint] [--prices FILE] [--min MODEL=N]", runCache)
+	register("cache", "cache --transcript FILE|URL ... [--call NAME] [--format text|json] [--strict] [--lint] [--prices FILE] [--min MODEL=N]", runCache)
 }
 
 // runCache is cache --transcript FILE: every recorded call's predicted
 // cache read and write beside the provider's report, its cost and the
 // blame and cost of each miss, and with --lint the session lint. Exit 0;
-// 1 under --strict when a miss is blamed on a change.
+// 1 under --strict when a miss is blamed on a change. Over a fleet
+// (several transcripts, or a store's every chain) each is written so,
+// then the fleet's summary (fleet.go).
 func runCache(e *env, args []string) int {
 	fs := newFlags("cache")
-	transcript := fs.String("transcript", "", "the transcript (a file, or a postgres:// URL of one session), verified first")
+	var transcripts transcriptList
+	fs.Var(&transcripts, "transcript", "the transcript (a file, or a postgres:// URL of one session), verified first; repeated, or a URL without ?session= (every chain of the store): a fleet, each predicted on its own, then their figures added up")
 	call := fs.String("call", "", "show this call only (NAME, or NAME@LINE); the prediction still follows every call before it")
 	format := fs.String("format", "text", "text or json")
 	strict := fs.Bool("strict", false, "exit 1 when a miss is blamed on a change (of a tool, fragment, binding, message or setting): for CI")
@@ -31,8 +34,12 @@ func runCache(e *env, args []string) int {
 	if err != nil {
 		return e.flagError(fs, "cache", err)
 	}
-	if *transcript == "" || len(pos) > 0 {
+	if len(transcripts) == 0 || len(pos) > 0 {
 		return e.fail("cache: give --transcript FILE, and no other file")
+	}
+	fleet := isFleet(transcripts)
+	if fleet && *call != "" {
+		return e.fail("cache: --call names a call of one transcript: give one --transcript (a file, or a URL with ?session=NAME)")
 	}
 	o := wf.cacheOptions()
 	o.Lint = *lint
@@ -45,7 +52,11 @@ func runCache(e *env, args []string) int {
 			return e.fail("cache: --prices %s: %v", shown(*pricesFile), err)
 		}
 	}
-	rs, err := e.recordedRequests(*transcript)
+	if fleet {
+		return e.cacheFleet(transcripts, o, *format, *strict)
+	}
+	transcript := transcripts[0]
+	rs, err := e.recordedRequests(transcript)
 	if err != nil {
 		return e.fail("cache: %v", err)
 	}
@@ -57,7 +68,7 @@ func runCache(e *env, args []string) int {
 		}
 	}
 	if len(calls) == 0 {
-		return e.fail("cache: %s: no call gave its request body (recorded through the transport or the proxy), so there is nothing to predict", shown(*transcript))
+		return e.fail("cache: %s: no call gave its request body (recorded through the transport or the proxy), so there is nothing to predict", shown(transcript))
 	}
 	an := cache.Run(calls, o)
 	if *call != "" {
@@ -69,14 +80,14 @@ func runCache(e *env, args []string) int {
 			}
 		}
 		if len(keep) == 0 {
-			return e.fail("cache: %s: no call %q with a request body", shown(*transcript), *call)
+			return e.fail("cache: %s: no call %q with a request body", shown(transcript), *call)
 		}
 		an.Verdicts = keep
 	}
 	if *format == "json" {
 		err = an.WriteJSON(e.stdout)
 	} else {
-		err = an.WriteText(e.stdout, shown(*transcript))
+		err = an.WriteText(e.stdout, shown(transcript))
 	}
 	if err != nil {
 		return e.fail("cache: %v", err)

@@ -29,16 +29,19 @@ func (c *capped) Write(p []byte) (int, error) {
 }
 
 func init() {
-	register("report", "report --transcript FILE|- [--key VERIFIER] [--format text|html|json]", runReport)
+	register("report", "report --transcript FILE|URL|- ... [--key VERIFIER] [--format text|html|json]", runReport)
 }
 
 // runReport renders a transcript as a run a person can read: each call's
 // fragments and verdict, and what changed between calls of one role. The
 // exit code is verify's: 0 when the run verifies, 1 when it does not (the
-// page is written either way, marking what failed).
+// page is written either way, marking what failed). Over a fleet
+// (several transcripts, or a store's every chain) each is reported so,
+// then the fleet's cache summary (fleet.go), in text or JSON.
 func runReport(e *env, args []string) int {
 	fs := newFlags("report")
-	transcript := fs.String("transcript", "", "the JSONL transcript to report, or a postgres:// URL of one session (?session=NAME)")
+	var transcripts transcriptList
+	fs.Var(&transcripts, "transcript", "the JSONL transcript to report, or a postgres:// URL of one session (?session=NAME); repeated, or a URL without ?session= (every chain of the store): each reported, then the fleet's cache figures added up")
 	format := fs.String("format", "text", "text, html or json (the verifier's report, as verify --format json writes it)")
 	key := fs.String("key", "", "hold the transcript to this verifier key (NAME.pub), as verify --key does, and show what its signature covers")
 	pos, err := parseInterleaved(fs, args)
@@ -48,8 +51,12 @@ func runReport(e *env, args []string) int {
 	if err := oneOf("format", *format, "text", "html", "json"); err != nil {
 		return e.fail("report: %v", err)
 	}
-	if *transcript == "" || len(pos) > 0 {
+	if len(transcripts) == 0 || len(pos) > 0 {
 		return e.fail("report: takes --transcript FILE and nothing else")
+	}
+	fleet := isFleet(transcripts)
+	if fleet && *format == "html" {
+		return e.fail("report: --format html is the page of one transcript: report a fleet in text or json, or name one with ?session=NAME")
 	}
 	// One pass: the page shows what Verify read and judged, never a
 	// second reading of a transcript that may have changed meanwhile.
@@ -59,10 +66,14 @@ func runReport(e *env, args []string) int {
 			return e.fail("report: %v", err)
 		}
 	}
+	if fleet {
+		return e.reportFleet(transcripts, o, *format)
+	}
+	transcript := transcripts[0]
 	// The bytes verified are kept (up to a bound) so that each call's
 	// whole request can be held to its provider's cache rules from them.
 	kept := &capped{limit: maxCacheReportBytes}
-	name, rep, verr, err := e.readOne(*transcript, func(r io.Reader) (*journal.Report, error) {
+	name, rep, verr, err := e.readOne(transcript, func(r io.Reader) (*journal.Report, error) {
 		return journal.Verify(io.TeeReader(r, kept), o)
 	})
 	if err != nil {
