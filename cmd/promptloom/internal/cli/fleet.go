@@ -546,6 +546,11 @@ func (f *fleet) writeText(w io.Writer) error {
 	for _, n := range f.Unpredicted {
 		ew.printf("  nothing predicted: %s: %s\n", q(n.Name), q(n.Reason))
 	}
+	if f.Calls == 0 {
+		// No rate, cost or total to show: zeros would read as a fleet that missed every read.
+		ew.printf("calls: none predicted: no transcript in the figures kept a call's request body (recorded through the transport or the proxy)\n")
+		return ew.err
+	}
 	ew.printf("calls: %d; hit rate: predicted %.1f%%, reported %.1f%%\n", f.Calls, 100*f.PredictedHitRate, 100*f.ReportedHitRate)
 	if f.Agreements > 0 || f.Disagreements > 0 {
 		ew.printf("the provider's own verdicts beside promptloom's: %d agree, %d disagree\n", f.Agreements, f.Disagreements)

@@ -340,6 +340,15 @@ func TestAFleetLeavesOutATranscriptThatDoesNotVerify(t *testing.T) {
 		!strings.Contains(out, "  left out: "+bad+": the transcript does not verify") || !strings.Contains(out, "fleet: 2 transcript(s), 1 of them in the figures") {
 		t.Errorf("text: exit %d\n%s", code, out)
 	}
+	// Nothing left to add up: cache fails as it does over one transcript
+	// with nothing to predict; report says so under its reports.
+	if code, _, errOut := run(t, "cache", "--transcript", bad, "--transcript", gone); code != ExitBadArgs ||
+		!strings.Contains(errOut, "no transcript of the 2 given has a call with its request body that verifies") || !strings.Contains(errOut, gone+": left out") {
+		t.Errorf("cache over no good transcript: exit %d: %s", code, errOut)
+	}
+	if code, out, _ := run(t, "report", "--transcript", bad, "--transcript", gone); code != ExitFail || !strings.Contains(out, "calls: none predicted") {
+		t.Errorf("report over no good transcript: exit %d\n%s", code, out)
+	}
 }
 
 // cache and report over a PostgreSQL store without ?session=: every chain,
