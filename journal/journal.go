@@ -113,6 +113,14 @@ type Request struct {
 	Messages   json.RawMessage
 	Tools      json.RawMessage
 	Parameters json.RawMessage
+	// Received is the body as it came, when the caller changed it before
+	// sending Body (a proxy that places cache breakpoints, or asks for
+	// the provider's cache diagnostics), and Changed says how, in words:
+	// both are kept in the request line (request.received), the body as
+	// Body is. Both empty: Body is sent as it came. One without the other
+	// is refused.
+	Received []byte
+	Changed  string
 	// Unattributed records a call made without a manifest, on purpose
 	// (package transport does, for a request with none on its context):
 	// its request line holds Body, redacted, with its digest and length

@@ -115,6 +115,10 @@ type Report struct {
 	// (CallReport.Unattributed). They verify as lines of the chain, but
 	// nothing accounts for their prompt.
 	Unattributed int `json:"unattributed,omitempty"`
+	// Changed counts the calls whose body the writer changed before
+	// sending it, with the body as it came kept beside the body sent
+	// (request.received: Request.Received).
+	Changed int `json:"changed,omitempty"`
 	// Open are the sessions with no journal_close yet, in the order they
 	// opened: a run still being written (or cut short). Each is also a
 	// problem (session_unclosed), one that Holds accepts and OK does not.
@@ -327,6 +331,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	if r.Unattributed > 0 {
 		fmt.Fprintf(&b, ", %d without a manifest", r.Unattributed)
+	}
+	if r.Changed > 0 {
+		fmt.Fprintf(&b, ", %d changed before sending (both bodies kept)", r.Changed)
 	}
 	if n := len(r.Problems) - r.pendingSince(0); n > 0 {
 		if r.unlisted > 0 {

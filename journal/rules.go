@@ -185,6 +185,11 @@ const (
 	// RuleBodyTooLarge: the body body_segments make is longer than the
 	// longest line a transcript holds (Options.MaxLineBytes).
 	RuleBodyTooLarge manifest.Rule = "body_too_large"
+	// RuleReceived: a request's received (the body as it came, when the
+	// writer changed it before sending: Request.Received) is not an
+	// object with its body_content_hash and the change in words, or a
+	// change is given with no body received.
+	RuleReceived manifest.Rule = "received"
 
 	// RuleCheckpointSession: a checkpoint of a session the transcript
 	// does not open.

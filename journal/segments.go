@@ -272,18 +272,47 @@ type segmentsWritten struct {
 	added []digest.Digest
 	list  []int32
 	body  *segmented
+	// received is the line's body as it came (encodeReceived): its
+	// pieces are stored after these, and the session's previous list
+	// stays this one.
+	received *segmentsWritten
 }
 
 // encode appends s's body_segments to b, against w's state: the pieces
 // the session stored are named by number, runs of the previous body by a
 // pair, so that the line grows with what is new, not with the history.
 func (w *segmentWriter) encode(b []byte, s *segmented) ([]byte, *segmentsWritten) {
-	next := int32(len(w.index))
+	return encodeList(b, s, w.index, nil, w.prev)
+}
+
+// encodeReceived appends the body_segments of a line's body as it came
+// (request.received.body_segments), after those of its body sent, sent
+// (encoded, not yet committed): its new pieces are numbered after sent's,
+// and its pairs are runs of sent's list, which is the previous list from
+// there on. Committing sent commits it.
+func (w *segmentWriter) encodeReceived(b []byte, s *segmented, sent *segmentsWritten) ([]byte, *segmentsWritten) {
+	extra := make(map[digest.Digest]int32, len(sent.added))
+	for i, d := range sent.added {
+		extra[d] = int32(len(w.index) + i)
+	}
+	b, st := encodeList(b, s, w.index, extra, sent.list)
+	sent.received = st
+	return b, st
+}
+
+// encodeList appends the body_segments of s to b: the pieces index (or
+// extra, numbered after it) holds by number, runs of prev by a pair, the
+// rest stored.
+func encodeList(b []byte, s *segmented, index, extra map[digest.Digest]int32, prev []int32) ([]byte, *segmentsWritten) {
+	next := int32(len(index) + len(extra))
 	st := &segmentsWritten{list: make([]int32, len(s.pieces)), body: s}
 	fresh := make([]bool, len(s.pieces))
 	var added map[digest.Digest]int32
 	for i, d := range s.digests {
-		n, ok := w.index[d]
+		n, ok := index[d]
+		if !ok && extra != nil {
+			n, ok = extra[d]
+		}
 		if !ok {
 			if n, ok = added[d]; !ok {
 				if added == nil {
@@ -297,7 +326,7 @@ func (w *segmentWriter) encode(b []byte, s *segmented) ([]byte, *segmentsWritten
 		}
 		st.list[i] = n
 	}
-	cur, prev := st.list, w.prev
+	cur := st.list
 	k := 0
 	for k < len(cur) && k < len(prev) && cur[k] == prev[k] {
 		k++
@@ -367,6 +396,11 @@ func (w *segmentWriter) commit(st *segmentsWritten) {
 		w.index[d] = int32(len(w.index))
 	}
 	w.prev, w.last = st.list, st.body
+	if r := st.received; r != nil {
+		for _, d := range r.added {
+			w.index[d] = int32(len(w.index))
+		}
+	}
 }
 
 // settle takes an unsure body_segments as written when the chain's tail
@@ -515,6 +549,19 @@ func (bs *bodies) add(sess, raw string) ([]byte, *manifest.RuleError) {
 	}
 	bs.buf = b
 	return b, nil
+}
+
+// addReceived reads the body_segments of a line's body as it came
+// (request.received), read after its body sent's: as add, but the
+// session's previous list stays the body sent's.
+func (bs *bodies) addReceived(sess, raw string) ([]byte, *manifest.RuleError) {
+	var prev []int32
+	if st := bs.sessions[sess]; st != nil {
+		prev = st.prev
+	}
+	b, p := bs.add(sess, raw)
+	bs.sessions[sess].prev = prev
+	return b, p
 }
 
 // index reads a number written as the writer writes one: digits, no

@@ -32,6 +32,11 @@ type Sent struct {
 	// call did not give its body (nothing says its shape).
 	Provider payload.Provider
 	Body     []byte
+	// Received is the body as it came, when the writer changed it before
+	// sending Body (request.received: Request.Received), as retained,
+	// and Changed says how; both empty: Body is the body as it came.
+	Received []byte
+	Changed  string
 }
 
 // Requests reads every call of rep (the Report of Verify over data) back
@@ -79,6 +84,20 @@ func Requests(data []byte, rep *Report) ([]Sent, error) {
 				if b, p := bs.add(s.Session, segs); p == nil {
 					s.Body = slices.Clone(b)
 				}
+			}
+		}
+		if r := l.Get("request.received"); r.IsObject() {
+			s.Changed = r.Get("change").Str
+			switch {
+			case r.Get("body_segments").Exists():
+				// Read after the body sent's, as Verify reads them.
+				if b, p := bs.addReceived(s.Session, r.Get("body_segments").Raw); p == nil {
+					s.Received = slices.Clone(b)
+				}
+			case r.Get("body").IsObject():
+				s.Received = []byte(r.Get("body").Raw)
+			case r.Get("body_text").Type == gjson.String:
+				s.Received = []byte(r.Get("body_text").Str)
 			}
 		}
 		out = append(out, s)

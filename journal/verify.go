@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -386,6 +387,8 @@ func (v *verifier) promptloomLine(n int, l *object) {
 			}
 		} else if err := v.checkReceipts(l, false, &c); err != nil {
 			c.Status, c.Problem = failed, err
+		} else if p := v.receivedBody(sess, l.Get("request").Raw); p != nil {
+			c.Status, c.Problem = failed, p
 		}
 		if _, ok := stringField(l, "call"); !ok && c.Status != failed {
 			c.Status, c.Problem = failed, callFailed(RuleCall, "call %s is not a string", orRawNull(l.Get("call").Raw))
@@ -710,6 +713,23 @@ func (v *verifier) unattributedBody(sess string) *manifest.RuleError {
 		}
 		joined, segProblem = v.bodies.add(sess, segs)
 	}
+	var recvProblem *manifest.RuleError
+	if _, changed := m.Lookup("received"); changed {
+		// Its segments are read next, over the buffer joined is in.
+		joined = slices.Clone(joined)
+		recvProblem = v.receivedBody(sess, req)
+	}
+	p := v.sentBody(joined, hasSegs, segProblem)
+	if p == nil {
+		p = recvProblem
+	}
+	return p
+}
+
+// sentBody checks an unattributed request's body sent, as
+// unattributedBody read it (v.req.m indexes its request object).
+func (v *verifier) sentBody(joined []byte, hasSegs bool, segProblem *manifest.RuleError) *manifest.RuleError {
+	m := &v.req.m
 	h, ok := m.Lookup("body_content_hash")
 	if !ok || h[0] != '"' {
 		return callFailed(RuleUnattributed, "an unattributed request (served_context null) has no request.body_content_hash string")
@@ -731,6 +751,66 @@ func (v *verifier) unattributedBody(sess string) *manifest.RuleError {
 		return segProblem
 	case hasSegs && !rederives(unsafe.String(unsafe.SliceData(joined), len(joined)), hash):
 		return callFailed(RuleBodyContent, "the body request.body_segments make does not hash to request.body_content_hash")
+	}
+	return nil
+}
+
+// receivedBody checks a request's received (req is its request object),
+// the body as it came when the writer changed it before sending: an
+// object with the change in words and the body kept one way (whole, as
+// text, or as segments of the session, read after the body sent's and
+// leaving its list the previous), which hashes to its body_content_hash.
+// The report counts it (Report.Changed). None: nil.
+func (v *verifier) receivedBody(sess, req string) *manifest.RuleError {
+	var m pjson.Members
+	m.Index(req)
+	raw, ok := m.Lookup("received")
+	if !ok {
+		return nil
+	}
+	v.rep.Changed++
+	if raw[0] != '{' {
+		return callFailed(RuleReceived, "request.received is not an object")
+	}
+	var r pjson.Members
+	r.Index(raw)
+	var joined []byte
+	var segProblem *manifest.RuleError
+	segs, hasSegs := r.Lookup("body_segments")
+	if hasSegs {
+		if v.bodies == nil {
+			v.bodies = newBodies(v.maxLine)
+		}
+		joined, segProblem = v.bodies.addReceived(sess, segs)
+	}
+	change, hasChange := r.Lookup("change")
+	h, hasHash := r.Lookup("body_content_hash")
+	body, hasBody := r.Lookup("body")
+	text, hasText := r.Lookup("body_text")
+	hash := ""
+	if hasHash && h[0] == '"' {
+		hash = pjson.Unquote(h)
+	}
+	switch n := btoi(hasBody) + btoi(hasText) + btoi(hasSegs); {
+	case !hasChange || change[0] != '"' || len(change) == 2:
+		return callFailed(RuleReceived, "request.received has no change: a body received is kept with the change made to it, in words")
+	case n == 0:
+		return callFailed(RuleReceived, "request.received keeps no body (body, body_text or body_segments): a change is kept with the body it was made to")
+	case n > 1:
+		return callFailed(RuleBodyTwice, "request.received retains its body more than one way (body, body_text, body_segments)")
+	}
+	if _, err := digest.Parse(hash); err != nil {
+		return callFailed(RuleReceived, "request.received.body_content_hash is missing or not a digest")
+	}
+	switch {
+	case hasBody && !rederives(body, hash):
+		return callFailed(RuleBodyContent, "request.received.body does not hash to request.received.body_content_hash")
+	case hasText && (text[0] != '"' || digest.Of(pjson.Unquote(text)).String() != hash):
+		return callFailed(RuleBodyContent, "request.received.body_text does not hash to request.received.body_content_hash")
+	case segProblem != nil:
+		return segProblem
+	case hasSegs && !rederives(unsafe.String(unsafe.SliceData(joined), len(joined)), hash):
+		return callFailed(RuleBodyContent, "the body request.received.body_segments make does not hash to request.received.body_content_hash")
 	}
 	return nil
 }

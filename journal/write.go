@@ -235,6 +235,13 @@ type prepared struct {
 	// then tail.
 	seg        *segmented
 	head, tail []byte
+	// The body as it came (Request.Received): recvWhole is the request's
+	// received object with that body whole; beside a sent body kept as
+	// segments it is kept as segments too (recv, between recvHead and
+	// recvTail), and tail then leaves the request object open.
+	recv               *segmented
+	recvWhole          []byte
+	recvHead, recvTail []byte
 }
 
 // prepare validates a request and builds what its lines hold.
@@ -244,6 +251,9 @@ func (j *Journal) prepare(req Request) (*prepared, error) {
 	}
 	if !utf8.ValidString(req.System) || req.Sent != nil && !utf8.ValidString(*req.Sent) {
 		return nil, fmt.Errorf("journal: call %s: the system prompt is not UTF-8", req.Call)
+	}
+	if (req.Received == nil) != (req.Changed == "") {
+		return nil, fmt.Errorf("journal: call %s: Request.Received and Request.Changed go together: a body changed is kept with how it was changed", req.Call)
 	}
 	if req.Unattributed {
 		return j.prepareUnattributed(req)
@@ -291,8 +301,51 @@ func (j *Journal) prepare(req Request) (*prepared, error) {
 			return nil, fmt.Errorf("journal: call %s: payload: %w", req.Call, err)
 		}
 	}
+	if req.Received != nil {
+		request["received"] = j.receivedParts(req).whole
+	}
 	scJSON, _ := json.Marshal(sc)
 	return &prepared{call: req.Call, served: served, mbytes: mbytes, scJSON: scJSON, reqJSON: canonicalObject(request), sc: sc}, nil
+}
+
+// receivedParts is request.received, of a call whose body was changed
+// before it was sent (Request.Received): the body as it came, kept as
+// the body sent is (redacted, canonical; its text when it is not JSON),
+// with its length, its digest and the change in words.
+type receivedParts struct {
+	kept  []byte // the body kept (nil: kept as its text)
+	whole []byte // the object, with the body whole
+	// The object up to its body_segments, and after them, when kept.
+	head, tail []byte
+}
+
+func (j *Journal) receivedParts(req Request) receivedParts {
+	var r receivedParts
+	change := quote(j.retainText(strings.ToValidUTF8(req.Changed, "\uFFFD")))
+	kept, hash, err := j.retain(req.Received)
+	var text []byte
+	if err != nil {
+		t := j.retainText(strings.ToValidUTF8(string(req.Received), "\uFFFD"))
+		text, hash = pjson.AppendString(nil, t), digest.Of(t).String()
+		kept = nil
+	}
+	counts := strconv.AppendInt([]byte(`"body_bytes":`), int64(len(req.Received)), 10)
+	counts = pjson.AppendString(append(counts, `,"body_content_hash":`...), hash)
+	w := []byte{'{'}
+	if kept != nil {
+		w = append(append(append(w, `"body":`...), kept...), ',')
+	}
+	w = append(w, counts...)
+	if text != nil {
+		w = append(append(w, `,"body_text":`...), text...)
+	}
+	r.whole = append(append(append(w, `,"change":`...), change...), '}')
+	if kept != nil {
+		r.kept = kept
+		r.head = append(append([]byte{'{'}, counts...), `,"body_segments":`...)
+		r.tail = append(append([]byte(`,"change":`), change...), '}')
+	}
+	return r
 }
 
 // canonicalObject is the canonical JSON of an object whose values are
@@ -377,6 +430,14 @@ func (j *Journal) prepareUnattributed(req Request) (*prepared, error) {
 		if req.Provider != payload.Auto {
 			pre.tail = append(pjson.AppendString([]byte(`,"provider":`), string(req.Provider)), '}')
 		}
+		if req.Received != nil {
+			rp := j.receivedParts(req)
+			pre.tail, pre.recvWhole = pre.tail[:len(pre.tail)-1], rp.whole
+			if rp.kept != nil && len(rp.kept) <= j.maxLine {
+				// Cut beside the body sent, whose pieces it mostly shares.
+				pre.recv, pre.recvHead, pre.recvTail = cutBody(rp.kept, shape, pre.seg), rp.head, rp.tail
+			}
+		}
 		return pre, nil
 	}
 	member("body", body)
@@ -385,6 +446,9 @@ func (j *Journal) prepareUnattributed(req Request) (*prepared, error) {
 	member("body_text", text)
 	if req.Provider != payload.Auto {
 		member("provider", pjson.AppendString(nil, string(req.Provider)))
+	}
+	if req.Received != nil {
+		member("received", j.receivedParts(req).whole)
 	}
 	pre.reqJSON = append(reqJSON, '}')
 	return pre, nil
@@ -396,7 +460,11 @@ func (pre *prepared) whole() []byte {
 	const segs = `,"body_segments":`
 	b := append([]byte(`{"body":`), pre.seg.body...)
 	b = append(append(b, ','), pre.head[1:len(pre.head)-len(segs)]...)
-	return append(b, pre.tail...)
+	b = append(b, pre.tail...)
+	if pre.recvWhole != nil {
+		b = append(append(append(b, `,"received":`...), pre.recvWhole...), '}')
+	}
+	return b
 }
 
 // begin writes a prepared request's lines.
@@ -434,6 +502,16 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 		if pre.seg != nil {
 			reqJSON, segs = j.segs.encode(append(make([]byte, 0, len(pre.head)+len(pre.tail)+256), pre.head...), pre.seg)
 			reqJSON = append(reqJSON, pre.tail...)
+			if pre.recvWhole != nil {
+				reqJSON = append(reqJSON, `,"received":`...)
+				if pre.recv != nil {
+					reqJSON, _ = j.segs.encodeReceived(append(reqJSON, pre.recvHead...), pre.recv, segs)
+					reqJSON = append(reqJSON, pre.recvTail...)
+				} else {
+					reqJSON = append(reqJSON, pre.recvWhole...)
+				}
+				reqJSON = append(reqJSON, '}')
+			}
 			if len(reqJSON) > j.maxLine-1024 {
 				// Its new pieces, quoted, would make a line Verify refuses:
 				// the body is kept whole (it is JSON, not quoted), as

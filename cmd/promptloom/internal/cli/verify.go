@@ -241,6 +241,7 @@ type reportJSON struct {
 	SignedThrough int                   `json:"signed_through,omitempty"`
 	CosignedBy    []string              `json:"cosigned_by,omitempty"`
 	Unattributed  int                   `json:"unattributed,omitempty"`
+	Changed       int                   `json:"changed,omitempty"`
 	Open          []journal.OpenSession `json:"open,omitempty"`
 	Refused       []journal.Refusal     `json:"refused,omitempty"`
 }
@@ -270,7 +271,7 @@ func newReportJSON(rep *journal.Report) *reportJSON {
 		return nil
 	}
 	out := &reportJSON{Format: rep.Format, Calls: make([]callJSON, len(rep.Calls)), Problems: rep.Problems, Lines: rep.Lines, Head: rep.Head,
-		Checkpoints: rep.Checkpoints, SignedBy: rep.SignedBy, SignedThrough: rep.SignedThrough, CosignedBy: rep.CosignedBy, Unattributed: rep.Unattributed,
+		Checkpoints: rep.Checkpoints, SignedBy: rep.SignedBy, SignedThrough: rep.SignedThrough, CosignedBy: rep.CosignedBy, Unattributed: rep.Unattributed, Changed: rep.Changed,
 		Open: rep.Open, Refused: rep.Refused}
 	since := report.Compare(rep)
 	for i, c := range rep.Calls {
