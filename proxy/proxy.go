@@ -425,6 +425,11 @@ func (p *Proxy) model(w http.ResponseWriter, r *http.Request, shape payload.Prov
 	}
 	defer p.release(s)
 	tc.Name, tc.Payload = cs.name, cs.pr
+	if cs.change != nil {
+		// Both bodies on the record: the one sent, and the one that came
+		// with what the proxy changed in it.
+		tc.Received, tc.Changed = body, cs.change.what
+	}
 	tc.Done = func(resp journal.Response, err error) { p.done(cs, resp, err) }
 	// The body sent: as received, or as the proxy changed it (cs.change),
 	// with its own length.

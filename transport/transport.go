@@ -95,6 +95,11 @@ type Call struct {
 	// Done, when set, is called with each attempt's outcome as it was
 	// recorded, once an attempt: the response, or the error.
 	Done func(journal.Response, error)
+	// Received and Changed are journal.Request's: the body as it came,
+	// when the caller changed it before sending it (the proxy's
+	// --diagnostics and --cache auto), and how.
+	Received []byte
+	Changed  string
 }
 
 // attributed reports whether the call says what its prompt is; a Call
@@ -360,6 +365,9 @@ func (t *Transport) begin(ctx context.Context, c *Call, ep endpoint) (*attempt, 
 	pr := ep.req
 	req := journal.Request{Body: body, Provider: pr.Provider, Payload: pr, Messages: pr.Messages, Tools: pr.Tools, Parameters: pr.Parameters}
 	sc := &spanCall{Request: pr, Model: ep.model, Stream: ep.stream, Server: ep.server}
+	if c != nil {
+		req.Received, req.Changed = c.Received, c.Changed
+	}
 	var e *explain.Explanation
 	if c == nil || !c.attributed() {
 		req.Unattributed = true
