@@ -47,6 +47,19 @@ func endedCall(t *testing.T, limit int, answer http.HandlerFunc, read func(*http
 	return rep.Calls[0].Outcome, doneErr
 }
 
+// streamThenWait sends past the limit and then waits for the caller to go:
+// a cancel then always meets an answer still coming, as it does when a
+// model is still writing. With the whole stream sent, the client may
+// already hold all of it when it cancels, and reads it to its end.
+func streamThenWait(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	for i := range 80 {
+		fmt.Fprintf(w, "event: ping\ndata: {\"type\":\"ping\",\"n\":%d,\"pad\":%q}\n\n", i, strings.Repeat("x", 60))
+	}
+	w.(http.Flusher).Flush()
+	<-r.Context().Done()
+}
+
 // stream answers with a long event stream, flushed event by event.
 func stream(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -74,7 +87,7 @@ func TestAStreamEndedPastTheLimit(t *testing.T) {
 	if !strings.Contains(out, "closed early by the caller") {
 		t.Errorf("closed after the limit: %s", out)
 	}
-	out, _ = endedCall(t, 1000, stream, func(resp *http.Response, cancel context.CancelFunc) {
+	out, _ = endedCall(t, 1000, streamThenWait, func(resp *http.Response, cancel context.CancelFunc) {
 		readPast(resp)
 		cancel()
 		io.Copy(io.Discard, resp.Body)

@@ -38,7 +38,6 @@ const (
 	attrIncluded      = attribute.Key("promptloom.manifest.included")
 	attrCall          = attribute.Key("promptloom.call.name")
 	attrUnattributed  = attribute.Key("promptloom.call.unattributed")
-	attrRetries       = attribute.Key("promptloom.call.retries")
 	attrTranscriptSeq = attribute.Key("promptloom.transcript.line")
 
 	attrCacheRead        = attribute.Key("promptloom.cache.predicted.read_tokens")
@@ -117,18 +116,6 @@ func startSpan(ctx context.Context, o *Options, c *spanCall) (context.Context, *
 	return ctx, &span{s: s, provider: provider}
 }
 
-// context returns ctx carrying the span, for an attempt of its call: a
-// retry goes out under the call's span, as its first attempt did, so an
-// instrumented base transport (otelhttp) nests every attempt's HTTP span
-// in it and propagates its trace to the provider. A nil span leaves ctx
-// as it is.
-func (s *span) context(ctx context.Context) context.Context {
-	if s == nil || s.s == nil {
-		return ctx
-	}
-	return trace.ContextWithSpan(ctx, s.s)
-}
-
 // instructions is gen_ai.system_instructions in the structured form the
 // conventions ask for where attributes can hold it (OpenTelemetry Go's
 // slices and maps): the system instructions schema's array of text parts,
@@ -153,7 +140,6 @@ func endSpan(s *span, r *spanResult) {
 	if r.Status > 0 {
 		s.s.SetAttributes(semconv.HTTPResponseStatusCode(r.Status))
 	}
-	s.s.SetAttributes(attrRetries.Int(r.Attempts))
 	if resp := r.Response; resp != nil {
 		if resp.ID != "" {
 			s.s.SetAttributes(semconv.GenAIResponseID(resp.ID))

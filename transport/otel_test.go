@@ -74,7 +74,7 @@ func newTraced(t *testing.T, capture bool, replies ...fakeprovider.Reply) *trace
 	t.Cleanup(g.fake.Close)
 	g.j = journal.New(g.out, nil)
 	g.tp = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(g.spans))
-	g.rt = transport.New(nil, g.j, &transport.Options{TracerProvider: g.tp, CaptureContent: capture, MaxRetries: 2})
+	g.rt = transport.New(nil, g.j, &transport.Options{TracerProvider: g.tp, CaptureContent: capture})
 	rt := g.rt
 	g.client = anthropic.NewClient(aoption.WithAPIKey("k"), aoption.WithBaseURL(g.fake.URL),
 		aoption.WithHTTPClient(&http.Client{Transport: rt}))
@@ -169,7 +169,6 @@ func TestSpanFollowsGenAIConventions(t *testing.T) {
 		"promptloom.manifest.whole_prompt_digest":  g.m.WholePromptDigest.String(),
 		"promptloom.manifest.included":             []string{"primary", "tool:read_file.guidance", "system[0]"},
 		"promptloom.call.name":                     "turn-1",
-		"promptloom.call.retries":                  int64(0),
 		"promptloom.transcript.line":               seqs[0],
 	}
 	for k, v := range want {
@@ -233,15 +232,19 @@ func TestSpanSystemInstructions(t *testing.T) {
 	}
 }
 
-// A 429 retried is one call: one span, its retry counted, and OK.
+// A 429 retried is two attempts, each a span: the first failed (429),
+// the second OK.
 func TestSpanOfARetriedCall(t *testing.T) {
 	g := newTraced(t, false, fakeprovider.Reply{Status: 429, Header: fakeprovider.RetryAfter(time.Millisecond)}, fakeprovider.Reply{})
 	if _, err := g.client.Messages.New(g.ctx("turn-1"), g.params()); err != nil {
 		t.Fatal(err)
 	}
-	s := g.ended(t, 1)[0]
-	if a := attrs(s); a["promptloom.call.retries"].AsInt64() != 1 || a["http.response.status_code"].AsInt64() != 200 || s.Status().Code == codes.Error {
-		t.Errorf("attrs %v, status %v", a, s.Status())
+	s := g.ended(t, 2)
+	if a := attrs(s[0]); a["http.response.status_code"].AsInt64() != 429 || s[0].Status().Code != codes.Error {
+		t.Errorf("first attempt: attrs %v, status %v", a, s[0].Status())
+	}
+	if a := attrs(s[1]); a["http.response.status_code"].AsInt64() != 200 || s[1].Status().Code == codes.Error {
+		t.Errorf("retry: attrs %v, status %v", a, s[1].Status())
 	}
 	if len(g.fake.Requests()) != 2 {
 		t.Errorf("%d requests", len(g.fake.Requests()))
@@ -413,24 +416,24 @@ func (s *spanOf) RoundTrip(r *http.Request) (*http.Response, error) {
 	return s.base.RoundTrip(r)
 }
 
-// Every attempt of a call, its retry too, goes to the base transport under
-// the call's span: an instrumented base nests its HTTP spans in it.
-func TestAttemptsGoOutUnderTheCallsSpan(t *testing.T) {
+// Each attempt goes to the base transport under its own span: an
+// instrumented base nests its HTTP span in it.
+func TestAttemptsGoOutUnderTheirSpans(t *testing.T) {
 	g := newTraced(t, false, fakeprovider.Reply{Status: 429, Header: fakeprovider.RetryAfter(time.Millisecond)}, fakeprovider.Reply{})
 	base := &spanOf{base: http.DefaultTransport}
-	rt := transport.New(base, g.j, &transport.Options{TracerProvider: g.tp, MaxRetries: 2})
+	rt := transport.New(base, g.j, &transport.Options{TracerProvider: g.tp})
 	g.rt = rt
 	client := anthropic.NewClient(aoption.WithAPIKey("k"), aoption.WithBaseURL(g.fake.URL), aoption.WithHTTPClient(&http.Client{Transport: rt}))
 	if _, err := client.Messages.New(g.ctx("turn-1"), g.params()); err != nil {
 		t.Fatal(err)
 	}
-	s := g.ended(t, 1)[0]
+	s := g.ended(t, 2)
 	if len(base.spans) != 2 {
 		t.Fatalf("%d attempts reached the base transport, want 2", len(base.spans))
 	}
 	for i, sc := range base.spans {
-		if sc.SpanID() != s.SpanContext().SpanID() {
-			t.Errorf("attempt %d went out under span %v, not the call's %v", i+1, sc.SpanID(), s.SpanContext().SpanID())
+		if sc.SpanID() != s[i].SpanContext().SpanID() {
+			t.Errorf("attempt %d went out under span %v, not its own %v", i+1, sc.SpanID(), s[i].SpanContext().SpanID())
 		}
 	}
 }

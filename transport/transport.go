@@ -706,12 +706,11 @@ type spanResult struct {
 	Response *journal.Response
 	// Status is the HTTP status (0: none came); Err the attempt's
 	// failure (a transport error, a cancelled context, a stream closed
-	// early, an error status), nil when it succeeded. Attempts is 0: a
-	// span is one attempt, and the transport does not know the retries
-	// before it (a reader of the transcript does: cache.Logical).
-	Status   int
-	Attempts int
-	Err      error
+	// early, an error status), nil when it succeeded. A span is one
+	// attempt: the retries before it are a reader's to tie
+	// (cache.Logical).
+	Status int
+	Err    error
 }
 
 // gunzip decodes a gzip body for the transcript, at most limit bytes of it
