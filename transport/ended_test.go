@@ -127,6 +127,36 @@ func TestAnErrorAnswerIsRedactedForDone(t *testing.T) {
 	}
 }
 
+// An error answer is cut to its first 512 bytes for Done and the span,
+// and a token that the cut falls inside is still redacted, wherever it
+// starts: the answer is redacted whole before it is cut.
+func TestAnErrorAnswerCutInsideATokenIsRedacted(t *testing.T) {
+	for _, token := range []string{
+		"ghp_0123456789abcdefghijklmnopqrstuvwxyzAB",
+		"eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJ1c2VyLTQyIiwic2NvcGUiOiJyZXBvIn0.c2lnbmF0dXJlLW9mLXRoZS10b2tlbg",
+	} {
+		for _, before := range []int{4, 20, 36} {
+			pad := strings.Repeat("x", 512-len(`{"error":{"message":"`)-before)
+			out, err := endedCall(t, 0, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(401)
+				fmt.Fprintf(w, `{"error":{"message":"%s %s is not valid"}}`, pad, token)
+			}, func(resp *http.Response, _ context.CancelFunc) {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			})
+			if err == nil {
+				t.Fatal("a 401 succeeded")
+			}
+			for i := 0; i+10 <= len(token); i++ {
+				if strings.Contains(err.Error(), token[i:i+10]) || strings.Contains(out, token[i:i+10]) {
+					t.Fatalf("%d bytes before the cut, %q of the token is shown:\nDone: %v\ntranscript: %s", before, token[i:i+10], err, out)
+				}
+			}
+		}
+	}
+}
+
 // Issue 45, item 8: an upstream that switches protocols on a model call
 // has the call recorded, as failed, and its connection let go.
 func TestA101IsRecorded(t *testing.T) {

@@ -625,7 +625,9 @@ func (r *recorder) done(readErr error, closed bool) error {
 		// The provider's words, redacted as the transcript redacts them:
 		// an error may echo the credential it refused, and this text goes
 		// to Call.Done and the span, not only to the transcript.
-		r.failed.answer = redact.String(strings.TrimSpace(strings.ToValidUTF8(string(body[:min(len(body), 512)]), "\uFFFD")))
+		// Redacted whole, then cut: a cut first can leave out a token's
+		// recognisable start and keep the rest of it.
+		r.failed.answer = cutText(redact.String(strings.ToValidUTF8(string(body), "\uFFFD")), 512)
 		if readErr != nil && r.ctx.Err() != nil {
 			lg.finish(journal.Response{Status: r.status}, fmt.Errorf("cancelled while reading the HTTP %d answer: %w", r.status, readErr), r.status)
 			return nil
@@ -772,4 +774,16 @@ func quotedLen(b []byte) int {
 		}
 	}
 	return n
+}
+
+// cutText is s trimmed and cut to at most n bytes, at a character's start.
+func cutText(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return strings.TrimSpace(s[:n])
 }
