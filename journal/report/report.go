@@ -83,6 +83,7 @@ func WriteText(w io.Writer, rep *journal.Report, o *Options) error {
 			for _, bl := range v.Blame {
 				fmt.Fprintf(b, "    %s: %s\n", bl.Kind, q(bl.Reason))
 			}
+			fmt.Fprintf(b, "  cost: %s\n", q(costLine(v)))
 		} else if c.Usage != nil {
 			fmt.Fprintf(b, "  cache: %s\n", q(cacheLine(c, since[i])))
 		}
@@ -96,10 +97,63 @@ func WriteText(w io.Writer, rep *journal.Report, o *Options) error {
 			fmt.Fprintf(b, "  tool call: %s\n", q(toolCallLine(tc)))
 		}
 	}
+	if o != nil && o.Cache != nil {
+		writeCosts(b, &o.Cache.Summary)
+	}
 	if err := b.Flush(); err != nil {
 		return err
 	}
 	return rep.WriteText(w)
+}
+
+// costLine is a call's cost at the price table's list prices, and what its
+// misses cost over reading the same tokens; or why it has no price.
+func costLine(v cache.Verdict) string {
+	if !v.Priced {
+		if v.Unpriced != "" {
+			return v.Unpriced + ": tokens only"
+		}
+		return "not priced: tokens only"
+	}
+	line := usd(v.Cost) + " (" + v.CostBasis + ")"
+	if v.MissCost > 0 {
+		line += "; its misses " + usd(v.MissCost) + " over reading their tokens"
+	}
+	return line
+}
+
+// writeCosts writes the run's cost: in all, by session, by model and by
+// the cause of its misses, as package cache adds them up.
+func writeCosts(b *bufio.Writer, s *cache.Summary) {
+	if s.Cost == 0 && s.MissCost == 0 && len(s.Unpriced) == 0 {
+		return
+	}
+	q := textsafe.Line
+	fmt.Fprintf(b, "cost: %s in all, %s of it misses", usd(s.Cost), usd(s.MissCost))
+	if s.PricesTaken != "" {
+		fmt.Fprintf(b, " (list prices taken %s)", q(s.PricesTaken))
+	}
+	fmt.Fprintln(b)
+	for _, g := range []struct {
+		name string
+		ts   []cache.Total
+	}{{"session", s.Sessions}, {"model", s.Models}, {"cause", s.Causes}} {
+		for _, t := range g.ts {
+			fmt.Fprintf(b, "  %s %s: %d call(s), %s, misses %s tokens %s\n", g.name, q(t.Key), t.Calls, usd(t.Cost), strconv.Itoa(t.MissTokens), usd(t.MissCost))
+		}
+	}
+	for _, m := range s.Unpriced {
+		fmt.Fprintf(b, "  model %s is not in the price table: its calls show tokens only\n", q(m))
+	}
+}
+
+// usd writes micro-dollars as dollars, exactly.
+func usd(micros int64) string {
+	sign := ""
+	if micros < 0 {
+		sign, micros = "-", -micros
+	}
+	return fmt.Sprintf("%s$%d.%06d", sign, micros/1_000_000, micros%1_000_000)
 }
 
 // Since is a call set against the last call of its role before it, both
@@ -515,6 +569,7 @@ func WriteHTML(w io.Writer, source string, rep *journal.Report, o *Options) erro
 			for _, bl := range vd.Blame {
 				text += "; " + bl.Kind + ": " + bl.Reason
 			}
+			text += "; cost: " + costLine(vd)
 			read, write := 0, 0
 			if vd.Reported != nil {
 				read, write = vd.Reported.Read, vd.Reported.Write

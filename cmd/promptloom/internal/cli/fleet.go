@@ -225,7 +225,7 @@ func (e *env) cacheFleet(args []string, o *cache.Options, format string, strict 
 // report as report writes one (a transcript that does not verify is
 // reported, marking what failed, and left out of the figures), then the
 // fleet's cache summary. Exit 1 when a transcript does not verify.
-func (e *env) reportFleet(args []string, o *journal.Options, format string) int {
+func (e *env) reportFleet(args []string, o *journal.Options, co *cache.Options, format string) int {
 	srcs, closeAll, err := e.fleetSources(args)
 	if err != nil {
 		return e.fail("report: %v", err)
@@ -268,7 +268,7 @@ func (e *env) reportFleet(args []string, o *journal.Options, format string) int 
 			}
 			ro.Requests = rs
 			if calls := cache.Calls(rs); len(calls) > 0 {
-				ro.Cache = cache.Run(calls, nil)
+				ro.Cache = cache.Run(calls, co)
 				f.add(name, calls, ro.Cache)
 			} else {
 				f.unpredicted(name, "no call gave its request body (recorded through the transport or the proxy), so there is nothing to predict")

@@ -29,7 +29,7 @@ func (c *capped) Write(p []byte) (int, error) {
 }
 
 func init() {
-	register("report", "report --transcript FILE|URL|- ... [--key VERIFIER] [--format text|html|json]", runReport)
+	register("report", "report --transcript FILE|URL|- ... [--key VERIFIER] [--prices FILE] [--format text|html|json]", runReport)
 }
 
 // runReport renders a transcript as a run a person can read: each call's
@@ -44,6 +44,7 @@ func runReport(e *env, args []string) int {
 	fs.Var(&transcripts, "transcript", "the JSONL transcript to report, or a postgres:// URL of one session (?session=NAME); repeated, or a URL without ?session= (every chain of the store): each reported, then the fleet's cache figures added up")
 	format := fs.String("format", "text", "text, html or json (the verifier's report, as verify --format json writes it)")
 	key := fs.String("key", "", "hold the transcript to this verifier key (NAME.pub), as verify --key does, and show what its signature covers")
+	pricesFile := fs.String("prices", "", "price the calls with this table (JSON, the shape of docs/caching.md's \"Prices\") instead of the built-in one")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return e.flagError(fs, "report", err)
@@ -66,8 +67,18 @@ func runReport(e *env, args []string) int {
 			return e.fail("report: %v", err)
 		}
 	}
+	co := &cache.Options{}
+	if *pricesFile != "" {
+		data, err := e.readLimited(*pricesFile, 16<<20)
+		if err == nil {
+			co.Prices, err = cache.ReadPrices(data)
+		}
+		if err != nil {
+			return e.fail("report: --prices %s: %v", shown(*pricesFile), err)
+		}
+	}
 	if fleet {
-		return e.reportFleet(transcripts, o, *format)
+		return e.reportFleet(transcripts, o, co, *format)
 	}
 	transcript := transcripts[0]
 	// The bytes verified are kept (up to a bound) so that each call's
@@ -85,7 +96,7 @@ func runReport(e *env, args []string) int {
 			// The same bytes give each proxied call's request text.
 			ro.Requests = rs
 			if calls := cache.Calls(rs); len(calls) > 0 {
-				ro.Cache = cache.Run(calls, nil)
+				ro.Cache = cache.Run(calls, co)
 			}
 		}
 	}
