@@ -85,6 +85,10 @@ type servedContext struct {
 	PayloadSystemBytes       *int   `json:"payload_system_bytes,omitempty"`
 	PayloadProvider          string `json:"payload_provider,omitempty"`
 	PayloadContentHash       string `json:"payload_content_hash,omitempty"`
+	// The hash of request.received, the body as it came when the writer
+	// changed it before sending (Request.Received): every member of the
+	// request is bound to the receipt.
+	ReceivedContentHash string `json:"received_content_hash,omitempty"`
 }
 
 // Request is one call as the harness makes it.

@@ -156,3 +156,42 @@ func lineOf(t *testing.T, data []byte, has string) []byte {
 	t.Fatalf("no request line with %s", has)
 	return nil
 }
+
+// An attributed call keeps the body received whole, bound to its receipt
+// (received_content_hash) as every member of its request is; it
+// verifies, altered it fails, and a body received without the change
+// (or the change without it) is refused before anything is written.
+func TestAnAttributedCallKeepsTheBodyReceived(t *testing.T) {
+	var buf bytes.Buffer
+	j := New(&buf, &Options{Clock: clock, Session: "a"})
+	req := request(t, "c1", `{"system": ["You are careful."]}`)
+	req.Received, req.Changed = []byte(`{"messages":[{"role":"user","content":"hello c1"}],"model":"m"}`), "asked for the provider's cache diagnostics"
+	if _, err := j.Call(ctx, echo, req); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []Request{{Call: "x", Unattributed: true, Body: []byte(`{}`), Received: []byte(`{}`)},
+		{Call: "y", Unattributed: true, Body: []byte(`{}`), Changed: "something"}} {
+		if _, err := j.Call(ctx, echo, bad); err == nil {
+			t.Errorf("call %s: Received without Changed, or the reverse, is recorded", bad.Call)
+		}
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	rep, err := Verify(bytes.NewReader(data), nil)
+	if err != nil || !rep.OK() || rep.Changed != 1 || len(rep.Calls) != 1 {
+		t.Fatalf("verify: %v %+v", err, rep)
+	}
+	sent, err := Requests(data, rep)
+	if err != nil || len(sent) != 1 || !jsonEqual(t, sent[0].Received, req.Received) || sent[0].Changed != req.Changed {
+		t.Fatalf("read back: %v %+v", err, sent)
+	}
+	tampered := bytes.Replace(data, []byte(`"content":"hello c1","role":"user"}],"model":"m"`), []byte(`"content":"hello c2","role":"user"}],"model":"m"`), 1)
+	if bytes.Equal(tampered, data) {
+		t.Fatalf("the body received is not kept whole:\n%s", data)
+	}
+	if rep, err := Verify(bytes.NewReader(tampered), nil); err != nil || rep.OK() || rep.Calls[0].Problem == nil || rep.Calls[0].Problem.Rule != RuleRequestContent {
+		t.Errorf("altered: %v %+v", err, rep.Calls)
+	}
+}

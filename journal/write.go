@@ -302,7 +302,9 @@ func (j *Journal) prepare(req Request) (*prepared, error) {
 		}
 	}
 	if req.Received != nil {
-		request["received"] = j.receivedParts(req).whole
+		if request["received"], sc.ReceivedContentHash, err = j.retain(j.receivedParts(req).whole); err != nil {
+			return nil, fmt.Errorf("journal: call %s: received: %w", req.Call, err)
+		}
 	}
 	scJSON, _ := json.Marshal(sc)
 	return &prepared{call: req.Call, served: served, mbytes: mbytes, scJSON: scJSON, reqJSON: canonicalObject(request), sc: sc}, nil
