@@ -6,8 +6,10 @@ import (
 	"testing"
 
 	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/internal/testkit/fakecache"
 	"github.com/promptloom/promptloom/journal"
+	"github.com/promptloom/promptloom/proxy"
 )
 
 // A request the proxy refuses is a provider_call_refused line with its
@@ -54,5 +56,35 @@ func TestARefusalIsOnTheRecord(t *testing.T) {
 	tampered := bytes.Replace(data, []byte(`"reason":"malformed"`), []byte(`"reason":"no_prompt"`), 1)
 	if rep, err := journal.Verify(bytes.NewReader(tampered), nil); err == nil && rep.OK() {
 		t.Error("a refusal's reason altered still verifies")
+	}
+}
+
+// A stale prompt, which the transport refuses, is journaled in the
+// call's own session with stale_prompt; a body over the limit, read no
+// further, in the session of refusals with over_limit and the digest of
+// the bytes that came.
+func TestRefusalsByTheTransportAndTheLimit(t *testing.T) {
+	x, err := explain.Explain([]byte(`{"system":"You are terse."}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newRig(t, &proxy.Options{MaxBodyBytes: 1000, Prompt: func(string) (*explain.Explanation, error) { return x, nil }})
+	if code, out := g.post(t, "/v1/messages", []byte(`{"model":"claude-sonnet-4-5","max_tokens":5,"system":"You are verbose.","messages":[{"role":"user","content":"hi"}]}`),
+		"Promptloom-Session", "agent"); code != 400 {
+		t.Fatalf("a stale prompt: %d %s", code, out)
+	}
+	if code, _ := g.post(t, "/v1/messages", []byte(`{"model":"m","messages":[{"role":"user","content":"`+strings.Repeat("x", 2000)+`"}]}`)); code != 413 {
+		t.Fatalf("over the limit: %d", code)
+	}
+	rep, _ := g.closeAndVerify(t)
+	if len(rep.Refused) != 2 {
+		t.Fatalf("refused: %+v", rep.Refused)
+	}
+	stale, over := rep.Refused[0], rep.Refused[1]
+	if stale.Session != "agent" || stale.Reason != "stale_prompt" || stale.Call != "agent/1" {
+		t.Errorf("the stale prompt: %+v", stale)
+	}
+	if !strings.HasSuffix(over.Session, "-refused") || over.Reason != "over_limit" || over.BodyBytes != 1001 {
+		t.Errorf("over the limit: %+v", over)
 	}
 }
