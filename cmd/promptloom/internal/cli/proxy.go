@@ -233,7 +233,7 @@ func verifyState(arg string, s note.Signer) string {
 		return state
 	}
 	if s != nil {
-		state += "; signed by " + s.Name() + " (verify --key NAME.pub checks it; open sessions are checkpointed when the proxy stops)"
+		state += "; signed by " + s.Name() + " (verify --key NAME.pub checks it; open sessions are checkpointed when idle for --idle or when the proxy stops)"
 	}
 	return state
 }
