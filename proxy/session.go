@@ -68,10 +68,13 @@ type session struct {
 	memo atomic.Pointer[verdictSet]
 }
 
-// verdictSet is a session's cache verdicts by call seq, as of a version.
+// verdictSet is a session's cache verdicts by call seq, as of a version,
+// and its plot, drawn once for every page watching (plotHTML).
 type verdictSet struct {
 	version int
 	bySeq   map[int]cache.Verdict
+	plot    sync.Once
+	html    string
 }
 
 // keepCalls is how many calls the page keeps, across sessions.
