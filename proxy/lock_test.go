@@ -262,6 +262,27 @@ func TestThePageHidesTheUpstreamsCredentials(t *testing.T) {
 	if strings.Contains(page, "s3cretPassw0rd") || strings.Contains(page, strings.Repeat("b", 32)) || !strings.Contains(page, u.Host) {
 		t.Errorf("the page: %s", page)
 	}
+	// A host the redactor leaves alone (punycode, non-ASCII) keeps no
+	// credential on the page either.
+	for _, raw := range []string{"https://user:hunter2pw@xn--bcher-kva.example/v1?key=hunter2key", "https://user:hunter2pw@bücher.example/v1?key=hunter2key"} {
+		v, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := proxy.New(&proxy.Options{Upstream: v, Open: func(s string) (*journal.Journal, error) {
+			return journal.Open(path, &journal.Options{Session: s})
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := httptest.NewServer(q)
+		page := get(t, s.URL+"/promptloom/")
+		s.Close()
+		q.Close()
+		if strings.Contains(page, "hunter2") || !strings.Contains(page, "/v1") {
+			t.Errorf("%s: the page shows %s", raw, page)
+		}
+	}
 }
 
 // Issue 45, item 14: an upstream's error body that echoes a credential is

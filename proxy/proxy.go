@@ -181,7 +181,7 @@ func New(o *Options) (*Proxy, error) {
 	}
 	p := &Proxy{o: *o, sessions: map[string]*session{}, tails: map[digest.Digest]*session{}, watchers: map[chan int]struct{}{},
 		stale: map[*session]struct{}{}, kick: make(chan struct{}, 1), stop: make(chan struct{}), start: time.Now(),
-		upstream: redact.String(o.Upstream.String())}
+		upstream: shownUpstream(o.Upstream)}
 	p.tiles = http.StripPrefix(tilesPrefix, tiles.Handler(sessionLogs{p}))
 	if p.o.MaxBodyBytes <= 0 {
 		p.o.MaxBodyBytes = promptloom.DefaultMaxBytes
@@ -659,4 +659,22 @@ func IsLoopback(r *http.Request) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// shownUpstream is the upstream's URL as the page may show it: no user or
+// password, and no query value, whatever the host. The redactor reads a
+// URL's credentials only where its host is plain ASCII (Harn's rule), so
+// a punycode or non-ASCII host would keep them; and a query, which the
+// page has no need of, may carry a key.
+func shownUpstream(u *url.URL) string {
+	v := *u
+	v.User = nil
+	if v.RawQuery != "" {
+		q := v.Query()
+		for k := range q {
+			q[k] = []string{"redacted"}
+		}
+		v.RawQuery = q.Encode()
+	}
+	return redact.String(v.String())
 }
