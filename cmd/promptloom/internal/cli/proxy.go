@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -163,6 +165,21 @@ func sessionOpener(ctx context.Context, arg string, o *journal.Options) (func(se
 			if follows != "" {
 				follows = prefix + "." + follows
 			}
+		}
+		// A chain has one writer: a session name the store holds already
+		// (a proxy restarted with the same Promptloom-Session) is opened
+		// as NAME~N, N the least free, as a file opens it, rather than
+		// refused and its run lost.
+		for n, base := 1, session; ; n++ {
+			f, err := store.Open(session)
+			if errors.Is(err, fs.ErrNotExist) {
+				break
+			}
+			if err != nil {
+				return nil, err
+			}
+			f.Close()
+			session = base + "~" + strconv.Itoa(n)
 		}
 		so := *o
 		so.Session, so.Follows = session, follows
