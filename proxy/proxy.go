@@ -43,6 +43,8 @@ import (
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
 	"github.com/promptloom/promptloom/transport"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // The headers a harness may add, removed before the upstream sees them.
@@ -97,6 +99,9 @@ type Options struct {
 	// Follow opens the journal of a session that continues one closed
 	// while idle (journal.Options.Follows): required with Idle.
 	Follow func(session, follows string) (*journal.Journal, error)
+	// TracerProvider, when set, gives each call the transport's GenAI span
+	// (transport.Options.TracerProvider); nil, none.
+	TracerProvider trace.TracerProvider
 }
 
 // Proxy is the gateway: an http.Handler. Close it when done.

@@ -350,7 +350,7 @@ func (p *Proxy) open(s *session) {
 		// Each request through the proxy is recorded as its own call; a
 		// reader ties an SDK's retry to its failed attempt (cache.Logical).
 		s.j = j
-		s.t = transport.New(p.o.Base, j, &transport.Options{MaxBodyBytes: p.o.MaxBodyBytes})
+		s.t = transport.New(p.o.Base, j, &transport.Options{MaxBodyBytes: p.o.MaxBodyBytes, TracerProvider: p.o.TracerProvider})
 	}
 	close(s.ready)
 	p.mu.Unlock()

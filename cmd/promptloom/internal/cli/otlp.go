@@ -3,11 +3,13 @@ package cli
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
@@ -87,3 +89,17 @@ func (e *env) flushSpans(shutdown func(context.Context) error) {
 
 // flushWait is the exporter's own default timeout for one export.
 const flushWait = 10 * time.Second
+
+// traceContext continues a client's trace: a call that comes with a W3C
+// traceparent (an agent instrumented with OpenTelemetry sends one) has
+// its span made a child of the client's, so a backend shows the model
+// call inside the agent's turn. Without tracing it is h itself.
+func traceContext(h http.Handler, tp trace.TracerProvider) http.Handler {
+	if tp == nil {
+		return h
+	}
+	var tc propagation.TraceContext
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(tc.Extract(r.Context(), propagation.HeaderCarrier(r.Header))))
+	})
+}

@@ -1,14 +1,19 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/promptloom/promptloom/internal/testkit/fakeprovider"
@@ -270,3 +275,98 @@ func TestOTLPOnlyWhenAsked(t *testing.T) {
 // otlpVars are the variables the cases above set or clear.
 var otlpVars = []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_HEADERS",
 	"OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_SDK_DISABLED", "OTEL_TRACES_EXPORTER"}
+
+// promptloom proxy with OTEL_EXPORTER_OTLP_ENDPOINT set: two calls
+// through it, then SIGTERM; by the time the command has returned, the
+// receiver has both calls' spans, flushed on the way out.
+func TestProxyExportsSpansOverOTLP(t *testing.T) {
+	rcv := newReceiver(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.URL)
+	usage := fakeprovider.Usage{Input: 50, Output: 9, CacheRead: 1200}
+	fake := fakeprovider.New(fakeprovider.Reply{Usage: usage}, fakeprovider.Reply{Usage: usage})
+	defer fake.Close()
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	pr, pw := io.Pipe()
+	var stderr bytes.Buffer
+	e := &env{stdout: pw, stderr: &stderr, cmd: "proxy"}
+	code := make(chan int, 1)
+	go func() {
+		code <- runProxy(e, []string{"--upstream", fake.URL, "--transcript", path})
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
+	if err != nil || !ok {
+		t.Fatalf("first line %q: %v", line, err)
+	}
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	body := `{"model":"claude-sonnet-4-5","max_tokens":64,"messages":[{"role":"user","content":"Where is main?"}]}`
+	for _, call := range []string{"planner/turn-1", "planner/turn-2"} {
+		req, err := http.NewRequest(http.MethodPost, addr+"/v1/messages", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Promptloom-Call", call)
+		req.Header.Set("Promptloom-Session", "s1")
+		if call == "planner/turn-2" {
+			req.Header.Set("Traceparent", "00-"+agentTrace+"-"+agentSpan+"-01")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %s", call, resp.Status)
+		}
+	}
+	rcv.mu.Lock()
+	before := len(rcv.spans)
+	rcv.mu.Unlock()
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if c := <-code; c != ExitOK {
+		t.Fatalf("exit %d: %s", c, stderr.String())
+	}
+	rcv.mu.Lock()
+	defer rcv.mu.Unlock()
+	if before != 0 || len(rcv.spans) != 2 {
+		t.Fatalf("%d spans before SIGTERM, %d after, want 0 and 2 (%s)", before, len(rcv.spans), stderr.String())
+	}
+	transcript, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := requestLines(t, transcript)
+	for i, s := range rcv.spans {
+		a := s.GetAttributes()
+		if v := value(a, "promptloom.call.name"); v.GetStringValue() != []string{"planner/turn-1", "planner/turn-2"}[i] {
+			t.Errorf("span %d: call %v", i, v)
+		}
+		if v := value(a, "promptloom.transcript.line"); v.GetIntValue() != lines[i] {
+			t.Errorf("span %d: line %v, want %d", i, v, lines[i])
+		}
+		if v := value(a, "gen_ai.usage.cache_read.input_tokens"); v.GetIntValue() != 1200 {
+			t.Errorf("span %d: cache read %v", i, v)
+		}
+		if v := value(a, "gen_ai.request.model"); v.GetStringValue() != "claude-sonnet-4-5" {
+			t.Errorf("span %d: model %v", i, v)
+		}
+		if v := value(a, "promptloom.cache.predicted.write_tokens"); v == nil {
+			t.Errorf("span %d: no prediction", i)
+		}
+	}
+	// The first call came with no trace: its span is a root. The second
+	// came inside the agent's: its span is a child of the agent's span.
+	if first := rcv.spans[0]; len(first.GetParentSpanId()) != 0 || hex.EncodeToString(first.GetTraceId()) == agentTrace {
+		t.Errorf("the first call's span has parent %x in trace %x", first.GetParentSpanId(), first.GetTraceId())
+	}
+	if second := rcv.spans[1]; hex.EncodeToString(second.GetTraceId()) != agentTrace || hex.EncodeToString(second.GetParentSpanId()) != agentSpan {
+		t.Errorf("the second call's span: trace %x, parent %x; want %s, %s", second.GetTraceId(), second.GetParentSpanId(), agentTrace, agentSpan)
+	}
+}
+
+// An agent's trace and span, as its traceparent names them.
+const agentTrace, agentSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"

@@ -86,11 +86,16 @@ func runProxy(e *env, args []string) int {
 			return e.fail("proxy: --options: %v", err)
 		}
 	}
+	tp, flush, err := otlpTracing(context.Background())
+	if err != nil {
+		return e.fail("proxy: %v", err)
+	}
+	defer e.flushSpans(flush) // after the transcript is closed, where the last calls' spans end
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return e.fail("proxy: --listen: %v", err)
 	}
-	p, err := proxy.New(&proxy.Options{Upstream: up, Open: func(s string) (*journal.Journal, error) { return open(s, "") }, Follow: open, Idle: *idle, Prompt: prompt, MaxBodyBytes: *maxBytes, UIToken: *token,
+	p, err := proxy.New(&proxy.Options{Upstream: up, Open: func(s string) (*journal.Journal, error) { return open(s, "") }, Follow: open, Idle: *idle, Prompt: prompt, MaxBodyBytes: *maxBytes, UIToken: *token, TracerProvider: tp,
 		Diagnostics: *diagnostics, AutoCache: *autoCache == "auto",
 		Verify: func() string { return verifyState(*transcript, o.Signer) }})
 	if err != nil {
@@ -101,7 +106,7 @@ func runProxy(e *env, args []string) int {
 	// is closed after two idle minutes; a body's own deadlines are the
 	// proxy's (it reads the body; the answer may stream for as long as
 	// the model writes, which a server-wide ReadTimeout would cut).
-	srv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 1 << 20}
+	srv := &http.Server{Handler: traceContext(p, tp), ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 1 << 20}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	served := make(chan error, 1)
