@@ -128,8 +128,8 @@ func TestOpenKeepsACompleteRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if j.Repaired != 0 || j.sink.(*fileSink).t.Seq != 12 {
-		t.Errorf("repaired %d bytes, seq %d", j.Repaired, j.sink.(*fileSink).t.Seq)
+	if j.repaired != 0 || j.sink.(*fileSink).t.Seq != 12 {
+		t.Errorf("repaired %d bytes, seq %d", j.repaired, j.sink.(*fileSink).t.Seq)
 	}
 	if _, err := j.Call(ctx, echo, request(t, "c4", `{"system": "four"}`)); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/promptloom/promptloom/payload"
 )
 
 // A system prompt or call name that is not UTF-8 cannot be held by the
@@ -60,7 +62,7 @@ func TestReplyReturnedIsReplyRecorded(t *testing.T) {
 		want string
 	}{
 		"text":      {Response{Text: "caf\xc3"}, "text (byte 3)"},
-		"tool call": {Response{Text: "ok", ToolCalls: []ToolCall{{ID: "t1", Name: "to\xffdo"}}}, "tool_calls[0].name (byte 2)"},
+		"tool call": {Response{Text: "ok", ToolCalls: []payload.ToolCall{{ID: "t1", Name: "to\xffdo"}}}, "tool_calls[0].name (byte 2)"},
 		"model":     {Response{Text: "ok", Model: "m\x80"}, "model (byte 1)"},
 		"body":      {Response{Text: "ok", Body: []byte("{\"content\":\"caf\xc3\"}")}, "body (byte 15)"},
 	} {
@@ -409,7 +411,7 @@ func TestOpenLeavesAForeignFileAlone(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "t.jsonl")
 		os.WriteFile(path, []byte(c.before+c.torn), 0o644)
 		j, err := Open(path, nil)
-		if err != nil || j.Repaired != len(c.torn) {
+		if err != nil || j.repaired != len(c.torn) {
 			t.Fatalf("torn line %q: %v", c.torn, err)
 		}
 		j.Close()

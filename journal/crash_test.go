@@ -79,7 +79,7 @@ func TestCrashLeavesWholeCalls(t *testing.T) {
 		if err != nil {
 			t.Fatalf("opening the torn transcript: %v", err)
 		}
-		if j.Repaired == 0 {
+		if j.repaired == 0 {
 			t.Fatal("a torn last line, and Open repaired nothing")
 		}
 		if err := j.Close(); err != nil {

@@ -156,9 +156,9 @@ func (r Request) Served() string {
 type Response struct {
 	Text string `json:"text"`
 	// StopReason is the provider's stop or finish reason.
-	StopReason string     `json:"stop_reason,omitempty"`
-	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
-	Usage      *Usage     `json:"usage,omitempty"`
+	StopReason string             `json:"stop_reason,omitempty"`
+	ToolCalls  []payload.ToolCall `json:"tool_calls,omitempty"`
+	Usage      *payload.Usage     `json:"usage,omitempty"`
 	// ID and Model are the provider's response id and model.
 	ID    string `json:"id,omitempty"`
 	Model string `json:"model,omitempty"`
@@ -169,13 +169,6 @@ type Response struct {
 	// is, with Options.KeepRaw) with its own content hash.
 	Body []byte `json:"-"`
 }
-
-// ToolCall is a tool call a response asked for: its id and name, and the
-// digest of its arguments (redacted) rather than the arguments.
-type ToolCall = payload.ToolCall
-
-// Usage is what the provider says a call cost, in tokens (payload.Usage).
-type Usage = payload.Usage
 
 // Model answers requests.
 type Model interface {

@@ -266,8 +266,8 @@ func TestOpenRepairsATornTail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if j.Repaired != len(torn) || j.sink.(*fileSink).t.Seq != 12 {
-		t.Errorf("repaired %d bytes, seq %d", j.Repaired, j.sink.(*fileSink).t.Seq)
+	if j.repaired != len(torn) || j.sink.(*fileSink).t.Seq != 12 {
+		t.Errorf("repaired %d bytes, seq %d", j.repaired, j.sink.(*fileSink).t.Seq)
 	}
 	if _, err := j.Call(ctx, echo, request(t, "c4", `{"system": "four"}`)); err != nil {
 		t.Fatal(err)

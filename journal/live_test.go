@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/payload"
 
 	"golang.org/x/mod/sumdb/note"
 	"strings"
@@ -20,7 +21,7 @@ func TestVerifyReadsTheProvidersCacheVerdict(t *testing.T) {
 	var buf bytes.Buffer
 	j := New(&buf, &Options{Clock: clock, Session: "s1"})
 	model := ModelFunc(func(_ context.Context, req Request) (Response, error) {
-		return Response{Text: "ok", Usage: &Usage{InputTokens: 10, CacheReadTokens: 4, CacheMissReason: "tools_changed", CacheMissedTokens: 6}}, nil
+		return Response{Text: "ok", Usage: &payload.Usage{InputTokens: 10, CacheReadTokens: 4, CacheMissReason: "tools_changed", CacheMissedTokens: 6}}, nil
 	})
 	if _, err := j.Call(ctx, model, request(t, "c1", `{"system": ["You are careful."]}`)); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	pjson "github.com/promptloom/promptloom/internal/json"
+	"github.com/promptloom/promptloom/payload"
 )
 
 // retainOutcome encodes an outcome once and keeps, as the encoding twice
@@ -57,7 +58,7 @@ func TestMarshalResponseIsJSONMarshal(t *testing.T) {
 	for _, text := range texts {
 		for _, r := range []Response{
 			{Text: text},
-			{Text: text, StopReason: "end<turn>", ToolCalls: []ToolCall{{ID: "t&1", Name: "n"}}, Usage: &Usage{InputTokens: 1}, ID: "msg", Model: "m", Status: 200, Body: []byte("body")},
+			{Text: text, StopReason: "end<turn>", ToolCalls: []payload.ToolCall{{ID: "t&1", Name: "n"}}, Usage: &payload.Usage{InputTokens: 1}, ID: "msg", Model: "m", Status: 200, Body: []byte("body")},
 		} {
 			want, _ := json.Marshal(r)
 			if got, err := marshalResponse(r); err != nil || !bytes.Equal(got, want) {

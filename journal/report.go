@@ -8,6 +8,7 @@ import (
 
 	"github.com/promptloom/promptloom/internal/textsafe"
 	"github.com/promptloom/promptloom/manifest"
+	"github.com/promptloom/promptloom/payload"
 )
 
 // The verdicts on a call (CallReport.Status).
@@ -67,13 +68,13 @@ type CallReport struct {
 	Attempts int    `json:"attempts,omitempty"`
 	// ToolCalls are the tools the answer called, as its response recorded
 	// them: a turn that only calls a tool has them and no text.
-	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	ToolCalls []payload.ToolCall `json:"tool_calls,omitempty"`
 	// Usage is what the provider said the call cost, as its response
 	// recorded it (nil when it said nothing, or the call failed): its
 	// CacheReadTokens, beside the bytes in common with the role's previous
 	// call (journal/report), shows whether the prefix promptloom kept
 	// stable was the prefix the provider's cache served.
-	Usage *Usage `json:"usage,omitempty"`
+	Usage *payload.Usage `json:"usage,omitempty"`
 	// Unattributed is a call made without a manifest (its request holds
 	// its whole body, redacted, and its digest): nothing accounts for the
 	// prompt it was served.

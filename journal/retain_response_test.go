@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/payload"
 )
 
 // retainResponse writes and hashes a response as retainOutcome does,
@@ -26,7 +27,7 @@ func TestRetainResponseIsRetainOutcome(t *testing.T) {
 		for _, keepRaw := range []bool{false, true} {
 			j := &Journal{keepRaw: keepRaw}
 			resp := Response{Text: text, StopReason: "text", ID: "msg_1", Model: "m", Status: 200,
-				ToolCalls: []ToolCall{{ID: "t1", Name: "read_file", ArgumentsHash: digest.Of("{}")}}, Usage: &Usage{InputTokens: 3, OutputTokens: 4}}
+				ToolCalls: []payload.ToolCall{{ID: "t1", Name: "read_file", ArgumentsHash: digest.Of("{}")}}, Usage: &payload.Usage{InputTokens: 3, OutputTokens: 4}}
 			outcome, err := marshalResponse(resp)
 			if err != nil {
 				t.Fatal(err)

@@ -149,8 +149,8 @@ func (a *agentRun) call() (body []byte, resp Response) {
 				"tool_calls": []map[string]any{{"id": id, "type": "function", "function": map[string]any{"name": tool, "arguments": args}}}}}},
 			"usage": map[string]int{"prompt_tokens": len(body) / 4, "completion_tokens": 80}})
 	}
-	resp = Response{Text: text, ToolCalls: []ToolCall{{ID: id, Name: tool, ArgumentsHash: digest.String(args)}},
-		Usage: &Usage{InputTokens: len(body) / 4, OutputTokens: 80}, Body: reply}
+	resp = Response{Text: text, ToolCalls: []payload.ToolCall{{ID: id, Name: tool, ArgumentsHash: digest.String(args)}},
+		Usage: &payload.Usage{InputTokens: len(body) / 4, OutputTokens: 80}, Body: reply}
 	return body, resp
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/promptloom/promptloom/digest"
 	pjson "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/manifest"
+	"github.com/promptloom/promptloom/payload"
 
 	"github.com/tidwall/gjson"
 	"golang.org/x/mod/sumdb/note"
@@ -556,7 +557,7 @@ func (v *verifier) outcome(n int, l *object) {
 		c.Outcome = v.intern(r.Get("text").String())
 		c.Usage = usageOf(r.Get("usage"))
 		r.Get("tool_calls").ForEach(func(_, t gjson.Result) bool {
-			tc := ToolCall{ID: strings.Clone(t.Get("id").String()), Name: strings.Clone(t.Get("name").String())}
+			tc := payload.ToolCall{ID: strings.Clone(t.Get("id").String()), Name: strings.Clone(t.Get("name").String())}
 			tc.ArgumentsHash, _ = digest.Parse(t.Get("arguments_hash").String())
 			c.ToolCalls = append(c.ToolCalls, tc)
 			return true
@@ -681,14 +682,14 @@ func orRawNull(raw string) string {
 }
 
 // usageOf reads a response's usage (nil when there is none).
-func usageOf(u gjson.Result) *Usage {
+func usageOf(u gjson.Result) *payload.Usage {
 	if !u.IsObject() {
 		return nil
 	}
 	// The provider's own cache verdict, as the transport recorded it, is
 	// cloned out of the line: the report would otherwise keep the whole
 	// line (its reply too) alive.
-	return &Usage{InputTokens: int(u.Get("input_tokens").Int()), OutputTokens: int(u.Get("output_tokens").Int()),
+	return &payload.Usage{InputTokens: int(u.Get("input_tokens").Int()), OutputTokens: int(u.Get("output_tokens").Int()),
 		CacheReadTokens: int(u.Get("cache_read_tokens").Int()), CacheWriteTokens: int(u.Get("cache_write_tokens").Int()),
 		CacheMissReason: strings.Clone(u.Get("cache_miss_reason").String()), CacheMissedTokens: int(u.Get("cache_missed_tokens").Int())}
 }

@@ -54,9 +54,9 @@ type Journal struct {
 	// transcripts before segments did: tests write that format, which
 	// readers still read, and measure against it.
 	wholeBody bool
-	// Repaired is the number of bytes of a torn last line cut off when the
+	// repaired is the number of bytes of a torn last line cut off when the
 	// file was opened.
-	Repaired int
+	repaired int
 }
 
 // ErrClosed is a call on a closed Journal.
@@ -72,7 +72,7 @@ var ErrStaleManifest = errors.New("journal: manifest does not hold for the bytes
 // may append to one file: each reads the chain's end under the lock before
 // it writes. A torn last line of a promptloom transcript (not complete
 // JSON, and the start of the chain's next line: only a crash during a
-// write leaves one) is cut off, and Repaired says how many bytes; a
+// write leaves one) is cut off, and repaired says how many bytes; a
 // complete last record that merely lacks its newline is given one. Both are
 // checked before the file is changed: a file that is not a promptloom
 // transcript, or whose unended last line is not its chain's next, is
@@ -90,7 +90,7 @@ func Open(path string, opts *Options) (*Journal, error) {
 		return nil, err
 	}
 	j := NewSink(f, opts)
-	j.Repaired = cut
+	j.repaired = cut
 	return j, nil
 }
 

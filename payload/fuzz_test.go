@@ -24,7 +24,7 @@ func FuzzExtract(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if _, _, err := Retain(body, Auto); err != nil {
+		if _, _, err := retain(body, Auto); err != nil {
 			t.Fatalf("Extract reads %q, Retain fails: %v", c.Text, err)
 		}
 		switch c.Provider {

@@ -4,7 +4,7 @@ import (
 	"slices"
 )
 
-// Retain reads the system channel of a request body (as Extract does) and
+// retain reads the system channel of a request body (as Extract does) and
 // returns it with the smallest body it can be read back from: a JSON
 // object holding only the top-level keys the channel is read from
 // (`system`; `systemInstruction` or `system_instruction`; `instructions`
@@ -13,7 +13,7 @@ import (
 // pieces from it. User messages, tools and parameters are not in it, so a
 // transcript can keep it to re-derive the payload-side digest without
 // keeping the rest of the body a second time.
-func Retain(body []byte, p Provider) (*Channel, []byte, error) {
+func retain(body []byte, p Provider) (*Channel, []byte, error) {
 	c, err := Extract(body, p)
 	if err != nil {
 		return nil, nil, err
@@ -30,7 +30,7 @@ func Retain(body []byte, p Provider) (*Channel, []byte, error) {
 }
 
 // Retained is the part of the body its system channel is read from, as
-// Retain returns it (nil when the request has no system channel): the
+// retain returns it (nil when the request has no system channel): the
 // members the channel is read from, each as written, and of a message
 // list only the system and developer items.
 func (r *Request) Retained() []byte {

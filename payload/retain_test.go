@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Retain keeps the fields the system channel is read from, and of a message
+// retain keeps the fields the system channel is read from, and of a message
 // list only the system and developer items, each as its exact bytes. The
 // expected bodies are the inputs with everything else cut by hand.
 func TestRetain(t *testing.T) {
@@ -34,7 +34,7 @@ func TestRetain(t *testing.T) {
 			`{"system_instruction":{"parts":[{"text":"x"}]}}`, Auto},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, kept, err := Retain([]byte(tc.body), tc.ask)
+			c, kept, err := retain([]byte(tc.body), tc.ask)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -49,7 +49,7 @@ func TestRetain(t *testing.T) {
 	}
 }
 
-// Retain refuses what Extract refuses.
+// retain refuses what Extract refuses.
 func TestRetainRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		body string
@@ -58,7 +58,7 @@ func TestRetainRefuses(t *testing.T) {
 		{`{"system":`, ErrMalformed},
 		{`{"messages":[{"role":"user","content":"hi"}]}`, ErrNoSystem},
 	} {
-		if _, _, err := Retain([]byte(tc.body), Auto); !errors.Is(err, tc.want) {
+		if _, _, err := retain([]byte(tc.body), Auto); !errors.Is(err, tc.want) {
 			t.Errorf("%s: got %v, want %v", tc.body, err, tc.want)
 		}
 	}

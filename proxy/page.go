@@ -33,7 +33,7 @@ func (p *Proxy) allowed(r *http.Request) bool {
 			return true
 		}
 	}
-	return p.o.UIToken == "" && IsLoopback(r)
+	return p.o.UIToken == "" && isLoopback(r)
 }
 
 // page serves /promptloom/: the overview, a call's whole request

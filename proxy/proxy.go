@@ -656,8 +656,8 @@ func (p *Proxy) verifyState() string {
 	return v.state
 }
 
-// IsLoopback reports whether a request comes from this machine.
-func IsLoopback(r *http.Request) bool {
+// isLoopback reports whether a request comes from this machine.
+func isLoopback(r *http.Request) bool {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		return false

@@ -467,7 +467,7 @@ func cacheLine(c *journal.CallReport, since *Since) string {
 // toolCallLine names a tool call: the tool, the provider's id for the
 // call, and the digest of its arguments (the transcript keeps them in the
 // body, redacted).
-func toolCallLine(tc journal.ToolCall) string {
+func toolCallLine(tc payload.ToolCall) string {
 	line := tc.Name
 	if tc.ID != "" {
 		line += " (id " + tc.ID + ")"

@@ -18,6 +18,7 @@ import (
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/journal/report"
 	"github.com/promptloom/promptloom/manifest"
+	"github.com/promptloom/promptloom/payload"
 )
 
 var ctx = context.Background()
@@ -175,7 +176,7 @@ func TestCacheBesidePrediction(t *testing.T) {
 		`{"system": ["You are careful.", "Answer in French."]}`,
 		`{"system": ["You are careful."]}`,
 	} {
-		u := []*journal.Usage{{InputTokens: 40, OutputTokens: 3, CacheWriteTokens: 30}, {InputTokens: 41, OutputTokens: 4, CacheReadTokens: 30}, nil}[i]
+		u := []*payload.Usage{{InputTokens: 40, OutputTokens: 3, CacheWriteTokens: 30}, {InputTokens: 41, OutputTokens: 4, CacheReadTokens: 30}, nil}[i]
 		model := journal.ModelFunc(func(context.Context, journal.Request) (journal.Response, error) {
 			return journal.Response{Text: "ok", Usage: u}, nil
 		})
@@ -277,7 +278,7 @@ func TestToolCallOnlyTurnIsShown(t *testing.T) {
 	var buf bytes.Buffer
 	j := journal.New(&buf, &journal.Options{Clock: clock, Session: "s1"})
 	tool := journal.ModelFunc(func(context.Context, journal.Request) (journal.Response, error) {
-		return journal.Response{ToolCalls: []journal.ToolCall{{ID: "toolu_1", Name: "read_file"}}, StopReason: "tool_use"}, nil
+		return journal.Response{ToolCalls: []payload.ToolCall{{ID: "toolu_1", Name: "read_file"}}, StopReason: "tool_use"}, nil
 	})
 	if _, err := j.Call(ctx, tool, request(t, "c1", `{"system": ["You read files."]}`)); err != nil {
 		t.Fatal(err)
