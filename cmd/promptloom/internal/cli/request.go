@@ -53,14 +53,14 @@ func (w *wholeFlags) cacheOptions() *cache.Options {
 
 // loadRequest reads a body file and builds its manifest; optionsPath, when
 // given, attributes its system channel to the options' fragments.
-func (e *env) loadRequest(path string, w *wholeFlags, optionsPath string, pl pipeline) (*request.Manifest, error) {
+func (e *env) loadRequest(path string, w *wholeFlags, optionsPath string, pl pipeline) (*request.Manifest, []byte, error) {
 	p, err := payload.ParseProvider(*w.provider)
 	if err != nil {
-		return nil, fmt.Errorf("--provider: %w", err)
+		return nil, nil, fmt.Errorf("--provider: %w", err)
 	}
 	body, err := e.readLimited(path, pl.maxBytes)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	e.boundHeap(len(body))
 	o := &request.Options{}
@@ -70,15 +70,15 @@ func (e *env) loadRequest(path string, w *wholeFlags, optionsPath string, pl pip
 	if optionsPath != "" {
 		x, err := e.explainFile(optionsPath, pl)
 		if err != nil {
-			return nil, named(optionsPath, err)
+			return nil, nil, named(optionsPath, err)
 		}
 		o.System = x.Manifest
 	}
 	m, err := request.New(body, p, o)
 	if err != nil {
-		return nil, named(path, err)
+		return nil, nil, named(path, err)
 	}
-	return m, nil
+	return m, body, nil
 }
 
 // recordedRequests verifies a transcript and rebuilds every call's whole
@@ -185,6 +185,8 @@ func (e *env) explainRequest(pos []string, w *wholeFlags, format string, lint, s
 	}
 	var (
 		m, prev *request.Manifest
+		body    []byte
+		run     *cache.Verdict // the call's verdict in its run, for a recorded call
 		name    string
 		err     error
 	)
@@ -200,8 +202,15 @@ func (e *env) explainRequest(pos []string, w *wholeFlags, format string, lint, s
 		if err != nil {
 			return e.fail("explain: %s: %v", shown(transcript), err)
 		}
-		m = r.Request
+		m, body = r.Request, r.Body
 		name = fmt.Sprintf("call %s (line %d of %s)", call, r.Report.Line, shown(transcript))
+		// The call's figures are the ones cache gives it in its run, not
+		// a prediction of the request alone: one figure for one call.
+		for _, v := range cache.Run(cache.Calls(rs), w.cacheOptions()).Verdicts {
+			if v.Line == r.Report.Line {
+				run = &v
+			}
+		}
 	} else {
 		if len(pos) == 0 || len(pos) > 2 {
 			return e.fail("explain: --request takes the body, and optionally the options file its system prompt was built from, got %d files", len(pos))
@@ -210,17 +219,21 @@ func (e *env) explainRequest(pos []string, w *wholeFlags, format string, lint, s
 		if len(pos) == 2 {
 			opts = pos[1]
 		}
-		if m, err = e.loadRequest(pos[0], w, opts, pl); err != nil {
+		if m, body, err = e.loadRequest(pos[0], w, opts, pl); err != nil {
 			return e.fail("explain: %v", err)
 		}
 		name = pos[0]
 	}
 	if since != "" {
-		if prev, err = e.loadRequest(since, w, "", pl); err != nil {
+		if prev, _, err = e.loadRequest(since, w, "", pl); err != nil {
 			return e.fail("explain: --since: %v", err)
 		}
 	}
 	v := cache.Explain(m, prev, w.cacheOptions(), lint || strict)
+	v.Body = body
+	if run != nil && prev == nil {
+		v.Verdict = run
+	}
 	if format != "text" {
 		// The text puts the findings on stdout with the rest; JSON and
 		// HTML carry them too, and a terminal still sees them.
@@ -290,8 +303,8 @@ func (e *env) diffRequest(pos []string, w *wholeFlags, format, transcript string
 			return e.fail("diff: --request takes two bodies, A then B, got %d", len(pos))
 		}
 		var err error
-		if a, err = e.loadRequest(pos[0], w, "", pl); err == nil {
-			b, err = e.loadRequest(pos[1], w, "", pl)
+		if a, _, err = e.loadRequest(pos[0], w, "", pl); err == nil {
+			b, _, err = e.loadRequest(pos[1], w, "", pl)
 		}
 		if err != nil {
 			return e.fail("diff: %v", err)
