@@ -160,6 +160,11 @@ func (e *env) assembleRecorded(transcript string, window int, dir, format string
 	if err != nil {
 		return e.fail("assemble: %v", err)
 	}
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return e.fail("assemble: %v", err)
+		}
+	}
 	var rec, asm []cache.Call
 	var comps []int
 	for _, r := range rs {

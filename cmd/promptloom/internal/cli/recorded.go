@@ -77,8 +77,13 @@ func verifiedCall(rep *journal.Report, call string) (*journal.CallReport, error)
 	}
 	if c.Status == "failed" || c.SystemLine == 0 || c.Manifest == nil {
 		detail := "call does not verify: its prompt and manifest are not retained"
-		if c.Problem != nil {
+		switch {
+		case c.Problem != nil:
 			detail = c.Problem.Detail
+		case c.Unattributed:
+			// A proxied call verifies; what it lacks is a prompt to explain
+			// fragment by fragment. Its whole request is kept.
+			detail = "no manifest accounts for its prompt (a call recorded through the proxy, or the transport without a prompt): --request explains its whole request"
 		}
 		return nil, fmt.Errorf("call %s (line %d) is not explained: %s", call, c.Line, detail)
 	}

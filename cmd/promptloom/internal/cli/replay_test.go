@@ -67,3 +67,20 @@ func TestReplayAssemble(t *testing.T) {
 		}
 	}
 }
+
+// --write makes its directory, and a proxied call's name (SESSION/N) is a
+// file name; explain without --request on such a call says --request
+// explains it.
+func TestReplayWritesIntoANewDirectory(t *testing.T) {
+	path := agentTranscript(t)
+	dir := filepath.Join(t.TempDir(), "new", "bodies")
+	if code, _, errOut := run(t, "replay", "--transcript", path, "--assemble", "--write", dir); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if bodies, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(bodies) != 6 {
+		t.Errorf("%d bodies written", len(bodies))
+	}
+	if code, _, errOut := run(t, "explain", "--transcript", path, "--call", "turn-2"); code != ExitBadArgs || !strings.Contains(errOut, "--request explains its whole request") {
+		t.Errorf("explain of a proxied call: exit %d: %s", code, errOut)
+	}
+}
