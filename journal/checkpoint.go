@@ -616,6 +616,7 @@ func (v *verifier) finishCheckpoints() {
 		switch {
 		case s.good == 0:
 			report(RuleUnsigned, v.sessions[id].line, "session %q (line %d) has no checkpoint signed by %s", id, v.sessions[id].line, v.ck.key.Name())
+			v.unfinished++
 		case s.good != s.last:
 			report(RuleUnsignedEnd, s.last, "session %q does not end in a checkpoint signed by %s: its last is at line %d, its last line is %d", id, v.ck.key.Name(), s.good, s.last)
 			v.unfinished++
