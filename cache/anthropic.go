@@ -229,12 +229,17 @@ func (a anthropic) predict(st *state, c *Call, scale float64) Verdict {
 		began = c.At
 	}
 	lastWrite, last1h := -1, -1
+	// Each breakpoint below the minimum is blamed for the tokens past the
+	// one before it: the prefixes overlap, and a miss is priced once.
+	blamedThrough := v.Predicted.Read
 	for _, b := range bps {
 		if b.pos <= best {
 			continue
 		}
 		if known && bl[b.pos].cum < min {
-			v.Blame = append(v.Blame, Blame{Kind: "minimum", Path: bl[b.pos].path, Section: bl[b.pos].section, Tokens: bl[b.pos].cum - v.Predicted.Read,
+			tokens := max(bl[b.pos].cum-blamedThrough, 0)
+			blamedThrough = max(blamedThrough, bl[b.pos].cum)
+			v.Blame = append(v.Blame, Blame{Kind: "minimum", Path: bl[b.pos].path, Section: bl[b.pos].section, Tokens: tokens,
 				Reason: fmt.Sprintf("breakpoint at %s is below %s's %s-token minimum (its prefix is about %s tokens): nothing is cached there",
 					bl[b.pos].path, m.Model, thousands(min), thousands(bl[b.pos].cum))})
 			continue
