@@ -13,7 +13,7 @@ import (
 	"github.com/promptloom/promptloom/proxy"
 )
 
-// Issue 45, item 8: an upstream that answers a model call with 101
+// An upstream that answers a model call with 101
 // Switching Protocols has the call recorded as failed, the client its
 // 502, and the session closed whole when the proxy stops.
 func TestAnUpstreamThatSwitchesProtocols(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 	"github.com/promptloom/promptloom/journal"
 )
 
-// Issue 45, item 5: a call pushed off the page is let go, body and all:
+// A call pushed off the page is let go, body and all:
 // neither its session (its latest request, the array behind its calls)
 // nor the page's list keeps it.
 func TestAnEvictedCallIsLetGo(t *testing.T) {

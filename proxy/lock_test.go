@@ -100,7 +100,7 @@ func answered(t *testing.T, call <-chan int, while string) {
 
 var unrelated = []byte(`{"model":"claude-sonnet-4-5","max_tokens":5,"messages":[{"role":"user","content":"unrelated"}]}`)
 
-// Issue 45, item 1: the verdicts a watched page needs are made outside
+// The verdicts a watched page needs are made outside
 // the lock every call takes. A blocking fake holds their computation,
 // and a call of another session is answered meanwhile.
 func TestAWatchedPageDoesNotHoldUpCalls(t *testing.T) {
@@ -124,7 +124,7 @@ func TestAWatchedPageDoesNotHoldUpCalls(t *testing.T) {
 	<-first
 }
 
-// Issue 45, item 2: loading the page makes its verdicts outside the lock.
+// Loading the page makes its verdicts outside the lock.
 func TestAPageLoadDoesNotHoldUpCalls(t *testing.T) {
 	var h *hold
 	defer proxy.Hooks(func(string) { h.enter() }, nil, nil)()
@@ -150,7 +150,7 @@ func TestAPageLoadDoesNotHoldUpCalls(t *testing.T) {
 	}
 }
 
-// Issue 45, item 3: a call without Promptloom-Session has its manifest
+// A call without Promptloom-Session has its manifest
 // made (to find its session) outside the lock.
 func TestAManifestBeingMadeDoesNotHoldUpCalls(t *testing.T) {
 	var h *hold
@@ -166,7 +166,7 @@ func TestAManifestBeingMadeDoesNotHoldUpCalls(t *testing.T) {
 	}
 }
 
-// Issue 41: opening a session's store is done outside the lock; a slow
+// Opening a session's store is done outside the lock; a slow
 // store holds up its own session only.
 func TestOpeningAStoreDoesNotHoldUpCalls(t *testing.T) {
 	up := fakeprovider.New()
@@ -198,7 +198,7 @@ func TestOpeningAStoreDoesNotHoldUpCalls(t *testing.T) {
 	g.closeAndVerify(t)
 }
 
-// Issue 45, item 4: pages that load while the transcript is verified share
+// Pages that load while the transcript is verified share
 // that verification instead of each reading the transcript again.
 func TestPageLoadsShareOneVerification(t *testing.T) {
 	var calls atomic.Int32
@@ -242,7 +242,7 @@ func TestPageLoadsShareOneVerification(t *testing.T) {
 	}
 }
 
-// Issue 45, item 13: the page never shows the upstream's credentials.
+// The page never shows the upstream's credentials.
 func TestThePageHidesTheUpstreamsCredentials(t *testing.T) {
 	up := fakeprovider.New()
 	t.Cleanup(up.Close)
@@ -285,7 +285,7 @@ func TestThePageHidesTheUpstreamsCredentials(t *testing.T) {
 	}
 }
 
-// Issue 45, item 14: an upstream's error body that echoes a credential is
+// An upstream's error body that echoes a credential is
 // redacted on the page, in calls.json and on the event stream, as the
 // transcript redacts it.
 func TestThePageRedactsUpstreamErrors(t *testing.T) {
@@ -335,7 +335,7 @@ func get(t *testing.T, u string) string {
 	return string(b)
 }
 
-// Issue 45, item 7: a body's declared length is not allocated before its
+// A body's declared length is not allocated before its
 // bytes come: a request declaring 60 MB that sends ten bytes and hangs up
 // costs the proxy about ten bytes, not 60 MB.
 func TestADeclaredLengthIsNotAllocated(t *testing.T) {
@@ -363,7 +363,7 @@ func TestADeclaredLengthIsNotAllocated(t *testing.T) {
 	}
 }
 
-// Issue 45, item 7: a body that stalls is given up on, with the
+// A body that stalls is given up on, with the
 // provider's error, instead of holding its connection for ever.
 func TestAStalledBodyIsGivenUp(t *testing.T) {
 	defer proxy.SetBodyTimeouts(50*time.Millisecond, time.Minute)()

@@ -21,7 +21,7 @@ import (
 	"github.com/promptloom/promptloom/proxy"
 )
 
-// BenchmarkTurnsWithThePageOpen is issue 45's first reproduction: 100
+// BenchmarkTurnsWithThePageOpen measures what a watched page costs: 100
 // turns of one agent conversation (no session header, so the proxy finds
 // the session by continuity), with no page open (none) and with clients
 // on /promptloom/events (events-1, events-20), interleaved in one run so
@@ -105,8 +105,8 @@ func watch(tb testing.TB, ctx context.Context, wg *sync.WaitGroup, base string) 
 	}()
 }
 
-// BenchmarkAnUnrelatedCallBeside is issue 45's second and third
-// reproductions: how long a one-message call in its own session takes
+// BenchmarkAnUnrelatedCallBeside measures what other work costs a small call:
+// how long a one-message call in its own session takes
 // while the page is loaded over a long session (page-load), or while a
 // 15 MB OpenAI request is admitted without a session header (large-request) or
 // with one (large-request-named), beside the same call alone (alone),

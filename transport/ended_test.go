@@ -71,7 +71,7 @@ func stream(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// Issue 45, item 11: a stream the caller closes or cancels after it has
+// A stream the caller closes or cancels after it has
 // passed the response limit is recorded as closed early or cancelled,
 // which is how it ended, not as over the limit.
 func TestAStreamEndedPastTheLimit(t *testing.T) {
@@ -106,7 +106,7 @@ func TestAStreamEndedPastTheLimit(t *testing.T) {
 	}
 }
 
-// Issue 45, item 14: an error answer that echoes a credential reaches
+// An error answer that echoes a credential reaches
 // Call.Done (and so the proxy's page, and a span) redacted, as the
 // transcript has it.
 func TestAnErrorAnswerIsRedactedForDone(t *testing.T) {
@@ -157,7 +157,7 @@ func TestAnErrorAnswerCutInsideATokenIsRedacted(t *testing.T) {
 	}
 }
 
-// Issue 45, item 8: an upstream that switches protocols on a model call
+// An upstream that switches protocols on a model call
 // has the call recorded, as failed, and its connection let go.
 func TestA101IsRecorded(t *testing.T) {
 	out, err := endedCall(t, 0, func(w http.ResponseWriter, r *http.Request) {

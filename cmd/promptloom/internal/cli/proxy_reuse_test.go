@@ -10,7 +10,7 @@ import (
 	"github.com/promptloom/promptloom/journal/postgres"
 )
 
-// Issue 45, item 9, in PostgreSQL: a proxy run again on a store with the
+// A proxy run again on a PostgreSQL store with the
 // same Promptloom-Session opens its session as NAME~1, as a file does,
 // rather than meeting the first run's chain ("another writer") and losing
 // every call; both chains verify.

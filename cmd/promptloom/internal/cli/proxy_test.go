@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Issue 45, item 13: the proxy's page says where the transcript is kept,
+// The proxy's page says where the transcript is kept,
 // and never the PostgreSQL password of --transcript postgres://….
 func TestTheProxyPageHidesTheStoresPassword(t *testing.T) {
 	for _, arg := range []string{
