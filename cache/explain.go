@@ -11,7 +11,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/promptloom/promptloom/harn/redact"
-	pjson "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/internal/textsafe"
 	"github.com/promptloom/promptloom/payload"
 	"github.com/promptloom/promptloom/request"
@@ -239,7 +238,7 @@ func contents(m *request.Manifest, body []byte) []content {
 // JSON, redacted as a transcript's body is (a credential-like member
 // replaced whole).
 func partContent(p payload.Part) content {
-	if t, ok := partText(p); ok {
+	if t, ok := p.Text(); ok {
 		return content{text: redact.String(t), ok: true}
 	}
 	red, err := redact.JSON(p.Raw)
@@ -247,33 +246,6 @@ func partContent(p payload.Part) content {
 		return content{note: "not shown: " + err.Error()}
 	}
 	return content{text: string(red), json: true, ok: true}
-}
-
-// partText is a part's text where it is text: a string, or the text
-// member of a text block (request counts its tokens over the same).
-func partText(p payload.Part) (string, bool) {
-	raw := string(p.Raw)
-	if raw != "" && raw[0] == '"' {
-		return pjson.Unquote(raw), true
-	}
-	switch p.Type {
-	case "text", "input_text", "output_text", "":
-	default:
-		return "", false
-	}
-	it := pjson.NewIter(raw)
-	for {
-		k, _, v, _, ok := it.Next()
-		if !ok {
-			return "", false
-		}
-		if pjson.Unquote(k) == "text" {
-			if v == "" || v[0] != '"' {
-				return "", false
-			}
-			return pjson.Unquote(v), true
-		}
-	}
 }
 
 // joinSeparator is what a context manifest's fragments are joined by in
@@ -296,7 +268,7 @@ func fragments(m *request.Manifest, parts []payload.Part, byPath map[string]payl
 		if p.Section != "system" {
 			continue
 		}
-		t, ok := partText(p)
+		t, ok := p.Text()
 		if !ok {
 			texts = nil
 			break

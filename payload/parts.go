@@ -427,6 +427,39 @@ func (r reader) cacheControl(v node, at string) (*CacheControl, error) {
 	return cc, nil
 }
 
+// Text is the part's text when it is text: a bare string, or the member
+// named text of a text block (type text, input_text or output_text, or a
+// Gemini part, which has no type), as package request counts a text
+// block's tokens. A tool definition is never text, whatever its members
+// are named. ok is false for anything else (a tool call, an image).
+func (p Part) Text() (text string, ok bool) {
+	raw := string(p.Raw)
+	if raw != "" && raw[0] == '"' {
+		return pjson.Unquote(raw), true
+	}
+	if p.Section == "tools" {
+		return "", false
+	}
+	switch p.Type {
+	case "text", "input_text", "output_text", "":
+	default:
+		return "", false
+	}
+	it := pjson.NewIter(raw)
+	for {
+		k, _, v, _, ok := it.Next()
+		if !ok {
+			return "", false
+		}
+		if pjson.Unquote(k) == "text" {
+			if v == "" || v[0] != '"' {
+				return "", false
+			}
+			return pjson.Unquote(v), true
+		}
+	}
+}
+
 // Canonical is a part's JSON as promptloom hashes and counts it: canonical
 // (keys sorted, no white space), so that the same block reads the same
 // from a body as sent and from a transcript that retained it.

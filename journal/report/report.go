@@ -23,7 +23,6 @@ import (
 
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/cache"
-	pjson "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/internal/textsafe"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/manifest"
@@ -346,43 +345,13 @@ func (rs *requestShower) view(c *journal.CallReport) *requestView {
 		if p.Name != "" {
 			who = "tool " + p.Name
 		}
-		text, ok := blockText(p)
+		text, ok := p.Text()
 		if !ok {
 			text = string(p.Raw) // a tool, a tool call, an image: its JSON as kept
 		}
 		v.Rows = append(v.Rows, segmentView{Path: p.Path, Section: p.Section, Who: who, Tokens: v.tokens(s.Tokens), Text: text})
 	}
 	return v
-}
-
-// blockText is the text a part is, when it is one: a bare string, or the
-// member named text of a text block (type text, input_text, output_text,
-// or a Gemini part, which has none), as request counts a text block.
-func blockText(p payload.Part) (string, bool) {
-	raw := string(p.Raw)
-	if raw != "" && raw[0] == '"' {
-		return pjson.Unquote(raw), true
-	}
-	if p.Section == "tools" {
-		return "", false // a definition, whatever its members are named
-	}
-	switch p.Type {
-	case "text", "input_text", "output_text", "":
-		it := pjson.NewIter(raw)
-		for {
-			k, _, v, _, ok := it.Next()
-			if !ok {
-				return "", false
-			}
-			if pjson.Unquote(k) == "text" {
-				if v != "" && v[0] == '"' {
-					return pjson.Unquote(v), true
-				}
-				return "", false
-			}
-		}
-	}
-	return "", false
 }
 
 // tokens writes a count, ~ marking an estimate.

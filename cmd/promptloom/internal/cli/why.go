@@ -674,7 +674,7 @@ func recordedName(c *journal.CallReport) string {
 // member's pointer under the part's. Overlapping occurrences are each a
 // place, as why counts them in a prompt.
 func occurrences(p payload.Part, text string, fn func(path string, start int)) {
-	if s, ok := blockText(p); ok {
+	if s, ok := p.Text(); ok {
 		each(s, text, func(i int) { fn(p.Path, i) })
 		return
 	}
@@ -694,37 +694,6 @@ func each(s, text string, fn func(int)) {
 		_, n := utf8.DecodeRuneInString(s[at+i:])
 		at += i + n
 	}
-}
-
-// blockText is the text a part is, when it is a text: a bare string, or
-// the member named text of a text block (type text, input_text or
-// output_text, or a Gemini part, which has no type), as request counts a
-// text block's tokens. The part is a slice of a body payload read.
-func blockText(p payload.Part) (string, bool) {
-	raw := string(p.Raw)
-	if raw != "" && raw[0] == '"' {
-		return pjson.Unquote(raw), true
-	}
-	if p.Section == "tools" {
-		return "", false // a definition, whatever its members are named
-	}
-	switch p.Type {
-	case "text", "input_text", "output_text", "":
-		it := pjson.NewIter(raw)
-		for {
-			k, _, v, _, ok := it.Next()
-			if !ok {
-				return "", false
-			}
-			if pjson.Unquote(k) == "text" {
-				if v != "" && v[0] == '"' {
-					return pjson.Unquote(v), true
-				}
-				return "", false
-			}
-		}
-	}
-	return "", false
 }
 
 // pointerEscape escapes a key as a step of an RFC 6901 pointer.
