@@ -85,7 +85,7 @@ func runDiff(e *env, args []string) int {
 		if *transcript != "" {
 			return e.diffRecordedRequests(pos, wf, *format, *transcript, calls)
 		}
-		return e.diffRequest(pos, wf, *format, *transcript, calls, pl)
+		return e.diffRequest(pos, wf, *format, pl)
 	}
 	if err == nil {
 		err = oneOf("format", *format, "text", "json", "html")

@@ -270,49 +270,27 @@ func (e *env) explainRequest(pos []string, w *wholeFlags, format string, lint, s
 	return ExitOK
 }
 
-// diffRequest is diff --request A B (or --transcript FILE --call A --call
-// B --request): where B leaves A's prefix, and what that costs under the
-// provider's cache. Exit 0 when B keeps A's whole prefix, 1 when it
+// diffRequest is diff --request A B: where body B leaves body A's prefix,
+// and what that costs under the provider's cache (two recorded calls are
+// diffRecordedRequests'). Exit 0 when B keeps A's whole prefix, 1 when it
 // leaves it.
-func (e *env) diffRequest(pos []string, w *wholeFlags, format, transcript string, calls []string, pl pipeline) int {
+func (e *env) diffRequest(pos []string, w *wholeFlags, format string, pl pipeline) int {
 	if err := oneOf("format", format, "text", "json"); err != nil {
 		return e.fail("diff: --request: %v", err)
 	}
-	var a, b *request.Manifest
-	var an, bn string
-	if transcript != "" {
-		if len(calls) != 2 || len(pos) > 0 {
-			return e.fail("diff: --transcript FILE --call A --call B --request compares two recorded calls' whole requests: give --call twice and no file")
-		}
-		rs, err := e.recordedRequests(transcript)
-		if err != nil {
-			return e.fail("diff: %v", err)
-		}
-		ra, err := pickCall(rs, calls[0])
-		var rb *cache.Recorded
-		if err == nil {
-			rb, err = pickCall(rs, calls[1])
-		}
-		if err != nil {
-			return e.fail("diff: %s: %v", shown(transcript), err)
-		}
-		a, b = ra.Request, rb.Request
-		an, bn = calls[0], calls[1]
-	} else {
-		if len(pos) != 2 {
-			return e.fail("diff: --request takes two bodies, A then B, got %d", len(pos))
-		}
-		var err error
-		if a, _, err = e.loadRequest(pos[0], w, "", pl); err == nil {
-			b, _, err = e.loadRequest(pos[1], w, "", pl)
-		}
-		if err != nil {
-			return e.fail("diff: %v", err)
-		}
-		an, bn = pos[0], pos[1]
+	if len(pos) != 2 {
+		return e.fail("diff: --request takes two bodies, A then B, got %d", len(pos))
 	}
+	a, _, err := e.loadRequest(pos[0], w, "", pl)
+	var b *request.Manifest
+	if err == nil {
+		b, _, err = e.loadRequest(pos[1], w, "", pl)
+	}
+	if err != nil {
+		return e.fail("diff: %v", err)
+	}
+	an, bn := pos[0], pos[1]
 	c := cache.Compare(cache.Call{Name: an, Request: a}, cache.Call{Name: bn, Request: b}, w.cacheOptions())
-	var err error
 	if format == "json" {
 		err = c.WriteJSON(e.stdout)
 	} else {
