@@ -348,8 +348,8 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, " (%s transcript, %d lines)", r.Format, r.Lines)
 	}
 	b.WriteByte('\n')
-	if line := r.openLine(); line != "" {
-		b.WriteString(line + "\n")
+	if line := r.Unfinished(); line != "" {
+		b.WriteString(line + " (still being written, or cut short: verify --closed fails it)\n")
 	}
 	if r.Head != "" {
 		fmt.Fprintf(&b, "chain head %s (the hash of line %d)\n", r.Head, r.Lines)
@@ -372,12 +372,13 @@ func (r *Report) WriteText(w io.Writer) error {
 	return err
 }
 
-// openLine says, of a transcript that holds but is not finished, that it
-// is open and how far it verifies ("" otherwise): the verdict verify,
-// report and the commands that read a transcript give of a run still
+// Unfinished says, of a transcript that holds but is not finished, which
+// sessions are open with their calls so far and how far it verifies ("" for
+// a finished run, or one that does not hold): the one sentence verify,
+// report and every command that reads a transcript give of a run still
 // being written.
-func (r *Report) openLine() string {
-	if r.OK() || !r.Holds() {
+func (r *Report) Unfinished() string {
+	if r == nil || r.OK() || !r.Holds() {
 		return ""
 	}
 	var open []string
@@ -392,7 +393,7 @@ func (r *Report) openLine() string {
 	if len(open) > 0 {
 		what = "open: " + strings.Join(open, ", ")
 	}
-	return fmt.Sprintf("%s; verified through line %d (still being written, or cut short: verify --closed fails it)", what, r.Lines)
+	return fmt.Sprintf("%s; verified through line %d", what, r.Lines)
 }
 
 // System is the system prompt the call was served, as retained at

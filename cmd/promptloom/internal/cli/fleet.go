@@ -409,7 +409,7 @@ func (f *fleet) unpredicted(name, why string) {
 
 // noteOpen names a transcript still being written.
 func (f *fleet) noteOpen(name string, rep *journal.Report) {
-	if note := openNote(rep); note != "" {
+	if note := rep.Unfinished(); note != "" {
 		f.Open = append(f.Open, fleetNote{name, note})
 	}
 }

@@ -178,7 +178,7 @@ func (e *env) verifyTranscript(arg string, read func(io.Reader) (*journal.Report
 		}
 		code := verdict(e.stdout, rep, err)
 		if code == ExitOK && closed && !rep.OK() {
-			fmt.Fprintf(e.stdout, "FAIL --closed: the run is not finished: %s\n", openNote(rep))
+			fmt.Fprintf(e.stdout, "FAIL --closed: the run is not finished: %s\n", rep.Unfinished())
 			code = ExitFail
 		}
 		switch {
@@ -302,33 +302,10 @@ func verdict(w io.Writer, rep *journal.Report, err error) int {
 	return ExitOK
 }
 
-// openNote says of a transcript that holds but is not finished which
-// sessions are open, with their calls so far, and how far it verifies:
-// what every command that reads a transcript says of a run still being
-// written ("" for a finished run, or one that does not hold).
-func openNote(rep *journal.Report) string {
-	if rep == nil || rep.OK() || !rep.Holds() {
-		return ""
-	}
-	var open []string
-	for _, s := range rep.Open {
-		follows := ""
-		if s.Follows != "" {
-			follows = " (following " + textsafe.Line(s.Follows) + ")"
-		}
-		open = append(open, fmt.Sprintf("session %s%s with %d call(s) so far", textsafe.Line(s.Session), follows, s.Calls))
-	}
-	what := "every session closed, but the last line not whole yet"
-	if len(open) > 0 {
-		what = "open: " + strings.Join(open, ", ")
-	}
-	return fmt.Sprintf("%s; verified through line %d", what, rep.Lines)
-}
-
 // noteOpen tells stderr that the transcript arg names is still being
 // written, when it is (openNote).
 func (e *env) noteOpen(arg string, rep *journal.Report) {
-	if note := openNote(rep); note != "" {
+	if note := rep.Unfinished(); note != "" {
 		fmt.Fprintf(e.stderr, "promptloom: %s: %s\n", textsafe.Line(shown(arg)), note)
 	}
 }
@@ -353,7 +330,7 @@ func liveState(rep *journal.Report, err error) string {
 	case rep.OK():
 		return state + "; every session closed"
 	case rep.Holds():
-		return state + "; " + openNote(rep)
+		return state + "; " + rep.Unfinished()
 	}
 	for _, p := range rep.Problems {
 		if !rep.Pending(p) {
