@@ -122,3 +122,22 @@ func TestAnIdleSessionIsClosedAndFollowed(t *testing.T) {
 		}
 	}
 }
+
+// Idle is refused when negative, or without the Follow that opens the
+// session a later call continues.
+func TestIdleNeedsFollow(t *testing.T) {
+	u, _ := url.Parse("http://127.0.0.1:1")
+	open := func(string) (*journal.Journal, error) { return nil, nil }
+	follow := func(string, string) (*journal.Journal, error) { return nil, nil }
+	for _, o := range []*proxy.Options{
+		{Upstream: u, Open: open, Idle: -time.Second, Follow: follow},
+		{Upstream: u, Open: open, Idle: time.Minute},
+	} {
+		if p, err := proxy.New(o); err == nil || !strings.Contains(err.Error(), "Options.Idle") {
+			if p != nil {
+				p.Close()
+			}
+			t.Errorf("idle %s, follow %v: %v", o.Idle, o.Follow != nil, err)
+		}
+	}
+}
