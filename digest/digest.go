@@ -57,11 +57,11 @@ const textLen = len(prefix) + 64
 // String formats d as blake3:<lowercase hex>.
 func (d Digest) String() string {
 	var buf [textLen]byte
-	return string(d.AppendText(buf[:0]))
+	return string(d.appendText(buf[:0]))
 }
 
-// AppendText appends d's text form to b (encoding.TextAppender).
-func (d Digest) AppendText(b []byte) []byte {
+// appendText appends d's text form to b.
+func (d Digest) appendText(b []byte) []byte {
 	b = append(b, prefix...)
 	n := len(b)
 	b = append(b, make([]byte, 64)...)
@@ -71,7 +71,7 @@ func (d Digest) AppendText(b []byte) []byte {
 
 // MarshalText implements encoding.TextMarshaler.
 func (d Digest) MarshalText() ([]byte, error) {
-	return []byte(d.String()), nil
+	return d.appendText(make([]byte, 0, textLen)), nil
 }
 
 // UnmarshalText implements encoding.TextUnmarshaler.

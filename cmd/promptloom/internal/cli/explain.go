@@ -158,7 +158,7 @@ func (e *env) printManifest(m *manifest.Manifest, hashOnly bool) int {
 		return e.fail("manifest: %v", err)
 	}
 	if hashOnly {
-		b = digest.Bytes(b).AppendText(nil)
+		b = []byte(digest.Bytes(b).String())
 	}
 	e.stdout.Write(append(b, '\n'))
 	return ExitOK
