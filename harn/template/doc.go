@@ -16,7 +16,8 @@
 // as {{name}}. Errors carry Harn's text and position: "<path> at
 // <line>:<col>: <what>".
 //
-// Beyond Harn, a render says where every output byte came from (Span) and
+// Beyond Harn, a render says where every output byte came from
+// (Result.Spans, each a promptloom.Span) and
 // which bindings it read, so a manifest can record them and "why is this
 // sentence here?" can name the template line or the binding. Rendering is
 // bounded: the output, each file and the work done are held to

@@ -89,7 +89,7 @@ type renderer struct {
 	t        *Template
 	o        Options
 	buf      []byte
-	spans    []Span
+	spans    []span
 	outer    int // bytes written by enclosing sections, for the limit
 	steps    int
 	maxSteps int
@@ -107,7 +107,7 @@ func (t *Template) render(b *dict) (*Result, error) {
 	// Size the output and the spans as the last render's were: a template
 	// is usually rendered with bindings of much the same size.
 	r.buf = make([]byte, 0, max(len(t.src), int(t.lastBytes.Load())))
-	r.spans = make([]Span, 0, t.lastSpans.Load())
+	r.spans = make([]span, 0, t.lastSpans.Load())
 	if err := r.nodes(t.nodes, &scope{base: b}); err != nil {
 		if err.Path == "" {
 			err.Path = t.name
@@ -173,7 +173,7 @@ func cost(v any) int {
 }
 
 // emit appends s with its span.
-func (r *renderer) emit(s string, sp Span, line, col int) *Error {
+func (r *renderer) emit(s string, sp span, line, col int) *Error {
 	if s == "" {
 		return nil
 	}
@@ -198,7 +198,7 @@ func (r *renderer) emit(s string, sp Span, line, col int) *Error {
 // first freeSpans: its size in memory, so a render of one-byte pieces
 // holds no more in spans than the limit allows in text.
 const (
-	spanCost  = int(unsafe.Sizeof(Span{}))
+	spanCost  = int(unsafe.Sizeof(span{}))
 	freeSpans = 512
 )
 
@@ -207,7 +207,7 @@ func (r *renderer) spanBytes() int { return max(0, r.made-freeSpans) * spanCost 
 
 // mergeable: a span that continues the one before it, from the same
 // directive (a section's scaffolding written in pieces).
-func mergeable(a, b *Span) bool {
+func mergeable(a, b *span) bool {
 	return a.End == b.Start && a.Kind == "section" && b.Kind == "section" && a.File == b.File && a.Line == b.Line && a.Col == b.Col
 }
 
@@ -226,7 +226,7 @@ func (r *renderer) node(n node, sc *scope) *Error {
 		if err := r.step(n.line, n.col); err != nil {
 			return err
 		}
-		return r.emit(n.s, Span{Kind: "text", Line: n.line, Col: n.col}, n.line, n.col)
+		return r.emit(n.s, span{Kind: "text", Line: n.line, Col: n.col}, n.line, n.col)
 	case *exprNode:
 		if err := r.step(n.line, n.col); err != nil {
 			return err
@@ -235,7 +235,7 @@ func (r *renderer) node(n node, sc *scope) *Error {
 		if err != nil {
 			return err
 		}
-		sp := Span{Kind: "value", Line: n.line, Col: n.col}
+		sp := span{Kind: "value", Line: n.line, Col: n.col}
 		if origin != "" {
 			sp.Kind, sp.Path, sp.Filters = "binding", origin, filtersOf(n.x, sc)
 		}
@@ -249,9 +249,9 @@ func (r *renderer) node(n node, sc *scope) *Error {
 			r.reads[n.ident] = struct{}{}
 		}
 		if !ok {
-			return r.emit("{{"+n.ident+"}}", Span{Kind: "text", Line: n.line, Col: n.col}, n.line, n.col)
+			return r.emit("{{"+n.ident+"}}", span{Kind: "text", Line: n.line, Col: n.col}, n.line, n.col)
 		}
-		sp := Span{Kind: "value", Line: n.line, Col: n.col}
+		sp := span{Kind: "value", Line: n.line, Col: n.col}
 		if e.origin != "" {
 			sp.Kind, sp.Path, sp.Filters = "binding", e.origin, e.filters
 		}
@@ -546,7 +546,7 @@ func (r *renderer) section(n *sectionNode, sc *scope) *Error {
 		return r.errAt(n.line, n.col, promptloom.ErrTooLarge, fmt.Sprintf("section `%s` makes text over the limit of %d bytes", n.name, r.o.MaxBytes))
 	}
 	scaffold := func(s string) *Error {
-		return r.emit(s, Span{Kind: "section", Line: n.line, Col: n.col}, n.line, n.col)
+		return r.emit(s, span{Kind: "section", Line: n.line, Col: n.col}, n.line, n.col)
 	}
 	if st.bodyAt < 0 {
 		return scaffold(st.text)

@@ -97,8 +97,11 @@ type Result struct {
 	// Text is the output, byte for byte Harn's.
 	Text string
 	// Spans cover Text from start to end, in order, without overlap: every
-	// output byte is in exactly one span.
-	Spans []Span
+	// output byte is in exactly one span. They are promptloom.Span, so a
+	// templated fragment carries the spans of its render as they are: so a
+	// manifest can name the bindings behind a fragment and "why" can point
+	// at a template position.
+	Spans []promptloom.Span
 	// Reads are the paths of the caller's bindings the render looked up,
 	// sorted, each once; a path whose parent is also read is left out (the
 	// parent covers it). A name looked up but not bound is listed too.
@@ -110,11 +113,8 @@ type Result struct {
 	Steps int
 }
 
-// Span says where the bytes Text[Start:End] came from, so a manifest can
-// name the bindings behind a fragment and "why" can point at a template
-// position. It is promptloom.Span, so a templated fragment carries the
-// spans of its render as they are (its fields are documented there).
-type Span = promptloom.Span
+// span is a render's promptloom.Span, by its short name.
+type span = promptloom.Span
 
 // Kinds of error, matched with errors.Is; the error itself is an *Error.
 // The kinds of Error, by the name its Kind gives them.
