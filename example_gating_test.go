@@ -6,13 +6,24 @@ import (
 	"github.com/promptloom/promptloom"
 )
 
-// Gate is the reducer's rule 2 for one fragment: the first missing tool or
-// capability is the reason it is left out.
-func ExampleFragment_Gate() {
-	guidance := promptloom.ToolGuidance("todo", "Keep the list current.")
-	fmt.Println(guidance.Gate(&promptloom.Options{Tools: []string{"todo"}}))
-	fmt.Println(guidance.Gate(nil))
+// A gated fragment is included only while what it requires is there: the
+// reducer's rule 2, and the first missing tool or capability is the reason
+// its row gives.
+func ExampleReduce_gating() {
+	frags := []promptloom.Fragment{
+		promptloom.Primary("You are a careful assistant."),
+		promptloom.ToolGuidance("todo", "Keep the list current."),
+	}
+	for _, tools := range [][]string{{"todo"}, nil} {
+		r, err := promptloom.Reduce(frags, &promptloom.Options{Tools: tools})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		row := r.Rows[1]
+		fmt.Println(row.Fragment.ID, row.Included, row.Reason)
+	}
 	// Output:
-	// true tool(s) present: todo
-	// false requires tool `todo` (not available)
+	// tool:todo.guidance true tool(s) present: todo
+	// tool:todo.guidance false requires tool `todo` (not available)
 }

@@ -9,7 +9,7 @@ import (
 
 // Fragment is one contributor to the system prompt. It does not know
 // whether it will be included: that is the reducer's decision, made from
-// its gates (Gate) and its body.
+// its gates (RequiresTools, RequiresCaps) and its body.
 type Fragment struct {
 	// ID names the fragment in the manifest, e.g. "system[0]", "primary",
 	// "tool:todo.guidance". It may not be empty; two fragments may share
@@ -123,11 +123,11 @@ func (f *Fragment) Gated() bool {
 	return len(f.RequiresTools) > 0 || len(f.RequiresCaps) > 0
 }
 
-// Gate decides whether f's gates let it in under o's active tools and
+// gateUnder decides whether f's gates let it in under o's active tools and
 // capabilities (rule 2 of Reduce), and says why in the words Harn's
 // manifests use. It looks only at gates: an empty body is excluded by
 // Reduce, not here.
-func (f *Fragment) Gate(o *Options) (included bool, reason string) {
+func (f *Fragment) gateUnder(o *Options) (included bool, reason string) {
 	if o == nil {
 		o = &Options{}
 	}
@@ -151,7 +151,7 @@ func set(names []string) map[string]struct{} {
 	return m
 }
 
-// gate is Gate against a built set: tools first, each in declared order,
+// gate is gateUnder against a built set: tools first, each in declared order,
 // then capabilities; the first missing one is the reason.
 func (f *Fragment) gate(a *active) (bool, string) {
 	for _, t := range f.RequiresTools {

@@ -21,8 +21,8 @@ func TestGate(t *testing.T) {
 	for _, tt := range tests {
 		f := Fragment{RequiresTools: tt.tools, RequiresCaps: tt.caps}
 		var got decision
-		if got.included, got.reason = f.Gate(active); got != tt.want {
-			t.Errorf("Gate(tools %v, caps %v) = %+v, want %+v", tt.tools, tt.caps, got, tt.want)
+		if got.included, got.reason = f.gateUnder(active); got != tt.want {
+			t.Errorf("gateUnder(tools %v, caps %v) = %+v, want %+v", tt.tools, tt.caps, got, tt.want)
 		}
 	}
 }

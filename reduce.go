@@ -25,18 +25,7 @@ type Options struct {
 // Separator joins included fragments.
 const Separator = "\n\n"
 
-// Root names what produced the prompt.
-type Root string
-
-// The roots. RootTransformed is set by a manifest's egress projection,
-// never by Reduce.
-const (
-	RootComposed    Root = "composed"
-	RootReplacement Root = "replacement"
-	RootTransformed Root = "transformed"
-)
-
-// The reasons Reduce gives itself; Gate gives the others, and a budget's
+// The reasons Reduce gives itself; gate gives the others, and a budget's
 // shed rows say "shed by budget: REGISTER rank N".
 const (
 	reasonUnconditional = "unconditional"
@@ -94,8 +83,8 @@ type Reduction struct {
 	// the prompt is then absent (JSON null), not empty.
 	System  string
 	Present bool
-	Root    Root
-	// Rows holds one row per fragment, in wire order.
+	// Rows holds one row per fragment, in wire order. A replacement root
+	// (a Verbatim fragment) is the one row of its reduction.
 	Rows []Row
 	// WholeDigest is the digest of the redacted System (of "" when absent).
 	WholeDigest digest.Digest
@@ -147,7 +136,7 @@ func Check(frags []Fragment) error {
 //  2. Gate: the first tool of RequiresTools that is not active excludes
 //     the fragment, then the first capability of RequiresCaps that is not
 //     set; an included fragment's reason names what it required, or is
-//     "unconditional" (Gate).
+//     "unconditional".
 //  3. Order: the included before fragments in the order given, then the
 //     included after fragments in the order given.
 //  4. Join them with exactly "\n\n".
@@ -181,7 +170,7 @@ func Reduce(frags []Fragment, o *Options) (*Reduction, error) {
 
 	// Rules 2 and 3: gate, and order by bucket. Gating reads no body, so
 	// this pass touches none.
-	r := &Reduction{Root: RootComposed, Rows: make([]Row, 0, len(frags))}
+	r := &Reduction{Rows: make([]Row, 0, len(frags))}
 	capacity := 0
 	a := newActive(o)
 	var reasons reasonCache
@@ -265,7 +254,6 @@ func replace(f *Fragment, b *budget.Budget) (*Reduction, error) {
 	r := &Reduction{
 		System:  f.Body,
 		Present: true,
-		Root:    RootReplacement,
 		Rows: []Row{{
 			Fragment: f, Included: true, Reason: reasonReplacement,
 			Body: f.Body, Bytes: len(f.Body), Offset: 0, Digest: d,
@@ -281,17 +269,4 @@ func replace(f *Fragment, b *budget.Budget) (*Reduction, error) {
 		r.Fit = newFit(b, fitted)
 	}
 	return r, nil
-}
-
-// CommonPrefix is the number of bytes two prompts share from the start:
-// what a provider's prefix cache can still serve of b after a, and so the
-// measure by which a change to a prompt is cheap or dear.
-func CommonPrefix(a, b string) int {
-	n := min(len(a), len(b))
-	for i := range n {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return n
 }

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/promptloom/promptloom"
+	"github.com/promptloom/promptloom/internal/seq"
 	"github.com/promptloom/promptloom/manifest"
 )
 
@@ -57,7 +57,7 @@ func Diff(a, b *Explanation, aName, bName string) *Delta {
 	d := &Delta{A: a, B: b}
 	at, bt := a.Text(), b.Text()
 	d.Identical = at == bt && (a.System == nil) == (b.System == nil)
-	d.CommonPrefixBytes = promptloom.CommonPrefix(at, bt)
+	d.CommonPrefixBytes = seq.CommonPrefix(at, bt)
 	d.ResendBytes = len(bt) - d.CommonPrefixBytes
 	d.Fragments = matchRows(a.Fragments, b.Fragments)
 	explainInputs(d.Fragments)

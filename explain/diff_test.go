@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/harn/options"
+	"github.com/promptloom/promptloom/internal/seq"
 	"github.com/promptloom/promptloom/manifest"
 
 	"github.com/google/go-cmp/cmp"
@@ -58,7 +58,7 @@ func TestDiffWithoutTool(t *testing.T) {
 		todo.B.Reason != "requires tool `todo` (not available)" {
 		t.Fatalf("todo guidance delta = %+v", todo)
 	}
-	if want := promptloom.CommonPrefix(a.Text(), b.Text()); d.CommonPrefixBytes != want || want != len("You are careful.\n\n") {
+	if want := seq.CommonPrefix(a.Text(), b.Text()); d.CommonPrefixBytes != want || want != len("You are careful.\n\n") {
 		t.Errorf("common prefix = %d, want %d", d.CommonPrefixBytes, want)
 	}
 	if d.FirstChangedFragment == nil || *d.FirstChangedFragment != "tool:todo.guidance" {

@@ -1,7 +1,6 @@
 package manifest
 
 import (
-	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/digest"
 )
 
@@ -46,7 +45,7 @@ func (m *Manifest) ForEgress(sent string) (*Manifest, error) {
 			BytesAdded:               max(0, len(sent)-m.SystemPromptBytes),
 			BytesRemoved:             max(0, m.SystemPromptBytes-len(sent)),
 		}
-		out.Root = string(promptloom.RootTransformed)
+		out.Root = RootTransformed
 		out.WholePromptDigest, out.SystemPromptBytes = d, len(sent)
 		out.JoinSeparatorCount = 0
 		// a budget's count was of the assembled prompt, not of these bytes

@@ -38,6 +38,15 @@ const (
 	joinSeparatorBytes = len(joinSeparator)
 )
 
+// The roots, what produced a prompt (Manifest.Root): its fragments,
+// composed by the reducer; a replacement root, the caller's whole prompt;
+// or an adapter's change at egress (ForEgress).
+const (
+	RootComposed    = "composed"
+	RootReplacement = "replacement"
+	RootTransformed = "transformed"
+)
+
 // Manifest is one harn.llm.context_manifest.v1 value.
 type Manifest struct {
 	Schema             string          `json:"schema"`
@@ -144,7 +153,7 @@ func New(r *promptloom.Reduction, callRole string) *Manifest {
 		Messages:           messages,
 		CallRole:           redact.String(callRole),
 		ActorChain:         nullJSON,
-		Root:               string(r.Root),
+		Root:               RootComposed,
 		Segments:           make([]Segment, len(r.Rows)),
 		WholePromptDigest:  r.WholeDigest,
 		SystemPromptBytes:  len(r.System),
@@ -190,6 +199,9 @@ func New(r *promptloom.Reduction, callRole string) *Manifest {
 	}
 	if included > 0 {
 		m.JoinSeparatorCount = included - 1
+	}
+	if len(r.Rows) == 1 && r.Rows[0].Fragment.Verbatim {
+		m.Root = RootReplacement
 	}
 	if f := r.Fit; f != nil {
 		m.TokenEncoding = f.Encoding

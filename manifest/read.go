@@ -93,7 +93,7 @@ func Read(data []byte) (*Manifest, error) {
 		Messages:           r.str("messages", false, messages),
 		CallRole:           r.str("call_role", false, ""),
 		ActorChain:         nullJSON,
-		Root:               r.str("root", false, string(promptloom.RootComposed)),
+		Root:               r.str("root", false, RootComposed),
 		WholePromptDigest:  r.digest("whole_prompt_digest"),
 		SystemPromptBytes:  r.count("system_prompt_bytes", true),
 		JoinSeparator:      r.str("join_separator", false, joinSeparator),
@@ -122,8 +122,8 @@ func Read(data []byte) (*Manifest, error) {
 	case m.JoinSeparator != joinSeparator:
 		return nil, &ReadError{Field: "join_separator", Detail: fmt.Sprintf("is %q; only %q is defined", m.JoinSeparator, joinSeparator)}
 	}
-	switch promptloom.Root(m.Root) {
-	case promptloom.RootComposed, promptloom.RootReplacement, promptloom.RootTransformed:
+	switch m.Root {
+	case RootComposed, RootReplacement, RootTransformed:
 	default:
 		return nil, &ReadError{Field: "root", Detail: fmt.Sprintf("unknown root %q", m.Root)}
 	}

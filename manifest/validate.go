@@ -7,7 +7,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/digest"
 )
 
@@ -148,7 +147,7 @@ func validate(m *Manifest, system string, hash bool) error {
 		}
 		seen[k] = struct{}{}
 	}
-	if m.Root == string(promptloom.RootReplacement) &&
+	if m.Root == RootReplacement &&
 		(len(m.Segments) != 1 || included != 1 || m.Segments[0].ID != "replacement") {
 		return broke("replacement_root", "1", itoa(included),
 			"replacement root must contain exactly one included `replacement` segment")

@@ -226,7 +226,7 @@ func candidates(r *promptloom.Reduction, since *manifest.Manifest) []Breakpoint 
 // from the start, that match the old manifest's included segments by id,
 // digest and bytes; -1 when the first differs.
 func stableRows(r *promptloom.Reduction, old *manifest.Manifest) int {
-	if old.Root == string(promptloom.RootTransformed) {
+	if old.Root == manifest.RootTransformed {
 		return -1 // an egress manifest's rows are not fragments
 	}
 	last, k := -1, 0

@@ -24,8 +24,8 @@ func TestReplacementRootReadsNoOtherContributor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Root != promptloom.RootReplacement || r.System != " whole " || len(r.Rows) != 1 {
-		t.Errorf("root %s, system %q, %d rows", r.Root, r.System, len(r.Rows))
+	if r.System != " whole " || len(r.Rows) != 1 || !r.Rows[0].Fragment.Verbatim {
+		t.Errorf("system %q, %d rows, want the replacement root alone", r.System, len(r.Rows))
 	}
 	var paths []string
 	for _, w := range o.Warnings {

@@ -1,6 +1,7 @@
-// Package seq holds the one sequence algorithm two rooms share: the
+// Package seq holds the sequence algorithms several rooms share: the
 // longest increasing run, which pairs what kept its order between two
-// lists (manifest.Compare's fragments, explain's lines).
+// lists (manifest.Compare's fragments, explain's lines), and the common
+// prefix of two prompts (explain's diff, the run report).
 package seq
 
 import "sort"
@@ -31,4 +32,17 @@ func LongestIncreasing(s []int) []int {
 		run[k] = i
 	}
 	return run
+}
+
+// CommonPrefix is the number of bytes two prompts share from the start:
+// what a provider's prefix cache can still serve of b after a, and so the
+// measure by which a change to a prompt is cheap or dear.
+func CommonPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
 }

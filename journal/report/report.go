@@ -21,8 +21,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/cache"
+	"github.com/promptloom/promptloom/internal/seq"
 	"github.com/promptloom/promptloom/internal/textsafe"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/manifest"
@@ -212,7 +212,7 @@ func compare(rep *journal.Report, skip map[int]bool) []*Since {
 			if k := [2]int{prev.SystemLine, c.SystemLine}; k[0] != k[1] {
 				n, done := prefixes[k]
 				if !done {
-					n = promptloom.CommonPrefix(prev.System(), c.System())
+					n = seq.CommonPrefix(prev.System(), c.System())
 					prefixes[k] = n
 				}
 				s.CommonPrefixBytes = n
