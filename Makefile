@@ -31,7 +31,7 @@ bench:
 	go test ./manifest -run '^$$' -bench 'Ratio/10000' -benchtime 3s -count 10
 	go test ./manifest -run '^$$' -bench 'Reduce|Floor|Validate' -benchmem -count 5
 	go test . -run '^$$' -bench 'Fit' -benchmem -count 5
-	go test ./harn/redact -run '^$$' -bench RedactScan -benchmem -count 5
+	go test ./internal/redact -run '^$$' -bench RedactScan -benchmem -count 5
 	go test ./cmd/promptloom/internal/cli -run '^$$' -bench CLIExplain -benchmem -count 5
 	go test ./explain -run '^$$' -bench ExplainBudget -benchmem -count 5
 	go test ./journal -run '^$$' -bench VerifySharedPrompt -benchmem -count 5

@@ -27,9 +27,10 @@ import (
 // SDK is named where it may be used, and nowhere else.
 const depsRules = `
 	STD < internal/json, internal/textsafe, internal/dsn, internal/seq;
-	STD < harn/redact/internal/url;
+	STD < internal/redact/internal/url;
 	XMOD < witness;
-	internal/json, harn/redact/internal/url < harn/redact;
+	internal/json, internal/redact/internal/url < internal/redact;
+	internal/redact < harn/redact;
 	harn/redact, BLAKE3 < digest;
 	digest, TIKTOKEN < budget;
 	budget < .;

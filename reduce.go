@@ -7,7 +7,7 @@ import (
 
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/digest"
-	"github.com/promptloom/promptloom/harn/redact"
+	"github.com/promptloom/promptloom/internal/redact"
 )
 
 // Options says what a reduction may use. The zero value (or a nil

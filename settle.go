@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/promptloom/promptloom/digest"
-	"github.com/promptloom/promptloom/harn/redact"
+	"github.com/promptloom/promptloom/internal/redact"
 )
 
 // This file is the machinery behind Reduce's rules 1 and 5 that the

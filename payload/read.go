@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/promptloom/promptloom/harn/redact"
 	pjson "github.com/promptloom/promptloom/internal/json"
+	"github.com/promptloom/promptloom/internal/redact"
 )
 
 // node is one JSON value of a body that Read checked: its text as

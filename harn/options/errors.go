@@ -7,7 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/promptloom/promptloom/harn/redact"
+	"github.com/promptloom/promptloom/internal/redact"
 )
 
 // The kinds of bad input. Every *Error matches one of them with

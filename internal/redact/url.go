@@ -4,7 +4,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/promptloom/promptloom/harn/redact/internal/url"
+	"github.com/promptloom/promptloom/internal/redact/internal/url"
 	pjson "github.com/promptloom/promptloom/internal/json"
 )
 

@@ -3,7 +3,7 @@ package url_test
 import (
 	"fmt"
 
-	"github.com/promptloom/promptloom/harn/redact/internal/url"
+	"github.com/promptloom/promptloom/internal/redact/internal/url"
 )
 
 // A URL (http or https, as Harn finds them) comes back as the url crate
