@@ -33,7 +33,8 @@ const depsRules = `
 	internal/redact < harn/redact;
 	harn/redact, BLAKE3 < digest;
 	digest, TIKTOKEN < budget;
-	budget < .;
+	budget < internal/fit;
+	internal/fit < .;
 	digest < harn/reminder;
 	. < internal/spans;
 	., internal/json, internal/spans < harn/template;

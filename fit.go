@@ -5,13 +5,14 @@ import (
 
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/internal/fit"
 )
 
-// fit is Reduce's rule 6: it holds a reduction's included rows, settled,
+// fitBudget is Reduce's rule 6: it holds a reduction's included rows, settled,
 // to a budget, excluding the rows the budget sheds.
-func fit(r *Reduction, b *budget.Budget) error {
+func fitBudget(r *Reduction, b *budget.Budget) error {
 	rows := make([]int, 0, len(r.Rows)) // row index of each item
-	items := make([]budget.Item, 0, len(r.Rows))
+	items := make([]fit.Item, 0, len(r.Rows))
 	bytes := b.Counter != nil && b.Counter.Encoding() == "bytes"
 	for i := range r.Rows {
 		row := &r.Rows[i]
@@ -24,10 +25,10 @@ func fit(r *Reduction, b *budget.Budget) error {
 		if row.redacted && !bytes {
 			key = digest.String(row.Body)
 		}
-		items = append(items, budget.Item{Text: row.Body, Key: key, Register: row.Fragment.Register, Rank: row.Fragment.Rank})
+		items = append(items, fit.Item{Text: row.Body, Key: key, Register: row.Fragment.Register, Rank: row.Fragment.Rank})
 		rows = append(rows, i)
 	}
-	fitted, err := b.Fit(items, Separator)
+	fitted, err := fit.Fit(b, items, Separator)
 	if err != nil {
 		return err
 	}
@@ -37,11 +38,11 @@ func fit(r *Reduction, b *budget.Budget) error {
 	// Items are shed class by class (register, then rank): one reason
 	// string per class, built when its first row is shed.
 	var reason string
-	var last *budget.Item
+	var last *fit.Item
 	for _, k := range fitted.Shed {
 		it := &items[k]
 		if last == nil || it.Register != last.Register || it.Rank != last.Rank {
-			reason, last = budget.ShedPrefix+it.Register.String()+" rank "+strconv.Itoa(it.Rank), it
+			reason, last = fit.ShedPrefix+it.Register.String()+" rank "+strconv.Itoa(it.Rank), it
 		}
 		row := &r.Rows[rows[k]]
 		row.Included, row.Bytes, row.Reason, row.Shed = false, 0, reason, true
@@ -50,11 +51,11 @@ func fit(r *Reduction, b *budget.Budget) error {
 	return nil
 }
 
-func newFit(b *budget.Budget, f *budget.Fitted) *Fit {
-	fit := &Fit{Encoding: b.Counter.Encoding(), Tokens: f.Count, Shed: len(f.Shed)}
+func newFit(b *budget.Budget, f *fit.Fitted) *Fit {
+	out := &Fit{Encoding: b.Counter.Encoding(), Tokens: f.Count, Shed: len(f.Shed)}
 	if !b.Unlimited {
 		total := b.Total
-		fit.Total = &total
+		out.Total = &total
 	}
-	return fit
+	return out
 }

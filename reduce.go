@@ -7,6 +7,7 @@ import (
 
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/internal/fit"
 	"github.com/promptloom/promptloom/internal/redact"
 )
 
@@ -194,7 +195,7 @@ func Reduce(frags []Fragment, o *Options) (*Reduction, error) {
 	// since the budget decides which rows stay from the trimmed bodies.
 	if o.Budget != nil {
 		if settleAll(r.Rows, capacity) > 0 {
-			if err := fit(r, o.Budget); err != nil {
+			if err := fitBudget(r, o.Budget); err != nil {
 				return nil, err
 			}
 			capacity = 0 // the prompt holds what the budget kept
@@ -261,7 +262,7 @@ func replace(f *Fragment, b *budget.Budget) (*Reduction, error) {
 		WholeDigest: d,
 	}
 	if b != nil {
-		fitted, err := b.Fit([]budget.Item{{Text: f.Body, Key: digest.String(f.Body)}}, Separator)
+		fitted, err := fit.Fit(b, []fit.Item{{Text: f.Body, Key: digest.String(f.Body)}}, Separator)
 		if err != nil {
 			return nil, err
 		}

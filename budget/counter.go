@@ -1,11 +1,10 @@
-// Package budget counts prompts in bytes or in real tokens, offline, and
-// decides what to shed when a prompt is over its budget: by register
-// (never binding), then rank, then later-first.
-//
-// Counting is done once per distinct text: a bounded cache keyed by content
-// digest remembers counts across calls, and a Tally keeps the exact count of
-// a whole prompt as fragments leave it, recounting only a few words around
-// each join (see Tally).
+// Package budget is the vocabulary of a prompt's size limit: a Budget (a
+// Counter and a total), the Counter that counts in bytes or in real tokens,
+// offline, and the Register that says how a fragment may be treated when
+// the prompt is over it. promptloom.Reduce holds a prompt to a budget
+// (Options.Budget): it sheds by register (never binding), then rank, then
+// later-first, and counts the whole prompt exactly as fragments leave it,
+// each distinct text counted once and remembered across calls.
 package budget
 
 import (

@@ -4,26 +4,23 @@ import (
 	"fmt"
 
 	"github.com/promptloom/promptloom/budget"
-	"github.com/promptloom/promptloom/digest"
 )
 
-// Fit holds texts joined by a separator to a total, shedding the
-// considered one first; a binding text (the zero register) is never shed.
-func ExampleBudget_Fit() {
-	items := []budget.Item{
-		{Text: "Never delete files without asking."},
-		{Text: "The repository is a Go module.", Register: budget.Considered},
-		{Text: "Prefer short sentences.", Register: budget.Craft},
-	}
-	for i := range items {
-		items[i].Key = digest.String(items[i].Text)
-	}
-	b := &budget.Budget{Counter: budget.Bytes(), Total: 70}
-	f, err := b.Fit(items, "\n\n")
+// A counter counts offline, in bytes or in a model family's tokens; a
+// budget is a counter and a total, and registers say what may be shed to
+// meet it (promptloom.Reduce's Options.Budget sheds them).
+func ExampleNewCounter() {
+	tokens, err := budget.NewCounter("o200k_base")
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(f.Counts, f.Shed, f.Count)
+	text := "Keep the todo list current."
+	fmt.Println(budget.Bytes().Count(text), "bytes,", tokens.Count(text), tokens.Encoding(), "tokens")
+
+	b := &budget.Budget{Counter: tokens, Total: 4000, ShedOrder: []budget.Register{budget.Generated, budget.Considered}}
+	r, _ := budget.ParseRegister("craft")
+	fmt.Println(b.ShedOrder, r)
 	// Output:
-	// [34 30 23] [1] 59
+	// 27 bytes, 6 o200k_base tokens
+	// [generated considered] craft
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/harn/options"
+	"github.com/promptloom/promptloom/internal/fit"
 )
 
 // readmeOptions are the README's options.
@@ -139,7 +140,7 @@ func TestWhyShed(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := why(e, "shed")
-	if len(got) != 1 || got[0].ID != "system[1]" || got[0].State != "shed" || got[0].Offset != -1 || !strings.HasPrefix(got[0].Reason, budget.ShedPrefix) {
+	if len(got) != 1 || got[0].ID != "system[1]" || got[0].State != "shed" || got[0].Offset != -1 || !strings.HasPrefix(got[0].Reason, fit.ShedPrefix) {
 		t.Errorf("Why(shed) = %+v", got)
 	}
 }

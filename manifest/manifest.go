@@ -25,6 +25,7 @@ import (
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/harn/redact"
+	"github.com/promptloom/promptloom/internal/fit"
 )
 
 // The fields of a manifest that hold one of few values: Harn's words.
@@ -112,7 +113,7 @@ func (s *Segment) State() string {
 	switch {
 	case s.Included:
 		return "included"
-	case strings.HasPrefix(s.Reason, budget.ShedPrefix):
+	case strings.HasPrefix(s.Reason, fit.ShedPrefix):
 		return "shed"
 	}
 	return "excluded"

@@ -6,6 +6,7 @@ import (
 
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/budget"
+	"github.com/promptloom/promptloom/internal/fit"
 )
 
 // TestSegmentShedAgreesWithRow: Segment.Shed, read from the reason, says
@@ -45,7 +46,7 @@ func TestSegmentShedAgreesWithRow(t *testing.T) {
 	if shed == 0 {
 		t.Error("nothing shed at any total; the fixture no longer tests shedding")
 	}
-	for _, s := range []Segment{{Reason: "shed"}, {Reason: "not shed by budget: x"}, {Included: true, Reason: budget.ShedPrefix + "craft rank 1"}} {
+	for _, s := range []Segment{{Reason: "shed"}, {Reason: "not shed by budget: x"}, {Included: true, Reason: fit.ShedPrefix + "craft rank 1"}} {
 		if s.State() == "shed" {
 			t.Errorf("%+v reads as shed", s)
 		}

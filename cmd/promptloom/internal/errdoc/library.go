@@ -102,11 +102,10 @@ var library = []libCase{
 	},
 	{
 		pkg: "budget",
-		doc: "A budget whose total is negative (`Budget.Fit`, and `promptloom.Reduce` with it in its options).",
+		doc: "A budget whose total is negative, in the options of `promptloom.Reduce` (and `provenance.Assemble`).",
 		is:  budget.ErrInvalid,
 		raise: func(*env) error {
-			_, err := (&budget.Budget{Counter: budget.Bytes(), Total: -1}).Fit(nil, "")
-			return err
+			return reduceUnder(&budget.Budget{Counter: budget.Bytes(), Total: -1})
 		},
 	},
 	{
@@ -114,8 +113,7 @@ var library = []libCase{
 		doc: "A budget without a counter.",
 		is:  budget.ErrInvalid,
 		raise: func(*env) error {
-			_, err := (&budget.Budget{Counter: nil, Total: 100}).Fit(nil, "")
-			return err
+			return reduceUnder(&budget.Budget{Counter: nil, Total: 100})
 		},
 	},
 	{
@@ -123,8 +121,7 @@ var library = []libCase{
 		doc: "A register listed twice in the shed order.",
 		is:  budget.ErrInvalid,
 		raise: func(*env) error {
-			_, err := (&budget.Budget{Counter: budget.Bytes(), Total: 100, ShedOrder: []budget.Register{budget.Craft, budget.Craft}}).Fit(nil, "")
-			return err
+			return reduceUnder(&budget.Budget{Counter: budget.Bytes(), Total: 100, ShedOrder: []budget.Register{budget.Craft, budget.Craft}})
 		},
 	},
 	{
@@ -132,8 +129,7 @@ var library = []libCase{
 		doc: "`binding` in the shed order: binding fragments are never shed.",
 		is:  budget.ErrInvalid,
 		raise: func(*env) error {
-			_, err := (&budget.Budget{Counter: budget.Bytes(), Total: 100, ShedOrder: []budget.Register{budget.Considered, budget.Binding}}).Fit(nil, "")
-			return err
+			return reduceUnder(&budget.Budget{Counter: budget.Bytes(), Total: 100, ShedOrder: []budget.Register{budget.Considered, budget.Binding}})
 		},
 	},
 	{
@@ -998,4 +994,10 @@ func chronicleOf(e *env) chronicleGrant {
 		e.Fatal(err)
 	}
 	return chronicleGrant{provenance.OpenChronicle(store, ch, 2, provenance.All)}
+}
+
+// reduceUnder reduces a one-fragment prompt under b: how a budget is used.
+func reduceUnder(b *budget.Budget) error {
+	_, err := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("rules")}, &promptloom.Options{Budget: b})
+	return err
 }

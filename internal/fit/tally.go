@@ -1,8 +1,9 @@
-package budget
+package fit
 
 import (
 	"strings"
 
+	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/digest"
 )
 
@@ -22,7 +23,7 @@ import (
 // one window. TestTallyMatchesTokenizer holds this to the tokenizer's count
 // of the whole string.
 type tally struct {
-	counter Counter
+	counter budget.Counter
 	cache   *countCache
 	sep     string
 	pieces  []piece
@@ -59,9 +60,9 @@ func (p *piece) interior() int { return p.total - p.head - p.tail }
 
 // newTally counts the items' texts joined by sep, through cache (keyed by
 // each item's Key).
-func newTally(counter Counter, cache *countCache, items []Item, sep string) *tally {
+func newTally(counter budget.Counter, cache *countCache, items []Item, sep string) *tally {
 	n := len(items)
-	if _, ok := counter.(bytesCounter); ok {
+	if counter == budget.Bytes() { // the one counter whose counts add up
 		// Bytes add up: the whole is the pieces and the joins, exactly. Only
 		// each piece's size and whether it is still in are kept.
 		t := &tally{counter: counter, cache: cache, sep: sep, additive: true, live: n, sizes: make([]int, n), alive: make([]bool, n)}

@@ -1,4 +1,4 @@
-package budget
+package fit
 
 import (
 	"container/list"
