@@ -4,8 +4,8 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/promptloom/promptloom/internal/redact/internal/url"
 	pjson "github.com/promptloom/promptloom/internal/json"
+	"github.com/promptloom/promptloom/internal/redact/internal/url"
 )
 
 // redactURL is Harn's redact_url_in_string: a text that starts with
