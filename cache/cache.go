@@ -409,10 +409,7 @@ func (o *Options) prices() *Prices {
 
 // totalReported is the whole prompt a provider reported for a call.
 func totalReported(provider string, u *payload.Usage) int {
-	if payload.Provider(provider) == payload.Anthropic {
-		return u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens
-	}
-	return u.InputTokens
+	return u.Prompt(payload.Provider(provider))
 }
 
 // callScale is the ratio of a call's reported prompt to its estimate,

@@ -58,6 +58,26 @@ func ParseProvider(s string) (Provider, error) {
 	return Auto, &Error{Kind: ErrUnknownProvider, Msg: s}
 }
 
+// GenAI is how OpenTelemetry's GenAI semantic conventions name a call of
+// shape p sent to host: its gen_ai.provider.name and gen_ai.operation.name.
+// Gemini's API served by Vertex AI (a host under aiplatform.googleapis.com,
+// regional or not) is gcp.vertex_ai, elsewhere gcp.gemini; Anthropic's
+// Messages is anthropic wherever it is served; both OpenAI APIs, and a
+// shape not known, are openai. A span is named from them without the
+// transport knowing any provider's hosts.
+func (p Provider) GenAI(host string) (name, operation string) {
+	switch p {
+	case Anthropic:
+		return "anthropic", "chat"
+	case Gemini:
+		if strings.Contains(host, "aiplatform") {
+			return "gcp.vertex_ai", "generate_content"
+		}
+		return "gcp.gemini", "generate_content"
+	}
+	return "openai", "chat"
+}
+
 // The kinds of Error: errors.Is(err, ErrMalformed) and so on match every
 // error of that kind.
 var (

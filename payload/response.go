@@ -52,6 +52,22 @@ type Usage struct {
 	CacheMissedTokens int    `json:"cache_missed_tokens,omitempty"`
 }
 
+// Prompt is the whole prompt the provider reported, in tokens, cached
+// tokens included, for an answer of shape p: Anthropic's input_tokens
+// leaves out the tokens read from and written to the cache, so they are
+// added back; OpenAI's and Gemini's input counts them already. It is what
+// a hit rate divides by, and OpenTelemetry's gen_ai.usage.input_tokens.
+// A nil Usage is 0.
+func (u *Usage) Prompt(p Provider) int {
+	if u == nil {
+		return 0
+	}
+	if p == Anthropic {
+		return u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens
+	}
+	return u.InputTokens
+}
+
 // event is one server sent event: its type and its data.
 type event struct {
 	name string

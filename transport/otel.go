@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/url"
 	"strconv"
-	"strings"
 
 	"github.com/promptloom/promptloom/payload"
 
@@ -22,8 +21,7 @@ import (
 // port) when it starts and
 // the response id, model, finish reasons and usage when it ends. Its
 // gen_ai.usage.input_tokens counts every input token, the cached ones
-// included, as the conventions ask: Anthropic's input_tokens leaves out
-// the tokens read from and written to the cache, so they are added back.
+// included, as the conventions ask (payload.Usage.Prompt).
 //
 // promptloom's own attributes say which prompt was sent: the manifest's
 // content hash, its whole-prompt digest, the included fragments' ids, and
@@ -49,8 +47,8 @@ const (
 
 // span is one logical call's span (nil: none).
 type span struct {
-	s        trace.Span
-	provider string
+	s     trace.Span
+	shape payload.Provider
 }
 
 // startSpan starts the span of a logical call when o.TracerProvider is
@@ -59,7 +57,11 @@ func startSpan(ctx context.Context, o *Options, c *spanCall) (context.Context, *
 	if o == nil || o.TracerProvider == nil || c == nil {
 		return ctx, nil
 	}
-	provider, operation := genAI(c.Request.Provider, c.Server)
+	host := ""
+	if c.Server != nil {
+		host = c.Server.Host
+	}
+	provider, operation := c.Request.Provider.GenAI(host)
 	attrs := []attribute.KeyValue{
 		semconv.GenAIOperationNameKey.String(operation),
 		semconv.GenAIProviderNameKey.String(provider),
@@ -113,7 +115,7 @@ func startSpan(ctx context.Context, o *Options, c *spanCall) (context.Context, *
 	}
 	tracer := o.TracerProvider.Tracer(tracerName, trace.WithSchemaURL(semconv.SchemaURL))
 	ctx, s := tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
-	return ctx, &span{s: s, provider: provider}
+	return ctx, &span{s: s, shape: c.Request.Provider}
 }
 
 // instructions is gen_ai.system_instructions in the structured form the
@@ -151,11 +153,7 @@ func endSpan(s *span, r *spanResult) {
 			s.s.SetAttributes(semconv.GenAIResponseFinishReasons(resp.StopReason))
 		}
 		if u := resp.Usage; u != nil {
-			in := u.InputTokens
-			if s.provider == "anthropic" {
-				in += u.CacheReadTokens + u.CacheWriteTokens
-			}
-			s.s.SetAttributes(semconv.GenAIUsageInputTokens(in), semconv.GenAIUsageOutputTokens(u.OutputTokens),
+			s.s.SetAttributes(semconv.GenAIUsageInputTokens(u.Prompt(s.shape)), semconv.GenAIUsageOutputTokens(u.OutputTokens),
 				semconv.GenAIUsageCacheReadInputTokens(u.CacheReadTokens),
 				semconv.GenAIUsageCacheCreationInputTokens(u.CacheWriteTokens))
 		}
@@ -194,20 +192,6 @@ func requestParams(r *payload.Request) []attribute.KeyValue {
 		out = append(out, semconv.GenAIRequestStopSequences(s.Stop...))
 	}
 	return out
-}
-
-// genAI is a request's gen_ai.provider.name and gen_ai.operation.name.
-func genAI(p payload.Provider, u *url.URL) (provider, operation string) {
-	switch p {
-	case payload.Anthropic:
-		return "anthropic", "chat"
-	case payload.Gemini:
-		if u != nil && strings.Contains(u.Host, "aiplatform") {
-			return "gcp.vertex_ai", "generate_content"
-		}
-		return "gcp.gemini", "generate_content"
-	}
-	return "openai", "chat"
 }
 
 // serverPort is the URL's port, or its scheme's (0: neither).

@@ -17,6 +17,7 @@ import (
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/journal/postgres"
 	"github.com/promptloom/promptloom/journal/report"
+	"github.com/promptloom/promptloom/payload"
 )
 
 // A fleet is what cache and report read when given several transcripts
@@ -463,8 +464,8 @@ func (f *fleet) add(name string, calls []cache.Call, an *cache.Analysis) {
 		if v.Reported != nil {
 			h.repRead = v.Reported.Read
 		}
-		if i < len(calls) {
-			h.repIn = cache.ReportedPrompt(&calls[i])
+		if i < len(calls) && calls[i].Request != nil {
+			h.repIn = calls[i].Reported.Prompt(payload.Provider(calls[i].Request.Provider))
 		}
 		f.hits.add(h)
 		session(v.Session).hits.add(h)
