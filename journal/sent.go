@@ -144,29 +144,6 @@ func rebuild(l gjson.Result) (payload.Provider, []byte) {
 	if p == payload.Auto {
 		return "", nil
 	}
-	msgKey := map[payload.Provider]string{payload.Anthropic: "messages", payload.OpenAIChat: "messages",
-		payload.OpenAIResponses: "input", payload.Gemini: "contents"}[p]
-	out := []byte{'{'}
-	member := func(key, raw string) {
-		if raw == "" || raw == "null" {
-			return
-		}
-		if len(out) > 1 {
-			out = append(out, ',')
-		}
-		out = append(append(pjson.AppendString(out, key), ':'), raw...)
-	}
-	req.Get("parameters").ForEach(func(k, v gjson.Result) bool {
-		member(k.Str, v.Raw)
-		return true
-	})
-	member(msgKey, req.Get("messages").Raw)
-	member("tools", req.Get("tools").Raw)
-	req.Get("payload").ForEach(func(k, v gjson.Result) bool {
-		if k.Str != msgKey && k.Str != "input" { // the messages hold those already
-			member(k.Str, v.Raw)
-		}
-		return true
-	})
-	return p, append(out, '}')
+	return p, payload.Join(p, []byte(req.Get("parameters").Raw), []byte(req.Get("messages").Raw),
+		[]byte(req.Get("tools").Raw), []byte(req.Get("payload").Raw))
 }

@@ -113,6 +113,48 @@ func (r *Request) System() (*Channel, error) {
 // messagesKey is where each shape keeps its messages.
 var messagesKey = map[Provider]string{Anthropic: "messages", OpenAIChat: "messages", OpenAIResponses: "input", Gemini: "contents"}
 
+// Join is a body of shape p put back together from the members Read cut
+// it into, as a transcript keeps them: parameters (Request.Parameters),
+// messages (Request.Messages, under the shape's key: messages, input or
+// contents), tools (Request.Tools) and the system channel's members
+// (Request.Retained, whose system messages the messages hold already).
+// The members come in that order, each as given; one absent or null is
+// left out. The bytes are not the body as sent (its keys were in another
+// order), but every member is.
+func Join(p Provider, parameters, messages, tools, retained []byte) []byte {
+	msgKey := messagesKey[p]
+	out := make([]byte, 1, 2+len(parameters)+len(messages)+len(tools)+len(retained)+16)
+	out[0] = '{'
+	member := func(key, raw string) {
+		if raw == "" || raw == "null" {
+			return
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(append(pjson.AppendString(out, key), ':'), raw...)
+	}
+	members := func(obj []byte, system bool) {
+		v := node{raw: string(obj)}
+		if !v.isObject() {
+			return
+		}
+		v.each(func(k string, x node) bool {
+			// The messages hold the system messages already (and OpenAI
+			// Responses' input items, whatever the shape).
+			if k := pjson.Unquote(k); !system || k != msgKey && k != "input" {
+				member(k, x.raw)
+			}
+			return true
+		})
+	}
+	members(parameters, false)
+	member(msgKey, string(messages))
+	member("tools", string(tools))
+	members(retained, true)
+	return append(out, '}')
+}
+
 // systemKeys are the members a system channel is read from.
 var systemKeys = map[string]bool{"system": true, "instructions": true, "systemInstruction": true, "system_instruction": true}
 
