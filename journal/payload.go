@@ -30,7 +30,7 @@ type egress struct {
 // hold for System. Without a Body, the text sent is Sent (or System), and
 // the manifest is projected onto it with manifest.ForEgress when it
 // differs. With a Body, the text sent is the body's system channel: it must
-// be the prompt or the prompt re-placed (payload.Verify), or, when
+// be the prompt or the prompt re-placed (payload.Request.Verify), or, when
 // the adapter changed it on purpose, exactly Sent (the manifest projected
 // onto it with manifest.ForEgress). The body is read once (or not at all, given
 // Payload), and the manifest validated once when the channel is the
@@ -91,7 +91,7 @@ func (r Request) egress() (egress, error) {
 	if err != nil {
 		return refuse(&payload.Error{Kind: payload.ErrMalformed, Provider: c.Provider, Path: c.Field, Msg: err.Error()})
 	}
-	if back, err := payload.Extract(kept, c.Provider); err != nil || back.Text != c.Text || !slices.Equal(back.Pieces, c.Pieces) || back.Breakpoints != c.Breakpoints {
+	if back, err := systemChannel(kept, c.Provider); err != nil || back.Text != c.Text || !slices.Equal(back.Pieces, c.Pieces) || back.Breakpoints != c.Breakpoints {
 		return refuse(fmt.Errorf("%w: %s: the system channel does not survive canonical JSON", payload.ErrMalformed, c.Field))
 	}
 	e := egress{text: c.Text, channel: c, retained: kept}
@@ -122,11 +122,11 @@ func (r Request) egress() (egress, error) {
 			return egress{}, err
 		}
 		validated()
-		res, err := pr.Verify(r.Manifest)
+		m, err := pr.Verify(r.Manifest)
 		if err != nil {
 			return refuse(err)
 		}
-		e.manifest = res.Manifest
+		e.manifest = m
 	}
 	return e, nil
 }
@@ -170,7 +170,7 @@ func checkPayload(s, req getter, sys retained, mf *manifest.Manifest, shash stri
 	if !body.Exists() {
 		return callFailed(RulePayload, "request.payload is missing (the writer retains the body's system channel whenever it records its digest)")
 	}
-	c, err := payload.Extract([]byte(body.Raw), prov)
+	c, err := systemChannel([]byte(body.Raw), prov)
 	switch {
 	case err != nil:
 		return callFailed(RulePayloadUnreadable, "request.payload: %v", err)
@@ -182,4 +182,13 @@ func checkPayload(s, req getter, sys retained, mf *manifest.Manifest, shash stri
 		return callFailed(RulePayloadText, "request.payload's system channel is not the system_prompt at line %d", sys.line)
 	}
 	return nil
+}
+
+// systemChannel is the system channel of body read as p.
+func systemChannel(body []byte, p payload.Provider) (*payload.Channel, error) {
+	r, err := payload.Read(body, p)
+	if err != nil {
+		return nil, err
+	}
+	return r.System()
 }

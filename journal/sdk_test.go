@@ -9,6 +9,7 @@ package journal_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -78,14 +79,15 @@ func TestAnthropicSDKCallIsRecordedAndVerified(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := manifest.New(r, "agent.main")
-	var blocks []anthropic.TextBlockParam
-	for _, b := range payload.Place(r, nil).Blocks {
-		blk := anthropic.TextBlockParam{Text: b.Text}
-		if b.CacheControl != nil {
-			blk.CacheControl = anthropic.NewCacheControlEphemeralParam()
-		}
-		blocks = append(blocks, blk)
+	field, _, err := payload.Field(r, payload.Anthropic, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
+	var params anthropic.MessageNewParams
+	if err := json.Unmarshal(field, &params); err != nil {
+		t.Fatal(err)
+	}
+	blocks := params.System
 	send := func(client anthropic.Client, system []anthropic.TextBlockParam) error {
 		_, err := client.Messages.New(context.Background(), anthropic.MessageNewParams{
 			Model: anthropic.Model("claude-sonnet-4-5"), MaxTokens: 1024, System: system,

@@ -27,13 +27,15 @@ func Example() {
 	}
 
 	body := []byte(`{"model":"claude-sonnet-4-5","max_tokens":1024,"messages":[{"role":"user","content":"hi"}],` + string(field[1:]))
-	res, err := payload.Verify(m, body, payload.Auto)
-	fmt.Println(err, res.Channel.Provider, res.Manifest.Boundary)
-	c, _ := payload.Extract(body, payload.Auto)
+	req, _ := payload.Read(body, payload.Auto)
+	egress, err := req.Verify(m)
+	fmt.Println(err, req.Provider, egress.Boundary)
+	c, _ := req.System()
 	fmt.Println(digest.Of(c.Text) == m.WholePromptDigest, len(c.Text))
 
 	// One character changed on the way out is caught, with where.
-	_, err = payload.Verify(m, []byte(`{"system":"You are careless.\n\nUse grep before guessing."}`), payload.Auto)
+	req, _ = payload.Read([]byte(`{"system":"You are careless.\n\nUse grep before guessing."}`), payload.Auto)
+	_, err = req.Verify(m)
 	var mm *payload.Error
 	fmt.Println(errors.As(err, &mm), mm.Fragment, mm.Offset)
 	// Output:

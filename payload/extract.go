@@ -31,7 +31,7 @@ type Channel struct {
 	Breakpoints int `json:"breakpoints"`
 }
 
-// Extract reads the system channel of a request body. With Auto the shape
+// extract reads the system channel of a request body. With Auto the shape
 // is detected: `system` is Anthropic; `systemInstruction`,
 // `system_instruction` or `contents` is Gemini; `instructions` or `input`
 // is OpenAI Responses; `messages` is OpenAI Chat Completions, or Anthropic
@@ -42,7 +42,7 @@ type Channel struct {
 // is not a JSON object, or whose channel has a field of the wrong type or a
 // key twice, is an *Error of kind ErrMalformed; a body with no system text
 // is one of kind ErrNoSystem.
-func Extract(body []byte, p Provider) (*Channel, error) {
+func extract(body []byte, p Provider) (*Channel, error) {
 	r, err := read(body, p)
 	if err != nil {
 		return nil, err

@@ -73,7 +73,7 @@ func TestExtract(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := Extract([]byte(tt.body), tt.ask)
+			c, err := extract([]byte(tt.body), tt.ask)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -127,7 +127,7 @@ func TestExtractErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Extract([]byte(tt.body), tt.ask)
+			_, err := extract([]byte(tt.body), tt.ask)
 			if !errors.Is(err, tt.is) {
 				t.Fatalf("err = %v, want %v", err, tt.is)
 			}
@@ -146,7 +146,7 @@ func TestExtractDeepNesting(t *testing.T) {
 	for range 100_000 {
 		body = append(body, '[')
 	}
-	if _, err := Extract(body, Auto); !errors.Is(err, ErrMalformed) {
+	if _, err := extract(body, Auto); !errors.Is(err, ErrMalformed) {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -166,11 +166,11 @@ func TestParseProvider(t *testing.T) {
 // wrong field is not printed.
 func TestExtractErrorQuotesRedacted(t *testing.T) {
 	token := "ghp_" + strings.Repeat("Z9y8", 9)
-	_, err := Extract([]byte(`{"system": [{"type": "`+token+`", "text": "x"}]}`), Anthropic)
+	_, err := extract([]byte(`{"system": [{"type": "`+token+`", "text": "x"}]}`), Anthropic)
 	if !errors.Is(err, ErrMalformed) || strings.Contains(err.Error(), token) || !strings.Contains(err.Error(), "block type") {
 		t.Fatalf("got %v", err)
 	}
-	_, err = Extract([]byte(`{"system": [{"type": "`+strings.Repeat("x", 500)+`", "text": "x"}]}`), Anthropic)
+	_, err = extract([]byte(`{"system": [{"type": "`+strings.Repeat("x", 500)+`", "text": "x"}]}`), Anthropic)
 	if err == nil || len(err.Error()) > 300 {
 		t.Fatalf("a long value was not cut short: %v", err)
 	}

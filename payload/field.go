@@ -6,11 +6,19 @@ import (
 )
 
 // Field builds a provider's system field for a reduction's prompt: a JSON
-// object holding only that field, to merge into a request body. Extract
-// reads each back as the prompt, byte for byte.
+// object holding only that field, to merge into a request body (or to
+// unmarshal into an SDK's own types). Read reads each back as the prompt,
+// byte for byte.
 //
-//   - Anthropic: {"system": [blocks]}, cut by Place (o applies); the
-//     placement is returned too.
+//   - Anthropic: {"system": [blocks]}, with cache_control breakpoints at
+//     fragment boundaries: the first after the longest run of
+//     unconditional before fragments from the start (a fragment that is
+//     gated, in the after bucket, excluded with a body, or sheddable by a
+//     budget ends the run); with o.Since, one at the end of the fragments
+//     unchanged since the previous manifest and, within that, one before
+//     each gated fragment, latest first; at most o.MaxBreakpoints. No
+//     block is empty, and no breakpoint ends at byte 0. The placement,
+//     where the breakpoints are and why, is returned too.
 //   - OpenAIChat: {"messages": [{"role": "system", "content": prompt}]}.
 //   - OpenAIResponses: {"instructions": prompt}.
 //   - Gemini: {"systemInstruction": {"parts": [{"text": prompt}]}}.
@@ -27,11 +35,11 @@ func Field(r *promptloom.Reduction, p Provider, o *PlaceOptions) ([]byte, *Place
 	var pl *Placement
 	switch p {
 	case Anthropic:
-		pl = Place(r, o)
+		pl = placement(r, o)
 		if r.Present {
 			v = struct {
-				System []Block `json:"system"`
-			}{pl.Blocks}
+				System []block `json:"system"`
+			}{pl.blocks}
 		}
 	case OpenAIChat:
 		if r.Present {

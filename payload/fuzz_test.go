@@ -20,7 +20,7 @@ func FuzzExtract(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		c, err := Extract(body, Auto)
+		c, err := extract(body, Auto)
 		if err != nil {
 			return
 		}

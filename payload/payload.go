@@ -6,14 +6,16 @@
 //
 // Read reads a request body once into a Request, the one view that the
 // transport's gate, the journal and the span take: its shape, model,
-// system channel, tool names, and the byte ranges of its messages, tools
-// and parameters. Route reads a model endpoint's URL; Summarize reads an
-// answer, whole or streamed. Extract reads the system channel of a body;
-// Verify holds those bytes to a manifest, projecting the manifest onto
-// them (manifest.ForEgress) when only their placement changed them; Retain
-// keeps the part of a body a transcript reads the channel back from. Place
-// and Field build a provider's system field from a reduction, with Anthropic's
-// cache_control breakpoints placed at fragment boundaries.
+// system channel (System), tool names, and the byte ranges of its
+// messages, tools and parameters; Verify holds the channel to a manifest,
+// projecting the manifest onto its bytes (manifest.ForEgress) when only
+// their placement changed them; Retained is the part of the body a
+// transcript reads the channel back from, and Join puts a body back
+// together from what a transcript keeps. Route reads a model endpoint's
+// URL; Summarize reads an answer, whole or streamed; WriteError answers in
+// a provider's own error shape. Field builds a provider's system field
+// from a reduction, with Anthropic's cache_control breakpoints placed at
+// fragment boundaries.
 //
 // The rules that turn blocks, parts and messages into one string are in
 // docs/payload.md. Bodies are read with internal/json, in one pass, and
@@ -29,7 +31,7 @@ import (
 // Provider names a request-body shape.
 type Provider string
 
-// The shapes Extract reads. Auto (the empty Provider) detects the shape.
+// The shapes Read reads. Auto (the empty Provider) detects the shape.
 const (
 	Auto            Provider = ""
 	Anthropic       Provider = "anthropic"
@@ -110,8 +112,8 @@ type Error struct {
 	Fragment string
 	// Msg says what is wrong (for an unknown provider: the name given).
 	Msg string
-	// Err is the manifest rule a mismatch broke.
-	Err error
+
+	rule error // the manifest rule a mismatch broke
 }
 
 // Error says what is wrong for the error's kind, and where.
@@ -139,14 +141,17 @@ func (e *Error) Error() string {
 	if e.Fragment == "" {
 		where = fmt.Sprintf("bytes after the last fragment at byte %d", e.Offset)
 	}
-	return fmt.Sprintf("%s: system channel differs from the manifest: %s: %v", e.Provider, where, e.Err)
+	return fmt.Sprintf("%s: system channel differs from the manifest: %s: %v", e.Provider, where, e.rule)
 }
 
-// Is matches the error's kind.
-func (e *Error) Is(t error) bool { return t == e.Kind }
-
-// Unwrap returns the manifest rule a mismatch broke.
-func (e *Error) Unwrap() error { return e.Err }
+// Unwrap is the error's kind and, on a mismatch, the manifest rule it
+// broke: errors.Is matches both.
+func (e *Error) Unwrap() []error {
+	if e.rule == nil {
+		return []error{e.Kind}
+	}
+	return []error{e.Kind, e.rule}
+}
 
 // noSystem says what a body of shape p (Auto: none recognised) lacks.
 func noSystem(p Provider) string {

@@ -9,8 +9,8 @@ import (
 	"github.com/promptloom/promptloom/manifest"
 )
 
-// Block is one Anthropic system text block.
-type Block struct {
+// block is one Anthropic system text block.
+type block struct {
 	Type         string        `json:"type"`
 	Text         string        `json:"text"`
 	CacheControl *CacheControl `json:"cache_control,omitempty"`
@@ -24,7 +24,7 @@ type CacheControl struct {
 	TTL string `json:"ttl,omitempty"`
 }
 
-// The kinds of breakpoint, in the order Place prefers them.
+// The kinds of breakpoint, in the order Field prefers them.
 const (
 	// kindUnconditional ends the longest run of unconditional, binding
 	// before fragments: the same bytes in every call, whatever is active
@@ -40,7 +40,7 @@ const (
 
 // Breakpoint is one cache_control placement and why it is there.
 type Breakpoint struct {
-	// Block is the index of the block that carries cache_control.
+	// Block is the index of the system block that carries cache_control.
 	Block int `json:"block"`
 	// After is the fragment the cached prefix ends with; Offset is where
 	// the prefix ends in the system prompt (the separator after After
@@ -56,12 +56,11 @@ type Breakpoint struct {
 	Reason string `json:"reason"`
 }
 
-// Placement is a system prompt cut into Anthropic system blocks.
+// Placement is where Field cut a system prompt into Anthropic system
+// blocks, and why. The blocks concatenate to the system prompt, byte for
+// byte; the separator between fragments starts a block rather than ending
+// one, so a cached prefix does not depend on whether anything follows it.
 type Placement struct {
-	// Blocks concatenate to the system prompt, byte for byte; the separator
-	// between fragments starts a block rather than ending one, so a cached
-	// prefix does not depend on whether anything follows it.
-	Blocks      []Block      `json:"blocks"`
 	Breakpoints []Breakpoint `json:"breakpoints"`
 	// Dropped are candidates left out by the limit, best first.
 	Dropped []Breakpoint `json:"dropped,omitempty"`
@@ -72,9 +71,11 @@ type Placement struct {
 	Warnings []promptloom.Warning `json:"warnings,omitempty"`
 	// None says why there is no breakpoint, when there is none.
 	None string `json:"none,omitempty"`
+
+	blocks []block
 }
 
-// PlaceOptions configure Place and Field. The zero value (or nil) places
+// PlaceOptions configure Field. The zero value (or nil) places
 // up to Anthropic's limit of four breakpoints, with no previous call.
 type PlaceOptions struct {
 	// Since is the manifest of a previous call: boundaries up to which the
@@ -98,7 +99,7 @@ func (o *PlaceOptions) limit() int {
 	return min(o.MaxBreakpoints, anthropicMaxBreakpoints)
 }
 
-// Place cuts a reduction's system prompt into Anthropic system blocks with
+// placement cuts a reduction's system prompt into Anthropic system blocks with
 // cache_control breakpoints at fragment boundaries: the first after the
 // longest run of unconditional before fragments from the start (a fragment
 // that is gated, in the after bucket, or excluded with a body ends the run);
@@ -107,11 +108,11 @@ func (o *PlaceOptions) limit() int {
 // at most o.MaxBreakpoints. A fragment a budget may shed (a register other
 // than binding) ends the run too. No block is empty: an absent or empty
 // prompt has no blocks, and no breakpoint ends at byte 0.
-func Place(r *promptloom.Reduction, o *PlaceOptions) *Placement {
+func placement(r *promptloom.Reduction, o *PlaceOptions) *Placement {
 	if o == nil {
 		o = &PlaceOptions{}
 	}
-	p := &Placement{Blocks: []Block{}, Breakpoints: []Breakpoint{}}
+	p := &Placement{blocks: []block{}, Breakpoints: []Breakpoint{}}
 	if !r.Present {
 		p.None = "the prompt is absent"
 		return p
@@ -144,13 +145,13 @@ func place(r *promptloom.Reduction, p *Placement) *Placement {
 	from := 0
 	for i := range p.Breakpoints {
 		bp := &p.Breakpoints[i]
-		bp.Block = len(p.Blocks)
-		p.Blocks = append(p.Blocks, Block{Type: "text", Text: r.System[from:bp.Offset],
+		bp.Block = len(p.blocks)
+		p.blocks = append(p.blocks, block{Type: "text", Text: r.System[from:bp.Offset],
 			CacheControl: &CacheControl{Type: "ephemeral"}})
 		from = bp.Offset
 	}
 	if from < len(r.System) {
-		p.Blocks = append(p.Blocks, Block{Type: "text", Text: r.System[from:]})
+		p.blocks = append(p.blocks, block{Type: "text", Text: r.System[from:]})
 	}
 	return p
 }

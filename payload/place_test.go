@@ -107,7 +107,7 @@ func TestPlace(t *testing.T) {
 			if tt.since != nil {
 				opts.Since = manifest.New(reduce(t, tt.since, tt.tools...), "agent")
 			}
-			p := Place(r, opts)
+			p := placement(r, opts)
 			if d := cmp.Diff(tt.want, points(p.Breakpoints)); d != "" {
 				t.Errorf("breakpoints -want +got:\n%s", d)
 			}
@@ -144,7 +144,7 @@ func checkBlocks(t *testing.T, r *promptloom.Reduction, p *Placement) {
 	t.Helper()
 	var b strings.Builder
 	marked := 0
-	for i, blk := range p.Blocks {
+	for i, blk := range p.blocks {
 		b.WriteString(blk.Text)
 		if blk.Type != "text" || blk.Text == "" {
 			t.Errorf("block %d: %+v", i, blk)
@@ -166,7 +166,7 @@ func checkBlocks(t *testing.T, r *promptloom.Reduction, p *Placement) {
 
 func TestWarningMessage(t *testing.T) {
 	r := reduce(t, base("You are X."), "grep")
-	p := Place(r, &PlaceOptions{Since: manifest.New(r, "agent")})
+	p := placement(r, &PlaceOptions{Since: manifest.New(r, "agent")})
 	want := "tool:grep.guidance is gated and stands before cache breakpoint 2 (after system[5], byte 59): each state of its gate is a different prefix, so the cache at that breakpoint splits; move it after the unconditional fragments"
 	if len(p.Warnings) != 1 || p.Warnings[0].Message != want || p.Warnings[0].ID != "tool:grep.guidance" {
 		t.Errorf("warnings %+v", p.Warnings)
@@ -186,7 +186,7 @@ func TestFieldRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := Verify(m, body, Auto)
+			res, err := verifyBody(m, body, Auto)
 			if err != nil {
 				t.Fatalf("%s: %s: %v", p, body, err)
 			}
@@ -217,7 +217,7 @@ func TestPlaceUnconditionalPrefixIsBinding(t *testing.T) {
 	if !r.Rows[1].Included {
 		t.Fatal("the considered fragment was shed; the test needs it in the prompt")
 	}
-	p := Place(r, nil)
+	p := placement(r, nil)
 	if len(p.Breakpoints) != 1 || p.Breakpoints[0].After != "system[0]" || p.Breakpoints[0].Offset != 5 {
 		t.Fatalf("breakpoints %+v, want one after system[0] (byte 5)", p.Breakpoints)
 	}
@@ -227,7 +227,7 @@ func TestPlaceUnconditionalPrefixIsBinding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := Place(r, nil); len(p.Breakpoints) != 0 || !strings.Contains(p.None, "budget") {
+	if p := placement(r, nil); len(p.Breakpoints) != 0 || !strings.Contains(p.None, "budget") {
 		t.Fatalf("breakpoints %+v (none: %q), want none", p.Breakpoints, p.None)
 	}
 }
@@ -238,12 +238,12 @@ func TestPlaceUnconditionalPrefixIsBinding(t *testing.T) {
 func TestPlaceUnconditionalPrefixEndsAtABinding(t *testing.T) {
 	frags := []promptloom.Fragment{item(0, "Base."), item(1, "Today is Monday."), item(2, "Rule.")}
 	frags[1].Template = &promptloom.Template{Bindings: map[string]digest.Digest{"date": digest.Of(`"Monday"`)}}
-	p := Place(reduce(t, frags), nil)
+	p := placement(reduce(t, frags), nil)
 	if len(p.Breakpoints) != 1 || p.Breakpoints[0].After != "system[0]" {
 		t.Fatalf("breakpoints %+v, want one after system[0]", p.Breakpoints)
 	}
 	frags[1].Template = &promptloom.Template{}
-	if p := Place(reduce(t, frags), nil); len(p.Breakpoints) != 1 || p.Breakpoints[0].After != "system[2]" {
+	if p := placement(reduce(t, frags), nil); len(p.Breakpoints) != 1 || p.Breakpoints[0].After != "system[2]" {
 		t.Fatalf("no bindings read: breakpoints %+v, want one after system[2]", p.Breakpoints)
 	}
 }
@@ -258,9 +258,9 @@ func TestPlaceNeverAnEmptyBlock(t *testing.T) {
 	}
 	since := manifest.New(r, "agent")
 	for _, o := range []*PlaceOptions{nil, {Since: since}} {
-		p := Place(r, o)
-		if len(p.Blocks) != 0 || len(p.Breakpoints) != 0 || p.None == "" {
-			t.Errorf("since %v: blocks %+v breakpoints %+v none %q", o != nil, p.Blocks, p.Breakpoints, p.None)
+		p := placement(r, o)
+		if len(p.blocks) != 0 || len(p.Breakpoints) != 0 || p.None == "" {
+			t.Errorf("since %v: blocks %+v breakpoints %+v none %q", o != nil, p.blocks, p.Breakpoints, p.None)
 		}
 		// Nor a provider's empty part: Gemini refuses an empty text too.
 		for _, prov := range []Provider{Anthropic, Gemini} {
@@ -268,7 +268,7 @@ func TestPlaceNeverAnEmptyBlock(t *testing.T) {
 			if err != nil || strings.Contains(string(body), `"text":""`) {
 				t.Errorf("%s field %s: %v", prov, body, err)
 			}
-			if c, err := Extract(body, prov); err != nil || c.Text != "" {
+			if c, err := extract(body, prov); err != nil || c.Text != "" {
 				t.Errorf("%s read back %+v: %v", prov, c, err)
 			}
 		}
@@ -277,10 +277,10 @@ func TestPlaceNeverAnEmptyBlock(t *testing.T) {
 	// breakpoint at byte 0, however it came.
 	frags := []promptloom.Fragment{item(0, ""), item(1, "Rule.")}
 	r = reduce(t, frags)
-	p := Place(r, &PlaceOptions{Since: manifest.New(r, "agent")})
-	for _, b := range p.Blocks {
+	p := placement(r, &PlaceOptions{Since: manifest.New(r, "agent")})
+	for _, b := range p.blocks {
 		if b.Text == "" {
-			t.Fatalf("an empty block: %+v", p.Blocks)
+			t.Fatalf("an empty block: %+v", p.blocks)
 		}
 	}
 }
@@ -292,7 +292,7 @@ func TestPlaceWarnsOfASheddableFragmentBeforeABreakpoint(t *testing.T) {
 	frags := []promptloom.Fragment{item(0, "Base."), item(1, "Maybe this."), item(2, "Rule.")}
 	frags[1].Register = budget.Considered
 	r := reduce(t, frags)
-	p := Place(r, &PlaceOptions{Since: manifest.New(r, "agent")})
+	p := placement(r, &PlaceOptions{Since: manifest.New(r, "agent")})
 	if len(p.Warnings) != 1 || p.Warnings[0].ID != "system[1]" || !strings.Contains(p.Warnings[0].Message, "shed") {
 		t.Fatalf("breakpoints %+v warnings %+v", p.Breakpoints, p.Warnings)
 	}

@@ -4,17 +4,17 @@ import (
 	"slices"
 )
 
-// retain reads the system channel of a request body (as Extract does) and
+// retain reads the system channel of a request body (as extract does) and
 // returns it with the smallest body it can be read back from: a JSON
 // object holding only the top-level keys the channel is read from
 // (`system`; `systemInstruction` or `system_instruction`; `instructions`
 // and `input`; `messages`), and of a message list only the items with role
-// system or developer. Extract with c.Provider reads the same text and
+// system or developer. extract with c.Provider reads the same text and
 // pieces from it. User messages, tools and parameters are not in it, so a
 // transcript can keep it to re-derive the payload-side digest without
 // keeping the rest of the body a second time.
 func retain(body []byte, p Provider) (*Channel, []byte, error) {
-	c, err := Extract(body, p)
+	c, err := extract(body, p)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -22,7 +22,7 @@ func retain(body []byte, p Provider) (*Channel, []byte, error) {
 	kept := r.Retained()
 	// The reading back is the proof that nothing the channel needs was
 	// left out; a difference is a bug here, and refused.
-	back, err := Extract(kept, c.Provider)
+	back, err := extract(kept, c.Provider)
 	if err != nil || back.Text != c.Text || !slices.Equal(back.Pieces, c.Pieces) || back.Breakpoints != c.Breakpoints {
 		return nil, nil, &Error{Kind: ErrMalformed, Provider: c.Provider, Path: c.Field, Msg: "the system channel does not read back the same from the fields it was read from"}
 	}

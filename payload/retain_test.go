@@ -41,7 +41,7 @@ func TestRetain(t *testing.T) {
 			if string(kept) != tc.want {
 				t.Errorf("kept\n%s\nwant\n%s", kept, tc.want)
 			}
-			back, err := Extract(kept, c.Provider)
+			back, err := extract(kept, c.Provider)
 			if err != nil || back.Text != c.Text {
 				t.Errorf("read back %+v, %v; want text %q", back, err, c.Text)
 			}

@@ -16,6 +16,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -100,17 +101,39 @@ func anthropicSend(t *testing.T, system []anthropic.TextBlockParam) []byte {
 	return w.last(t)
 }
 
-// sdkBlocks turns promptloom's placement into the SDK's own block type.
-func sdkBlocks(p *payload.Placement) []anthropic.TextBlockParam {
-	var out []anthropic.TextBlockParam
-	for _, b := range p.Blocks {
-		blk := anthropic.TextBlockParam{Text: b.Text}
-		if b.CacheControl != nil {
-			blk.CacheControl = anthropic.NewCacheControlEphemeralParam()
-		}
-		out = append(out, blk)
+// sdkBlocks is promptloom's Anthropic system field as the SDK's own block
+// type: the field unmarshals into it.
+func sdkBlocks(t *testing.T, r *promptloom.Reduction) []anthropic.TextBlockParam {
+	t.Helper()
+	field, _, err := payload.Field(r, payload.Anthropic, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out
+	var params anthropic.MessageNewParams
+	if err := json.Unmarshal(field, &params); err != nil {
+		t.Fatal(err)
+	}
+	return params.System
+}
+
+// verified is what Verify proved about a body.
+type verified struct {
+	Channel *payload.Channel
+	Placed  bool
+}
+
+// verify reads body as p and verifies it, as a harness does.
+func verify(m *manifest.Manifest, body []byte, p payload.Provider) (*verified, error) {
+	r, err := payload.Read(body, p)
+	if err != nil {
+		return nil, err
+	}
+	e, err := r.Verify(m)
+	if err != nil {
+		return nil, err
+	}
+	c, _ := r.System()
+	return &verified{Channel: c, Placed: e.WholePromptDigest != m.WholePromptDigest}, nil
 }
 
 func chatSend(t *testing.T, msgs ...openai.ChatCompletionMessageParamUnion) []byte {
@@ -151,13 +174,12 @@ func change(t *testing.T, body []byte) []byte {
 
 func TestSDKBodies(t *testing.T) {
 	r, m := prompt(t)
-	place := payload.Place(r, nil)
 	tests := []struct {
 		name     string
 		send     func() []byte
 		provider payload.Provider
 	}{
-		{"anthropic, promptloom's blocks with cache_control", func() []byte { return anthropicSend(t, sdkBlocks(place)) }, payload.Anthropic},
+		{"anthropic, promptloom's blocks with cache_control", func() []byte { return anthropicSend(t, sdkBlocks(t, r)) }, payload.Anthropic},
 		{"anthropic, one block", func() []byte { return anthropicSend(t, []anthropic.TextBlockParam{{Text: r.System}}) }, payload.Anthropic},
 		{"openai chat, system message", func() []byte { return chatSend(t, openai.SystemMessage(r.System)) }, payload.OpenAIChat},
 		{"openai chat, developer message", func() []byte { return chatSend(t, openai.DeveloperMessage(r.System)) }, payload.OpenAIChat},
@@ -170,7 +192,7 @@ func TestSDKBodies(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			body := tt.send()
-			res, err := payload.Verify(m, body, payload.Auto)
+			res, err := verify(m, body, payload.Auto)
 			if err != nil {
 				t.Fatalf("%v\nbody: %s", err, body)
 			}
@@ -180,7 +202,7 @@ func TestSDKBodies(t *testing.T) {
 
 			// One changed character fails, naming the fragment and offset.
 			bad := change(t, body)
-			_, err = payload.Verify(m, bad, payload.Auto)
+			_, err = verify(m, bad, payload.Auto)
 			var mm *payload.Error
 			if !errors.As(err, &mm) || mm.Fragment != "system[0]" || mm.Offset != 0 {
 				t.Errorf("changed body: %v", err)
@@ -200,10 +222,10 @@ func TestSDKBodyWithoutSystem(t *testing.T) {
 		"anthropic": anthropicSend(t, nil),
 		"openai":    chatSend(t, openai.AssistantMessage(r.System)),
 	} {
-		if _, err := payload.Verify(m, body, payload.Auto); !errors.Is(err, payload.ErrNoSystem) {
+		if _, err := verify(m, body, payload.Auto); !errors.Is(err, payload.ErrNoSystem) {
 			t.Errorf("%s: %v", name, err)
 		}
-		if _, err := payload.Verify(m, body, payload.Auto); err == nil || !strings.Contains(err.Error(), "no recognisable system channel") {
+		if _, err := verify(m, body, payload.Auto); err == nil || !strings.Contains(err.Error(), "no recognisable system channel") {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -214,7 +236,7 @@ func TestSDKBodyWithoutSystem(t *testing.T) {
 func TestSDKBodyWithEmptySystem(t *testing.T) {
 	_, m := prompt(t)
 	body := anthropicSend(t, []anthropic.TextBlockParam{{Text: ""}})
-	_, err := payload.Verify(m, body, payload.Auto)
+	_, err := verify(m, body, payload.Auto)
 	var mm *payload.Error
 	if !errors.As(err, &mm) || mm.Fragment != "system[0]" || mm.Offset != 0 {
 		t.Fatalf("err = %v", err)
@@ -240,15 +262,20 @@ func TestAnthropicFieldRoundTripsThroughTheSDK(t *testing.T) {
 	if err := json.Unmarshal(field, &params); err != nil {
 		t.Fatal(err)
 	}
-	if len(params.System) != len(place.Blocks) {
-		t.Fatalf("SDK holds %d blocks, want %d", len(params.System), len(place.Blocks))
-	}
+	text, marks := "", 0
 	for i, b := range params.System {
-		want := place.Blocks[i]
+		text += b.Text
 		marked := b.CacheControl.Type == "ephemeral"
-		if b.Text != want.Text || marked != (want.CacheControl != nil) {
-			t.Errorf("block %d: %q marked %v, want %q marked %v", i, b.Text, marked, want.Text, want.CacheControl != nil)
+		want := slices.ContainsFunc(place.Breakpoints, func(bp payload.Breakpoint) bool { return bp.Block == i && bp.Offset == len(text) })
+		if marked != want {
+			t.Errorf("block %d: %q marked %v, want %v", i, b.Text, marked, want)
 		}
+		if marked {
+			marks++
+		}
+	}
+	if text != r.System || marks != len(place.Breakpoints) {
+		t.Errorf("blocks %q, want the prompt %q", text, r.System)
 	}
 	params.Model, params.MaxTokens = anthropic.Model("claude-sonnet-4-5"), 64
 	params.Messages = []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hi"))}
@@ -256,7 +283,7 @@ func TestAnthropicFieldRoundTripsThroughTheSDK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := payload.Verify(m, body, payload.Auto)
+	res, err := verify(m, body, payload.Auto)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, body)
 	}
@@ -265,7 +292,7 @@ func TestAnthropicFieldRoundTripsThroughTheSDK(t *testing.T) {
 	}
 	// What the SDK would send is what promptloom emitted.
 	sent := anthropicSend(t, params.System)
-	c, err := payload.Extract(sent, payload.Anthropic)
+	c, err := extract(t, sent, payload.Anthropic)
 	if err != nil || c.Text != r.System || c.Breakpoints != 2 {
 		t.Errorf("sent: %v, %d breakpoints", err, c.Breakpoints)
 	}
@@ -298,4 +325,14 @@ func TestSDKsAreTestOnly(t *testing.T) {
 	if err != nil || n < 50 {
 		t.Fatalf("walked %d files: %v", n, err)
 	}
+}
+
+// extract is the system channel of body read as p.
+func extract(t *testing.T, body []byte, p payload.Provider) (*payload.Channel, error) {
+	t.Helper()
+	r, err := payload.Read(body, p)
+	if err != nil {
+		return nil, err
+	}
+	return r.System()
 }

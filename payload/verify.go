@@ -10,45 +10,20 @@ import (
 	"github.com/promptloom/promptloom/manifest"
 )
 
-// Result is what Verify proved about one request body.
-type Result struct {
-	// Channel is the system channel read from the body.
-	Channel *Channel
-	// Manifest holds for Channel.Text at the llm_request_payload_egress
-	// boundary: the manifest given, projected with manifest.ForEgress. When
-	// the bytes are the manifest's prompt only the boundary changes; when
-	// placement changed them (Placed), every assembled row is "superseded by
-	// system transform", one egress:system row accounts for the bytes sent,
-	// and egress_delta records both sides. This is the manifest a harness
-	// retains at send time.
-	Manifest *manifest.Manifest
-	// Transformed reports that the bytes sent are not the manifest's
-	// prompt, so Manifest has the egress:system row.
-	Transformed bool
-	// Placed reports that the bytes differ from the manifest's prompt only
-	// by placement: the channel's pieces (blocks, parts, messages) joined
-	// with the reducer's separator are the prompt, but the provider's rule
-	// joins them otherwise.
-	Placed bool
-}
-
-// Verify holds the system channel of a request body to m: the body is read
-// with Extract (p may be Auto), and m must hold for the channel's text
-// (manifest.Validate), or for its pieces joined with the separator, in
-// which case the result is Placed. Otherwise the error is an *Error of
-// kind ErrMismatch naming the first fragment that differs and where. A harness
-// calls Verify on the body it is about to send.
-func Verify(m *manifest.Manifest, body []byte, p Provider) (*Result, error) {
-	c, err := Extract(body, p)
-	if err != nil {
-		return nil, err
-	}
-	return verifyChannel(m, c)
-}
-
-// Verify holds the request's system channel to m, as Verify does a body,
-// without reading the body again.
-func (r *Request) Verify(m *manifest.Manifest) (*Result, error) {
+// Verify holds the request's system channel to m and returns the
+// manifest that holds for the bytes sent, at the llm_request_payload_egress
+// boundary: m projected with manifest.ForEgress, the manifest a harness
+// retains at send time. m must hold for the channel's text
+// (manifest.Validate), or for its pieces (blocks, parts, messages) joined
+// with the reducer's separator when the provider's rule joins them
+// otherwise: a placement. Then every assembled row is "superseded by system
+// transform", one egress:system row accounts for the bytes sent, and
+// egress_delta records both sides, so a placement is told by the digest:
+// the result's WholePromptDigest is not m's. Anything else is an *Error of
+// kind ErrMismatch naming the first fragment that differs and where; a
+// body with no channel is System's error. A harness reads the body it is
+// about to send (Read) and calls Verify on it.
+func (r *Request) Verify(m *manifest.Manifest) (*manifest.Manifest, error) {
 	c, err := r.System()
 	if err != nil {
 		return nil, err
@@ -57,7 +32,7 @@ func (r *Request) Verify(m *manifest.Manifest) (*Result, error) {
 }
 
 // verifyChannel is Verify of a channel already extracted.
-func verifyChannel(m *manifest.Manifest, c *Channel) (*Result, error) {
+func verifyChannel(m *manifest.Manifest, c *Channel) (*manifest.Manifest, error) {
 	verr := manifest.Validate(m, c.Text)
 	placed := false
 	var joined string
@@ -66,7 +41,7 @@ func verifyChannel(m *manifest.Manifest, c *Channel) (*Result, error) {
 		placed = joined != c.Text && manifest.Validate(m, joined) == nil
 		if placed {
 			if e := cutInside(m, c.Pieces); e != nil {
-				return nil, &Error{Kind: ErrMismatch, Provider: c.Provider, Fragment: e.ID, Offset: int64(e.Offset), Err: e}
+				return nil, &Error{Kind: ErrMismatch, Provider: c.Provider, Fragment: e.ID, Offset: int64(e.Offset), rule: e}
 			}
 		}
 	}
@@ -85,13 +60,13 @@ func verifyChannel(m *manifest.Manifest, c *Channel) (*Result, error) {
 		if errors.As(verr, &whole) && whole.Located != nil {
 			verr = whole.Located
 		}
-		return nil, &Error{Kind: ErrMismatch, Provider: c.Provider, Fragment: frag, Offset: int64(off), Err: verr}
+		return nil, &Error{Kind: ErrMismatch, Provider: c.Provider, Fragment: frag, Offset: int64(off), rule: verr}
 	}
 	e, err := m.ForEgress(c.Text)
 	if err != nil {
-		return nil, &Error{Kind: ErrMismatch, Provider: c.Provider, Err: err}
+		return nil, &Error{Kind: ErrMismatch, Provider: c.Provider, rule: err}
 	}
-	return &Result{Channel: c, Manifest: e, Transformed: placed, Placed: placed}, nil
+	return e, nil
 }
 
 // locate walks m's included segments over s and returns the first whose

@@ -60,7 +60,7 @@ func TestVerifyHolds(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := Verify(m, tt.body, Auto)
+			res, err := verifyBody(m, tt.body, Auto)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,7 +98,7 @@ func TestVerifyHolds(t *testing.T) {
 				t.Errorf("delta %+v\nwant  %+v", *e.EgressDelta, want)
 			}
 			// The projected manifest verifies the same body directly.
-			again, err := Verify(e, tt.body, Auto)
+			again, err := verifyBody(e, tt.body, Auto)
 			if err != nil || again.Placed {
 				t.Errorf("egress manifest against its own body: %v, placed %v", err, again != nil && again.Placed)
 			}
@@ -126,7 +126,7 @@ func TestVerifyMismatch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Verify(m, tt.body, Auto)
+			_, err := verifyBody(m, tt.body, Auto)
 			var mm *Error
 			if !errors.As(err, &mm) || !errors.Is(err, ErrMismatch) || !errors.Is(err, manifest.ErrInvalid) {
 				t.Fatalf("err = %v", err)
@@ -145,10 +145,10 @@ func TestVerifyMismatch(t *testing.T) {
 func TestVerifyNoSystem(t *testing.T) {
 	_, m := threeItems(t)
 	body := []byte(`{"model":"claude","max_tokens":16,"messages":[{"role":"user","content":"alpha\n\nbeta\n\ngamma"}]}`)
-	if _, err := Verify(m, body, Auto); !errors.Is(err, ErrNoSystem) {
+	if _, err := verifyBody(m, body, Auto); !errors.Is(err, ErrNoSystem) {
 		t.Fatalf("err = %v", err)
 	}
-	if _, err := Verify(m, body, Anthropic); !errors.Is(err, ErrNoSystem) {
+	if _, err := verifyBody(m, body, Anthropic); !errors.Is(err, ErrNoSystem) {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -167,12 +167,12 @@ func TestServedContextCertifiesQwenThinkingDisableEgressBytes(t *testing.T) {
 	body := []byte(`{"model":"qwen3.5:30b","messages":[{"role":"system","content":"/no_think\nyou are an agent."},{"role":"user","content":"hi"}]}`)
 
 	// Verify proves, and an added directive is not placement.
-	if _, err := Verify(m, body, Auto); !errors.Is(err, ErrMismatch) {
+	if _, err := verifyBody(m, body, Auto); !errors.Is(err, ErrMismatch) {
 		t.Fatalf("Verify: %v", err)
 	}
 	// A harness that vouches for its transform projects the manifest onto
 	// the bytes sent, as Harn does at its egress boundary.
-	c, err := Extract(body, Auto)
+	c, err := extract(body, Auto)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func TestServedContextCertifiesQwenThinkingDisableEgressBytes(t *testing.T) {
 		t.Errorf("payload digest %s/%d, manifest %s/%d", sum, n, e.WholePromptDigest, e.SystemPromptBytes)
 	}
 	// The retained egress manifest then verifies the body it was made for.
-	if _, err := Verify(e, body, Auto); err != nil {
+	if _, err := verifyBody(e, body, Auto); err != nil {
 		t.Errorf("egress manifest: %v", err)
 	}
 }
@@ -232,7 +232,7 @@ func TestSystemDigestIsTheManifestsWhenBytesHold(t *testing.T) {
 // systemDigest is the payload side of a receipt: the digest of a body's
 // system channel and its length.
 func systemDigest(body []byte, p Provider) (digest.Digest, int, error) {
-	c, err := Extract(body, p)
+	c, err := extract(body, p)
 	if err != nil {
 		return digest.Digest{}, 0, err
 	}
@@ -263,7 +263,7 @@ func TestVerifyPlacementCutsOnlyBetweenFragments(t *testing.T) {
 		{"openai chat parts", []byte(`{"messages":[{"role":"system","content":[{"type":"text","text":"one"},{"type":"text","text":"two"}]},{"role":"system","content":"three"}]}`), "system[0]", 3},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Verify(m, tt.body, Auto)
+			_, err := verifyBody(m, tt.body, Auto)
 			var e *Error
 			if !errors.As(err, &e) || !errors.Is(err, ErrMismatch) || !errors.Is(err, manifest.ErrInvalid) {
 				t.Fatalf("got %v, want a mismatch", err)
@@ -275,7 +275,7 @@ func TestVerifyPlacementCutsOnlyBetweenFragments(t *testing.T) {
 	}
 	// Whole fragments a block, and two fragments in one block, still place.
 	for _, body := range [][]byte{anthropicBody(t, blocks("one\n\ntwo", "three")), anthropicBody(t, blocks("one\n\ntwo\n\nthree"))} {
-		if _, err := Verify(m, body, Auto); err != nil {
+		if _, err := verifyBody(m, body, Auto); err != nil {
 			t.Errorf("%s: %v", body, err)
 		}
 	}
@@ -295,11 +295,11 @@ func TestAutoRefusesAnAmbiguousShape(t *testing.T) {
 		{`{"systemInstruction":{"parts":[{"text":"alpha\n\nbeta\n\ngamma"}]},"messages":[{"role":"system","content":"other"}]}`, Gemini},
 		{`{"instructions":"alpha\n\nbeta\n\ngamma","messages":[{"role":"system","content":"other"}]}`, OpenAIResponses},
 	} {
-		_, err := Extract([]byte(tt.body), Auto)
+		_, err := extract([]byte(tt.body), Auto)
 		if !errors.Is(err, ErrMalformed) {
 			t.Errorf("%s: got %v, want an ambiguous shape refused", tt.body, err)
 		}
-		if _, err := Extract([]byte(tt.body), tt.as); err != nil {
+		if _, err := extract([]byte(tt.body), tt.as); err != nil {
 			t.Errorf("%s as %s: %v", tt.body, tt.as, err)
 		}
 	}
@@ -309,7 +309,7 @@ func TestAutoRefusesAnAmbiguousShape(t *testing.T) {
 		`{"model":"gpt","messages":[{"role":"system","content":"alpha"}]}`,
 		`{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"systemInstruction":{"parts":[{"text":"alpha"}]}}`,
 	} {
-		if _, err := Extract([]byte(body), Auto); err != nil {
+		if _, err := extract([]byte(body), Auto); err != nil {
 			t.Errorf("%s: %v", body, err)
 		}
 	}

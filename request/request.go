@@ -338,22 +338,20 @@ func openAIEncoding(p payload.Provider, model string) string {
 // attribute cuts the system channel into the fragments of sys, each with
 // the path of the block it starts in.
 func attribute(r *payload.Request, parts []payload.Part, sys *manifest.Manifest, count func(string) int) ([]Segment, error) {
-	res, err := r.Verify(sys)
+	egress, err := r.Verify(sys)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNotAttributed, err)
 	}
-	if res.Transformed && !res.Placed {
-		return nil, fmt.Errorf("%w: the channel is a transform of the prompt, not the prompt", ErrNotAttributed)
-	}
+	c, _ := r.System() // Verify read it
 	var blocks []payload.Part
 	for _, p := range parts {
 		if p.Section == "system" {
 			blocks = append(blocks, p)
 		}
 	}
-	pieces := res.Channel.Pieces
-	prompt := res.Channel.Text
-	if res.Placed {
+	pieces := c.Pieces
+	prompt := c.Text
+	if egress.WholePromptDigest != sys.WholePromptDigest { // placed
 		prompt = strings.Join(pieces, "\n\n")
 	}
 	if len(pieces) != len(blocks) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/promptloom/promptloom/explain"
+	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
 )
 
@@ -40,7 +41,11 @@ func (e *env) verifyPayload(pos []string, f payloadFlags) int {
 	if err != nil {
 		return e.fail("verify: %v", err)
 	}
-	res, err := payload.Verify(m, body, prov)
+	req, err := payload.Read(body, prov)
+	var egress *manifest.Manifest
+	if err == nil {
+		egress, err = req.Verify(m)
+	}
 	switch {
 	case errors.Is(err, payload.ErrMismatch):
 		return e.failRule(err)
@@ -51,18 +56,18 @@ func (e *env) verifyPayload(pos []string, f payloadFlags) int {
 	if err != nil {
 		return e.fail("verify: %s: %v", pos[0], err)
 	}
-	c := res.Channel
+	c, _ := req.System() // Verify read it
 	head := fmt.Sprintf("ok: manifest content hash %s holds for the %s system channel (%s, %d piece(s))",
 		hash, c.Provider, c.Field, len(c.Pieces))
-	if !res.Placed {
+	if egress.WholePromptDigest == m.WholePromptDigest { // not placed
 		fmt.Fprintf(e.stdout, "%s: %d bytes (%d segments, %d included)\n", head, len(c.Text), len(m.Segments), m.IncludedCount())
 		return ExitOK
 	}
-	h, err := res.Manifest.ContentHash()
+	h, err := egress.ContentHash()
 	if err != nil {
 		return e.fail("verify: %v", err)
 	}
-	d := res.Manifest.EgressDelta
+	d := egress.EgressDelta
 	fmt.Fprintf(e.stdout, "%s once its pieces are joined with the separator: %d bytes sent (%d added, %d removed); egress manifest %s accounts for them with %s\n",
 		head, d.OutputSystemPromptBytes, d.BytesAdded, d.BytesRemoved, h, "egress:system")
 	return ExitOK

@@ -267,11 +267,11 @@ var library = []libCase{
 	},
 	{
 		pkg: "payload",
-		doc: "A request body that is not JSON, or whose system channel has a field of the wrong type or a key twice (`payload.Extract`, `payload.Verify`). The `*payload.Error` names the provider, the field in gjson's path syntax (`Path`) and the byte (`Offset`).",
+		doc: "A request body that is not JSON, or whose system channel has a field of the wrong type or a key twice (`payload.Read`, `Request.System`, `Request.Verify`). The `*payload.Error` names the provider, the field in gjson's path syntax (`Path`) and the byte (`Offset`).",
 		is:  payload.ErrMalformed,
 		as:  new(*payload.Error),
 		raise: func(*env) error {
-			_, err := payload.Extract([]byte(`{"system": "alpha",}`), payload.Auto)
+			_, err := payload.Read([]byte(`{"system": "alpha",}`), payload.Auto)
 			return err
 		},
 	},
@@ -280,17 +280,25 @@ var library = []libCase{
 		doc: "A request body with no system channel.",
 		is:  payload.ErrNoSystem,
 		raise: func(*env) error {
-			_, err := payload.Extract([]byte(`{"model": "m", "messages": [{"role": "user", "content": "hi"}]}`), payload.Auto)
+			r, err := payload.Read([]byte(`{"model": "m", "messages": [{"role": "user", "content": "hi"}]}`), payload.Auto)
+			if err != nil {
+				return err
+			}
+			_, err = r.System()
 			return err
 		},
 	},
 	{
 		pkg: "payload",
-		doc: "`payload.Verify` of a body whose system channel the manifest does not hold for: the error names the first fragment that differs and the byte where it starts in the channel's text, and wraps the manifest rule it broke (so it matches `manifest.ErrInvalid` too).",
+		doc: "`Request.Verify` of a body whose system channel the manifest does not hold for: the error names the first fragment that differs and the byte where it starts in the channel's text, and wraps the manifest rule it broke (so it matches `manifest.ErrInvalid` too).",
 		is:  payload.ErrMismatch,
 		raise: func(*env) error {
 			r, _ := promptloom.Reduce([]promptloom.Fragment{promptloom.SystemItem(0, "", "alpha", promptloom.Before), promptloom.SystemItem(1, "", "omega", promptloom.Before)}, nil)
-			_, err := payload.Verify(manifest.New(r, "agent"), []byte(`{"system": "alpha\n\nOmega"}`), payload.Auto)
+			req, err := payload.Read([]byte(`{"system": "alpha\n\nOmega"}`), payload.Auto)
+			if err != nil {
+				return err
+			}
+			_, err = req.Verify(manifest.New(r, "agent"))
 			return err
 		},
 	},
