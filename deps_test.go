@@ -58,8 +58,9 @@ const depsRules = `
 	journal, cache < journal/report;
 	cache, internal/json < assemble;
 	journal, internal/dsn, internal/pgschema, PGX < journal/postgres;
-	journal, cache, OTEL < transport;
-	transport, cache, journal/tiles < proxy;
+	journal < internal/relay;
+	journal, cache, internal/relay, OTEL < transport;
+	transport, cache, journal/tiles, internal/relay < proxy;
 	journal/replay, provenance, eventlog/sqlite, eventlog/postgres < cmd/promptloom/internal/demo;
 	cmd/promptloom/internal/demo, journal/report, journal/postgres, harn/template, witness, cache, assemble, proxy, XMOD, OTELEXPORT < cmd/promptloom/internal/cli;
 	cmd/promptloom/internal/cli, transport < cmd/promptloom/internal/errdoc;

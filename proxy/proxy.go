@@ -38,6 +38,7 @@ import (
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/harn/redact"
+	"github.com/promptloom/promptloom/internal/relay"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/journal/tiles"
 	"github.com/promptloom/promptloom/manifest"
@@ -405,7 +406,7 @@ func (p *Proxy) model(w http.ResponseWriter, r *http.Request, shape payload.Prov
 		refuse(http.StatusBadRequest, "malformed", "promptloom: "+err.Error())
 		return
 	}
-	tc := &transport.Call{Name: name, Payload: pr}
+	tc := &transport.Call{Name: name}
 	if p.o.Prompt != nil {
 		x, err := p.o.Prompt(name)
 		if err != nil {
@@ -429,19 +430,19 @@ func (p *Proxy) model(w http.ResponseWriter, r *http.Request, shape payload.Prov
 		return
 	}
 	defer p.release(s)
-	tc.Name, tc.Payload = cs.name, cs.pr
+	tc.Name = cs.name
+	relayed := &relay.Call{Payload: cs.pr, Done: func(resp journal.Response, err error) { p.done(cs, resp, err) }}
 	if cs.change != nil {
 		// Both bodies on the record: the one sent, and the one that came
 		// with what the proxy changed in it.
-		tc.Received, tc.Changed = body, cs.change.what
+		relayed.Received, relayed.Changed = body, cs.change.what
 	}
-	tc.Done = func(resp journal.Response, err error) { p.done(cs, resp, err) }
 	// The body sent: as received, or as the proxy changed it (cs.change),
 	// with its own length.
 	sent := cs.pr.Body()
 	r.Body = io.NopCloser(bytes.NewReader(sent))
 	r.ContentLength = int64(len(sent))
-	ctx := transport.With(context.WithValue(r.Context(), sessionKey{}, s), tc)
+	ctx := relay.With(transport.With(context.WithValue(r.Context(), sessionKey{}, s), tc), relayed)
 	ctx = context.WithValue(ctx, callStateKey{}, admitted{cs, body})
 	p.rp.ServeHTTP(w, r.WithContext(ctx))
 }
@@ -623,7 +624,7 @@ func (p *Proxy) Close() error {
 	for _, s := range sessions {
 		<-s.ready // a journal being opened is closed once it is open
 		if s.err == nil && !s.idled {
-			errs = append(errs, s.t.Close(), s.j.Close())
+			errs = append(errs, s.j.Close())
 		}
 	}
 	return errors.Join(errs...)

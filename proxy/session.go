@@ -290,7 +290,7 @@ func (p *Proxy) sweep(now time.Time) error {
 	p.mu.Unlock()
 	var errs []error
 	for _, s := range idle {
-		if err := errors.Join(s.t.Close(), s.j.Close()); err != nil {
+		if err := s.j.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("closing idle session %s: %w", s.id, err))
 		}
 		close(s.shut)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promptloom/promptloom/internal/relay"
 	"github.com/promptloom/promptloom/payload"
 	"github.com/promptloom/promptloom/transport"
 )
@@ -33,7 +34,7 @@ func sendWith(t *testing.T, known, body []byte) []byte {
 		got = sink[:n]
 		return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("{}")), Request: r}, nil
 	}), nil, nil)
-	ctx := transport.With(context.Background(), &transport.Call{Name: "c", Payload: pr})
+	ctx := relay.With(transport.With(context.Background(), &transport.Call{Name: "c"}), &relay.Call{Payload: pr})
 	req, _ := http.NewRequestWithContext(ctx, "POST", "http://upstream/v1/messages", bytes.NewReader(body))
 	resp, err := rt.RoundTrip(req)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promptloom/promptloom/internal/relay"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/transport"
 )
@@ -28,14 +29,13 @@ func endedCall(t *testing.T, limit int, answer http.HandlerFunc, read func(*http
 	var doneErr error
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ctx = transport.With(ctx, &transport.Call{Name: "c1", Done: func(_ journal.Response, err error) { doneErr = err }})
+	ctx = relay.With(transport.With(ctx, &transport.Call{Name: "c1"}), &relay.Call{Done: func(_ journal.Response, err error) { doneErr = err }})
 	body := `{"model":"m","max_tokens":8,"stream":true,"messages":[{"role":"user","content":"hi"}]}`
 	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/v1/messages", strings.NewReader(body))
 	resp, err := (&http.Client{Transport: rt}).Do(req)
 	if err == nil {
 		read(resp, cancel)
 	}
-	rt.Close()
 	j.Close()
 	rep, verr := journal.Verify(bytes.NewReader(buf.Bytes()), nil)
 	if verr != nil || len(rep.Calls) != 1 {

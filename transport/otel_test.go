@@ -98,7 +98,6 @@ func (g *traced) ctx(name string) context.Context {
 // returns the n spans.
 func (g *traced) ended(t *testing.T, n int) []sdktrace.ReadOnlySpan {
 	t.Helper()
-	g.rt.Close()
 	spans := g.spans.Ended()
 	if len(spans) != n || len(g.spans.Started()) != n {
 		t.Fatalf("%d spans started, %d ended, want %d", len(g.spans.Started()), len(spans), n)

@@ -49,7 +49,6 @@ func oneCallWith(t *testing.T, edit func(*http.Request), answer func(w http.Resp
 		t.Fatal(err)
 	}
 	read(resp)
-	rt.Close()
 	j.Close()
 	rep, err := journal.Verify(bytes.NewReader(buf.Bytes()), nil)
 	if err != nil || len(rep.Calls) != 1 {
@@ -141,7 +140,6 @@ func TestCloseRacingTheLastRead(t *testing.T) {
 	if g := <-got; g != reply {
 		t.Fatalf("the caller read %q", g)
 	}
-	rt.Close()
 	j.Close()
 	rep, err := journal.Verify(bytes.NewReader(buf.Bytes()), nil)
 	if err != nil || len(rep.Calls) != 1 {
@@ -282,7 +280,6 @@ func TestRecordedByTheLastDeclaredByte(t *testing.T) {
 	j := journal.New(&buf, &journal.Options{Session: "s"})
 	defer j.Close()
 	rt := transport.New(base, j, nil)
-	defer rt.Close()
 	ctx := transport.With(context.Background(), &transport.Call{Name: "c1", Manifest: manifest.New(r, "agent"), System: r.System})
 	body := `{"model":"m","max_tokens":8,"system":` + strconv.Quote(r.System) + `,"messages":[{"role":"user","content":"hi"}]}`
 	req, _ := http.NewRequestWithContext(ctx, "POST", "http://provider.test/v1/messages", strings.NewReader(body))
@@ -355,7 +352,6 @@ func TestAWholeStreamIsHandedOnFirst(t *testing.T) {
 				}
 			}
 			resp.Body.Close()
-			rt.Close()
 			j.Close()
 			out := buf.String()
 			if !strings.Contains(out, `"kind":"provider_call_response"`) || strings.Contains(out, "closed early") {

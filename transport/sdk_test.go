@@ -86,9 +86,6 @@ func (g *rig) ctx(name string) context.Context {
 // transcript, returning its report and lines.
 func (g *rig) verify(t *testing.T) (*journal.Report, []gjson.Result) {
 	t.Helper()
-	if err := g.rt.Close(); err != nil {
-		t.Fatal(err)
-	}
 	if err := g.j.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -998,7 +995,6 @@ func TestAmbiguousBodiesRefused(t *testing.T) {
 			if n := g.fake.seen(); n != 0 {
 				t.Errorf("the provider saw %d requests", n)
 			}
-			g.rt.Close()
 			g.j.Close()
 			if b, _ := os.ReadFile(g.path); len(b) != 0 {
 				t.Errorf("journaled: %s", b)

@@ -49,6 +49,7 @@ import (
 
 	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/harn/redact"
+	"github.com/promptloom/promptloom/internal/relay"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
@@ -86,20 +87,6 @@ type Call struct {
 	Explanation *explain.Explanation
 	Manifest    *manifest.Manifest
 	System      string
-	// Payload is the request body as payload.Read read it, for a caller
-	// that read it already (the proxy does, to find the call's session):
-	// RoundTrip takes it instead of parsing the body again, and its bytes
-	// instead of a copy of the body, when they are the body's (compared
-	// as the body is read).
-	Payload *payload.Request
-	// Done, when set, is called with each attempt's outcome as it was
-	// recorded, once an attempt: the response, or the error.
-	Done func(journal.Response, error)
-	// Received and Changed are journal.Request's: the body as it came,
-	// when the caller changed it before sending it (the proxy's
-	// --diagnostics and --cache auto), and how.
-	Received []byte
-	Changed  string
 }
 
 // attributed reports whether the call says what its prompt is; a Call
@@ -153,19 +140,14 @@ func (t *Transport) predictor() *cache.Predictor {
 	return t.pred
 }
 
-// Close returns nil: every attempt is recorded by the time its response
-// body ends, so a transport has nothing to settle. It does not close the
-// journal, nor stop the transport.
-func (t *Transport) Close() error { return nil }
-
 // attempt is one request sent: its request recorded, its span, and how
 // it ended.
 type attempt struct {
-	p   *journal.Pending
-	ep  endpoint
-	key *Call // nil: unattributed
-	sc  *spanCall
-	sp  *span
+	p  *journal.Pending
+	ep endpoint
+	rc *relay.Call // the proxy's part (nil: none)
+	sc *spanCall
+	sp *span
 
 	mu   sync.Mutex
 	done bool
@@ -205,6 +187,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	ctx := req.Context()
 	c, _ := ctx.Value(callKey{}).(*Call)
+	rc := relay.From(ctx)
 	shape, model, stream, routed := payload.Route(req.URL.Path)
 	if req.Method != "POST" || c == nil && !routed {
 		// Not a model call (a GET, a file upload): passed on as it is,
@@ -215,8 +198,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	var err error
 	if req.Body != nil && req.Body != http.NoBody {
 		var known []byte
-		if c != nil && c.Payload != nil {
-			known = c.Payload.Body()
+		if rc != nil && rc.Payload != nil {
+			known = rc.Payload.Body()
 		}
 		body, err = readBody(io.LimitReader(req.Body, int64(t.opts.MaxBodyBytes)+1), req.ContentLength, known, t.opts.MaxBodyBytes)
 		req.Body.Close()
@@ -235,8 +218,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	// The body is read here once, for the gate, the journal and the span.
 	var pr *payload.Request
-	if c != nil && c.Payload != nil && bytes.Equal(c.Payload.Body(), body) {
-		pr = c.Payload
+	if rc != nil && rc.Payload != nil && bytes.Equal(rc.Payload.Body(), body) {
+		pr = rc.Payload
 	} else {
 		pr, err = payload.Read(body, shape)
 	}
@@ -365,8 +348,9 @@ func (t *Transport) begin(ctx context.Context, c *Call, ep endpoint) (*attempt, 
 	pr := ep.req
 	req := journal.Request{Body: body, Provider: pr.Provider, Payload: pr, Messages: pr.Messages, Tools: pr.Tools, Parameters: pr.Parameters}
 	sc := &spanCall{Request: pr, Model: ep.model, Stream: ep.stream, Server: ep.server}
-	if c != nil {
-		req.Received, req.Changed = c.Received, c.Changed
+	rc := relay.From(ctx)
+	if rc != nil {
+		req.Received, req.Changed = rc.Received, rc.Changed
 	}
 	var e *explain.Explanation
 	if c == nil || !c.attributed() {
@@ -411,7 +395,7 @@ func (t *Transport) begin(ctx context.Context, c *Call, ep endpoint) (*attempt, 
 		sc.ManifestHash = p.ManifestContentHash // the manifest recorded, as its request line names it
 		sc.Included, sc.Parts = includedParts(m, req.System)
 	}
-	lg := &attempt{p: p, ep: ep, sc: sc, key: c}
+	lg := &attempt{p: p, ep: ep, sc: sc, rc: rc}
 	sctx, sp := startSpan(ctx, &t.opts, sc)
 	lg.sp = sp
 	return lg, sctx, nil
@@ -459,12 +443,12 @@ func (lg *attempt) finish(resp journal.Response, callErr error, status int) erro
 	// which Verify reports; a response it refuses (not UTF-8) is recorded
 	// as failed, and its error is the caller's to give the SDK.
 	ferr := lg.p.Finish(context.Background(), resp, callErr)
-	if lg.key != nil && lg.key.Done != nil {
+	if lg.rc != nil && lg.rc.Done != nil {
 		outErr := callErr
 		if outErr == nil {
 			outErr = ferr
 		}
-		lg.key.Done(resp, outErr)
+		lg.rc.Done(resp, outErr)
 	}
 	r := &spanResult{Status: status, Err: callErr}
 	if callErr == nil {

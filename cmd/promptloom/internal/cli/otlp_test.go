@@ -129,9 +129,6 @@ func TestOTLPExportsTheGenAISpans(t *testing.T) {
 					t.Fatalf("%s: %s", call, resp.Status)
 				}
 			}
-			if err := rt.Close(); err != nil {
-				t.Fatal(err)
-			}
 			if err := j.Close(); err != nil {
 				t.Fatal(err)
 			}
