@@ -36,14 +36,8 @@ const (
 // pipeline runs o's contributors, cfg's project and cfg's stages.
 func pipeline(ctx context.Context, o *options.Options, cfg *Options) (*stage.Result, error) {
 	resolve := func(id, name string, value func() (any, string, error)) stage.Stage {
-		return stage.Stage{ID: id, Capability: "core",
-			Resolve: func(context.Context, map[string]any) (*stage.Resolved, error) {
-				v, why, err := value()
-				if err != nil || v == nil {
-					return nil, err
-				}
-				return &stage.Resolved{Name: name, Value: v, Reason: why}, nil
-			}}
+		return stage.Stage{ID: id, Capability: "core", Resolves: name,
+			Resolve: func(context.Context, map[string]any) (any, string, error) { return value() }}
 	}
 	compile := func(id, capability string, frags func(map[string]any) []promptloom.Fragment) stage.Stage {
 		return stage.Stage{ID: id, Capability: capability, ReadOnly: true,
@@ -72,13 +66,13 @@ func pipeline(ctx context.Context, o *options.Options, cfg *Options) (*stage.Res
 		}),
 	}
 	if cfg.Project != "" {
-		stages = append(stages, stage.Stage{ID: "project.detect", Capability: "project",
-			Resolve: func(context.Context, map[string]any) (*stage.Resolved, error) {
+		stages = append(stages, stage.Stage{ID: "project.detect", Capability: "project", Resolves: resolvedProject,
+			Resolve: func(context.Context, map[string]any) (any, string, error) {
 				p, err := project.Detect(cfg.Project, cfg.EnvHas)
 				if err != nil {
-					return nil, err
+					return nil, "", err
 				}
-				return &stage.Resolved{Name: resolvedProject, Value: p, Reason: "caps " + strings.Join(p.Caps, ", ")}, nil
+				return p, "caps " + strings.Join(p.Caps, ", "), nil
 			}})
 	}
 	if len(o.Reminders) > 0 {

@@ -91,9 +91,9 @@ func TestStagesChangeNoByte(t *testing.T) {
 }
 
 func TestCallerStages(t *testing.T) {
-	branch := stage.Stage{ID: "harness.branch", Capability: "harness",
-		Resolve: func(context.Context, map[string]any) (*stage.Resolved, error) {
-			return &stage.Resolved{Name: CapsPrefix + "harness", Value: []string{"vcs.branch"}}, nil
+	branch := stage.Stage{ID: "harness.branch", Capability: "harness", Resolves: CapsPrefix + "harness",
+		Resolve: func(context.Context, map[string]any) (any, string, error) {
+			return []string{"vcs.branch"}, "", nil
 		}}
 	note := stage.Stage{ID: "harness.note", Capability: "harness",
 		Compile: func(_ context.Context, _ map[string]any, frags []promptloom.Fragment) ([]promptloom.Fragment, error) {

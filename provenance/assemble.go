@@ -69,14 +69,13 @@ var (
 // a refusal is a *stage.Error naming provenance.grant.
 func Assemble[G any](ctx context.Context, role string, asm func(ctx context.Context, grant G) ([]Part, error), grant G, b *budget.Budget) (*Context, error) {
 	run, err := stage.Run(ctx, []stage.Stage{
-		{ID: "provenance.grant", Capability: "provenance",
-			Resolve: func(ctx context.Context, _ map[string]any) (*stage.Resolved, error) {
+		{ID: "provenance.grant", Capability: "provenance", Resolves: "assembled",
+			Resolve: func(ctx context.Context, _ map[string]any) (any, string, error) {
 				a, err := assemble(ctx, role, asm, grant)
 				if err != nil {
-					return nil, err
+					return nil, "", err
 				}
-				return &stage.Resolved{Name: "assembled", Value: a,
-					Reason: fmt.Sprintf("%d part(s) citing what %d source(s) handed out", len(a.parts), len(a.read))}, nil
+				return a, fmt.Sprintf("%d part(s) citing what %d source(s) handed out", len(a.parts), len(a.read)), nil
 			}},
 		{ID: "provenance.render", Capability: "provenance",
 			Compile: func(_ context.Context, snap map[string]any, frags []promptloom.Fragment) ([]promptloom.Fragment, error) {

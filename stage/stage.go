@@ -3,15 +3,17 @@
 // compilation stages, each given the snapshot and the fragments so far and
 // returning the successor list. Stages return rather than mutate, and every
 // stage leaves a trace, so a contribution that did not land is never silent.
+// A resolution stage declares the name it resolves, so two stages that
+// would resolve one name are refused before anything runs.
 //
 // Run takes the kernel's stages and the caller's: caller stages add to the
 // run, never replace a stage, and may not take a kernel.* id. The kernel's
 // last stage, kernel.prompt, is always added: it checks that the fragments
 // are fit for the reducer, so a run that would fail there fails naming a
-// stage. A handler that fails, panics or contributes a malformed value
-// fails the run with an *Error that names it; a failing resolution stage
-// stops the run before any compilation stage, so a later stage is never
-// blamed for an earlier one's fault.
+// stage. A handler that fails or panics fails the run with an *Error that
+// names it; a failing resolution stage stops the run before any
+// compilation stage, so a later stage is never blamed for an earlier one's
+// fault.
 package stage
 
 import (
@@ -32,10 +34,15 @@ type Stage struct {
 	ID string
 	// Capability names what owns the stage ("core", "project", a plugin).
 	Capability string
-	// Resolve returns a named value for the snapshot, or nil for nothing.
-	// It sees the values resolved before it, by name, in a copy of its own,
-	// so no handler can change what another stage sees.
-	Resolve func(ctx context.Context, snap map[string]any) (*Resolved, error)
+	// Resolves is the name a resolution stage's value goes under in the
+	// snapshot; no other stage may resolve it. Declared here rather than
+	// returned, it is checked before anything runs.
+	Resolves string
+	// Resolve returns the value for the snapshot, or nil for nothing, and
+	// in a few words what it resolved, for the trace. It sees the values
+	// resolved before it, by name, in a copy of its own, so no handler can
+	// change what another stage sees.
+	Resolve func(ctx context.Context, snap map[string]any) (value any, reason string, err error)
 	// Compile returns the successor of frags, the fragments of the
 	// compilation stages before it, or nil for no change. It sees every
 	// resolved value, in a copy of its own.
@@ -46,15 +53,6 @@ type Stage struct {
 	// fragments that copy is most of a stage's cost. A handler that breaks
 	// the promise corrupts the run's trace.
 	ReadOnly bool
-}
-
-// Resolved is what a resolution stage contributes: a value under a name no
-// other stage resolves.
-type Resolved struct {
-	Name  string
-	Value any
-	// Reason says in a few words what was resolved, for the trace.
-	Reason string
 }
 
 // Trace records one stage's run. Kind is "resolution" or "compilation";
@@ -84,11 +82,10 @@ const (
 var (
 	// ErrInvalidStage is a stage Run refuses before anything runs: one
 	// without an id, without a handler or with two, a caller's stage
-	// with a kernel.* id or with an id already in the run.
+	// with a kernel.* id or with an id already in the run, a resolution
+	// stage without Resolves or with a name another stage resolves, a
+	// compilation stage with Resolves.
 	ErrInvalidStage = errors.New("invalid stage")
-	// ErrMalformed is a resolved value with no name, or with a name
-	// another stage resolved.
-	ErrMalformed = errors.New("malformed contribution")
 	// ErrPanicked is a handler that panicked; the panic is caught and
 	// blamed on the stage.
 	ErrPanicked = errors.New("stage panicked")
@@ -97,12 +94,12 @@ var (
 // errFailed marks a handler's own error in the message.
 var errFailed = errors.New("stage failed")
 
-// Error is a failed run, naming the stage at fault.
+// Error is a failed run: the trace of the stage at fault (its id,
+// capability and kind; Status "failed", Reason the cause's text) and the
+// cause.
 type Error struct {
-	StageID    string
-	Capability string
-	Kind       string
-	Err        error
+	Trace
+	Err error
 }
 
 // Error names the stage and says what went wrong with it.
@@ -110,8 +107,7 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("stage %s (%s, %s): %v", e.StageID, e.Kind, e.Capability, e.Err)
 }
 
-// Unwrap returns the cause: ErrMalformed, ErrPanicked, or the handler's
-// own error.
+// Unwrap returns the cause: ErrPanicked, or the handler's own error.
 func (e *Error) Unwrap() error { return e.Err }
 
 // Result is a run's outcome: the snapshot, the final fragments and a trace
@@ -135,19 +131,20 @@ func Run(ctx context.Context, kernel, caller []Stage) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Snapshot: map[string]any{}}
-	resolvedBy := map[string]string{}
 	for _, s := range plan {
 		if s.Resolve == nil {
 			continue
 		}
 		tr := Trace{StageID: s.ID, Capability: s.Capability, Kind: resolution}
-		r, err := call(func() (*Resolved, error) { return s.Resolve(ctx, maps.Clone(res.Snapshot)) })
-		if err == nil {
-			err = resolve(s, r, res.Snapshot, resolvedBy, &tr)
-		}
+		var reason string
+		v, err := call(func() (v any, err error) {
+			v, reason, err = s.Resolve(ctx, maps.Clone(res.Snapshot))
+			return v, err
+		})
 		if err != nil {
 			return res, fail(res, tr, err)
 		}
+		resolve(s.Resolves, v, reason, res.Snapshot, &tr)
 		res.Traces = append(res.Traces, tr)
 	}
 	for _, s := range plan {
@@ -173,13 +170,14 @@ func Run(ctx context.Context, kernel, caller []Stage) (*Result, error) {
 func fail(res *Result, tr Trace, err error) error {
 	tr.Status, tr.Reason = failed, err.Error()
 	res.Traces = append(res.Traces, tr)
-	return &Error{StageID: tr.StageID, Capability: tr.Capability, Kind: tr.Kind, Err: err}
+	return &Error{Trace: tr, Err: err}
 }
 
 // build checks the stages and orders them: the kernel's, the caller's
 // before any kernel.* stage, then kernel.prompt.
 func build(kernel, caller []Stage) ([]Stage, error) {
 	var plan []Stage
+	resolvedBy := map[string]string{}
 	add := func(s Stage) error {
 		switch {
 		case s.ID == "":
@@ -190,6 +188,16 @@ func build(kernel, caller []Stage) ([]Stage, error) {
 			return fmt.Errorf("%w: %q has both Resolve and Compile", ErrInvalidStage, s.ID)
 		case slices.ContainsFunc(plan, func(o Stage) bool { return o.ID == s.ID }):
 			return fmt.Errorf("%w: %q is already in the run", ErrInvalidStage, s.ID)
+		case s.Resolve != nil && s.Resolves == "":
+			return fmt.Errorf("%w: %q resolves no name (Resolves)", ErrInvalidStage, s.ID)
+		case s.Compile != nil && s.Resolves != "":
+			return fmt.Errorf("%w: %q compiles but names Resolves %q", ErrInvalidStage, s.ID, s.Resolves)
+		}
+		if s.Resolves != "" {
+			if by, ok := resolvedBy[s.Resolves]; ok {
+				return fmt.Errorf("%w: %q resolves %q, which stage %s resolves", ErrInvalidStage, s.ID, s.Resolves, by)
+			}
+			resolvedBy[s.Resolves] = s.ID
 		}
 		at := len(plan)
 		if !strings.HasPrefix(s.ID, reserved) {
@@ -231,24 +239,18 @@ func call[T any](handler func() (T, error)) (out T, err error) {
 	return out, err
 }
 
-func resolve(s Stage, r *Resolved, snap map[string]any, resolvedBy map[string]string, tr *Trace) error {
-	switch {
-	case r == nil:
+// resolve puts a resolution stage's value v under name, and says so in
+// its trace; a nil value resolves nothing.
+func resolve(name string, v any, reason string, snap map[string]any, tr *Trace) {
+	if v == nil {
 		tr.Status, tr.Reason = noChange, "nothing to resolve"
-		return nil
-	case r.Name == "":
-		return fmt.Errorf("%w: resolved a value with no name", ErrMalformed)
+		return
 	}
-	if by, ok := resolvedBy[r.Name]; ok {
-		return fmt.Errorf("%w: %q was already resolved by stage %s", ErrMalformed, r.Name, by)
+	snap[name] = v
+	tr.Status, tr.Reason = applied, "resolved "+name
+	if reason != "" {
+		tr.Reason += ": " + reason
 	}
-	resolvedBy[r.Name] = s.ID
-	snap[r.Name] = r.Value
-	tr.Status, tr.Reason = applied, "resolved "+r.Name
-	if r.Reason != "" {
-		tr.Reason += ": " + r.Reason
-	}
-	return nil
 }
 
 func compile(out []promptloom.Fragment, res *Result, tr *Trace) {

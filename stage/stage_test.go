@@ -13,8 +13,8 @@ import (
 var ctx = context.Background()
 
 func resolver(id, name string, value any) Stage {
-	return Stage{ID: id, Capability: "test", Resolve: func(context.Context, map[string]any) (*Resolved, error) {
-		return &Resolved{Name: name, Value: value}, nil
+	return Stage{ID: id, Capability: "test", Resolves: name, Resolve: func(context.Context, map[string]any) (any, string, error) {
+		return value, "", nil
 	}}
 }
 
@@ -46,16 +46,18 @@ func TestResolutionRunsBeforeCompilationInDeclaredOrder(t *testing.T) {
 			seen = append(seen, lang)
 			return append(frags, promptloom.Fragment{ID: "c2", Body: "lang " + lang}), nil
 		}},
-		resolver("r2", "nothing", nil),
-		{ID: "r3", Capability: "test", Resolve: func(context.Context, map[string]any) (*Resolved, error) { return nil, nil }},
+		resolver("r2", "count", 0),
+		{ID: "r3", Capability: "test", Resolves: "nothing", Resolve: func(context.Context, map[string]any) (any, string, error) { return nil, "", nil }},
+		{ID: "r4", Capability: "test", Resolves: "why", Resolve: func(context.Context, map[string]any) (any, string, error) { return true, "asked", nil }},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []Trace{
 		{"r1", "test", "resolution", "applied", "resolved lang"},
-		{"r2", "test", "resolution", "applied", "resolved nothing"},
+		{"r2", "test", "resolution", "applied", "resolved count"},
 		{"r3", "test", "resolution", "no_change", "nothing to resolve"},
+		{"r4", "test", "resolution", "applied", "resolved why: asked"},
 		{"c1", "test", "compilation", "applied", "0 fragment(s) in, 1 out"},
 		{"c2", "test", "compilation", "applied", "1 fragment(s) in, 2 out"},
 		{"kernel.prompt", "kernel", "compilation", "no_change", "no fragment changed"},
@@ -79,12 +81,11 @@ func TestFailuresBlameTheRightStage(t *testing.T) {
 		{"handler error", []Stage{appender("ok", "x"), {ID: "bad", Compile: func(context.Context, map[string]any, []promptloom.Fragment) ([]promptloom.Fragment, error) {
 			return nil, boom
 		}}}, "bad", boom},
-		{"handler panic", []Stage{{ID: "panicky", Resolve: func(context.Context, map[string]any) (*Resolved, error) { panic("oops") }}}, "panicky", ErrPanicked},
+		{"handler panic", []Stage{{ID: "panicky", Resolves: "x", Resolve: func(context.Context, map[string]any) (any, string, error) { panic("oops") }}}, "panicky", ErrPanicked},
 		{"compilation panic", []Stage{{ID: "panicky", Compile: func(context.Context, map[string]any, []promptloom.Fragment) ([]promptloom.Fragment, error) {
 			panic("oops")
 		}}}, "panicky", ErrPanicked},
-		{"resolved with no name", []Stage{{ID: "r-bad", Resolve: func(context.Context, map[string]any) (*Resolved, error) { return &Resolved{Value: 1}, nil }}}, "r-bad", ErrMalformed},
-		{"name resolved twice", []Stage{resolver("r-a", "lang", "go"), resolver("r-b", "lang", "rust")}, "r-b", ErrMalformed},
+		{"resolution error", []Stage{{ID: "r-bad", Resolves: "x", Resolve: func(context.Context, map[string]any) (any, string, error) { return 1, "", boom }}}, "r-bad", boom},
 		{"unfit for the reducer", []Stage{{ID: "anon", Compile: func(context.Context, map[string]any, []promptloom.Fragment) ([]promptloom.Fragment, error) {
 			return []promptloom.Fragment{{Body: "no id"}}, nil
 		}}}, "kernel.prompt", promptloom.ErrEmptyID},
@@ -104,9 +105,9 @@ func TestFailuresBlameTheRightStage(t *testing.T) {
 	}
 }
 
-// A malformed resolution stage fails the run before any compilation stage
+// A failing resolution stage fails the run before any compilation stage
 // runs: the compilation stage that would have used its value is not blamed.
-func TestMalformedResolutionStopsBeforeCompilation(t *testing.T) {
+func TestFailedResolutionStopsBeforeCompilation(t *testing.T) {
 	compiled := false
 	_, err := Run(ctx, nil, []Stage{
 		{ID: "needs-lang", Compile: func(_ context.Context, snap map[string]any, _ []promptloom.Fragment) ([]promptloom.Fragment, error) {
@@ -116,11 +117,12 @@ func TestMalformedResolutionStopsBeforeCompilation(t *testing.T) {
 			}
 			return nil, nil
 		}},
-		resolver("lang-1", "lang", "go"),
-		resolver("lang-2", "lang", "go"),
+		{ID: "lang", Resolves: "lang", Resolve: func(context.Context, map[string]any) (any, string, error) {
+			return nil, "", errors.New("no go.mod")
+		}},
 	})
 	var se *Error
-	if !errors.As(err, &se) || se.StageID != "lang-2" || !errors.Is(err, ErrMalformed) {
+	if !errors.As(err, &se) || se.StageID != "lang" || se.Status != "failed" {
 		t.Errorf("Run = %v, want the resolution stage blamed", err)
 	}
 	if compiled {
@@ -129,7 +131,7 @@ func TestMalformedResolutionStopsBeforeCompilation(t *testing.T) {
 }
 
 func TestCallerStagesAddNeverReplace(t *testing.T) {
-	kernel := []Stage{appender("core.system", "x")}
+	kernel := []Stage{appender("core.system", "x"), resolver("core.lang", "lang", "go")}
 	for _, tt := range []struct {
 		name  string
 		stage Stage
@@ -138,8 +140,11 @@ func TestCallerStagesAddNeverReplace(t *testing.T) {
 		{"a caller kernel.* id", appender("kernel.other", "mine")},
 		{"a duplicate", appender("core.system", "mine")},
 		{"no handler", Stage{ID: "x"}},
-		{"two handlers", Stage{ID: "x", Resolve: func(context.Context, map[string]any) (*Resolved, error) { return nil, nil }, Compile: nothing}},
+		{"two handlers", Stage{ID: "x", Resolves: "x", Resolve: func(context.Context, map[string]any) (any, string, error) { return nil, "", nil }, Compile: nothing}},
 		{"no id", Stage{Compile: nothing}},
+		{"a resolution stage with no name", Stage{ID: "r", Resolve: func(context.Context, map[string]any) (any, string, error) { return 1, "", nil }}},
+		{"a compilation stage with a name", Stage{ID: "c", Resolves: "x", Compile: nothing}},
+		{"a name the kernel resolves", resolver("r", "lang", "rust")},
 	} {
 		if _, err := Run(ctx, kernel, []Stage{tt.stage}); !errors.Is(err, ErrInvalidStage) {
 			t.Errorf("%s: %v", tt.name, err)

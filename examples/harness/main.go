@@ -30,9 +30,9 @@ const options = `{
 // locale resolves the user's locale as a capability: values resolved under
 // "caps." join the active set.
 var locale = stage.Stage{
-	ID: "harness.locale", Capability: "harness",
-	Resolve: func(context.Context, map[string]any) (*stage.Resolved, error) {
-		return &stage.Resolved{Name: explain.CapsPrefix + "locale", Value: []string{"locale.en-GB"}, Reason: "en-GB"}, nil
+	ID: "harness.locale", Capability: "harness", Resolves: explain.CapsPrefix + "locale",
+	Resolve: func(context.Context, map[string]any) (any, string, error) {
+		return []string{"locale.en-GB"}, "en-GB", nil
 	},
 }
 

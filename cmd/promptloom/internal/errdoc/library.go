@@ -378,10 +378,20 @@ var library = []libCase{
 	},
 	{
 		pkg: "stage",
-		doc: "A stage without an id, or with neither or both of `Resolve` and `Compile`.",
+		doc: "A stage without an id, or with neither or both of `Resolve` and `Compile`; a resolution stage without `Resolves`, a compilation stage with it.",
 		is:  stage.ErrInvalidStage,
 		raise: func(*env) error {
 			return run(stage.Stage{ID: "mine"})
+		},
+	},
+	{
+		pkg: "stage",
+		doc: "Two resolution stages that resolve one name (`Resolves`): refused before anything runs.",
+		is:  stage.ErrInvalidStage,
+		raise: func(*env) error {
+			resolve := func(context.Context, map[string]any) (any, string, error) { return "go", "", nil }
+			return run(stage.Stage{ID: "mine", Capability: "harness", Resolves: "lang", Resolve: resolve},
+				stage.Stage{ID: "theirs", Capability: "harness", Resolves: "lang", Resolve: resolve})
 		},
 	},
 	{
@@ -393,18 +403,6 @@ var library = []libCase{
 				Compile: func(context.Context, map[string]any, []promptloom.Fragment) ([]promptloom.Fragment, error) {
 					return nil, errors.New("disk full")
 				}})
-		},
-	},
-	{
-		pkg: "stage",
-		doc: "A resolution stage resolved a value with no name, or under a name another stage resolved.",
-		is:  stage.ErrMalformed,
-		raise: func(*env) error {
-			resolve := func(context.Context, map[string]any) (*stage.Resolved, error) {
-				return &stage.Resolved{Name: "lang"}, nil
-			}
-			return run(stage.Stage{ID: "mine", Capability: "harness", Resolve: resolve},
-				stage.Stage{ID: "theirs", Capability: "harness", Resolve: resolve})
 		},
 	},
 	{
