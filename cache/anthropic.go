@@ -69,7 +69,7 @@ func blocks(m *request.Manifest, settings map[string]string, scale float64) []bl
 		k := append([]byte{}, chain[:]...)
 		for _, name := range sortedKeys(settings) {
 			if order[s.Section] >= order[settings[name]] {
-				k = append(append(append(k, name...), 0), m.Setting(name)...)
+				k = append(append(append(k, name...), 0), m.Cache.Settings[name]...)
 				k = append(k, 0)
 			}
 		}
@@ -116,7 +116,7 @@ func (anthropic) breakpoints(m *request.Manifest, bl []block) ([]breakpoint, []F
 		}
 		bps = append(bps, breakpoint{pos: i, ttl: ttl(b.cache, b.path)})
 	}
-	if m.Cache != nil && m.Cache.Auto != nil {
+	if m.Cache.Auto != nil {
 		last := -1
 		for i := len(bl) - 1; i >= 0; i-- {
 			if b := bl[i]; b.typ != "thinking" && b.typ != "redacted_thinking" && !b.empty {

@@ -410,7 +410,7 @@ func (x *Explanation) WriteText(w io.Writer, name string) error {
 	fmt.Fprintf(ew, "request %s: %s, model %s, %s bytes, %s tokens%s\n", textsafe.Line(name), m.Provider, textsafe.Line(orDash(m.Model)), thousands(m.Bytes), thousands(m.Tokens), est)
 	fmt.Fprintf(ew, "content hash %s\n\n", m.ContentHash)
 	fmt.Fprintf(ew, "%-9s %9s %10s %9s\n", "section", "segments", "bytes", "tokens")
-	for _, t := range m.Sections {
+	for _, t := range sections(m) {
 		fmt.Fprintf(ew, "%-9s %9d %10s %9s\n", t.Section, t.Segments, thousands(t.Bytes), thousands(t.Tokens))
 	}
 	segs := x.segments()
@@ -656,12 +656,34 @@ func (w *errWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// section is one section's share of a request, as the request manifest's
+// JSON gives it.
+type section struct {
+	Section                 string
+	Segments, Bytes, Tokens int
+}
+
+// sections are the shares of m's tools, system and messages, in that order.
+func sections(m *request.Manifest) []section {
+	out := []section{{Section: "tools"}, {Section: "system"}, {Section: "messages"}}
+	for _, s := range m.Segments {
+		for i := range out {
+			if out[i].Section == s.Section {
+				out[i].Segments++
+				out[i].Bytes += s.Bytes
+				out[i].Tokens += s.Tokens
+			}
+		}
+	}
+	return out
+}
+
 //go:embed explain.html.tmpl
 var page string
 
 var pageTmpl = template.Must(template.New("request").Funcs(template.FuncMap{
 	"what": what, "n": thousands, "inc": func(i int) int { return i + 1 },
-	"divergence": describeDivergence, "dollars": dollars,
+	"divergence": describeDivergence, "dollars": dollars, "sections": sections,
 	// On the page as in a terminal, a control character or a
 	// bidirectional control in a content is shown as its escape: it
 	// could otherwise reorder or hide what a reader sees.

@@ -56,7 +56,7 @@ func (openai) rules() implicitRules {
 			return 128
 		},
 		lifetime: func(m *request.Manifest, o *Options) time.Duration {
-			if m.Cache != nil && (m.Cache.Retention == "24h" || m.Cache.Retention == "30m") {
+			if m.Cache.Retention == "24h" || m.Cache.Retention == "30m" {
 				return 30 * time.Minute
 			}
 			if o.Lifetime > 0 {
@@ -66,10 +66,7 @@ func (openai) rules() implicitRules {
 		},
 		entryFrom: func([]block) int { return 0 },
 		seed: func(m *request.Manifest) string {
-			if m.Cache != nil {
-				return m.Cache.Key
-			}
-			return ""
+			return m.Cache.Key
 		},
 	}
 }
@@ -94,10 +91,7 @@ func (gemini) rules() implicitRules {
 			return max(len(bl)-1, 0)
 		},
 		seed: func(m *request.Manifest) string {
-			if m.Cache != nil {
-				return m.Cache.Content
-			}
-			return ""
+			return m.Cache.Content
 		},
 	}
 }
@@ -186,7 +180,7 @@ func (o openai) lint(m, since *request.Manifest, opts *Options) []Finding {
 
 func (g gemini) lint(m, since *request.Manifest, opts *Options) []Finding {
 	fs := implicitLint(m, since, opts, g.rules(), "Gemini")
-	if m.Cache != nil && m.Cache.Content != "" {
+	if m.Cache.Content != "" {
 		for _, s := range m.Segments {
 			if s.Section == "system" || s.Section == "tools" {
 				fs = append(fs, Finding{Severity: "warning", Rule: "cached-content", Path: s.Path,

@@ -31,7 +31,7 @@ const (
 // breakpoints: GPT-5.6 or later by its name, or a request that uses the
 // regime's own fields (no earlier model accepts them).
 func gpt56(m *request.Manifest) bool {
-	if m.Cache != nil && m.Cache.Mode != "" {
+	if m.Cache.Mode != "" {
 		return true
 	}
 	for _, s := range m.Segments {
@@ -125,7 +125,7 @@ func messageOf(path string) string {
 
 func breakpoints56(m *request.Manifest, bl []block) boundaries56 {
 	var b boundaries56
-	b.explicitMode = m.Cache != nil && m.Cache.Mode == "explicit"
+	b.explicitMode = m.Cache.Mode == "explicit"
 	var explicit []int
 	for p, x := range bl {
 		if x.cache != nil && x.cache.Type == "explicit" {
@@ -204,10 +204,7 @@ func sortedUnique(xs []int) []int {
 // prompt_cache_key, so that two keys never share one.
 func seeded56(m *request.Manifest) *request.Manifest {
 	s := *m
-	s.Model = m.Model + "\x00openai\x00"
-	if m.Cache != nil {
-		s.Model += m.Cache.Key
-	}
+	s.Model = m.Model + "\x00openai\x00" + m.Cache.Key
 	return &s
 }
 
@@ -283,7 +280,7 @@ func (o openai) predict56(st *state, c *Call, scale float64) Verdict {
 // writeLifetime56 is the lifetime a GPT-5.6 request's writes are billed
 // at, as the request names it: its ttl, "30m" when it names none.
 func writeLifetime56(m *request.Manifest) string {
-	if m.Cache != nil && m.Cache.Retention != "" {
+	if m.Cache.Retention != "" {
 		return m.Cache.Retention
 	}
 	return "30m"

@@ -67,7 +67,7 @@ func Diverge(a, b *Manifest, settings map[string]string) Divergence {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		if a.settings[k] == b.settings[k] {
+		if a.Cache.Settings[k] == b.Cache.Settings[k] {
 			continue
 		}
 		at := firstOf(b, settings[k])
@@ -154,7 +154,7 @@ func change(a, b *Manifest, i int) (string, int) {
 		if sa.Name != sb.Name {
 			return fmt.Sprintf("tool %s takes the place of tool %s", sb.Name, sa.Name), off
 		}
-		if keys := changedKeys(sa.raw, sb.raw); keys != "" {
+		if keys := changedKeys(sa.Raw, sb.Raw); keys != "" {
 			return fmt.Sprintf("tool %s: %s changed", name, keys), off
 		}
 		return fmt.Sprintf("tool %s changed", name), off
@@ -162,7 +162,7 @@ func change(a, b *Manifest, i int) (string, int) {
 	// A block that is not text (a tool call, a tool result, an image) is
 	// named by the members that changed; a text block by its words, unless
 	// its text is the same.
-	switch keys := changedKeys(sa.raw, sb.raw); {
+	switch keys := changedKeys(sa.Raw, sb.Raw); {
 	case keys != "" && ta == tb:
 		return fmt.Sprintf("%s changed", keys), off
 	case keys != "" && !sb.quoted:
@@ -181,10 +181,10 @@ func change(a, b *Manifest, i int) (string, int) {
 // manifest keeps no copy.
 func (m *Manifest) diffText(i int) string {
 	s := &m.Segments[i]
-	if s.quoted || s.raw == nil {
+	if s.quoted || s.Raw == nil {
 		return redact.String(s.counted())
 	}
-	canon, err := redact.JSON(withoutMark(payload.Part{Raw: s.raw, Cache: s.Cache}, payload.MarkKey(payload.Provider(m.Provider))))
+	canon, err := redact.JSON(withoutMark(s.Part, payload.MarkKey(payload.Provider(m.Provider))))
 	if err != nil {
 		return redact.String(s.counted())
 	}

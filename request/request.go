@@ -28,79 +28,59 @@ import (
 	"github.com/promptloom/promptloom/payload"
 )
 
-// Schema names the request manifest's format.
-const Schema = "promptloom.request_manifest.v1"
+// schema names the request manifest's format.
+const schema = "promptloom.request_manifest.v1"
 
 // Manifest is a whole request's accounting: its segments in cache order,
-// the totals per section, and its own content hash.
+// its totals and its own content hash. Its JSON (MarshalJSON) is
+// promptloom.request_manifest.v1, which also gives the totals per
+// section.
 type Manifest struct {
-	Schema   string `json:"schema"`
-	Provider string `json:"provider"`
-	Model    string `json:"model,omitempty"`
+	Provider string
+	Model    string
 	// Counter names what Tokens count: a tokenizer ("o200k_base") where
 	// the provider's is public, or "estimate" (a token every four bytes)
 	// where it is not.
-	Counter  string    `json:"counter"`
-	Segments []Segment `json:"segments"`
-	Sections []Total   `json:"sections"`
+	Counter  string
+	Segments []Segment
 	// Cache is what the request asks of the provider's cache beyond the
-	// marks on its segments (nil when it asks nothing).
-	Cache  *Cache `json:"cache,omitempty"`
-	Bytes  int    `json:"bytes"`
-	Tokens int    `json:"tokens"`
+	// marks on its segments (the zero value when it asks nothing), and
+	// the body's other top-level members, which can change what a cache
+	// renders (Settings: tool_choice, thinking, …; not in the JSON).
+	Cache payload.Cache
+	// Bytes and Tokens are the request's, the sums of its segments'.
+	Bytes  int
+	Tokens int
 	// ContentHash is the BLAKE3 of the manifest's canonical JSON without
 	// this member.
-	ContentHash string `json:"content_hash"`
-
-	settings map[string]string
+	ContentHash string
 }
 
 // Segment is one unit of the request: a tool definition, a system block
 // (or, attributed, one fragment of the system prompt), a message block.
+// Its Part is the block as payload reads it (section, path, role, type,
+// name, cache breakpoint and raw JSON); a fragment of an attributed
+// system block has the block's section, path, role, type and breakpoint
+// (the last fragment of the block carries it), and no raw JSON of its own.
 type Segment struct {
-	Section string `json:"section"`
-	Path    string `json:"path"`
-	Role    string `json:"role,omitempty"`
-	Type    string `json:"type,omitempty"`
-	Name    string `json:"name,omitempty"`
+	payload.Part
 	// Fragment and Reason are set on an attributed system segment: the
 	// fragment of the context manifest it is, and why it is included.
-	Fragment string `json:"fragment,omitempty"`
-	Reason   string `json:"reason,omitempty"`
-	Bytes    int    `json:"bytes"`
+	Fragment string
+	Reason   string
+	// Bytes is what the body sends for the segment.
+	Bytes int
 	// Digest is the BLAKE3 of the segment's canonical JSON after Harn's
 	// redact_json, without its cache mark (a fragment's: the context
 	// manifest's digest), so a body as sent and the same body as a
 	// transcript retained it agree, and a breakpoint that moves changes no
 	// digest: a provider keys its cache on the content, not on the marks.
-	Digest digest.Digest `json:"digest"`
-	Tokens int           `json:"tokens"`
-	// Cache is the segment's cache breakpoint (the block's, for every
-	// fragment of an attributed block; the last of them carries it).
-	Cache *payload.CacheControl `json:"cache,omitempty"`
+	Digest digest.Digest
+	Tokens int
 
 	text   string // what was counted, for a diff: text, or a JSON string token when quoted
 	quoted bool
-	raw    []byte
 	tmpl   *promptloom.Template
-}
-
-// Total is one section's share of the request.
-type Total struct {
-	Section  string `json:"section"`
-	Segments int    `json:"segments"`
-	Bytes    int    `json:"bytes"`
-	Tokens   int    `json:"tokens"`
-}
-
-// Cache is a request's cache settings: Anthropic's automatic breakpoint,
-// OpenAI's cache key and retention, Gemini's cached content.
-type Cache struct {
-	Auto      *payload.CacheControl `json:"auto,omitempty"`
-	Key       string                `json:"key,omitempty"`
-	Retention string                `json:"retention,omitempty"`
-	Mode      string                `json:"mode,omitempty"`
-	Content   string                `json:"cached_content,omitempty"`
 }
 
 // Options configure New. Nil is the default.
@@ -157,10 +137,7 @@ func FromPayload(r *payload.Request, o *Options) (*Manifest, error) {
 	if model == "" {
 		model = o.Model
 	}
-	m := &Manifest{Schema: Schema, Provider: string(r.Provider), Model: model, Counter: name, settings: c.Settings}
-	if c.Auto != nil || c.Key != "" || c.Retention != "" || c.Mode != "" || c.Content != "" {
-		m.Cache = &Cache{Auto: c.Auto, Key: c.Key, Retention: c.Retention, Mode: c.Mode, Content: c.Content}
-	}
+	m := &Manifest{Provider: string(r.Provider), Model: model, Counter: name, Cache: c}
 	var frags []Segment
 	if o.System != nil {
 		if frags, err = attribute(r, parts, o.System, count); err != nil {
@@ -198,8 +175,7 @@ func FromPayload(r *payload.Request, o *Options) (*Manifest, error) {
 		default:
 			tokens = count(pjson.Unquote(redactedText(red, text)))
 		}
-		m.Segments = append(m.Segments, Segment{Section: p.Section, Path: p.Path, Role: p.Role, Type: p.Type, Name: p.Name,
-			Bytes: len(p.Raw), Digest: digest.Bytes(red), Tokens: tokens, Cache: p.Cache, text: text, quoted: quoted, raw: p.Raw})
+		m.Segments = append(m.Segments, Segment{Part: p, Bytes: len(p.Raw), Digest: digest.Bytes(red), Tokens: tokens, text: text, quoted: quoted})
 	}
 	m.total()
 	m.ContentHash, err = m.hash()
@@ -383,8 +359,8 @@ func attribute(r *payload.Request, parts []payload.Part, sys *manifest.Manifest,
 		}
 		text := prompt[off : off+s.Bytes]
 		blk := blocks[b]
-		out = append(out, Segment{Section: "system", Path: blk.Path, Role: blk.Role, Type: blk.Type, Fragment: s.ID, Reason: s.Reason,
-			Bytes: s.Bytes, Digest: s.Digest, Tokens: count(text), text: text, tmpl: s.Template})
+		out = append(out, Segment{Part: payload.Part{Section: "system", Path: blk.Path, Role: blk.Role, Type: blk.Type},
+			Fragment: s.ID, Reason: s.Reason, Bytes: s.Bytes, Digest: s.Digest, Tokens: count(text), text: text, tmpl: s.Template})
 	}
 	// A block's breakpoint goes on its last fragment.
 	for i := range out {
@@ -399,21 +375,36 @@ func attribute(r *payload.Request, parts []payload.Part, sys *manifest.Manifest,
 	return out, nil
 }
 
+// total sums the segments into the manifest's Bytes and Tokens.
 func (m *Manifest) total() {
-	m.Sections = m.Sections[:0]
-	for _, name := range []string{"tools", "system", "messages"} {
-		t := Total{Section: name}
-		for _, s := range m.Segments {
-			if s.Section == name {
-				t.Segments++
-				t.Bytes += s.Bytes
-				t.Tokens += s.Tokens
+	m.Bytes, m.Tokens = 0, 0
+	for _, s := range m.Segments {
+		m.Bytes += s.Bytes
+		m.Tokens += s.Tokens
+	}
+}
+
+// section is one section's share of the request, as the JSON gives it.
+type section struct {
+	Section  string `json:"section"`
+	Segments int    `json:"segments"`
+	Bytes    int    `json:"bytes"`
+	Tokens   int    `json:"tokens"`
+}
+
+// sections are the shares of tools, system and messages, in that order.
+func (m *Manifest) sections() []section {
+	out := []section{{Section: "tools"}, {Section: "system"}, {Section: "messages"}}
+	for _, s := range m.Segments {
+		for i := range out {
+			if out[i].Section == s.Section {
+				out[i].Segments++
+				out[i].Bytes += s.Bytes
+				out[i].Tokens += s.Tokens
 			}
 		}
-		m.Sections = append(m.Sections, t)
-		m.Bytes += t.Bytes
-		m.Tokens += t.Tokens
 	}
+	return out
 }
 
 func (m *Manifest) hash() (string, error) {
@@ -432,10 +423,6 @@ func (m *Manifest) hash() (string, error) {
 func (m *Manifest) canonical() ([]byte, error) {
 	return m.appendCanonical(make([]byte, 0, 256+256*len(m.Segments))), nil
 }
-
-// Setting is the JSON of one of the request's other top-level members
-// (tool_choice, thinking, …), "" when it has none.
-func (m *Manifest) Setting(key string) string { return m.settings[key] }
 
 // withoutMark is a part's JSON without its cache mark, the member named
 // mark.

@@ -2,6 +2,7 @@ package request_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"os"
@@ -426,5 +427,56 @@ func TestGeminiLoneObjects(t *testing.T) {
 	}
 	if got := strings.Join(paths, ", "); got != "system /system_instruction/parts, messages /contents/parts" {
 		t.Errorf("segments: %s", got)
+	}
+}
+
+// A manifest's JSON (what `explain --request --format json` prints) keeps
+// request_manifest.v1's members in their documented order, with the
+// section totals and no member of the Go value's own (the raw blocks, the
+// settings); a segment alone is written as the manifest writes it.
+func TestManifestJSON(t *testing.T) {
+	body := []byte(`{"model":"claude-sonnet-4-5","tool_choice":{"type":"auto"},"cache_control":{"type":"ephemeral"},` +
+		`"tools":[{"name":"Bash","description":"run","input_schema":{"type":"object"}}],` +
+		`"system":[{"type":"text","text":"Be brief.","cache_control":{"type":"ephemeral","ttl":"1h"}}],` +
+		`"messages":[{"role":"user","content":"hi"}]}`)
+	m, err := request.New(body, payload.Anthropic, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	dec := json.NewDecoder(bytes.NewReader(got))
+	dec.Token()
+	for dec.More() {
+		k, _ := dec.Token()
+		keys = append(keys, k.(string))
+		var skip json.RawMessage
+		dec.Decode(&skip)
+	}
+	want := []string{"schema", "provider", "model", "counter", "segments", "sections", "cache", "bytes", "tokens", "content_hash"}
+	if !slices.Equal(keys, want) {
+		t.Errorf("members %v, want %v", keys, want)
+	}
+	for _, s := range []string{`"schema":"promptloom.request_manifest.v1"`, `"cache":{"auto":{"type":"ephemeral"}}`,
+		`"sections":[{"section":"tools","segments":1,`, `{"section":"system","path":"/system/0","type":"text","bytes":`} {
+		if !bytes.Contains(got, []byte(s)) {
+			t.Errorf("no %s in %s", s, got)
+		}
+	}
+	if bytes.Contains(got, []byte("Raw")) || bytes.Contains(got, []byte("tool_choice")) {
+		t.Errorf("a Go-only member is in the JSON: %s", got)
+	}
+	seg, err := json.Marshal(m.Segments[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(got, seg) || !strings.HasSuffix(string(seg), `"cache":{"type":"ephemeral","ttl":"1h"}}`) {
+		t.Errorf("a segment alone: %s", seg)
+	}
+	if m.Segments[0].Raw == nil || m.Cache.Settings["tool_choice"] != `{"type":"auto"}` {
+		t.Errorf("raw %q, settings %v", m.Segments[0].Raw, m.Cache.Settings)
 	}
 }
