@@ -14,8 +14,8 @@ import (
 // Context is one role's context for one call: every part with its
 // register, rank, sources and fate, what a budget shed, what the grant
 // handed out, and the prompt they reduce to with its manifest. Its JSON is
-// the description golden tests and reports keep; the fragments, the
-// reduction and the manifest are for the call itself.
+// the description golden tests and reports keep; the reduction (with the
+// fragments its rows point at) and the manifest are for the call itself.
 type Context struct {
 	Role string `json:"role"`
 	// Upto is the log position the grant's slices read at.
@@ -32,7 +32,8 @@ type Context struct {
 	// Traces are the stages of the assembly.
 	Traces []stage.Trace `json:"traces"`
 
-	Fragments []promptloom.Fragment `json:"-"`
+	// Reduction is the parts' reduction: each row points at the part's
+	// fragment (Row.Fragment). Manifest is its manifest.
 	Reduction *promptloom.Reduction `json:"-"`
 	Manifest  *manifest.Manifest    `json:"-"`
 }
@@ -87,7 +88,7 @@ func (p *DescribedPart) UnmarshalJSON(b []byte) error {
 // describe makes the context of a's parts, reduced to r with manifest m.
 func describe(role string, a *assembled, run *stage.Result, r *promptloom.Reduction, m *manifest.Manifest) *Context {
 	c := &Context{Role: role, Upto: a.upto, Parts: []DescribedPart{}, Shed: []string{}, Read: a.read,
-		Prompt: r.System, Traces: run.Traces, Fragments: run.Fragments, Reduction: r, Manifest: m}
+		Prompt: r.System, Traces: run.Traces, Reduction: r, Manifest: m}
 	rows := map[string]int{}
 	for i, row := range r.Rows {
 		rows[row.Fragment.ID] = i

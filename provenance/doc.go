@@ -51,6 +51,6 @@
 //     the manifest with the reason.
 //   - Context: the result of Assemble: every part with its fate, what the
 //     grant handed out, the prompt, the traces of the assembly's stages, and
-//     the fragments, reduction and manifest behind them. Its JSON is the
+//     the reduction and manifest behind them. Its JSON is the
 //     plain-data description reports and golden tests keep.
 package provenance
