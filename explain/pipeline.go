@@ -85,7 +85,7 @@ func pipeline(ctx context.Context, o *options.Options, cfg *Options) (*stage.Res
 		core("core.primary", o.Primary),
 		core("core.profile", o.Profile),
 	)
-	if cfg.Project != "" && o.Replacement == nil {
+	if cfg.Project != "" && !(len(o.System) == 1 && o.System[0].Verbatim) { // a replacement root suppresses the profile
 		stages = append(stages, compile("project.profile", "project", func(snap map[string]any) []promptloom.Fragment {
 			if p, ok := snap[resolvedProject].(*project.Profile); ok {
 				return p.Fragments

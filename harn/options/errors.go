@@ -27,15 +27,15 @@ var (
 
 // Error is bad input, located: Path is the JSON path of the offending value
 // (for example system[2].position; "" for the document), Offset its byte
-// offset in the input when known (-1 otherwise), Kind what is wrong
-// (ErrMalformed, ErrInvalid or promptloom.ErrTooLarge), Detail the rest of
-// the message.
+// offset in the input when known (-1 otherwise). What is wrong is matched
+// with errors.Is: ErrMalformed, ErrInvalid or promptloom.ErrTooLarge.
 type Error struct {
 	Path   string
 	Offset int
-	Kind   error
-	Detail string
-	// named: Detail begins with the path itself, worded as Harn words the
+	// kind is what is wrong; detail the rest of the message.
+	kind   error
+	detail string
+	// named: detail begins with the path itself, worded as Harn words the
 	// error ("_system_fragments[0].bucket must be ..."), so Error does not
 	// repeat it. located: the message ends with the offset (malformed
 	// JSON, or bytes that are not UTF-8).
@@ -46,9 +46,9 @@ type Error struct {
 
 // Error names the JSON path and, where known, the byte offset.
 func (e *Error) Error() string {
-	msg := "options: " + e.Path + ": " + e.Detail
+	msg := "options: " + e.Path + ": " + e.detail
 	if e.Path == "" || e.named {
-		msg = "options: " + e.Detail
+		msg = "options: " + e.detail
 	}
 	if e.located && e.Offset >= 0 {
 		msg += " (offset " + strconv.Itoa(e.Offset) + ")"
@@ -61,13 +61,13 @@ func (e *Error) Error() string {
 // message and position (errors.As finds it).
 func (e *Error) Unwrap() []error {
 	if e.cause != nil {
-		return []error{e.Kind, e.cause}
+		return []error{e.kind, e.cause}
 	}
-	return []error{e.Kind}
+	return []error{e.kind}
 }
 
 func errorf(kind error, path string, offset int, format string, args ...any) *Error {
-	return &Error{Path: path, Offset: offset, Kind: kind, Detail: fmt.Sprintf(format, args...)}
+	return &Error{Path: path, Offset: offset, kind: kind, detail: fmt.Sprintf(format, args...)}
 }
 
 // located marks e's message to end with its offset.

@@ -171,9 +171,9 @@ func sameCheck(t *testing.T, doc string) {
 		t.Fatalf("%q: accepted; the old checks say %v", clip(doc), want)
 	}
 	got, w := malformed(doc, err), want.(*Error)
-	if got.Error() != w.Error() || got.Kind != ErrMalformed || got.Offset != w.Offset || got.Path != w.Path {
+	if got.Error() != w.Error() || got.kind != ErrMalformed || got.Offset != w.Offset || got.Path != w.Path {
 		t.Fatalf("%q:\n got %v (%v, offset %d, path %q)\nwant %v (%v, offset %d, path %q)", clip(doc),
-			got, got.Kind, got.Offset, got.Path, w, w.Kind, w.Offset, w.Path)
+			got, got.kind, got.Offset, got.Path, w, w.kind, w.Offset, w.Path)
 	}
 }
 

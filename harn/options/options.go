@@ -41,12 +41,11 @@ import (
 // Tools or capabilities clones those slices first.
 type Options struct {
 	// System is the system option's fragments: the enabled items of its
-	// list form, in order, or the replacement root alone.
-	System []promptloom.Fragment
-	// Replacement is the content of the replacement root when system is
-	// {"mode":"replace","content":...}, nil otherwise. It suppresses every
+	// list form, in order, or the replacement root alone (one Verbatim
+	// fragment, promptloom.Replacement) when system is
+	// {"mode":"replace","content":...}. A replacement root suppresses every
 	// other contributor: Primary, Profile and Guidance are then empty.
-	Replacement *string
+	System []promptloom.Fragment
 	// Primary is the primary block: one fragment per _system_fragments
 	// part when that key is given (even as an empty list), else the string
 	// system unless it is blank.

@@ -114,7 +114,7 @@ func Parse(data []byte, po *ParseOptions) (*Options, error) {
 	// A replacement root is the whole prompt: Harn's assemble_system_prompt
 	// returns it before it reads _system_fragments (or the profile's
 	// fragments, parseProfile), so nothing in them is an error beside it.
-	if o.Replacement != nil {
+	if r.replacement != nil {
 		r.suppressed(get("_system_fragments"), "_system_fragments")
 	} else if err := r.parsePrimaryParts(get("_system_fragments")); err != nil {
 		return nil, err
@@ -149,10 +149,13 @@ type reader struct {
 	// system, and _system_fragments (set when the key was present, even as
 	// an empty list).
 	systemText *string
-	primary    []part
-	hasPrimary bool
-	profile    []part
-	guidance   []string // each tool's, trimmed, in Tools' order
+	// replacement is the replacement root's content, when system is
+	// {"mode":"replace","content":...}.
+	replacement *string
+	primary     []part
+	hasPrimary  bool
+	profile     []part
+	guidance    []string // each tool's, trimmed, in Tools' order
 
 	// For templated fragments (template.go): where files are read, the
 	// size limit, and what is left of it for the templates' output and
@@ -167,8 +170,8 @@ type reader struct {
 // into another's.
 func (r *reader) contributors() {
 	o := r.o
-	if o.Replacement != nil {
-		o.System, o.Primary, o.Profile, o.Guidance = []promptloom.Fragment{promptloom.Replacement(*o.Replacement)}, nil, nil, nil
+	if r.replacement != nil {
+		o.System, o.Primary, o.Profile, o.Guidance = []promptloom.Fragment{promptloom.Replacement(*r.replacement)}, nil, nil, nil
 		return
 	}
 	switch {

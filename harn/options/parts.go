@@ -195,7 +195,7 @@ func (r *reader) parseProfile(v gjson.Result) error {
 	if !ok || pf.Type == gjson.Null {
 		return nil
 	}
-	if r.o.Replacement != nil {
+	if r.replacement != nil {
 		r.suppressed(pf, "context_profile.prompt_fragments")
 		return nil
 	}

@@ -76,7 +76,7 @@ func (r *reader) parseReplacement(v gjson.Result) error {
 		return errorf(ErrInvalid, "system.content", content.Index, "expected a string, got %s", kind(content))
 	}
 	c := content.String()
-	r.o.Replacement = &c
+	r.replacement = &c
 	return nil
 }
 
