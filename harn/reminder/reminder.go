@@ -78,19 +78,21 @@ func (a Authority) priority() int {
 	return 0
 }
 
-// Reminder is one directive, as Harn's SystemReminder carries it.
+// Reminder is one directive, as Harn's SystemReminder carries it. Its JSON
+// is what a rendered row says of it (Row): the body is in the message, and
+// whether it survives compaction is the set's business.
 type Reminder struct {
 	// ID is assigned by the set: r1, r2, ... in injection order.
-	ID        string
-	Body      string
-	Tags      []string
-	DedupeKey string
+	ID string `json:"id"`
+	// Authority is contract when unset.
+	Authority Authority `json:"authority"`
 	// TTLTurns is how many more turn boundaries the reminder lives
 	// through; 0 means it does not expire (Harn's ttl_turns: nil).
-	TTLTurns          int
-	PreserveOnCompact bool
-	// Authority is contract when unset.
-	Authority Authority
+	TTLTurns          int      `json:"ttl_turns"`
+	DedupeKey         string   `json:"dedupe_key,omitempty"`
+	Tags              []string `json:"tags,omitempty"`
+	Body              string   `json:"-"`
+	PreserveOnCompact bool     `json:"-"`
 }
 
 // ErrInvalid is Inject's error for a reminder Harn would drop as invalid:

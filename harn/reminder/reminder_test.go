@@ -143,7 +143,7 @@ func TestRenderRowsLocateEscapedBodies(t *testing.T) {
 // render it.
 func TestRenderDropsInvalidReminders(t *testing.T) {
 	r := render([]Reminder{{ID: "a", Body: "  "}, {ID: "b", Body: "x", Authority: "royal"}, {ID: "c", Body: "ok"}}, nil)
-	if diff := cmp.Diff([]string{"a", "b"}, r.Invalid); diff != "" {
+	if diff := cmp.Diff([]string{"a", "b"}, r.invalid); diff != "" {
 		t.Errorf("invalid (-want +got):\n%s", diff)
 	}
 	if len(r.Rows) != 1 || r.Rows[0].ID != "c" {

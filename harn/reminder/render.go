@@ -22,36 +22,36 @@ const (
 	envelopeClose = "\n</context-directives>"
 )
 
-// Row is a rendered reminder's provenance: which reminder a directive of
-// the message came from, and where its escaped body sits in the message.
+// Row is a rendered reminder's provenance: the reminder a directive of the
+// message came from (its authority set), and where its escaped body sits
+// in the message.
 type Row struct {
-	ID        string   `json:"id"`
-	Authority string   `json:"authority"`
-	TTLTurns  int      `json:"ttl_turns"`
-	DedupeKey string   `json:"dedupe_key,omitempty"`
-	Tags      []string `json:"tags,omitempty"`
-	// Offset and Bytes locate the reminder's escaped body in the message.
+	Reminder
+	// Offset and Bytes locate the reminder's escaped body in the message;
+	// Digest is the digest of those bytes.
 	Offset int    `json:"offset"`
 	Bytes  int    `json:"bytes"`
 	Digest string `json:"digest"`
 }
 
-// Rendered is the trailing user message, one row per directive in it, the
-// reminders deduped away, and those dropped as invalid: what a harness
-// sends and what it can show about why.
+// Rendered is the trailing user message, one row per directive in it, and
+// the reminders deduped away: what a harness sends and what it can show
+// about why.
 type Rendered struct {
 	Message string    `json:"message"`
 	Rows    []Row     `json:"rows"`
 	Deduped []Deduped `json:"deduped,omitempty"`
-	// Invalid lists the IDs of reminders dropped as invalid (Harn drops
-	// them with the reason "invalid"; a Set holds none).
-	Invalid []string `json:"invalid,omitempty"`
 	// Directives are the message's <directive> blocks in envelope order.
 	Directives []string `json:"-"`
 	// Removed counts pending reminders a later one with the same dedupe
 	// key replaced before rendering (set by whoever injected them, as
 	// explain does).
 	Removed int `json:"removed"`
+
+	// invalid lists the IDs of reminders dropped as invalid (Harn drops
+	// them with the reason "invalid"); a Set holds none, having refused
+	// them at Inject.
+	invalid []string
 }
 
 // writeDirective writes r's block to b, as Harn's directive block: the
@@ -123,7 +123,7 @@ func render(rs []Reminder, history []string) Rendered {
 	valid := make([]Reminder, 0, len(rs))
 	for _, r := range rs {
 		if r.validate() != nil {
-			out.Invalid = append(out.Invalid, r.ID)
+			out.invalid = append(out.invalid, r.ID)
 			continue
 		}
 		valid = append(valid, r)
@@ -137,8 +137,9 @@ func render(rs []Reminder, history []string) Rendered {
 		off, n := writeDirective(&b, r)
 		if d := b.String(); !issued(history, d) {
 			out.Directives = append(out.Directives, d)
-			out.Rows = append(out.Rows, Row{ID: r.ID, Authority: string(r.Authority.or()), TTLTurns: r.TTLTurns,
-				DedupeKey: r.DedupeKey, Tags: slices.Clone(r.Tags)})
+			row := Row{Reminder: r}
+			row.Authority, row.Tags = r.Authority.or(), slices.Clone(r.Tags)
+			out.Rows = append(out.Rows, row)
 			bodies = append(bodies, block{off, n})
 		}
 	}
