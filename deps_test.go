@@ -28,7 +28,8 @@ import (
 const depsRules = `
 	STD < internal/json, internal/textsafe, internal/dsn, internal/seq;
 	STD < internal/redact/internal/url;
-	XMOD < witness;
+	XMOD < internal/witness;
+	internal/witness < witness;
 	internal/json, internal/redact/internal/url < internal/redact;
 	internal/redact < harn/redact;
 	harn/redact, BLAKE3 < digest;
@@ -52,7 +53,7 @@ const depsRules = `
 	eventlog, internal/dsn, internal/pgschema, PGX < eventlog/postgres;
 	manifest, stage, eventlog < provenance;
 	XMOD < journal/tiles;
-	explain, payload, internal/textsafe, witness, journal/tiles, XMOD < journal;
+	explain, payload, internal/textsafe, internal/witness, journal/tiles, XMOD < journal;
 	journal, eventlog < journal/replay;
 	request, journal, internal/textsafe < cache;
 	journal, cache < journal/report;
@@ -62,7 +63,7 @@ const depsRules = `
 	journal, cache, internal/relay, OTEL < transport;
 	transport, cache, journal/tiles, internal/relay < proxy;
 	journal/replay, provenance, eventlog/sqlite, eventlog/postgres < cmd/promptloom/internal/demo;
-	cmd/promptloom/internal/demo, journal/report, journal/postgres, harn/template, witness, cache, assemble, proxy, XMOD, OTELEXPORT < cmd/promptloom/internal/cli;
+	cmd/promptloom/internal/demo, journal/report, journal/postgres, harn/template, internal/witness, witness, cache, assemble, proxy, XMOD, OTELEXPORT < cmd/promptloom/internal/cli;
 	cmd/promptloom/internal/cli, transport < cmd/promptloom/internal/errdoc;
 	cmd/promptloom/internal/errdoc < cmd/promptloom/internal/errdoc/gendoc;
 	cmd/promptloom/internal/errdoc < cmd/promptloom;

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/promptloom/promptloom/internal/witness"
 	"github.com/promptloom/promptloom/manifest"
-	"github.com/promptloom/promptloom/witness"
 
 	"github.com/tidwall/gjson"
 	"golang.org/x/mod/sumdb/note"

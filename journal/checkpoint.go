@@ -16,9 +16,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/promptloom/promptloom/internal/witness"
 	"github.com/promptloom/promptloom/journal/tiles"
 	"github.com/promptloom/promptloom/manifest"
-	"github.com/promptloom/promptloom/witness"
 
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"

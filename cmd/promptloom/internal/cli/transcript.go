@@ -17,10 +17,10 @@ import (
 	"github.com/promptloom/promptloom/internal/dsn"
 	"github.com/promptloom/promptloom/internal/pgschema"
 	"github.com/promptloom/promptloom/internal/textsafe"
+	"github.com/promptloom/promptloom/internal/witness"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/journal/postgres"
 
-	"github.com/promptloom/promptloom/witness"
 	"golang.org/x/mod/sumdb/note"
 )
 

@@ -10,10 +10,10 @@ import (
 	"github.com/promptloom/promptloom/cmd/promptloom/internal/demo"
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/internal/textsafe"
+	"github.com/promptloom/promptloom/internal/witness"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/journal/report"
 	"github.com/promptloom/promptloom/manifest"
-	"github.com/promptloom/promptloom/witness"
 
 	"golang.org/x/mod/sumdb/note"
 )

@@ -3,7 +3,7 @@ package cli
 import (
 	"net"
 
-	"github.com/promptloom/promptloom/witness"
+	"github.com/promptloom/promptloom/internal/witness"
 )
 
 func init() {

@@ -16,7 +16,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/promptloom/promptloom/witness"
+	"github.com/promptloom/promptloom/internal/witness"
+
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 )

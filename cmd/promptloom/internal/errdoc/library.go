@@ -3,15 +3,12 @@ package errdoc
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/promptloom/promptloom"
@@ -679,7 +676,7 @@ var library = []libCase{
 	},
 	{
 		pkg: "journal",
-		doc: "`Journal.Close` (or a periodic checkpoint) of a signing journal whose witness refused to cosign or could not be reached (`Options.Witnesses`): every call and the checkpoint are recorded, without that witness's cosignature. It wraps the `*witness.Error` when the witness answered.",
+		doc: "`Journal.Close` (or a periodic checkpoint) of a signing journal whose witness refused to cosign or could not be reached (`Options.Witnesses`): every call and the checkpoint are recorded, without that witness's cosignature. The message names the witness and, when it answered, its refusal and HTTP status (404 an origin it does not witness, 403 no signature by the log's key, 409 not the size it last cosigned, 422 a proof that does not verify).",
 		is:  journal.ErrNotCosigned,
 		raise: func(e *env) error {
 			skey, _, err := note.GenerateKey(rand.Reader, "log")
@@ -833,63 +830,17 @@ var library = []libCase{
 	},
 	{
 		pkg: "witness",
-		doc: "`witness.New` given a note signer key (type 0x01, from `note.GenerateKey` or `promptloom keygen`) as the witness's key: a witness cosigns with a cosignature/v1 key (type 0x04), from `witness.GenerateKey`. `witness.NewVerifier` refuses a note verifier key the same way.",
-		as:  new(*witness.KeyError),
+		doc: "`witness.NewVerifier` given a note verifier key (type 0x01, from `note.GenerateKey` or `promptloom keygen`): a witness cosigns with a cosignature/v1 key (type 0x04), from `promptloom keygen --witness`, so a note key is never taken for a witness's. A key that is not of the form name+hash+base64, or whose hash does not match, is refused the same way.",
+		is:  witness.ErrBadKey,
 		raise: func(e *env) error {
-			skey, _, err := note.GenerateKey(rand.Reader, "w1")
+			_, vkey, err := note.GenerateKey(rand.Reader, "w1")
 			if err != nil {
 				e.Fatal(err)
 			}
-			_, err = witness.New(skey, nil, "state")
+			_, err = witness.NewVerifier(vkey)
 			return err
 		},
 	},
-	{
-		pkg: "witness",
-		doc: "`witness.New` over a state directory whose file for a log does not hold a checkpoint that both the log and this witness signed (edited, truncated, or put there by someone else): refused, never taken as empty, and the file is left as it is. `Path` names it.",
-		as:  new(*witness.StateError),
-		raise: func(e *env) error {
-			skey, logPub := witnessKeys(e)
-			if err := os.Mkdir("state", 0o700); err != nil {
-				e.Fatal(err)
-			}
-			// The state file of an origin is named by its hash.
-			sum := sha256.Sum256([]byte("example.com/log"))
-			if err := os.WriteFile(filepath.Join("state", hex.EncodeToString(sum[:16])+".checkpoint"), []byte("example.com/log\n2\n"), 0o600); err != nil {
-				e.Fatal(err)
-			}
-			_, err := witness.New(skey, []string{logPub}, "state")
-			return err
-		},
-	},
-	{
-		pkg: "witness",
-		doc: "`Witness.AddCheckpoint` (and POST /add-checkpoint) of a checkpoint it will not cosign. `Status` is the HTTP status tlog-witness gives the refusal: 404 an origin it does not witness (here), 403 no signature by the log's key, 400 a malformed request or an old size above the checkpoint's, 409 an old size that is not the one it last cosigned (`Size` says which: retry from it) or a fork at the same size, 422 a consistency proof that does not verify. `witness.Cosign` returns the same error for the witness's answer.",
-		as:  new(*witness.Error),
-		raise: func(e *env) error {
-			skey, logPub := witnessKeys(e)
-			w, err := witness.New(skey, []string{logPub}, "state")
-			if err != nil {
-				e.Fatal(err)
-			}
-			_, err = w.AddCheckpoint(0, nil, []byte("example.com/other\n1\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n\n— example.com/other AAAAAA==\n"))
-			return err
-		},
-	},
-}
-
-// witnessKeys returns a witness's signer key and the verifier key of the
-// log example.com/log.
-func witnessKeys(e *env) (skey, logPub string) {
-	skey, _, err := witness.GenerateKey(rand.Reader, "witness.example/w1")
-	if err != nil {
-		e.Fatal(err)
-	}
-	_, logPub, err = note.GenerateKey(rand.Reader, "example.com/log")
-	if err != nil {
-		e.Fatal(err)
-	}
-	return skey, logPub
 }
 
 // refusedTools sends an Anthropic request with the given tools through

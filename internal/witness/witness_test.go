@@ -19,7 +19,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/promptloom/promptloom/witness"
+	"github.com/promptloom/promptloom/internal/witness"
+
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 )

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -44,6 +45,10 @@ func GenerateKey(rand io.Reader, name string) (skey, vkey string, err error) {
 	return skey, vkey, nil
 }
 
+// ErrBadKey is matched by every *KeyError: a key text that is not a
+// cosignature/v1 key (witness.ErrBadKey is this error).
+var ErrBadKey = errors.New("not a witness key")
+
 // KeyError is a key text that is not a cosignature/v1 key.
 type KeyError struct {
 	Name   string // the key's name, as far as it could be read
@@ -53,6 +58,9 @@ type KeyError struct {
 func (e *KeyError) Error() string {
 	return fmt.Sprintf("witness key %q: %s", e.Name, e.Reason)
 }
+
+// Is makes a KeyError match ErrBadKey.
+func (e *KeyError) Is(target error) bool { return target == ErrBadKey }
 
 func validName(name string) bool {
 	return name != "" && !strings.ContainsFunc(name, func(r rune) bool {
