@@ -111,14 +111,16 @@ type Store interface {
 var (
 	// ErrNoEvent is a Get of a position the log does not have.
 	ErrNoEvent = errors.New("no such event")
-	// ErrEmptyKind is a draft without a kind: its batch is refused whole.
-	ErrEmptyKind = draft.ErrEmptyKind
+	// ErrInvalidDraft is a draft no store writes: its batch is refused
+	// whole, before anything is written. The message names the draft (its
+	// place in the batch and its kind) and what is wrong: no kind, a
+	// payload that does not marshal to JSON (or, given as a
+	// json.RawMessage, is not valid JSON), or, in PostgreSQL, text its
+	// text type cannot hold (a kind, actor or audience role with invalid
+	// UTF-8 or a NUL byte, which memory and SQLite keep).
+	ErrInvalidDraft = draft.ErrInvalid
 	// ErrClosed is any use of a closed store.
 	ErrClosed = errors.New("event log is closed")
-	// ErrBadPayload is a draft whose payload does not marshal to JSON (or,
-	// given as a json.RawMessage, is not valid JSON): its batch is refused
-	// whole.
-	ErrBadPayload = draft.ErrBadPayload
 )
 
 // Options configures a store: NewMemory and every driver's Open take them

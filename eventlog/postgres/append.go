@@ -16,11 +16,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// ErrBadText is a kind, actor or audience role that PostgreSQL's text type
-// cannot hold (invalid UTF-8 or a NUL byte): the batch is refused whole,
-// before anything is sent. Memory and SQLite keep such strings.
-var ErrBadText = errors.New("text is not valid UTF-8 without NUL bytes")
-
 // ErrUnconfirmed is a batch that committed (its positions are named) but
 // whose flush to disk could not be confirmed afterwards: the wait for it
 // failed, and so did every try, for as long as the appenders waited (at
@@ -107,20 +102,22 @@ func (p *store) Append(ctx context.Context, drafts ...eventlog.Draft) ([]eventlo
 	}
 }
 
-// checkText refuses text that PostgreSQL's text type cannot hold, before
-// anything is sent.
+// checkText refuses text that PostgreSQL's text type cannot hold (invalid
+// UTF-8 or a NUL byte), before anything is sent: the batch is refused
+// whole, as eventlog.ErrInvalidDraft. Memory and SQLite keep such strings.
 func checkText(drafts []eventlog.Draft) error {
+	const badText = "not valid UTF-8 without NUL bytes, as PostgreSQL's text must be"
 	bad := func(s string) bool { return !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 }
 	for i, d := range drafts {
 		switch {
 		case bad(d.Kind):
-			return fmt.Errorf("draft %d: kind %q: %w", i, d.Kind, ErrBadText)
+			return fmt.Errorf("draft %d: %w: kind %q: %s", i, eventlog.ErrInvalidDraft, d.Kind, badText)
 		case bad(d.Actor):
-			return fmt.Errorf("draft %d (%s): actor %q: %w", i, d.Kind, d.Actor, ErrBadText)
+			return fmt.Errorf("draft %d (%s): %w: actor %q: %s", i, d.Kind, eventlog.ErrInvalidDraft, d.Actor, badText)
 		}
 		for _, r := range d.Audience {
 			if bad(r) {
-				return fmt.Errorf("draft %d (%s): audience role %q: %w", i, d.Kind, r, ErrBadText)
+				return fmt.Errorf("draft %d (%s): %w: audience role %q: %s", i, d.Kind, eventlog.ErrInvalidDraft, r, badText)
 			}
 		}
 	}

@@ -104,9 +104,9 @@ type store struct {
 	flushHook func() error
 }
 
-// SchemaVersion is the version of the PostgreSQL schema this build writes
+// schemaVersion is the version of the PostgreSQL schema this build writes
 // and reads (docs/postgres.md).
-const SchemaVersion = 1
+const schemaVersion = 1
 
 // ErrSchemaVersion is a database whose log has a schema version this build
 // does not read (a newer promptloom wrote it): Open refuses it and changes
@@ -197,8 +197,8 @@ func (p *store) checkTables(ctx context.Context, migrate bool) error {
 		return err
 	case version == 0:
 		return errNoTables
-	case version != SchemaVersion:
-		return fmt.Errorf("%w: the database has version %d, this build reads version %d", ErrSchemaVersion, version, SchemaVersion)
+	case version != schemaVersion:
+		return fmt.Errorf("%w: the database has version %d, this build reads version %d", ErrSchemaVersion, version, schemaVersion)
 	}
 	p.channel = channelName(schema)
 	return nil

@@ -14,12 +14,10 @@ import (
 	"time"
 )
 
-// Errors of a batch that no store writes. eventlog exports them under the
-// same names; they are declared here because eventlog imports this package.
-var (
-	ErrEmptyKind  = errors.New("event kind is empty")
-	ErrBadPayload = errors.New("payload does not marshal to JSON")
-)
+// ErrInvalid is a batch that no store writes: a draft without a kind, or
+// whose payload is not JSON. eventlog exports it as ErrInvalidDraft; it is
+// declared here because eventlog imports this package.
+var ErrInvalid = errors.New("invalid event draft")
 
 // Draft is the shape of eventlog.Draft. This package cannot import eventlog
 // (eventlog imports it, for Memory), so its functions take any type with
@@ -51,18 +49,18 @@ func Marshal[D Draft](drafts []D) ([][]byte, error) {
 	for i, dd := range drafts {
 		d := fields(dd)
 		if d.Kind == "" {
-			return nil, fmt.Errorf("draft %d: %w", i, ErrEmptyKind)
+			return nil, fmt.Errorf("draft %d: %w: the kind is empty", i, ErrInvalid)
 		}
 		var err error
 		if raw, ok := d.Payload.(json.RawMessage); ok {
 			if !json.Valid(raw) {
-				return nil, fmt.Errorf("draft %d (%s): %w", i, d.Kind, ErrBadPayload)
+				return nil, fmt.Errorf("draft %d (%s): %w: the payload is not valid JSON", i, d.Kind, ErrInvalid)
 			}
 			out[i] = raw
 			continue
 		}
 		if out[i], err = json.Marshal(d.Payload); err != nil {
-			return nil, fmt.Errorf("draft %d (%s): %w: %v", i, d.Kind, ErrBadPayload, err)
+			return nil, fmt.Errorf("draft %d (%s): %w: the payload does not marshal to JSON: %v", i, d.Kind, ErrInvalid, err)
 		}
 	}
 	return out, nil

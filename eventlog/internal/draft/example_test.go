@@ -26,8 +26,8 @@ func ExampleMarshal() {
 	fmt.Printf("%s %s %v\n", payloads[0], payloads[1], err)
 
 	_, err = draft.Marshal([]entry{{Kind: "offer", Payload: 1}, {Payload: 2}})
-	fmt.Println(err, errors.Is(err, draft.ErrEmptyKind))
+	fmt.Println(err, errors.Is(err, draft.ErrInvalid))
 	// Output:
 	// {"share":60} { "kept" : "as it is" } <nil>
-	// draft 1: event kind is empty true
+	// draft 1: invalid event draft: the kind is empty true
 }

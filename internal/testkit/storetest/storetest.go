@@ -207,15 +207,15 @@ var cases = []storeCase{
 	{"BadBatchWritesNothing", func(t *testing.T, s eventlog.Store) {
 		ctx := context.Background()
 		_, err := s.Append(ctx, eventlog.Draft{Kind: "ok", Payload: 1}, eventlog.Draft{Kind: "", Payload: 2})
-		if !errors.Is(err, eventlog.ErrEmptyKind) {
+		if !errors.Is(err, eventlog.ErrInvalidDraft) {
 			t.Errorf("Append with an empty kind = %v", err)
 		}
 		_, err = s.Append(ctx, eventlog.Draft{Kind: "ok", Payload: 1}, eventlog.Draft{Kind: "bad", Payload: func() {}})
-		if !errors.Is(err, eventlog.ErrBadPayload) {
+		if !errors.Is(err, eventlog.ErrInvalidDraft) {
 			t.Errorf("Append of an unmarshalable payload = %v", err)
 		}
 		_, err = s.Append(ctx, eventlog.Draft{Kind: "ok", Payload: 1}, eventlog.Draft{Kind: "bad", Payload: json.RawMessage(`{`)})
-		if !errors.Is(err, eventlog.ErrBadPayload) {
+		if !errors.Is(err, eventlog.ErrInvalidDraft) {
 			t.Errorf("Append of invalid raw JSON = %v", err)
 		}
 		cancelled, cancel := context.WithCancel(ctx)

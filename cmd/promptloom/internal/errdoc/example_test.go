@@ -22,5 +22,5 @@ func ExampleGenerate() {
 	fmt.Println("unrun:", strings.Join(page.Unrun, ", "))
 	// Output:
 	// # Errors
-	// unrun: postgres.ErrBadText, postgres.ErrSchemaVersion, fs.ErrNotExist, fs.ErrNotExist, errors.ErrUnsupported, fs.ErrInvalid, jpostgres.ErrOtherWriter
+	// unrun: postgres.ErrSchemaVersion, fs.ErrNotExist, fs.ErrNotExist, errors.ErrUnsupported, fs.ErrInvalid, jpostgres.ErrOtherWriter
 }
