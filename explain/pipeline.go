@@ -61,7 +61,7 @@ func pipeline(ctx context.Context, o *options.Options, cfg *Options) (*stage.Res
 			return t, strings.Join(t, ", "), nil
 		}),
 		resolve("core.capabilities", resolvedCapabilities, func() (any, string, error) {
-			c := o.AllCapabilities()
+			c := slices.Clone(o.Capabilities) // the stages may add to it
 			return c, strings.Join(c, ", "), nil
 		}),
 	}

@@ -23,7 +23,7 @@ import (
 // stages: every fragment at once, straight into the reducer.
 func direct(t *testing.T, o *options.Options) []byte {
 	t.Helper()
-	r, err := promptloom.Reduce(o.Fragments(), &promptloom.Options{Tools: o.ActiveTools(), Capabilities: o.AllCapabilities()})
+	r, err := promptloom.Reduce(o.Fragments(), &promptloom.Options{Tools: o.ActiveTools(), Capabilities: o.Capabilities})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,7 +66,7 @@ func ExampleOptions_Fragments_order() {
 	if err != nil {
 		panic(err)
 	}
-	r, err := promptloom.Reduce(o.Fragments(), &promptloom.Options{Tools: o.ActiveTools(), Capabilities: o.AllCapabilities()})
+	r, err := promptloom.Reduce(o.Fragments(), &promptloom.Options{Tools: o.ActiveTools(), Capabilities: o.Capabilities})
 	if err != nil {
 		panic(err)
 	}

@@ -38,7 +38,6 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		_ = o.ActiveTools()
-		_ = o.AllCapabilities()
 		for _, w := range o.Warnings {
 			if w.Path == "" || w.Message == "" {
 				t.Fatalf("warning without a path or message: %+v", w)

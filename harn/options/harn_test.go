@@ -109,7 +109,7 @@ func TestAcceptsWhatHarnAccepts(t *testing.T) {
 			if diff := cmp.Diff(tt.tools, o.ActiveTools(), emptyIsNil); diff != "" {
 				t.Errorf("tools (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tt.caps, o.AllCapabilities(), emptyIsNil); diff != "" {
+			if diff := cmp.Diff(tt.caps, o.Capabilities, emptyIsNil); diff != "" {
 				t.Errorf("capabilities (-want +got):\n%s", diff)
 			}
 			var paths []string

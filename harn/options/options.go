@@ -63,10 +63,10 @@ type Options struct {
 	// is still built and excluded by its gate (deleting the tool entry is
 	// a different change: its guidance would not be built at all).
 	Tools []Tool
-	// Capabilities is the capabilities option; ProfileCaps is
-	// context_profile.caps. AllCapabilities returns both.
+	// Capabilities are the capabilities option's, then
+	// context_profile.caps: what a fragment's requires_caps is checked
+	// against.
 	Capabilities []string
-	ProfileCaps  []string
 
 	// Reminders is the reminders option: directives injected in order,
 	// rendered outside the system string.
@@ -107,12 +107,4 @@ func (o *Options) ActiveTools() []string {
 		}
 	}
 	return out
-}
-
-// AllCapabilities returns capabilities then context_profile.caps: what a
-// fragment's requires_caps is checked against.
-func (o *Options) AllCapabilities() []string {
-	out := make([]string, 0, len(o.Capabilities)+len(o.ProfileCaps))
-	out = append(out, o.Capabilities...)
-	return append(out, o.ProfileCaps...)
 }

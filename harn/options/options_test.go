@@ -152,7 +152,7 @@ func TestFragmentsFollowHarnRules(t *testing.T) {
 	if diff := cmp.Diff([]string{"todo", "shell", "read"}, o.ActiveTools()); diff != "" {
 		t.Errorf("active tools (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"net", "vcs.git"}, o.AllCapabilities()); diff != "" {
+	if diff := cmp.Diff([]string{"net", "vcs.git"}, o.Capabilities); diff != "" {
 		t.Errorf("capabilities (-want +got):\n%s", diff)
 	}
 	if o.CallRole != "agent.sub" {

@@ -123,7 +123,7 @@ func Parse(data []byte, po *ParseOptions) (*Options, error) {
 		return nil, err
 	}
 	r.parseTools(get("tools"))
-	o.Capabilities = r.collectCaps(get("capabilities"), "capabilities")
+	o.Capabilities = append(r.collectCaps(get("capabilities"), "capabilities"), r.profileCaps...)
 	if err := r.parseReminders(get("reminders")); err != nil {
 		return nil, err
 	}
@@ -152,6 +152,9 @@ type reader struct {
 	// replacement is the replacement root's content, when system is
 	// {"mode":"replace","content":...}.
 	replacement *string
+	// profileCaps is context_profile.caps, which Options.Capabilities
+	// lists after the capabilities option's.
+	profileCaps []string
 	primary     []part
 	hasPrimary  bool
 	profile     []part

@@ -189,7 +189,7 @@ func (r *reader) parseProfile(v gjson.Result) error {
 	m := r.members(v)
 	r.warnNearMiss("context_profile", m, profileObjectKeys, nil)
 	if c, ok := m.get("caps"); ok {
-		r.o.ProfileCaps = r.collectCaps(c, "context_profile.caps")
+		r.profileCaps = r.collectCaps(c, "context_profile.caps")
 	}
 	pf, ok := m.get("prompt_fragments")
 	if !ok || pf.Type == gjson.Null {

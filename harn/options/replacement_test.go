@@ -20,7 +20,7 @@ func TestReplacementRootReadsNoOtherContributor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := promptloom.Reduce(o.Fragments(), &promptloom.Options{Tools: o.ActiveTools(), Capabilities: o.AllCapabilities()})
+	r, err := promptloom.Reduce(o.Fragments(), &promptloom.Options{Tools: o.ActiveTools(), Capabilities: o.Capabilities})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -247,7 +247,7 @@ func contradicts(changes []change) error {
 func derived(o *options.Options) *options.Options {
 	c := *o
 	c.Tools = slices.Clone(o.Tools)
-	c.Capabilities, c.ProfileCaps = slices.Clone(o.Capabilities), slices.Clone(o.ProfileCaps)
+	c.Capabilities = slices.Clone(o.Capabilities)
 	return &c
 }
 
@@ -269,12 +269,12 @@ func apply(o *options.Options, c change) error {
 	case "with-tool":
 		o.Tools[first].Active = true
 	case "with-cap":
-		if !slices.Contains(o.AllCapabilities(), c.name) {
+		if !slices.Contains(o.Capabilities, c.name) {
 			o.Capabilities = append(o.Capabilities, c.name)
 		}
 	case "without-cap":
 		is := func(s string) bool { return s == c.name }
-		o.Capabilities, o.ProfileCaps = slices.DeleteFunc(o.Capabilities, is), slices.DeleteFunc(o.ProfileCaps, is)
+		o.Capabilities = slices.DeleteFunc(o.Capabilities, is)
 	}
 	return nil
 }
