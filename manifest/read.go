@@ -18,19 +18,13 @@ import (
 // ErrUnreadable matches every error of Read.
 var ErrUnreadable = errors.New("unreadable manifest")
 
-// ErrDuplicateKey matches (besides ErrUnreadable) the ReadError of a
-// manifest with an object that gives a key twice: readers disagree on which
-// copy counts (encoding/json, jq and JavaScript take the last, others the
-// first), so promptloom takes neither.
-var ErrDuplicateKey = pjson.ErrDuplicateKey // the one sentinel: the JSON reader's own
-
 // ReadError says which field of a manifest could not be read.
 type ReadError struct {
 	// Field is the JSON path of the field, e.g. "segments[0].digest"; ""
 	// for the manifest as a whole.
 	Field  string
 	Detail string
-	kind   error // ErrDuplicateKey, promptloom.ErrTooLarge or nil
+	kind   error // promptloom.ErrTooLarge or nil
 }
 
 // Error names the field that could not be read.
@@ -41,8 +35,8 @@ func (e *ReadError) Error() string {
 	return "manifest: " + e.Field + ": " + e.Detail
 }
 
-// Is makes ReadError match ErrUnreadable, and ErrDuplicateKey for a key
-// given twice (promptloom.ErrTooLarge for input over promptloom.DefaultMaxBytes).
+// Is makes ReadError match ErrUnreadable (and promptloom.ErrTooLarge for
+// input over promptloom.DefaultMaxBytes).
 func (e *ReadError) Is(t error) bool { return t == ErrUnreadable || (e.kind != nil && t == e.kind) }
 
 // Read reads a manifest written by promptloom or by another tool. It is
@@ -52,7 +46,8 @@ func (e *ReadError) Is(t error) bool { return t == ErrUnreadable || (e.kind != n
 // "source". It is strict where a field is needed to check the bytes: the
 // schema, every segment's id, included, bytes and digest, the whole-prompt
 // digest and byte count. A key given twice anywhere is an error naming its
-// path (ErrDuplicateKey). Absent scope, messages, join_separator,
+// path: readers disagree on which copy counts (encoding/json, jq and
+// JavaScript take the last, others the first), so promptloom takes neither. Absent scope, messages, join_separator,
 // join_separator_bytes and join_separator_count read as the values they can
 // only have (the count from the included segments); present, they are kept
 // as written, for Validate to judge. Its strings and actor chain are
@@ -175,11 +170,7 @@ func readError(err error) *ReadError {
 	case errors.Is(err, pjson.ErrSyntax):
 		return &ReadError{Detail: "not valid JSON"}
 	}
-	re := &ReadError{Field: e.Path, Detail: fmt.Sprintf("%s (at byte %d)", e.Detail, e.Offset)}
-	if errors.Is(err, pjson.ErrDuplicateKey) {
-		re.kind = ErrDuplicateKey
-	}
-	return re
+	return &ReadError{Field: e.Path, Detail: fmt.Sprintf("%s (at byte %d)", e.Detail, e.Offset)}
 }
 
 // redactStrings redacts the strings of a manifest written elsewhere as New

@@ -255,8 +255,9 @@ var library = []libCase{
 	},
 	{
 		pkg: "manifest",
-		doc: "A manifest that gives a key twice: readers disagree on which copy counts. It matches `manifest.ErrUnreadable` too.",
-		is:  manifest.ErrDuplicateKey,
+		doc: "A manifest that gives a key twice: readers disagree on which copy counts (encoding/json, jq and JavaScript take the last, others the first), so promptloom takes neither. The `*manifest.ReadError` names the key's path (`Field`).",
+		is:  manifest.ErrUnreadable,
+		as:  new(*manifest.ReadError),
 		raise: func(*env) error {
 			_, err := manifest.Read([]byte(`{"schema": "harn.llm.context_manifest.v1", "schema": "harn.llm.context_manifest.v1"}`))
 			return err
