@@ -95,7 +95,7 @@ func TestDeterministicAndPrefixStable(t *testing.T) {
 	}
 	r := runSession(t, c, nil)
 	for k := 1; k < len(r.calls); k++ {
-		d := cache.Diverge(r.calls[k-1].Request, r.calls[k].Request)
+		d := cache.Explain(r.calls[k].Request, nil, nil, false).After("", r.calls[k-1].Request)
 		if d.Section == "tools" || d.Section == "system" {
 			t.Errorf("call %d leaves the previous call's prefix in %s at %s", k, d.Section, d.Path)
 		}
@@ -193,7 +193,7 @@ func TestProviders(t *testing.T) {
 			if got := r.results[k].Manifest.Tokens; got < call.Request.Tokens {
 				t.Errorf("%s: call %d: the manifest counts %d tokens, request %d", tc.p, k, got, call.Request.Tokens)
 			}
-			for _, f := range cache.Lint(call.Request, nil, nil) {
+			for _, f := range cache.Explain(call.Request, nil, nil, true).Lint {
 				// A short conversation is below the cache's minimum:
 				// nothing to assemble differently.
 				if f.Rule != "minimum" {

@@ -146,7 +146,7 @@ func TestSession(t *testing.T) {
 			t.Errorf("call %d: %d input tokens and %d reserved exceed the window of %d", k, m.Tokens, c.OutputReserve, c.Window)
 		}
 		// The body alone breaks no rule.
-		for _, f := range cache.Lint(m, nil, nil) {
+		for _, f := range cache.Explain(m, nil, nil, true).Lint {
 			t.Errorf("call %d: lint: %v", k, f)
 		}
 		// Between calls, the prefix changes only where a compaction cuts,
@@ -154,7 +154,7 @@ func TestSession(t *testing.T) {
 		// the lint of a session says of it is that change.
 		if k > 0 {
 			prev := r.calls[k-1].Request
-			for _, f := range cache.Lint(m, prev, nil) {
+			for _, f := range cache.Explain(m, prev, nil, true).Lint {
 				if f.Rule != "changed" || !compactedAt(res, k, r) {
 					t.Errorf("call %d: lint against call %d: %v", k, k-1, f)
 				}
@@ -172,7 +172,7 @@ func TestSession(t *testing.T) {
 						head = sum
 					}
 				}
-				if d := cache.Diverge(prev, m); d.Section != "messages" || d.SharedTokens < head {
+				if d := cache.Explain(m, nil, nil, false).After("", prev); d.Section != "messages" || d.SharedTokens < head {
 					t.Errorf("call %d: the compaction changes the prefix at %s, %d tokens in; the previous call's compacted head is %d", k, d.Path, d.SharedTokens, head)
 				}
 			}

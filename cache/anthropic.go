@@ -358,7 +358,7 @@ func (a anthropic) lint(m, since *request.Manifest, o *Options) []Finding {
 	if since == nil {
 		return fs
 	}
-	d := Diverge(since, m)
+	d := diverge(since, m)
 	sb := blocks(since, a.settings(), 1)
 	sbps, _ := a.breakpoints(since, sb)
 	if len(sbps) > 0 {

@@ -282,10 +282,10 @@ func modelFor(provider string) model {
 	return nil
 }
 
-// Lint holds m to its provider's cache rules; since, when given, is the
+// lint holds m to its provider's cache rules; since, when given, is the
 // previous request of the conversation, and content that changed since,
-// ahead of a breakpoint, is reported too.
-func Lint(m, since *request.Manifest, o *Options) []Finding {
+// ahead of a breakpoint, is reported too (Explain's Lint).
+func lint(m, since *request.Manifest, o *Options) []Finding {
 	md := modelFor(m.Provider)
 	if md == nil {
 		return []Finding{{Severity: "warning", Rule: "provider", Message: fmt.Sprintf("no cache model for provider %q", m.Provider)}}
@@ -298,9 +298,9 @@ func Lint(m, since *request.Manifest, o *Options) []Finding {
 	return md.lint(m, since, orDefault(o))
 }
 
-// Diverge is request.Diverge with the provider's rules of what is in the
+// diverge is request.Diverge with the provider's rules of what is in the
 // prefix.
-func Diverge(a, b *request.Manifest) request.Divergence {
+func diverge(a, b *request.Manifest) request.Divergence {
 	var settings map[string]string
 	if md := modelFor(b.Provider); md != nil {
 		settings = md.settings()
@@ -492,10 +492,6 @@ func (a *Analysis) summarize(repIn int) {
 	})
 }
 
-// Strict reports whether any call's miss is blamed on a change: what
-// `cache --strict` fails a build on.
-func (a *Analysis) Strict() bool { return a.Summary.Changes > 0 }
-
 // state is the cache as the calls so far left it.
 type state struct {
 	opts    *Options
@@ -565,7 +561,7 @@ func (st *state) best(c *Call) (*Call, request.Divergence, bool) {
 	if at == nil {
 		return nil, request.Divergence{}, false
 	}
-	return at, Diverge(at.Request, c.Request), true
+	return at, diverge(at.Request, c.Request), true
 }
 
 // remember adds c's prefixes to the index, and c as its session's latest.

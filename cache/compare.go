@@ -34,7 +34,7 @@ type Comparison struct {
 // reported writing is what B can read, so B's figures are the ones Run
 // gives it (cache --transcript) when A is the call before it.
 func Compare(a, b Call, o *Options) *Comparison {
-	d := Diverge(a.Request, b.Request)
+	d := diverge(a.Request, b.Request)
 	at := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 	v := Run([]Call{{Name: a.Name, At: at, Request: a.Request, Reported: a.Reported},
 		{Name: b.Name, At: at.Add(time.Second), Request: b.Request, Reported: b.Reported}}, o).Verdicts[1]

@@ -42,12 +42,12 @@ func ExampleRun() {
 	//   change /tools/0 tool Bash: description changed since call turn-1
 }
 
-// Lint holds a request to the cache's rules before it is sent.
-func ExampleLint() {
+// Explain with lint holds a request to the cache's rules before it is sent.
+func ExampleExplain() {
 	m, _ := request.New([]byte(`{"model":"claude-sonnet-4-5","max_tokens":512,
 		"system":[{"type":"text","text":"Be brief.","cache_control":{"type":"ephemeral"}}],
 		"messages":[{"role":"user","content":"hi"}]}`), payload.Anthropic, nil)
-	for _, f := range cache.Lint(m, nil, nil) {
+	for _, f := range cache.Explain(m, nil, nil, true).Lint {
 		fmt.Println(f)
 	}
 	// Output:

@@ -27,11 +27,8 @@ type Explanation struct {
 	// Verdict is the request's prediction and cost. Explain predicts it
 	// for the request alone (after since, when given); a caller that
 	// knows the calls before it (a recorded call of a run) sets the one
-	// Run gave it. Previous is where it leaves the call before it in its
-	// session (its name in PreviousCall).
-	Verdict      *Verdict            `json:"verdict,omitempty"`
-	Previous     *request.Divergence `json:"previous,omitempty"`
-	PreviousCall string              `json:"previous_call,omitempty"`
+	// Run gave it.
+	Verdict *Verdict `json:"verdict,omitempty"`
 	// Body, when set, is the body Manifest was built from: each segment's
 	// content is shown from it, redacted by harn/redact whatever it holds
 	// (a transcript's body is already; a body file's is not), so that no
@@ -43,15 +40,28 @@ type Explanation struct {
 	// one shown; since is whether it followed a request given before it.
 	own   *Verdict
 	since bool
+	// previous is where the request leaves the call before it in its
+	// session, named previousCall (After).
+	previous     *request.Divergence
+	previousCall string
+}
+
+// After shows the explanation as one call of a session: where its request
+// leaves prev, the call before it (named name), by the provider's rules of
+// what is in the prefix. It returns that divergence.
+func (x *Explanation) After(name string, prev *request.Manifest) request.Divergence {
+	d := diverge(prev, x.Manifest)
+	x.previous, x.previousCall = &d, name
+	return d
 }
 
 // Explain explains m; with lint it holds m to its provider's rules, since
 // being the request before it (or nil). Its verdict is m's prediction
 // from an empty cache, or from what since wrote.
-func Explain(m, since *request.Manifest, o *Options, lint bool) *Explanation {
+func Explain(m, since *request.Manifest, o *Options, withLint bool) *Explanation {
 	x := &Explanation{Manifest: m, Breakpoints: Breakpoints(m, o), opts: o, since: since != nil}
-	if lint {
-		x.Lint = Lint(m, since, o)
+	if withLint {
+		x.Lint = lint(m, since, o)
 	}
 	// The session lint is Run's with Options.Lint: a single request has
 	// its own lint above.
@@ -456,8 +466,8 @@ func (x *Explanation) WriteText(w io.Writer, name string) error {
 		}
 		fmt.Fprintf(ew, "cost: %s\n", textsafe.Line(x.costLine()))
 	}
-	if d := x.Previous; d != nil {
-		fmt.Fprintf(ew, "against call %s: %s\n", textsafe.Line(x.PreviousCall), textsafe.Line(describeDivergence(d)))
+	if d := x.previous; d != nil {
+		fmt.Fprintf(ew, "against call %s: %s\n", textsafe.Line(x.previousCall), textsafe.Line(describeDivergence(d)))
 	}
 	for _, f := range x.Lint {
 		fmt.Fprintf(ew, "lint: %s\n", textsafe.Line(f.String()))
@@ -695,11 +705,13 @@ var pageTmpl = template.Must(template.New("request").Funcs(template.FuncMap{
 // segment's content whole, folded under its heading.
 func (x *Explanation) WriteHTML(w io.Writer, name string) error {
 	return pageTmpl.Execute(w, struct {
-		Name     string
-		Marks    map[string]string
-		Segments []segmentView
-		CostLine string
-		Own      string
+		Name         string
+		Marks        map[string]string
+		Segments     []segmentView
+		CostLine     string
+		Own          string
+		Previous     *request.Divergence
+		PreviousCall string
 		*Explanation
-	}{name, x.marks(), x.segments(), x.costLine(), x.ownNote(), x})
+	}{name, x.marks(), x.segments(), x.costLine(), x.ownNote(), x.previous, x.previousCall, x})
 }

@@ -202,7 +202,7 @@ func implicitLint(m, since *request.Manifest, opts *Options, r implicitRules, wh
 			Message: fmt.Sprintf("the request is about %s tokens, below %s's %s-token minimum for %s's cache", thousands(m.Tokens), m.Model, thousands(min), who)})
 	}
 	if since != nil {
-		d := Diverge(since, m)
+		d := diverge(since, m)
 		if d.Index < len(since.Segments) && d.Index < len(m.Segments) {
 			rule := "changed"
 			if strings.HasPrefix(d.Reason, "tools reordered") {

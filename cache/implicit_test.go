@@ -88,7 +88,7 @@ func TestGeminiRules(t *testing.T) {
 	if v[1].Predicted.Read != 0 {
 		t.Errorf("another head: %+v", v[1])
 	}
-	if fs := Lint(body("short", "a"), nil, nil); len(fs) != 1 || fs[0].Rule != "minimum" {
+	if fs := lint(body("short", "a"), nil, nil); len(fs) != 1 || fs[0].Rule != "minimum" {
 		t.Errorf("below gemini-2.5-flash's minimum: %v", fs)
 	}
 }

@@ -193,7 +193,7 @@ func (l *linter) tools() *Finding {
 	reordered, redescribed := 0, 0
 	first, path := "", ""
 	for i := 1; i < len(cs); i++ {
-		d := Diverge(cs[i-1].Request, cs[i].Request)
+		d := diverge(cs[i-1].Request, cs[i].Request)
 		if d.Setting != "" || d.Section != "tools" || d.Index >= len(cs[i-1].Request.Segments) {
 			continue
 		}
@@ -250,7 +250,7 @@ func (l *linter) tail() *Finding {
 			continue
 		}
 		prev := cs[i-1].Request
-		d := Diverge(prev, cur)
+		d := diverge(prev, cur)
 		if messages(cur) <= messages(prev) || d.Index < firstMessage(prev) {
 			continue
 		}
@@ -326,7 +326,7 @@ func (l *linter) ttlOrder() *Finding {
 		}
 		// What the call could have read of the one before it.
 		prev, cur := l.s.calls[i-1].Request, l.s.calls[i].Request
-		d := Diverge(prev, cur)
+		d := diverge(prev, cur)
 		cached := 0
 		if bps := Breakpoints(prev, l.o); len(bps) > 0 {
 			cached = bps[len(bps)-1].Tokens
@@ -440,7 +440,7 @@ func (l *linter) minimum() *Finding {
 		// With a breakpoint at the end of the prefix shared with the call
 		// before, past the minimum, it would have been read.
 		min, known := minFor(l.s.calls[i].Request, l.o)
-		d := Diverge(l.s.calls[i-1].Request, l.s.calls[i].Request)
+		d := diverge(l.s.calls[i-1].Request, l.s.calls[i].Request)
 		if f := l.scale(i); known && scaled(d.SharedTokens, f) >= min {
 			t := max(scaled(d.SharedTokens, f)-v.Predicted.Read, 0)
 			tokens += t

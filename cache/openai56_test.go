@@ -139,7 +139,7 @@ func TestGPT56ExplicitMode(t *testing.T) {
 	if v[1].Predicted.Read != 0 || v[1].Predicted.Write != 0 {
 		t.Errorf("explicit mode with no marker: %+v", v[1])
 	}
-	if fs := Lint(bare, nil, nil); !hasRule(fs, "no-breakpoint") {
+	if fs := lint(bare, nil, nil); !hasRule(fs, "no-breakpoint") {
 		t.Errorf("lint of explicit mode with no marker: %v", fs)
 	}
 
@@ -165,7 +165,7 @@ func TestGPT56Limits(t *testing.T) {
 	if bps := Breakpoints(m, nil); len(bps) != 3 || bps[2].Path != "/messages/5/content/0" || bps[2].TTL != "30m" || !bps[2].Cached {
 		t.Errorf("Breakpoints: %+v", bps)
 	}
-	if fs := Lint(m, nil, nil); !hasRule(fs, "breakpoints") {
+	if fs := lint(m, nil, nil); !hasRule(fs, "breakpoints") {
 		t.Errorf("lint of six markers: %v", fs)
 	}
 	me := chat56(t, "explicit", ms...)
@@ -239,10 +239,10 @@ func TestGPT56MarkerPlaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fs := Lint(m, nil, nil); !hasRule(fs, "mark-place") {
+	if fs := lint(m, nil, nil); !hasRule(fs, "mark-place") {
 		t.Errorf("a marker on an assistant's image: %v", fs)
 	}
-	if fs := Lint(chat56(t, "", msg{role: "user", text: long56, marked: true}), nil, nil); hasRule(fs, "mark-place") {
+	if fs := lint(chat56(t, "", msg{role: "user", text: long56, marked: true}), nil, nil); hasRule(fs, "mark-place") {
 		t.Errorf("a marker on a user's text: %v", fs)
 	}
 }
@@ -251,11 +251,11 @@ func TestGPT56MarkerPlaces(t *testing.T) {
 // nothing: lint says it, as on Anthropic; one above it is no warning.
 func TestGPT56BreakpointBelowTheMinimum(t *testing.T) {
 	short := chat56(t, "", msg{role: "developer", text: "Be brief.", marked: true}, msg{role: "user", text: "one"})
-	if fs := Lint(short, nil, nil); !hasRule(fs, "minimum") {
+	if fs := lint(short, nil, nil); !hasRule(fs, "minimum") {
 		t.Errorf("a marker on a prefix of a few tokens: %v", fs)
 	}
 	long := chat56(t, "", msg{role: "developer", text: long56, marked: true}, msg{role: "user", text: "one"})
-	if fs := Lint(long, nil, nil); hasRule(fs, "minimum") {
+	if fs := lint(long, nil, nil); hasRule(fs, "minimum") {
 		t.Errorf("a marker past the minimum: %v", fs)
 	}
 }

@@ -25,7 +25,7 @@ func (st *state) beside(c *Call, v *Verdict) {
 	// The provider compares the requests' structure whatever the cache
 	// read, so the divergence is held to it, not only a change blamed for
 	// a miss: a change past what was cached is still a change.
-	d := Diverge(prev.Request, c.Request)
+	d := diverge(prev.Request, c.Request)
 	v.ProviderSince = prev.Name
 	agrees := false
 	switch {

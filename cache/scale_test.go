@@ -92,10 +92,10 @@ func TestLintSinceAnotherProvider(t *testing.T) {
 	claude, _ := request.New([]byte(`{"model":"claude-sonnet-4-5","system":"x","messages":[{"role":"user","content":"hi"}]}`), payload.Anthropic, nil)
 	gpt := chat(t, "", "x", "hi")
 	found := false
-	for _, f := range Lint(claude, gpt, nil) {
+	for _, f := range lint(claude, gpt, nil) {
 		found = found || f.Rule == "since"
 	}
 	if !found {
-		t.Errorf("lint: %v", Lint(claude, gpt, nil))
+		t.Errorf("lint: %v", lint(claude, gpt, nil))
 	}
 }

@@ -459,10 +459,3 @@ func (p Part) Text() (text string, ok bool) {
 		}
 	}
 }
-
-// Canonical is a part's JSON as promptloom hashes and counts it: canonical
-// (keys sorted, no white space), so that the same block reads the same
-// from a body as sent and from a transcript that retained it.
-func (p Part) Canonical() ([]byte, error) {
-	return pjson.Encode(p.Raw)
-}

@@ -274,8 +274,7 @@ func (p *Proxy) callPage(w http.ResponseWriter, r *http.Request, n int, err erro
 	x.Body = c.pr.Body()
 	d := map[string]any{"Back": "../" + p.query(r), "Query": p.query(r)}
 	if pm != nil {
-		dv := cache.Diverge(pm, m)
-		x.Previous, x.PreviousCall = &dv, prev.name
+		x.After(prev.name, pm)
 		d["Previous"], d["PreviousSeq"] = prev.name, prev.seq
 		d["Diff"] = diffOf(x, pm, prev.pr.Body(), p.o.Cache)
 	}
