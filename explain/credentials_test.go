@@ -47,7 +47,7 @@ func TestNoCredentialValueReachesThePrompt(t *testing.T) {
 		}
 	}
 	for name := range secrets {
-		if !strings.Contains(e.Text(), "$"+name) {
+		if !strings.Contains(e.System, "$"+name) {
 			t.Errorf("the prompt does not name $%s", name)
 		}
 	}

@@ -55,8 +55,8 @@ type Delta struct {
 // unified diff.
 func Diff(a, b *Explanation, aName, bName string) *Delta {
 	d := &Delta{A: a, B: b}
-	at, bt := a.Text(), b.Text()
-	d.Identical = at == bt && (a.System == nil) == (b.System == nil)
+	at, bt := a.System, b.System
+	d.Identical = at == bt && a.absent() == b.absent()
 	d.CommonPrefixBytes = seq.CommonPrefix(at, bt)
 	d.ResendBytes = len(bt) - d.CommonPrefixBytes
 	d.Fragments = matchRows(a.Fragments, b.Fragments)

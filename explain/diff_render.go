@@ -24,7 +24,7 @@ func (d *Delta) WriteText(w io.Writer, aName, bName string) error {
 	esc := textsafe.Line
 	aName, bName = esc(aName), esc(bName)
 	side := func(name string, e *Explanation) {
-		if e.System == nil {
+		if e.absent() {
 			fmt.Fprintf(&b, "%s: absent prompt (no fragment included)\n", name)
 			return
 		}

@@ -58,13 +58,13 @@ func TestDiffWithoutTool(t *testing.T) {
 		todo.B.Reason != "requires tool `todo` (not available)" {
 		t.Fatalf("todo guidance delta = %+v", todo)
 	}
-	if want := seq.CommonPrefix(a.Text(), b.Text()); d.CommonPrefixBytes != want || want != len("You are careful.\n\n") {
+	if want := seq.CommonPrefix(a.System, b.System); d.CommonPrefixBytes != want || want != len("You are careful.\n\n") {
 		t.Errorf("common prefix = %d, want %d", d.CommonPrefixBytes, want)
 	}
 	if d.FirstChangedFragment == nil || *d.FirstChangedFragment != "tool:todo.guidance" {
 		t.Errorf("first changed fragment = %v", d.FirstChangedFragment)
 	}
-	if d.ResendBytes != len(b.Text())-d.CommonPrefixBytes {
+	if d.ResendBytes != len(b.System)-d.CommonPrefixBytes {
 		t.Errorf("resend bytes = %d", d.ResendBytes)
 	}
 	var removed []string
@@ -84,7 +84,7 @@ func TestDiffWithoutTool(t *testing.T) {
 func TestDiffWithItself(t *testing.T) {
 	a := explainJSON(t, guidanceOpts)
 	d := Diff(a, a, "a", "a")
-	if !d.Identical || d.CommonPrefixBytes != len(a.Text()) || d.FirstChangedFragment != nil || d.Unified != "" || d.ResendBytes != 0 {
+	if !d.Identical || d.CommonPrefixBytes != len(a.System) || d.FirstChangedFragment != nil || d.Unified != "" || d.ResendBytes != 0 {
 		t.Errorf("self diff: %+v", d)
 	}
 	for _, f := range d.Fragments {

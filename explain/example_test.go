@@ -16,7 +16,7 @@ func ExampleExplain() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Printf("%q\n", e.Text())
+	fmt.Printf("%q\n", e.System)
 	for _, r := range e.Fragments {
 		fmt.Println(r.ID, r.Included, r.Reason)
 	}
@@ -55,7 +55,7 @@ func ExampleOptions() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Printf("%q\n", e.Text())
+	fmt.Printf("%q\n", e.System)
 	for _, r := range e.Fragments {
 		fmt.Println(r.ID, r.Included, r.State() == "shed", r.Reason)
 	}

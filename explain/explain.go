@@ -27,7 +27,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/budget"
@@ -47,15 +46,15 @@ import (
 // manifest, then promptloom's own additions (budget, lint, reminders,
 // traces), which appear only when used.
 type Explanation struct {
-	// System is the prompt; nil when no fragment was included (JSON null).
-	System *string
+	// System is the prompt. With no fragment included it is absent: "",
+	// and JSON null.
+	System string
 	// Manifest is the prompt's context manifest: its header (call role,
 	// root, whole-prompt digest, bytes, separators) is the explanation's.
 	Manifest *manifest.Manifest
-	// Fragments has a row per fragment, in the manifest's order.
+	// Fragments has a row per fragment, in the manifest's order (the
+	// JSON's included and excluded count them).
 	Fragments []Row
-	// Included and Excluded count the rows.
-	Included, Excluded int
 	// Budget says what a budget did, when one was applied.
 	Budget *promptloom.Fit
 	// Lint holds the warnings of Lint when the caller asked for them.
@@ -110,13 +109,42 @@ func (e *Explanation) header() *manifest.Manifest {
 	return e.Manifest
 }
 
+// counts are the included rows and the others.
+func (e *Explanation) counts() (included, excluded int) {
+	for i := range e.Fragments {
+		if e.Fragments[i].segment().Included {
+			included++
+		}
+	}
+	return included, len(e.Fragments) - included
+}
+
+// absent says whether the prompt is absent: no text and no fragment
+// included (a replacement root of "" is a prompt, empty).
+func (e *Explanation) absent() bool {
+	if e.System != "" {
+		return false
+	}
+	n, _ := e.counts()
+	return n == 0
+}
+
+// system is the prompt as the JSON holds it: nil when absent.
+func (e *Explanation) system() *string {
+	if e.absent() {
+		return nil
+	}
+	return &e.System
+}
+
 func (e *Explanation) wire() explanationJSON {
 	m := e.header()
-	return explanationJSON{System: e.System, Schema: m.Schema, Scope: m.Scope, Boundary: m.Boundary,
+	in, ex := e.counts()
+	return explanationJSON{System: e.system(), Schema: m.Schema, Scope: m.Scope, Boundary: m.Boundary,
 		Messages: m.Messages, CallRole: m.CallRole, ActorChain: m.ActorChain, Root: m.Root,
 		Fragments: e.Fragments, WholePromptDigest: m.WholePromptDigest, SystemPromptBytes: m.SystemPromptBytes,
 		JoinSeparator: m.JoinSeparator, JoinSeparatorBytes: m.JoinSeparatorBytes, JoinSeparatorCount: m.JoinSeparatorCount,
-		Included: e.Included, Excluded: e.Excluded, Budget: e.Budget, Lint: e.Lint, Reminders: e.Reminders, Traces: e.Traces}
+		Included: in, Excluded: ex, Budget: e.Budget, Lint: e.Lint, Reminders: e.Reminders, Traces: e.Traces}
 }
 
 // MarshalJSON writes the explanation as WriteJSON does, without the
@@ -145,8 +173,10 @@ func (e *Explanation) UnmarshalJSON(b []byte) error {
 			w.Fragments[i].Segment = &m.Segments[i]
 		}
 	}
-	*e = Explanation{System: w.System, Manifest: m, Fragments: w.Fragments, Included: w.Included, Excluded: w.Excluded,
-		Budget: w.Budget, Lint: w.Lint, Reminders: w.Reminders, Traces: w.Traces}
+	*e = Explanation{Manifest: m, Fragments: w.Fragments, Budget: w.Budget, Lint: w.Lint, Reminders: w.Reminders, Traces: w.Traces}
+	if w.System != nil {
+		e.System = *w.System
+	}
 	return nil
 }
 
@@ -155,9 +185,10 @@ func (e *Explanation) UnmarshalJSON(b []byte) error {
 // The segment is the manifest's own, shared, not copied: an explanation and
 // its manifest cannot disagree, and a large prompt's rows are not held
 // twice (at a million fragments that copy was a third of the input's size).
-// Explain, New and UnmarshalJSON always set it. A Row built by hand needs
-// one too: WriteJSON and MarshalJSON read a row without one as empty, but
-// the text, HTML and diff renderers read its fields through the pointer.
+// Explain, FromOptions, FromManifest and UnmarshalJSON always set it. A Row
+// built by hand needs one too: WriteJSON and MarshalJSON read a row without
+// one as empty, but the text, HTML and diff renderers read its fields
+// through the pointer.
 //
 // Its JSON is Harn's prompt_explain row, whose order interleaves the two
 // additions with the segment's fields: id, source, producer, bucket,
@@ -228,14 +259,6 @@ func (r Row) MarshalJSON() ([]byte, error) {
 	return pjson.MarshalRaw(r.wire())
 }
 
-// Text returns the system prompt, "" when absent.
-func (e *Explanation) Text() string {
-	if e.System == nil {
-		return ""
-	}
-	return *e.System
-}
-
 // Options configure Explain and FromOptions. The zero value (or nil) explains the
 // options alone: no project, no budget, no stage of the caller's, the
 // default size limit.
@@ -255,19 +278,12 @@ type Options struct {
 	// "capabilities" (each a []string); a resolution stage that resolves
 	// a []string under a name starting with CapsPrefix adds capabilities.
 	Stages []stage.Stage
-	// MaxBytes bounds the options JSON Explain reads (0:
-	// promptloom.DefaultMaxBytes). InPlace lets the parse keep strings
-	// that point into the caller's buffer instead of copying it: the
-	// caller must not change the buffer while the explanation is used.
-	MaxBytes int
-	InPlace  bool
-	// Files is the options file's directory, where templated fragments'
-	// template files, bindings files and includes are read
-	// (options.ParseOptions.Files).
-	Files fs.FS
-	// Bindings are the call's bindings for templated fragments, each
-	// member in place of an item's own (options.ParseOptions.Bindings).
-	Bindings []byte
+	// ParseOptions are how Explain parses the options JSON: the size
+	// bound (MaxBytes), whether strings may point into the caller's
+	// buffer (InPlace), the options file's directory for templated
+	// fragments' files (Files) and the call's bindings (Bindings).
+	// FromOptions, given options already parsed, does not read them.
+	options.ParseOptions
 }
 
 // Explain parses Harn-shaped options and explains the prompt they produce.
@@ -275,7 +291,7 @@ func Explain(optionsJSON []byte, opts *Options) (*Explanation, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	o, err := options.Parse(optionsJSON, &options.ParseOptions{MaxBytes: opts.MaxBytes, InPlace: opts.InPlace, Files: opts.Files, Bindings: opts.Bindings})
+	o, err := options.Parse(optionsJSON, &opts.ParseOptions)
 	if err != nil {
 		return nil, err
 	}
@@ -319,10 +335,11 @@ func FromOptions(o *options.Options, opts *Options) (*Explanation, error) {
 	return e, nil
 }
 
-// New explains a reduction whose manifest is m (the explanation's rows
-// share m's segments). It fails when m does not hold for the reduction's
-// own prompt, or has not one segment per row of the reduction.
-func New(r *promptloom.Reduction, m *manifest.Manifest) (*Explanation, error) {
+// fromReduction explains a reduction whose manifest is m (the
+// explanation's rows share m's segments). It fails when m does not hold
+// for the reduction's own prompt, or has not one segment per row of the
+// reduction.
+func fromReduction(r *promptloom.Reduction, m *manifest.Manifest) (*Explanation, error) {
 	if err := manifest.Validate(m, r.System); err != nil {
 		return nil, fmt.Errorf("explain: the fragments make a manifest that does not hold: %w", err)
 	}
@@ -340,18 +357,13 @@ func build(r *promptloom.Reduction, m *manifest.Manifest) *Explanation {
 		Reduction: r,
 		Budget:    r.Fit,
 	}
-	if r.Present {
-		e.System = &r.System
-	}
+	e.System = r.System
 	for i := range r.Rows {
 		row := &r.Rows[i]
 		e.Fragments[i] = Row{Segment: &m.Segments[i], Source: row.Fragment.Source}
 		if row.Included {
 			e.Fragments[i].Offset = &row.Offset
 			e.Fragments[i].Spans = promptSpans(row)
-			e.Included++
-		} else {
-			e.Excluded++
 		}
 	}
 	return e
@@ -369,13 +381,10 @@ func FromManifest(sys string, m *manifest.Manifest) (*Explanation, error) {
 	}
 	x := &Explanation{Manifest: m, Fragments: make([]Row, len(m.Segments))}
 	if m.IncludedCount() > 0 {
-		x.System = &sys
+		x.System = sys
 	}
 	for i := range m.Segments {
 		x.Fragments[i] = Row{Segment: &m.Segments[i]}
-		if !m.Segments[i].Included {
-			x.Excluded++
-		}
 	}
 	i := 0
 	for off, s := range m.Layout() {
@@ -384,7 +393,6 @@ func FromManifest(sys string, m *manifest.Manifest) (*Explanation, error) {
 		}
 		o := off
 		x.Fragments[i].Offset = &o
-		x.Included++
 	}
 	return x, nil
 }

@@ -28,7 +28,7 @@ func FuzzRoundTrip(f *testing.F) {
 			}
 			return
 		}
-		if err := manifest.Validate(e.Manifest, e.Text()); err != nil {
+		if err := manifest.Validate(e.Manifest, e.System); err != nil {
 			t.Fatalf("manifest does not hold for its own prompt: %v", err)
 		}
 		c, err := e.Manifest.Canonical()
@@ -39,7 +39,7 @@ func FuzzRoundTrip(f *testing.F) {
 		if err != nil {
 			t.Fatalf("manifest does not read back: %v", err)
 		}
-		if err := manifest.Validate(back, e.Text()); err != nil {
+		if err := manifest.Validate(back, e.System); err != nil {
 			t.Fatalf("manifest read back does not hold: %v", err)
 		}
 	})

@@ -23,7 +23,7 @@ const primaryBase = `"_system_fragments": [{"id": "primary", "source": "primary"
 func mustText(t *testing.T, in, want string) *Explanation {
 	t.Helper()
 	e := explainJSON(t, in)
-	if e.System == nil || *e.System != want {
+	if e.absent() || e.System != want {
 		t.Errorf("system = %v, want %q", e.System, want)
 	}
 	return e
@@ -154,8 +154,8 @@ func TestSystemFragmentsExpandInPlaceOfTheSinglePrimary(t *testing.T) {
 		part("primary:active_skills", "## Active skills")+`, `+part("primary:loop_contract", "Keep going until done.")+`]}`)
 	joined := explainJSON(t, `{`+host+`, "_system_fragments": [`+part("primary", `base\n\n## Active skills\n\nKeep going until done.`)+`]}`)
 	want := "X\n\nbase\n\n## Active skills\n\nKeep going until done.\n\nA"
-	if decomposed.Text() != want || joined.Text() != want {
-		t.Errorf("decomposed %q, joined %q, want %q", decomposed.Text(), joined.Text(), want)
+	if decomposed.System != want || joined.System != want {
+		t.Errorf("decomposed %q, joined %q, want %q", decomposed.System, joined.System, want)
 	}
 	for _, id := range []string{"primary:system", "primary:active_skills", "primary:loop_contract"} {
 		rowByID(t, decomposed, id)
@@ -176,7 +176,7 @@ func TestSystemFragmentsSupersedeTheSystemArg(t *testing.T) {
 // empty_system_fragments_yield_no_primary.
 func TestEmptySystemFragmentsYieldNoPrimary(t *testing.T) {
 	e := explainJSON(t, `{"system": "should not appear", "_system_fragments": []}`)
-	if e.System != nil || len(e.Fragments) != 0 {
+	if !e.absent() || len(e.Fragments) != 0 {
 		t.Errorf("system %v, rows %+v", e.System, e.Fragments)
 	}
 }
@@ -186,7 +186,7 @@ func TestSystemFragmentsHonorPerPartToolGating(t *testing.T) {
 	e := explainJSON(t, `{"_system_fragments": [{"id": "primary:todo_nudge",
 		"body": "Keep the TODO list current.", "requires_tools": ["todo"]}]}`)
 	r := rowByID(t, e, "primary:todo_nudge")
-	if e.System != nil || r.Included || !strings.Contains(r.Reason, "requires tool `todo`") {
+	if !e.absent() || r.Included || !strings.Contains(r.Reason, "requires tool `todo`") {
 		t.Errorf("system %v, row %+v", e.System, r)
 	}
 }

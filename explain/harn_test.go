@@ -16,7 +16,7 @@ import (
 // declaration order, then after fragments, joined by a blank line.
 func TestBeforeThenAfterJoinIsBlankLineSeparated(t *testing.T) {
 	e := explainJSON(t, `{"system": ["parts", {"content": "appendix", "position": "after"}, "base", "reminder"]}`)
-	if got := e.Text(); got != "parts\n\nbase\n\nreminder\n\nappendix" {
+	if got := e.System; got != "parts\n\nbase\n\nreminder\n\nappendix" {
 		t.Errorf("system = %q", got)
 	}
 }
@@ -24,8 +24,8 @@ func TestBeforeThenAfterJoinIsBlankLineSeparated(t *testing.T) {
 // empty_and_whitespace_bodies_are_excluded_with_reason.
 func TestEmptyAndWhitespaceBodiesAreExcludedWithReason(t *testing.T) {
 	e := explainJSON(t, `{"system": ["  \n  ", "kept"]}`)
-	if e.Text() != "kept" || e.Fragments[0].Included || e.Fragments[0].Reason != "empty body" || !e.Fragments[1].Included {
-		t.Errorf("got %q %+v", e.Text(), e.Fragments)
+	if e.System != "kept" || e.Fragments[0].Included || e.Fragments[0].Reason != "empty body" || !e.Fragments[1].Included {
+		t.Errorf("got %q %+v", e.System, e.Fragments)
 	}
 }
 
@@ -33,19 +33,19 @@ func TestEmptyAndWhitespaceBodiesAreExcludedWithReason(t *testing.T) {
 func TestRequiresToolsGatesInclusion(t *testing.T) {
 	gated := `{"body": "update the tracker", "id": "todo.guidance", "source": "tool:todo", "requires_tools": ["todo"]}`
 	e := explainJSON(t, `{"_system_fragments": [`+gated+`]}`)
-	if e.System != nil || e.Fragments[0].Included || !strings.Contains(e.Fragments[0].Reason, "requires tool `todo`") {
+	if !e.absent() || e.Fragments[0].Included || !strings.Contains(e.Fragments[0].Reason, "requires tool `todo`") {
 		t.Errorf("tool absent: %+v", e.Fragments)
 	}
 	e = explainJSON(t, `{"_system_fragments": [`+gated+`], "tools": [{"name": "todo"}]}`)
-	if e.Text() != "update the tracker" || !strings.Contains(e.Fragments[0].Reason, "tool(s) present: todo") {
-		t.Errorf("tool present: %q %+v", e.Text(), e.Fragments)
+	if e.System != "update the tracker" || !strings.Contains(e.Fragments[0].Reason, "tool(s) present: todo") {
+		t.Errorf("tool present: %q %+v", e.System, e.Fragments)
 	}
 }
 
 // empty_fragment_set_yields_none.
 func TestEmptyFragmentSetYieldsNone(t *testing.T) {
 	e := explainJSON(t, `{}`)
-	if e.System != nil || len(e.Fragments) != 0 || e.Manifest.JoinSeparatorCount != 0 {
+	if !e.absent() || len(e.Fragments) != 0 || e.Manifest.JoinSeparatorCount != 0 {
 		t.Errorf("got %+v", e)
 	}
 }
@@ -53,9 +53,9 @@ func TestEmptyFragmentSetYieldsNone(t *testing.T) {
 // replacement_root_preserves_exact_bytes_and_has_single_provenance_entry.
 func TestReplacementRootPreservesExactBytesAndHasSingleProvenanceEntry(t *testing.T) {
 	e := explainJSON(t, `{"system": {"mode": "replace", "content": "  exact replacement\n"}}`)
-	if e.Text() != "  exact replacement\n" || e.Manifest.Root != "replacement" || len(e.Fragments) != 1 ||
+	if e.System != "  exact replacement\n" || e.Manifest.Root != "replacement" || len(e.Fragments) != 1 ||
 		e.Fragments[0].Bytes != 20 || e.Fragments[0].Reason != "exclusive replacement root" {
-		t.Errorf("got %q %+v", e.Text(), e.Fragments)
+		t.Errorf("got %q %+v", e.System, e.Fragments)
 	}
 }
 
@@ -122,5 +122,28 @@ func TestLintReportsOptionsWarnings(t *testing.T) {
 	ws := Lint(e, nil)
 	if len(ws) != 1 || ws[0].Path != "_system_fragments[0].requires_tool" || !strings.HasPrefix(ws[0].Message, "options: _system_fragments[0].requires_tool: ") {
 		t.Errorf("Lint = %+v", ws)
+	}
+}
+
+// A prompt is absent (JSON null) when no fragment is included, and
+// present, if empty, for a replacement root of "": System alone does not
+// tell them apart, the rows do.
+func TestAbsentAndEmptyPrompts(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{`{}`, `"system": null`},
+		{`{"system": {"mode": "replace", "content": ""}}`, `"system": ""`},
+	} {
+		e := explainJSON(t, tt.in)
+		var b strings.Builder
+		if err := e.WriteJSON(&b); err != nil {
+			t.Fatal(err)
+		}
+		raw, err := e.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), tt.want) || !strings.Contains(string(raw), strings.ReplaceAll(tt.want, " ", "")) {
+			t.Errorf("%s: %s\n%s", tt.in, b.String(), raw)
+		}
 	}
 }

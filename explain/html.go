@@ -103,9 +103,10 @@ func (d *Delta) WriteHTML(w io.Writer, aName, bName string) error {
 // paneOf cuts a prompt into pieces along its included rows, with a boundary
 // marker at prefix (none when prefix < 0).
 func paneOf(e *Explanation, name string, prefix int, changes map[*Row]string) pane {
-	p := pane{Name: name, Digest: e.header().WholePromptDigest.String(), Bytes: e.header().SystemPromptBytes, Absent: e.System == nil,
-		Rows: e.Fragments, Included: e.Included, Excluded: e.Excluded}
-	text := e.Text()
+	p := pane{Name: name, Digest: e.header().WholePromptDigest.String(), Bytes: e.header().SystemPromptBytes, Absent: e.absent(),
+		Rows: e.Fragments}
+	p.Included, p.Excluded = e.counts()
+	text := e.System
 	var pieces []piece
 	add := func(pc piece, start, end int) {
 		if prefix > start && prefix < end { // the boundary falls inside

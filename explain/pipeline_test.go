@@ -31,7 +31,7 @@ func direct(t *testing.T, o *options.Options) []byte {
 	if o.ActorChain != nil {
 		m.ActorChain = o.ActorChain
 	}
-	e, err := New(r, m)
+	e, err := fromReduction(r, m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,8 +104,8 @@ func TestCallerStages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.Text() != "base\n\nYou are on a feature branch." || e.Fragments[1].Reason != "capabilit(ies) present: vcs.branch" {
-		t.Errorf("caller stages: %q %+v", e.Text(), e.Fragments)
+	if e.System != "base\n\nYou are on a feature branch." || e.Fragments[1].Reason != "capabilit(ies) present: vcs.branch" {
+		t.Errorf("caller stages: %q %+v", e.System, e.Fragments)
 	}
 	var last stage.Trace
 	for _, tr := range e.Traces {
@@ -148,7 +148,7 @@ func TestRemindersLeaveTheSystemStringAlone(t *testing.T) {
 			t.Fatal(err)
 		}
 		m, _ := e.Manifest.Canonical()
-		got := append([]byte(e.Text()+"\x00"), m...)
+		got := append([]byte(e.System+"\x00"), m...)
 		if i == 0 {
 			first = got
 			if e.Reminders != nil {

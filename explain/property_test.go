@@ -40,10 +40,10 @@ func TestManifestAlwaysValidates(t *testing.T) {
 			}
 			continue
 		}
-		if err := manifest.Validate(e.Manifest, e.Text()); err != nil {
+		if err := manifest.Validate(e.Manifest, e.System); err != nil {
 			t.Fatalf("case %d: options %s: explain's manifest does not validate: %v", i, data, err)
 		}
-		if _, err := New(e.Reduction, e.Manifest); err != nil {
+		if _, err := fromReduction(e.Reduction, e.Manifest); err != nil {
 			t.Fatalf("case %d: New: %v", i, err)
 		}
 		checked++

@@ -395,8 +395,9 @@ func gateReason(f refFrag, body string, tools, caps map[string]bool) string {
 }
 
 func fromExplanation(e *Explanation) refResult {
-	res := refResult{System: e.System, Root: e.Manifest.Root, CallRole: e.Manifest.CallRole,
-		Whole: e.Manifest.WholePromptDigest.String(), Bytes: e.Manifest.SystemPromptBytes, Inc: e.Included, Exc: e.Excluded}
+	res := refResult{System: e.system(), Root: e.Manifest.Root, CallRole: e.Manifest.CallRole,
+		Whole: e.Manifest.WholePromptDigest.String(), Bytes: e.Manifest.SystemPromptBytes}
+	res.Inc, res.Exc = e.counts()
 	for _, r := range e.Fragments {
 		res.Rows = append(res.Rows, refRow{r.ID, r.Source, r.Bucket, r.Reason, r.Digest.String(), r.Included, r.Bytes})
 	}

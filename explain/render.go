@@ -36,16 +36,17 @@ const fence = "─────────────────────�
 func (e *Explanation) WriteText(w io.Writer) error {
 	var b strings.Builder
 	esc := textsafe.Line
-	if e.System == nil {
+	if e.absent() {
 		fmt.Fprintf(&b, "system prompt: absent (no fragment included), root %s, call role %s\n", esc(e.header().Root), esc(e.header().CallRole))
 	} else {
 		fmt.Fprintf(&b, "system prompt: %d bytes, %s, root %s, call role %s\n",
 			e.header().SystemPromptBytes, e.header().WholePromptDigest, esc(e.header().Root), esc(e.header().CallRole))
 		b.WriteString(fence + "\n")
-		b.WriteString(textsafe.Block(*e.System))
+		b.WriteString(textsafe.Block(e.System))
 		b.WriteString("\n" + fence + "\n")
 	}
-	fmt.Fprintf(&b, "%d included, %d excluded\n", e.Included, e.Excluded)
+	in, ex := e.counts()
+	fmt.Fprintf(&b, "%d included, %d excluded\n", in, ex)
 	if f := e.Budget; f != nil && f.Total == nil {
 		fmt.Fprintf(&b, "budget: %d (%s, no limit); %d fragment(s) shed\n", f.Tokens, esc(f.Encoding), f.Shed)
 	} else if f != nil {

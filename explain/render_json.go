@@ -25,10 +25,10 @@ func writeStreamed(out io.Writer, e *Explanation) error {
 	}
 	m := e.header()
 	w.Member("system")
-	if e.System == nil {
+	if e.absent() {
 		w.Raw(nil)
 	} else {
-		w.String(*e.System)
+		w.String(e.System)
 	}
 	str("schema", m.Schema)
 	str("scope", m.Scope)
@@ -56,8 +56,9 @@ func writeStreamed(out io.Writer, e *Explanation) error {
 	str("join_separator", m.JoinSeparator)
 	num("join_separator_bytes", m.JoinSeparatorBytes)
 	num("join_separator_count", m.JoinSeparatorCount)
-	num("included", e.Included)
-	num("excluded", e.Excluded)
+	in, ex := e.counts()
+	num("included", in)
+	num("excluded", ex)
 	if e.Budget != nil {
 		w.Member("budget")
 		w.Value(e.Budget)

@@ -92,7 +92,7 @@ func TestWriteJSONStreams(t *testing.T) {
 func TestWriteJSONRowFields(t *testing.T) {
 	one, two := 1, 22
 	hostile := "q\"\\\n\x01\u2028\xff<&>"
-	e := &Explanation{System: &hostile, Manifest: &manifest.Manifest{Schema: hostile, CallRole: hostile}, Fragments: []Row{
+	e := &Explanation{System: hostile, Manifest: &manifest.Manifest{Schema: hostile, CallRole: hostile}, Fragments: []Row{
 		{Segment: &manifest.Segment{}, Source: hostile},
 		{Segment: &manifest.Segment{}, Source: "s", Offset: &one},
 	}}
@@ -114,7 +114,7 @@ func TestWriteJSONLongPrompt(t *testing.T) {
 	}
 	for offset := range 4 {
 		system := string(b[offset:])
-		e := &Explanation{System: &system}
+		e := &Explanation{System: system}
 		sameJSON(t, fmt.Sprintf("offset %d, a %d-byte prompt", offset, len(system)), e)
 	}
 }

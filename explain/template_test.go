@@ -10,6 +10,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/promptloom/promptloom/harn/options"
 	"github.com/promptloom/promptloom/internal/testkit/chromiumtest"
 	"github.com/promptloom/promptloom/manifest"
 
@@ -30,7 +31,7 @@ func tplOptions(date string) string {
 
 func explainTpl(t *testing.T, opts string) *Explanation {
 	t.Helper()
-	e, err := Explain([]byte(opts), &Options{Files: tplFiles})
+	e, err := Explain([]byte(opts), &Options{ParseOptions: options.ParseOptions{Files: tplFiles}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +43,7 @@ func explainTpl(t *testing.T, opts string) *Explanation {
 // the streamed JSON is encoding/json's, and it reads back.
 func TestTemplatedRowsInJSON(t *testing.T) {
 	e := explainTpl(t, tplOptions("monday"))
-	sys := e.Text()
+	sys := e.System
 	type got struct{ Kind, File, Path, Text string }
 	var spans []got
 	for _, r := range e.Fragments {
@@ -123,7 +124,7 @@ func TestDiffNamesTheBinding(t *testing.T) {
 	}
 	// The template itself changed: said so, with no binding.
 	files := fstest.MapFS{"prompts/env.prompt": {Data: []byte("You are in {{ cwd }}.")}}
-	c, err := Explain([]byte(tplOptions("monday")), &Options{Files: files})
+	c, err := Explain([]byte(tplOptions("monday")), &Options{ParseOptions: options.ParseOptions{Files: files}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,7 +66,7 @@ type Place struct {
 // gates; a text found only in left-out fragments is absent because of
 // theirs; no place at all means it is nowhere the explanation can see.
 //
-// An explanation built from options (Explain, FromOptions, New) holds
+// An explanation built from options (Explain, FromOptions) holds
 // every fragment's body, so nothing is missed. One without its reduction
 // (read back from JSON, or made from a recorded prompt and manifest) holds
 // the prompt but of a left-out fragment only its digest: such a fragment
@@ -119,7 +119,7 @@ func (e *Explanation) layout(n int) []laid {
 // inPrompt yields the places of text in the system prompt; false when the
 // caller stopped.
 func (e *Explanation) inPrompt(text string, yield func(Place) bool) bool {
-	sys := e.Text()
+	sys := e.System
 	laid := e.layout(len(sys))
 	step := 1
 	if _, n := utf8.DecodeRuneInString(text); n > 0 {

@@ -23,7 +23,7 @@ func BenchmarkWhy(b *testing.B) {
 			b.Fatal(err)
 		}
 		var all strings.Builder
-		all.WriteString(x.Text())
+		all.WriteString(x.System)
 		for _, r := range x.Reduction.Rows {
 			if !r.Included {
 				all.WriteString(r.Body)

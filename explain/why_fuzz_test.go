@@ -21,7 +21,7 @@ func FuzzWhy(f *testing.F) {
 		if err != nil {
 			return
 		}
-		sys := e.Text()
+		sys := e.System
 		count := func(x *Explanation) int {
 			n, last := 0, -1
 			for p := range x.Why(text) {

@@ -94,8 +94,8 @@ func TestWhyREADME(t *testing.T) {
 func TestWhyEveryOccurrence(t *testing.T) {
 	e := explainJSON(t, `{"system": ["aaa", {"content": "  xaa  ", "enabled": true}, {"content": "aa", "position": "after"}],
 		"_system_fragments": [{"id": "off", "body": "baab", "requires_tools": ["t"]}]}`)
-	if e.Text() != "aaa\n\nxaa\n\naa" {
-		t.Fatalf("prompt %q", e.Text())
+	if e.System != "aaa\n\nxaa\n\naa" {
+		t.Fatalf("prompt %q", e.System)
 	}
 	samePlaces(t, "aa", why(e, "aa"), []place{
 		{Offset: 0, ID: "system[0]", State: "included", Reason: "unconditional", End: 2},
@@ -201,7 +201,7 @@ func TestWhyEdges(t *testing.T) {
 	// A hand-built row claiming more bytes than the prompt has cannot send
 	// the search out of it.
 	sys := "short"
-	bad := &Explanation{System: &sys, Fragments: []Row{{Segment: &e.Manifest.Segments[0]}}}
+	bad := &Explanation{System: sys, Fragments: []Row{{Segment: &e.Manifest.Segments[0]}}}
 	if got := why(bad, "short"); len(got) != 1 || got[0].End != 5 {
 		t.Errorf("hand-built: %+v", got)
 	}
@@ -228,7 +228,7 @@ func TestWhyPlacesAreOccurrences(t *testing.T) {
 			items = append(items, fmt.Sprintf("%q", b.String()))
 		}
 		e := explainJSON(t, `{"system": [`+strings.Join(items, ",")+`]}`)
-		sys := e.Text()
+		sys := e.System
 		for _, text := range []string{"a", "ab", "b\n\na", "\n\n", "a\n", "ab ba"} {
 			var offs []int
 			for p := range e.Why(text) {
@@ -268,8 +268,8 @@ func TestWhyPlacesAreOccurrences(t *testing.T) {
 func TestWhyTemplate(t *testing.T) {
 	e := explainJSON(t, `{"system": [{"title": "Role", "template": "  Work in {{ cwd | upper }} today.", "bindings": {"cwd": "/srv/app"}}],
 		"_system_fragments": [{"id": "off", "template": "\n  Run {{ tool }} now.", "bindings": {"tool": "cargo"}, "requires_tools": ["cargo"]}]}`)
-	if e.Text() != "## Role\nWork in /SRV/APP today." {
-		t.Fatalf("prompt %q", e.Text())
+	if e.System != "## Role\nWork in /SRV/APP today." {
+		t.Fatalf("prompt %q", e.System)
 	}
 	spans := func(text string) string {
 		var out []string

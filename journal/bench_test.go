@@ -25,7 +25,7 @@ func sharedPromptTranscript(b *testing.B) []byte {
 	var buf bytes.Buffer
 	j := New(&buf, &Options{Clock: clock, Session: "bench"})
 	for i := range 300 {
-		req := Request{Call: fmt.Sprintf("c%d", i), System: e.Text(), Manifest: e.Manifest}
+		req := Request{Call: fmt.Sprintf("c%d", i), System: e.System, Manifest: e.Manifest}
 		if _, err := j.Call(ctx, echo, req); err != nil {
 			b.Fatal(err)
 		}
@@ -93,7 +93,7 @@ func BenchmarkFileCall(b *testing.B) {
 	})
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		req := Request{Call: fmt.Sprintf("c%d", i), System: e.Text(), Manifest: e.Manifest, Messages: msgs}
+		req := Request{Call: fmt.Sprintf("c%d", i), System: e.System, Manifest: e.Manifest, Messages: msgs}
 		if _, err := j.Call(ctx, long, req); err != nil {
 			b.Fatal(err)
 		}

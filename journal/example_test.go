@@ -16,14 +16,14 @@ func ExampleJournal_Call() {
 	model := journal.ModelFunc(func(context.Context, journal.Request) (journal.Response, error) {
 		return journal.Response{Text: "ok"}, nil
 	})
-	if _, err := j.Call(context.Background(), model, journal.Request{Call: "c1", System: e.Text(), Manifest: e.Manifest}); err != nil {
+	if _, err := j.Call(context.Background(), model, journal.Request{Call: "c1", System: e.System, Manifest: e.Manifest}); err != nil {
 		panic(err)
 	}
 	written := transcript.Len()
 
 	// A manifest that does not hold for the bytes about to be sent: no call,
 	// no line written.
-	_, err := j.Call(context.Background(), model, journal.Request{Call: "c2", System: e.Text() + "!", Manifest: e.Manifest})
+	_, err := j.Call(context.Background(), model, journal.Request{Call: "c2", System: e.System + "!", Manifest: e.Manifest})
 	fmt.Println(err != nil, transcript.Len() == written)
 
 	// Closing the journal ends its session; the whole run then verifies.

@@ -20,11 +20,11 @@ func FuzzVerify(f *testing.F) {
 	}
 	var buf bytes.Buffer
 	j := New(&buf, &Options{Clock: clock, Session: "s1"})
-	if _, err := j.Call(ctx, echo, Request{Call: "c1", System: e.Text(), Manifest: e.Manifest}); err != nil {
+	if _, err := j.Call(ctx, echo, Request{Call: "c1", System: e.System, Manifest: e.Manifest}); err != nil {
 		f.Fatal(err)
 	}
 	// A call with its request body: the payload receipt and request.payload.
-	if _, err := j.Call(ctx, echo, Request{Call: "c2", System: e.Text(), Manifest: e.Manifest,
+	if _, err := j.Call(ctx, echo, Request{Call: "c2", System: e.System, Manifest: e.Manifest,
 		Body: []byte(`{"system":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}`)}); err != nil {
 		f.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func FuzzVerify(f *testing.F) {
 	}
 	j.Close()
 	next := New(&buf, &Options{Clock: clock, Session: "s2", Follows: "s1"})
-	if _, err := next.Call(ctx, echo, Request{Call: "c3", System: e.Text(), Manifest: e.Manifest}); err != nil {
+	if _, err := next.Call(ctx, echo, Request{Call: "c3", System: e.System, Manifest: e.Manifest}); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(buf.Bytes()) // its last session open

@@ -33,7 +33,7 @@ func request(t *testing.T, call, options string) Request {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Request{Call: call, System: e.Text(), Manifest: e.Manifest,
+	return Request{Call: call, System: e.System, Manifest: e.Manifest,
 		Messages: json.RawMessage(`[{"role":"user","content":"hello ` + call + `"}]`), Tools: json.RawMessage(`[{"name":"todo"}]`)}
 }
 

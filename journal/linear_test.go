@@ -33,7 +33,7 @@ func bigManifestTranscript(tb testing.TB, frags, calls, systems int) []byte {
 		if i%(calls/systems) == 0 {
 			delete(j.last, kindSystemPrompt) // retain the prompt again: a new pair
 		}
-		if _, err := j.Call(ctx, echo, Request{Call: fmt.Sprintf("c%d", i), System: e.Text(), Manifest: e.Manifest}); err != nil {
+		if _, err := j.Call(ctx, echo, Request{Call: fmt.Sprintf("c%d", i), System: e.System, Manifest: e.Manifest}); err != nil {
 			tb.Fatal(err)
 		}
 	}

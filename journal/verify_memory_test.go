@@ -29,7 +29,7 @@ func TestVerifyHoldsDistinctContent(t *testing.T) {
 	var buf bytes.Buffer
 	j := New(&buf, &Options{Clock: clock, Session: "repeat"})
 	for i := range calls {
-		req := Request{Call: fmt.Sprintf("c%d", i), System: e.Text(), Manifest: e.Manifest, Messages: msgs}
+		req := Request{Call: fmt.Sprintf("c%d", i), System: e.System, Manifest: e.Manifest, Messages: msgs}
 		if _, err := j.Call(ctx, same, req); err != nil {
 			t.Fatal(err)
 		}

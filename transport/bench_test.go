@@ -15,11 +15,9 @@ import (
 
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/digest"
-	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/harn/redact"
 	pjson "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/journal"
-	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
 	"github.com/promptloom/promptloom/transport"
 )
@@ -78,17 +76,11 @@ func BenchmarkTransport(b *testing.B) {
 	}))
 	defer srv.Close()
 
-	r, err := promptloom.Reduce([]promptloom.Fragment{
+	e := explained(b, []promptloom.Fragment{
 		promptloom.Primary("You are the harness's agent."),
 		promptloom.ToolGuidance("read_file", "Read a file before you edit it."),
-	}, &promptloom.Options{Tools: []string{"read_file"}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	e, err := explain.New(r, manifest.New(r, "agent.main"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	}, "read_file")
+	r := e.Reduction
 	user, _ := json.Marshal(strings.Repeat("Here is the file you asked for, line by line. ", 100<<10/47))
 	body := []byte(fmt.Sprintf(`{"model":"claude-sonnet-4-5","max_tokens":1024,"stream":true,"system":%q,"messages":[{"role":"user","content":%s}],"tools":[{"name":"read_file","input_schema":{"type":"object"}}]}`, r.System, user))
 

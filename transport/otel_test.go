@@ -55,21 +55,13 @@ type traced struct {
 
 func newTraced(t *testing.T, capture bool, replies ...fakeprovider.Reply) *traced {
 	t.Helper()
-	r, err := promptloom.Reduce([]promptloom.Fragment{
+	e := explained(t, []promptloom.Fragment{
 		promptloom.Primary("You are the harness's agent."),
 		promptloom.ToolGuidance("read_file", "Read a file before you edit it."),
 		promptloom.ToolGuidance("run_shell", "Never run rm -rf."),
 		promptloom.SystemItem(0, "Style", "Answer briefly.", promptloom.After),
-	}, &promptloom.Options{Tools: []string{"read_file"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := manifest.New(r, "agent.main")
-	e, err := explain.New(r, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := &traced{e: e, m: m, system: r.System, out: new(bytes.Buffer), spans: tracetest.NewSpanRecorder(),
+	}, "read_file")
+	g := &traced{e: e, m: e.Manifest, system: e.System, out: new(bytes.Buffer), spans: tracetest.NewSpanRecorder(),
 		fake: fakeprovider.New(replies...)}
 	t.Cleanup(g.fake.Close)
 	g.j = journal.New(g.out, nil)
@@ -355,17 +347,11 @@ func TestSpanOtherProviders(t *testing.T) {
 // through a transport without one: x-untraced is the ratio of their
 // times, measured in the same run.
 func BenchmarkSpan(b *testing.B) {
-	r, err := promptloom.Reduce([]promptloom.Fragment{
+	e := explained(b, []promptloom.Fragment{
 		promptloom.Primary("You are the harness's agent."),
 		promptloom.ToolGuidance("read_file", "Read a file before you edit it."),
-	}, &promptloom.Options{Tools: []string{"read_file"}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	e, err := explain.New(r, manifest.New(r, "agent.main"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	}, "read_file")
+	r := e.Reduction
 	body, _ := json.Marshal(map[string]any{"model": "claude-sonnet-5-5", "max_tokens": 100, "system": r.System,
 		"tools":    []any{map[string]any{"name": "read_file", "input_schema": map[string]any{"type": "object"}}},
 		"messages": []any{map[string]any{"role": "user", "content": "Where is main?"}}})

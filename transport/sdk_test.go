@@ -23,6 +23,7 @@ import (
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/cache"
 	"github.com/promptloom/promptloom/explain"
+	"github.com/promptloom/promptloom/harn/options"
 	pjson "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/manifest"
@@ -55,18 +56,12 @@ type rig struct {
 // and run_shell (not): run_shell's guidance is gated out.
 func newRig(t testing.TB, o *transport.Options) *rig {
 	t.Helper()
-	r, err := promptloom.Reduce([]promptloom.Fragment{
+	e := explained(t, []promptloom.Fragment{
 		promptloom.Primary("You are the harness's agent."),
 		promptloom.ToolGuidance("read_file", "Read a file before you edit it."),
 		promptloom.ToolGuidance("run_shell", "Never run rm -rf."),
-	}, &promptloom.Options{Tools: []string{"read_file"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := explain.New(r, manifest.New(r, "agent.main"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	}, "read_file")
+	r := e.Reduction
 	path := filepath.Join(t.TempDir(), "run.jsonl")
 	j, err := journal.Open(path, &journal.Options{Session: "s1"})
 	if err != nil {
@@ -1001,4 +996,20 @@ func TestAmbiguousBodiesRefused(t *testing.T) {
 			}
 		})
 	}
+}
+
+// explained explains frags as a harness that builds its own fragments
+// does: as the options' system items of call role agent.main, with the
+// tools named active.
+func explained(tb testing.TB, frags []promptloom.Fragment, tools ...string) *explain.Explanation {
+	tb.Helper()
+	o := &options.Options{System: frags, CallRole: "agent.main"}
+	for _, t := range tools {
+		o.Tools = append(o.Tools, options.Tool{Name: t, Active: true})
+	}
+	e, err := explain.FromOptions(o, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return e
 }

@@ -362,10 +362,7 @@ func (t *Transport) begin(ctx context.Context, c *Call, ep endpoint) (*attempt, 
 		e = c.Explanation
 		req.Manifest, req.System = c.Manifest, c.System
 		if e != nil {
-			req.Manifest, req.System = e.Manifest, ""
-			if e.System != nil {
-				req.System = *e.System
-			}
+			req.Manifest, req.System = e.Manifest, e.System
 		}
 		req.Call = c.Name
 		if req.Call == "" && req.Manifest != nil {

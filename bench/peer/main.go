@@ -20,6 +20,7 @@ import (
 
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/explain"
+	"github.com/promptloom/promptloom/harn/options"
 	"github.com/promptloom/promptloom/internal/testkit/benchdata"
 )
 
@@ -91,7 +92,7 @@ func run(n, runs, peerRuns int, dir, cli string) error {
 	kept := 0
 	for i := range runs + 1 {
 		start := time.Now()
-		x, err := explain.Explain(data, &explain.Options{MaxBytes: len(data), Budget: b})
+		x, err := explain.Explain(data, &explain.Options{ParseOptions: options.ParseOptions{MaxBytes: len(data)}, Budget: b})
 		if err != nil {
 			return err
 		}
@@ -165,7 +166,7 @@ func library(path, total string, inPlace bool) error {
 		return err
 	}
 	b := &budget.Budget{Counter: budget.Bytes(), Total: n}
-	_, err = explain.Explain(data, &explain.Options{MaxBytes: len(data), InPlace: inPlace, Budget: b})
+	_, err = explain.Explain(data, &explain.Options{ParseOptions: options.ParseOptions{MaxBytes: len(data), InPlace: inPlace}, Budget: b})
 	return err
 }
 

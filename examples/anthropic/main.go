@@ -113,7 +113,7 @@ func run(transcript string, out io.Writer, baseURL string) error {
 // converse runs the conversation: two turns, each streamed, the first
 // asking for a tool.
 func converse(client anthropic.Client, e *explain.Explanation, out io.Writer) error { // promptloom
-	system := []anthropic.TextBlockParam{{Text: *e.System, CacheControl: anthropic.NewCacheControlEphemeralParam()}} // promptloom
+	system := []anthropic.TextBlockParam{{Text: e.System, CacheControl: anthropic.NewCacheControlEphemeralParam()}} // promptloom
 	question := "What does main.go do?"
 	if secret := os.Getenv("PROMPTLOOM_EXAMPLE_SECRET"); secret != "" {
 		question += " My token is " + secret + "."

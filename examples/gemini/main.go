@@ -77,7 +77,7 @@ func run(transcript string, out io.Writer, baseURL string) error {
 // asking for a tool.
 func converse(client *genai.Client, e *explain.Explanation, out io.Writer) error { // promptloom
 	config := &genai.GenerateContentConfig{Tools: tools,
-		SystemInstruction: genai.NewContentFromText(*e.System, genai.RoleUser)} // promptloom
+		SystemInstruction: genai.NewContentFromText(e.System, genai.RoleUser)} // promptloom
 	question := "What does main.go do?"
 	if secret := os.Getenv("PROMPTLOOM_EXAMPLE_SECRET"); secret != "" {
 		question += " My token is " + secret + "."

@@ -80,7 +80,7 @@ func converse(client openai.Client, e *explain.Explanation, out io.Writer) error
 		question += " My token is " + secret + "."
 	}
 	messages := []openai.ChatCompletionMessageParamUnion{
-		openai.SystemMessage(*e.System), // promptloom
+		openai.SystemMessage(e.System), // promptloom
 		openai.UserMessage(question),
 	}
 	for turn := 1; turn <= 2; turn++ {

@@ -139,7 +139,7 @@ func TestPostgresCrashChild(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := journal.Request{Call: fmt.Sprintf("c%d", i), System: e.Text(), Manifest: e.Manifest}
+		r := journal.Request{Call: fmt.Sprintf("c%d", i), System: e.System, Manifest: e.Manifest}
 		if _, err := j.Call(ctx, slow, r); err != nil {
 			t.Fatal(err)
 		}

@@ -38,7 +38,7 @@ func request(t testing.TB, call string, i int) journal.Request {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return journal.Request{Call: call, System: e.Text(), Manifest: e.Manifest,
+	return journal.Request{Call: call, System: e.System, Manifest: e.Manifest,
 		Messages: json.RawMessage(`[{"role":"user","content":"hello ` + call + `"}]`)}
 }
 

@@ -18,7 +18,7 @@ func Example() {
 	ctx := context.Background()
 	call := func(options string) journal.Request {
 		e, _ := explain.Explain([]byte(options), nil)
-		return journal.Request{Call: "c1", System: e.Text(), Manifest: e.Manifest}
+		return journal.Request{Call: "c1", System: e.System, Manifest: e.Manifest}
 	}
 	model := journal.ModelFunc(func(context.Context, journal.Request) (journal.Response, error) {
 		return journal.Response{Text: "done"}, nil

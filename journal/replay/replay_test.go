@@ -23,7 +23,7 @@ func request(t *testing.T, call, options string) journal.Request {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return journal.Request{Call: call, System: e.Text(), Manifest: e.Manifest,
+	return journal.Request{Call: call, System: e.System, Manifest: e.Manifest,
 		Messages: json.RawMessage(`[{"role":"user","content":"hello ` + call + `"}]`), Tools: json.RawMessage(`[{"name":"todo"}]`)}
 }
 

@@ -21,7 +21,7 @@ func ExampleWriteText() {
 	model := journal.ModelFunc(func(context.Context, journal.Request) (journal.Response, error) {
 		return journal.Response{Text: "done"}, nil
 	})
-	j.Call(context.Background(), model, journal.Request{Call: "c1", System: e.Text(), Manifest: e.Manifest})
+	j.Call(context.Background(), model, journal.Request{Call: "c1", System: e.System, Manifest: e.Manifest})
 	j.Close()
 
 	rep, _ := journal.Verify(&transcript, nil)

@@ -50,7 +50,7 @@ func pipelineFlags(fs *flag.FlagSet) func() (pipeline, error) {
 		// Every options file is read into a buffer of its own that nothing
 		// changes afterwards: it is parsed in place.
 		p := pipeline{parse: options.ParseOptions{MaxBytes: *maxBytes, InPlace: true}, maxBytes: int64(*maxBytes), bindings: *bindings}
-		p.explain = explain.Options{MaxBytes: *maxBytes, InPlace: true, Project: *projectDir}
+		p.explain = explain.Options{ParseOptions: options.ParseOptions{MaxBytes: *maxBytes, InPlace: true}, Project: *projectDir}
 		if !set["budget"] && !set["counter"] {
 			return p, nil
 		}

@@ -379,7 +379,7 @@ func (o cacheOrder) account(d *explain.Delta, ta, tb []string) string {
 	case !o.toolsFirst:
 		return fmt.Sprintf("cache: B's tools differ from A's (%s); %s reads the system prompt before the tools, so the cache figure holds, and the tools and what follows them are sent again", what, o.provider)
 	}
-	d.CommonPrefixBytes, d.ResendBytes, d.Identical = 0, len(d.B.Text()), false
+	d.CommonPrefixBytes, d.ResendBytes, d.Identical = 0, len(d.B.System), false
 	return fmt.Sprintf("cache: B's tools differ from A's (%s), and %s reads the tools before the system prompt: nothing of B is read from A's cache (%s)", what, o.provider, shared)
 }
 

@@ -109,7 +109,7 @@ func runExplain(e *env, args []string) int {
 	case "html":
 		err = x.WriteHTML(e.stdout, path)
 	case "raw":
-		_, err = io.WriteString(e.stdout, x.Text())
+		_, err = io.WriteString(e.stdout, x.System)
 	default:
 		err = x.WriteText(e.stdout)
 		if err == nil && *traces {

@@ -245,7 +245,7 @@ func (e *env) explainRecorded(fs *flag.FlagSet, pos []string, transcript, call, 
 	case "html":
 		err = x.WriteHTML(e.stdout, recs[0].name+" call "+call)
 	case "raw":
-		_, err = e.stdout.Write([]byte(x.Text()))
+		_, err = e.stdout.Write([]byte(x.System))
 	default:
 		fmt.Fprintf(e.stdout, "recorded call %s (line %d of %s), verified: its manifest's rows, which keep no source and no body of a fragment left out\n", call, recs[0].line, recs[0].name)
 		err = x.WriteText(e.stdout)

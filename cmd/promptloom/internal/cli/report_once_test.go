@@ -30,7 +30,7 @@ func TestReportReadsTheTranscriptOnce(t *testing.T) {
 	model := journal.ModelFunc(func(context.Context, journal.Request) (journal.Response, error) {
 		return journal.Response{Text: "the verified reply"}, nil
 	})
-	if _, err := j.Call(context.Background(), model, journal.Request{Call: "c1", System: e.Text(), Manifest: e.Manifest}); err != nil {
+	if _, err := j.Call(context.Background(), model, journal.Request{Call: "c1", System: e.System, Manifest: e.Manifest}); err != nil {
 		t.Fatal(err)
 	}
 	j.Close()

@@ -60,7 +60,7 @@ func recordREADME(t *testing.T, dir string, session ...string) (opts, transcript
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := j.Call(context.Background(), model, journal.Request{Call: call, System: x.Text(), Manifest: x.Manifest}); err != nil {
+		if _, err := j.Call(context.Background(), model, journal.Request{Call: call, System: x.System, Manifest: x.Manifest}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -301,7 +301,7 @@ func TestWhyTemplated(t *testing.T) {
 	model := journal.ModelFunc(func(context.Context, journal.Request) (journal.Response, error) {
 		return journal.Response{Text: "ok"}, nil
 	})
-	if _, err := j.Call(context.Background(), model, journal.Request{Call: "c", System: x.Text(), Manifest: x.Manifest}); err != nil {
+	if _, err := j.Call(context.Background(), model, journal.Request{Call: "c", System: x.System, Manifest: x.Manifest}); err != nil {
 		t.Fatal(err)
 	}
 	j.Close()

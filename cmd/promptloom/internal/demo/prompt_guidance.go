@@ -71,7 +71,7 @@ func (p *PromptGuidance) WriteText(w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "\n== the prompt %s (%d bytes, manifest content hash %s)\n%s\n", side.name, side.e.Manifest.SystemPromptBytes, hash, side.e.Text())
+		fmt.Fprintf(w, "\n== the prompt %s (%d bytes, manifest content hash %s)\n%s\n", side.name, side.e.Manifest.SystemPromptBytes, hash, side.e.System)
 	}
 	fmt.Fprintln(w, "\n== provenance side by side, and the diff")
 	return p.Delta.WriteText(w, withTodo, withoutTodo)
