@@ -7,9 +7,10 @@
 // where it goes (Bucket), what it needs to be included (RequiresTools,
 // RequiresCaps), how much it matters when the prompt is too long (Register,
 // Rank) and what it was built from (Sources). The constructors (SystemItem,
-// Primary, PrimaryPart, Profile, ToolGuidance, Replacement) give each of
-// Harn's contributors its documented id and source, so every caller spells
-// them alike.
+// Primary, ToolGuidance, Replacement) give the contributors a harness
+// writes by hand their documented id and source, so every caller spells
+// them alike; harn/options makes the rest of Harn's (its
+// _system_fragments items and profile fragments) from the options.
 //
 // Reduce is the only way a system string is built; its doc comment is the
 // ordered list of the rules it keeps, numbered as docs/rules.md numbers

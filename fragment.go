@@ -82,24 +82,6 @@ func Primary(body string) Fragment {
 	return Fragment{ID: "primary", Source: "primary", Body: body}
 }
 
-// PrimaryPart is item index of a decomposed primary block
-// (_system_fragments), with its default id and source; callers override
-// them when the item names its own.
-func PrimaryPart(index int, body string) Fragment {
-	return Fragment{ID: "primary[" + strconv.Itoa(index) + "]", Source: "primary", Body: body}
-}
-
-// Profile is item index of context_profile.prompt_fragments. Harn builds
-// profile fragments in the before bucket, after the primary block (and
-// after the before items of a system list), and before tool guidance: so
-// after the system prompt's own opening, and before every after fragment.
-// A profile fragment has no position key: to put it behind an unconditional
-// fragment, make that fragment a before one. With _system_fragments there
-// are none (the caller is taken to have forwarded them).
-func Profile(index int, body string) Fragment {
-	return Fragment{ID: "profile[" + strconv.Itoa(index) + "]", Source: "profile", Body: body}
-}
-
 // ToolGuidance is a tool's guidance, gated on the tool itself so that the
 // instruction and the tool can never drift apart.
 func ToolGuidance(tool, guidance string) Fragment {

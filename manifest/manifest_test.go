@@ -304,7 +304,7 @@ func TestForEgress(t *testing.T) {
 // segment_boundary, even when the byte counts add up and the whole digest
 // holds; Validate and ValidateStructure agree on it.
 func TestValidateBoundary(t *testing.T) {
-	r, err := promptloom.Reduce([]promptloom.Fragment{promptloom.PrimaryPart(0, "é"), promptloom.PrimaryPart(1, "x")}, nil)
+	r, err := promptloom.Reduce([]promptloom.Fragment{{ID: "primary[0]", Source: "primary", Body: "é"}, {ID: "primary[1]", Source: "primary", Body: "x"}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

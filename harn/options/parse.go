@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io/fs"
 	"slices"
+	"strconv"
 	"strings"
 	"unsafe"
 
@@ -181,7 +182,7 @@ func (r *reader) contributors() {
 	case r.hasPrimary:
 		o.Primary = make([]promptloom.Fragment, 0, len(r.primary))
 		for _, p := range r.primary {
-			o.Primary = append(o.Primary, p.fragment(promptloom.PrimaryPart(p.index, p.body)))
+			o.Primary = append(o.Primary, p.fragment(primaryPart(p.index, p.body)))
 		}
 	case r.systemText != nil && !isBlank(*r.systemText):
 		o.Primary = []promptloom.Fragment{promptloom.Primary(*r.systemText)}
@@ -189,7 +190,7 @@ func (r *reader) contributors() {
 	if !r.hasPrimary && len(r.profile) > 0 {
 		o.Profile = make([]promptloom.Fragment, 0, len(r.profile))
 		for _, p := range r.profile {
-			o.Profile = append(o.Profile, p.fragment(promptloom.Profile(p.index, p.body)))
+			o.Profile = append(o.Profile, p.fragment(profilePart(p.index, p.body)))
 		}
 	}
 	for i, t := range o.Tools {
@@ -232,4 +233,22 @@ func (o *Options) parseCallRole(role, scope gjson.Result) error {
 	}
 	o.CallRole = r
 	return nil
+}
+
+// primaryPart is item index of a decomposed primary block
+// (_system_fragments), with its default id and source; callers override
+// them when the item names its own.
+func primaryPart(index int, body string) promptloom.Fragment {
+	return promptloom.Fragment{ID: "primary[" + strconv.Itoa(index) + "]", Source: "primary", Body: body}
+}
+
+// profilePart is item index of context_profile.prompt_fragments. Harn builds
+// profile fragments in the before bucket, after the primary block (and
+// after the before items of a system list), and before tool guidance: so
+// after the system prompt's own opening, and before every after fragment.
+// A profile fragment has no position key: to put it behind an unconditional
+// fragment, make that fragment a before one. With _system_fragments there
+// are none (the caller is taken to have forwarded them).
+func profilePart(index int, body string) promptloom.Fragment {
+	return promptloom.Fragment{ID: "profile[" + strconv.Itoa(index) + "]", Source: "profile", Body: body}
 }
