@@ -22,17 +22,18 @@ var ErrUnreadable = errors.New("unreadable manifest")
 type ReadError struct {
 	// Field is the JSON path of the field, e.g. "segments[0].digest"; ""
 	// for the manifest as a whole.
-	Field  string
-	Detail string
+	Field string
+	// detail is what is wrong with it.
+	detail string
 	kind   error // promptloom.ErrTooLarge or nil
 }
 
 // Error names the field that could not be read.
 func (e *ReadError) Error() string {
 	if e.Field == "" {
-		return "manifest: " + e.Detail
+		return "manifest: " + e.detail
 	}
-	return "manifest: " + e.Field + ": " + e.Detail
+	return "manifest: " + e.Field + ": " + e.detail
 }
 
 // Is makes ReadError match ErrUnreadable (and promptloom.ErrTooLarge for
@@ -54,7 +55,7 @@ func (e *ReadError) Is(t error) bool { return t == ErrUnreadable || (e.kind != n
 // redacted as New and SetActorChain redact them.
 func Read(data []byte) (*Manifest, error) {
 	if len(data) > promptloom.DefaultMaxBytes {
-		return nil, &ReadError{Detail: fmt.Sprintf("%d bytes, over the limit of %d", len(data), promptloom.DefaultMaxBytes), kind: promptloom.ErrTooLarge}
+		return nil, &ReadError{detail: fmt.Sprintf("%d bytes, over the limit of %d", len(data), promptloom.DefaultMaxBytes), kind: promptloom.ErrTooLarge}
 	}
 	// One pass of the JSON reader checks everything before a field is
 	// read: UTF-8, the syntax, a repeated key (gjson would quietly take the
@@ -72,14 +73,14 @@ func Read(data []byte) (*Manifest, error) {
 		return nil, readError(err)
 	}
 	if v := gjson.Parse(text); !v.IsObject() {
-		return nil, &ReadError{Detail: "not a JSON object"}
+		return nil, &ReadError{detail: "not a JSON object"}
 	}
 	kept := &keeper{}
 	r := reader{m: new(pjson.Members), keep: kept}
 	r.m.FromDoc(text, doc)
 	// Another schema's fields mean other things: say so before judging them.
 	if s := r.get("schema"); s.Type == gjson.String && s.Str != schema {
-		return nil, &ReadError{Field: "schema", Detail: fmt.Sprintf("is %q, want %q", s.Str, schema)}
+		return nil, &ReadError{Field: "schema", detail: fmt.Sprintf("is %q, want %q", s.Str, schema)}
 	}
 	m := &Manifest{
 		Schema:             r.str("schema", true, ""),
@@ -103,7 +104,7 @@ func Read(data []byte) (*Manifest, error) {
 	sepCount := r.optCount("join_separator_count")
 	if ac := r.get("actor_chain"); ac.Exists() {
 		if err := m.SetActorChain(json.RawMessage(ac.Raw)); err != nil {
-			return nil, &ReadError{Field: "actor_chain", Detail: err.Error()}
+			return nil, &ReadError{Field: "actor_chain", detail: err.Error()}
 		}
 	}
 	if r.err != nil {
@@ -111,20 +112,20 @@ func Read(data []byte) (*Manifest, error) {
 	}
 	switch {
 	case m.Schema != schema:
-		return nil, &ReadError{Field: "schema", Detail: fmt.Sprintf("is %q, want %q", m.Schema, schema)}
+		return nil, &ReadError{Field: "schema", detail: fmt.Sprintf("is %q, want %q", m.Schema, schema)}
 	case m.Boundary != boundaryPreEgress && m.Boundary != boundaryEgress:
-		return nil, &ReadError{Field: "boundary", Detail: fmt.Sprintf("unknown boundary %q", m.Boundary)}
+		return nil, &ReadError{Field: "boundary", detail: fmt.Sprintf("unknown boundary %q", m.Boundary)}
 	case m.JoinSeparator != joinSeparator:
-		return nil, &ReadError{Field: "join_separator", Detail: fmt.Sprintf("is %q; only %q is defined", m.JoinSeparator, joinSeparator)}
+		return nil, &ReadError{Field: "join_separator", detail: fmt.Sprintf("is %q; only %q is defined", m.JoinSeparator, joinSeparator)}
 	}
 	switch m.Root {
 	case RootComposed, RootReplacement, RootTransformed:
 	default:
-		return nil, &ReadError{Field: "root", Detail: fmt.Sprintf("unknown root %q", m.Root)}
+		return nil, &ReadError{Field: "root", detail: fmt.Sprintf("unknown root %q", m.Root)}
 	}
 	segs := r.get("segments")
 	if !segs.IsArray() {
-		return nil, &ReadError{Field: "segments", Detail: "missing or not a list"}
+		return nil, &ReadError{Field: "segments", detail: "missing or not a list"}
 	}
 	var list *pjson.Member
 	for i := range doc.Members {
@@ -152,7 +153,7 @@ func Read(data []byte) (*Manifest, error) {
 	}
 	if d := r.get("egress_delta"); d.Exists() && d.Type != gjson.Null {
 		if err := json.Unmarshal([]byte(d.Raw), &m.EgressDelta); err != nil {
-			return nil, &ReadError{Field: "egress_delta", Detail: err.Error()}
+			return nil, &ReadError{Field: "egress_delta", detail: err.Error()}
 		}
 	}
 	m.redactStrings()
@@ -164,13 +165,13 @@ func readError(err error) *ReadError {
 	var e *pjson.Error
 	switch {
 	case !errors.As(err, &e):
-		return &ReadError{Detail: err.Error()}
+		return &ReadError{detail: err.Error()}
 	case errors.Is(err, pjson.ErrInvalidUTF8):
-		return &ReadError{Detail: fmt.Sprintf("invalid UTF-8 at byte %d", e.Offset)}
+		return &ReadError{detail: fmt.Sprintf("invalid UTF-8 at byte %d", e.Offset)}
 	case errors.Is(err, pjson.ErrSyntax):
-		return &ReadError{Detail: "not valid JSON"}
+		return &ReadError{detail: "not valid JSON"}
 	}
-	return &ReadError{Field: e.Path, Detail: fmt.Sprintf("%s (at byte %d)", e.Detail, e.Offset)}
+	return &ReadError{Field: e.Path, detail: fmt.Sprintf("%s (at byte %d)", e.Detail, e.Offset)}
 }
 
 // redactStrings redacts the strings of a manifest written elsewhere as New
@@ -196,7 +197,7 @@ func (m *Manifest) redactStrings() {
 func readSegment(raw string, i int, kept *keeper, members *pjson.Members) (Segment, error) {
 	r := reader{m: members, seg: i + 1, keep: kept}
 	if raw[0] != '{' {
-		return Segment{}, &ReadError{Field: fmt.Sprintf("segments[%d]", i), Detail: "not an object"}
+		return Segment{}, &ReadError{Field: fmt.Sprintf("segments[%d]", i), detail: "not an object"}
 	}
 	members.Index(raw)
 	seg := Segment{
@@ -216,7 +217,7 @@ func readSegment(raw string, i int, kept *keeper, members *pjson.Members) (Segme
 	}
 	if src := r.get("sources"); src.Exists() && src.Type != gjson.Null {
 		if !src.IsArray() {
-			return seg, &ReadError{Field: r.prefix() + "sources", Detail: "not a list"}
+			return seg, &ReadError{Field: r.prefix() + "sources", detail: "not a list"}
 		}
 		src.ForEach(func(_, c gjson.Result) bool {
 			seg.Sources = append(seg.Sources, kept.of(c.String()))
@@ -238,7 +239,7 @@ func readSegment(raw string, i int, kept *keeper, members *pjson.Members) (Segme
 // are.
 func readTemplate(t gjson.Result, field string, kept *keeper) (*promptloom.Template, error) {
 	if !t.IsObject() {
-		return nil, &ReadError{Field: field, Detail: "not an object"}
+		return nil, &ReadError{Field: field, detail: "not an object"}
 	}
 	r := reader{m: new(pjson.Members), within: field + ".", keep: kept}
 	r.m.Index(t.Raw)
@@ -338,7 +339,7 @@ func (r *reader) get(key string) gjson.Result {
 
 func (r *reader) fail(key, detail string) {
 	if r.err == nil {
-		r.err = &ReadError{Field: r.prefix() + key, Detail: detail}
+		r.err = &ReadError{Field: r.prefix() + key, detail: detail}
 	}
 }
 

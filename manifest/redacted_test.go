@@ -104,7 +104,7 @@ func TestReadRejectsDuplicateKeysByPath(t *testing.T) {
 		in := strings.Replace(strings.Replace(base, "%s", tt.seg, 1), "%s", tt.top, 1)
 		_, err := Read([]byte(in))
 		var re *ReadError
-		if !errors.As(err, &re) || !errors.Is(err, ErrUnreadable) || re.Field != tt.field || !strings.Contains(re.Detail, "twice") {
+		if !errors.As(err, &re) || !errors.Is(err, ErrUnreadable) || re.Field != tt.field || !strings.Contains(re.detail, "twice") {
 			t.Errorf("Read(%s) = %v, want a duplicate key at %s", in, err, tt.field)
 		}
 	}
