@@ -196,7 +196,7 @@ func quoteEscape(c byte) byte {
 
 // exprError is an expression error at its directive's position.
 func exprError(line, col int, msg string) *Error {
-	return &Error{Line: line, Col: col, Msg: msg, kind: errSyntax}
+	return &Error{Line: line, Col: col, msg: msg, kind: errSyntax}
 }
 
 func tokenizeExpr(src string, line, col int) ([]etok, *Error) {

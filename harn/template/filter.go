@@ -68,12 +68,12 @@ func applyFilter(call *filterCall, v any, args []any, line, col, limit int) (any
 
 // fail is a render error at the filter's position.
 func (c filterCtx) fail(msg string) *Error {
-	return &Error{Line: c.line, Col: c.col, Msg: msg, kind: errRender}
+	return &Error{Line: c.line, Col: c.col, msg: msg, kind: errRender}
 }
 
 // tooLarge is the error of a filter whose text passes the limit.
 func (c filterCtx) tooLarge() *Error {
-	return &Error{Line: c.line, Col: c.col, Msg: fmt.Sprintf("filter `%s` makes text over the limit of %d bytes", c.name, c.limit), kind: promptloom.ErrTooLarge}
+	return &Error{Line: c.line, Col: c.col, msg: fmt.Sprintf("filter `%s` makes text over the limit of %d bytes", c.name, c.limit), kind: promptloom.ErrTooLarge}
 }
 
 func capitalize(_ filterCtx, v any, _ []any) (any, *Error) {

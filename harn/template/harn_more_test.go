@@ -55,8 +55,8 @@ func TestHarnDirectives(t *testing.T) {
 			if !errors.As(err, &te) {
 				t.Fatalf("%q: a block closed with the wrong keyword must not parse (got %v)", src, err)
 			}
-			if !strings.Contains(te.Msg, "missing matching") {
-				t.Errorf("unexpected message for `{{ %s }}`: %s", c.wrong, te.Msg)
+			if !strings.Contains(te.Error(), "missing matching") {
+				t.Errorf("unexpected message for `{{ %s }}`: %s", c.wrong, te.Error())
 			}
 		}
 	})
@@ -110,8 +110,8 @@ func TestHarnOutline(t *testing.T) {
 		if te.Line != 2 || te.Col != 1 {
 			t.Errorf("at %d:%d, want 2:1", te.Line, te.Col)
 		}
-		if !strings.Contains(te.Msg, "missing matching `{{ end }}`") {
-			t.Errorf("unexpected message: %s", te.Msg)
+		if !strings.Contains(te.Error(), "missing matching `{{ end }}`") {
+			t.Errorf("unexpected message: %s", te.Error())
 		}
 	})
 }
@@ -151,8 +151,8 @@ func TestHarnLint(t *testing.T) {
 		if !errors.As(err, &te) {
 			t.Fatalf("depth limit: got %v", err)
 		}
-		if !strings.Contains(te.Msg, what) || !strings.Contains(te.Msg, fmt.Sprintf("(%d levels)", depthLimit)) {
-			t.Errorf("got %q, want %q and (%d levels)", te.Msg, what, depthLimit)
+		if !strings.Contains(te.Error(), what) || !strings.Contains(te.Error(), fmt.Sprintf("(%d levels)", depthLimit)) {
+			t.Errorf("got %q, want %q and (%d levels)", te.Error(), what, depthLimit)
 		}
 	}
 	t.Run("parse_reports_template_control_depth_limit", func(t *testing.T) {
@@ -180,14 +180,14 @@ func TestHarnFilters(t *testing.T) {
 		for _, name := range declared {
 			_, err := renderErr(fmt.Sprintf("{{ x | %s: 1, 2, 3 }}", name), `{"x":"a"}`, nil)
 			var te *template.Error
-			if !errors.As(err, &te) || te.Msg != fmt.Sprintf("filter `%s` got wrong number of arguments", name) {
+			if !errors.As(err, &te) || !strings.HasSuffix(te.Error(), ": "+fmt.Sprintf("filter `%s` got wrong number of arguments", name)) {
 				t.Errorf("%s: got %v", name, err)
 			}
 		}
 		for _, name := range []string{"uppr", "escape", "sort", "abs", "format"} {
 			_, err := renderErr(fmt.Sprintf("{{ x | %s }}", name), `{"x":"a"}`, nil)
 			var te *template.Error
-			if !errors.As(err, &te) || te.Msg != fmt.Sprintf("unknown filter `%s`", name) {
+			if !errors.As(err, &te) || !strings.HasSuffix(te.Error(), ": "+fmt.Sprintf("unknown filter `%s`", name)) {
 				t.Errorf("%s: got %v", name, err)
 			}
 		}

@@ -105,8 +105,8 @@ func TestHarnEngineErrors(t *testing.T) {
 			if !errors.As(err, &te) {
 				t.Fatalf("got %v, want a *template.Error", err)
 			}
-			if !strings.Contains(te.Msg, c.contains) {
-				t.Errorf("error %q lacks %q", te.Msg, c.contains)
+			if !strings.Contains(te.Error(), c.contains) {
+				t.Errorf("error %q lacks %q", te.Error(), c.contains)
 			}
 		})
 	}
@@ -270,8 +270,8 @@ func TestHarnEngineIncludes(t *testing.T) {
 			t.Fatalf("got %v", err)
 		}
 		for _, want := range []string{"circular include", "a.prompt", "b.prompt", "→"} {
-			if !strings.Contains(te.Msg, want) {
-				t.Errorf("%q lacks %q", te.Msg, want)
+			if !strings.Contains(te.Error(), want) {
+				t.Errorf("%q lacks %q", te.Error(), want)
 			}
 		}
 	})
@@ -287,7 +287,7 @@ func TestHarnEngineIncludes(t *testing.T) {
 		}
 		_, err := renderFile(root, "0.prompt", "")
 		var te *template.Error
-		if !errors.As(err, &te) || !strings.Contains(te.Msg, fmt.Sprintf("include depth exceeded (%d levels)", limit)) {
+		if !errors.As(err, &te) || !strings.Contains(te.Error(), fmt.Sprintf("include depth exceeded (%d levels)", limit)) {
 			t.Fatalf("got %v", err)
 		}
 	})
@@ -303,7 +303,7 @@ func TestHarnEngineIncludes(t *testing.T) {
 		}
 		_, err = tp.Render(nil)
 		var te *template.Error
-		if !errors.As(err, &te) || !strings.Contains(te.Msg, "escapes template root") || !isKind(err, "include") {
+		if !errors.As(err, &te) || !strings.Contains(te.Error(), "escapes template root") || !isKind(err, "include") {
 			t.Fatalf("got %v", err)
 		}
 	})

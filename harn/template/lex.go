@@ -128,7 +128,7 @@ func tokenize(src string) ([]token, *Error) {
 
 func (c *cursor) errAt(off int, msg string) *Error {
 	line, col := c.pos(off)
-	return &Error{Line: line, Col: col, Msg: msg, kind: errSyntax}
+	return &Error{Line: line, Col: col, msg: msg, kind: errSyntax}
 }
 
 func indexFrom(s string, from int, pat string) int {

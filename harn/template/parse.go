@@ -102,7 +102,7 @@ func (p *parser) peek() (token, bool) {
 }
 
 func (p *parser) errAt(line, col int, msg string) *Error {
-	return &Error{Line: line, Col: col, Msg: msg, kind: errSyntax}
+	return &Error{Line: line, Col: col, msg: msg, kind: errSyntax}
 }
 
 // block parses nodes up to a directive whose first word is one of stops
@@ -381,11 +381,11 @@ func (p *parser) section(spec string, line, col int) (node, *Error) {
 func sectionName(spec string, line, col int) (string, string, *Error) {
 	s := strings.TrimLeftFunc(spec, unicode.IsSpace)
 	if s == "" {
-		return "", "", &Error{Line: line, Col: col, Msg: "expected section name", kind: errSyntax}
+		return "", "", &Error{Line: line, Col: col, msg: "expected section name", kind: errSyntax}
 	}
 	quote := s[0]
 	if quote != '"' && quote != '\'' {
-		return "", "", &Error{Line: line, Col: col, Msg: "section name must be a string literal", kind: errSyntax}
+		return "", "", &Error{Line: line, Col: col, msg: "section name must be a string literal", kind: errSyntax}
 	}
 	var out []byte
 	for i := 1; i < len(s); {
@@ -401,7 +401,7 @@ func sectionName(spec string, line, col int) (string, string, *Error) {
 		out = append(out, b)
 		i++
 	}
-	return "", "", &Error{Line: line, Col: col, Msg: "unterminated section name string literal", kind: errSyntax}
+	return "", "", &Error{Line: line, Col: col, msg: "unterminated section name string literal", kind: errSyntax}
 }
 
 // firstWord is the text before the first white space.

@@ -144,7 +144,7 @@ func under(p, parent string) bool {
 }
 
 func (r *renderer) errAt(line, col int, kind error, msg string) *Error {
-	return &Error{Line: line, Col: col, Msg: msg, kind: kind}
+	return &Error{Line: line, Col: col, msg: msg, kind: kind}
 }
 
 func (r *renderer) step(line, col int) *Error { return r.charge(1, line, col) }

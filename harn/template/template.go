@@ -76,10 +76,10 @@ func Parse(name string, src []byte, o *Options) (*Template, error) {
 func parse(name string, src []byte, o *Options) (*Template, error) {
 	opts := o.limits()
 	if len(src) > opts.MaxBytes {
-		return nil, &Error{Path: name, Msg: fmt.Sprintf("template is %d bytes, over the limit of %d", len(src), opts.MaxBytes), kind: promptloom.ErrTooLarge}
+		return nil, &Error{Path: name, msg: fmt.Sprintf("template is %d bytes, over the limit of %d", len(src), opts.MaxBytes), kind: promptloom.ErrTooLarge}
 	}
 	if !utf8.Valid(src) {
-		return nil, &Error{Path: name, Msg: "stream did not contain valid UTF-8", kind: errSyntax}
+		return nil, &Error{Path: name, msg: "stream did not contain valid UTF-8", kind: errSyntax}
 	}
 	t := &Template{name: name, src: string(src), o: opts}
 	nodes, err := parseTemplate(t.src, opts.MaxDepth)
@@ -144,10 +144,13 @@ type Error struct {
 	// closes a cycle or nests past 32 levels), "bindings" (not one JSON
 	// object) or "too_large" (past Options.MaxBytes; the error then also
 	// matches promptloom.ErrTooLarge).
-	Kind      string
+	Kind string
+	// Path names the template (as Parse was given it; an included file's,
+	// for a parse error in it) and Line and Col (1-based) where in it the
+	// error is; 0 when it is not at a place (bindings, a size limit).
 	Path      string
 	Line, Col int
-	Msg       string
+	msg       string // what is wrong, in Harn's words
 	kind      error
 }
 
@@ -170,9 +173,9 @@ func (e *Error) Error() string {
 		p = e.Path + " "
 	}
 	if e.Line == 0 {
-		return p + e.Msg
+		return p + e.msg
 	}
-	return fmt.Sprintf("%sat %d:%d: %s", p, e.Line, e.Col, e.Msg)
+	return fmt.Sprintf("%sat %d:%d: %s", p, e.Line, e.Col, e.msg)
 }
 
 // Unwrap returns the kind's sentinel: promptloom.ErrTooLarge for an input
@@ -189,11 +192,11 @@ func (t *Template) Render(bindings []byte) (*Result, error) {
 
 func (t *Template) renderJSON(bindings []byte) (*Result, error) {
 	if len(bindings) > t.o.MaxBytes {
-		return nil, &Error{Msg: fmt.Sprintf("bindings are %d bytes, over the limit of %d", len(bindings), t.o.MaxBytes), kind: promptloom.ErrTooLarge}
+		return nil, &Error{msg: fmt.Sprintf("bindings are %d bytes, over the limit of %d", len(bindings), t.o.MaxBytes), kind: promptloom.ErrTooLarge}
 	}
 	b, err := decodeBindings(bindings)
 	if err != nil {
-		return nil, &Error{Msg: "bindings: " + err.Error(), kind: errBindings}
+		return nil, &Error{msg: "bindings: " + err.Error(), kind: errBindings}
 	}
 	return t.render(b)
 }
