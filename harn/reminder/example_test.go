@@ -2,6 +2,7 @@ package reminder_test
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/promptloom/promptloom/harn/reminder"
 )
@@ -14,9 +15,8 @@ func ExampleSet() {
 	s.Inject(reminder.Reminder{Body: "Never push to <main>."}) // contract by default
 	fmt.Println("replaced", removed)
 	r := s.Render(nil)
-	for _, d := range r.Directives {
-		fmt.Println(d)
-	}
+	fmt.Println(r.Message[strings.Index(r.Message, "<directive "):]) // after Harn's instructions
+
 	// The first request carries the envelope as a trailing user message; on
 	// the next one the same directives are already in history and are not
 	// issued again.
@@ -33,6 +33,7 @@ func ExampleSet() {
 	// <directive authority="corrective" ttl_turns="2">
 	// The build is red: fix it first.
 	// </directive>
+	// </context-directives>
 	// "" to re-issue
 	// 1 pending after two turns
 }

@@ -130,11 +130,11 @@ func TestRenderRowsLocateEscapedBodies(t *testing.T) {
 		if got := r.Message[row.Offset : row.Offset+row.Bytes]; got != bodies[row.ID] {
 			t.Errorf("row %s points at %q", row.ID, got)
 		}
-		if !strings.Contains(r.Message, r.Directives[i]) {
-			t.Errorf("directive %d %q is not in the message", i, r.Directives[i])
+		if !strings.Contains(r.Message, r.directives[i]) {
+			t.Errorf("directive %d %q is not in the message", i, r.directives[i])
 		}
 	}
-	if msg, _ := envelopeOf(r.Directives); msg != r.Message {
+	if msg, _ := envelopeOf(r.directives); msg != r.Message {
 		t.Errorf("the envelope of Directives = %q, want the message", msg)
 	}
 }

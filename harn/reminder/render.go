@@ -41,13 +41,13 @@ type Rendered struct {
 	Message string    `json:"message"`
 	Rows    []Row     `json:"rows"`
 	Deduped []Deduped `json:"deduped,omitempty"`
-	// Directives are the message's <directive> blocks in envelope order.
-	Directives []string `json:"-"`
 	// Removed counts pending reminders a later one with the same dedupe
 	// key replaced before rendering (set by whoever injected them, as
 	// explain does).
 	Removed int `json:"removed"`
 
+	// directives are the message's <directive> blocks in envelope order.
+	directives []string
 	// invalid lists the IDs of reminders dropped as invalid (Harn drops
 	// them with the reason "invalid"); a Set holds none, having refused
 	// them at Inject.
@@ -136,16 +136,16 @@ func render(rs []Reminder, history []string) Rendered {
 		var b strings.Builder
 		off, n := writeDirective(&b, r)
 		if d := b.String(); !issued(history, d) {
-			out.Directives = append(out.Directives, d)
+			out.directives = append(out.directives, d)
 			row := Row{Reminder: r}
 			row.Authority, row.Tags = r.Authority.or(), slices.Clone(r.Tags)
 			out.Rows = append(out.Rows, row)
 			bodies = append(bodies, block{off, n})
 		}
 	}
-	out.Message, _ = envelopeOf(out.Directives)
+	out.Message, _ = envelopeOf(out.directives)
 	at := len(envelopeOpen) + len(instructions)
-	for i, d := range out.Directives {
+	for i, d := range out.directives {
 		at++ // the line break before the directive
 		row := &out.Rows[i]
 		row.Offset, row.Bytes = at+bodies[i].off, bodies[i].n

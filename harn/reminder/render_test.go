@@ -205,10 +205,10 @@ func TestRenderWithHistoryIssuesOnlyWhatIsNew(t *testing.T) {
 	first := render(rs[:1], nil)
 	history := []string{"hello", first.Message}
 	r := render(rs, history)
-	if diff := cmp.Diff([]string{directiveOf(rs[1])}, r.Directives); diff != "" {
+	if diff := cmp.Diff([]string{directiveOf(rs[1])}, r.directives); diff != "" {
 		t.Errorf("issued again (-want +got):\n%s", diff)
 	}
-	if want, _ := envelopeOf(r.Directives); r.Message != want {
+	if want, _ := envelopeOf(r.directives); r.Message != want {
 		t.Errorf("message %q, want %q", r.Message, want)
 	}
 	if len(r.Rows) != 1 || r.Rows[0].ID != "b" || r.Message[r.Rows[0].Offset:r.Rows[0].Offset+r.Rows[0].Bytes] != "context is 85% full" {
