@@ -41,7 +41,8 @@ const depsRules = `
 	., internal/json, internal/spans < harn/template;
 	., harn/reminder, harn/template, internal/json, internal/spans, GJSON < harn/options;
 	., internal/json, internal/seq, GJSON < manifest;
-	manifest < payload;
+	STD < internal/wire;
+	manifest, internal/wire < payload;
 	payload, budget < request;
 	. < stage;
 	., internal/json, GJSON < project;

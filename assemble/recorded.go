@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/promptloom/promptloom/budget"
+	pwire "github.com/promptloom/promptloom/internal/wire"
 	"github.com/promptloom/promptloom/payload"
 )
 
@@ -28,7 +29,7 @@ func FromRequest(body []byte) (*Conversation, error) {
 		return nil, invalid("", "body", "%v", err)
 	}
 	c := &Conversation{Provider: payload.Anthropic, Model: r.Model}
-	if s := r.Sampling(); s.MaxTokens != nil {
+	if s := pwire.SamplingOf(r); s.MaxTokens != nil {
 		c.OutputReserve = *s.MaxTokens
 	}
 	for _, p := range parts {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/promptloom/promptloom/digest"
 	pjson "github.com/promptloom/promptloom/internal/json"
+	"github.com/promptloom/promptloom/internal/wire"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
 )
@@ -125,12 +126,12 @@ func bodyPieces(kept []byte, marks []string, before *segmented, head int) [][]by
 // cache breakpoint: every provider's, when p is not known.
 func marksOf(p payload.Provider) []string {
 	if p != payload.Auto {
-		if m := payload.MarkKey(p); m != "" {
+		if m := wire.MarkKey(string(p)); m != "" {
 			return []string{m}
 		}
 		return nil
 	}
-	return []string{payload.MarkKey(payload.Anthropic), payload.MarkKey(payload.OpenAIChat)}
+	return []string{wire.MarkKey(string(payload.Anthropic)), wire.MarkKey(string(payload.OpenAIChat))}
 }
 
 // markCuts adds to cuts where obj (canonical JSON, at off in the body)

@@ -17,6 +17,7 @@ import (
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/harn/redact"
 	pjson "github.com/promptloom/promptloom/internal/json"
+	"github.com/promptloom/promptloom/internal/wire"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
 
@@ -213,7 +214,7 @@ func newContent(t *testing.T, p payload.Provider, bodies [][]byte) int {
 				t.Fatal(err)
 			}
 			if m, ok := v.(map[string]any); ok {
-				delete(m, payload.MarkKey(p))
+				delete(m, wire.MarkKey(string(p)))
 			}
 			c, err := pjson.Marshal(v)
 			if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/promptloom/promptloom"
 
 	pjson "github.com/promptloom/promptloom/internal/json"
+	"github.com/promptloom/promptloom/internal/wire"
 	"github.com/promptloom/promptloom/payload"
 	"github.com/tidwall/gjson"
 )
@@ -144,6 +145,6 @@ func rebuild(l gjson.Result) (payload.Provider, []byte) {
 	if p == payload.Auto {
 		return "", nil
 	}
-	return p, payload.Join(p, []byte(req.Get("parameters").Raw), []byte(req.Get("messages").Raw),
+	return p, wire.Join(string(p), []byte(req.Get("parameters").Raw), []byte(req.Get("messages").Raw),
 		[]byte(req.Get("tools").Raw), []byte(req.Get("payload").Raw))
 }

@@ -21,7 +21,7 @@ const (
 	anthropicLookback = 20
 )
 
-// PlaceBreakpoints is the body with cache breakpoints placed by the
+// placeBreakpoints is the body with cache breakpoints placed by the
 // provider's documented rules, for a request that sets none, on behalf
 // of a client that never set them (docs/caching.md):
 //
@@ -52,11 +52,11 @@ const (
 // cache_control, OpenAI's explicit mode, or the mark's name anywhere in
 // the body, a nested block's included), another shape or model, or a body
 // Parts refuses (the provider's to judge).
-func (r *Request) PlaceBreakpoints() (body []byte, at []string) {
+func (r *Request) placeBreakpoints() (body []byte, at []string) {
 	if r.root == nil {
 		return r.body, nil
 	}
-	key := MarkKey(r.Provider)
+	key := markKey(r.Provider)
 	if key == "" || bytes.Contains(r.body, []byte(`"`+key+`"`)) {
 		return r.body, nil
 	}

@@ -111,7 +111,7 @@ func TestPlaceBreakpoints(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		body, at := r.PlaceBreakpoints()
+		body, at := r.placeBreakpoints()
 		want := c.want
 		if want == "" {
 			want = c.body
@@ -145,7 +145,7 @@ func TestPlaceBreakpointsPreviousTurn(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, at := r.PlaceBreakpoints()
+		out, at := r.placeBreakpoints()
 		want := []string{"/system/0", fmt.Sprintf("/messages/4/content/%d", calls-1)}
 		if 2*calls >= anthropicLookback {
 			want = []string{"/system/0", "/messages/2/content/0", fmt.Sprintf("/messages/4/content/%d", calls-1)}
@@ -170,7 +170,7 @@ func FuzzPlaceBreakpoints(f *testing.F) {
 		if err != nil {
 			return
 		}
-		out, at := r.PlaceBreakpoints()
+		out, at := r.placeBreakpoints()
 		if len(at) == 0 {
 			if string(out) != string(body) {
 				t.Fatalf("nothing placed, yet %s became %s", body, out)
@@ -197,7 +197,7 @@ func FuzzPlaceBreakpoints(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, at2 := again.PlaceBreakpoints(); len(at2) > 0 {
+		if _, at2 := again.placeBreakpoints(); len(at2) > 0 {
 			t.Fatalf("%s: a second pass placed %q", out, at2)
 		}
 	})

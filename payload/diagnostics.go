@@ -113,7 +113,7 @@ func openAIVerdict(u *Usage, d node) {
 	u.CacheMissReason = strings.Clone(t)
 }
 
-// AskDiagnostics is the body with the provider's cache diagnostics asked
+// askDiagnostics is the body with the provider's cache diagnostics asked
 // for, against the response whose id is previous (the one before it in
 // its conversation), for a proxy that asks on its clients' behalf:
 //
@@ -133,7 +133,7 @@ func openAIVerdict(u *Usage, d node) {
 // already (its own
 // diagnostics or comparison_response_id is kept, not replaced), or a
 // prompt_cache_options that is not an object (the provider's to judge).
-func (r *Request) AskDiagnostics(previous string) (body []byte, header, value string, added bool) {
+func (r *Request) askDiagnostics(previous string) (body []byte, header, value string, added bool) {
 	if r.root == nil || !utf8.ValidString(previous) {
 		// Not a Request Read made; or an id no provider gave (a body
 		// must be UTF-8, and the id is written as it is).

@@ -122,7 +122,7 @@ func TestAskDiagnostics(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		body, header, value, added := r.AskDiagnostics(c.previous)
+		body, header, value, added := r.askDiagnostics(c.previous)
 		want := c.want
 		if want == "" {
 			want = c.body
@@ -147,7 +147,7 @@ func TestAskDiagnosticsIDReadsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, _, _, _ := r.AskDiagnostics(id)
+	body, _, _, _ := r.askDiagnostics(id)
 	var got struct {
 		Model       string `json:"model"`
 		Diagnostics struct {
@@ -177,7 +177,7 @@ func FuzzAskDiagnostics(f *testing.F) {
 		if err != nil {
 			return
 		}
-		out, _, _, added := r.AskDiagnostics(previous)
+		out, _, _, added := r.askDiagnostics(previous)
 		back, err := Read(out, p)
 		if err != nil {
 			t.Fatalf("%s, asked against %q: %s reads no more: %v", body, previous, out, err)

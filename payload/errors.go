@@ -7,7 +7,7 @@ import (
 	pjson "github.com/promptloom/promptloom/internal/json"
 )
 
-// WriteError answers w with status in the provider's own error shape, so
+// writeError answers w with status in the provider's own error shape, so
 // the provider's SDK raises its usual error with msg as its message:
 // Anthropic's {"type":"error","error":{"type","message"}}, Gemini's
 // {"error":{"code","message","status"}}, and OpenAI's (both APIs, and
@@ -17,7 +17,7 @@ import (
 // gRPC status). An answer below 500 also says it is not worth retrying
 // (x-should-retry: false, which the Stainless SDKs, Anthropic's and
 // OpenAI's, read before the status): the same request would fail again.
-func WriteError(w http.ResponseWriter, p Provider, status int, msg string) {
+func writeError(w http.ResponseWriter, p Provider, status int, msg string) {
 	kind := errorType(status)
 	b := make([]byte, 0, len(msg)+128)
 	switch p {

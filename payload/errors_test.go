@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	door "github.com/promptloom/promptloom/internal/wire"
 	"github.com/promptloom/promptloom/payload"
 )
 
@@ -31,7 +32,7 @@ func TestWriteError(t *testing.T) {
 		{payload.Gemini, 503, []string{"error", "message"}, []string{"error", "status", "UNAVAILABLE"}, ""},
 	} {
 		w := httptest.NewRecorder()
-		payload.WriteError(w, tc.p, tc.status, msg)
+		door.WriteError(w, string(tc.p), tc.status, msg)
 		var body map[string]any
 		if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil {
 			t.Fatalf("%s %d: %v: %s", tc.p, tc.status, err, w.Body)

@@ -19,7 +19,7 @@ func TestJoinReadsBackAsRead(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		joined := Join(r.Provider, r.Parameters, r.Messages, r.Tools, r.Retained())
+		joined := joinBody(r.Provider, r.Parameters, r.Messages, r.Tools, r.Retained())
 		back, err := Read(joined, r.Provider)
 		if err != nil {
 			t.Fatalf("%s: %v", joined, err)
@@ -38,7 +38,7 @@ func TestJoinReadsBackAsRead(t *testing.T) {
 // A member absent or null is left out; the messages go under the shape's
 // key.
 func TestJoinMembers(t *testing.T) {
-	got := string(Join(Gemini, []byte(`{"a":1,"b":null}`), []byte(`[]`), nil, []byte(`{"systemInstruction":{"parts":[]}}`)))
+	got := string(joinBody(Gemini, []byte(`{"a":1,"b":null}`), []byte(`[]`), nil, []byte(`{"systemInstruction":{"parts":[]}}`)))
 	want := `{"a":1,"contents":[],"systemInstruction":{"parts":[]}}`
 	if got != want {
 		t.Errorf("got %s, want %s", got, want)

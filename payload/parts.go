@@ -317,7 +317,7 @@ func (w *partsReader) messages(list node, path, key string) error {
 		}
 		switch {
 		case content.isArray() && !content.empty():
-			keys := []string{"type", MarkKey(w.rd.p)}
+			keys := []string{"type", markKey(w.rd.p)}
 			if keys[1] == "" {
 				keys = keys[:1] // Gemini marks no block
 			}
@@ -353,7 +353,7 @@ func (w *partsReader) mark(b node, at string) (*CacheControl, error) {
 	if !b.isObject() {
 		return nil, nil
 	}
-	key := MarkKey(w.rd.p)
+	key := markKey(w.rd.p)
 	if key == "" {
 		return nil, nil
 	}
@@ -367,7 +367,7 @@ func (w *partsReader) mark(b node, at string) (*CacheControl, error) {
 // markOf reads the value of a block's mark member (the provider's
 // MarkKey), at being the block's path.
 func (w *partsReader) markOf(v node, at string) (*CacheControl, error) {
-	key := MarkKey(w.rd.p)
+	key := markKey(w.rd.p)
 	if key == "cache_control" {
 		return w.rd.cacheControl(v, at+"/cache_control")
 	}
@@ -389,10 +389,10 @@ func (w *partsReader) markOf(v node, at string) (*CacheControl, error) {
 	return &CacheControl{Type: "explicit"}, nil
 }
 
-// MarkKey is the member by which a provider's block marks a cache
+// markKey is the member by which a provider's block marks a cache
 // breakpoint ("" for a provider with no marks on blocks): a block's
 // digest leaves it out, since moving a breakpoint changes no content.
-func MarkKey(p Provider) string {
+func markKey(p Provider) string {
 	switch p {
 	case Anthropic:
 		return "cache_control"

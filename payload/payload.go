@@ -10,12 +10,16 @@
 // messages, tools and parameters; Verify holds the channel to a manifest,
 // projecting the manifest onto its bytes (manifest.ForEgress) when only
 // their placement changed them; Retained is the part of the body a
-// transcript reads the channel back from, and Join puts a body back
-// together from what a transcript keeps. Route reads a model endpoint's
-// URL; Summarize reads an answer, whole or streamed; WriteError answers in
-// a provider's own error shape. Field builds a provider's system field
-// from a reduction, with Anthropic's cache_control breakpoints placed at
-// fragment boundaries.
+// transcript reads the channel back from. Summarize reads an answer, whole
+// or streamed. Field builds a provider's system field from a reduction,
+// with Anthropic's cache_control breakpoints placed at fragment
+// boundaries.
+//
+// What only promptloom's own packages call (a model endpoint's URL, a
+// refusal in the provider's error shape, a span's names and sampling
+// attributes, the proxy's changes to a body, a transcript's body put back
+// together) is here too, unexported, and set at init as the functions of
+// internal/wire, so that no other package knows a provider's format.
 //
 // The rules that turn blocks, parts and messages into one string are in
 // docs/payload.md. Bodies are read with internal/json, in one pass, and
@@ -58,26 +62,6 @@ func ParseProvider(s string) (Provider, error) {
 		}
 	}
 	return Auto, &Error{Kind: ErrUnknownProvider, Msg: s}
-}
-
-// GenAI is how OpenTelemetry's GenAI semantic conventions name a call of
-// shape p sent to host: its gen_ai.provider.name and gen_ai.operation.name.
-// Gemini's API served by Vertex AI (a host under aiplatform.googleapis.com,
-// regional or not) is gcp.vertex_ai, elsewhere gcp.gemini; Anthropic's
-// Messages is anthropic wherever it is served; both OpenAI APIs, and a
-// shape not known, are openai. A span is named from them without the
-// transport knowing any provider's hosts.
-func (p Provider) GenAI(host string) (name, operation string) {
-	switch p {
-	case Anthropic:
-		return "anthropic", "chat"
-	case Gemini:
-		if strings.Contains(host, "aiplatform") {
-			return "gcp.vertex_ai", "generate_content"
-		}
-		return "gcp.gemini", "generate_content"
-	}
-	return "openai", "chat"
 }
 
 // The kinds of Error: errors.Is(err, ErrMalformed) and so on match every

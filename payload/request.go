@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	pjson "github.com/promptloom/promptloom/internal/json"
+	"github.com/promptloom/promptloom/internal/wire"
 )
 
 // Request is a request body read once, for everything that reads it: the
@@ -19,7 +20,7 @@ type Request struct {
 	// the body's keys say.
 	Provider Provider
 	// Model is the body's model, and Stream its "stream": true (a URL
-	// may say more: Route).
+	// may say more).
 	Model  string
 	Stream bool
 	// Messages and Tools are the body's message list (messages, or
@@ -113,7 +114,7 @@ func (r *Request) System() (*Channel, error) {
 // messagesKey is where each shape keeps its messages.
 var messagesKey = map[Provider]string{Anthropic: "messages", OpenAIChat: "messages", OpenAIResponses: "input", Gemini: "contents"}
 
-// Join is a body of shape p put back together from the members Read cut
+// joinBody is a body of shape p put back together from the members Read cut
 // it into, as a transcript keeps them: parameters (Request.Parameters),
 // messages (Request.Messages, under the shape's key: messages, input or
 // contents), tools (Request.Tools) and the system channel's members
@@ -121,7 +122,7 @@ var messagesKey = map[Provider]string{Anthropic: "messages", OpenAIChat: "messag
 // The members come in that order, each as given; one absent or null is
 // left out. The bytes are not the body as sent (its keys were in another
 // order), but every member is.
-func Join(p Provider, parameters, messages, tools, retained []byte) []byte {
+func joinBody(p Provider, parameters, messages, tools, retained []byte) []byte {
 	msgKey := messagesKey[p]
 	out := make([]byte, 1, 2+len(parameters)+len(messages)+len(tools)+len(retained)+16)
 	out[0] = '{'
@@ -262,14 +263,14 @@ func itoa(i int) string {
 	return itoa(i/10) + string(rune('0'+i%10))
 }
 
-// Route reads a URL path as a model endpoint: the shape of the bodies it
+// route reads a URL path as a model endpoint: the shape of the bodies it
 // takes (…/messages: Anthropic Messages; …/chat/completions: OpenAI Chat
 // Completions; …/responses: OpenAI Responses; …/models/M:generateContent
 // and :streamGenerateContent: Gemini, whose model and streaming the path
 // says). Anything else (a model list, token counting, a batch) is not a
 // model call: ok is false, and stream says whether the path names a
 // stream anyway (a gateway's, a cloud's streamRawPredict).
-func Route(path string) (p Provider, model string, stream, ok bool) {
+func route(path string) (p Provider, model string, stream, ok bool) {
 	path = strings.TrimSuffix(path, "/")
 	switch {
 	case strings.HasSuffix(path, "/messages") && !strings.Contains(path, "/threads/"):
@@ -289,21 +290,8 @@ func Route(path string) (p Provider, model string, stream, ok bool) {
 	return Auto, "", strings.Contains(strings.ToLower(path), "stream"), false
 }
 
-// Sampling is what a request asks of the model's sampling, each read where
-// its provider's API puts it (Anthropic Messages and OpenAI's at the top
-// level, Gemini's in generationConfig). A field the body does not name
-// is nil.
-type Sampling struct {
-	MaxTokens                                                  *int
-	Temperature, TopP, TopK, FrequencyPenalty, PresencePenalty *float64
-	Seed                                                       *int
-	// Choices is the number of answers asked for (n, candidateCount).
-	Choices *int
-	Stop    []string
-}
-
-// Sampling reads the request's sampling parameters.
-func (r *Request) Sampling() Sampling {
+// sampling reads the request's sampling parameters (wire.SamplingOf).
+func (r *Request) sampling() wire.Sampling {
 	fields := map[string]node{}
 	for i := range r.root.members {
 		m := &r.root.members[i]
@@ -346,7 +334,7 @@ func (r *Request) Sampling() Sampling {
 		}
 		return nil
 	}
-	s := Sampling{
+	s := wire.Sampling{
 		MaxTokens:        integer("max_tokens", "max_completion_tokens", "max_output_tokens", "maxOutputTokens"),
 		Temperature:      num("temperature"),
 		TopP:             num("top_p", "topP"),

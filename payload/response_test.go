@@ -54,7 +54,7 @@ func TestGenAI(t *testing.T) {
 		{Gemini, "europe-west4-aiplatform.googleapis.com", "gcp.vertex_ai", "generate_content"},
 		{Auto, "", "openai", "chat"},
 	} {
-		if name, op := tt.p.GenAI(tt.host); name != tt.name || op != tt.op {
+		if name, op := genAI(tt.p, tt.host); name != tt.name || op != tt.op {
 			t.Errorf("%q at %q: %s %s, want %s %s", tt.p, tt.host, name, op, tt.name, tt.op)
 		}
 	}

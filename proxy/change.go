@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/internal/wire"
 	"github.com/promptloom/promptloom/payload"
 )
 
@@ -26,7 +27,7 @@ func (p *Proxy) rewrite(s *session, cs *callState, h http.Header) {
 	var what []string
 	var header [2]string // a header the change needs, and its value
 	if p.o.AutoCache {
-		if body, at := pr.PlaceBreakpoints(); len(at) > 0 {
+		if body, at := wire.PlaceBreakpoints(pr); len(at) > 0 {
 			next, err := payload.Read(body, pr.Provider)
 			if err != nil {
 				p.log.Warn("promptloom proxy: the body with cache breakpoints placed does not read; sent as received", "err", err)
@@ -40,7 +41,7 @@ func (p *Proxy) rewrite(s *session, cs *callState, h http.Header) {
 		p.mu.Lock()
 		previous := s.last
 		p.mu.Unlock()
-		if body, key, value, added := pr.AskDiagnostics(previous); added {
+		if body, key, value, added := wire.AskDiagnostics(pr, previous); added {
 			next, err := payload.Read(body, pr.Provider)
 			if err != nil {
 				p.log.Warn("promptloom proxy: the body asking for cache diagnostics does not read; sent without asking", "err", err)

@@ -39,6 +39,7 @@ import (
 	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/harn/redact"
 	"github.com/promptloom/promptloom/internal/relay"
+	"github.com/promptloom/promptloom/internal/wire"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/journal/tiles"
 	"github.com/promptloom/promptloom/manifest"
@@ -250,7 +251,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.page(w, r)
 		return
 	}
-	shape, _, _, routed := payload.Route(r.URL.Path)
+	p0, _, _, routed := wire.Route(r.URL.Path)
+	shape := payload.Provider(p0)
 	if !routed || r.Method != http.MethodPost {
 		p.rp.ServeHTTP(w, r) // not a model call: passed through, unrecorded
 		return
@@ -266,7 +268,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Neither header can be trusted to name anything: the refusal goes
 	// to the refusals of no session, and the body is not read.
 	p.refuse(r.Context(), nil, "", "", "malformed", err.Error()+" (the body was not read)", nil)
-	payload.WriteError(w, shape, http.StatusBadRequest, err.Error())
+	wire.WriteError(w, string(shape), http.StatusBadRequest, err.Error())
 }
 
 // headerName reads a naming header: one value, printable, at most 200
@@ -384,7 +386,7 @@ func (p *Proxy) model(w http.ResponseWriter, r *http.Request, shape payload.Prov
 	// in the session the header names when it is open.
 	refuse := func(status int, reason, msg string) {
 		p.refuse(r.Context(), nil, sess, name, reason, msg, body)
-		payload.WriteError(w, shape, status, msg)
+		wire.WriteError(w, string(shape), status, msg)
 	}
 	var ne net.Error
 	switch {
@@ -426,7 +428,7 @@ func (p *Proxy) model(w http.ResponseWriter, r *http.Request, shape payload.Prov
 		refuse(http.StatusBadRequest, "malformed", "promptloom: "+err.Error())
 		return
 	case err != nil:
-		payload.WriteError(w, shape, http.StatusServiceUnavailable, "promptloom: "+err.Error())
+		wire.WriteError(w, string(shape), http.StatusServiceUnavailable, "promptloom: "+err.Error())
 		return
 	}
 	defer p.release(s)
@@ -575,7 +577,8 @@ func (d dispatch) RoundTrip(r *http.Request) (*http.Response, error) {
 // refusedError is a transport refusal the proxy answers with the
 // provider's own error, not a 502.
 func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error) {
-	shape, _, _, _ := payload.Route(r.URL.Path)
+	p0, _, _, _ := wire.Route(r.URL.Path)
+	shape := payload.Provider(p0)
 	switch {
 	case errors.Is(err, journal.ErrStaleManifest):
 		reason := "stale_prompt"
@@ -583,21 +586,21 @@ func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error)
 			reason = "gated_tool"
 		}
 		p.refused(r, reason, err)
-		payload.WriteError(w, shape, http.StatusBadRequest, "promptloom refused the request: "+err.Error())
+		wire.WriteError(w, string(shape), http.StatusBadRequest, "promptloom refused the request: "+err.Error())
 	case errors.Is(err, promptloom.ErrTooLarge):
 		p.refused(r, "over_limit", err)
-		payload.WriteError(w, shape, http.StatusRequestEntityTooLarge, "promptloom: "+err.Error())
+		wire.WriteError(w, string(shape), http.StatusRequestEntityTooLarge, "promptloom: "+err.Error())
 	case errors.Is(err, context.Canceled):
 		// The client went away; nothing to answer.
 	default:
 		var pe *payload.Error
 		if errors.As(err, &pe) {
 			p.refused(r, "malformed", err)
-			payload.WriteError(w, shape, http.StatusBadRequest, "promptloom: "+err.Error())
+			wire.WriteError(w, string(shape), http.StatusBadRequest, "promptloom: "+err.Error())
 			return
 		}
 		p.log.Warn("promptloom proxy: upstream", "path", r.URL.Path, "err", err)
-		payload.WriteError(w, shape, http.StatusBadGateway, "promptloom: the upstream failed: "+err.Error())
+		wire.WriteError(w, string(shape), http.StatusBadGateway, "promptloom: the upstream failed: "+err.Error())
 	}
 }
 

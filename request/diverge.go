@@ -8,7 +8,7 @@ import (
 
 	"github.com/promptloom/promptloom/harn/redact"
 	pjson "github.com/promptloom/promptloom/internal/json"
-	"github.com/promptloom/promptloom/payload"
+	"github.com/promptloom/promptloom/internal/wire"
 )
 
 // Divergence is where a request leaves an earlier one's prefix: what a
@@ -184,7 +184,7 @@ func (m *Manifest) diffText(i int) string {
 	if s.quoted || s.Raw == nil {
 		return redact.String(s.counted())
 	}
-	canon, err := redact.JSON(withoutMark(s.Part, payload.MarkKey(payload.Provider(m.Provider))))
+	canon, err := redact.JSON(withoutMark(s.Part, wire.MarkKey(m.Provider)))
 	if err != nil {
 		return redact.String(s.counted())
 	}

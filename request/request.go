@@ -24,6 +24,7 @@ import (
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/digest"
 	pjson "github.com/promptloom/promptloom/internal/json"
+	"github.com/promptloom/promptloom/internal/wire"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
 )
@@ -146,7 +147,7 @@ func FromPayload(r *payload.Request, o *Options) (*Manifest, error) {
 	}
 	m.Segments = make([]Segment, 0, len(parts)+len(frags))
 	attributed := false
-	w := blockWriter{mark: payload.MarkKey(r.Provider)}
+	w := blockWriter{mark: wire.MarkKey(string(r.Provider))}
 	for _, p := range parts {
 		if p.Section == "system" && frags != nil {
 			if !attributed {

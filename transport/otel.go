@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 
+	"github.com/promptloom/promptloom/internal/wire"
 	"github.com/promptloom/promptloom/payload"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -61,7 +62,7 @@ func startSpan(ctx context.Context, o *Options, c *spanCall) (context.Context, *
 	if c.Server != nil {
 		host = c.Server.Host
 	}
-	provider, operation := c.Request.Provider.GenAI(host)
+	provider, operation := wire.GenAI(string(c.Request.Provider), host)
 	attrs := []attribute.KeyValue{
 		semconv.GenAIOperationNameKey.String(operation),
 		semconv.GenAIProviderNameKey.String(provider),
@@ -165,10 +166,10 @@ func endSpan(s *span, r *spanResult) {
 }
 
 // requestParams are the gen_ai.request.* sampling attributes a request
-// body names (payload.Request.Sampling reads them where each provider's
-// API puts them). A parameter the body does not name is not set.
+// body names (wire.SamplingOf reads them where each provider's API puts
+// them). A parameter the body does not name is not set.
 func requestParams(r *payload.Request) []attribute.KeyValue {
-	s := r.Sampling()
+	s := wire.SamplingOf(r)
 	var out []attribute.KeyValue
 	if s.MaxTokens != nil {
 		out = append(out, semconv.GenAIRequestMaxTokens(*s.MaxTokens))

@@ -50,6 +50,7 @@ import (
 	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/harn/redact"
 	"github.com/promptloom/promptloom/internal/relay"
+	"github.com/promptloom/promptloom/internal/wire"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
@@ -188,7 +189,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	c, _ := ctx.Value(callKey{}).(*Call)
 	rc := relay.From(ctx)
-	shape, model, stream, routed := payload.Route(req.URL.Path)
+	p, model, stream, routed := wire.Route(req.URL.Path)
+	shape := payload.Provider(p)
 	if req.Method != "POST" || c == nil && !routed {
 		// Not a model call (a GET, a file upload): passed on as it is,
 		// its body unread.
