@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/payload"
@@ -42,27 +43,21 @@ type Conversation struct {
 	Window        int
 	OutputReserve int
 	Tools         []Tool
-	System        []System
-	Turns         []Turn
+	// System are the system prompt's fragments, reduced by
+	// promptloom.Reduce with the tools active, so that a fragment gated on
+	// a tool (a tool's guidance, promptloom.ToolGuidance) is in the prompt
+	// when its tool is sent. A fragment with no Source is its ID's.
+	System []promptloom.Fragment
+	Turns  []Turn
 }
 
-// Tool is a tool definition and the guidance that goes with it into the
-// system prompt (a fragment gated on the tool, as promptloom.ToolGuidance).
+// Tool is a tool definition. Its guidance for the system prompt is a
+// fragment gated on it (promptloom.ToolGuidance) in Conversation.System.
 type Tool struct {
 	Name        string
 	Description string
 	// Schema is the tool's input JSON Schema (an object); nil is {"type":"object"}.
-	Schema   []byte
-	Guidance string
-}
-
-// System is one fragment of the system prompt, reduced by
-// promptloom.Reduce in declaration order (before ones, then after ones).
-type System struct {
-	ID     string
-	Source string
-	Body   string
-	After  bool
+	Schema []byte
 }
 
 // The kinds of turn.
@@ -106,23 +101,14 @@ type Turn struct {
 	Summary string
 }
 
-// Strategy chooses when to compact.
-type Strategy uint8
-
-const (
-	// Priced compacts when the cache reads that the cuttable turns have
-	// cost since the last compaction reach the cache write the cut would
-	// cause, and the cut pays for itself within Options.ExpectedTurns;
-	// and whenever the turns do not fit. It measured cheapest (docs/assemble.md).
-	Priced Strategy = iota
-	// WhenFull compacts only when the turns do not fit the window.
-	WhenFull
-)
-
 // Options tune Assemble. The zero value (or nil) is the defaults.
 type Options struct {
-	// Strategy is when to compact; the zero value is Priced.
-	Strategy Strategy
+	// WhenFull compacts only when the turns do not fit the window. By
+	// default compaction is priced: it also compacts when the cache reads
+	// that the cuttable turns have cost since the last compaction reach
+	// the cache write the cut would cause, and the cut pays for itself
+	// within ExpectedTurns. Priced measured cheapest (docs/assemble.md).
+	WhenFull bool
 	// ExpectedTurns is how many further calls a cut is expected to serve;
 	// 0 is 20.
 	ExpectedTurns int
@@ -148,12 +134,6 @@ const (
 	Summarised = "summarised"
 	Dropped    = "dropped"
 )
-
-// Result is an assembled request: the body to send and its manifest.
-type Result struct {
-	Body     []byte
-	Manifest *Manifest
-}
 
 // schema names the manifest's format.
 const schema = "promptloom.assembly.v1"

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"maps"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/cache"
 	"github.com/promptloom/promptloom/payload"
@@ -47,7 +49,7 @@ func TestInvalid(t *testing.T) {
 	} {
 		c := small()
 		tc.edit(c)
-		_, err := Assemble(c, nil)
+		_, err := assembled(c, nil)
 		var e *Error
 		if !errors.As(err, &e) || !errors.Is(err, ErrInvalid) || e.ID != tc.id || e.Field != tc.field {
 			t.Errorf("%s: %v (%+v)", tc.name, err, e)
@@ -60,7 +62,7 @@ func TestInvalid(t *testing.T) {
 func TestNoFit(t *testing.T) {
 	c := small()
 	c.Turns[0].Text = strings.Repeat("long task ", 5000)
-	_, err := Assemble(c, nil)
+	_, err := assembled(c, nil)
 	if !errors.Is(err, ErrNoFit) || !strings.Contains(err.Error(), "turn u1") {
 		t.Errorf("%v", err)
 	}
@@ -71,11 +73,11 @@ func TestNoFit(t *testing.T) {
 func TestNoTurns(t *testing.T) {
 	c := small()
 	c.Turns = nil
-	if r, err := Assemble(c, nil); err != nil || !bytes.Contains(r.Body, []byte(`"messages":[]`)) {
+	if r, err := assembled(c, nil); err != nil || !bytes.Contains(r.Body, []byte(`"messages":[]`)) {
 		t.Errorf("%v", err)
 	}
 	c.Tools[0].Description = strings.Repeat("long ", 10000)
-	if _, err := Assemble(c, nil); !errors.Is(err, ErrNoFit) || !strings.Contains(err.Error(), "no turns") {
+	if _, err := assembled(c, nil); !errors.Is(err, ErrNoFit) || !strings.Contains(err.Error(), "no turns") {
 		t.Errorf("%v", err)
 	}
 }
@@ -85,11 +87,11 @@ func TestNoTurns(t *testing.T) {
 // not compact extends the one before it.
 func TestDeterministicAndPrefixStable(t *testing.T) {
 	c := genSession(120, 200, 30000, 7)
-	a, err := Assemble(c, nil)
+	a, err := assembled(c, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := Assemble(c, nil)
+	b, _ := assembled(c, nil)
 	if !bytes.Equal(a.Body, b.Body) {
 		t.Fatal("two runs differ")
 	}
@@ -124,7 +126,7 @@ func TestBindingKept(t *testing.T) {
 	c.Window, c.OutputReserve = 9000, 1000
 	last := len(c.Turns) - 1
 	c.Turns = append(c.Turns[:last:last], Turn{ID: "pending", Kind: ToolCall, Call: "zz", Tool: "Bash", Input: []byte(`{}`), Register: budget.Generated})
-	r, err := Assemble(c, nil)
+	r, err := assembled(c, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +146,7 @@ func TestSummarize(t *testing.T) {
 		c.Turns[i].Summary = ""
 	}
 	asked := map[string]bool{}
-	r, err := Assemble(c, &Options{Summarize: func(t Turn) (string, error) {
+	r, err := assembled(c, &Options{Summarize: func(t Turn) (string, error) {
 		asked[t.ID] = true
 		if t.Kind == ToolResult {
 			return "summary of " + t.ID, nil
@@ -166,7 +168,7 @@ func TestSummarize(t *testing.T) {
 	if n == 0 || len(asked) >= len(c.Turns) {
 		t.Errorf("%d summarised, %d asked of %d", n, len(asked), len(c.Turns))
 	}
-	_, err = Assemble(c, &Options{Summarize: func(Turn) (string, error) { return "", errors.New("no model") }})
+	_, err = assembled(c, &Options{Summarize: func(Turn) (string, error) { return "", errors.New("no model") }})
 	if e := (*Error)(nil); !errors.As(err, &e) || e.Field != "summary" {
 		t.Errorf("%v", err)
 	}
@@ -218,7 +220,7 @@ func TestProviders(t *testing.T) {
 // the body's blocks.
 func TestManifestPaths(t *testing.T) {
 	c := genSession(90, 200, 30000, 2)
-	r, err := Assemble(c, nil)
+	r, err := assembled(c, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,8 +249,8 @@ func TestReadRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, _ := Assemble(c, nil)
-	b, err := Assemble(got, nil)
+	a, _ := assembled(c, nil)
+	b, err := assembled(got, nil)
 	if err != nil || !bytes.Equal(a.Body, b.Body) {
 		t.Errorf("read back: %v", err)
 	}
@@ -293,7 +295,7 @@ func resolves(v any, ptr string) bool {
 func TestFromRequest(t *testing.T) {
 	c := genSession(60, 200, 30000, 8)
 	c.Window = 1 << 20
-	r, err := Assemble(c, nil)
+	r, err := assembled(c, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +304,7 @@ func TestFromRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	back.Window = c.Window
-	again, err := Assemble(back, nil)
+	again, err := assembled(back, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,5 +342,43 @@ func TestRatesOf(t *testing.T) {
 		if r.read != c.read || r.short != c.short || r.long != c.long || r.note != c.note {
 			t.Errorf("%s %s: %+v", c.p, c.model, r)
 		}
+	}
+}
+
+// result is what Assemble returns, held together for the tests.
+type result struct {
+	Body     []byte
+	Manifest *Manifest
+}
+
+// assembled is Assemble with its results held together.
+func assembled(c *Conversation, o *Options) (*result, error) {
+	body, m, err := Assemble(c, o)
+	if err != nil {
+		return nil, err
+	}
+	return &result{body, m}, nil
+}
+
+// The system fragments are the reducer's: a tool's guidance is sent with
+// its tool and left out without it, and a fragment with no source is its
+// id's.
+func TestSystemFragmentsAreGatedOnTheTools(t *testing.T) {
+	c := small()
+	c.System = []promptloom.Fragment{{ID: "identity", Body: "You are careful."},
+		promptloom.ToolGuidance("Bash", "Quote every path."), promptloom.ToolGuidance("Edit", "Edit one file at a time.")}
+	r, err := assembled(c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, p := range r.Manifest.Parts {
+		if p.Kind == "system" {
+			got[p.ID] = p.Source + " " + p.Status
+		}
+	}
+	want := map[string]string{"identity": "identity included", "tool:Bash.guidance": "tool:Bash included", "tool:Edit.guidance": "tool:Edit dropped"}
+	if !maps.Equal(got, want) || !bytes.Contains(r.Body, []byte(`"You are careful.\n\nQuote every path."`)) {
+		t.Errorf("parts %v, body %s", got, r.Body)
 	}
 }

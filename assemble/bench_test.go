@@ -32,7 +32,7 @@ func BenchmarkAssemble(b *testing.B) {
 				b.SetBytes(int64(len(fileOf(b, c))))
 				b.ReportAllocs()
 				for b.Loop() {
-					if _, err := Assemble(c, nil); err != nil {
+					if _, err := assembled(c, nil); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -65,7 +65,7 @@ func BenchmarkReadAssemble(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := Assemble(c, nil); err != nil {
+		if _, err := assembled(c, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -84,7 +84,7 @@ func BenchmarkRatio(b *testing.B) {
 			best, yard := time.Duration(1<<62), time.Duration(1<<62)
 			for b.Loop() {
 				t0 := time.Now()
-				if _, err := Assemble(c, nil); err != nil {
+				if _, err := assembled(c, nil); err != nil {
 					b.Fatal(err)
 				}
 				best = min(best, time.Since(t0))

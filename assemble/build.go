@@ -19,17 +19,17 @@ import (
 // give the same bytes, and the conversation with more turns repeats every
 // cut made for fewer. An input it cannot use is an *Error naming the part
 // (ErrInvalid); binding parts that cannot fit are ErrNoFit.
-func Assemble(c *Conversation, o *Options) (*Result, error) {
+func Assemble(c *Conversation, o *Options) (body []byte, m *Manifest, err error) {
 	if o == nil {
 		o = &Options{}
 	}
 	p, tools, sys, red, err := newPlanner(c, o)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	pl, err := p.simulate()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	return p.finish(pl, tools, sys, red)
 }
@@ -50,13 +50,9 @@ func newPlanner(c *Conversation, o *Options) (*planner, [][]byte, []byte, *promp
 	// gated on its tool.
 	frags := make([]promptloom.Fragment, 0, len(c.System)+len(c.Tools))
 	names := make([]string, len(c.Tools))
-	for _, s := range c.System {
-		f := promptloom.Fragment{ID: s.ID, Source: s.Source, Body: s.Body}
+	for _, f := range c.System {
 		if f.Source == "" {
-			f.Source = s.ID
-		}
-		if s.After {
-			f.Bucket = promptloom.After
+			f.Source = f.ID
 		}
 		frags = append(frags, f)
 	}
@@ -65,9 +61,6 @@ func newPlanner(c *Conversation, o *Options) (*planner, [][]byte, []byte, *promp
 	for i := range c.Tools {
 		t := &c.Tools[i]
 		names[i] = t.Name
-		if t.Guidance != "" {
-			frags = append(frags, promptloom.ToolGuidance(t.Name, t.Guidance))
-		}
 		schema := []byte(`{"type":"object"}`)
 		if t.Schema != nil {
 			if schema, err = pjson.Encode(t.Schema); err != nil {
@@ -251,7 +244,7 @@ func stub(u *unit) string {
 }
 
 // finish places the breakpoints, writes the body and accounts for it.
-func (p *planner) finish(pl *plan, tools [][]byte, sys []byte, red *promptloom.Reduction) (*Result, error) {
+func (p *planner) finish(pl *plan, tools [][]byte, sys []byte, red *promptloom.Reduction) ([]byte, *Manifest, error) {
 	c, w := p.c, p.w
 	m := &Manifest{Schema: schema, Provider: string(c.Provider), Model: c.Model, Window: c.Window,
 		OutputReserve: c.OutputReserve, Counter: w.counterName(), Prices: p.r.note, Tokens: pl.tokens,
@@ -266,7 +259,7 @@ func (p *planner) finish(pl *plan, tools [][]byte, sys []byte, red *promptloom.R
 	if w.p == payload.Anthropic && len(marks) > 0 && !p.headCached(tools, sys) {
 		rm, err := request.New(l.body, w.p, nil)
 		if err != nil {
-			return nil, fmt.Errorf("assemble: the body does not read back: %w", err)
+			return nil, nil, fmt.Errorf("assemble: the body does not read back: %w", err)
 		}
 		held := map[string]bool{}
 		for _, b := range cache.Breakpoints(rm, nil) {
@@ -338,7 +331,7 @@ func (p *planner) finish(pl *plan, tools [][]byte, sys []byte, red *promptloom.R
 		m.Parts = append(m.Parts, pt)
 	}
 	m.BodyDigest = digest.Bytes(l.body)
-	return &Result{Body: l.body, Manifest: m}, nil
+	return l.body, m, nil
 }
 
 func compacted(pl *plan, u *unit, what string) string {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/assemble"
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/payload"
@@ -14,8 +15,11 @@ import (
 func ExampleAssemble() {
 	c := &assemble.Conversation{
 		Provider: payload.Anthropic, Model: "claude-sonnet-4-5", Window: 3000, OutputReserve: 500,
-		Tools:  []assemble.Tool{{Name: "Read", Description: "Read a file.", Guidance: "Read before you edit."}},
-		System: []assemble.System{{ID: "identity", Body: "You are a careful coding agent."}},
+		Tools: []assemble.Tool{{Name: "Read", Description: "Read a file."}},
+		System: []promptloom.Fragment{
+			{ID: "identity", Body: "You are a careful coding agent."},
+			promptloom.ToolGuidance("Read", "Read before you edit."),
+		},
 		Turns: []assemble.Turn{
 			{ID: "task", Kind: assemble.User, Text: "Fix the parser."},
 			{ID: "c1", Kind: assemble.ToolCall, Call: "r1", Tool: "Read", Input: []byte(`{"path":"parse.go"}`), Register: budget.Considered},
@@ -25,17 +29,17 @@ func ExampleAssemble() {
 			{ID: "ask", Kind: assemble.User, Text: "And the lexer?", Register: budget.Considered},
 		},
 	}
-	r, err := assemble.Assemble(c, nil)
+	_, m, err := assemble.Assemble(c, nil)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	for _, p := range r.Manifest.Parts {
+	for _, p := range m.Parts {
 		if p.Kind != "tool" && p.Kind != "system" {
 			fmt.Printf("%-4s %-11s %-9s %5d tokens\n", p.ID, p.Kind, p.Status, p.Tokens)
 		}
 	}
-	fmt.Println(len(r.Manifest.Compactions), "compaction,", r.Manifest.Tokens, "tokens in")
+	fmt.Println(len(m.Compactions), "compaction,", m.Tokens, "tokens in")
 	// Output:
 	// task user        included     10 tokens
 	// c1   tool_call   included     18 tokens

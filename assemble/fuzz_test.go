@@ -34,7 +34,7 @@ func FuzzAssemble(f *testing.F) {
 			}
 			return
 		}
-		r, err := Assemble(c, nil)
+		r, err := assembled(c, nil)
 		if err != nil {
 			var e *Error
 			if !errors.As(err, &e) {

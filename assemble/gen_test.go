@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/payload"
 )
@@ -25,12 +26,15 @@ func genSession(turns, minResult, maxResult int, seed uint64) *Conversation {
 			Name:        name,
 			Description: fmt.Sprintf("%s: %s", name, strings.Repeat("Use it on the repository, one step at a time, and say what you found. ", 6)),
 			Schema:      []byte(`{"type":"object","properties":{"arg":{"type":"string","description":"what to run, read, edit or look for"}},"required":["arg"]}`),
-			Guidance:    fmt.Sprintf("Prefer %s over guessing: %s", name, strings.Repeat("check before you change, and change one thing at a time. ", 4)),
 		})
 	}
-	c.System = []System{
+	c.System = []promptloom.Fragment{
 		{ID: "identity", Body: "You are a careful coding agent working in a Go repository. " + strings.Repeat("Keep the build green; run the tests after each change; explain what you did in a sentence. ", 12)},
-		{ID: "style", Body: "Write small commits. " + strings.Repeat("Comments say why, not what. ", 10), After: true},
+		{ID: "style", Body: "Write small commits. " + strings.Repeat("Comments say why, not what. ", 10), Bucket: promptloom.After},
+	}
+	for _, t := range c.Tools {
+		c.System = append(c.System, promptloom.ToolGuidance(t.Name,
+			fmt.Sprintf("Prefer %s over guessing: %s", t.Name, strings.Repeat("check before you change, and change one thing at a time. ", 4))))
 	}
 	words := strings.Fields("func main package return error nil if for range struct type interface go test build vet lint parse token reader writer buffer cache digest manifest request body")
 	line := func(n int) string {
@@ -118,15 +122,20 @@ func fileOf(t testing.TB, c *Conversation) []byte {
 		Turns         []turn   `json:"turns"`
 	}
 	f.Provider, f.Model, f.Window, f.OutputReserve = string(c.Provider), c.Model, c.Window, c.OutputReserve
-	for _, x := range c.Tools {
-		f.Tools = append(f.Tools, tool{x.Name, x.Description, x.Schema, x.Guidance})
-	}
+	guidance := map[string]string{}
 	for _, x := range c.System {
+		if len(x.RequiresTools) == 1 && x.ID == "tool:"+x.RequiresTools[0]+".guidance" {
+			guidance[x.RequiresTools[0]] = x.Body // the file gives it with its tool
+			continue
+		}
 		pos := ""
-		if x.After {
+		if x.Bucket == promptloom.After {
 			pos = "after"
 		}
 		f.System = append(f.System, system{x.ID, x.Source, x.Body, pos})
+	}
+	for _, x := range c.Tools {
+		f.Tools = append(f.Tools, tool{x.Name, x.Description, x.Schema, guidance[x.Name]})
 	}
 	for _, x := range c.Turns {
 		reg := ""

@@ -229,9 +229,9 @@ func (p *planner) simulate() (*plan, error) {
 			switch {
 			case p.o.decide != nil:
 				do, why = p.o.decide(k), "chosen by the caller's plan"
-			case p.o.Strategy == Priced && extra <= 0:
+			case !p.o.WhenFull && extra <= 0:
 				do, why = true, fmt.Sprintf("priced: cutting now costs no more than not cutting (this call writes its prompt from token %d anyway%s), and saves %d tokens on every later call", prevS, priced, save)
-			case p.o.Strategy == Priced && hold >= extra && float64(expected)*p.r.read*float64(save) >= extra:
+			case !p.o.WhenFull && hold >= extra && float64(expected)*p.r.read*float64(save) >= extra:
 				do, why = true, fmt.Sprintf("priced: the cuttable turns' reads since the last compaction (%.0f) reach what the cut costs beyond a call without it (%.0f, rewriting %d tokens%s), and the %d tokens it saves repay that within %d calls (in tokens at the input price)", hold, extra, rewrite, priced, save, expected)
 			}
 		}

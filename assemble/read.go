@@ -71,13 +71,24 @@ func Read(data []byte) (*Conversation, error) {
 	}
 	c := &Conversation{Provider: p, Model: f.Model, Window: f.Window, OutputReserve: f.OutputReserve}
 	for _, t := range f.Tools {
-		c.Tools = append(c.Tools, Tool{Name: t.Name, Description: t.Description, Schema: raw(t.Schema), Guidance: t.Guidance})
+		c.Tools = append(c.Tools, Tool{Name: t.Name, Description: t.Description, Schema: raw(t.Schema)})
 	}
 	for _, s := range f.System {
 		if s.Position != "" && s.Position != "before" && s.Position != "after" {
 			return nil, invalid(s.ID, "position", "%q (want before or after)", s.Position)
 		}
-		c.System = append(c.System, System{ID: s.ID, Source: s.Source, Body: s.Body, After: s.Position == "after"})
+		frag := promptloom.Fragment{ID: s.ID, Source: s.Source, Body: s.Body}
+		if s.Position == "after" {
+			frag.Bucket = promptloom.After
+		}
+		c.System = append(c.System, frag)
+	}
+	// A tool's guidance follows the system items, a fragment gated on
+	// the tool, in the tools' order.
+	for _, t := range f.Tools {
+		if t.Guidance != "" {
+			c.System = append(c.System, promptloom.ToolGuidance(t.Name, t.Guidance))
+		}
 	}
 	for _, t := range f.Turns {
 		r := budget.Binding

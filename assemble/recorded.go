@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/budget"
 	pwire "github.com/promptloom/promptloom/internal/wire"
 	"github.com/promptloom/promptloom/payload"
@@ -50,7 +51,7 @@ func FromRequest(body []byte) (*Conversation, error) {
 			if err != nil {
 				return nil, invalid(id, "system", "%v", err)
 			}
-			c.System = append(c.System, System{ID: "recorded[" + strconv.Itoa(len(c.System)) + "]", Source: "recorded", Body: text})
+			c.System = append(c.System, promptloom.Fragment{ID: "recorded[" + strconv.Itoa(len(c.System)) + "]", Source: "recorded", Body: text})
 		default:
 			t, err := turnOf(p, id)
 			if err != nil {

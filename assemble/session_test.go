@@ -15,7 +15,7 @@ import (
 
 // A session's figures, as package cache predicts them for the bodies.
 type run struct {
-	results []*Result
+	results []*result
 	calls   []cache.Call
 	an      *cache.Analysis
 	cost    float64 // in tokens at the base input price
@@ -45,7 +45,7 @@ func runBodies(t testing.TB, convs []*Conversation, o *Options) *run {
 	t.Helper()
 	r := &run{}
 	for k, sub := range convs {
-		res, err := Assemble(sub, o)
+		res, err := assembled(sub, o)
 		if err != nil {
 			t.Fatalf("call %d: %v", k, err)
 		}
@@ -110,7 +110,7 @@ func TestSession(t *testing.T) {
 	if r.cost > 1.15*ref.cost || r.dollars > 1.15*ref.dollars {
 		t.Errorf("cost %.0f ($%.2f) is %.3fx ($: %.3fx) the reference plan's %.0f, want at most 1.15x", r.cost, r.dollars, r.cost/ref.cost, r.dollars/ref.dollars, ref.cost)
 	}
-	full := runSession(t, c, &Options{Strategy: WhenFull})
+	full := runSession(t, c, &Options{WhenFull: true})
 	t.Logf("WhenFull: cost %.0f ($%.2f), compactions %d", full.cost, full.dollars, compactions(full))
 	if compactions(full) < 3 {
 		t.Errorf("the window forces %d compactions (WhenFull), want at least 3", compactions(full))
@@ -272,7 +272,7 @@ func at(cum []int, tokens int) int {
 }
 
 // compactedAt says call k made a compaction.
-func compactedAt(res *Result, k int, r *run) bool {
+func compactedAt(res *result, k int, r *run) bool {
 	prev := 0
 	if k > 0 {
 		prev = len(r.results[k-1].Manifest.Compactions)
@@ -281,7 +281,7 @@ func compactedAt(res *Result, k int, r *run) bool {
 }
 
 // checkBinding: no binding part of call k is cut.
-func checkBinding(t *testing.T, c *Conversation, k int, res *Result) {
+func checkBinding(t *testing.T, c *Conversation, k int, res *result) {
 	t.Helper()
 	latest := ""
 	waiting := map[string]bool{}

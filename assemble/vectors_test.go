@@ -31,9 +31,9 @@ func TestVectors(t *testing.T) {
 			}
 			got := map[string][]byte{}
 			c, err := Read(in)
-			var r *Result
+			var r *result
 			if err == nil {
-				r, err = Assemble(c, nil)
+				r, err = assembled(c, nil)
 			}
 			if err != nil {
 				got["error.txt"] = []byte(err.Error() + "\n")

@@ -44,10 +44,7 @@ func runAssemble(e *env, args []string) int {
 	if err != nil {
 		return e.flagError(fs, "assemble", err)
 	}
-	o := &assemble.Options{ExpectedTurns: *expected, KeepRecent: *keep}
-	if *strategy == "when-full" {
-		o.Strategy = assemble.WhenFull
-	}
+	o := &assemble.Options{ExpectedTurns: *expected, KeepRecent: *keep, WhenFull: *strategy == "when-full"}
 	if *transcript != "" {
 		if len(pos) > 0 || *format == "body" || *format == "html" {
 			return e.fail("assemble: --transcript takes no FILE, and --format text or json")
@@ -68,26 +65,26 @@ func runAssemble(e *env, args []string) int {
 	if err != nil {
 		return e.fail("assemble: %s: %v", shown(pos[0]), err)
 	}
-	r, err := assemble.Assemble(c, o)
+	body, am, err := assemble.Assemble(c, o)
 	if err != nil {
 		return e.fail("assemble: %s: %v", shown(pos[0]), err)
 	}
 	switch *format {
 	case "html":
 		var m *request.Manifest
-		if m, err = request.New(r.Body, c.Provider, &request.Options{Model: c.Model}); err == nil {
+		if m, err = request.New(body, c.Provider, &request.Options{Model: c.Model}); err == nil {
 			x := cache.Explain(m, nil, nil, true)
-			x.Body = r.Body
+			x.Body = body
 			err = x.WriteHTML(e.stdout, shown(pos[0]))
 		}
 	case "body":
-		_, err = e.stdout.Write(append(r.Body, '\n'))
+		_, err = e.stdout.Write(append(body, '\n'))
 	case "json":
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
-		err = enc.Encode(r.Manifest)
+		err = enc.Encode(am)
 	default:
-		err = writeAssembly(e, r.Manifest)
+		err = writeAssembly(e, am)
 	}
 	if err != nil {
 		return e.fail("assemble: %v", err)
@@ -179,13 +176,14 @@ func (e *env) assembleRecorded(transcript string, window int, dir, format string
 				err = fmt.Errorf("max_tokens %d is not below the window %d", c.OutputReserve, window)
 			}
 		}
-		var res *assemble.Result
+		var body []byte
+		var am *assemble.Manifest
 		if err == nil {
-			res, err = assemble.Assemble(c, o)
+			body, am, err = assemble.Assemble(c, o)
 		}
 		var m *request.Manifest
 		if err == nil {
-			m, err = request.New(res.Body, payload.Anthropic, nil)
+			m, err = request.New(body, payload.Anthropic, nil)
 		}
 		if err != nil {
 			return e.fail("assemble: %s: call %s (line %d): %v", shown(transcript), r.Report.Call, r.Report.Line, err)
@@ -194,10 +192,10 @@ func (e *env) assembleRecorded(transcript string, window int, dir, format string
 		rec = append(rec, call)
 		call.Request, call.Reported = m, nil
 		asm = append(asm, call)
-		comps = append(comps, len(res.Manifest.Compactions))
+		comps = append(comps, len(am.Compactions))
 		if dir != "" {
 			name := fmt.Sprintf("%03d-%s.json", len(asm), fileSafe(r.Report.Call))
-			if err := os.WriteFile(filepath.Join(dir, name), res.Body, 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, name), body, 0o644); err != nil {
 				return e.fail("assemble: %v", err)
 			}
 		}

@@ -339,7 +339,7 @@ var library = []libCase{
 			if err != nil {
 				return err
 			}
-			_, err = assemble.Assemble(c, nil)
+			_, _, err = assemble.Assemble(c, nil)
 			return err
 		},
 	},
@@ -353,7 +353,7 @@ var library = []libCase{
 			if err != nil {
 				return err
 			}
-			_, err = assemble.Assemble(c, nil)
+			_, _, err = assemble.Assemble(c, nil)
 			return err
 		},
 	},
