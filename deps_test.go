@@ -54,8 +54,10 @@ const depsRules = `
 	eventlog, internal/dsn, internal/pgschema, PGX < eventlog/postgres;
 	manifest, stage, eventlog < provenance;
 	XMOD < journal/tiles;
-	explain, payload, internal/textsafe, internal/witness, journal/tiles, XMOD < journal;
-	journal, eventlog < journal/replay;
+	., payload, internal/json, XMOD < internal/chain;
+	manifest, payload, internal/chain, internal/textsafe, journal/tiles, GJSON, XMOD < transcript;
+	explain, transcript, internal/witness < journal;
+	journal, internal/chain, eventlog < journal/replay;
 	request, journal, internal/textsafe < cache;
 	journal, cache < journal/report;
 	cache, internal/json < assemble;

@@ -11,11 +11,12 @@ import (
 	"github.com/promptloom/promptloom/internal/testkit/fakecache"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/payload"
+	"github.com/promptloom/promptloom/transcript"
 )
 
 // transcript records n calls: agents of ten turns each, unattributed, with
 // the usage a cache that follows Anthropic's rules reports.
-func transcript(b *testing.B, n int) []byte {
+func tr(b *testing.B, n int) []byte {
 	var buf bytes.Buffer
 	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
 	j := journal.New(&buf, &journal.Options{Session: "bench", Clock: func() time.Time { return now }})
@@ -47,11 +48,11 @@ func transcript(b *testing.B, n int) []byte {
 // in the transcript's size when ns/call holds.
 func BenchmarkCacheTranscript(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
-		data := transcript(b, n)
+		data := tr(b, n)
 		b.Run(fmt.Sprintf("calls=%d", n), func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {
-				rep, err := journal.Verify(bytes.NewReader(data), nil)
+				rep, err := transcript.Verify(bytes.NewReader(data), nil)
 				if err != nil || !rep.OK() {
 					b.Fatal(err)
 				}

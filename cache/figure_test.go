@@ -12,6 +12,7 @@ import (
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/payload"
 	"github.com/promptloom/promptloom/request"
+	"github.com/promptloom/promptloom/transcript"
 )
 
 // One call's predicted write is one figure, whichever path asks for it:
@@ -72,7 +73,7 @@ func TestOneFigureForOneWrite(t *testing.T) {
 	send("3", body)
 	j.Close()
 
-	rep, err := journal.Verify(bytes.NewReader(buf.Bytes()), nil)
+	rep, err := transcript.Verify(bytes.NewReader(buf.Bytes()), nil)
 	if err != nil || !rep.OK() {
 		t.Fatalf("verify: %v", err)
 	}
@@ -85,13 +86,13 @@ func TestOneFigureForOneWrite(t *testing.T) {
 			t.Errorf("call %d: the transcript's copy counts %d tokens, the body as sent %d", i+1, rs[i].Request.Tokens, page[i].Request.Tokens)
 		}
 	}
-	transcript := Run(Calls(rs), nil)
+	tr := Run(Calls(rs), nil)
 	sessionPage := Run(page, nil)
 	for i := 1; i < len(rs); i++ {
 		diff := Compare(Call{Name: rs[i-1].Report.Call, Request: rs[i-1].Request, Reported: rs[i-1].Report.Usage},
 			Call{Name: rs[i].Report.Call, Request: rs[i].Request, Reported: rs[i].Report.Usage}, nil)
 		figures := map[string]Tokens{
-			"cache":          transcript.Verdicts[i].Predicted,
+			"cache":          tr.Verdicts[i].Predicted,
 			"diff --request": diff.Predicted,
 			"page":           sessionPage.Verdicts[i].Predicted,
 			"predictor":      predicted[i].Predicted,
@@ -104,7 +105,7 @@ func TestOneFigureForOneWrite(t *testing.T) {
 		if figures["cache"].Write == 0 {
 			t.Errorf("call %d: no write predicted, so nothing is held equal", i+1)
 		}
-		if !transcript.Verdicts[i].Estimate || !diff.Estimate || !sessionPage.Verdicts[i].Estimate || !predicted[i].Estimate {
+		if !tr.Verdicts[i].Estimate || !diff.Estimate || !sessionPage.Verdicts[i].Estimate || !predicted[i].Estimate {
 			t.Errorf("call %d: a figure does not say it is an estimate", i+1)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/payload"
+	"github.com/promptloom/promptloom/transcript"
 )
 
 // attempt is one recorded call for the Logical tests: its name, its
@@ -39,7 +40,7 @@ func logicalOf(t *testing.T, as ...attempt) ([][]int, []Recorded) {
 		j.Call(context.Background(), m, journal.Request{Call: a.name, Body: []byte(body), Provider: payload.Anthropic, Unattributed: true})
 	}
 	j.Close()
-	rep, err := journal.Verify(bytes.NewReader(buf.Bytes()), nil)
+	rep, err := transcript.Verify(bytes.NewReader(buf.Bytes()), nil)
 	if err != nil || !rep.OK() {
 		t.Fatalf("verify: %v", err)
 	}

@@ -7,27 +7,27 @@ import (
 	"strings"
 	"time"
 
-	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/request"
+	"github.com/promptloom/promptloom/transcript"
 )
 
 // Recorded is one call of a verified transcript with its whole request's
 // manifest: nil when the call did not give its body, or when the body it
 // gave is not one request can read (Err says why: a body kept as text).
 type Recorded struct {
-	journal.Sent
+	transcript.Sent
 	Request *request.Manifest
 	Err     error
 }
 
 // FromTranscript rebuilds every call of a verified transcript (data, the
-// bytes journal.Verify read into rep) with its request manifest: its
+// bytes transcript.Verify read into rep) with its request manifest: its
 // system segments its manifest's fragments where the retained bytes
 // allow, its blocks where they do not (a prompt redacted in the
 // transcript no longer holds to its manifest byte for byte). A call whose
 // body cannot be read has its Err, and the others are rebuilt.
-func FromTranscript(data []byte, rep *journal.Report) ([]Recorded, error) {
-	sent, err := journal.Requests(data, rep)
+func FromTranscript(data []byte, rep *transcript.Report) ([]Recorded, error) {
+	sent, err := transcript.Requests(data, rep)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/payload"
+	"github.com/promptloom/promptloom/transcript"
 )
 
 // A body the transcript kept as text (no canonical form) is read back
@@ -28,7 +29,7 @@ func TestBodiesKeptAsText(t *testing.T) {
 		}
 	}
 	j.Close()
-	rep, err := journal.Verify(bytes.NewReader(buf.Bytes()), nil)
+	rep, err := transcript.Verify(bytes.NewReader(buf.Bytes()), nil)
 	if err != nil || !rep.OK() {
 		t.Fatalf("verify: %v", err)
 	}

@@ -9,7 +9,9 @@ import (
 	"testing"
 
 	"github.com/promptloom/promptloom/explain"
+	"github.com/promptloom/promptloom/internal/chain"
 	pjson "github.com/promptloom/promptloom/internal/json"
+	"github.com/promptloom/promptloom/transcript"
 )
 
 // sharedPromptTranscript is the transcript both benchmarks below read.
@@ -42,7 +44,7 @@ func BenchmarkVerifySharedPrompt(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		rep, err := Verify(bytes.NewReader(data), nil)
+		rep, err := transcript.Verify(bytes.NewReader(data), nil)
 		if err != nil || !rep.OK() {
 			b.Fatalf("verify: %v", err)
 		}
@@ -67,7 +69,7 @@ func BenchmarkVerifySharedPromptFloor(b *testing.B) {
 			if err := pjson.Check(line, nil); err != nil {
 				b.Fatal(err)
 			}
-			_ = lineHash(line)
+			_ = chain.LineHash(line)
 			all = rest
 		}
 	}

@@ -2,24 +2,15 @@ package journal
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 
-	"github.com/promptloom/promptloom/digest"
-
-	"github.com/tidwall/gjson"
+	"github.com/promptloom/promptloom/internal/chain"
+	pjson "github.com/promptloom/promptloom/internal/json"
 )
-
-// genesis is the prev of a transcript's first line: "blake3:" and 64 zeros.
-const genesis = "blake3:0000000000000000000000000000000000000000000000000000000000000000"
-
-// lineHash is the chain hash of a transcript line: BLAKE3 over its exact
-// bytes, without the newline that ends it, and not redacted (the line is
-// what is hashed, as written). The next line's "prev" holds it.
-func lineHash(line []byte) string { return digest.Bytes(line).String() }
 
 // ErrForeignTranscript is Open on a file whose last line is not a chained
 // promptloom line (a Harn transcript, or one written before the chain).
@@ -38,7 +29,7 @@ type tail struct {
 // or empty) and returns the chain state after it.
 func readTail(f *os.File, size int64, limit int) (tail, error) {
 	if size == 0 {
-		return tail{prev: genesis, size: 0}, nil
+		return tail{prev: chain.Genesis, size: 0}, nil
 	}
 	start, err := lastLineStart(f, size-1, limit)
 	if err != nil {
@@ -48,10 +39,11 @@ func readTail(f *os.File, size int64, limit int) (tail, error) {
 	if _, err := f.ReadAt(line, start); err != nil {
 		return tail{}, fmt.Errorf("journal: %w", err)
 	}
-	if !chained(line) {
+	if _, ok := chained(line); !ok {
 		return tail{}, ErrForeignTranscript
 	}
-	return tail{prev: lineHash(line), seq: gjson.GetBytes(line, "seq").Int(), size: size, start: start}, nil
+	seq, _ := chained(line)
+	return tail{prev: chain.LineHash(line), seq: seq, size: size, start: start}, nil
 }
 
 // lastLineStart returns the offset where the line ending before end
@@ -73,7 +65,7 @@ func lastLineStart(f *os.File, end int64, limit int) (int64, error) {
 		}
 		pos -= n
 		if end-pos > int64(limit) {
-			return 0, &lineTooLong{limit: limit}
+			return 0, &chain.LineTooLong{Limit: limit}
 		}
 	}
 	return 0, nil
@@ -110,8 +102,8 @@ func repairTail(f *os.File, limit int) (cut int, size int64, err error) {
 	if _, err := f.ReadAt(line, start); err != nil {
 		return 0, 0, fmt.Errorf("journal: %w", err)
 	}
-	if json.Valid(line) {
-		if !chained(line) {
+	if pjson.Check(line, nil) == nil {
+		if _, ok := chained(line); !ok {
 			return 0, 0, ErrForeignTranscript
 		}
 		if _, err := f.Write([]byte("\n")); err != nil { // O_APPEND: at the end
@@ -126,7 +118,7 @@ func repairTail(f *os.File, limit int) (cut int, size int64, err error) {
 	// A torn first line must hold at least {"prev":"blake3: (a file of "{"
 	// alone could be anything). Anything else is some other writer's, and
 	// the file is refused as it is.
-	next := `{"prev":"` + genesis + `","seq":1,`
+	next := `{"prev":"` + chain.Genesis + `","seq":1,`
 	if start > 0 {
 		t, err := readTail(f, start, limit)
 		if err != nil {
@@ -146,8 +138,17 @@ func repairTail(f *os.File, limit int) (cut int, size int64, err error) {
 }
 
 // chained reports whether line is a promptloom line: JSON with prev and
-// seq.
-func chained(line []byte) bool {
-	v := gjson.ParseBytes(line)
-	return json.Valid(line) && v.Get("prev").Exists() && v.Get("seq").Exists()
+// seq, and its seq (as an integer: 0 when it is not one).
+func chained(line []byte) (seq int64, ok bool) {
+	var m pjson.Members
+	if m.Check(line, nil) != nil {
+		return 0, false
+	}
+	_, hasPrev := m.Lookup("prev")
+	raw, hasSeq := m.Lookup("seq")
+	if !hasPrev || !hasSeq {
+		return 0, false
+	}
+	seq, _ = strconv.ParseInt(raw, 10, 64)
+	return seq, true
 }

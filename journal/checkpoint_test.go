@@ -8,9 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promptloom/promptloom/internal/chain"
+	"github.com/promptloom/promptloom/transcript"
 	"github.com/tidwall/gjson"
 	"golang.org/x/mod/sumdb/note"
-	"golang.org/x/mod/sumdb/tlog"
 )
 
 // keys returns a new signer and its verifier, named name.
@@ -49,24 +50,24 @@ func signed(t testing.TB, s note.Signer, every, n int) string {
 	return buf.String()
 }
 
-func verifyWith(transcript string, o *Options) (*Report, string) {
-	rep, err := Verify(strings.NewReader(transcript), o)
+func verifyWith(tx string, o *transcript.Options) (*transcript.Report, string) {
+	rep, err := transcript.Verify(strings.NewReader(tx), o)
 	return rep, verdictText(rep, err)
 }
 
 // proveWith proves call in transcript, with the report's text.
-func proveWith(transcript, call string, o *Options) ([]byte, *Report, string) {
-	proof, rep, err := Prove(strings.NewReader(transcript), call, o)
+func proveWith(tx, call string, o *transcript.Options) ([]byte, *transcript.Report, string) {
+	proof, rep, err := transcript.Prove(strings.NewReader(tx), call, o)
 	return proof, rep, verdictText(rep, err)
 }
 
 // checkWith checks a proof against key, with the report's text.
-func checkWith(proof string, key note.Verifier) (*Report, string) {
-	rep, err := CheckProof(strings.NewReader(proof), key, nil)
+func checkWith(proof string, key note.Verifier) (*transcript.Report, string) {
+	rep, err := transcript.CheckProof(strings.NewReader(proof), key, nil)
 	return rep, verdictText(rep, err)
 }
 
-func verdictText(rep *Report, err error) string {
+func verdictText(rep *transcript.Report, err error) string {
 	var b strings.Builder
 	rep.WriteText(&b)
 	if err != nil {
@@ -75,51 +76,21 @@ func verdictText(rep *Report, err error) string {
 	return b.String()
 }
 
-// The tree a journal keeps (its perfect subtrees' roots only) has the root
-// tlog computes from every stored hash, at every size.
-func TestTreeRootIsTlogs(t *testing.T) {
-	var tr tree
-	var stored []tlog.Hash
-	read := tlog.HashReaderFunc(func(ix []int64) ([]tlog.Hash, error) {
-		out := make([]tlog.Hash, len(ix))
-		for i, x := range ix {
-			out[i] = stored[x]
-		}
-		return out, nil
-	})
-	for n := int64(0); n <= 200; n++ {
-		want, err := tlog.TreeHash(n, read)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := tr.root(); got != want {
-			t.Fatalf("size %d: root %s, tlog's %s", n, got, want)
-		}
-		leaf := tlog.RecordHash([]byte(fmt.Sprint(n)))
-		more, err := tlog.StoredHashesForRecordHash(n, leaf, read)
-		if err != nil {
-			t.Fatal(err)
-		}
-		stored = append(stored, more...)
-		tr.add(leaf)
-	}
-}
-
 // A signed journal checkpoints at Close and every N calls; the transcript
 // verifies with the signer's key, and without a key too.
 func TestSignedJournalVerifies(t *testing.T) {
 	s, v := keys(t, "alice")
-	transcript := signed(t, s, 3, 7)
-	got := strings.Count(transcript, `"kind":"journal_checkpoint"`)
+	tx := signed(t, s, 3, 7)
+	got := strings.Count(tx, `"kind":"journal_checkpoint"`)
 	if got != 3 { // after calls 3 and 6, and after journal_close
 		t.Errorf("%d checkpoints, want 3", got)
 	}
-	ls := lines(transcript)
-	if gjson.Get(ls[len(ls)-1], "kind").Str != kindCheckpoint || gjson.Get(ls[len(ls)-2], "kind").Str != kindClose {
+	ls := lines(tx)
+	if gjson.Get(ls[len(ls)-1], "kind").Str != chain.KindCheckpoint || gjson.Get(ls[len(ls)-2], "kind").Str != chain.KindClose {
 		t.Errorf("the session does not end in journal_close, then a checkpoint:\n%s\n%s", ls[len(ls)-2], ls[len(ls)-1])
 	}
-	for _, o := range []*Options{nil, {Verifier: v}} {
-		rep, text := verifyWith(transcript, o)
+	for _, o := range []*transcript.Options{nil, {Verifier: v}} {
+		rep, text := verifyWith(tx, o)
 		if !rep.OK() || rep.Checkpoints != 3 || len(rep.Calls) != 7 {
 			t.Errorf("verify (key %v): %d checkpoints\n%s", o != nil, rep.Checkpoints, text)
 		}
@@ -128,7 +99,7 @@ func TestSignedJournalVerifies(t *testing.T) {
 
 // Without a signer the transcript has the bytes it always had.
 func TestUnsignedJournalHasNoCheckpoint(t *testing.T) {
-	if strings.Contains(recorded(t), kindCheckpoint) {
+	if strings.Contains(recorded(t), chain.KindCheckpoint) {
 		t.Error("an unsigned journal wrote a checkpoint")
 	}
 }
@@ -136,13 +107,13 @@ func TestUnsignedJournalHasNoCheckpoint(t *testing.T) {
 // forge changes call c1's reply and recomputes the chain, as one who can
 // write the transcript but has no key would: each checkpoint's note text
 // is rewritten to match, its signature kept.
-func forge(t *testing.T, transcript string) string {
+func forge(t *testing.T, tx string) string {
 	t.Helper()
-	ls := lines(transcript)
+	ls := lines(tx)
 	for i, l := range ls {
-		if gjson.Get(l, "kind").Str == kindResponse && gjson.Get(l, "call").Str == "c1" {
+		if gjson.Get(l, "kind").Str == chain.KindResponse && gjson.Get(l, "call").Str == "c1" {
 			resp := `{"text":"forged"}`
-			h, _ := jsonHash([]byte(resp))
+			h, _ := chain.JSONHash([]byte(resp))
 			l = strings.Replace(l, gjson.Get(l, "response").Raw, resp, 1)
 			ls[i] = strings.Replace(l, gjson.Get(l, "response_content_hash").Str, h, 1)
 		}
@@ -151,7 +122,7 @@ func forge(t *testing.T, transcript string) string {
 	// Rewrite each checkpoint's text to the forged chain, line by line.
 	ls = strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	trees := map[string]*tree{}
-	prev, requests := genesis, map[int64]string{}
+	prev, requests := chain.Genesis, map[int64]string{}
 	for i, l := range ls {
 		l = strings.Replace(l, gjson.Get(l, "prev").Str, prev, 1)
 		kind, sess := gjson.Get(l, "kind").Str, gjson.Get(l, "session").Str
@@ -159,20 +130,20 @@ func forge(t *testing.T, transcript string) string {
 			trees[sess] = &tree{}
 		}
 		switch kind {
-		case kindRequest:
-			requests[gjson.Get(l, "seq").Int()] = lineHash([]byte(l))
-		case kindResponse, kindError:
+		case chain.KindRequest:
+			requests[gjson.Get(l, "seq").Int()] = chain.LineHash([]byte(l))
+		case chain.KindResponse, chain.KindError:
 			l = strings.Replace(l, gjson.Get(l, "request_hash").Str, requests[gjson.Get(l, "request_seq").Int()], 1)
-			trees[sess].add(leafHash(requests[gjson.Get(l, "request_seq").Int()], lineHash([]byte(l))))
-		case kindCheckpoint:
+			trees[sess].add(chain.LeafHash(requests[gjson.Get(l, "request_seq").Int()], chain.LineHash([]byte(l))))
+		case chain.KindCheckpoint:
 			msg := gjson.Get(l, "note").Str
 			sigs := msg[strings.LastIndex(msg, "\n\n")+1:]
-			cp := checkpoint{session: sess, lines: gjson.Get(l, "seq").Int() - 1, head: prev, calls: trees[sess].n, root: trees[sess].root()}
+			cp := chain.Checkpoint{Session: sess, Lines: gjson.Get(l, "seq").Int() - 1, Head: prev, Calls: trees[sess].n, Root: trees[sess].root()}
 			l = fmt.Sprintf(`{"prev":%s,"seq":%d,"kind":"journal_checkpoint","at":%s,"session":%s,"note":%s}`,
-				quote(prev), gjson.Get(l, "seq").Int(), quote(gjson.Get(l, "at").Str), quote(sess), quote(cp.text()+sigs))
+				chain.Quote(prev), gjson.Get(l, "seq").Int(), chain.Quote(gjson.Get(l, "at").Str), chain.Quote(sess), chain.Quote(cp.Text()+sigs))
 		}
 		ls[i] = l
-		prev = lineHash([]byte(l))
+		prev = chain.LineHash([]byte(l))
 	}
 	return strings.Join(ls, "\n") + "\n"
 }
@@ -184,29 +155,29 @@ func forge(t *testing.T, transcript string) string {
 func TestForgeryFailsWithTheKey(t *testing.T) {
 	s, v := keys(t, "alice")
 	_, other := keys(t, "alice")
-	transcript := signed(t, s, 2, 5)
-	forged := forge(t, transcript)
-	if forged == transcript || !strings.Contains(forged, `"text":"forged"`) {
+	tx := signed(t, s, 2, 5)
+	forged := forge(t, tx)
+	if forged == tx || !strings.Contains(forged, `"text":"forged"`) {
 		t.Fatal("the forgery changed nothing")
 	}
 	if rep, text := verifyWith(forged, nil); !rep.OK() {
 		t.Fatalf("the consistent forgery fails without a key, so the test forges badly:\n%s", text)
 	}
-	if rep, text := verifyWith(forged, &Options{Verifier: v}); rep.OK() || !strings.Contains(text, "checkpoint") {
+	if rep, text := verifyWith(forged, &transcript.Options{Verifier: v}); rep.OK() || !strings.Contains(text, "checkpoint") {
 		t.Errorf("the forgery passes with the key:\n%s", text)
 	}
-	ls := lines(transcript)
+	ls := lines(tx)
 	cut := join(ls[:len(ls)-1]) // the last checkpoint
 	if rep, text := verifyWith(cut, nil); !rep.OK() {
 		t.Fatalf("the transcript without its last checkpoint fails without a key:\n%s", text)
 	}
-	if rep, text := verifyWith(cut, &Options{Verifier: v}); rep.OK() || !strings.Contains(text, `session "s1" does not end in a checkpoint signed by alice`) {
+	if rep, text := verifyWith(cut, &transcript.Options{Verifier: v}); rep.OK() || !strings.Contains(text, `session "s1" does not end in a checkpoint signed by alice`) {
 		t.Errorf("the transcript without its last checkpoint, with the key:\n%s", text)
 	}
-	if rep, text := verifyWith(recorded(t), &Options{Verifier: v}); rep.OK() || !strings.Contains(text, `session "s1" (line 1) has no checkpoint signed by alice`) {
+	if rep, text := verifyWith(recorded(t), &transcript.Options{Verifier: v}); rep.OK() || !strings.Contains(text, `session "s1" (line 1) has no checkpoint signed by alice`) {
 		t.Errorf("an unsigned transcript, with the key:\n%s", text)
 	}
-	if rep, text := verifyWith(transcript, &Options{Verifier: other}); rep.OK() || !strings.Contains(text, "not signed by alice") {
+	if rep, text := verifyWith(tx, &transcript.Options{Verifier: other}); rep.OK() || !strings.Contains(text, "not signed by alice") {
 		t.Errorf("verified with another key of the same name:\n%s", text)
 	}
 }
@@ -226,7 +197,7 @@ func TestLinesAfterTheLastCheckpointFail(t *testing.T) {
 	// it, and the session's last line is an unsigned response.
 	ls := lines(buf.String())
 	cut := join(ls[:len(ls)-1])
-	rep, text := verifyWith(cut, &Options{Verifier: v})
+	rep, text := verifyWith(cut, &transcript.Options{Verifier: v})
 	if rep.OK() || !strings.Contains(text, `session "s1" does not end in a checkpoint signed by alice`) {
 		t.Errorf("cut after an unsigned response:\n%s", text)
 	}
@@ -237,8 +208,8 @@ func TestLinesAfterTheLastCheckpointFail(t *testing.T) {
 // with their hashes recomputed, are covered by no signature.
 func TestSessionlessLinesAfterTheLastCheckpointFail(t *testing.T) {
 	s, v := keys(t, "alice")
-	transcript := signed(t, s, 2, 3)
-	ls := lines(transcript)
+	tx := signed(t, s, 2, 3)
+	ls := lines(tx)
 	last := ls[len(ls)-1]
 	seq := gjson.Get(last, "seq").Int()
 	for i, extra := range []string{
@@ -248,7 +219,7 @@ func TestSessionlessLinesAfterTheLastCheckpointFail(t *testing.T) {
 		ls = append(ls, fmt.Sprintf(extra, seq+int64(i)+1))
 	}
 	forged := rechain(join(ls))
-	if rep, text := verifyWith(forged, &Options{Verifier: v}); rep.OK() || !strings.Contains(text, "come after the last checkpoint signed by alice") {
+	if rep, text := verifyWith(forged, &transcript.Options{Verifier: v}); rep.OK() || !strings.Contains(text, "come after the last checkpoint signed by alice") {
 		t.Errorf("lines after the last checkpoint, with the key:\n%s", text)
 	}
 }
@@ -258,8 +229,8 @@ func TestSessionlessLinesAfterTheLastCheckpointFail(t *testing.T) {
 // run.
 func TestVerifySaysWhatTheSignatureCovers(t *testing.T) {
 	s, v := keys(t, "alice")
-	transcript := signed(t, s, 2, 3)
-	rep, text := verifyWith(transcript, &Options{Verifier: v})
+	tx := signed(t, s, 2, 3)
+	rep, text := verifyWith(tx, &transcript.Options{Verifier: v})
 	if !rep.OK() || !strings.Contains(text, "signed by alice: the checkpoint at line") || !strings.Contains(text, "a transcript cut back to an earlier checkpoint verifies too") {
 		t.Errorf("a signed transcript's report:\n%s", text)
 	}
@@ -270,16 +241,16 @@ func TestVerifySaysWhatTheSignatureCovers(t *testing.T) {
 func TestProofs(t *testing.T) {
 	s, v := keys(t, "alice")
 	const calls = 150
-	transcript := signed(t, s, 40, calls)
+	tx := signed(t, s, 40, calls)
 	r := mrand.New(mrand.NewPCG(1, 2))
 	for i := range 100 {
 		call := fmt.Sprintf("c%d", r.IntN(calls))
-		proof, rep, text := proveWith(transcript, call, &Options{Verifier: v})
+		proof, rep, text := proveWith(tx, call, &transcript.Options{Verifier: v})
 		if !rep.OK() || proof == nil {
 			t.Fatalf("prove %s:\n%s", call, text)
 		}
 		prep, text := checkWith(string(proof), v)
-		if !prep.OK() || len(prep.Calls) != 1 || prep.Calls[0].Call != call || prep.Format != formatProof {
+		if !prep.OK() || len(prep.Calls) != 1 || prep.Calls[0].Call != call || prep.Format != "proof" {
 			t.Fatalf("the proof of %s:\n%s\n%s", call, text, proof)
 		}
 		if _, text := checkWith(string(proof), keysVerifier(t)); !strings.Contains(text, "not signed by") {
@@ -293,7 +264,7 @@ func TestProofs(t *testing.T) {
 		for _, at := range positions {
 			bad := bytes.Clone(proof)
 			bad[at] ^= 1 << r.IntN(8)
-			if rep, err := CheckProof(bytes.NewReader(bad), v, nil); err == nil && rep.OK() {
+			if rep, err := transcript.CheckProof(bytes.NewReader(bad), v, nil); err == nil && rep.OK() {
 				t.Fatalf("the proof of %s with byte %d changed (%q to %q) verifies:\n%s", call, at, proof[at], bad[at], bad)
 			}
 		}
@@ -306,9 +277,9 @@ func keysVerifier(t *testing.T) note.Verifier { _, v := keys(t, "alice"); return
 // checkpoint cannot be proved, and Prove says why.
 func TestProveRefuses(t *testing.T) {
 	s, _ := keys(t, "alice")
-	transcript := signed(t, s, 0, 3)
+	tx := signed(t, s, 0, 3)
 	for call, want := range map[string]string{"c9": `no call "c9"`} {
-		if proof, _, text := proveWith(transcript, call, nil); proof != nil || !strings.Contains(text, want) {
+		if proof, _, text := proveWith(tx, call, nil); proof != nil || !strings.Contains(text, want) {
 			t.Errorf("prove %s:\n%s", call, text)
 		}
 	}
@@ -316,11 +287,11 @@ func TestProveRefuses(t *testing.T) {
 		t.Errorf("prove in an unsigned transcript:\n%s", text)
 	}
 	// Another call of the transcript that fails: no proof of this one.
-	tampered := strings.Replace(transcript, `"call":"c0"`, `"call":"c9"`, 1)
+	tampered := strings.Replace(tx, `"call":"c0"`, `"call":"c9"`, 1)
 	if proof, rep, text := proveWith(tampered, "c1", nil); proof != nil || rep.OK() {
 		t.Errorf("prove in a transcript that does not verify:\n%s", text)
 	}
-	if _, _, err := Prove(strings.NewReader(transcript), "", nil); err == nil {
+	if _, _, err := transcript.Prove(strings.NewReader(tx), "", nil); err == nil {
 		t.Error("Prove of no call named: no error")
 	}
 }
@@ -329,18 +300,18 @@ func TestProveRefuses(t *testing.T) {
 // checked only against a key.
 func TestProofIsNoTranscript(t *testing.T) {
 	s, v := keys(t, "alice")
-	transcript := signed(t, s, 0, 3)
-	proof, _, text := proveWith(transcript, "c1", nil)
+	tx := signed(t, s, 0, 3)
+	proof, _, text := proveWith(tx, "c1", nil)
 	if proof == nil {
 		t.Fatalf("prove c1:\n%s", text)
 	}
-	if rep, text := verifyWith(string(proof), &Options{Verifier: v}); rep.OK() || !strings.Contains(text, "a proof of one call, not a transcript") {
+	if rep, text := verifyWith(string(proof), &transcript.Options{Verifier: v}); rep.OK() || !strings.Contains(text, "a proof of one call, not a transcript") {
 		t.Errorf("Verify of a proof:\n%s", text)
 	}
-	if rep, text := checkWith(transcript, v); rep.OK() || !strings.Contains(text, "line 1: not a proof header") {
+	if rep, text := checkWith(tx, v); rep.OK() || !strings.Contains(text, "line 1: not a proof header") {
 		t.Errorf("CheckProof of a transcript:\n%s", text)
 	}
-	if rep, err := CheckProof(bytes.NewReader(proof), nil, nil); err == nil || rep.OK() {
+	if rep, err := transcript.CheckProof(bytes.NewReader(proof), nil, nil); err == nil || rep.OK() {
 		t.Errorf("CheckProof without a key: %v, %+v", err, rep)
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/promptloom/promptloom/transcript"
 )
 
 const appendCalls = 200
@@ -200,13 +202,13 @@ func TestCloseWaitsForRunningCalls(t *testing.T) {
 
 // verifyFile verifies the transcript at path, failing t with the end of
 // the report unless it holds.
-func verifyFile(t *testing.T, path string) *Report {
+func verifyFile(t *testing.T, path string) *transcript.Report {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Verify(bytes.NewReader(data), nil)
+	rep, err := transcript.Verify(bytes.NewReader(data), nil)
 	if err != nil || !rep.OK() {
 		var b strings.Builder
 		rep.WriteText(&b)

@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/promptloom/promptloom/internal/chain"
 	"github.com/promptloom/promptloom/payload"
+	"github.com/promptloom/promptloom/transcript"
 )
 
 // A system prompt or call name that is not UTF-8 cannot be held by the
@@ -76,7 +78,7 @@ func TestReplyReturnedIsReplyRecorded(t *testing.T) {
 		}
 		j.Close()
 		text := buf.String()
-		rep, verr := Verify(&buf, nil)
+		rep, verr := transcript.Verify(&buf, nil)
 		if verr != nil || !rep.OK() || len(rep.Calls) != 1 || !strings.Contains(rep.Calls[0].Outcome, tc.want+" is not UTF-8") ||
 			strings.Contains(text, "\\ufffd") || strings.Contains(text, "\uFFFD") {
 			t.Errorf("%s: recorded %+v (%v %+v)\n%s", name, rep.Calls, verr, rep.Problems, text)
@@ -93,7 +95,7 @@ func TestReplyReturnedIsReplyRecorded(t *testing.T) {
 			t.Errorf("%s: Finish = %v", name, err)
 		}
 		j.Close()
-		if rep, _ := Verify(&buf, nil); !rep.OK() || !strings.Contains(rep.Calls[0].Outcome, "not UTF-8") {
+		if rep, _ := transcript.Verify(&buf, nil); !rep.OK() || !strings.Contains(rep.Calls[0].Outcome, "not UTF-8") {
 			t.Errorf("%s: Finish recorded %+v", name, rep.Calls)
 		}
 	}
@@ -107,7 +109,7 @@ func TestReplyReturnedIsReplyRecorded(t *testing.T) {
 		return Response{Text: text}, nil
 	}), request(t, "c1", `{"system": "You are careful."}`))
 	j.Close()
-	rep, verr := Verify(&buf, nil)
+	rep, verr := transcript.Verify(&buf, nil)
 	if err != nil || resp.Text != text || verr != nil || !rep.OK() || rep.Calls[0].Outcome != text {
 		t.Errorf("returned %q (%v), recorded %+v (%v)", resp.Text, err, rep.Calls, verr)
 	}
@@ -135,7 +137,7 @@ func TestCloseFromInsideTheModel(t *testing.T) {
 		t.Fatal("Close from inside the model deadlocked")
 	}
 	text := buf.String()
-	rep, err := Verify(&buf, nil)
+	rep, err := transcript.Verify(&buf, nil)
 	if err != nil || !rep.OK() || !strings.Contains(text, `"kind":"journal_close"`) {
 		t.Errorf("verify: %v %+v\n%s", err, rep.Problems, buf.String())
 	}
@@ -168,12 +170,12 @@ func TestCloseFromInsideTheModelEndsTheSession(t *testing.T) {
 		t.Fatalf("call: %v, inner call: %v", err, inner)
 	}
 	data, _ := os.ReadFile(path)
-	if rep, err := Verify(bytes.NewReader(data), &Options{Verifier: verifier}); err != nil || !rep.OK() || len(rep.Calls) != 1 {
+	if rep, err := transcript.Verify(bytes.NewReader(data), &transcript.Options{Verifier: verifier}); err != nil || !rep.OK() || len(rep.Calls) != 1 {
 		t.Errorf("verify: %v %+v\n%s", err, rep.Problems, data)
 	}
 
 	var buf bytes.Buffer
-	j = NewSink(failingClose{&writerSink{w: &buf, t: Tail{Prev: genesis}}}, &Options{Clock: clock})
+	j = NewSink(failingClose{&writerSink{w: &buf, t: Tail{Prev: chain.Genesis}}}, &Options{Clock: clock})
 	if _, err := j.Call(ctx, ModelFunc(func(context.Context, Request) (Response, error) {
 		return Response{Text: "bye"}, j.Close()
 	}), request(t, "c1", `{"system": "You are careful."}`)); err != nil {
@@ -209,7 +211,7 @@ func TestNoPanicLeavesALock(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Close blocked after a panicking model")
 	}
-	rep, _ := Verify(&buf, nil)
+	rep, _ := transcript.Verify(&buf, nil)
 	if !rep.OK() || len(rep.Calls) != 2 || !strings.HasPrefix(rep.Calls[0].Outcome, "error: panic: model bug") {
 		t.Errorf("calls %+v problems %+v", rep.Calls, rep.Problems)
 	}
@@ -259,12 +261,12 @@ func TestNoNilOrZeroValuePanics(t *testing.T) {
 	req := request(t, "c1", `{"system": "x"}`)
 	var nilJournal *Journal
 	var nilPending *Pending
-	var nilReport *Report
+	var nilReport *transcript.Report
 	var nilBuffer *bytes.Buffer
 	var nilReader *bytes.Reader
 	var nilSink *writerSink
 	boom := 0
-	closes := &closeCounter{Sink: &writerSink{w: &bytes.Buffer{}, t: Tail{Prev: genesis}}}
+	closes := &closeCounter{Sink: &writerSink{w: &bytes.Buffer{}, t: Tail{Prev: chain.Genesis}}}
 	panicky := NewSink(closes, &Options{Clock: func() time.Time {
 		if boom++; boom > 1 {
 			panic("clock")
@@ -316,20 +318,20 @@ func TestNoNilOrZeroValuePanics(t *testing.T) {
 		"nil Pending": func() error {
 			return errors.Join(want(nilPending.Finish(ctx, Response{}, nil)), want(nilPending.Attempt(ctx, 500, nil)))
 		},
-		"Verify nil reader":       func() error { _, err := Verify(nil, nil); return want(err) },
-		"Verify typed nil reader": func() error { _, err := Verify(nilReader, nil); return want(err) },
-		"nil Report": func() error {
+		"Verify nil reader":       func() error { _, err := transcript.Verify(nil, nil); return want(err) },
+		"Verify typed nil reader": func() error { _, err := transcript.Verify(nilReader, nil); return want(err) },
+		"nil transcript.Report": func() error {
 			if nilReport.OK() {
 				return errors.New("a nil report is OK")
 			}
 			nilReport.Counts()
 			return nilReport.WriteText(&bytes.Buffer{})
 		},
-		"zero calls in a Report": func() error {
-			r := &Report{Calls: []CallReport{{}, {Status: "incomplete"}}}
+		"zero calls in a transcript.Report": func() error {
+			r := &transcript.Report{Calls: []transcript.CallReport{{}, {Status: "incomplete"}}}
 			return errors.Join(r.WriteText(&bytes.Buffer{}), want(r.WriteText(nil)))
 		},
-		"zero Request": func() error { Request{}.Served(); return nil },
+		"zero Request": func() error { Request{}.served(); return nil },
 		"a panicking Clock": func() error {
 			func() {
 				defer func() { recover() }()
@@ -389,7 +391,7 @@ func TestOpenLeavesAForeignFileAlone(t *testing.T) {
 		"a brace, quote":  `{"`,
 		"text after ours": first + "\nhello",
 		"a line not next": first + "\n" + `{"prev":"blake3:0000000000000000000000000000000000000000000000000000000000000000","seq":2,"ki`,
-		"a seq not next":  first + "\n" + `{"prev":"` + lineHash([]byte(first)) + `","seq":3,"ki`,
+		"a seq not next":  first + "\n" + `{"prev":"` + chain.LineHash([]byte(first)) + `","seq":3,"ki`,
 	} {
 		path := filepath.Join(t.TempDir(), "t.jsonl")
 		os.WriteFile(path, []byte(content), 0o644)
@@ -406,7 +408,7 @@ func TestOpenLeavesAForeignFileAlone(t *testing.T) {
 		{"", `{"prev":"blake3:00`},
 		{"", `{"prev":"blake3:0000000000000000000000000000000000000000000000000000000000000000","seq":1,"kind":"journal_op`},
 		{first + "\n", `{`},
-		{first + "\n", `{"prev":"` + lineHash([]byte(first)) + `","seq":2,"kind":"system_prompt","at":"2026`},
+		{first + "\n", `{"prev":"` + chain.LineHash([]byte(first)) + `","seq":2,"kind":"system_prompt","at":"2026`},
 	} {
 		path := filepath.Join(t.TempDir(), "t.jsonl")
 		os.WriteFile(path, []byte(c.before+c.torn), 0o644)
@@ -523,12 +525,12 @@ func TestFileCutToAPartStartsANewSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ = os.ReadFile(path)
-	rep, err := Verify(bytes.NewReader(b), nil)
+	rep, err := transcript.Verify(bytes.NewReader(b), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range rep.Problems {
-		if strings.Contains(p.Detail, "opened twice") || strings.Contains(p.Detail, "but 3 are") {
+		if p.Rule == transcript.RuleSessionReopened || p.Rule == transcript.RuleCloseCount {
 			t.Errorf("problem: %s", p.Detail)
 		}
 	}
@@ -562,7 +564,7 @@ func TestRetainedContentIsRedacted(t *testing.T) {
 		if !keep && strings.Contains(buf.String(), "sk-ant-api03") {
 			t.Errorf("a credential parameter reached the transcript:\n%s", buf.String())
 		}
-		rep, err := Verify(&buf, nil)
+		rep, err := transcript.Verify(&buf, nil)
 		if err != nil || !rep.OK() {
 			t.Errorf("KeepRaw %v: does not verify: %v %+v %+v", keep, err, rep.Problems, rep.Calls)
 		}
@@ -589,7 +591,7 @@ func TestAttempts(t *testing.T) {
 	}
 	j.Close()
 	text := buf.String()
-	rep, err := Verify(&buf, nil)
+	rep, err := transcript.Verify(&buf, nil)
 	if err != nil || !rep.OK() || rep.Calls[0].Attempts != 1 || !strings.Contains(text, `"failure":{"status":429,"message":"rate limited"}`) {
 		t.Errorf("verify: %v %+v %+v\n%s", err, rep.Problems, rep.Calls, buf.String())
 	}

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/promptloom/promptloom/transcript"
 )
 
 // TestCrashChild is the child of TestCrashLeavesWholeCalls: it records
@@ -93,8 +95,8 @@ func TestCrashLeavesWholeCalls(t *testing.T) {
 	// The run was cut short, and the report says so (the session has no
 	// close; the last call may lack its response); but the chain holds,
 	// and every whole call verifies.
-	rep, err := Verify(bytes.NewReader(data), nil)
-	ok := err == nil && len(rep.Problems) == 1 && rep.Problems[0].Rule == RuleSessionUnclosed && len(rep.Calls) >= 3
+	rep, err := transcript.Verify(bytes.NewReader(data), nil)
+	ok := err == nil && len(rep.Problems) == 1 && rep.Problems[0].Rule == transcript.RuleSessionUnclosed && len(rep.Calls) >= 3
 	for i, c := range rep.Calls {
 		if c.Status != verified && (c.Status != incomplete || i != len(rep.Calls)-1) {
 			ok = false

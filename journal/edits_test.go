@@ -10,12 +10,14 @@ import (
 	"testing"
 
 	"github.com/promptloom/promptloom"
+	"github.com/promptloom/promptloom/internal/chain"
+	"github.com/promptloom/promptloom/transcript"
 	"github.com/tidwall/gjson"
 )
 
 // lines splits a transcript into its lines, newline kept.
-func lines(transcript string) []string {
-	return strings.SplitAfter(strings.TrimSuffix(transcript, "\n"), "\n")
+func lines(tx string) []string {
+	return strings.SplitAfter(strings.TrimSuffix(tx, "\n"), "\n")
 }
 
 func join(ls []string) string {
@@ -26,9 +28,9 @@ func join(ls []string) string {
 	return s
 }
 
-func reportText(t *testing.T, transcript string) (string, bool) {
+func reportText(t *testing.T, tx string) (string, bool) {
 	t.Helper()
-	rep, err := Verify(strings.NewReader(transcript), nil)
+	rep, err := transcript.Verify(strings.NewReader(tx), nil)
 	var b strings.Builder
 	rep.WriteText(&b)
 	if err != nil {
@@ -71,8 +73,8 @@ func TestEditsThatMustFail(t *testing.T) {
 		return join(out)
 	}
 	for _, tc := range []struct {
-		name, transcript string
-		want             []string // each must appear in the report
+		name, tx string
+		want     []string // each must appear in the report
 	}{
 		{"empty file", "", []string{"empty transcript", "0 call(s) verified"}},
 		{"only blank lines", "\n\n", []string{"no call verified"}},
@@ -106,14 +108,14 @@ func TestEditsThatMustFail(t *testing.T) {
 			[]string{`line 6: unknown kind "tool_call"`}},
 		{"a response deleted", rechain(without(7)), []string{"INCOMPLETE line 6: call c2", "1 incomplete"}},
 		{"not a transcript", `{"hello":"world"}` + "\n", []string{"line 1: unknown format"}},
-		{"the genesis changed", "{" + `"prev":"blake3:11",` + ls[0][len(`{"prev":"`+genesis+`",`):] + join(ls[1:]), []string{"line 1: chain broken"}},
+		{"the chain.Genesis changed", "{" + `"prev":"blake3:11",` + ls[0][len(`{"prev":"`+chain.Genesis+`",`):] + join(ls[1:]), []string{"line 1: chain broken"}},
 		{"a torn last line", orig + `{"prev":"`, []string{"line 13 is not whole yet"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if dir := os.Getenv("PROMPTLOOM_DUMP_EDITS"); dir != "" { // to run another verifier on them
-				os.WriteFile(filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".jsonl"), []byte(tc.transcript), 0o644)
+				os.WriteFile(filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".jsonl"), []byte(tc.tx), 0o644)
 			}
-			text, ok := reportText(t, tc.transcript)
+			text, ok := reportText(t, tc.tx)
 			if ok {
 				t.Fatalf("the edit verifies:\n%s", text)
 			}
@@ -152,27 +154,10 @@ func TestErrorOutcomeIsRecorded(t *testing.T) {
 }
 
 func TestLineCap(t *testing.T) {
-	_, err := Verify(strings.NewReader(recorded(t)), &Options{MaxLineBytes: 200})
-	var long *lineTooLong
-	if !errors.As(err, &long) || long.line != 2 || long.limit != 200 || !errors.Is(err, promptloom.ErrTooLarge) {
+	_, err := transcript.Verify(strings.NewReader(recorded(t)), &transcript.Options{MaxLineBytes: 200})
+	var long *chain.LineTooLong
+	if !errors.As(err, &long) || long.Line != 2 || long.Limit != 200 || !errors.Is(err, promptloom.ErrTooLarge) {
 		t.Errorf("Verify = %v, want line 2 over 200 bytes", err)
-	}
-}
-
-// A key given twice within one object is named by its path (escapes
-// decoded: "a" and "\u0061" are one key); the same key in two objects is
-// no problem.
-func TestDuplicateKey(t *testing.T) {
-	for _, tc := range []struct{ line, want string }{
-		{`{"a":1,"b":{"c":[{"d":1,"e":2,"d":3}]}}`, "duplicate JSON key b.c[0].d"},
-		{`{"a":1,"\u0061":2}`, "duplicate JSON key a"},
-		{`{"x":[1,{"y":"}\"","y":0}]}`, "duplicate JSON key x[1].y"},
-		{`{"a":{"k":1},"b":{"k":1}}`, ""},
-		{`[{"a":1},{"a":1}]`, ""},
-	} {
-		if got := unreadable([]byte(tc.line)); got != tc.want {
-			t.Errorf("%s: %q, want %q", tc.line, got, tc.want)
-		}
 	}
 }
 
@@ -184,17 +169,17 @@ func gjsonField(line, path string) string { return gjson.Get(line, path).String(
 func TestALineCutOutIsOneSeqProblem(t *testing.T) {
 	ls := lines(recorded(t))
 	cut := join(append(append([]string{}, ls[:7]...), ls[8:]...)) // line 8, a system_prompt
-	rep, err := Verify(strings.NewReader(cut), nil)
+	rep, err := transcript.Verify(strings.NewReader(cut), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var seq []string
 	for _, p := range rep.Problems {
-		if strings.Contains(p.Detail, "seq") {
+		if p.Rule == transcript.RuleSeq {
 			seq = append(seq, p.Detail)
 		}
 	}
-	if len(seq) != 1 || !strings.Contains(seq[0], "line 8: seq 9, want 8") {
+	if len(seq) != 1 || seq[0] != "line 8: seq 9, want 8" {
 		t.Errorf("seq problems %q, want the one at line 8", seq)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/promptloom/promptloom/explain"
+	"github.com/promptloom/promptloom/internal/chain"
+	"github.com/promptloom/promptloom/transcript"
 )
 
 // FuzzVerify: any transcript, however broken, gets a report, never a panic;
@@ -52,11 +54,11 @@ func FuzzVerify(f *testing.F) {
 			f.Add(b)
 		}
 	}
-	f.Add([]byte(`{"prev":"` + genesis + `","seq":1,"kind":"journal_open","session":"s","session":"t"}` + "\n"))
+	f.Add([]byte(`{"prev":"` + chain.Genesis + `","seq":1,"kind":"journal_open","session":"s","session":"t"}` + "\n"))
 	f.Add([]byte(`{"kind":"provider_call_request","served_context":{"schema":"harn.llm.served_context.v1"}}`))
 	f.Add([]byte("{\n\n}\x00"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rep, _ := Verify(bytes.NewReader(data), nil)
+		rep, _ := transcript.Verify(bytes.NewReader(data), nil)
 		if rep == nil {
 			t.Fatal("no report")
 		}

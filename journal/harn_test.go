@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promptloom/promptloom/internal/chain"
 	"github.com/tidwall/gjson"
 )
 
@@ -120,7 +121,7 @@ func TestServedContextCertifiesQwenThinkingDisableEgressBytes(t *testing.T) {
 // transcript and a Harn line with a duplicate key.
 func TestHarnTranscriptsFailClosed(t *testing.T) {
 	full := harnFixture(t, "served_context.jsonl")
-	noRequests, _ := dropLines(full, func(l gjson.Result) bool { return l.Get("type").Str == kindRequest })
+	noRequests, _ := dropLines(full, func(l gjson.Result) bool { return l.Get("type").Str == chain.KindRequest })
 	for _, tc := range []struct{ name, transcript, want string }{
 		{"no request", noRequests, "no call verified"},
 		{"a promptloom line inside", full + `{"prev":"x","seq":1,"kind":"journal_open"}` + "\n", "a Harn event with no type"},

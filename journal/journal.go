@@ -1,5 +1,6 @@
-// Package journal records what each LLM call was served, and what came back,
-// so that a run can be verified and replayed offline.
+// Package journal writes transcripts: what each LLM call was served, and
+// what came back, so that a run can be verified (package transcript) and
+// replayed (journal/replay) offline.
 //
 // A Journal is a JSONL transcript, one event a line ({prev, seq, kind, at,
 // ...}), each line's prev the BLAKE3 hash of the line before it (genesis for
@@ -17,21 +18,17 @@
 //
 // Journal.Call fails closed: the manifest is validated against the exact
 // bytes about to be sent before any line is written, read out of the
-// provider request body itself when the call gives it (package payload). Appends are single
-// O_APPEND writes of whole lines under an advisory file lock, so several
-// writers share one file without loss. Verify checks a promptloom
-// transcript, chain and all, or a Harn transcript's receipts. Package
-// journal/replay keys calls by what the model is shown and answers from
-// the pins of a recorded run.
+// provider request body itself when the call gives it (package payload).
+// Appends are single O_APPEND writes of whole lines under an advisory file
+// lock, so several writers share one file without loss; a Sink takes them
+// elsewhere (journal/postgres: one chain a session in PostgreSQL).
 //
 // The chain's hashes are unkeyed. A journal given Options.Signer signs its
 // session with checkpoints (sumdb/note notes over the chain and the RFC
-// 6962 root of its calls), which Verify holds to Options.Verifier. Prove
-// writes the inclusion proof of one call, for someone who sees nothing
-// else of the transcript, and CheckProof checks it against the signer's
-// key (in the manner of sumdb/tlog's ProveRecord and CheckRecord).
-// Package journal/postgres keeps transcripts in PostgreSQL, one chain a
-// session.
+// 6962 root of its calls), cosigned by the witnesses it asks
+// (Options.Witnesses). Reading a transcript back, judging it and proving
+// its calls is package transcript's: the writer reads nothing of a line
+// but what it needs to append after it.
 package journal
 
 import (
@@ -39,33 +36,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
-	"unsafe"
 
 	"github.com/promptloom/promptloom"
-	"github.com/promptloom/promptloom/digest"
-	"github.com/promptloom/promptloom/harn/redact"
-	pjson "github.com/promptloom/promptloom/internal/json"
+	"github.com/promptloom/promptloom/internal/chain"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
 
 	"golang.org/x/mod/sumdb/note"
 )
-
-// The kinds of a transcript line (docs/transcript.md).
-const (
-	kindSystemPrompt    = "system_prompt"
-	kindContextManifest = "context_manifest"
-	kindRequest         = "provider_call_request"
-	kindResponse        = "provider_call_response"
-	kindError           = "provider_call_error"
-	kindOpen            = "journal_open"
-	kindClose           = "journal_close"
-	kindAttempt         = "provider_call_attempt"
-	kindRefused         = "provider_call_refused"
-)
-
-// servedContextSchema names the receipt a request carries.
-const servedContextSchema = "harn.llm.served_context.v1"
 
 // servedContext is a request's receipt of what it was served. A verifier
 // ignores fields it does not know, so later versions may add to it.
@@ -136,19 +114,8 @@ type Request struct {
 	Unattributed bool
 }
 
-// Served is the system text the provider is sent: the body's system
-// channel when the body is given and readable, else Sent, else System.
-func (r Request) Served() string {
-	if r.Body != nil {
-		if c, err := systemChannel(r.Body, r.Provider); err == nil {
-			return c.Text
-		}
-	}
-	if r.Sent != nil {
-		return *r.Sent
-	}
-	return r.System
-}
+// served is the system text the provider is sent (chain.Served).
+func (r Request) served() string { return chain.Served(r.Body, r.Provider, r.Sent, r.System) }
 
 // Response is a model's answer, as recorded: a summary (each field written
 // only when set, so a response of text alone is the line it always was)
@@ -186,24 +153,9 @@ func (f ModelFunc) Complete(ctx context.Context, req Request) (Response, error) 
 	return f(ctx, req)
 }
 
-// jsonHash is the content hash of a JSON value, Harn's
-// stable_redacted_json_hash: BLAKE3 over its canonical encoding after
-// Harn's redact_json (every string value redacted, and the value of a
-// credential-like key replaced whole: redact.JSON). Empty JSON hashes as
-// null.
-func jsonHash(raw json.RawMessage) (string, error) {
-	if len(raw) == 0 {
-		raw = json.RawMessage("null")
-	}
-	b, err := redact.JSON(raw)
-	if err != nil {
-		return "", err
-	}
-	return digest.Bytes(b).String(), nil
-}
-
-// Options configure a Journal and Verify. The zero value (or nil) is the
-// default.
+// Options configure a Journal. The zero value (or nil) is the default.
+// What a reader holds a transcript to (a verifier key, witnesses) is
+// transcript.Options'.
 type Options struct {
 	// Clock stamps each line's "at"; nil is the time of day in UTC.
 	Clock func() time.Time
@@ -221,8 +173,9 @@ type Options struct {
 	// with "~N" after it, so Session may be the old id there; a store's
 	// chain has one writer, so there Session names a new chain.
 	Follows string
-	// MaxLineBytes is the longest transcript line Open and Verify read (0:
-	// promptloom.DefaultMaxBytes). A longer line is an error matching
+	// MaxLineBytes is the longest transcript line Open reads (0:
+	// promptloom.DefaultMaxBytes), as transcript.Options.MaxLineBytes is
+	// the longest a reader reads. A longer line is an error matching
 	// promptloom.ErrTooLarge: it is never held in memory whole. It is also
 	// the longest a Journal writes, so that what it writes verifies: a
 	// call whose request line would be longer is refused before it is
@@ -252,20 +205,6 @@ type Options struct {
 	// leaves the checkpoint without its cosignature, and Close returns an
 	// error naming it: the calls are recorded either way.
 	Witnesses []string
-	// Verifier, when set, makes Verify (and Prove) fail unless every
-	// session ends in a checkpoint signed by its key that holds for the
-	// chain at its line: without it, anyone who can write a transcript can
-	// rewrite a whole run consistently, and only its head hash changes.
-	// CheckProof takes its key as an argument, not from here.
-	Verifier note.Verifier
-	// Cosigners, with Verifier, make Verify fail unless the last
-	// checkpoint of every session carries valid cosignatures of at least
-	// Quorum of these witness keys (witness.NewVerifier); Quorum 0 is all
-	// of them. A signature cannot show that its writer showed everyone the
-	// same run; a quorum of witnesses, each of which cosigns only trees
-	// consistent with the last it cosigned for the origin, can.
-	Cosigners []note.Verifier
-	Quorum    int
 }
 
 func (o *Options) maxLine() int {
@@ -279,12 +218,4 @@ func (o *Options) maxLine() int {
 // error's text, redacted.
 type callError struct {
 	Message string `json:"message"`
-}
-
-// quote is s as a JSON string, as canonical JSON writes it.
-func quote(s string) string {
-	// Sized for a few escapes, so a long text is not copied as it grows,
-	// and never written again, so the string is its bytes.
-	b := pjson.AppendString(make([]byte, 0, len(s)+len(s)/16+2), s)
-	return unsafe.String(unsafe.SliceData(b), len(b))
 }

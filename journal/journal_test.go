@@ -13,8 +13,10 @@ import (
 	"time"
 
 	"github.com/promptloom/promptloom/explain"
+	"github.com/promptloom/promptloom/internal/chain"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
+	"github.com/promptloom/promptloom/transcript"
 
 	"github.com/tidwall/gjson"
 )
@@ -69,11 +71,11 @@ func recorded(t *testing.T) string {
 
 // rechain recomputes every line's prev, as a forger would after an edit:
 // what the chain no longer catches, the receipts must.
-func rechain(transcript string) string {
-	prev := genesis
+func rechain(tx string) string {
+	prev := chain.Genesis
 	requests := map[int64]string{} // seq -> line hash
 	var out strings.Builder
-	for _, l := range strings.SplitAfter(transcript, "\n") {
+	for _, l := range strings.SplitAfter(tx, "\n") {
 		if l == "" {
 			continue
 		}
@@ -88,10 +90,10 @@ func rechain(transcript string) string {
 			if field != `"prev":"` {
 				h = requests[gjson.Get(body, "request_seq").Int()]
 			}
-			body = body[:at] + h + body[at+len(genesis):]
+			body = body[:at] + h + body[at+len(chain.Genesis):]
 		}
-		prev = lineHash([]byte(body))
-		if gjson.Get(body, "kind").Str == kindRequest {
+		prev = chain.LineHash([]byte(body))
+		if gjson.Get(body, "kind").Str == chain.KindRequest {
 			requests[gjson.Get(body, "seq").Int()] = prev
 		}
 		out.WriteString(body + "\n")
@@ -99,9 +101,9 @@ func rechain(transcript string) string {
 	return out.String()
 }
 
-func kinds(transcript string) []string {
+func kinds(tx string) []string {
 	var out []string
-	for _, l := range strings.Split(strings.TrimSpace(transcript), "\n") {
+	for _, l := range strings.Split(strings.TrimSpace(tx), "\n") {
 		var v struct{ Kind string }
 		json.Unmarshal([]byte(l), &v)
 		out = append(out, v.Kind)
@@ -110,15 +112,15 @@ func kinds(transcript string) []string {
 }
 
 func TestRecordAndVerify(t *testing.T) {
-	transcript := recorded(t)
-	got := strings.Join(kinds(transcript), " ")
+	tx := recorded(t)
+	got := strings.Join(kinds(tx), " ")
 	want := "journal_open system_prompt context_manifest provider_call_request provider_call_response " +
 		"provider_call_request provider_call_response " + // c2: same prompt and manifest, not written again
 		"system_prompt context_manifest provider_call_request provider_call_response journal_close"
 	if got != want {
 		t.Errorf("kinds:\n%s\nwant\n%s", got, want)
 	}
-	rep, err := Verify(strings.NewReader(transcript), nil)
+	rep, err := transcript.Verify(strings.NewReader(tx), nil)
 	if err != nil || !rep.OK() || len(rep.Calls) != 3 {
 		t.Fatalf("verify: %+v %v", rep, err)
 	}
@@ -151,7 +153,7 @@ func TestVerifyCatchesEveryFlippedByte(t *testing.T) {
 			for i := start; i < end && i < len(line)-2; i += 7 {
 				b := bytes.Clone(buf.Bytes())
 				b[offset+i] ^= 0x01
-				rep, err := Verify(bytes.NewReader(b), nil)
+				rep, err := transcript.Verify(bytes.NewReader(b), nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -180,14 +182,14 @@ func TestChangesInsideASecretAreInvisibleToReceipts(t *testing.T) {
 	}
 	j.Close()
 	inside := strings.Replace(buf.String(), "hunter22", "hunter23", 1)
-	if rep, _ := Verify(strings.NewReader(inside), nil); rep.OK() {
+	if rep, _ := transcript.Verify(strings.NewReader(inside), nil); rep.OK() {
 		t.Error("the chain missed an edited line")
 	}
-	if rep, _ := Verify(strings.NewReader(rechain(inside)), nil); !rep.OK() {
+	if rep, _ := transcript.Verify(strings.NewReader(rechain(inside)), nil); !rep.OK() {
 		t.Errorf("a change inside the secret was seen by a receipt: %+v", rep)
 	}
 	outside := rechain(strings.Replace(buf.String(), "Deploy with", "Deploy wiTh", 1))
-	if rep, _ := Verify(strings.NewReader(outside), nil); rep.OK() {
+	if rep, _ := transcript.Verify(strings.NewReader(outside), nil); rep.OK() {
 		t.Error("a change outside the secret went unnoticed")
 	}
 }
@@ -202,7 +204,7 @@ func TestVerifyIsTolerantOfUnknownFields(t *testing.T) {
 		}
 		out.WriteString(strings.Replace(l, `"served_context":{`, `"served_context":{"payload_content_hash":"blake3:00",`, 1))
 	}
-	rep, err := Verify(strings.NewReader(rechain(out.String())), nil)
+	rep, err := transcript.Verify(strings.NewReader(rechain(out.String())), nil)
 	if err != nil || !rep.OK() || len(rep.Calls) != 3 {
 		t.Fatalf("verify of a transcript with unknown fields: %+v %v", rep, err)
 	}
@@ -242,7 +244,7 @@ func TestEgressIsProjected(t *testing.T) {
 		!strings.Contains(buf.String(), `"root":"transformed"`) || !strings.Contains(buf.String(), `"content":"You are careful.! [adapter]"`) {
 		t.Errorf("transcript:\n%s", buf.String())
 	}
-	rep, _ := Verify(strings.NewReader(buf.String()), nil)
+	rep, _ := transcript.Verify(strings.NewReader(buf.String()), nil)
 	if !rep.OK() {
 		t.Errorf("egress call does not verify: %+v", rep)
 	}
@@ -259,7 +261,7 @@ func TestOpenRepairsATornTail(t *testing.T) {
 	whole, _ := os.ReadFile(path)
 	lines := strings.Split(strings.TrimSuffix(string(whole), "\n"), "\n")
 	// The start of the line a writer crashed writing.
-	torn := `{"prev":"` + lineHash([]byte(lines[len(lines)-1])) + `","seq":13,"kind":"system_pro`
+	torn := `{"prev":"` + chain.LineHash([]byte(lines[len(lines)-1])) + `","seq":13,"kind":"system_pro`
 	os.WriteFile(path, append(whole, torn...), 0o644)
 
 	j, err = Open(path, &Options{Clock: clock})
@@ -274,7 +276,7 @@ func TestOpenRepairsATornTail(t *testing.T) {
 	}
 	j.Close()
 	data, _ := os.ReadFile(path)
-	rep, _ := Verify(bytes.NewReader(data), nil)
+	rep, _ := transcript.Verify(bytes.NewReader(data), nil)
 	if !rep.OK() || len(rep.Calls) != 4 {
 		t.Errorf("after repair: %+v", rep)
 	}
@@ -284,8 +286,8 @@ func TestOpenRepairsATornTail(t *testing.T) {
 // line, not a crash (gjson.Valid recursed on it until the stack overflowed).
 func TestVerifySurvivesDeepNesting(t *testing.T) {
 	deep := strings.Repeat("[", 20<<20) + "\n"
-	rep, err := Verify(strings.NewReader(deep+recorded(t)), nil)
-	if err != nil || rep.OK() || !strings.Contains(rep.Problems[0].Detail, "line 1: not JSON") || len(rep.Calls) != 3 {
+	rep, err := transcript.Verify(strings.NewReader(deep+recorded(t)), nil)
+	if err != nil || rep.OK() || rep.Problems[0].Rule != transcript.RuleUnreadable || rep.Problems[0].Line != 1 || len(rep.Calls) != 3 {
 		t.Fatalf("verify = %+v, %v", rep.Problems, err)
 	}
 }
@@ -313,19 +315,19 @@ func TestSystemPromptSecretIsRedacted(t *testing.T) {
 	if !strings.Contains(buf.String(), "<redacted:github_token:") {
 		t.Fatalf("no placeholder in the transcript:\n%s", buf.String())
 	}
-	if rep, err := Verify(bytes.NewReader(buf.Bytes()), nil); err != nil || !rep.OK() {
+	if rep, err := transcript.Verify(bytes.NewReader(buf.Bytes()), nil); err != nil || !rep.OK() {
 		t.Fatalf("the redacted transcript does not verify: %v %+v", err, rep)
 	}
 	for _, edit := range [][2]string{{"Be brief.", "Be Brief."}, {"is secret.", "is secreT."}} {
 		bad := rechain(strings.ReplaceAll(buf.String(), edit[0], edit[1]))
-		if rep, _ := Verify(strings.NewReader(bad), nil); rep.OK() {
+		if rep, _ := transcript.Verify(strings.NewReader(bad), nil); rep.OK() {
 			t.Errorf("%q -> %q outside the secret went unnoticed", edit[0], edit[1])
 		}
 	}
 	at := strings.Index(buf.String(), "<redacted:github_token:")
 	end := at + strings.IndexByte(buf.String()[at:], '>')
 	longer := rechain(buf.String()[:at] + "<redacted:github_token:41" + buf.String()[end:])
-	if rep, _ := Verify(strings.NewReader(longer), nil); rep.OK() {
+	if rep, _ := transcript.Verify(strings.NewReader(longer), nil); rep.OK() {
 		t.Error("a placeholder standing for more bytes went unnoticed")
 	}
 	// Kept raw, the secret is there, and the transcript verifies too.
@@ -335,7 +337,7 @@ func TestSystemPromptSecretIsRedacted(t *testing.T) {
 		t.Fatal(err)
 	}
 	j.Close()
-	if rep, _ := Verify(bytes.NewReader(buf.Bytes()), nil); !strings.Contains(buf.String(), token) || !rep.OK() {
+	if rep, _ := transcript.Verify(bytes.NewReader(buf.Bytes()), nil); !strings.Contains(buf.String(), token) || !rep.OK() {
 		t.Errorf("KeepRaw: secret kept %v, verifies %v", strings.Contains(buf.String(), token), rep.OK())
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/promptloom/promptloom/explain"
+	"github.com/promptloom/promptloom/internal/chain"
+	"github.com/promptloom/promptloom/transcript"
 )
 
 // bigManifestTranscript is a transcript of calls calls citing one large
@@ -31,7 +33,7 @@ func bigManifestTranscript(tb testing.TB, frags, calls, systems int) []byte {
 	j := New(&buf, &Options{Clock: clock, Session: "big"})
 	for i := range calls {
 		if i%(calls/systems) == 0 {
-			delete(j.last, kindSystemPrompt) // retain the prompt again: a new pair
+			delete(j.last, chain.KindSystemPrompt) // retain the prompt again: a new pair
 		}
 		if _, err := j.Call(ctx, echo, Request{Call: fmt.Sprintf("c%d", i), System: e.System, Manifest: e.Manifest}); err != nil {
 			tb.Fatal(err)
@@ -85,7 +87,7 @@ func BenchmarkVerifyOneManifestManyPrompts(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	verify := func() {
-		rep, err := Verify(bytes.NewReader(data), nil)
+		rep, err := transcript.Verify(bytes.NewReader(data), nil)
 		if err != nil || !rep.OK() {
 			b.Fatalf("verify: %v %v", err, rep.Problems)
 		}
@@ -111,7 +113,7 @@ func TestVerifyLinearInPairs(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	rep, err := Verify(bytes.NewReader(data), nil)
+	rep, err := transcript.Verify(bytes.NewReader(data), nil)
 	runtime.ReadMemStats(&after)
 	if err != nil || !rep.OK() {
 		t.Fatalf("verify: %v %v", err, rep.Problems)
@@ -149,7 +151,7 @@ func TestVerifyLinearInPairsHarn(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	rep, err := Verify(bytes.NewReader(data), nil)
+	rep, err := transcript.Verify(bytes.NewReader(data), nil)
 	runtime.ReadMemStats(&after)
 	if err != nil || !rep.OK() {
 		t.Fatalf("verify: %v %v", err, rep.Problems)
@@ -170,14 +172,14 @@ func TestVerifyHarnToolSchemasOnce(t *testing.T) {
 		w.call(i+1, fmt.Sprintf("c%d", i), system, harnManifest("root", system), nil, tools)
 	}
 	data := strings.Replace(w.buf.String(), `"schemas":[{"`, `"schemas":[ {"`, 1) // the same value, not its bytes
-	rep, err := Verify(strings.NewReader(data), nil)
+	rep, err := transcript.Verify(strings.NewReader(data), nil)
 	if err != nil || !rep.OK() {
 		t.Fatalf("verify: %v %v", err, rep.Problems)
 	}
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	Verify(strings.NewReader(data), nil)
+	transcript.Verify(strings.NewReader(data), nil)
 	runtime.ReadMemStats(&after)
 	// Re-deriving through the canonical encoding costs a few times the
 	// schemas, once; once a call it was 145x the file.

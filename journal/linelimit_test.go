@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/promptloom/promptloom"
+	"github.com/promptloom/promptloom/transcript"
 )
 
 // The journal writes no line its verifier would refuse: a request whose
@@ -72,7 +73,7 @@ func TestNoLineOverTheLimit(t *testing.T) {
 	if strings.Contains(buf.String(), `"call":"big"`) || !strings.Contains(buf.String(), "over the transcript's limit of 4096") {
 		t.Errorf("transcript:\n%s", buf.String())
 	}
-	rep, err := Verify(bytes.NewReader(buf.Bytes()), &Options{MaxLineBytes: limit, Verifier: verifier})
+	rep, err := transcript.Verify(bytes.NewReader(buf.Bytes()), &transcript.Options{MaxLineBytes: limit, Verifier: verifier})
 	if err != nil || !rep.OK() || len(rep.Calls) != 4 {
 		var w strings.Builder
 		rep.WriteText(&w)
@@ -84,7 +85,7 @@ func TestNoLineOverTheLimit(t *testing.T) {
 // rest counted, whatever the file's length.
 func TestProblemsAreBounded(t *testing.T) {
 	garbage := strings.Repeat("{}\n", 50_000)
-	rep, err := Verify(strings.NewReader(garbage), nil)
+	rep, err := transcript.Verify(strings.NewReader(garbage), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func TestProblemsAreBounded(t *testing.T) {
 		t.Fatalf("%d problems listed", len(rep.Problems))
 	}
 	last := rep.Problems[maxProblems]
-	if last.Rule != RuleTooManyProblems || !strings.Contains(last.Detail, "more problem(s) from line") {
+	if last.Rule != transcript.RuleTooManyProblems || !strings.Contains(last.Detail, "more problem(s) from line") {
 		t.Errorf("the last problem: %+v", last)
 	}
 	// A problem a line, and "no call verified".
@@ -101,7 +102,7 @@ func TestProblemsAreBounded(t *testing.T) {
 	if !strings.Contains(w.String(), "; 50001 problem(s) with the transcript") {
 		t.Errorf("summary: %s", lastLines(w.String(), 3))
 	}
-	allocs := testing.AllocsPerRun(1, func() { Verify(strings.NewReader(garbage), nil) })
+	allocs := testing.AllocsPerRun(1, func() { transcript.Verify(strings.NewReader(garbage), nil) })
 	if perLine := allocs / 50_000; perLine > 20 {
 		t.Errorf("%.0f allocations a line of garbage", perLine)
 	}

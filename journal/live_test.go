@@ -7,12 +7,16 @@ import (
 
 	"bytes"
 	"context"
-	"github.com/promptloom/promptloom/digest"
-	"github.com/promptloom/promptloom/payload"
 
-	"golang.org/x/mod/sumdb/note"
+	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/internal/chain"
+	"github.com/promptloom/promptloom/payload"
+	"github.com/promptloom/promptloom/transcript"
+
 	"strings"
 	"testing"
+
+	"golang.org/x/mod/sumdb/note"
 )
 
 // The provider's own cache verdict the transport put in a response's
@@ -29,7 +33,7 @@ func TestVerifyReadsTheProvidersCacheVerdict(t *testing.T) {
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Verify(strings.NewReader(buf.String()), nil)
+	rep, err := transcript.Verify(strings.NewReader(buf.String()), nil)
 	if err != nil || !rep.OK() {
 		t.Fatalf("%v %+v", err, rep)
 	}
@@ -54,9 +58,9 @@ func live(t *testing.T, s note.Signer, n int) string {
 	return buf.String()
 }
 
-func reportOf(t *testing.T, transcript string, o *Options) (*Report, string) {
+func reportOf(t *testing.T, tx string, o *transcript.Options) (*transcript.Report, string) {
 	t.Helper()
-	rep, err := Verify(strings.NewReader(transcript), o)
+	rep, err := transcript.Verify(strings.NewReader(tx), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +75,7 @@ func reportOf(t *testing.T, transcript string, o *Options) (*Report, string) {
 func TestAnOpenTranscriptHoldsSoFar(t *testing.T) {
 	open := live(t, nil, 3)
 	rep, text := reportOf(t, open, nil)
-	if !rep.Holds() || rep.OK() || len(rep.Open) != 1 || rep.Open[0] != (OpenSession{Session: "s1", Line: 1, Calls: 3}) {
+	if !rep.Holds() || rep.OK() || len(rep.Open) != 1 || rep.Open[0] != (transcript.OpenSession{Session: "s1", Line: 1, Calls: 3}) {
 		t.Fatalf("holds %v, ok %v, open %+v:\n%s", rep.Holds(), rep.OK(), rep.Open, text)
 	}
 	for _, w := range []string{"OPEN session s1 (line 1) is open: 3 call(s) so far", "open: session s1 with 3 call(s) so far; verified through line 9"} {
@@ -80,7 +84,7 @@ func TestAnOpenTranscriptHoldsSoFar(t *testing.T) {
 		}
 	}
 	for _, p := range rep.Problems {
-		if !rep.Pending(p) || p.Rule != RuleSessionUnclosed {
+		if !rep.Pending(p) || p.Rule != transcript.RuleSessionUnclosed {
 			t.Errorf("problem %v", p)
 		}
 	}
@@ -140,10 +144,10 @@ func TestAnOpenTranscriptHoldsSoFar(t *testing.T) {
 
 // closeLine is the journal_close of session s1 with calls calls, chained
 // after transcript.
-func closeLine(t *testing.T, transcript string, calls int) string {
+func closeLine(t *testing.T, tx string, calls int) string {
 	t.Helper()
-	ls := strings.Split(strings.TrimSuffix(transcript, "\n"), "\n")
-	prev := lineHash([]byte(ls[len(ls)-1]))
+	ls := strings.Split(strings.TrimSuffix(tx, "\n"), "\n")
+	prev := chain.LineHash([]byte(ls[len(ls)-1]))
 	return fmt.Sprintf(`{"prev":%q,"seq":%d,"kind":"journal_close","at":"2026-11-03T00:00:00Z","session":"s1","calls":%d}`+"\n", prev, len(ls)+1, calls)
 }
 
@@ -153,7 +157,7 @@ func closeLine(t *testing.T, transcript string, calls int) string {
 func TestAnOpenSignedTranscriptProvesWhatItsCheckpointsCover(t *testing.T) {
 	s, key := keys(t, "live")
 	open := live(t, s, 3) // a checkpoint after c1; c2 after it
-	o := &Options{Verifier: key}
+	o := &transcript.Options{Verifier: key}
 	rep, text := reportOf(t, open, o)
 	if !rep.Holds() || rep.OK() || rep.SignedBy != "live" || !strings.Contains(text, "are not signed yet") {
 		t.Fatalf("holds %v, signed by %q:\n%s", rep.Holds(), rep.SignedBy, text)
@@ -162,10 +166,10 @@ func TestAnOpenSignedTranscriptProvesWhatItsCheckpointsCover(t *testing.T) {
 	if proof == nil {
 		t.Fatalf("no proof of a covered call:\n%s", why)
 	}
-	if rep, err := CheckProof(bytes.NewReader(proof), key, nil); err != nil || !rep.OK() {
+	if rep, err := transcript.CheckProof(bytes.NewReader(proof), key, nil); err != nil || !rep.OK() {
 		t.Errorf("the proof does not check: %v %+v", err, rep)
 	}
-	if proof, rep, why := proveWith(open, "c2", o); proof != nil || !hasRule(rep, RuleProveUncovered, `call "c2"`) {
+	if proof, rep, why := proveWith(open, "c2", o); proof != nil || !hasRule(rep, transcript.RuleProveUncovered) {
 		t.Errorf("a call no checkpoint covers is proved:\n%s", why)
 	}
 
@@ -232,7 +236,7 @@ func TestASessionFollowsAnother(t *testing.T) {
 		"not a str": rechain(strings.Replace(buf.String(), `"follows":"s1"`, `"follows":1`, 1)),
 	} {
 		rep, text := reportOf(t, bad, nil)
-		if rep.Holds() || !hasRule(rep, RuleFollows, "") {
+		if rep.Holds() || !hasRule(rep, transcript.RuleFollows) {
 			t.Errorf("%s:\n%s", name, text)
 		}
 	}
@@ -251,7 +255,7 @@ func TestASessionFollowsAnother(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep, text := reportOf(t, string(data), nil); rep.Holds() || !hasRule(rep, RuleFollows, "not closed at this line") {
+	if rep, text := reportOf(t, string(data), nil); rep.Holds() || !hasRule(rep, transcript.RuleFollows) {
 		t.Errorf("following a session still open:\n%s", text)
 	}
 }
@@ -275,12 +279,12 @@ func TestARefusalIsOnTheRecord(t *testing.T) {
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
-	transcript := buf.String()
-	if strings.Contains(transcript, "\xff") || strings.Contains(transcript, `"model"`) {
-		t.Fatalf("the refused body is kept:\n%s", transcript)
+	tx := buf.String()
+	if strings.Contains(tx, "\xff") || strings.Contains(tx, `"model"`) {
+		t.Fatalf("the refused body is kept:\n%s", tx)
 	}
-	rep, text := reportOf(t, transcript, nil)
-	want := Refusal{Line: 2, Session: "s1", Reason: "malformed", Message: "the request body is not JSON: unexpected end (byte 28)", BodyBytes: int64(len(body)), BodyContentHash: digest.Bytes(body).String()}
+	rep, text := reportOf(t, tx, nil)
+	want := transcript.Refusal{Line: 2, Session: "s1", Reason: "malformed", Message: "the request body is not JSON: unexpected end (byte 28)", BodyBytes: int64(len(body)), BodyContentHash: digest.Bytes(body).String()}
 	if !rep.OK() || len(rep.Refused) != 1 || rep.Refused[0] != want {
 		t.Fatalf("%+v:\n%s", rep.Refused, text)
 	}
@@ -298,11 +302,11 @@ func TestARefusalIsOnTheRecord(t *testing.T) {
 		t.Errorf("a refusal alone:\n%s", text)
 	}
 	for name, bad := range map[string]string{
-		"altered":         strings.Replace(transcript, `"body_bytes":29`, `"body_bytes":30`, 1),
-		"reason":          rechain(strings.Replace(transcript, `"reason":"malformed"`, `"reason":"Malformed!"`, 1)),
-		"body_bytes":      rechain(strings.Replace(transcript, `"body_bytes":29`, `"body_bytes":"29"`, 1)),
-		"hash":            rechain(strings.Replace(transcript, `"body_content_hash":"blake3:`, `"body_content_hash":"md5:`, 1)),
-		"another session": rechain(strings.Replace(transcript, `"session":"s1","reason"`, `"session":"s9","reason"`, 1)),
+		"altered":         strings.Replace(tx, `"body_bytes":29`, `"body_bytes":30`, 1),
+		"reason":          rechain(strings.Replace(tx, `"reason":"malformed"`, `"reason":"Malformed!"`, 1)),
+		"body_bytes":      rechain(strings.Replace(tx, `"body_bytes":29`, `"body_bytes":"29"`, 1)),
+		"hash":            rechain(strings.Replace(tx, `"body_content_hash":"blake3:`, `"body_content_hash":"md5:`, 1)),
+		"another session": rechain(strings.Replace(tx, `"session":"s1","reason"`, `"session":"s9","reason"`, 1)),
 	} {
 		if rep, text := reportOf(t, bad, nil); rep.OK() || rep.Holds() {
 			t.Errorf("%s: verifies:\n%s", name, text)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/promptloom/promptloom/transcript"
 )
 
 // A live signed file where a second session has opened but not yet
@@ -35,7 +37,7 @@ func TestLogsOfALiveRunWithASessionNotSignedYet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs, rep, err := Logs(strings.NewReader(string(data)), &Options{Verifier: key})
+	logs, rep, err := transcript.Logs(strings.NewReader(string(data)), &transcript.Options{Verifier: key})
 	if err != nil || !rep.Holds() || len(logs) != 1 {
 		t.Errorf("holds %v, %d log(s), err %v; want a's log", rep.Holds(), len(logs), err)
 	}

@@ -5,18 +5,17 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/internal/chain"
 	pjson "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
-
-	"github.com/tidwall/gjson"
 )
 
-// ErrBodyNotSent is a call whose Request.Sent is not the system channel of
+// errBodyNotSent is a call whose Request.Sent is not the system channel of
 // its Request.Body: the adapter says it sends one text and the body holds
-// another.
-var ErrBodyNotSent = errors.New("the request body's system channel is not Request.Sent")
+// another. The error matches ErrStaleManifest, as every refusal of what a
+// call would send does.
+var errBodyNotSent = errors.New("the request body's system channel is not Request.Sent")
 
 // egress is what a call sends, as Call records it.
 type egress struct {
@@ -51,7 +50,7 @@ func (r Request) egress() (egress, error) {
 		if e, err := stale(); err != nil {
 			return e, err
 		}
-		e := egress{text: r.Served(), manifest: r.Manifest}
+		e := egress{text: r.served(), manifest: r.Manifest}
 		if e.text != r.System {
 			var err error
 			validated()
@@ -67,7 +66,7 @@ func (r Request) egress() (egress, error) {
 		// system channel differs from the prompt other than by placement
 		// (payload.ErrMismatch, and manifest.ErrInvalid through the rule
 		// that broke), or it is not the text Request.Sent names
-		// (ErrBodyNotSent). Nothing is written, the model is not called.
+		// (errBodyNotSent). Nothing is written, the model is not called.
 		// A manifest that does not hold for System says so first.
 		if e, err := stale(); err != nil {
 			return e, err
@@ -91,14 +90,14 @@ func (r Request) egress() (egress, error) {
 	if err != nil {
 		return refuse(&payload.Error{Kind: payload.ErrMalformed, Provider: c.Provider, Path: c.Field, Msg: err.Error()})
 	}
-	if back, err := systemChannel(kept, c.Provider); err != nil || back.Text != c.Text || !slices.Equal(back.Pieces, c.Pieces) || back.Breakpoints != c.Breakpoints {
+	if back, err := chain.SystemChannel(kept, c.Provider); err != nil || back.Text != c.Text || !slices.Equal(back.Pieces, c.Pieces) || back.Breakpoints != c.Breakpoints {
 		return refuse(fmt.Errorf("%w: %s: the system channel does not survive canonical JSON", payload.ErrMalformed, c.Field))
 	}
 	e := egress{text: c.Text, channel: c, retained: kept}
 	switch {
 	case r.Sent != nil:
 		if *r.Sent != c.Text {
-			return refuse(ErrBodyNotSent)
+			return refuse(errBodyNotSent)
 		}
 		if _, err := stale(); err != nil {
 			return egress{}, err
@@ -134,61 +133,3 @@ func (r Request) egress() (egress, error) {
 // validated counts the write side's validations of a manifest, for a test
 // that a request validates its manifest once.
 var validated = func() {}
-
-// checkPayload checks a request's payload receipt: when served_context
-// records the payload side, payload_system_content_hash must be the system
-// prompt's hash (the text the manifest certifies), payload_system_bytes its
-// length, payload_provider a known shape, and request.payload must be
-// retained and read back, as that shape, to exactly the retained system
-// prompt. A request.payload without the receipt fails too.
-func checkPayload(s, req getter, sys retained, mf *manifest.Manifest, shash string) *manifest.RuleError {
-	h, n, p, body := s.Get("payload_system_content_hash"), s.Get("payload_system_bytes"), s.Get("payload_provider"), req.Get("payload")
-	if !h.Exists() && !n.Exists() && !p.Exists() {
-		if body.Exists() {
-			return callFailed(RuleReceipt, "request.payload is retained but served_context has no payload_system_content_hash")
-		}
-		return nil
-	}
-	phash, rerr := receiptHash(s, "payload_system_content_hash")
-	if rerr != nil {
-		return rerr
-	}
-	bytes, ok := intField(n)
-	if !ok {
-		return callFailed(RuleReceipt, "payload_system_bytes %s is not a byte count", orRawNull(n.Raw))
-	}
-	prov, perr := payload.ParseProvider(p.Str)
-	if p.Type != gjson.String || perr != nil || prov == payload.Auto {
-		return callFailed(RuleReceipt, "payload_provider %s is not one of anthropic, openai-chat, openai-responses, gemini", orRawNull(p.Raw))
-	}
-	if phash != shash {
-		return callFailed(RulePayloadSystem, "payload_system_content_hash %s is not system_prompt_content_hash %s: the request body's system channel is not the text the manifest certifies", phash, shash)
-	}
-	if bytes != int64(mf.SystemPromptBytes) {
-		return callFailed(RulePayloadSystemBytes, "payload_system_bytes %d, but the manifest says %d", bytes, mf.SystemPromptBytes)
-	}
-	if !body.Exists() {
-		return callFailed(RulePayload, "request.payload is missing (the writer retains the body's system channel whenever it records its digest)")
-	}
-	c, err := systemChannel([]byte(body.Raw), prov)
-	switch {
-	case err != nil:
-		return callFailed(RulePayloadUnreadable, "request.payload: %v", err)
-	case digest.Of(c.Text).String() != phash:
-		return callFailed(RulePayloadContent, "request.payload's system channel does not hash to payload_system_content_hash (it hashes to %s)", digest.Of(c.Text))
-	case int64(redactedLen(c.Text)) != bytes:
-		return callFailed(RulePayloadLength, "request.payload's system channel is %d bytes, payload_system_bytes says %d", len(c.Text), bytes)
-	case c.Text != sys.raw:
-		return callFailed(RulePayloadText, "request.payload's system channel is not the system_prompt at line %d", sys.line)
-	}
-	return nil
-}
-
-// systemChannel is the system channel of body read as p.
-func systemChannel(body []byte, p payload.Provider) (*payload.Channel, error) {
-	r, err := payload.Read(body, p)
-	if err != nil {
-		return nil, err
-	}
-	return r.System()
-}

@@ -9,8 +9,10 @@ import (
 	"testing"
 
 	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/internal/chain"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
+	"github.com/promptloom/promptloom/transcript"
 
 	"github.com/tidwall/gjson"
 )
@@ -45,7 +47,7 @@ func TestPayloadIsRecorded(t *testing.T) {
 		{name: "gemini",
 			body: `{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"systemInstruction":{"parts":[{"text":"You are careful.\n\n"},{"text":"Answer in English."}]}}`,
 			sent: prompt, detect: payload.Gemini, wantRetained: `{"systemInstruction":{"parts":[{"text":"You are careful.\n\n"},{"text":"Answer in English."}]}}`},
-		{name: "an adapter's own transform, vouched for with Sent",
+		{name: "an adapter's own transform, vouched for with transcript.Sent",
 			body: `{"instructions":"/no_think\nYou are careful.\n\nAnswer in English.","input":"hi"}`,
 			sent: "/no_think\n" + prompt, vouched: ptr("/no_think\n" + prompt), detect: payload.OpenAIResponses, transformed: true,
 			wantRetained: `{"instructions":"/no_think\nYou are careful.\n\nAnswer in English."}`},
@@ -62,7 +64,7 @@ func TestPayloadIsRecorded(t *testing.T) {
 			out := buf.String()
 			var req string
 			for _, l := range lines(out) {
-				if gjson.Get(l, "kind").Str == kindRequest {
+				if gjson.Get(l, "kind").Str == chain.KindRequest {
 					req = l
 				}
 			}
@@ -89,7 +91,7 @@ func TestPayloadIsRecorded(t *testing.T) {
 			if !strings.Contains(out, `"boundary":"llm_request_payload_egress"`) {
 				t.Error("the manifest retained is not at the payload egress boundary")
 			}
-			if rep, err := Verify(strings.NewReader(out), nil); err != nil || !rep.OK() {
+			if rep, err := transcript.Verify(strings.NewReader(out), nil); err != nil || !rep.OK() {
 				t.Errorf("does not verify: %+v %v\n%s", rep, err, out)
 			}
 		})
@@ -114,7 +116,7 @@ func TestPayloadRefused(t *testing.T) {
 		{"a key twice in the channel", `{"system":"a","system":"b"}`, nil, []error{payload.ErrMalformed}},
 		{"a lone surrogate in the channel", `{"system":"You are careful.\n\nAnswer in English.\ud800"}`, nil, []error{payload.ErrMalformed}},
 		{"Sent is not what the body holds", `{"system":"` + strings.ReplaceAll(prompt, "\n", `\n`) + `"}`, ptr(prompt + " [adapter]"),
-			[]error{ErrBodyNotSent}},
+			[]error{errBodyNotSent}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
@@ -162,11 +164,11 @@ func ptr(s string) *string { return &s }
 // A pin keys a call by the system text sent: with a body, its channel's.
 func TestServedIsTheBodysChannel(t *testing.T) {
 	r := request(t, "c1", twoFragments)
-	if got := r.Served(); got != "You are careful.\n\nAnswer in English." {
+	if got := r.served(); got != "You are careful.\n\nAnswer in English." {
 		t.Errorf("without a body: %q", got)
 	}
 	r.Body = []byte(`{"system":[{"type":"text","text":"You are careful."},{"type":"text","text":"Answer in English."}]}`)
-	if got := r.Served(); got != "You are careful.Answer in English." {
+	if got := r.served(); got != "You are careful.Answer in English." {
 		t.Errorf("with a body: %q", got)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/promptloom/promptloom/payload"
+	"github.com/promptloom/promptloom/transcript"
 )
 
 // unmarked is an Anthropic body with every cache_control left out: what
@@ -40,7 +41,7 @@ func unmarked(t *testing.T, body []byte) []byte {
 
 // A body changed before it was sent keeps the body as it came beside
 // it (request.received), as segments of the session that cost a few
-// pieces, with the change in words: both verify, Report counts the
+// pieces, with the change in words: both verify, transcript.Report counts the
 // changed calls, Requests gives both back, the next call's segments
 // still refer to the body sent, and altering the received part fails.
 func TestTheBodyReceivedIsKeptBesideTheBodySent(t *testing.T) {
@@ -79,13 +80,13 @@ func TestTheBodyReceivedIsKeptBesideTheBodySent(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := buf.Bytes()
-	rep, err := Verify(bytes.NewReader(data), nil)
+	rep, err := transcript.Verify(bytes.NewReader(data), nil)
 	if err != nil || !rep.OK() || rep.Changed != 7 {
 		var w bytes.Buffer
 		rep.WriteText(&w)
 		t.Fatalf("verify: %v, %d changed\n%s", err, rep.Changed, w.String())
 	}
-	sent, err := Requests(data, rep)
+	sent, err := transcript.Requests(data, rep)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +125,7 @@ func TestTheBodyReceivedIsKeptBesideTheBodySent(t *testing.T) {
 		}, "body_content"},
 	} {
 		tampered := bytes.Replace(data, line, tc.edit(bytes.Clone(line)), 1)
-		rep, err := Verify(bytes.NewReader(tampered), nil)
+		rep, err := transcript.Verify(bytes.NewReader(tampered), nil)
 		if err != nil || rep.OK() {
 			t.Errorf("%s: verifies (%v)", tc.name, err)
 			continue
@@ -179,11 +180,11 @@ func TestAnAttributedCallKeepsTheBodyReceived(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := buf.Bytes()
-	rep, err := Verify(bytes.NewReader(data), nil)
+	rep, err := transcript.Verify(bytes.NewReader(data), nil)
 	if err != nil || !rep.OK() || rep.Changed != 1 || len(rep.Calls) != 1 {
 		t.Fatalf("verify: %v %+v", err, rep)
 	}
-	sent, err := Requests(data, rep)
+	sent, err := transcript.Requests(data, rep)
 	if err != nil || len(sent) != 1 || !jsonEqual(t, sent[0].Received, req.Received) || sent[0].Changed != req.Changed {
 		t.Fatalf("read back: %v %+v", err, sent)
 	}
@@ -191,7 +192,7 @@ func TestAnAttributedCallKeepsTheBodyReceived(t *testing.T) {
 	if bytes.Equal(tampered, data) {
 		t.Fatalf("the body received is not kept whole:\n%s", data)
 	}
-	if rep, err := Verify(bytes.NewReader(tampered), nil); err != nil || rep.OK() || rep.Calls[0].Problem == nil || rep.Calls[0].Problem.Rule != RuleRequestContent {
+	if rep, err := transcript.Verify(bytes.NewReader(tampered), nil); err != nil || rep.OK() || rep.Calls[0].Problem == nil || rep.Calls[0].Problem.Rule != transcript.RuleRequestContent {
 		t.Errorf("altered: %v %+v", err, rep.Calls)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/promptloom/promptloom/transcript"
 )
 
 // TestHarnPlaceholderKeepsStructuralChecks: a Harn prompt retained with a
@@ -49,8 +51,8 @@ func TestHarnPlaceholderKeepsStructuralChecks(t *testing.T) {
 			var w harnWriter
 			tc.mf["whole_prompt_digest"] = harnHash(tc.system)
 			w.call(1, "c1", tc.system, tc.mf, nil, nil)
-			transcript := strings.Replace(w.buf.String(), fmtInt("system_prompt_bytes", len(tc.system)), fmtInt("system_prompt_bytes", sent), 1)
-			rep, err := Verify(strings.NewReader(transcript), nil)
+			tx := strings.Replace(w.buf.String(), fmtInt("system_prompt_bytes", len(tc.system)), fmtInt("system_prompt_bytes", sent), 1)
+			rep, err := transcript.Verify(strings.NewReader(tx), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -86,9 +88,9 @@ func TestPlaceholderClaimingTooMuchIsRefused(t *testing.T) {
 	tr := strings.Replace(w.buf.String(), fmtInt("system_prompt_bytes", len(retained)), fmtInt("system_prompt_bytes", sent), 1)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	rep, err := Verify(strings.NewReader(tr), nil)
+	rep, err := transcript.Verify(strings.NewReader(tr), nil)
 	runtime.ReadMemStats(&after)
-	if err != nil || rep.OK() || rep.Calls[0].Problem == nil || rep.Calls[0].Problem.Rule != RuleRedactedLimit {
+	if err != nil || rep.OK() || rep.Calls[0].Problem == nil || rep.Calls[0].Problem.Rule != transcript.RuleRedactedLength {
 		t.Fatalf("a gigabyte claimed in %d bytes: %v %+v", len(tr), err, rep)
 	}
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {

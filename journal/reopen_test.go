@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promptloom/promptloom/internal/chain"
+	"github.com/promptloom/promptloom/transcript"
 	"github.com/tidwall/gjson"
 )
 
@@ -21,7 +23,7 @@ func opens(t *testing.T, path string) []string {
 	}
 	var ids []string
 	for _, line := range bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n")) {
-		if gjson.GetBytes(line, "kind").Str == kindOpen {
+		if gjson.GetBytes(line, "kind").Str == chain.KindOpen {
 			ids = append(ids, gjson.GetBytes(line, "session").Str)
 		}
 	}
@@ -104,7 +106,7 @@ func TestSessionReusedSigned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, text := verifyWith(string(b), &Options{Verifier: v})
+	rep, text := verifyWith(string(b), &transcript.Options{Verifier: v})
 	if !rep.OK() || rep.Checkpoints != 2 {
 		t.Errorf("verify --key: %d checkpoint(s)\n%s", rep.Checkpoints, text)
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
+	"github.com/promptloom/promptloom/transcript"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	aoption "github.com/anthropics/anthropic-sdk-go/option"
@@ -116,14 +117,14 @@ func TestAnthropicSDKCallIsRecordedAndVerified(t *testing.T) {
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
-	transcript, err := os.ReadFile(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if code, out := verifyTranscript(t, transcript); code != 0 || !strings.Contains(out, "1 call(s) verified, 0 incomplete, 0 failed") {
-		t.Fatalf("exit %d:\n%s\n%s", code, out, transcript)
+	if code, out := verifyTranscript(t, data); code != 0 || !strings.Contains(out, "1 call(s) verified, 0 incomplete, 0 failed") {
+		t.Fatalf("exit %d:\n%s\n%s", code, out, data)
 	}
-	req := gjson.Get(requestLine(t, transcript), "request.payload.system").Raw
+	req := gjson.Get(requestLine(t, data), "request.payload.system").Raw
 	if !strings.Contains(req, `"cache_control":{"type":"ephemeral"}`) || !strings.Contains(req, "plainly") {
 		t.Errorf("request.payload does not hold the SDK's blocks: %s", req)
 	}
@@ -131,7 +132,7 @@ func TestAnthropicSDKCallIsRecordedAndVerified(t *testing.T) {
 	// One character of the retained body changed: the chain catches it,
 	// and once the chain and the body's own hash are recomputed, the
 	// payload receipt does.
-	edited := append([]byte(nil), transcript...)
+	edited := append([]byte(nil), data...)
 	at := bytes.Index(edited, []byte(`"payload":{`))
 	if at < 0 {
 		t.Fatal("no request.payload")
@@ -148,9 +149,9 @@ func TestAnthropicSDKCallIsRecordedAndVerified(t *testing.T) {
 	}
 }
 
-func verifyTranscript(t *testing.T, transcript []byte) (int, string) {
+func verifyTranscript(t *testing.T, data []byte) (int, string) {
 	t.Helper()
-	rep, err := journal.Verify(bytes.NewReader(transcript), nil)
+	rep, err := transcript.Verify(bytes.NewReader(data), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,9 +165,9 @@ func verifyTranscript(t *testing.T, transcript []byte) (int, string) {
 	return 0, out.String()
 }
 
-func requestLine(t *testing.T, transcript []byte) string {
+func requestLine(t *testing.T, data []byte) string {
 	t.Helper()
-	for _, l := range strings.Split(string(transcript), "\n") {
+	for _, l := range strings.Split(string(data), "\n") {
 		if gjson.Get(l, "kind").Str == "provider_call_request" {
 			return l
 		}
@@ -177,12 +178,12 @@ func requestLine(t *testing.T, transcript []byte) string {
 
 // rechain recomputes what a forger can: each request's
 // payload_content_hash (when rehash), every prev, every request_hash.
-func rechain(t *testing.T, transcript []byte, rehash bool) []byte {
+func rechain(t *testing.T, data []byte, rehash bool) []byte {
 	t.Helper()
 	prev := "blake3:" + strings.Repeat("0", 64) // the first line's prev
 	requests := map[int64]string{}
 	var out bytes.Buffer
-	for _, l := range strings.Split(strings.TrimSuffix(string(transcript), "\n"), "\n") {
+	for _, l := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
 		if gjson.Get(l, "kind").Str == "provider_call_request" && rehash {
 			canonical, err := redact.JSON([]byte(gjson.Get(l, "request.payload").Raw))
 			if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/promptloom/promptloom/internal/wire"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
+	"github.com/promptloom/promptloom/transcript"
 
 	"golang.org/x/mod/sumdb/note"
 )
@@ -256,11 +257,11 @@ func TestAgentSessionStoresEachSegmentOnce(t *testing.T) {
 			if len(whole) < 10*len(data) {
 				t.Errorf("kept whole %d bytes, segments %d: the measure does not tell them apart", len(whole), len(data))
 			}
-			rep, err := Verify(bytes.NewReader(data), nil)
+			rep, err := transcript.Verify(bytes.NewReader(data), nil)
 			if err != nil || !rep.OK() || len(rep.Calls) != calls || rep.Unattributed != calls {
 				t.Fatalf("verify: %v, %+v", err, rep.Problems)
 			}
-			got, err := Requests(data, rep)
+			got, err := transcript.Requests(data, rep)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -274,11 +275,11 @@ func TestAgentSessionStoresEachSegmentOnce(t *testing.T) {
 				}
 			}
 			// The transcript kept whole reads back the same bodies.
-			wrep, err := Verify(bytes.NewReader(whole), nil)
+			wrep, err := transcript.Verify(bytes.NewReader(whole), nil)
 			if err != nil || !wrep.OK() {
 				t.Fatalf("verify whole: %v", err)
 			}
-			wgot, _ := Requests(whole, wrep)
+			wgot, _ := transcript.Requests(whole, wrep)
 			for i := range wgot {
 				if !bytes.Equal(wgot[i].Body, got[i].Body) {
 					t.Fatalf("call %d: the body kept whole and the body kept as segments differ", i+1)
@@ -337,27 +338,27 @@ func TestSegmentsRules(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		data string
-		o    *Options
+		o    *transcript.Options
 		want manifest.Rule
 	}{
-		{"a segment altered", edit(1, func(l string) string { return strings.Replace(l, "careful coding agent", "careless coding agent", 1) }), nil, RuleBodyContent},
-		{"a number no segment has", edit(3, func(l string) string { return strings.Replace(l, `"body_segments":[`, `"body_segments":[99999,`, 1) }), nil, RuleSegmentMissing},
+		{"a segment altered", edit(1, func(l string) string { return strings.Replace(l, "careful coding agent", "careless coding agent", 1) }), nil, transcript.RuleBodyContent},
+		{"a number no segment has", edit(3, func(l string) string { return strings.Replace(l, `"body_segments":[`, `"body_segments":[99999,`, 1) }), nil, transcript.RuleSegments},
 		{"a run outside the previous list", edit(3, func(l string) string {
 			return strings.Replace(l, `"body_segments":[[0,`, `"body_segments":[[0,99999],[0,`, 1)
-		}), nil, RuleSegmentRange},
-		{"an empty run", edit(3, func(l string) string { return strings.Replace(l, `"body_segments":[`, `"body_segments":[[3,3],`, 1) }), nil, RuleSegmentRange},
-		{"a segment stored twice", edit(3, func(l string) string { return strings.Replace(l, `"body_segments":[`, `"body_segments":["{",`, 1) }), nil, RuleSegmentRepeated},
-		{"an item of another type", edit(3, func(l string) string { return strings.Replace(l, `"body_segments":[`, `"body_segments":[true,`, 1) }), nil, RuleSegments},
-		{"a number written otherwise", edit(3, func(l string) string { return strings.Replace(l, `"body_segments":[[0,`, `"body_segments":[[0.0,`, 1) }), nil, RuleSegments},
-		{"an empty segment", edit(3, func(l string) string { return strings.Replace(l, `"body_segments":[`, `"body_segments":["",`, 1) }), nil, RuleSegments},
-		{"not a list", edit(3, func(l string) string { return strings.Replace(l, `"body_segments":[`, `"body_segments":"[","x":[`, 1) }), nil, RuleSegments},
+		}), nil, transcript.RuleSegments},
+		{"an empty run", edit(3, func(l string) string { return strings.Replace(l, `"body_segments":[`, `"body_segments":[[3,3],`, 1) }), nil, transcript.RuleSegments},
+		{"a segment stored twice", edit(3, func(l string) string { return strings.Replace(l, `"body_segments":[`, `"body_segments":["{",`, 1) }), nil, transcript.RuleSegmentRepeated},
+		{"an item of another type", edit(3, func(l string) string { return strings.Replace(l, `"body_segments":[`, `"body_segments":[true,`, 1) }), nil, transcript.RuleSegments},
+		{"a number written otherwise", edit(3, func(l string) string { return strings.Replace(l, `"body_segments":[[0,`, `"body_segments":[[0.0,`, 1) }), nil, transcript.RuleSegments},
+		{"an empty segment", edit(3, func(l string) string { return strings.Replace(l, `"body_segments":[`, `"body_segments":["",`, 1) }), nil, transcript.RuleSegments},
+		{"not a list", edit(3, func(l string) string { return strings.Replace(l, `"body_segments":[`, `"body_segments":"[","x":[`, 1) }), nil, transcript.RuleSegments},
 		{"the body kept twice", edit(1, func(l string) string {
 			return strings.Replace(l, `"body_segments":[`, `"body":{},"body_segments":[`, 1)
-		}), nil, RuleBodyTwice},
-		{"a body past the line limit", strings.Join(lines, "") + "\n", &Options{MaxLineBytes: longest + 1}, RuleBodyTooLarge},
+		}), nil, transcript.RuleBodyTwice},
+		{"a body past the line limit", strings.Join(lines, "") + "\n", &transcript.Options{MaxLineBytes: longest + 1}, transcript.RuleBodyTooLarge},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rep, err := Verify(strings.NewReader(tc.data), tc.o)
+			rep, err := transcript.Verify(strings.NewReader(tc.data), tc.o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -378,24 +379,6 @@ func TestSegmentsRules(t *testing.T) {
 	}
 }
 
-// A run that copies a previous list past its end, line after line, is
-// refused before it is held: the bodies Verify joins are held to the
-// line limit, so a hostile transcript cannot make it join gigabytes.
-func TestSegmentsDoublingIsBounded(t *testing.T) {
-	bs := newBodies(1 << 20)
-	if _, p := bs.add("s", `["`+strings.Repeat("x", 1000)+`"]`); p != nil {
-		t.Fatal(p)
-	}
-	var p *manifest.RuleError
-	for i := 1; i < 40 && p == nil; i++ {
-		n := len(bs.sessions["s"].prev)
-		_, p = bs.add("s", fmt.Sprintf("[[0,%d],[0,%d]]", n, n))
-	}
-	if p == nil || p.Rule != RuleBodyTooLarge {
-		t.Fatalf("problem %v", p)
-	}
-}
-
 // A transcript written before bodies were kept as segments (each
 // unattributed body whole in request.body, one kept as text) still
 // verifies, signed, and its bodies read back as before.
@@ -412,14 +395,14 @@ func TestBodyV1Transcript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Verify(bytes.NewReader(data), &Options{Verifier: key})
+	rep, err := transcript.Verify(bytes.NewReader(data), &transcript.Options{Verifier: key})
 	if err != nil || !rep.OK() || rep.Unattributed != 3 || rep.SignedBy == "" {
 		t.Fatalf("verify: %v, %+v", err, rep.Problems)
 	}
 	if bytes.Contains(data, []byte("body_segments")) || !bytes.Contains(data, []byte(`"request":{"body":{`)) {
 		t.Fatal("the fixture is not of the format before segments")
 	}
-	got, err := Requests(data, rep)
+	got, err := transcript.Requests(data, rep)
 	if err != nil || len(got) != 3 {
 		t.Fatalf("%d requests, %v", len(got), err)
 	}
@@ -433,7 +416,7 @@ func TestBodyV1Transcript(t *testing.T) {
 	}
 	// An edit of an old body, the chain recomputed, still fails.
 	bad := rechain(strings.Replace(string(data), "where is main?", "where is lib?", 1))
-	if rep, _ := Verify(strings.NewReader(bad), nil); rep.OK() {
+	if rep, _ := transcript.Verify(strings.NewReader(bad), nil); rep.OK() {
 		t.Error("an edited body verified")
 	}
 }
@@ -472,25 +455,6 @@ func TestMarkCuts(t *testing.T) {
 			t.Errorf("%s: marked %q, plain %q", tc[0], marked, plain)
 		}
 	}
-}
-
-// FuzzBodySegments: no list, however hostile, panics the reader, and
-// whatever it joins is at most the limit.
-func FuzzBodySegments(f *testing.F) {
-	for _, s := range []string{`["a","b",[0,1],1]`, `[[0,2],"x"]`, `[0,[0,0],-1,1e3,"",{}]`, `[[0,1,2],[1],["a",0]]`} {
-		f.Add(`["{\"a\":","1}"]`, s)
-	}
-	f.Fuzz(func(t *testing.T, first, second string) {
-		bs := newBodies(1 << 12)
-		for _, raw := range []string{first, second, second} {
-			if pjson.Check([]byte(raw), nil) != nil {
-				return
-			}
-			if b, p := bs.add("s", raw); p == nil && len(b) > 1<<12 {
-				t.Fatalf("joined %d bytes", len(b))
-			}
-		}
-	})
 }
 
 // BenchmarkWriteAgentSession writes the 200 calls of an agent's run (as
@@ -565,7 +529,7 @@ func BenchmarkVerifyAgentSession(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {
-				if rep, err := Verify(bytes.NewReader(data), nil); err != nil || !rep.OK() {
+				if rep, err := transcript.Verify(bytes.NewReader(data), nil); err != nil || !rep.OK() {
 					b.Fatal(err)
 				}
 			}
@@ -601,14 +565,14 @@ func TestSegmentsProof(t *testing.T) {
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
-	proof, rep, err := Prove(bytes.NewReader(buf.Bytes()), "turn-25", &Options{Verifier: verifier})
+	proof, rep, err := transcript.Prove(bytes.NewReader(buf.Bytes()), "turn-25", &transcript.Options{Verifier: verifier})
 	if err != nil || proof == nil {
 		t.Fatalf("prove: %v %+v", err, rep.Problems)
 	}
-	if prep, err := CheckProof(bytes.NewReader(proof), verifier, nil); err != nil || !prep.OK() {
+	if prep, err := transcript.CheckProof(bytes.NewReader(proof), verifier, nil); err != nil || !prep.OK() {
 		t.Fatalf("check: %v %+v", err, prep)
 	}
-	sent, err := Requests(buf.Bytes(), rep)
+	sent, err := transcript.Requests(buf.Bytes(), rep)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -681,16 +645,16 @@ func TestSegmentsAfterAFailedAppend(t *testing.T) {
 		if failed != 1 {
 			t.Fatalf("written %v: %d appends failed", written, failed)
 		}
-		rep, err := Verify(bytes.NewReader(s.buf.Bytes()), nil)
+		rep, err := transcript.Verify(bytes.NewReader(s.buf.Bytes()), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, c := range rep.Calls {
-			if c.Problem != nil && !(written && c.Problem.Rule == RuleUnanswered) {
+			if c.Problem != nil && !(written && c.Problem.Rule == transcript.RuleUnanswered) {
 				t.Errorf("written %v: call %s: %v", written, c.Call, c.Problem)
 			}
 		}
-		got, err := Requests(s.buf.Bytes(), rep)
+		got, err := transcript.Requests(s.buf.Bytes(), rep)
 		if err != nil || len(got) != len(kept) {
 			t.Fatalf("written %v: %d requests, %v", written, len(got), err)
 		}
@@ -743,11 +707,11 @@ func TestSegmentsConcurrent(t *testing.T) {
 		}
 	}
 	j.Close()
-	rep, err := Verify(bytes.NewReader(buf.Bytes()), nil)
+	rep, err := transcript.Verify(bytes.NewReader(buf.Bytes()), nil)
 	if err != nil || !rep.OK() {
 		t.Fatalf("verify: %v %+v", err, rep.Problems)
 	}
-	got, _ := Requests(buf.Bytes(), rep)
+	got, _ := transcript.Requests(buf.Bytes(), rep)
 	for _, s := range got {
 		var g, i int
 		fmt.Sscanf(s.Report.Call, "g%d-%d", &g, &i)
@@ -777,11 +741,11 @@ func TestSegmentsKeepRaw(t *testing.T) {
 	if !bytes.Contains(buf.Bytes(), []byte("ghp_")) {
 		t.Fatal("no secret kept raw: the run has none to test with")
 	}
-	rep, err := Verify(bytes.NewReader(buf.Bytes()), nil)
+	rep, err := transcript.Verify(bytes.NewReader(buf.Bytes()), nil)
 	if err != nil || !rep.OK() {
 		t.Fatalf("verify: %v %+v", err, rep.Problems)
 	}
-	got, _ := Requests(buf.Bytes(), rep)
+	got, _ := transcript.Requests(buf.Bytes(), rep)
 	for i, s := range got {
 		if want, _ := pjson.Encode(sent[i]); !bytes.Equal(s.Body, want) {
 			t.Errorf("call %d: not the canonical body sent", i)
@@ -816,29 +780,37 @@ func TestSegmentsFileCutBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Verify(bytes.NewReader(data), nil)
+	rep, err := transcript.Verify(bytes.NewReader(data), nil)
 	if err != nil || !rep.OK() || len(rep.Calls) != 4 {
 		t.Fatalf("verify: %v, %d calls, %+v", err, len(rep.Calls), rep.Problems)
 	}
-	if got, _ := Requests(data, rep); len(got) != 4 || got[0].Body == nil {
+	if got, _ := transcript.Requests(data, rep); len(got) != 4 || got[0].Body == nil {
 		t.Fatalf("requests %+v", got)
 	}
 }
 
-// Every reader of a request body goes through Requests (cache,
-// report, the CLI): no Go file outside this package's writer, verifier
-// and Requests names body_segments, so none reads the format itself.
+// Every reader of a request body goes through transcript.Requests (cache,
+// report, the CLI): no Go file outside this package's writer and
+// transcript's verifier and Requests names body_segments, so none reads
+// the format itself.
 func TestOneReaderOfSegments(t *testing.T) {
-	allowed := map[string]bool{"segments.go": true, "write.go": true, "verify.go": true, "sent.go": true, "rules.go": true}
+	allowed := map[string]bool{
+		filepath.Join("..", "journal", "segments.go"):    true, // the writer
+		filepath.Join("..", "journal", "write.go"):       true,
+		filepath.Join("..", "transcript", "segments.go"): true, // the reader
+		filepath.Join("..", "transcript", "verify.go"):   true,
+		filepath.Join("..", "transcript", "sent.go"):     true,
+		filepath.Join("..", "transcript", "rules.go"):    true,
+	}
 	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return err
 		}
-		if filepath.Dir(path) == filepath.Join("..", "journal") && allowed[d.Name()] {
+		if allowed[path] {
 			return nil
 		}
 		if b, err := os.ReadFile(path); err == nil && bytes.Contains(b, []byte("body_segments")) {
-			t.Errorf("%s reads body_segments: take the body from journal.Requests", path)
+			t.Errorf("%s reads body_segments: take the body from transcript.Requests", path)
 		}
 		return nil
 	})
@@ -866,11 +838,11 @@ func TestSegmentsTooLongQuotedIsKeptWhole(t *testing.T) {
 	if !strings.Contains(lines[1], `"request":{"body":{`) || !strings.Contains(lines[3], `"body_segments":[`) {
 		t.Fatalf("transcript:\n%s", buf.String())
 	}
-	rep, err := Verify(bytes.NewReader(buf.Bytes()), &Options{MaxLineBytes: 8 << 10})
+	rep, err := transcript.Verify(bytes.NewReader(buf.Bytes()), &transcript.Options{MaxLineBytes: 8 << 10})
 	if err != nil || !rep.OK() {
 		t.Fatalf("verify: %v %+v", err, rep.Problems)
 	}
-	got, _ := Requests(buf.Bytes(), rep)
+	got, _ := transcript.Requests(buf.Bytes(), rep)
 	for i, s := range got {
 		if want, _ := redact.JSON([]byte(bodies[i])); !bytes.Equal(s.Body, want) {
 			t.Errorf("call %d: %s", i, s.Body)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/promptloom/promptloom/internal/chain"
 	pjson "github.com/promptloom/promptloom/internal/json"
 )
 
@@ -122,7 +123,7 @@ func holdsLine(f *os.File, start, end int64, head string) bool {
 	if _, err := f.ReadAt(line, start); err != nil {
 		return false
 	}
-	return len(line) > 0 && line[len(line)-1] == '\n' && lineHash(line[:len(line)-1]) == head
+	return len(line) > 0 && line[len(line)-1] == '\n' && chain.LineHash(line[:len(line)-1]) == head
 }
 
 // read notes the sessions opened in f from upTo to size (whole lines).
@@ -141,7 +142,7 @@ func (k *fileSessions) read(f *os.File, size int64, limit int) error {
 			// A long line: a promptloom writer's says its kind in its
 			// first bytes, and a journal_open line is short, so only a
 			// line that does not say is read whole.
-			if kind, ok := lineKind(chunk); ok && kind != kindOpen {
+			if kind, ok := lineKind(chunk); ok && kind != chain.KindOpen {
 				if err := skipLine(r); err != nil {
 					return err
 				}
@@ -240,19 +241,19 @@ func lineKind(b []byte) (kind string, ok bool) {
 	return string(b[:end]), true
 }
 
-// openedSession is the session a journal_open line opens, as Verify reads
-// it: ok false for any other line, and for one Verify would not read.
+// openedSession is the session a journal_open line opens, as transcript.Verify reads
+// it: ok false for any other line, and for one transcript.Verify would not read.
 func openedSession(line []byte) (string, bool) {
-	if kind, ok := lineKind(line); ok && kind != kindOpen {
+	if kind, ok := lineKind(line); ok && kind != chain.KindOpen {
 		return "", false
 	}
 	var m pjson.Members
-	if unreadableIn(line, &m) != "" {
-		return "", false
+	if bytes.HasPrefix(line, []byte("\xef\xbb\xbf")) || m.Check(line, nil) != nil {
+		return "", false // a line Verify does not read (transcript's unreadable)
 	}
 	kind, _ := m.Lookup("kind")
 	id, ok := m.Lookup("session")
-	if !strings.HasPrefix(kind, `"`) || pjson.Unquote(kind) != kindOpen || !ok || !strings.HasPrefix(id, `"`) {
+	if !strings.HasPrefix(kind, `"`) || pjson.Unquote(kind) != chain.KindOpen || !ok || !strings.HasPrefix(id, `"`) {
 		return "", false
 	}
 	return strings.Clone(pjson.Unquote(id)), true

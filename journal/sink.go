@@ -9,11 +9,13 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/promptloom/promptloom/internal/chain"
 )
 
 // A Sink is where a journal's lines go: an append-only chain of lines that
 // it keeps whole. Append hands build the chain's tail under the sink's own
-// lock (the hash of the last line and its seq; genesis and 0 for an empty
+// lock (the hash of the last line and its seq; chain.Genesis and 0 for an empty
 // chain) and writes the lines build returns as one atomic, durable unit, or
 // none of them. Open's file sink lets many journals, in many processes,
 // share one chain; a database sink (package journal/postgres) keeps one
@@ -116,7 +118,7 @@ func tailAfter(t Tail, lines []byte) Tail {
 	}
 	body := bytes.TrimSuffix(lines, []byte("\n"))
 	last := body[bytes.LastIndexByte(body, '\n')+1:]
-	return Tail{Prev: lineHash(last), Seq: t.Seq + int64(bytes.Count(body, []byte("\n"))+1)}
+	return Tail{Prev: chain.LineHash(last), Seq: t.Seq + int64(bytes.Count(body, []byte("\n"))+1)}
 }
 
 // fileSink is a transcript file shared by any number of writers: every
@@ -327,7 +329,7 @@ func (s *fileSink) holdsLast() bool {
 	if _, err := s.f.ReadAt(line, s.start); err != nil {
 		return false
 	}
-	return line[len(line)-1] == '\n' && lineHash(line[:len(line)-1]) == s.t.Prev
+	return line[len(line)-1] == '\n' && chain.LineHash(line[:len(line)-1]) == s.t.Prev
 }
 
 func (s *fileSink) Close() error {

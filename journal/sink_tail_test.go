@@ -5,6 +5,9 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+
+	"github.com/promptloom/promptloom/internal/chain"
+	"github.com/promptloom/promptloom/transcript"
 )
 
 // The chain's tail a sink of this package takes from the line builder is
@@ -13,7 +16,7 @@ import (
 func TestSinkTailFromBuilderIsTheWrittenTail(t *testing.T) {
 	ctx := context.Background()
 	var buf bytes.Buffer
-	ws := &writerSink{w: &buf, t: Tail{Prev: genesis}}
+	ws := &writerSink{w: &buf, t: Tail{Prev: chain.Genesis}}
 	path := filepath.Join(t.TempDir(), "t.jsonl")
 	fj, err := Open(path, &Options{Session: "s"})
 	if err != nil {
@@ -30,10 +33,10 @@ func TestSinkTailFromBuilderIsTheWrittenTail(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if want := tailAfter(Tail{Prev: genesis}, buf.Bytes()); ws.t != want || want.Seq < 8 {
+	if want := tailAfter(Tail{Prev: chain.Genesis}, buf.Bytes()); ws.t != want || want.Seq < 8 {
 		t.Errorf("writer sink's tail %+v, the written lines' %+v", ws.t, want)
 	}
-	if rep, err := Verify(bytes.NewReader(buf.Bytes()), nil); err != nil || !rep.OK() {
+	if rep, err := transcript.Verify(bytes.NewReader(buf.Bytes()), nil); err != nil || !rep.OK() {
 		t.Fatalf("verify: %v %+v", err, rep)
 	}
 	got := fj.sink.(*fileSink).t

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/promptloom/promptloom/transcript"
 )
 
 // Begin returns with the request's lines written, in the file for any
@@ -57,7 +59,7 @@ func TestBeginWritesAndSyncWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if rep, err := Verify(f, nil); err != nil || !rep.OK() || len(rep.Calls) != 17 {
+	if rep, err := transcript.Verify(f, nil); err != nil || !rep.OK() || len(rep.Calls) != 17 {
 		t.Fatalf("verify: %v, %+v; want 17 calls", err, rep)
 	}
 	if err := (*Pending)(nil).Sync(); !errors.Is(err, errNoPending) {

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/internal/chain"
+	"github.com/promptloom/promptloom/transcript"
 
 	"github.com/tidwall/gjson"
 )
@@ -34,7 +36,7 @@ func TestTamperingThatMustFail(t *testing.T) {
 		return join(append(append(append([]string{}, ls[:after]...), line+"\n"), ls[after:]...))
 	}
 	for _, tc := range []struct {
-		name, transcript, want string
+		name, tx, want string
 	}{
 		// The last line has no next prev to cover it.
 		{"CRLF on the last line", strings.TrimSuffix(orig, "\n") + "\r\n", "line 12: a carriage return before the newline (CRLF line endings)"},
@@ -64,11 +66,11 @@ func TestTamperingThatMustFail(t *testing.T) {
 		{"a key added to request, rechained", rechain(edit(4, `"parameters":null`, `"parameters":null,"model":"gpt-evil"`)),
 			"served_context has no model_content_hash (request.model is retained)"},
 		{"request not an object, rechained", rechain(edit(4, `"request":{`, `"request":0,"x":{`)), "no request object"},
-		{"an orphan system_prompt, rechained", rechain(insert(11, `{"prev":"`+genesis+`","seq":12,"kind":"system_prompt","at":"2026-11-03T00:00:06Z","content":"Obey the user.","content_hash":"`+genesis+`"}`)),
+		{"an orphan system_prompt, rechained", rechain(insert(11, `{"prev":"`+chain.Genesis+`","seq":12,"kind":"system_prompt","at":"2026-11-03T00:00:06Z","content":"Obey the user.","content_hash":"`+chain.Genesis+`"}`)),
 			"line 12: the system_prompt's content hashes to blake3:"},
 		{"system_prompt content a number, rechained", rechain(edit(2, `"content":"You are careful.\n\nAnswer in English."`, `"content":36`)),
 			"line 2: the system_prompt has no content string"},
-		{"an orphan context_manifest, rechained", rechain(insert(11, `{"prev":"`+genesis+`","seq":12,"kind":"context_manifest","at":"2026-11-03T00:00:06Z","content_hash":"`+genesis+`","manifest":{}}`)),
+		{"an orphan context_manifest, rechained", rechain(insert(11, `{"prev":"`+chain.Genesis+`","seq":12,"kind":"context_manifest","at":"2026-11-03T00:00:06Z","content_hash":"`+chain.Genesis+`","manifest":{}}`)),
 			"line 12: the context_manifest's manifest hashes to blake3:"},
 		// What readers decode differently.
 		{"invalid UTF-8 in a reply", rechain(edit(5, "reply to c1", "reply to c\xff")), "line 5: not UTF-8 (byte"},
@@ -80,9 +82,9 @@ func TestTamperingThatMustFail(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if dir := os.Getenv("PROMPTLOOM_DUMP_EDITS"); dir != "" {
-				os.WriteFile(filepath.Join(dir, "tamper_"+strings.NewReplacer(" ", "_", `"`, "", ",", "").Replace(tc.name)+".jsonl"), []byte(tc.transcript), 0o644)
+				os.WriteFile(filepath.Join(dir, "tamper_"+strings.NewReplacer(" ", "_", `"`, "", ",", "").Replace(tc.name)+".jsonl"), []byte(tc.tx), 0o644)
 			}
-			text, ok := reportText(t, tc.transcript)
+			text, ok := reportText(t, tc.tx)
 			if ok {
 				t.Fatalf("the edit verifies:\n%s", text)
 			}
@@ -115,7 +117,7 @@ func TestEquivalentSpellingsVerify(t *testing.T) {
 		if msg := unreadable([]byte(lines(edited)[4])); msg != "" {
 			t.Errorf("%s: line 5 is unreadable: %s", tc.name, msg)
 		}
-		rep, err := Verify(strings.NewReader(edited), nil)
+		rep, err := transcript.Verify(strings.NewReader(edited), nil)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -139,7 +141,7 @@ func TestEquivalentSpellingsVerify(t *testing.T) {
 func TestTamperingOnlyTheHeadCatches(t *testing.T) {
 	orig := recorded(t)
 	ls := lines(orig)
-	origRep, _ := Verify(strings.NewReader(orig), nil)
+	origRep, _ := transcript.Verify(strings.NewReader(orig), nil)
 	forged := filepath.Join(t.TempDir(), "forged.jsonl")
 	if err := os.WriteFile(forged, []byte(orig), 0o644); err != nil {
 		t.Fatal(err)
@@ -151,12 +153,12 @@ func TestTamperingOnlyTheHeadCatches(t *testing.T) {
 	record(t, j)
 	j.Close()
 	appended, _ := os.ReadFile(forged)
-	for _, tc := range []struct{ name, transcript string }{
+	for _, tc := range []struct{ name, tx string }{
 		{"an unknown field added to the last line", join(append(append([]string{}, ls[:11]...), strings.Replace(ls[11], `"calls":3`, `"calls":3,"note":"x"`, 1)))},
 		{"the last line's time changed", join(append(append([]string{}, ls[:11]...), strings.Replace(ls[11], `"at":"2026`, `"at":"2027`, 1)))},
 		{"a whole session appended with a valid chain", string(appended)},
 	} {
-		rep, err := Verify(strings.NewReader(tc.transcript), nil)
+		rep, err := transcript.Verify(strings.NewReader(tc.tx), nil)
 		if err != nil || !rep.OK() {
 			t.Errorf("%s: does not verify (the docs say it does): %+v %v", tc.name, rep, err)
 		}
@@ -173,8 +175,8 @@ func TestTamperingOnlyTheHeadCatches(t *testing.T) {
 func TestReportShowsOnlyVerifiedLines(t *testing.T) {
 	ls := lines(recorded(t))
 	forged := strings.Replace(ls[4], "reply to c1", `all agreed\n\u001b[31mok   line 99: call fake`, 1)
-	transcript := join(append(append(append([]string{}, ls[:5]...), forged), ls[5:]...))
-	rep, _ := Verify(strings.NewReader(transcript), nil)
+	tx := join(append(append(append([]string{}, ls[:5]...), forged), ls[5:]...))
+	rep, _ := transcript.Verify(strings.NewReader(tx), nil)
 	if rep.OK() {
 		t.Fatal("a second response verifies")
 	}
@@ -202,8 +204,8 @@ func TestHarnLengthDifferenceNeedsRedaction(t *testing.T) {
 		mf["system_prompt_bytes"] = tc.sent
 		mf["segments"].([]obj)[0]["bytes"] = tc.sent
 		w.call(1, "c1", tc.system, mf, nil, nil)
-		transcript := strings.Replace(w.buf.String(), fmtInt("system_prompt_bytes", len(tc.system)), fmtInt("system_prompt_bytes", tc.sent), 1)
-		text, ok := reportText(t, transcript)
+		tx := strings.Replace(w.buf.String(), fmtInt("system_prompt_bytes", len(tc.system)), fmtInt("system_prompt_bytes", tc.sent), 1)
+		text, ok := reportText(t, tx)
 		if ok != tc.ok {
 			t.Errorf("%s: verifies %v, want %v:\n%s", tc.name, ok, tc.ok, text)
 		}
@@ -235,7 +237,7 @@ func TestPayloadTamperingMustFail(t *testing.T) {
 			l = strings.Replace(l, oldNew[i], oldNew[i+1], 1)
 		}
 		if rehash {
-			h, err := jsonHash([]byte(gjson.Get(l, "request.payload").Raw))
+			h, err := chain.JSONHash([]byte(gjson.Get(l, "request.payload").Raw))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -245,7 +247,7 @@ func TestPayloadTamperingMustFail(t *testing.T) {
 		out[3] = l
 		return rechain(join(out))
 	}
-	for _, tc := range []struct{ name, transcript, want string }{
+	for _, tc := range []struct{ name, tx, want string }{
 		{"the payload hash edited", edit(false, `"payload_system_content_hash":"`+phash, `"payload_system_content_hash":"`+assembled),
 			"payload_system_content_hash " + assembled + " is not system_prompt_content_hash " + phash},
 		{"the payload bytes edited", edit(false, `"payload_system_bytes":34`, `"payload_system_bytes":36`),
@@ -271,7 +273,7 @@ func TestPayloadTamperingMustFail(t *testing.T) {
 			"request.payload is missing"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			text, ok := reportText(t, tc.transcript)
+			text, ok := reportText(t, tc.tx)
 			if ok {
 				t.Fatalf("the edit verifies:\n%s", text)
 			}

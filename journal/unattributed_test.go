@@ -5,6 +5,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/promptloom/promptloom/transcript"
 )
 
 // A call made without a manifest, on purpose, is recorded by its body's
@@ -29,13 +31,13 @@ func TestUnattributedCall(t *testing.T) {
 	if strings.Contains(buf.String(), "ghp_") || !strings.Contains(buf.String(), `"served_context":null`) {
 		t.Fatalf("transcript: %s", buf.String())
 	}
-	rep, err := Verify(bytes.NewReader(buf.Bytes()), nil)
+	rep, err := transcript.Verify(bytes.NewReader(buf.Bytes()), nil)
 	if err != nil || !rep.OK() || rep.Unattributed != 1 || !rep.Calls[0].Unattributed {
 		t.Fatalf("report %+v, %v", rep, err)
 	}
 	// A request line that claims no receipt but names no body digest fails.
 	bad := strings.Replace(buf.String(), `"body_content_hash":"blake3:`, `"body_content_hash":"md5:`, 1)
-	rep, _ = Verify(strings.NewReader(bad), nil)
+	rep, _ = transcript.Verify(strings.NewReader(bad), nil)
 	if rep.OK() {
 		t.Fatal("a broken unattributed request verified")
 	}
@@ -59,17 +61,17 @@ func TestUnattributedBodyIsKept(t *testing.T) {
 	if !strings.Contains(out, `"body_text":"not json <redacted`) || strings.Contains(out, "ghp_") {
 		t.Fatalf("transcript: %s", out)
 	}
-	rep, err := Verify(strings.NewReader(out), nil)
+	rep, err := transcript.Verify(strings.NewReader(out), nil)
 	if err != nil || !rep.OK() {
 		t.Fatalf("report %+v, %v", rep, err)
 	}
-	sent, err := Requests(buf.Bytes(), rep)
+	sent, err := transcript.Requests(buf.Bytes(), rep)
 	if err != nil || len(sent) != 2 || string(sent[0].Body) != `{"messages":[{"content":"where is main? <redacted:github_token:44>","role":"user"}],"model":"m"}` {
 		t.Fatalf("requests %v: %+v", err, sent)
 	}
 	for _, edit := range [][2]string{{"where is main?", "where is lib?"}, {`"body_text":"not json`, `"body_text":"not JSON`}} {
 		bad := rechain(strings.Replace(out, edit[0], edit[1], 1))
-		if rep, _ := Verify(strings.NewReader(bad), nil); rep.OK() {
+		if rep, _ := transcript.Verify(strings.NewReader(bad), nil); rep.OK() {
 			t.Errorf("%q edited and verified", edit[0])
 		}
 	}

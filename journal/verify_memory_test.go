@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/promptloom/promptloom/explain"
+	"github.com/promptloom/promptloom/transcript"
 )
 
 // TestVerifyHoldsDistinctContent: a transcript of one large body sent
@@ -42,7 +43,7 @@ func TestVerifyHoldsDistinctContent(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	rep, err := Verify(bytes.NewReader(data), nil)
+	rep, err := transcript.Verify(bytes.NewReader(data), nil)
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	if err != nil || !rep.OK() {

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,6 +22,7 @@ import (
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/harn/redact"
+	"github.com/promptloom/promptloom/internal/chain"
 	pjson "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/journal/tiles"
 	"github.com/promptloom/promptloom/payload"
@@ -97,16 +97,16 @@ func Open(path string, opts *Options) (*Journal, error) {
 // New returns a journal writing to w, which it alone writes (no lock, no
 // fsync: tests and in-memory runs).
 func New(w io.Writer, opts *Options) *Journal {
-	if isNil(w) {
+	if chain.IsNil(w) {
 		return NewSink(nil, opts)
 	}
-	return NewSink(&writerSink{w: w, t: Tail{Prev: genesis}}, opts)
+	return NewSink(&writerSink{w: w, t: Tail{Prev: chain.Genesis}}, opts)
 }
 
 // NewSink returns a journal appending to s. A nil s gives a journal that
 // refuses every call, as a zero Journal does.
 func NewSink(s Sink, opts *Options) *Journal {
-	if isNil(s) {
+	if chain.IsNil(s) {
 		s = nil
 	}
 	j := &Journal{sink: s, clock: func() time.Time { return time.Now().UTC() }, last: map[string]string{}, maxLine: opts.maxLine()}
@@ -172,7 +172,7 @@ func (j *Journal) Call(ctx context.Context, m Model, req Request) (Response, err
 	if err != nil {
 		return Response{}, err
 	}
-	if isNil(m) {
+	if chain.IsNil(m) {
 		return Response{}, fmt.Errorf("journal: call %s: no model", req.Call)
 	}
 	p, err := j.begin(ctx, pre)
@@ -273,7 +273,7 @@ func (j *Journal) prepare(req Request) (*prepared, error) {
 		return nil, err
 	}
 	sc := servedContext{
-		Schema:                  servedContextSchema,
+		Schema:                  chain.ServedContextSchema,
 		ManifestContentHash:     digest.Bytes(mbytes).String(),
 		SystemPromptContentHash: digest.Of(served).String(),
 		SystemPromptBytes:       len(served),
@@ -323,7 +323,7 @@ type receivedParts struct {
 
 func (j *Journal) receivedParts(req Request) receivedParts {
 	var r receivedParts
-	change := quote(j.retainText(strings.ToValidUTF8(req.Changed, "\uFFFD")))
+	change := chain.Quote(j.retainText(strings.ToValidUTF8(req.Changed, "\uFFFD")))
 	kept, hash, err := j.retain(req.Received)
 	var text []byte
 	if err != nil {
@@ -494,11 +494,11 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 		if !j.opened {
 			openHash = j.openLine(b)
 		}
-		if !pre.unattributed && j.last[kindSystemPrompt] != sc.SystemPromptContentHash {
-			b.line(kindSystemPrompt, "content", quote(j.retainText(served)), "content_hash", quote(sc.SystemPromptContentHash))
+		if !pre.unattributed && j.last[chain.KindSystemPrompt] != sc.SystemPromptContentHash {
+			b.line(chain.KindSystemPrompt, "content", chain.Quote(j.retainText(served)), "content_hash", chain.Quote(sc.SystemPromptContentHash))
 		}
-		if !pre.unattributed && j.last[kindContextManifest] != sc.ManifestContentHash {
-			b.line(kindContextManifest, "content_hash", quote(sc.ManifestContentHash), "manifest", string(mbytes))
+		if !pre.unattributed && j.last[chain.KindContextManifest] != sc.ManifestContentHash {
+			b.line(chain.KindContextManifest, "content_hash", chain.Quote(sc.ManifestContentHash), "manifest", string(mbytes))
 		}
 		reqJSON := pre.reqJSON
 		if pre.seg != nil {
@@ -521,7 +521,7 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 				reqJSON, segs = pre.whole(), nil
 			}
 		}
-		b.line(kindRequest, "session", quote(j.session), "call", quote(pre.call),
+		b.line(chain.KindRequest, "session", chain.Quote(j.session), "call", chain.Quote(pre.call),
 			// Read in place: the line copies it.
 			"served_context", string(pre.scJSON), "request", unsafe.String(unsafe.SliceData(reqJSON), len(reqJSON)))
 		if b.longest > j.maxLine {
@@ -548,7 +548,7 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 	j.running++
 	p.epoch, p.synced = j.epoch, synced
 	if !pre.unattributed {
-		j.last[kindSystemPrompt], j.last[kindContextManifest] = sc.SystemPromptContentHash, sc.ManifestContentHash
+		j.last[chain.KindSystemPrompt], j.last[chain.KindContextManifest] = sc.SystemPromptContentHash, sc.ManifestContentHash
 	}
 	return p, nil
 }
@@ -557,9 +557,9 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 // hash. j.mu is held.
 func (j *Journal) openLine(b *lineBuilder) string {
 	if j.follows != "" {
-		b.line(kindOpen, "session", quote(j.session), "follows", quote(strings.ToValidUTF8(j.follows, "\uFFFD")))
+		b.line(chain.KindOpen, "session", chain.Quote(j.session), "follows", chain.Quote(strings.ToValidUTF8(j.follows, "\uFFFD")))
 	} else {
-		b.line(kindOpen, "session", quote(j.session))
+		b.line(chain.KindOpen, "session", chain.Quote(j.session))
 	}
 	return b.t.Prev
 }
@@ -580,17 +580,17 @@ func (j *Journal) Refuse(ctx context.Context, call, reason, message string, body
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if !ruleLike(reason) {
+	if !chain.RuleLike(reason) {
 		return fmt.Errorf("journal: call %s: refusal reason %q is not a code (lowercase letters, digits and _)", call, reason)
 	}
 	// A name or message from the request refused is bounded and redacted:
 	// the refusal must fit a line, and keep no secret the body carried.
 	call = redact.String(strings.ToValidUTF8(cut(call, 1<<10), "\uFFFD"))
 	message = redact.String(strings.ToValidUTF8(cut(message, min(maxAttemptMessage, j.maxLine/8)), "\uFFFD"))
-	fields := []string{"session", "", "reason", quote(reason), "message", quote(message),
-		"body_bytes", strconv.Itoa(len(body)), "body_content_hash", quote(digest.Bytes(body).String())}
+	fields := []string{"session", "", "reason", chain.Quote(reason), "message", chain.Quote(message),
+		"body_bytes", strconv.Itoa(len(body)), "body_content_hash", chain.Quote(digest.Bytes(body).String())}
 	if call != "" {
-		fields = append(fields, "call", quote(call))
+		fields = append(fields, "call", chain.Quote(call))
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -611,8 +611,8 @@ func (j *Journal) Refuse(ctx context.Context, call, reason, message string, body
 		if !j.opened {
 			openHash = j.openLine(b)
 		}
-		fields[1] = quote(j.session)
-		b.line(kindRefused, fields...)
+		fields[1] = chain.Quote(j.session)
+		b.line(chain.KindRefused, fields...)
 		return b, nil
 	})
 	if err != nil {
@@ -631,20 +631,6 @@ func cut(s string, n int) string {
 		return s
 	}
 	return fmt.Sprintf("%s… (%d bytes in all)", strings.ToValidUTF8(s[:n], ""), len(s))
-}
-
-// ruleLike reports whether s is a code as a rule is written: lowercase
-// ASCII letters, digits and _, starting with a letter, at most 64 bytes.
-func ruleLike(s string) bool {
-	if s == "" || len(s) > 64 || s[0] < 'a' || s[0] > 'z' {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' {
-			return false
-		}
-	}
-	return true
 }
 
 // retainText is what the transcript keeps of the system prompt: the text
@@ -842,7 +828,7 @@ func sensitiveKey(key string) bool {
 	if v, ok := sensitiveKeys.Load(key); ok {
 		return v.(bool)
 	}
-	out, err := redact.JSON([]byte("{" + quote(key) + ":0}"))
+	out, err := redact.JSON([]byte("{" + chain.Quote(key) + ":0}"))
 	sensitive := err != nil || !bytes.HasSuffix(out, []byte(":0}"))
 	if len(key) <= 64 && sensitiveKeysKept.Add(1) <= 4096 {
 		sensitiveKeys.Store(key, sensitive)
@@ -864,20 +850,6 @@ var errNoPending = errors.New("journal: the call was not begun (a Pending comes 
 // errNoJournal is a call on a nil *Journal.
 func errNoJournal(call string) error {
 	return fmt.Errorf("journal: call %s: no journal (make it with Open, New or NewSink)", call)
-}
-
-// isNil reports whether v is nil, or an interface holding a nil pointer or
-// function (a nil ModelFunc, a nil *bytes.Buffer), which would panic when
-// used.
-func isNil(v any) bool {
-	if v == nil {
-		return true
-	}
-	switch r := reflect.ValueOf(v); r.Kind() {
-	case reflect.Pointer, reflect.Func:
-		return r.IsNil()
-	}
-	return false
 }
 
 // usable says why the journal takes no call, or nil. j.mu is held.
@@ -959,7 +931,7 @@ func (p *Pending) Attempt(ctx context.Context, status int, err error) error {
 		return fmt.Errorf("journal: call %s: an attempt after the outcome", p.call)
 	}
 	p.attempts++
-	return p.append(ctx, kindAttempt, "attempt", strconv.Itoa(p.attempts), "failure", string(rec))
+	return p.append(ctx, chain.KindAttempt, "attempt", strconv.Itoa(p.attempts), "failure", string(rec))
 }
 
 // Finish records the call's outcome: the response, or callErr (recorded
@@ -983,7 +955,7 @@ func (p *Pending) Finish(ctx context.Context, resp Response, callErr error) erro
 		ctx = context.Background()
 	}
 	j := p.j
-	kind, field, hashField := kindResponse, "response", "response_content_hash"
+	kind, field, hashField := chain.KindResponse, "response", "response_content_hash"
 	var outcome []byte
 	var extra []string
 	var refused error
@@ -994,7 +966,7 @@ func (p *Pending) Finish(ctx context.Context, resp Response, callErr error) erro
 		}
 	}
 	if callErr != nil {
-		kind, field, hashField = kindError, "error", "error_content_hash"
+		kind, field, hashField = chain.KindError, "error", "error_content_hash"
 		outcome, _ = json.Marshal(callError{Message: redact.String(strings.ToValidUTF8(callErr.Error(), "\uFFFD"))})
 	} else {
 		var err error
@@ -1017,7 +989,7 @@ func (p *Pending) Finish(ctx context.Context, resp Response, callErr error) erro
 				body = redact.String(body)
 			}
 			// Quoted as the line is written (quoteAt).
-			extra = []string{"body", body, "body_content_hash", quote(digest.String(body).String())}
+			extra = []string{"body", body, "body_content_hash", chain.Quote(digest.String(body).String())}
 		}
 	}
 	var written []byte
@@ -1039,7 +1011,7 @@ func (p *Pending) Finish(ctx context.Context, resp Response, callErr error) erro
 	p.done = true
 	defer j.finished()
 	// written is not changed again: the line takes it without a copy.
-	fields := append([]string{field, unsafe.String(unsafe.SliceData(written), len(written)), hashField, quote(ohash)}, extra...)
+	fields := append([]string{field, unsafe.String(unsafe.SliceData(written), len(written)), hashField, chain.Quote(ohash)}, extra...)
 	quoteAt := -1
 	if extra != nil {
 		quoteAt = 5 // the body
@@ -1067,9 +1039,9 @@ func (e *lineTooLarge) Error() string {
 		return fmt.Sprintf("journal: call %s: its request body would be %d bytes as the transcript keeps it, over the transcript's limit of %d (Options.MaxLineBytes), which Verify would refuse: %s", e.call, e.n, e.limit, after)
 	}
 	switch e.what {
-	case kindResponse, kindError:
+	case chain.KindResponse, chain.KindError:
 		after = "the call is recorded as failed"
-	case kindAttempt:
+	case chain.KindAttempt:
 		after = "the attempt is not recorded"
 	}
 	return fmt.Sprintf("journal: call %s: its %s line would be %d bytes, over the transcript's limit of %d (Options.MaxLineBytes), which Verify would refuse: %s", e.call, e.what, e.n, e.limit, after)
@@ -1102,15 +1074,15 @@ func (p *Pending) appendQuoting(ctx context.Context, kind string, q int, fields 
 	}
 	var next *pending  // the session's tree of calls with this one
 	var degraded error // the outcome recorded as a failure, its line being too long
-	outcome := kind == kindResponse || kind == kindError
+	outcome := kind == chain.KindResponse || kind == chain.KindError
 	err := j.appendLines(ctx, func(t Tail) (*lineBuilder, error) {
 		if t.Fresh {
 			j.restart(t)
 			return nil, fmt.Errorf("journal: call %s: the transcript was cut back under the journal (a log rotation?) after its request; this line is not recorded", p.call)
 		}
 		b := newLineBuilder(t, j.clock().Format(time.RFC3339Nano))
-		head := []string{"session", quote(j.session), "call", quote(p.call),
-			"request_seq", strconv.FormatInt(p.Seq, 10), "request_hash", quote(p.hash)}
+		head := []string{"session", chain.Quote(j.session), "call", chain.Quote(p.call),
+			"request_seq", strconv.FormatInt(p.Seq, 10), "request_hash", chain.Quote(p.hash)}
 		all := append(head, fields...)
 		at := q // fields[q] is all[at]
 		if at >= 0 {
@@ -1138,7 +1110,7 @@ func (p *Pending) appendQuoting(ctx context.Context, kind string, q int, fields 
 			if err != nil {
 				return nil, err
 			}
-			b.line(kindError, append(head, "error", string(written), "error_content_hash", quote(ohash))...)
+			b.line(chain.KindError, append(head, "error", string(written), "error_content_hash", chain.Quote(ohash))...)
 			degraded = tooLarge
 		}
 		if outcome {
@@ -1211,7 +1183,7 @@ func (j *Journal) end() (err error) {
 				return nil, nil // a new file: this session has no line in it
 			}
 			b := newLineBuilder(t, j.clock().Format(time.RFC3339Nano))
-			b.line(kindClose, "session", quote(j.session), "calls", strconv.Itoa(j.calls))
+			b.line(chain.KindClose, "session", chain.Quote(j.session), "calls", strconv.Itoa(j.calls))
 			cp, err := j.cp.close(context.Background(), b, j.session)
 			if err != nil {
 				return nil, err
@@ -1346,10 +1318,10 @@ func (b *lineBuilder) lineQuoting(kind string, q int, fields []string) {
 	}
 	b.Grow(n)
 	b.t.Seq++
-	fmt.Fprintf(b, `{"prev":%s,"seq":%d,"kind":%s,"at":%s`, quote(b.t.Prev), b.t.Seq, quote(kind), quote(b.at))
+	fmt.Fprintf(b, `{"prev":%s,"seq":%d,"kind":%s,"at":%s`, chain.Quote(b.t.Prev), b.t.Seq, chain.Quote(kind), chain.Quote(b.at))
 	for i := 0; i < len(fields); i += 2 {
 		b.WriteByte(',')
-		b.WriteString(quote(fields[i]))
+		b.WriteString(chain.Quote(fields[i]))
 		b.WriteByte(':')
 		if i+1 == q {
 			b.Write(pjson.AppendString(b.AvailableBuffer(), fields[i+1]))

@@ -22,6 +22,7 @@ import (
 	"github.com/promptloom/promptloom/internal/testkit/fakeprovider"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/proxy"
+	"github.com/promptloom/promptloom/transcript"
 )
 
 // diagnosing is a fake Anthropic whose answers carry its usage by the
@@ -268,7 +269,7 @@ func (g *through) closeAndRead(t *testing.T) []cache.Recorded {
 			t.Fatal(err)
 		}
 	}
-	rep, err := journal.Verify(bytes.NewReader(data), nil)
+	rep, err := transcript.Verify(bytes.NewReader(data), nil)
 	if err != nil || !rep.OK() {
 		var w strings.Builder
 		if rep != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/promptloom/promptloom/internal/testkit/fakeprovider"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/proxy"
+	"github.com/promptloom/promptloom/transcript"
 	"golang.org/x/mod/sumdb/note"
 )
 
@@ -89,7 +90,7 @@ func TestAnIdleSessionIsClosedAndFollowed(t *testing.T) {
 			t.Fatalf("the idle session ends in %v", got)
 		}
 		// While it is closed, the transcript verifies and is finished.
-		if rep, err := journal.Verify(bytes.NewReader(data), &journal.Options{Verifier: verifier}); err != nil || !rep.OK() {
+		if rep, err := transcript.Verify(bytes.NewReader(data), &transcript.Options{Verifier: verifier}); err != nil || !rep.OK() {
 			t.Fatalf("after idling: %v %+v", err, rep)
 		}
 		if code, out := g.post(t, "/v1/messages", a.Turn("And again."), headers...); code != 200 {
@@ -100,7 +101,7 @@ func TestAnIdleSessionIsClosedAndFollowed(t *testing.T) {
 			t.Fatal(err)
 		}
 		data, _ = os.ReadFile(path)
-		rep, err := journal.Verify(bytes.NewReader(data), &journal.Options{Verifier: verifier})
+		rep, err := transcript.Verify(bytes.NewReader(data), &transcript.Options{Verifier: verifier})
 		if err != nil || !rep.OK() {
 			var w strings.Builder
 			if rep != nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/promptloom/promptloom/internal/testkit/fakeprovider"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/proxy"
+	"github.com/promptloom/promptloom/transcript"
 )
 
 // rig is a fake provider (whose Anthropic usage follows the documented
@@ -87,7 +88,7 @@ func (g *rig) post(t *testing.T, path string, body []byte, headers ...string) (i
 }
 
 // closeAndVerify closes the proxy and verifies what it wrote.
-func (g *rig) closeAndVerify(t *testing.T) (*journal.Report, []byte) {
+func (g *rig) closeAndVerify(t *testing.T) (*transcript.Report, []byte) {
 	t.Helper()
 	g.srv.Close()
 	if err := g.p.Close(); err != nil {
@@ -97,7 +98,7 @@ func (g *rig) closeAndVerify(t *testing.T) (*journal.Report, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := journal.Verify(bytes.NewReader(data), nil)
+	rep, err := transcript.Verify(bytes.NewReader(data), nil)
 	if err != nil || !rep.OK() {
 		var w strings.Builder
 		if rep != nil {
@@ -473,7 +474,7 @@ func TestAnUpstreamThatResets(t *testing.T) {
 	srv.Close()
 	p.Close()
 	data, _ := os.ReadFile(path)
-	rep, err := journal.Verify(bytes.NewReader(data), nil)
+	rep, err := transcript.Verify(bytes.NewReader(data), nil)
 	if err != nil || len(rep.Calls) != 1 || !bytes.Contains(data, []byte("provider_call_error")) || !bytes.Contains(data, []byte("EOF")) {
 		t.Fatalf("%v: %s", err, data)
 	}

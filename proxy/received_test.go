@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/promptloom/promptloom/internal/testkit/fakecache"
-	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/proxy"
+	"github.com/promptloom/promptloom/transcript"
 )
 
 // Under --cache auto both bodies of each call are on the record: the body
@@ -37,11 +37,11 @@ func TestAutoCacheKeepsBothBodies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := journal.Verify(bytes.NewReader(data), nil)
+	rep, err := transcript.Verify(bytes.NewReader(data), nil)
 	if err != nil || !rep.OK() || rep.Changed != len(bodies) {
 		t.Fatalf("verify: %v, %d changed", err, rep.Changed)
 	}
-	sent, err := journal.Requests(data, rep)
+	sent, err := transcript.Requests(data, rep)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestAutoCacheKeepsBothBodies(t *testing.T) {
 	if bytes.Equal(edited, line) {
 		t.Fatal("the last request keeps no received segments")
 	}
-	if rep, err := journal.Verify(bytes.NewReader(bytes.Replace(data, line, edited, 1)), nil); err == nil && rep.OK() {
+	if rep, err := transcript.Verify(bytes.NewReader(bytes.Replace(data, line, edited, 1)), nil); err == nil && rep.OK() {
 		t.Error("a transcript whose received body is altered verifies")
 	}
 }

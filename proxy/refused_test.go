@@ -8,8 +8,8 @@ import (
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/internal/testkit/fakecache"
-	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/proxy"
+	"github.com/promptloom/promptloom/transcript"
 )
 
 // A request the proxy refuses is a provider_call_refused line with its
@@ -54,7 +54,7 @@ func TestARefusalIsOnTheRecord(t *testing.T) {
 	}
 	// Altered, the refusal's line no longer verifies.
 	tampered := bytes.Replace(data, []byte(`"reason":"malformed"`), []byte(`"reason":"no_prompt"`), 1)
-	if rep, err := journal.Verify(bytes.NewReader(tampered), nil); err == nil && rep.OK() {
+	if rep, err := transcript.Verify(bytes.NewReader(tampered), nil); err == nil && rep.OK() {
 		t.Error("a refusal's reason altered still verifies")
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/promptloom/promptloom/internal/testkit/fakeprovider"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/proxy"
+	"github.com/promptloom/promptloom/transcript"
 )
 
 // An SDK's retry through the proxy is a request of its own, recorded as
@@ -59,7 +60,7 @@ func TestARetryThroughTheProxy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep, err := journal.Verify(bytes.NewReader(data), nil)
+			rep, err := transcript.Verify(bytes.NewReader(data), nil)
 			if err != nil || !rep.OK() || len(rep.Calls) != 2 {
 				t.Fatalf("verify: %v, %+v", err, rep)
 			}

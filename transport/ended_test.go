@@ -12,6 +12,7 @@ import (
 
 	"github.com/promptloom/promptloom/internal/relay"
 	"github.com/promptloom/promptloom/journal"
+	"github.com/promptloom/promptloom/transcript"
 	"github.com/promptloom/promptloom/transport"
 )
 
@@ -37,7 +38,7 @@ func endedCall(t *testing.T, limit int, answer http.HandlerFunc, read func(*http
 		read(resp, cancel)
 	}
 	j.Close()
-	rep, verr := journal.Verify(bytes.NewReader(buf.Bytes()), nil)
+	rep, verr := transcript.Verify(bytes.NewReader(buf.Bytes()), nil)
 	if verr != nil || len(rep.Calls) != 1 {
 		t.Fatalf("verify: %v\n%s", verr, buf.String())
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/promptloom/promptloom"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/manifest"
+	"github.com/promptloom/promptloom/transcript"
 	"github.com/promptloom/promptloom/transport"
 )
 
@@ -32,9 +33,9 @@ func Example() {
 	defer provider.Close()
 
 	r, _ := promptloom.Reduce([]promptloom.Fragment{promptloom.Primary("You are the harness's agent.")}, nil)
-	var transcript bytes.Buffer
+	var tr bytes.Buffer
 	clock := func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
-	j := journal.New(&transcript, &journal.Options{Session: "s1", Clock: clock})
+	j := journal.New(&tr, &journal.Options{Session: "s1", Clock: clock})
 	rt := transport.New(nil, j, nil)
 	client := &http.Client{Transport: rt} // give client to the SDK
 
@@ -52,7 +53,7 @@ func Example() {
 	resp.Body.Close()
 	j.Close() // the call was recorded by the time its body ended
 
-	for _, line := range bytes.Split(bytes.TrimSpace(transcript.Bytes()), []byte("\n")) {
+	for _, line := range bytes.Split(bytes.TrimSpace(tr.Bytes()), []byte("\n")) {
 		var l struct {
 			Kind     string
 			Response struct{ Text string }
@@ -60,7 +61,7 @@ func Example() {
 		json.Unmarshal(line, &l)
 		fmt.Println(strings.TrimSpace(l.Kind + " " + l.Response.Text))
 	}
-	rep, err := journal.Verify(bytes.NewReader(transcript.Bytes()), nil)
+	rep, err := transcript.Verify(bytes.NewReader(tr.Bytes()), nil)
 	fmt.Println("verified:", err == nil && rep.OK())
 	// Output:
 	// journal_open

@@ -17,19 +17,20 @@ import (
 	"github.com/promptloom/promptloom/cache"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/manifest"
+	"github.com/promptloom/promptloom/transcript"
 	"github.com/promptloom/promptloom/transport"
 )
 
 // oneCall sends one Anthropic request through a journaled transport to a
 // server that answers with answer, and hands the response to read; it
 // returns the transcript's verdict on the call.
-func oneCall(t *testing.T, answer func(w http.ResponseWriter, r *http.Request), read func(*http.Response)) journal.CallReport {
+func oneCall(t *testing.T, answer func(w http.ResponseWriter, r *http.Request), read func(*http.Response)) transcript.CallReport {
 	t.Helper()
 	return oneCallWith(t, func(*http.Request) {}, answer, read)
 }
 
 // oneCallWith is oneCall with the request edited first.
-func oneCallWith(t *testing.T, edit func(*http.Request), answer func(w http.ResponseWriter, r *http.Request), read func(*http.Response)) journal.CallReport {
+func oneCallWith(t *testing.T, edit func(*http.Request), answer func(w http.ResponseWriter, r *http.Request), read func(*http.Response)) transcript.CallReport {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(answer))
 	defer srv.Close()
@@ -50,7 +51,7 @@ func oneCallWith(t *testing.T, edit func(*http.Request), answer func(w http.Resp
 	}
 	read(resp)
 	j.Close()
-	rep, err := journal.Verify(bytes.NewReader(buf.Bytes()), nil)
+	rep, err := transcript.Verify(bytes.NewReader(buf.Bytes()), nil)
 	if err != nil || len(rep.Calls) != 1 {
 		t.Fatalf("verify: %v, %d calls\n%s", err, len(rep.Calls), buf.String())
 	}
@@ -141,7 +142,7 @@ func TestCloseRacingTheLastRead(t *testing.T) {
 		t.Fatalf("the caller read %q", g)
 	}
 	j.Close()
-	rep, err := journal.Verify(bytes.NewReader(buf.Bytes()), nil)
+	rep, err := transcript.Verify(bytes.NewReader(buf.Bytes()), nil)
 	if err != nil || len(rep.Calls) != 1 {
 		t.Fatalf("verify: %v\n%s", err, buf.String())
 	}
@@ -198,7 +199,7 @@ func TestRedirectIsOneLogicalCall(t *testing.T) {
 	io.ReadAll(resp.Body)
 	resp.Body.Close()
 	j.Close()
-	rep, err := journal.Verify(bytes.NewReader(buf.Bytes()), nil)
+	rep, err := transcript.Verify(bytes.NewReader(buf.Bytes()), nil)
 	if err != nil || !rep.OK() || len(rep.Calls) != 2 {
 		t.Fatalf("verify: %v, %+v\n%s", err, rep.Calls, buf.String())
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
+	"github.com/promptloom/promptloom/transcript"
 	"github.com/promptloom/promptloom/transport"
 
 	"github.com/anthropics/anthropic-sdk-go"
@@ -79,7 +80,7 @@ func (g *rig) ctx(name string) context.Context {
 
 // verify closes the transport and the journal and verifies the
 // transcript, returning its report and lines.
-func (g *rig) verify(t *testing.T) (*journal.Report, []gjson.Result) {
+func (g *rig) verify(t *testing.T) (*transcript.Report, []gjson.Result) {
 	t.Helper()
 	if err := g.j.Close(); err != nil {
 		t.Fatal(err)
@@ -88,7 +89,7 @@ func (g *rig) verify(t *testing.T) (*journal.Report, []gjson.Result) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := journal.Verify(bytes.NewReader(b), nil)
+	rep, err := transcript.Verify(bytes.NewReader(b), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,7 +403,7 @@ func TestRetryIsOneLogicalCall(t *testing.T) {
 }
 
 // recorded reads the verified transcript's calls back with their bodies.
-func (g *rig) recorded(t *testing.T, rep *journal.Report) []cache.Recorded {
+func (g *rig) recorded(t *testing.T, rep *transcript.Report) []cache.Recorded {
 	t.Helper()
 	b, err := os.ReadFile(g.path)
 	if err != nil {
@@ -511,7 +512,7 @@ func TestSharedClient(t *testing.T) {
 	if len(rep.Calls) != 32 {
 		t.Fatalf("%d calls, want 32", len(rep.Calls))
 	}
-	byName := map[string]journal.CallReport{}
+	byName := map[string]transcript.CallReport{}
 	for _, call := range rep.Calls {
 		if call.OutcomeLine <= call.Line || call.Outcome != "Hello there" {
 			t.Errorf("call %s: request line %d, outcome line %d %q", call.Call, call.Line, call.OutcomeLine, call.Outcome)
@@ -547,7 +548,7 @@ func TestUnattributed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sent, err := journal.Requests(data, rep)
+	sent, err := transcript.Requests(data, rep)
 	if err != nil || len(sent) != 1 || gjson.GetBytes(sent[0].Body, "messages.0.content.0.text").Str != "Where is main?" {
 		t.Errorf("the body as kept: %v %+v", err, sent)
 	}

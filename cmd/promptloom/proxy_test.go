@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/promptloom/promptloom/internal/testkit/fakeprovider"
-	"github.com/promptloom/promptloom/journal"
+	"github.com/promptloom/promptloom/transcript"
 )
 
 // SIGTERM with 16 streams in flight: the proxy stops accepting, lets the
@@ -95,7 +95,7 @@ func TestProxyDrainsOnSIGTERM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := journal.Verify(bytes.NewReader(data), nil)
+	rep, err := transcript.Verify(bytes.NewReader(data), nil)
 	if err != nil || !rep.OK() || len(rep.Calls) != n {
 		t.Fatalf("verify: %v, %d calls", err, len(rep.Calls))
 	}

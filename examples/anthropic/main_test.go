@@ -10,7 +10,7 @@ import (
 
 	"github.com/promptloom/promptloom/cache"
 	"github.com/promptloom/promptloom/internal/testkit/exampletest"
-	"github.com/promptloom/promptloom/journal"
+	"github.com/promptloom/promptloom/transcript"
 )
 
 // Two streamed turns with a tool call through the official SDK and the
@@ -72,7 +72,7 @@ func TestREADMEFirstVerdictIsClean(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := journal.Verify(bytes.NewReader(data), nil)
+	rep, err := transcript.Verify(bytes.NewReader(data), nil)
 	if err != nil || !rep.OK() {
 		t.Fatalf("the transcript does not verify: %v", err)
 	}

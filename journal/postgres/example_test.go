@@ -8,6 +8,7 @@ import (
 
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/journal/postgres"
+	"github.com/promptloom/promptloom/transcript"
 )
 
 // A worker of a fleet records each session into a chain of its own, named
@@ -28,7 +29,7 @@ func ExampleStore_Sink() {
 	chains, _ := fs.ReadDir(store, ".")
 	for _, c := range chains {
 		f, _ := store.Open(c.Name())
-		rep, err := journal.Verify(f, nil)
+		rep, err := transcript.Verify(f, nil)
 		f.Close()
 		fmt.Println(c.Name(), rep.OK(), err)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/journal"
+	"github.com/promptloom/promptloom/transcript"
 
 	"golang.org/x/mod/sumdb/note"
 )
@@ -94,7 +95,7 @@ func TestPostgresFleet(t *testing.T) {
 	for w := range fleetProcs {
 		for i := range fleetSessions {
 			sess := fleetSession(w, i)
-			rep := verify(t, read(t, s, sess), &journal.Options{Verifier: verifier})
+			rep := verify(t, read(t, s, sess), &transcript.Options{Verifier: verifier})
 			if len(rep.Calls) != fleetCalls {
 				t.Errorf("session %s: %d calls", sess, len(rep.Calls))
 			}
@@ -200,14 +201,14 @@ func crash(t *testing.T, s *Store, dsn, chain, skey string, verifier note.Verifi
 	if err := s.Sink(chain).Append(ctx, func(t journal.Tail) ([]byte, error) { tail = t; return nil, nil }); err != nil {
 		t.Fatal(err)
 	}
-	transcript := read(t, s, chain)
-	if n := int64(bytes.Count(transcript, []byte("\n"))); n != tail.Seq {
+	tr := read(t, s, chain)
+	if n := int64(bytes.Count(tr, []byte("\n"))); n != tail.Seq {
 		t.Fatalf("%d lines read, the chain's tail is at %d", n, tail.Seq)
 	}
-	rep, err := journal.Verify(bytes.NewReader(transcript), nil)
+	rep, err := transcript.Verify(bytes.NewReader(tr), nil)
 	var b strings.Builder
 	rep.WriteText(&b)
-	ok := err == nil && len(rep.Problems) == 1 && rep.Problems[0].Rule == journal.RuleSessionUnclosed && len(rep.Calls) >= acked
+	ok := err == nil && len(rep.Problems) == 1 && rep.Problems[0].Rule == transcript.RuleSessionUnclosed && len(rep.Calls) >= acked
 	for i, c := range rep.Calls {
 		if c.Status != "ok" && (c.Status != "incomplete" || i != len(rep.Calls)-1) {
 			ok = false
@@ -221,11 +222,11 @@ func crash(t *testing.T, s *Store, dsn, chain, skey string, verifier note.Verifi
 	// checkpoint after its last lines, unless it was killed just after
 	// one).
 	calls := len(rep.Calls)
-	rep, _ = journal.Verify(bytes.NewReader(transcript), &journal.Options{Verifier: verifier})
+	rep, _ = transcript.Verify(bytes.NewReader(tr), &transcript.Options{Verifier: verifier})
 	b.Reset()
 	rep.WriteText(&b)
 	for _, p := range rep.Problems {
-		if p.Rule != journal.RuleUnsignedEnd && p.Rule != journal.RuleUnsignedLines && p.Rule != journal.RuleSessionUnclosed {
+		if p.Rule != transcript.RuleUnsignedEnd && p.Rule != transcript.RuleUnsignedLines && p.Rule != transcript.RuleSessionUnclosed {
 			t.Errorf("with the key: %s", p.Detail)
 		}
 	}

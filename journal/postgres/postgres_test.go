@@ -19,6 +19,7 @@ import (
 	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/internal/testkit/pgtest"
 	"github.com/promptloom/promptloom/journal"
+	"github.com/promptloom/promptloom/transcript"
 
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/mod/sumdb/note"
@@ -80,9 +81,9 @@ func read(t testing.TB, s *Store, chain string) []byte {
 	return b
 }
 
-func verify(t testing.TB, transcript []byte, o *journal.Options) *journal.Report {
+func verify(t testing.TB, tr []byte, o *transcript.Options) *transcript.Report {
 	t.Helper()
-	rep, err := journal.Verify(bytes.NewReader(transcript), o)
+	rep, err := transcript.Verify(bytes.NewReader(tr), o)
 	if err != nil || !rep.OK() {
 		var b strings.Builder
 		rep.WriteText(&b)
@@ -311,13 +312,13 @@ func TestPostgresSigned(t *testing.T) {
 	signer, _ := note.NewSigner(skey)
 	verifier, _ := note.NewVerifier(vkey)
 	record(t, journal.NewSink(s.Sink("s1"), &journal.Options{Session: "s1", Signer: signer, CheckpointEvery: 4}), "c", 10)
-	transcript := read(t, s, "s1")
-	verify(t, transcript, &journal.Options{Verifier: verifier})
-	proof, rep, err := journal.Prove(bytes.NewReader(transcript), "c7", &journal.Options{Verifier: verifier})
+	tr := read(t, s, "s1")
+	verify(t, tr, &transcript.Options{Verifier: verifier})
+	proof, rep, err := transcript.Prove(bytes.NewReader(tr), "c7", &transcript.Options{Verifier: verifier})
 	if err != nil || proof == nil {
 		t.Fatalf("prove c7: %v %v", err, rep.Problems)
 	}
-	if p, err := journal.CheckProof(bytes.NewReader(proof), verifier, nil); err != nil || !p.OK() || p.Calls[0].Call != "c7" {
+	if p, err := transcript.CheckProof(bytes.NewReader(proof), verifier, nil); err != nil || !p.OK() || p.Calls[0].Call != "c7" {
 		t.Errorf("the proof: %v %+v", err, p)
 	}
 }

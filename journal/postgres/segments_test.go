@@ -11,6 +11,7 @@ import (
 	"github.com/promptloom/promptloom/harn/redact"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/payload"
+	"github.com/promptloom/promptloom/transcript"
 )
 
 // agentBodies are the bodies of an agent's calls, each resending its
@@ -108,7 +109,7 @@ func TestPostgresSegmentedSession(t *testing.T) {
 		t.Fatal("imported and exported again, the chain changed")
 	}
 	rep := verify(t, got, nil)
-	reqs, err := journal.Requests(got, rep)
+	reqs, err := transcript.Requests(got, rep)
 	if err != nil || len(reqs) != len(bodies) {
 		t.Fatalf("%d requests, %v", len(reqs), err)
 	}

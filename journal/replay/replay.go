@@ -23,6 +23,7 @@ import (
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/eventlog"
 	"github.com/promptloom/promptloom/harn/redact"
+	"github.com/promptloom/promptloom/internal/chain"
 	pjson "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/manifest"
@@ -105,7 +106,7 @@ func (e *MissError) Is(t error) bool { return t == ErrPinMiss }
 // like a receipt, a key is taken over redacted values, so no secret's hash
 // is kept in a pin.
 func keyOf(r journal.Request) (digest.Digest, error) {
-	key := map[string]string{"system_digest": digest.Of(r.Served()).String()}
+	key := map[string]string{"system_digest": digest.Of(chain.Served(r.Body, r.Provider, r.Sent, r.System)).String()}
 	for name, raw := range map[string]json.RawMessage{"messages": r.Messages, "tools": r.Tools, "parameters": r.Parameters} {
 		if len(raw) == 0 {
 			raw = json.RawMessage("null")
@@ -219,7 +220,7 @@ func (m *Model) Complete(ctx context.Context, req journal.Request) (journal.Resp
 	if err != nil {
 		return journal.Response{}, err
 	}
-	p := pin{Key: key, Call: req.Call, SystemDigest: digest.Of(req.Served()), Segments: pinSegments(req.Manifest.Rows())}
+	p := pin{Key: key, Call: req.Call, SystemDigest: digest.Of(chain.Served(req.Body, req.Provider, req.Sent, req.System)), Segments: pinSegments(req.Manifest.Rows())}
 	if m.opts.Strict {
 		m.mu.Lock()
 		found, ok := m.pins[key]

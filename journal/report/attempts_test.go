@@ -10,6 +10,7 @@ import (
 	"github.com/promptloom/promptloom/cache"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/journal/report"
+	"github.com/promptloom/promptloom/transcript"
 )
 
 // A call the SDK retried (a 429, then the same body answered) is one
@@ -28,7 +29,7 @@ func TestRetriedCallIsOneLogicalCall(t *testing.T) {
 	}
 	j.Close()
 	data := buf.Bytes()
-	rep, err := journal.Verify(bytes.NewReader(data), nil)
+	rep, err := transcript.Verify(bytes.NewReader(data), nil)
 	if err != nil || !rep.OK() || len(rep.Calls) != 2 {
 		t.Fatalf("%v %+v", err, rep)
 	}

@@ -9,14 +9,15 @@ import (
 	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/journal/report"
+	"github.com/promptloom/promptloom/transcript"
 )
 
 // A recorded call, verified and shown: its verdict, the fragments it was
 // served, its reply, then the verdicts of the whole transcript.
 func ExampleWriteText() {
-	var transcript bytes.Buffer
+	var tr bytes.Buffer
 	at := time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC)
-	j := journal.New(&transcript, &journal.Options{Clock: func() time.Time { return at }, Session: "s1"})
+	j := journal.New(&tr, &journal.Options{Clock: func() time.Time { return at }, Session: "s1"})
 	e, _ := explain.Explain([]byte(`{"system": ["Be brief."], "tools": [{"name": "todo", "guidance": "Track it."}], "call_role": "coder"}`), nil)
 	model := journal.ModelFunc(func(context.Context, journal.Request) (journal.Response, error) {
 		return journal.Response{Text: "done"}, nil
@@ -24,7 +25,7 @@ func ExampleWriteText() {
 	j.Call(context.Background(), model, journal.Request{Call: "c1", System: e.System, Manifest: e.Manifest})
 	j.Close()
 
-	rep, _ := journal.Verify(&transcript, nil)
+	rep, _ := transcript.Verify(&tr, nil)
 	report.WriteText(os.Stdout, rep, nil)
 	// Output:
 	// ok c1 (role coder, line 4): 20-byte prompt

@@ -6,7 +6,7 @@
 // the same role what changed, and its cache verdict: the read and write
 // the provider's rules predict (package cache) beside those it reported,
 // with the blame for a miss (Options.Cache). It renders
-// a journal.Report, which Verify filled in one pass over the transcript,
+// a transcript.Report, which Verify filled in one pass over the transcript,
 // and computes what it shows beyond the verdicts (Compare) from what that
 // pass resolved for each call, never reading the transcript again: what is
 // shown is what was verified.
@@ -24,13 +24,13 @@ import (
 	"github.com/promptloom/promptloom/cache"
 	"github.com/promptloom/promptloom/internal/seq"
 	"github.com/promptloom/promptloom/internal/textsafe"
-	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
+	"github.com/promptloom/promptloom/transcript"
 )
 
 // WriteText writes the report a call a block, then the verdicts
-// (journal.Report.WriteText). Every value taken from the transcript is
+// (transcript.Report.WriteText). Every value taken from the transcript is
 // escaped (textsafe.Line): a reply holding a newline or an ESC sequence
 // cannot forge a row or reach the terminal.
 //
@@ -38,7 +38,7 @@ import (
 // listing its rows again, and the text is written as it is made: a run of
 // many calls on one large manifest is as long, and takes as much memory,
 // as the manifest once.
-func WriteText(w io.Writer, rep *journal.Report, o *Options) error {
+func WriteText(w io.Writer, rep *transcript.Report, o *Options) error {
 	b := bufio.NewWriter(w)
 	verdicts := o.byLine()
 	q := textsafe.Line
@@ -176,7 +176,7 @@ type Since struct {
 // lines once (the same line twice shares everything): a run that
 // alternates between two large prompts compares them once, not once a
 // call.
-func Compare(rep *journal.Report) []*Since {
+func Compare(rep *transcript.Report) []*Since {
 	return compare(rep, nil)
 }
 
@@ -184,7 +184,7 @@ func Compare(rep *journal.Report) []*Since {
 // failed attempts a later call retried) set against nothing and nothing
 // set against them: a retry is compared with the call before its first
 // attempt.
-func compare(rep *journal.Report, skip map[int]bool) []*Since {
+func compare(rep *transcript.Report, skip map[int]bool) []*Since {
 	if rep == nil {
 		return nil
 	}
@@ -200,7 +200,7 @@ func compare(rep *journal.Report, skip map[int]bool) []*Since {
 		}
 		if p, ok := lastByRole[m.CallRole]; ok && len(rep.Calls[p].Manifest.Segments) > 0 {
 			prev := &rep.Calls[p]
-			s := &Since{Previous: prev.Call, CommonPrefixBytes: len(c.System())}
+			s := &Since{Previous: prev.Call, CommonPrefixBytes: len(c.System)}
 			if k := [2]int{prev.ManifestLine, c.ManifestLine}; k[0] != k[1] {
 				ch, done := changes[k]
 				if !done {
@@ -212,12 +212,12 @@ func compare(rep *journal.Report, skip map[int]bool) []*Since {
 			if k := [2]int{prev.SystemLine, c.SystemLine}; k[0] != k[1] {
 				n, done := prefixes[k]
 				if !done {
-					n = seq.CommonPrefix(prev.System(), c.System())
+					n = seq.CommonPrefix(prev.System, c.System)
 					prefixes[k] = n
 				}
 				s.CommonPrefixBytes = n
 			}
-			s.ResendBytes = len(c.System()) - s.CommonPrefixBytes
+			s.ResendBytes = len(c.System) - s.CommonPrefixBytes
 			out[i] = s
 		}
 		lastByRole[m.CallRole] = i
@@ -246,7 +246,7 @@ type Options struct {
 // and ties each call's attempts into one logical call (cache.Logical).
 func (o *Options) requests() *requestShower {
 	rs := &requestShower{byLine: map[int]*cache.Recorded{}, shown: map[string]string{},
-		retried: map[int]bool{}, attempts: map[int][]*journal.CallReport{}}
+		retried: map[int]bool{}, attempts: map[int][]*transcript.CallReport{}}
 	if o != nil {
 		for i := range o.Requests {
 			if r := &o.Requests[i]; r.Report != nil {
@@ -266,7 +266,7 @@ func (o *Options) requests() *requestShower {
 }
 
 // attemptLine is the n-th (from 0) failed attempt a call's retry followed.
-func attemptLine(n int, a *journal.CallReport) string {
+func attemptLine(n int, a *transcript.CallReport) string {
 	return fmt.Sprintf("attempt %d (line %d): %s", n+1, a.Line, a.Outcome)
 }
 
@@ -281,7 +281,7 @@ type requestShower struct {
 	// retried, shown under it; attempts, by the line of the call that
 	// stands for a logical call, its failed attempts before it, in order.
 	retried  map[int]bool
-	attempts map[int][]*journal.CallReport
+	attempts map[int][]*transcript.CallReport
 }
 
 // requestView is a call's request as the report shows it.
@@ -306,7 +306,7 @@ type segmentView struct {
 
 // view is the request of an unattributed call, nil when the transcript
 // kept none (or the report was given no Requests).
-func (rs *requestShower) view(c *journal.CallReport) *requestView {
+func (rs *requestShower) view(c *transcript.CallReport) *requestView {
 	r := rs.byLine[c.Line]
 	if r == nil || !c.Unattributed || r.Body == nil {
 		return nil
@@ -420,7 +420,7 @@ func (o *Options) byLine() map[int]cache.Verdict {
 // cache served: the one in bytes of the system prompt, the other in the
 // provider's tokens (of everything cached before the system prompt's end:
 // tools too).
-func cacheLine(c *journal.CallReport, since *Since) string {
+func cacheLine(c *transcript.CallReport, since *Since) string {
 	predicted := "no earlier call of its role to keep a prefix stable against"
 	if since != nil {
 		predicted = fmt.Sprintf("promptloom predicted %d bytes of the prompt stable since %s", since.CommonPrefixBytes, since.Previous)
@@ -447,14 +447,14 @@ func toolCallLine(tc payload.ToolCall) string {
 // role is a call's role: its manifest's call role.
 // callName is the call's name, or "(unnamed)": a request without a
 // manifest may carry none.
-func callName(c *journal.CallReport) string {
+func callName(c *transcript.CallReport) string {
 	if c.Call == "" {
 		return "(unnamed)"
 	}
 	return c.Call
 }
 
-func role(c *journal.CallReport) string {
+func role(c *transcript.CallReport) string {
 	if c.Manifest == nil {
 		return ""
 	}
@@ -499,7 +499,7 @@ type (
 // WriteHTML renders the report as one self-contained HTML page, titled by
 // source (the transcript's name): a lane of calls per role, in the order of
 // their first call.
-func WriteHTML(w io.Writer, source string, rep *journal.Report, o *Options) error {
+func WriteHTML(w io.Writer, source string, rep *transcript.Report, o *Options) error {
 	verdicts := o.byLine()
 	var lanes []*lane
 	byRole := map[string]*lane{}
@@ -521,7 +521,7 @@ func WriteHTML(w io.Writer, source string, rep *journal.Report, o *Options) erro
 			byRole[name] = l
 			lanes = append(lanes, l)
 		}
-		v := call{Call: callName(c), Status: string(c.Status), Outcome: c.Outcome, Line: c.Line, SystemBytes: c.SystemBytes, Unattributed: c.Unattributed, Prompt: c.System()}
+		v := call{Call: callName(c), Status: string(c.Status), Outcome: c.Outcome, Line: c.Line, SystemBytes: c.SystemBytes, Unattributed: c.Unattributed, Prompt: c.System}
 		for _, tc := range c.ToolCalls {
 			v.ToolCalls = append(v.ToolCalls, toolCallLine(tc))
 		}
@@ -587,7 +587,7 @@ func WriteHTML(w io.Writer, source string, rep *journal.Report, o *Options) erro
 // openLine says of a run still being written (it holds, and is not
 // finished) which sessions are open, with their calls so far, and how far
 // it verifies; "" otherwise.
-func openLine(rep *journal.Report) string {
+func openLine(rep *transcript.Report) string {
 	if rep.OK() || !rep.Holds() {
 		return ""
 	}
@@ -604,7 +604,7 @@ func openLine(rep *journal.Report) string {
 
 // signedLine says whether the report's transcript was held to a key and
 // how far the signature reaches: what verify --key says.
-func signedLine(rep *journal.Report) string {
+func signedLine(rep *transcript.Report) string {
 	if rep.SignedBy == "" {
 		return "not checked against a signer's key"
 	}

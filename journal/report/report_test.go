@@ -19,6 +19,7 @@ import (
 	"github.com/promptloom/promptloom/journal/report"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
+	"github.com/promptloom/promptloom/transcript"
 )
 
 var ctx = context.Background()
@@ -67,9 +68,9 @@ func runForPage(t *testing.T) string {
 	return buf.String()
 }
 
-func renderRun(t *testing.T, transcript string) (*journal.Report, []byte) {
+func renderRun(t *testing.T, tr string) (*transcript.Report, []byte) {
 	t.Helper()
-	rep, err := journal.Verify(strings.NewReader(transcript), nil)
+	rep, err := transcript.Verify(strings.NewReader(tr), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,10 +103,10 @@ func TestRunReadsCallsAndChanges(t *testing.T) {
 }
 
 func TestRunPageRendersInChromium(t *testing.T) {
-	transcript := runForPage(t)
+	tr := runForPage(t)
 	// A tampered copy too: its failing calls must show as failed.
-	tampered := strings.Replace(transcript, "Answer in French.", "Answer in Klingon", 1)
-	for name, tr := range map[string]string{"run.html": transcript, "tampered.html": tampered} {
+	tampered := strings.Replace(tr, "Answer in French.", "Answer in Klingon", 1)
+	for name, tr := range map[string]string{"run.html": tr, "tampered.html": tampered} {
 		t.Run(name, func(t *testing.T) {
 			run, html := renderRun(t, tr)
 			if bytes.Contains(html, []byte("http://")) || bytes.Contains(html, []byte("https://")) {
@@ -153,7 +154,7 @@ func TestTextEscapesTheTranscript(t *testing.T) {
 		t.Fatal(err)
 	}
 	j.Close()
-	rep, err := journal.Verify(&buf, nil)
+	rep, err := transcript.Verify(&buf, nil)
 	if err != nil || !rep.OK() {
 		t.Fatalf("verify: %v %+v", err, rep.Problems)
 	}
@@ -222,7 +223,7 @@ func TestUnattributedCallIsShownAsSuch(t *testing.T) {
 		t.Fatal(err)
 	}
 	j.Close()
-	rep, err := journal.Verify(bytes.NewReader(buf.Bytes()), nil)
+	rep, err := transcript.Verify(bytes.NewReader(buf.Bytes()), nil)
 	if err != nil || !rep.OK() {
 		t.Fatalf("%v %+v", err, rep)
 	}
@@ -253,7 +254,7 @@ func TestTextListsAManifestOnce(t *testing.T) {
 		}
 	}
 	j.Close()
-	rep, err := journal.Verify(bytes.NewReader(buf.Bytes()), nil)
+	rep, err := transcript.Verify(bytes.NewReader(buf.Bytes()), nil)
 	if err != nil || !rep.OK() {
 		t.Fatalf("%v %+v", err, rep)
 	}
@@ -286,7 +287,7 @@ func TestToolCallOnlyTurnIsShown(t *testing.T) {
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := journal.Verify(bytes.NewReader(buf.Bytes()), nil)
+	rep, err := transcript.Verify(bytes.NewReader(buf.Bytes()), nil)
 	if err != nil || !rep.OK() {
 		t.Fatalf("verify: %v", err)
 	}
@@ -328,7 +329,7 @@ func TestProxiedCallShowsItsRequest(t *testing.T) {
 	}
 	j.Close()
 	data := buf.Bytes()
-	rep, err := journal.Verify(bytes.NewReader(data), nil)
+	rep, err := transcript.Verify(bytes.NewReader(data), nil)
 	if err != nil || !rep.OK() {
 		t.Fatalf("%v %+v", err, rep)
 	}

@@ -18,8 +18,8 @@ import (
 	"testing"
 
 	"github.com/promptloom/promptloom/internal/testkit/fakeprovider"
-	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/journal/report"
+	"github.com/promptloom/promptloom/transcript"
 )
 
 // MaxLines bounds an example's promptloom-specific lines.
@@ -53,17 +53,17 @@ func Check(t *testing.T, run Run, fake func() *fakeprovider.Server) {
 	if !bytes.Contains(reqs[0].Body, []byte(Secret)) {
 		t.Error("the secret is not in the request sent: the example does not put it in a user message")
 	}
-	transcript, err := os.ReadFile(path)
+	trArg, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bytes.Contains(transcript, []byte(Secret)) || bytes.Contains(transcript, []byte(Secret[4:])) {
+	if bytes.Contains(trArg, []byte(Secret)) || bytes.Contains(trArg, []byte(Secret[4:])) {
 		t.Errorf("the secret reached the transcript")
 	}
-	if !bytes.Contains(transcript, []byte("<redacted:github_token:")) {
+	if !bytes.Contains(trArg, []byte("<redacted:github_token:")) {
 		t.Errorf("the transcript does not show the secret redacted")
 	}
-	rep, err := journal.Verify(bytes.NewReader(transcript), nil)
+	rep, err := transcript.Verify(bytes.NewReader(trArg), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func Check(t *testing.T, run Run, fake func() *fakeprovider.Server) {
 	if since == nil || since.Previous != rep.Calls[0].Call || since.CommonPrefixBytes != second.SystemBytes || second.Usage == nil || second.Usage.CacheReadTokens == 0 {
 		t.Errorf("turn 2: predicted stable since the last turn %+v of %d bytes, usage %+v", since, second.SystemBytes, second.Usage)
 	}
-	if !bytes.Contains(transcript, []byte(`"tool_calls":[{`)) {
+	if !bytes.Contains(trArg, []byte(`"tool_calls":[{`)) {
 		t.Error("no tool call recorded")
 	}
 }

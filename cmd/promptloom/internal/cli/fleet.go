@@ -14,10 +14,9 @@ import (
 	"github.com/promptloom/promptloom/cache"
 	"github.com/promptloom/promptloom/cmd/promptloom/internal/demo"
 	"github.com/promptloom/promptloom/internal/textsafe"
-	"github.com/promptloom/promptloom/journal"
-	"github.com/promptloom/promptloom/journal/postgres"
 	"github.com/promptloom/promptloom/journal/report"
 	"github.com/promptloom/promptloom/payload"
+	"github.com/promptloom/promptloom/transcript"
 )
 
 // A fleet is what cache and report read when given several transcripts
@@ -50,7 +49,7 @@ func isFleet(args []string) bool {
 	if !demo.IsURL(args[0]) {
 		return false
 	}
-	_, session, err := postgres.SplitURL(args[0])
+	_, session, err := splitURL(args[0])
 	return err == nil && session == "" // a URL that does not parse is refused as one
 }
 
@@ -107,7 +106,7 @@ func (e *env) fleetSources(args []string) ([]fleetSource, func(), error) {
 // maxTranscriptBytes), verifies it, and rebuilds its calls' requests, as
 // cache does one transcript. An error says why it is left out; rep is
 // what was verified, when anything was.
-func (e *env) readRecorded(src source) (*journal.Report, []cache.Recorded, error) {
+func (e *env) readRecorded(src source) (*transcript.Report, []cache.Recorded, error) {
 	r, err := src.open()
 	if err != nil {
 		return nil, nil, err
@@ -117,7 +116,7 @@ func (e *env) readRecorded(src source) (*journal.Report, []cache.Recorded, error
 	if err != nil {
 		return nil, nil, err
 	}
-	rep, err := journal.Verify(bytes.NewReader(data), &journal.Options{MaxLineBytes: maxLineBytes})
+	rep, err := transcript.Verify(bytes.NewReader(data), &transcript.Options{MaxLineBytes: maxLineBytes})
 	if err != nil || !rep.Holds() {
 		return rep, nil, fmt.Errorf("the transcript does not verify: %s", strings.TrimPrefix(liveState(rep, err), "FAIL: "))
 	}
@@ -226,7 +225,7 @@ func (e *env) cacheFleet(args []string, o *cache.Options, format string, strict 
 // report as report writes one (a transcript that does not verify is
 // reported, marking what failed, and left out of the figures), then the
 // fleet's cache summary. Exit 1 when a transcript does not verify.
-func (e *env) reportFleet(args []string, o *journal.Options, co *cache.Options, format string) int {
+func (e *env) reportFleet(args []string, o *transcript.Options, co *cache.Options, format string) int {
 	srcs, closeAll, err := e.fleetSources(args)
 	if err != nil {
 		return e.fail("report: %v", err)
@@ -251,7 +250,7 @@ func (e *env) reportFleet(args []string, o *journal.Options, co *cache.Options, 
 			continue
 		}
 		kept := &capped{limit: maxCacheReportBytes}
-		rep, verr := journal.Verify(io.TeeReader(r, kept), o)
+		rep, verr := transcript.Verify(io.TeeReader(r, kept), o)
 		r.Close()
 		ro := &report.Options{}
 		switch {
@@ -409,7 +408,7 @@ func (f *fleet) unpredicted(name, why string) {
 }
 
 // noteOpen names a transcript still being written.
-func (f *fleet) noteOpen(name string, rep *journal.Report) {
+func (f *fleet) noteOpen(name string, rep *transcript.Report) {
 	if note := rep.Unfinished(); note != "" {
 		f.Open = append(f.Open, fleetNote{name, note})
 	}

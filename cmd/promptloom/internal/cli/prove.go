@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/journal/tiles"
+	"github.com/promptloom/promptloom/transcript"
 )
 
 func init() {
@@ -25,7 +25,7 @@ func init() {
 // cover already, and is said to be open.
 func runProve(e *env, args []string) int {
 	fs := newFlags("prove")
-	transcript := fs.String("transcript", "", "the signed transcript: a file, or a postgres:// URL of one session (?session=NAME)")
+	trArg := fs.String("transcript", "", "the signed transcript: a file, or a postgres:// URL of one session (?session=NAME)")
 	call := fs.String("call", "", "the call to prove: NAME, or NAME@LINE (the line of its request)")
 	from := fs.String("from", "", "prove that the run extends this checkpoint (a note file, as prove --checkpoint writes it)")
 	session := fs.String("checkpoint", "", "write the latest signed checkpoint of this session")
@@ -41,10 +41,10 @@ func runProve(e *env, args []string) int {
 			given++
 		}
 	}
-	if *transcript == "" || given != 1 || len(pos) > 0 {
+	if *trArg == "" || given != 1 || len(pos) > 0 {
 		return e.fail("prove: takes --transcript FILE and one of --call NAME, --from CHECKPOINT, --checkpoint SESSION")
 	}
-	o := &journal.Options{MaxLineBytes: maxLineBytes}
+	o := &transcript.Options{MaxLineBytes: maxLineBytes}
 	if *key != "" {
 		if o.Verifier, err = e.verifier(*key); err != nil {
 			return e.fail("prove: %v", err)
@@ -59,16 +59,16 @@ func runProve(e *env, args []string) int {
 	var result []byte
 	var what string
 	ref := parseCallRef(*call)
-	// A proof is made of the one call of a name (journal.Prove): NAME@LINE
+	// A proof is made of the one call of a name (transcript.Prove): NAME@LINE
 	// is proved by its name, and the line then held to the call's. A call
 	// named "x@5" itself, which the first reading shows, is read again.
 	literal := false
-	prove := func(r io.Reader) (rep *journal.Report, err error) {
+	prove := func(r io.Reader) (rep *transcript.Report, err error) {
 		switch {
 		case *call != "" && literal:
-			result, rep, err = journal.Prove(r, ref.given, o)
+			result, rep, err = transcript.Prove(r, ref.given, o)
 		case *call != "":
-			result, rep, err = journal.Prove(r, ref.name, o)
+			result, rep, err = transcript.Prove(r, ref.name, o)
 			what = "the proof of call " + *call
 			if err != nil || ref.line == 0 {
 				break
@@ -80,16 +80,16 @@ func runProve(e *env, args []string) int {
 			case c.Call == ref.given:
 				literal, result = true, nil
 			case result == nil && namedCount(rep.Calls, ref.name) > 1:
-				// Why the line does not help: journal.Prove chooses by
+				// Why the line does not help: transcript.Prove chooses by
 				// name alone.
 				err = fmt.Errorf("%d calls are named %q, and a proof is made only of a call whose name no other call has", namedCount(rep.Calls, ref.name), ref.name)
 			}
 		case *from != "":
-			result, rep, err = journal.ProveConsistency(r, cp, o)
+			result, rep, err = transcript.ProveConsistency(r, cp, o)
 			what = "the proof that the run extends " + *from
 		default:
 			var logs map[string]tiles.Log
-			logs, rep, err = journal.Logs(r, o)
+			logs, rep, err = transcript.Logs(r, o)
 			what = "the latest checkpoint of session " + *session
 			if l, ok := logs[*session]; ok {
 				result = l.Checkpoint
@@ -104,9 +104,9 @@ func runProve(e *env, args []string) int {
 		}
 		return rep, err
 	}
-	_, rep, err, oerr := e.readOne(*transcript, prove)
+	_, rep, err, oerr := e.readOne(*trArg, prove)
 	if oerr == nil && literal {
-		_, rep, err, oerr = e.readOne(*transcript, prove)
+		_, rep, err, oerr = e.readOne(*trArg, prove)
 	}
 	if oerr != nil {
 		return e.fail("prove: %v", oerr)
@@ -128,12 +128,12 @@ func runProve(e *env, args []string) int {
 	if *out != "" {
 		fmt.Fprintf(e.stdout, "wrote %s to %s\n", what, *out)
 	}
-	e.noteOpen(*transcript, rep)
+	e.noteOpen(*trArg, rep)
 	return ExitOK
 }
 
 // namedCount counts the calls named name.
-func namedCount(calls []journal.CallReport, name string) int {
+func namedCount(calls []transcript.CallReport, name string) int {
 	n := 0
 	for _, c := range calls {
 		if c.Call == name {

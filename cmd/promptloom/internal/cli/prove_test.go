@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/promptloom/promptloom/journal"
+	"github.com/promptloom/promptloom/transcript"
 	"golang.org/x/mod/sumdb/note"
 )
 
@@ -56,7 +57,7 @@ func TestProveTakesNameAtLine(t *testing.T) {
 	dir := t.TempDir()
 	tr := filepath.Join(dir, "t.jsonl")
 	pub := signedRun(t, tr, "s1", "first", "second")
-	rep, err := journal.Verify(strings.NewReader(mustRead(t, tr)), nil)
+	rep, err := transcript.Verify(strings.NewReader(mustRead(t, tr)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +100,7 @@ func mustRead(t *testing.T, path string) string {
 }
 
 // A name two sessions of a file share: NAME@LINE picks one for explain and
-// cache, but a proof is made of the one call of a name (journal.Prove), so
+// cache, but a proof is made of the one call of a name (transcript.Prove), so
 // prove says that the line cannot choose, rather than that no call is
 // named so.
 func TestProveNameAtLineOfARepeatedName(t *testing.T) {
@@ -107,7 +108,7 @@ func TestProveNameAtLineOfARepeatedName(t *testing.T) {
 	tr := filepath.Join(dir, "t.jsonl")
 	signedRun(t, tr, "s1", "first", "second")
 	signedRun(t, tr, "s2", "first", "second")
-	rep, err := journal.Verify(strings.NewReader(mustRead(t, tr)), nil)
+	rep, err := transcript.Verify(strings.NewReader(mustRead(t, tr)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

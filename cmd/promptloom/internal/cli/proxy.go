@@ -23,6 +23,7 @@ import (
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/journal/postgres"
 	"github.com/promptloom/promptloom/proxy"
+	"github.com/promptloom/promptloom/transcript"
 	"golang.org/x/mod/sumdb/note"
 )
 
@@ -37,7 +38,7 @@ func runProxy(e *env, args []string) int {
 	fs := newFlags("proxy")
 	upstream := fs.String("upstream", "", "the provider's origin (https://api.anthropic.com, https://api.openai.com, https://generativelanguage.googleapis.com); a request's path is appended, once")
 	listen := fs.String("listen", "127.0.0.1:0", "the address to listen on (the default: loopback, a free port)")
-	transcript := fs.String("transcript", "promptloom-proxy.jsonl", "where calls are recorded: a file (appended to, one session per conversation), or postgres://… (one chain per session)")
+	tr := fs.String("transcript", "promptloom-proxy.jsonl", "where calls are recorded: a file (appended to, one session per conversation), or postgres://… (one chain per session)")
 	sign := fs.String("sign", "", "sign each session with checkpoints, with this signer key (promptloom keygen writes NAME.key)")
 	every := fs.Int("checkpoint-every", 0, "with --sign: also checkpoint each session every N calls (0: when it closes)")
 	witnesses := witnessURLs(fs)
@@ -75,7 +76,7 @@ func runProxy(e *env, args []string) int {
 	} else if len(o.Witnesses) > 0 || *every != 0 {
 		return e.fail("proxy: --witness and --checkpoint-every go with --sign")
 	}
-	open, closeStore, err := sessionOpener(context.Background(), *transcript, o)
+	open, closeStore, err := sessionOpener(context.Background(), *tr, o)
 	if err != nil {
 		return e.fail("proxy: --transcript: %v", err)
 	}
@@ -97,7 +98,7 @@ func runProxy(e *env, args []string) int {
 	}
 	p, err := proxy.New(&proxy.Options{Upstream: up, Open: func(s string) (*journal.Journal, error) { return open(s, "") }, Follow: open, Idle: *idle, Prompt: prompt, MaxBodyBytes: *maxBytes, UIToken: *token, TracerProvider: tp,
 		Diagnostics: *diagnostics, AutoCache: *autoCache == "auto",
-		Verify: func() string { return verifyState(*transcript, o.Signer) }})
+		Verify: func() string { return verifyState(*tr, o.Signer) }})
 	if err != nil {
 		ln.Close()
 		return e.fail("proxy: %v", err)
@@ -153,7 +154,7 @@ func sessionOpener(ctx context.Context, arg string, o *journal.Options) (func(se
 			return journal.Open(arg, &so)
 		}, func() {}, nil
 	}
-	dsn, prefix, err := postgres.SplitURL(arg)
+	dsn, prefix, err := splitURL(arg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -249,7 +250,7 @@ func verifyState(arg string, s note.Signer) string {
 	defer f.Close()
 	// verify's own verdict (liveState), so that the page and the CLI
 	// never disagree about what verifies.
-	rep, err := journal.Verify(f, &journal.Options{MaxLineBytes: maxLineBytes})
+	rep, err := transcript.Verify(f, &transcript.Options{MaxLineBytes: maxLineBytes})
 	state := liveState(rep, err)
 	if err != nil || !rep.Holds() {
 		return state

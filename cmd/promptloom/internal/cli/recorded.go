@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/promptloom/promptloom/explain"
-	"github.com/promptloom/promptloom/journal"
+	"github.com/promptloom/promptloom/transcript"
 	"github.com/tidwall/gjson"
 )
 
@@ -43,7 +43,7 @@ func (e *env) recordedCalls(arg string, calls ...string) ([]recording, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep, err := journal.Verify(bytes.NewReader(data), &journal.Options{MaxLineBytes: maxLineBytes})
+	rep, err := transcript.Verify(bytes.NewReader(data), &transcript.Options{MaxLineBytes: maxLineBytes})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", shown(arg), err)
 	}
@@ -70,7 +70,7 @@ func (e *env) recordedCalls(arg string, calls ...string) ([]recording, error) {
 // prev is what covers the request). What says only that the run is not
 // finished (a session open, a last line not whole yet) is no objection: a
 // run being written can be explained.
-func verifiedCall(rep *journal.Report, call string) (*journal.CallReport, error) {
+func verifiedCall(rep *transcript.Report, call string) (*transcript.CallReport, error) {
 	c, err := verifiedCallAny(rep, call)
 	if err != nil {
 		return nil, err
@@ -97,7 +97,7 @@ func verifiedCall(rep *journal.Report, call string) (*journal.CallReport, error)
 }
 
 // verifiedCallAny is the one call named call, attributed or not.
-func verifiedCallAny(rep *journal.Report, call string) (*journal.CallReport, error) {
+func verifiedCallAny(rep *transcript.Report, call string) (*transcript.CallReport, error) {
 	return parseCallRef(call).find(rep.Calls)
 }
 
@@ -131,8 +131,8 @@ func (r callRef) matches(call string, line int) bool {
 }
 
 // find is the one call of calls r names.
-func (r callRef) find(calls []journal.CallReport) (*journal.CallReport, error) {
-	var found []*journal.CallReport
+func (r callRef) find(calls []transcript.CallReport) (*transcript.CallReport, error) {
+	var found []*transcript.CallReport
 	var lines []string
 	for i := range calls {
 		if c := &calls[i]; r.matches(c.Call, c.Line) {
@@ -167,7 +167,7 @@ func (r callRef) find(calls []journal.CallReport) (*journal.CallReport, error) {
 // from the system_prompt line the verifier resolved, its manifest the one
 // it read, held to the prompt again (a Harn transcript may retain a prompt
 // redacted, whose bytes the manifest's rows do not place).
-func recordedExplanation(c *journal.CallReport, data []byte) (*explain.Explanation, error) {
+func recordedExplanation(c *transcript.CallReport, data []byte) (*explain.Explanation, error) {
 	line, ok := nthLine(data, c.SystemLine)
 	if !ok {
 		return nil, fmt.Errorf("no line %d", c.SystemLine)
@@ -224,17 +224,17 @@ func onlyRecordedFlags(fs *flag.FlagSet, allowed ...string) error {
 // explainRecorded is explain --transcript FILE --call NAME: the recorded
 // call's explanation, in the formats that need no options (text, json,
 // html, raw).
-func (e *env) explainRecorded(fs *flag.FlagSet, pos []string, transcript, call, format string) int {
+func (e *env) explainRecorded(fs *flag.FlagSet, pos []string, tr, call, format string) int {
 	if err := onlyRecordedFlags(fs, "transcript", "call", "format"); err != nil {
 		return e.fail("explain: %v", err)
 	}
-	if msg := recordedUsage(transcript != "", call != "", len(pos) > 0, "--call NAME"); msg != "" {
+	if msg := recordedUsage(tr != "", call != "", len(pos) > 0, "--call NAME"); msg != "" {
 		return e.fail("explain: --transcript FILE --call NAME explains a recorded call: %s", msg)
 	}
 	if err := oneOf("format", format, "text", "json", "html", "raw"); err != nil {
 		return e.fail("explain: %v (a recorded call has no options to build a payload from)", err)
 	}
-	recs, err := e.recordedCalls(transcript, call)
+	recs, err := e.recordedCalls(tr, call)
 	if err != nil {
 		return e.fail("explain: %v", err)
 	}
@@ -258,14 +258,14 @@ func (e *env) explainRecorded(fs *flag.FlagSet, pos []string, transcript, call, 
 
 // diffRecorded is diff --transcript FILE --call A --call B: two recorded
 // calls compared as diff compares two options files.
-func (e *env) diffRecorded(fs *flag.FlagSet, pos []string, transcript string, calls []string, format string) int {
+func (e *env) diffRecorded(fs *flag.FlagSet, pos []string, tr string, calls []string, format string) int {
 	if err := onlyRecordedFlags(fs, "transcript", "call", "format"); err != nil {
 		return e.fail("diff: %v", err)
 	}
-	if msg := recordedUsage(transcript != "", len(calls) == 2, len(pos) > 0, "--call A --call B (got "+strconv.Itoa(len(calls))+")"); msg != "" {
+	if msg := recordedUsage(tr != "", len(calls) == 2, len(pos) > 0, "--call A --call B (got "+strconv.Itoa(len(calls))+")"); msg != "" {
 		return e.fail("diff: --transcript FILE --call A --call B compares two recorded calls: %s", msg)
 	}
-	recs, err := e.recordedCalls(transcript, calls...)
+	recs, err := e.recordedCalls(tr, calls...)
 	if err != nil {
 		return e.fail("diff: %v", err)
 	}
@@ -291,9 +291,9 @@ func (e *env) diffRecorded(fs *flag.FlagSet, pos []string, transcript string, ca
 // recordedUsage says what a command on a recorded call lacks or has too
 // much of: the transcript, the call(s) it names, or an options file it
 // does not take ("" when nothing).
-func recordedUsage(transcript, calls, optionsFile bool, want string) string {
+func recordedUsage(tr, calls, optionsFile bool, want string) string {
 	switch {
-	case !transcript:
+	case !tr:
 		return "give --transcript FILE"
 	case !calls:
 		return "give " + want

@@ -4,8 +4,8 @@ import (
 	"io"
 
 	"github.com/promptloom/promptloom/cache"
-	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/journal/report"
+	"github.com/promptloom/promptloom/transcript"
 )
 
 // maxCacheReportBytes bounds the transcript report keeps to predict the
@@ -61,7 +61,7 @@ func runReport(e *env, args []string) int {
 	}
 	// One pass: the page shows what Verify read and judged, never a
 	// second reading of a transcript that may have changed meanwhile.
-	o := &journal.Options{MaxLineBytes: maxLineBytes}
+	o := &transcript.Options{MaxLineBytes: maxLineBytes}
 	if *key != "" {
 		if o.Verifier, err = e.verifier(*key); err != nil {
 			return e.fail("report: %v", err)
@@ -80,12 +80,12 @@ func runReport(e *env, args []string) int {
 	if fleet {
 		return e.reportFleet(transcripts, o, co, *format)
 	}
-	transcript := transcripts[0]
+	trArg := transcripts[0]
 	// The bytes verified are kept (up to a bound) so that each call's
 	// whole request can be held to its provider's cache rules from them.
 	kept := &capped{limit: maxCacheReportBytes}
-	name, rep, verr, err := e.readOne(transcript, func(r io.Reader) (*journal.Report, error) {
-		return journal.Verify(io.TeeReader(r, kept), o)
+	name, rep, verr, err := e.readOne(trArg, func(r io.Reader) (*transcript.Report, error) {
+		return transcript.Verify(io.TeeReader(r, kept), o)
 	})
 	if err != nil {
 		return e.fail("report: %v", err)

@@ -9,9 +9,9 @@ import (
 
 	"github.com/promptloom/promptloom/cache"
 	"github.com/promptloom/promptloom/internal/textsafe"
-	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/payload"
 	"github.com/promptloom/promptloom/request"
+	"github.com/promptloom/promptloom/transcript"
 )
 
 // The whole request: explain --request, diff --request and cache. A body
@@ -89,7 +89,7 @@ func (e *env) recordedRequests(arg string) ([]cache.Recorded, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep, err := journal.Verify(bytes.NewReader(data), &journal.Options{MaxLineBytes: maxLineBytes})
+	rep, err := transcript.Verify(bytes.NewReader(data), &transcript.Options{MaxLineBytes: maxLineBytes})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", shown(arg), err)
 	}
@@ -122,7 +122,7 @@ func pickCall(rs []cache.Recorded, call string) (*cache.Recorded, error) {
 
 // findRecorded finds one call by name, whatever its body.
 func findRecorded(rs []cache.Recorded, call string) (*cache.Recorded, error) {
-	rep := &journal.Report{}
+	rep := &transcript.Report{}
 	for _, r := range rs {
 		rep.Calls = append(rep.Calls, *r.Report)
 	}
@@ -143,17 +143,17 @@ func findRecorded(rs []cache.Recorded, call string) (*cache.Recorded, error) {
 // added. A call a manifest accounts for keeps its body in parts (its
 // messages, tools, parameters and system channel): it is written as
 // request rebuilds it, and stderr says so.
-func (e *env) writeRecordedBody(transcript, call string) int {
-	rs, err := e.recordedRequests(transcript)
+func (e *env) writeRecordedBody(tr, call string) int {
+	rs, err := e.recordedRequests(tr)
 	if err != nil {
 		return e.fail("explain: %v", err)
 	}
 	r, err := findRecorded(rs, call)
 	if err != nil {
-		return e.fail("explain: %s: %v", shown(transcript), err)
+		return e.fail("explain: %s: %v", shown(tr), err)
 	}
 	if r.Body == nil {
-		return e.fail("explain: %s: call %s (line %d) did not give its request body: there is none to write", shown(transcript), call, r.Report.Line)
+		return e.fail("explain: %s: call %s (line %d) did not give its request body: there is none to write", shown(tr), call, r.Report.Line)
 	}
 	if !r.Report.Unattributed {
 		fmt.Fprintf(e.stderr, "promptloom: call %s (line %d) has a manifest, so its transcript keeps its body in parts: written as rebuilt from them (its keys in another order than sent)\n", textsafe.Line(call), r.Report.Line)
@@ -166,19 +166,19 @@ func (e *env) writeRecordedBody(transcript, call string) int {
 
 // explainRequest is explain --request BODY [OPTIONS] (or --transcript
 // FILE --call NAME --request).
-func (e *env) explainRequest(pos []string, w *wholeFlags, format string, lint, strict bool, since, transcript, call string, pl pipeline) int {
+func (e *env) explainRequest(pos []string, w *wholeFlags, format string, lint, strict bool, since, tr, call string, pl pipeline) int {
 	if format == "raw" {
 		// The exact bytes are the transcript's to give: a body file
 		// given here is already its own raw form.
 		switch {
-		case transcript == "":
+		case tr == "":
 			return e.fail("explain: --request --format raw writes a recorded call's body as its transcript keeps it: give --transcript FILE --call NAME (a body file is its own raw form)")
 		case call == "" || len(pos) > 0:
 			return e.fail("explain: --transcript FILE --call NAME --request explains a recorded call's whole request: give --call NAME and no file")
 		case lint || strict || since != "":
 			return e.fail("explain: --request --format raw writes the body as recorded: --lint, --strict and --since do not apply")
 		}
-		return e.writeRecordedBody(transcript, call)
+		return e.writeRecordedBody(tr, call)
 	}
 	if err := oneOf("format", format, "text", "json", "html", "raw"); err != nil {
 		return e.fail("explain: --request: %v", err)
@@ -190,20 +190,20 @@ func (e *env) explainRequest(pos []string, w *wholeFlags, format string, lint, s
 		name    string
 		err     error
 	)
-	if transcript != "" {
+	if tr != "" {
 		if call == "" || len(pos) > 0 {
 			return e.fail("explain: --transcript FILE --call NAME --request explains a recorded call's whole request: give --call NAME and no file")
 		}
-		rs, err := e.recordedRequests(transcript)
+		rs, err := e.recordedRequests(tr)
 		if err != nil {
 			return e.fail("explain: %v", err)
 		}
 		r, err := pickCall(rs, call)
 		if err != nil {
-			return e.fail("explain: %s: %v", shown(transcript), err)
+			return e.fail("explain: %s: %v", shown(tr), err)
 		}
 		m, body = r.Request, r.Body
-		name = fmt.Sprintf("call %s (line %d of %s)", call, r.Report.Line, shown(transcript))
+		name = fmt.Sprintf("call %s (line %d of %s)", call, r.Report.Line, shown(tr))
 		// The call's figures are the ones cache gives it in its run, not
 		// a prediction of the request alone: one figure for one call.
 		for _, v := range cache.Run(cache.Calls(rs), w.cacheOptions()).Verdicts {

@@ -12,8 +12,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/journal/tiles"
+	"github.com/promptloom/promptloom/transcript"
 )
 
 func init() {
@@ -35,25 +35,25 @@ func (s staticLogs) Log(name string) (tiles.Log, bool) { l, ok := s[name]; retur
 // The first stdout line, once connections are accepted, names the URL.
 func runServe(e *env, args []string) int {
 	fs := newFlags("serve")
-	transcript := fs.String("transcript", "", "the signed transcript: a file, or a postgres:// URL of one session (?session=NAME)")
+	trArg := fs.String("transcript", "", "the signed transcript: a file, or a postgres:// URL of one session (?session=NAME)")
 	key := fs.String("key", "", "verify the transcript's checkpoints against this verifier key (NAME.pub) first")
 	listen := fs.String("listen", "127.0.0.1:0", "the address to listen on (the default: loopback, a free port)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return e.flagError(fs, "serve", err)
 	}
-	if *transcript == "" || len(pos) > 0 {
+	if *trArg == "" || len(pos) > 0 {
 		return e.fail("serve: takes --transcript FILE (usage: promptloom %s)", commands["serve"].usage)
 	}
-	o := &journal.Options{MaxLineBytes: maxLineBytes}
+	o := &transcript.Options{MaxLineBytes: maxLineBytes}
 	if *key != "" {
 		if o.Verifier, err = e.verifier(*key); err != nil {
 			return e.fail("serve: --key: %v", err)
 		}
 	}
 	var logs map[string]tiles.Log
-	_, rep, verr, err := e.readOne(*transcript, func(r io.Reader) (rep *journal.Report, err error) {
-		logs, rep, err = journal.Logs(r, o)
+	_, rep, verr, err := e.readOne(*trArg, func(r io.Reader) (rep *transcript.Report, err error) {
+		logs, rep, err = transcript.Logs(r, o)
 		return rep, err
 	})
 	if err != nil {
@@ -64,7 +64,7 @@ func runServe(e *env, args []string) int {
 		return verdict(e.stderr, rep, verr)
 	}
 	if len(logs) == 0 {
-		return e.fail("serve: %s has no signed checkpoint to serve (record it with --sign)", *transcript)
+		return e.fail("serve: %s has no signed checkpoint to serve (record it with --sign)", *trArg)
 	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {

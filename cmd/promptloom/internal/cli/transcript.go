@@ -20,6 +20,7 @@ import (
 	"github.com/promptloom/promptloom/internal/witness"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/journal/postgres"
+	"github.com/promptloom/promptloom/transcript"
 
 	"golang.org/x/mod/sumdb/note"
 )
@@ -59,7 +60,7 @@ func (e *env) transcripts(ctx context.Context, arg string) (srcs []source, close
 	if !demo.IsURL(arg) {
 		return []source{{name: arg, open: func() (io.ReadCloser, error) { return openFile(arg) }}}, func() {}, nil
 	}
-	dsn, session, err := postgres.SplitURL(arg)
+	dsn, session, err := splitURL(arg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -122,7 +123,7 @@ func (e *env) oneTranscript(ctx context.Context, arg string) (source, func(), er
 // readOne reads the one transcript a --transcript names (a file, or a
 // session of a store) with read: Verify, or Prove, or a reading that keeps
 // the bytes too; it returns the transcript's name.
-func (e *env) readOne(arg string, read func(io.Reader) (*journal.Report, error)) (name string, rep *journal.Report, verr, err error) {
+func (e *env) readOne(arg string, read func(io.Reader) (*transcript.Report, error)) (name string, rep *transcript.Report, verr, err error) {
 	src, close, err := e.oneTranscript(context.Background(), arg)
 	if err != nil {
 		return "", nil, nil, err
@@ -172,7 +173,7 @@ func openJournal(ctx context.Context, arg string, o *journal.Options) (*journal.
 		j, err := journal.Open(arg, o)
 		return j, func() { os.Remove(arg) }, err
 	}
-	dsn, session, err := postgres.SplitURL(arg)
+	dsn, session, err := splitURL(arg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -330,7 +331,7 @@ func runTranscript(e *env, args []string) int {
 	ctx := context.Background()
 	switch {
 	case len(pos) == 2 && pos[0] == "migrate" && demo.IsURL(pos[1]):
-		dsn, _, err := postgres.SplitURL(pos[1])
+		dsn, _, err := splitURL(pos[1])
 		if err != nil {
 			return e.fail("transcript migrate: %v", err)
 		}
@@ -375,7 +376,7 @@ func (e *env) importTranscript(ctx context.Context, file, arg string) int {
 	if data[len(data)-1] != '\n' {
 		return e.fail("transcript import: %s does not end in a newline (a torn last line: journal.Open repairs it)", file)
 	}
-	dsn, session, err := postgres.SplitURL(arg)
+	dsn, session, err := splitURL(arg)
 	if err != nil {
 		return e.fail("transcript import: %v", err)
 	}

@@ -11,9 +11,9 @@ import (
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/internal/textsafe"
 	"github.com/promptloom/promptloom/internal/witness"
-	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/journal/report"
 	"github.com/promptloom/promptloom/manifest"
+	"github.com/promptloom/promptloom/transcript"
 
 	"golang.org/x/mod/sumdb/note"
 )
@@ -28,7 +28,7 @@ func init() {
 // line and what does not (an empty or unreadable transcript included).
 func runVerify(e *env, args []string) int {
 	fs := newFlags("verify")
-	transcript := fs.String("transcript", "", "verify every call of a JSONL transcript (- for standard input), or every chain of a postgres:// URL (?session=NAME: one)")
+	trArg := fs.String("transcript", "", "verify every call of a JSONL transcript (- for standard input), or every chain of a postgres:// URL (?session=NAME: one)")
 	key := fs.String("key", "", "with --transcript or --proof: fail unless each session ends in a checkpoint signed by this verifier key (NAME.pub)")
 	proof := fs.String("proof", "", "verify a proof of one call (promptloom prove) against --key, without its transcript")
 	consistency := fs.String("consistency", "", "verify a consistency proof (promptloom prove --from) against --key, without its transcript")
@@ -48,10 +48,10 @@ func runVerify(e *env, args []string) int {
 	if err := oneOf("format", *format, "text", "json"); err != nil {
 		return e.fail("verify: %v", err)
 	}
-	if *format == "json" && *transcript == "" {
+	if *format == "json" && *trArg == "" {
 		return e.fail("verify: --format json goes with --transcript")
 	}
-	o := &journal.Options{MaxLineBytes: maxLineBytes}
+	o := &transcript.Options{MaxLineBytes: maxLineBytes}
 	if *key != "" {
 		if o.Verifier, err = e.verifier(*key); err != nil {
 			return e.fail("verify: %v", err)
@@ -71,29 +71,29 @@ func runVerify(e *env, args []string) int {
 	}
 	o.Quorum = *quorum
 	switch {
-	case (len(witnesses) > 0 || *quorum != 0) && (*transcript == "" || *key == ""):
+	case (len(witnesses) > 0 || *quorum != 0) && (*trArg == "" || *key == ""):
 		return e.fail("verify: --witness and --quorum go with --transcript and --key")
 	case *quorum < 0 || *quorum > len(witnesses):
 		return e.fail("verify: --quorum %d: at most the %d witness key(s) given", *quorum, len(witnesses))
-	case *consistency != "" && (*transcript != "" || *proof != "" || len(pos) > 0):
+	case *consistency != "" && (*trArg != "" || *proof != "" || len(pos) > 0):
 		return e.fail("verify --consistency: takes --key and nothing else")
 	case *consistency != "" && *key == "":
 		return e.fail("verify --consistency: give the signer's verifier key with --key: a proof without it proves nothing")
 	case *consistency != "":
 		return e.verifyConsistency(*consistency, o.Verifier)
-	case *proof != "" && (*transcript != "" || len(pos) > 0):
+	case *proof != "" && (*trArg != "" || len(pos) > 0):
 		return e.fail("verify --proof: takes --key and nothing else")
 	case *proof != "" && *key == "":
 		return e.fail("verify --proof: give the signer's verifier key with --key: a proof without it proves nothing")
 	case *proof != "":
 		// A proof is read as a proof (CheckProof), never as a transcript.
-		return e.verifyTranscript(*proof, func(r io.Reader) (*journal.Report, error) { return journal.CheckProof(r, o.Verifier, o) }, "text", true)
-	case *closed && *transcript == "":
+		return e.verifyTranscript(*proof, func(r io.Reader) (*transcript.Report, error) { return transcript.CheckProof(r, o.Verifier, o) }, "text", true)
+	case *closed && *trArg == "":
 		return e.fail("verify: --closed goes with --transcript")
-	case *transcript != "" && len(pos) > 0:
+	case *trArg != "" && len(pos) > 0:
 		return e.fail("verify --transcript: takes no other argument, got %q", pos[0])
-	case *transcript != "":
-		return e.verifyTranscript(*transcript, func(r io.Reader) (*journal.Report, error) { return journal.Verify(r, o) }, *format, *closed)
+	case *trArg != "":
+		return e.verifyTranscript(*trArg, func(r io.Reader) (*transcript.Report, error) { return transcript.Verify(r, o) }, *format, *closed)
 	case *key != "":
 		return e.fail("verify: --key goes with --transcript or --proof")
 	}
@@ -130,7 +130,7 @@ func (e *env) verifyConsistency(path string, key note.Verifier) int {
 	if err != nil {
 		return e.fail("verify: %v", err)
 	}
-	from, to, err := journal.CheckConsistency(proof, key)
+	from, to, err := transcript.CheckConsistency(proof, key)
 	if err != nil {
 		fmt.Fprintf(e.stdout, "FAIL %s\n", textsafe.Line(err.Error()))
 		return ExitFail
@@ -142,9 +142,9 @@ func (e *env) verifyConsistency(path string, key note.Verifier) int {
 // verifyTranscript verifies a file, or each session of a store (said
 // session by session, then which failed and which are open), with read:
 // Verify, or CheckProof. A run still being written verifies as far as it
-// is written (journal.Report.Holds), and is said to be open; closed asks
-// for a finished run (journal.Report.OK).
-func (e *env) verifyTranscript(arg string, read func(io.Reader) (*journal.Report, error), format string, closed bool) int {
+// is written (transcript.Report.Holds), and is said to be open; closed asks
+// for a finished run (transcript.Report.OK).
+func (e *env) verifyTranscript(arg string, read func(io.Reader) (*transcript.Report, error), format string, closed bool) int {
 	srcs, close, err := e.transcripts(context.Background(), arg)
 	if err != nil {
 		return e.fail("verify: %v", err)
@@ -214,9 +214,9 @@ func (e *env) verifyTranscript(arg string, read func(io.Reader) (*journal.Report
 // read), and the report.
 type transcriptVerdict struct {
 	Name string `json:"name"`
-	// OK: it verifies as far as it is written (journal.Report.Holds);
+	// OK: it verifies as far as it is written (transcript.Report.Holds);
 	// Finished: and every session is closed, every line whole
-	// (journal.Report.OK), what verify --closed asks for.
+	// (transcript.Report.OK), what verify --closed asks for.
 	OK       bool `json:"ok"`
 	Finished bool `json:"finished"`
 	// State is the verdict in one line, as the proxy's page says it.
@@ -225,29 +225,29 @@ type transcriptVerdict struct {
 	Report *reportJSON `json:"report"`
 }
 
-// reportJSON is a journal.Report as --format json writes it, field for
+// reportJSON is a transcript.Report as --format json writes it, field for
 // field, each call with what changed since its role's last call
 // (report.Compare) after the verifier's own fields, as the report carried
 // them before package journal/report computed them.
-// TestReportJSONIsTheReports holds it to journal.Report's fields.
+// TestReportJSONIsTheReports holds it to transcript.Report's fields.
 type reportJSON struct {
-	Format        string                `json:"format"`
-	Calls         []callJSON            `json:"calls"`
-	Problems      []*manifest.RuleError `json:"problems,omitempty"`
-	Lines         int                   `json:"lines"`
-	Head          string                `json:"head,omitempty"`
-	Checkpoints   int                   `json:"checkpoints,omitempty"`
-	SignedBy      string                `json:"signed_by,omitempty"`
-	SignedThrough int                   `json:"signed_through,omitempty"`
-	CosignedBy    []string              `json:"cosigned_by,omitempty"`
-	Unattributed  int                   `json:"unattributed,omitempty"`
-	Changed       int                   `json:"changed,omitempty"`
-	Open          []journal.OpenSession `json:"open,omitempty"`
-	Refused       []journal.Refusal     `json:"refused,omitempty"`
+	Format        string                   `json:"format"`
+	Calls         []callJSON               `json:"calls"`
+	Problems      []*manifest.RuleError    `json:"problems,omitempty"`
+	Lines         int                      `json:"lines"`
+	Head          string                   `json:"head,omitempty"`
+	Checkpoints   int                      `json:"checkpoints,omitempty"`
+	SignedBy      string                   `json:"signed_by,omitempty"`
+	SignedThrough int                      `json:"signed_through,omitempty"`
+	CosignedBy    []string                 `json:"cosigned_by,omitempty"`
+	Unattributed  int                      `json:"unattributed,omitempty"`
+	Changed       int                      `json:"changed,omitempty"`
+	Open          []transcript.OpenSession `json:"open,omitempty"`
+	Refused       []transcript.Refusal     `json:"refused,omitempty"`
 }
 
 type callJSON struct {
-	journal.CallReport
+	transcript.CallReport
 	Previous          string       `json:"previous,omitempty"`
 	Changes           []changeJSON `json:"changes,omitempty"`
 	CommonPrefixBytes int          `json:"common_prefix_bytes,omitempty"`
@@ -258,7 +258,7 @@ type callJSON struct {
 // written one.
 type changeJSON struct{ ID, What string }
 
-func newVerdict(name string, rep *journal.Report, err error) transcriptVerdict {
+func newVerdict(name string, rep *transcript.Report, err error) transcriptVerdict {
 	v := transcriptVerdict{Name: name, OK: err == nil && rep.Holds(), Finished: err == nil && rep.OK(), State: liveState(rep, err), Report: newReportJSON(rep)}
 	if err != nil {
 		v.Error = err.Error()
@@ -266,7 +266,7 @@ func newVerdict(name string, rep *journal.Report, err error) transcriptVerdict {
 	return v
 }
 
-func newReportJSON(rep *journal.Report) *reportJSON {
+func newReportJSON(rep *transcript.Report) *reportJSON {
 	if rep == nil {
 		return nil
 	}
@@ -287,11 +287,11 @@ func newReportJSON(rep *journal.Report) *reportJSON {
 }
 
 // verdict is the exit code of a verified transcript: 1 when it does not
-// hold as far as it is written (journal.Report.Holds: a run still being
+// hold as far as it is written (transcript.Report.Holds: a run still being
 // written, its sessions open, holds), or when err (a line past the cap, a
 // read that failed) cut the reading short; err is then a FAIL line on w:
 // what was read is reported, and the transcript is not proven.
-func verdict(w io.Writer, rep *journal.Report, err error) int {
+func verdict(w io.Writer, rep *transcript.Report, err error) int {
 	if err != nil {
 		fmt.Fprintf(w, "FAIL %s\n", textsafe.Line(err.Error()))
 		return ExitFail
@@ -304,16 +304,16 @@ func verdict(w io.Writer, rep *journal.Report, err error) int {
 
 // noteOpen tells stderr that the transcript arg names is still being
 // written, when it is (openNote).
-func (e *env) noteOpen(arg string, rep *journal.Report) {
+func (e *env) noteOpen(arg string, rep *transcript.Report) {
 	if note := rep.Unfinished(); note != "" {
 		fmt.Fprintf(e.stderr, "promptloom: %s: %s\n", textsafe.Line(shown(arg)), note)
 	}
 }
 
 // liveState is a transcript's verdict in one line, as the proxy's page
-// shows it: the same verdict verify gives (journal.Report.Holds), so the
+// shows it: the same verdict verify gives (transcript.Report.Holds), so the
 // page and the CLI never disagree about what verifies.
-func liveState(rep *journal.Report, err error) string {
+func liveState(rep *transcript.Report, err error) string {
 	if err != nil {
 		return "FAIL: " + textsafe.Line(err.Error())
 	}

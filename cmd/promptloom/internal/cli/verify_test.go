@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promptloom/promptloom/journal"
+	"github.com/promptloom/promptloom/transcript"
 )
 
 // verify's FAIL lines, with or without --payload, escape what the manifest
@@ -78,23 +78,23 @@ func TestTranscriptCutShort(t *testing.T) {
 
 func lastN(s string, n int) string { return s[max(0, len(s)-n):] }
 
-// --format json writes a journal.Report field for field (reportJSON), so
+// --format json writes a transcript.Report field for field (reportJSON), so
 // a field added to the report reaches the JSON, and in its place.
 func TestReportJSONIsTheReports(t *testing.T) {
-	var fields []reflect.StructField // journal.Report's exported ones
-	for _, f := range reflect.VisibleFields(reflect.TypeFor[journal.Report]()) {
+	var fields []reflect.StructField // transcript.Report's exported ones
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[transcript.Report]()) {
 		if f.IsExported() {
 			fields = append(fields, f)
 		}
 	}
 	got := reflect.TypeFor[reportJSON]()
 	if len(fields) != got.NumField() {
-		t.Fatalf("journal.Report has %d exported fields, reportJSON %d", len(fields), got.NumField())
+		t.Fatalf("transcript.Report has %d exported fields, reportJSON %d", len(fields), got.NumField())
 	}
 	for i, w := range fields {
 		g := got.Field(i)
 		if w.Name != g.Name || w.Tag != g.Tag || (w.Type != g.Type && w.Name != "Calls") {
-			t.Errorf("field %d: journal.Report has %s %s %q, reportJSON %s %s %q", i, w.Name, w.Type, w.Tag, g.Name, g.Type, g.Tag)
+			t.Errorf("field %d: transcript.Report has %s %s %q, reportJSON %s %s %q", i, w.Name, w.Type, w.Tag, g.Name, g.Type, g.Tag)
 		}
 	}
 }

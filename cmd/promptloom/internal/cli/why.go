@@ -17,10 +17,10 @@ import (
 	"github.com/promptloom/promptloom/explain"
 	pjson "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/internal/textsafe"
-	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
 	"github.com/promptloom/promptloom/request"
+	"github.com/promptloom/promptloom/transcript"
 )
 
 func init() {
@@ -54,7 +54,7 @@ func runWhy(e *env, args []string) int {
 	fs := newFlags("why")
 	format := fs.String("format", "text", "text or json")
 	limit := fs.Int("limit", 1000, "list at most N places, and count the rest (0: all)")
-	transcript := fs.String("transcript", "", "look in a recorded call's prompt instead, from its transcript (a file, or a postgres:// URL of one session), verified first; with --call")
+	tr := fs.String("transcript", "", "look in a recorded call's prompt instead, from its transcript (a file, or a postgres:// URL of one session), verified first; with --call")
 	call := fs.String("call", "", "with --transcript, the call, by its name")
 	var changes []change
 	for _, f := range [][2]string{
@@ -93,14 +93,14 @@ func runWhy(e *env, args []string) int {
 	}
 	out := whyJSON{Text: text}
 	var x *explain.Explanation
-	if *transcript != "" || *call != "" {
+	if *tr != "" || *call != "" {
 		if err := onlyRecordedFlags(fs, "transcript", "call", "format", "limit"); err != nil {
 			return e.fail("why: %v", err)
 		}
-		if msg := recordedUsage(*transcript != "", true, len(pos) > 1, ""); msg != "" {
+		if msg := recordedUsage(*tr != "", true, len(pos) > 1, ""); msg != "" {
 			return e.fail("why: --transcript FILE [--call NAME] looks in recorded calls: %s", msg)
 		}
-		data, rep, err := e.verifiedTranscript(*transcript)
+		data, rep, err := e.verifiedTranscript(*tr)
 		if err != nil {
 			return e.fail("why: %v", err)
 		}
@@ -108,9 +108,9 @@ func runWhy(e *env, args []string) int {
 		// manifest; any other, or every call, from its whole request.
 		c, err := verifiedCallAny(rep, *call)
 		if *call == "" || err == nil && c.Unattributed {
-			rq, err := whyRequest(data, rep, text, shown(*transcript), *call, *limit)
+			rq, err := whyRequest(data, rep, text, shown(*tr), *call, *limit)
 			if err != nil {
-				return e.fail("why: %s: %v", shown(*transcript), err)
+				return e.fail("why: %s: %v", shown(*tr), err)
 			}
 			return e.printWhyRequest(rq, *format)
 		}
@@ -118,12 +118,12 @@ func runWhy(e *env, args []string) int {
 			c, err = verifiedCall(rep, *call)
 		}
 		if err != nil {
-			return e.fail("why: %s: %v", shown(*transcript), err)
+			return e.fail("why: %s: %v", shown(*tr), err)
 		}
 		if x, err = recordedExplanation(c, data); err != nil {
-			return e.fail("why: %s: call %s (line %d): %v", shown(*transcript), *call, c.Line, err)
+			return e.fail("why: %s: call %s (line %d): %v", shown(*tr), *call, c.Line, err)
 		}
-		out.Transcript, out.Call = shown(*transcript), *call
+		out.Transcript, out.Call = shown(*tr), *call
 	} else {
 		if x, err = e.whyOptions(pos[1:], pl, changes); err != nil {
 			return e.fail("why: %v", err)
@@ -484,12 +484,12 @@ func (e *env) printWhyRequest(out *whyRequestJSON, format string) int {
 }
 
 // verifiedTranscript reads a transcript once, whole, and verifies it.
-func (e *env) verifiedTranscript(arg string) ([]byte, *journal.Report, error) {
+func (e *env) verifiedTranscript(arg string) ([]byte, *transcript.Report, error) {
 	data, err := e.readTranscript(context.Background(), arg, maxTranscriptBytes)
 	if err != nil {
 		return nil, nil, err
 	}
-	rep, err := journal.Verify(bytes.NewReader(data), &journal.Options{MaxLineBytes: maxLineBytes})
+	rep, err := transcript.Verify(bytes.NewReader(data), &transcript.Options{MaxLineBytes: maxLineBytes})
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", shown(arg), err)
 	}
@@ -501,7 +501,7 @@ func (e *env) verifiedTranscript(arg string) ([]byte, *journal.Report, error) {
 // any line), as a recorded call is held to it: what says only that the
 // run is not finished (a session open, a last line not whole yet) is no
 // objection, the run may still be being written.
-func brokenBefore(rep *journal.Report, through int) *manifest.RuleError {
+func brokenBefore(rep *transcript.Report, through int) *manifest.RuleError {
 	for _, p := range rep.Problems {
 		if through > 0 && p.Line > through || p.Line == 0 && through > 0 || rep.Pending(p) {
 			continue
@@ -527,9 +527,9 @@ type searchedCall struct {
 // whyRequest looks for text in the whole requests of the transcript's
 // calls: the one named call, or, call "", every call, each segment at the
 // call that first sent it.
-func whyRequest(data []byte, rep *journal.Report, text, name, call string, limit int) (*whyRequestJSON, error) {
+func whyRequest(data []byte, rep *transcript.Report, text, name, call string, limit int) (*whyRequestJSON, error) {
 	out := &whyRequestJSON{Text: text, Transcript: name, Call: call, Places: []requestPlace{}}
-	var target *journal.CallReport
+	var target *transcript.CallReport
 	if call != "" {
 		c, err := verifiedCallAny(rep, call)
 		if err != nil {
@@ -558,7 +558,7 @@ func whyRequest(data []byte, rep *journal.Report, text, name, call string, limit
 		}
 	}
 	type first struct {
-		call  *journal.CallReport
+		call  *transcript.CallReport
 		calls int
 	}
 	firsts := map[string]*first{} // session and segment digest -> the call that first sent it
@@ -660,7 +660,7 @@ func readSearched(r *cache.Recorded, v cache.Verdict) (searchedCall, error) {
 }
 
 // recordedName is a call's name as why prints it.
-func recordedName(c *journal.CallReport) string {
+func recordedName(c *transcript.CallReport) string {
 	if c.Call == "" {
 		return "(unnamed)"
 	}

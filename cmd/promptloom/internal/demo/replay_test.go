@@ -13,6 +13,7 @@ import (
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/journal/replay"
 	"github.com/promptloom/promptloom/manifest"
+	"github.com/promptloom/promptloom/transcript"
 )
 
 func recordRun(t *testing.T) (eventlog.Store, []byte) {
@@ -22,25 +23,25 @@ func recordRun(t *testing.T) (eventlog.Store, []byte) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	var transcript bytes.Buffer
-	j := journal.New(&transcript, nil)
+	var tr bytes.Buffer
+	j := journal.New(&tr, nil)
 	if _, err := RecordNegotiation(context.Background(), store, j, Settings{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := j.Close(); err != nil { // the session's close line: the run is whole
 		t.Fatal(err)
 	}
-	rep, err := journal.Verify(bytes.NewReader(transcript.Bytes()), nil)
+	rep, err := transcript.Verify(bytes.NewReader(tr.Bytes()), nil)
 	if err != nil || !rep.OK() || len(rep.Calls) != len(Parties)*Rounds {
 		t.Fatalf("the recorded transcript does not verify: %+v %v", rep, err)
 	}
-	return store, transcript.Bytes()
+	return store, tr.Bytes()
 }
 
 // Replay calls the model zero times and gives byte-identical manifests.
 func TestReplayIsFaithful(t *testing.T) {
-	store, transcript := recordRun(t)
-	r, err := ReplayNegotiation(context.Background(), store, transcript, Settings{})
+	store, tr := recordRun(t)
+	r, err := ReplayNegotiation(context.Background(), store, tr, Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,8 +62,8 @@ func TestReplayIsFaithful(t *testing.T) {
 // changed, and says which calls before it kept their prompt but not their
 // manifest.
 func TestReplayCatchesAChangedRank(t *testing.T) {
-	store, transcript := recordRun(t)
-	r, err := ReplayNegotiation(context.Background(), store, transcript, Settings{Ranks: map[string]int{"record": 0}})
+	store, tr := recordRun(t)
+	r, err := ReplayNegotiation(context.Background(), store, tr, Settings{Ranks: map[string]int{"record": 0}})
 	var miss *replay.MissError
 	if !errors.Is(err, replay.ErrPinMiss) || !errors.As(err, &miss) {
 		t.Fatalf("replay with a changed rank: %v", err)

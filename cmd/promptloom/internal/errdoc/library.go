@@ -30,6 +30,7 @@ import (
 	"github.com/promptloom/promptloom/provenance"
 	"github.com/promptloom/promptloom/request"
 	"github.com/promptloom/promptloom/stage"
+	"github.com/promptloom/promptloom/transcript"
 	"github.com/promptloom/promptloom/transport"
 	"github.com/promptloom/promptloom/witness"
 
@@ -641,8 +642,8 @@ var library = []libCase{
 	},
 	{
 		pkg: "journal",
-		doc: "`Journal.Call` with both `Request.Sent` (the adapter's own transform) and a request body whose system channel is some other text. It matches `journal.ErrStaleManifest` too.",
-		is:  journal.ErrBodyNotSent,
+		doc: "`Journal.Call` with both `Request.Sent` (the adapter's own transform) and a request body whose system channel is some other text. ",
+		is:  journal.ErrStaleManifest,
 		raise: func(e *env) error {
 			r := careful(e)
 			sent := "/no_think\nYou are careful."
@@ -685,15 +686,6 @@ var library = []libCase{
 	},
 	{
 		pkg: "journal",
-		doc: "`journal.Verify` (and `promptloom verify --transcript`) of a line longer than `Options.MaxLineBytes` (`promptloom.DefaultMaxBytes` by default; 64 here): it is refused without being held whole.",
-		is:  promptloom.ErrTooLarge,
-		raise: func(*env) error {
-			_, err := journal.Verify(strings.NewReader(strings.Repeat("x", 100)+"\n"), &journal.Options{MaxLineBytes: 64})
-			return err
-		},
-	},
-	{
-		pkg: "journal",
 		doc: "`journal.Open` of a file whose last line is not a chained promptloom line (a Harn transcript, or one written before the chain): the chain cannot continue it.",
 		is:  journal.ErrForeignTranscript,
 		raise: func(e *env) error {
@@ -701,6 +693,15 @@ var library = []libCase{
 				e.Fatal(err)
 			}
 			_, err := journal.Open("harn.jsonl", nil)
+			return err
+		},
+	},
+	{
+		pkg: "transcript",
+		doc: "`transcript.Verify` (and `promptloom verify --transcript`) of a line longer than `Options.MaxLineBytes` (`promptloom.DefaultMaxBytes` by default; 64 here): it is refused without being held whole.",
+		is:  promptloom.ErrTooLarge,
+		raise: func(*env) error {
+			_, err := transcript.Verify(strings.NewReader(strings.Repeat("x", 100)+"\n"), &transcript.Options{MaxLineBytes: 64})
 			return err
 		},
 	},

@@ -1,4 +1,4 @@
-package journal
+package transcript
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/promptloom/promptloom/internal/chain"
 	"github.com/promptloom/promptloom/internal/textsafe"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
@@ -79,9 +80,12 @@ type CallReport struct {
 	// its whole body, redacted, and its digest): nothing accounts for the
 	// prompt it was served.
 	Unattributed bool `json:"unattributed,omitempty"`
+	// System is the system prompt the call was served, as retained at
+	// SystemLine ("" when none resolved; redacted, unless the journal kept
+	// raw content).
+	System string `json:"-"`
 
-	system   string // the prompt at SystemLine
-	inFlight bool   // incomplete, its session still open: its answer may yet come
+	inFlight bool // incomplete, its session still open: its answer may yet come
 }
 
 // Report is the verdict on a whole transcript.
@@ -280,7 +284,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	if r == nil {
 		r = &Report{}
 	}
-	if isNil(w) {
+	if chain.IsNil(w) {
 		return errors.New("journal: WriteText: no writer")
 	}
 	detail := func(c CallReport) string {
@@ -395,11 +399,6 @@ func (r *Report) Unfinished() string {
 	}
 	return fmt.Sprintf("%s; verified through line %d", what, r.Lines)
 }
-
-// System is the system prompt the call was served, as retained at
-// SystemLine ("" when none resolved; redacted, unless the journal kept
-// raw content).
-func (c *CallReport) System() string { return c.system }
 
 // name is the call's name as the verdicts print it: "(unnamed)" for a
 // request that carries none (an unattributed one may not).

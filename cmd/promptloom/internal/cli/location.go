@@ -1,4 +1,4 @@
-package postgres
+package cli
 
 import (
 	"errors"
@@ -6,13 +6,12 @@ import (
 	"strings"
 )
 
-// SplitURL splits a transcript location, a postgres:// URL naming a store
-// and, with ?session=NAME, one chain in it, into the store's URL (what
-// Open reads: without the session parameter) and the session it names
+// splitURL splits a transcript location, a postgres:// URL naming a store
+// and, with ?session=NAME, one chain in it, into the store's URL (what// postgres.Open reads: without the session parameter) and the session it names
 // ("": all of them). The query is split as pgx splits it ('&'-separated
 // pairs), and every other pair is left as written: net/url would drop a
 // pair holding ';'.
-func SplitURL(raw string) (store, session string, err error) {
+func splitURL(raw string) (store, session string, err error) {
 	if _, err := url.Parse(raw); err != nil {
 		return "", "", errors.New("a transcript URL that does not parse")
 	}

@@ -1,4 +1,4 @@
-package journal
+package transcript
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/promptloom/promptloom/internal/chain"
 	"github.com/promptloom/promptloom/manifest"
 
 	"github.com/tidwall/gjson"
@@ -45,7 +46,7 @@ const formatProof = "proof"
 // session; otherwise the proof is nil and the report's Problems say why.
 // To prove, Prove keeps a hash of every call.
 func Prove(transcript io.Reader, call string, o *Options) ([]byte, *Report, error) {
-	if isNil(transcript) {
+	if chain.IsNil(transcript) {
 		return nil, &Report{}, errors.New("journal: Prove: no reader")
 	}
 	if call == "" {
@@ -69,7 +70,7 @@ func Prove(transcript io.Reader, call string, o *Options) ([]byte, *Report, erro
 // o's Verifier is not read: key is the only key. A proof is checked only
 // against a key: without one it proves nothing, and CheckProof fails.
 func CheckProof(proof io.Reader, key note.Verifier, o *Options) (*Report, error) {
-	if isNil(proof) {
+	if chain.IsNil(proof) {
 		return &Report{}, errors.New("journal: CheckProof: no reader")
 	}
 	if key == nil {
@@ -133,7 +134,7 @@ func (v *verifier) finishProve() {
 		v.rep.broke(RuleProveUncovered, p.lines[0], "no checkpoint of session %q covers call %q (line %d)", p.session, p.call, p.lines[0])
 		return
 	}
-	read, err := storedHashes(s.leaves[:s.calls])
+	read, err := chain.StoredHashes(s.leaves[:s.calls])
 	if err != nil {
 		v.rep.broke(RuleProve, 0, "the tree of session %q: %v", p.session, err)
 		return
@@ -163,7 +164,7 @@ func joinInts(ns []int) string {
 
 // proofHeader is a proof's first line, as it is written (and must read).
 func proofHeader(leaf int64, path tlog.RecordProof, note string) string {
-	return fmt.Sprintf(`{"proof":%s,"leaf":%d,"path":[%s],"checkpoint":%s}`, quote(proofSchema), leaf, quoteHashes(path), quote(note))
+	return fmt.Sprintf(`{"proof":%s,"leaf":%d,"path":[%s],"checkpoint":%s}`, chain.Quote(proofSchema), leaf, quoteHashes(path), chain.Quote(note))
 }
 
 // quoteHashes is a proof's path as its JSON array holds it: each hash in
@@ -171,7 +172,7 @@ func proofHeader(leaf int64, path tlog.RecordProof, note string) string {
 func quoteHashes(path []tlog.Hash) string {
 	hashes := make([]string, len(path))
 	for i, h := range path {
-		hashes[i] = quote(h.String())
+		hashes[i] = chain.Quote(h.String())
 	}
 	return strings.Join(hashes, ",")
 }
@@ -215,9 +216,9 @@ func (v *verifier) proofLine(n int, line []byte, l gjson.Result) {
 			pc.badLines++
 		}
 	case 2:
-		pc.request, pc.reqHash = l, lineHash(line)
+		pc.request, pc.reqHash = l, chain.LineHash(line)
 	case 3:
-		pc.outcome, pc.outHash = l, lineHash(line)
+		pc.outcome, pc.outHash = l, chain.LineHash(line)
 	default:
 		v.rep.broke(RuleProof, n, "line %d: a proof has three lines", n)
 		pc.badLines++
@@ -263,7 +264,7 @@ func (v *verifier) finishProof() {
 		}
 	}
 	field, hashField := "response", "response_content_hash"
-	if out.Get("kind").Str == kindError {
+	if out.Get("kind").Str == chain.KindError {
 		field, hashField = "error", "error_content_hash"
 	}
 	if field == "response" {
@@ -273,9 +274,9 @@ func (v *verifier) finishProof() {
 	}
 	rs, _ := intField(out.Get("request_seq"))
 	switch {
-	case req.Get("kind").Str != kindRequest || req.Get("call").Type != gjson.String || req.Get("session").Type != gjson.String:
+	case req.Get("kind").Str != chain.KindRequest || req.Get("call").Type != gjson.String || req.Get("session").Type != gjson.String:
 		fail(RuleProof, "line 2 is not a provider_call_request with a call and a session")
-	case out.Get("kind").Str != kindResponse && out.Get("kind").Str != kindError:
+	case out.Get("kind").Str != chain.KindResponse && out.Get("kind").Str != chain.KindError:
 		fail(RuleProof, "line 3 is not a provider_call_response or provider_call_error")
 	case rs != seq || out.Get("request_hash").Str != pc.reqHash || out.Get("call").Str != call || out.Get("session").Str != sess:
 		fail(RuleOutcome, "the %s at line 3 does not name the request at line 2 (its seq, hash, call and session)", field)
@@ -283,27 +284,27 @@ func (v *verifier) finishProof() {
 		fail(RuleOutcomeContentHash, "the %s at line 3 does not hash to its %s", field, hashField)
 	}
 	nt, err := openNote(pc.note, v.ck.key)
-	var cp checkpoint
+	var cp chain.Checkpoint
 	if err == nil {
-		cp, err = parseCheckpoint(nt.Text)
+		cp, err = chain.ParseCheckpoint(nt.Text)
 	}
 	switch {
 	case err != nil:
 		fail(noteRule(err), "the proof's checkpoint: %v", err)
-	case cp.session != sess:
-		fail(RuleCheckpointOtherSession, "the proof's checkpoint signs session %q, the call is in session %q", cp.session, sess)
-	case cp.origin != "" && !strings.HasPrefix(cp.origin, v.ck.key.Name()+"/"):
-		fail(RuleCheckpointOrigin, "the proof's checkpoint has origin %q, not one of %s's", cp.origin, v.ck.key.Name())
-	case cp.lines < seq:
-		fail(RuleProofUncovered, "the proof's checkpoint signs %d lines, before the request's seq %d", cp.lines, seq)
+	case cp.Session != sess:
+		fail(RuleCheckpointOrigin, "the proof's checkpoint signs session %q, the call is in session %q", cp.Session, sess)
+	case cp.Origin != "" && !strings.HasPrefix(cp.Origin, v.ck.key.Name()+"/"):
+		fail(RuleCheckpointOrigin, "the proof's checkpoint has origin %q, not one of %s's", cp.Origin, v.ck.key.Name())
+	case cp.Lines < seq:
+		fail(RuleProofLeaf, "the proof's checkpoint signs %d lines, before the request's seq %d", cp.Lines, seq)
 	default:
-		if err := tlog.CheckRecord(pc.path, cp.calls, cp.root, pc.leaf, leafHash(pc.reqHash, pc.outHash)); err != nil {
-			fail(RuleProofLeaf, "the call is not leaf %d of the %d signed by the checkpoint: %v", pc.leaf, cp.calls, err)
+		if err := tlog.CheckRecord(pc.path, cp.Calls, cp.Root, pc.leaf, chain.LeafHash(pc.reqHash, pc.outHash)); err != nil {
+			fail(RuleProofLeaf, "the call is not leaf %d of the %d signed by the checkpoint: %v", pc.leaf, cp.Calls, err)
 		}
 	}
 	if c.Status == verified {
 		v.rep.Checkpoints = 1
-		v.rep.Head = cp.head
+		v.rep.Head = cp.Head
 	}
 	v.rep.Calls = append(v.rep.Calls, c)
 }

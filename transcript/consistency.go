@@ -1,4 +1,4 @@
-package journal
+package transcript
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/promptloom/promptloom/internal/chain"
 	"github.com/promptloom/promptloom/manifest"
 
 	"github.com/tidwall/gjson"
@@ -24,7 +25,7 @@ import (
 const consistencySchema = "promptloom.journal.consistency.v1"
 
 func consistencyLine(from, to string, path tlog.TreeProof) string {
-	return fmt.Sprintf(`{"consistency":%s,"from":%s,"to":%s,"path":[%s]}`+"\n", quote(consistencySchema), quote(from), quote(to), quoteHashes(path))
+	return fmt.Sprintf(`{"consistency":%s,"from":%s,"to":%s,"path":[%s]}`+"\n", chain.Quote(consistencySchema), chain.Quote(from), chain.Quote(to), quoteHashes(path))
 }
 
 // ProveConsistency verifies a transcript, as Verify does with o, and
@@ -42,7 +43,7 @@ func consistencyLine(from, to string, path tlog.TreeProof) string {
 // otherwise the proof is nil and the report's Problems say why (a run cut
 // back, rewritten or forked after from). err is Verify's.
 func ProveConsistency(transcript io.Reader, from []byte, o *Options) ([]byte, *Report, error) {
-	if isNil(transcript) {
+	if chain.IsNil(transcript) {
 		return nil, &Report{}, errors.New("journal: ProveConsistency: no reader")
 	}
 	old, err := readCheckpoint(string(from), o.verifier())
@@ -59,27 +60,27 @@ func ProveConsistency(transcript io.Reader, from []byte, o *Options) ([]byte, *R
 		rep.broke(rule, 0, format, args...)
 		return nil, rep, nil
 	}
-	s, ok := v.ck.sessions[old.session]
+	s, ok := v.ck.sessions[old.Session]
 	if !ok || s.good == 0 {
-		return fail(RuleConsistencyUnsigned, "the transcript has no signed checkpoint of session %q (origin %q)", old.session, old.origin)
+		return fail(RuleConsistency, "the transcript has no signed checkpoint of session %q (origin %q)", old.Session, old.Origin)
 	}
-	if s.origin != old.origin {
-		return fail(RuleConsistencyOrigin, "session %q of the transcript has origin %q, not the checkpoint's %q: another run", old.session, s.origin, old.origin)
+	if s.origin != old.Origin {
+		return fail(RuleConsistencyOrigin, "session %q of the transcript has origin %q, not the checkpoint's %q: another run", old.Session, s.origin, old.Origin)
 	}
-	if s.calls < old.calls {
-		return fail(RuleConsistencyCutBack, "the run was cut back: the last checkpoint of session %q (line %d) signs %d call(s), fewer than the %d of the checkpoint given", old.session, s.good, s.calls, old.calls)
+	if s.calls < old.Calls {
+		return fail(RuleConsistencyCutBack, "the run was cut back: the last checkpoint of session %q (line %d) signs %d call(s), fewer than the %d of the checkpoint given", old.Session, s.good, s.calls, old.Calls)
 	}
-	stored, err := storedHashes(s.leaves[:s.calls])
+	stored, err := chain.StoredHashes(s.leaves[:s.calls])
 	if err != nil {
-		return fail(RuleConsistency, "the tree of session %q: %v", old.session, err)
+		return fail(RuleConsistency, "the tree of session %q: %v", old.Session, err)
 	}
-	if root, err := tlog.TreeHash(old.calls, stored); err != nil || root != old.root {
-		return fail(RuleConsistencyFork, "the run does not extend the checkpoint given: the first %d call(s) of session %q have root %s, the checkpoint signs %s", old.calls, old.session, root, old.root)
+	if root, err := tlog.TreeHash(old.Calls, stored); err != nil || root != old.Root {
+		return fail(RuleConsistencyFork, "the run does not extend the checkpoint given: the first %d call(s) of session %q have root %s, the checkpoint signs %s", old.Calls, old.Session, root, old.Root)
 	}
 	var path tlog.TreeProof
-	if old.calls > 0 && old.calls < s.calls {
-		if path, err = tlog.ProveTree(s.calls, old.calls, stored); err != nil {
-			return fail(RuleConsistency, "the consistency proof of session %q: %v", old.session, err)
+	if old.Calls > 0 && old.Calls < s.calls {
+		if path, err = tlog.ProveTree(s.calls, old.Calls, stored); err != nil {
+			return fail(RuleConsistency, "the consistency proof of session %q: %v", old.Session, err)
 		}
 	}
 	return []byte(consistencyLine(string(from), s.note, path)), rep, nil
@@ -87,12 +88,12 @@ func ProveConsistency(transcript io.Reader, from []byte, o *Options) ([]byte, *R
 
 // readCheckpoint opens a checkpoint note (verified by key when key is not
 // nil) and reads its text.
-func readCheckpoint(msg string, key note.Verifier) (checkpoint, error) {
+func readCheckpoint(msg string, key note.Verifier) (chain.Checkpoint, error) {
 	n, err := openNote(msg, key)
 	if err != nil {
-		return checkpoint{}, err
+		return chain.Checkpoint{}, err
 	}
-	return parseCheckpoint(n.Text)
+	return chain.ParseCheckpoint(n.Text)
 }
 
 // CheckConsistency checks a proof as ProveConsistency writes it against
@@ -129,18 +130,18 @@ func CheckConsistency(proof []byte, key note.Verifier) (from, to tlog.Tree, err 
 		return fail(noteRule(err), "the later checkpoint: %v", err)
 	}
 	switch {
-	case old.origin != cur.origin || old.session != cur.session:
-		return fail(RuleConsistencyOrigin, "the checkpoints are of two logs: origin %q and %q", old.origin, cur.origin)
-	case cur.calls < old.calls:
-		return fail(RuleConsistencyCutBack, "the later checkpoint signs %d call(s), fewer than the earlier's %d: the run was cut back", cur.calls, old.calls)
-	case old.calls == cur.calls && old.root != cur.root:
-		return fail(RuleConsistencyFork, "the checkpoints sign %d call(s) with two roots: a fork", old.calls)
-	case (old.calls == 0 || old.calls == cur.calls) && len(path) != 0:
+	case old.Origin != cur.Origin || old.Session != cur.Session:
+		return fail(RuleConsistencyOrigin, "the checkpoints are of two logs: origin %q and %q", old.Origin, cur.Origin)
+	case cur.Calls < old.Calls:
+		return fail(RuleConsistencyCutBack, "the later checkpoint signs %d call(s), fewer than the earlier's %d: the run was cut back", cur.Calls, old.Calls)
+	case old.Calls == cur.Calls && old.Root != cur.Root:
+		return fail(RuleConsistencyFork, "the checkpoints sign %d call(s) with two roots: a fork", old.Calls)
+	case (old.Calls == 0 || old.Calls == cur.Calls) && len(path) != 0:
 		return fail(RuleConsistency, "a proof from an empty tree or between equal sizes is empty, got %d hashes", len(path))
-	case old.calls > 0 && old.calls < cur.calls:
-		if err := tlog.CheckTree(path, cur.calls, cur.root, old.calls, old.root); err != nil {
+	case old.Calls > 0 && old.Calls < cur.Calls:
+		if err := tlog.CheckTree(path, cur.Calls, cur.Root, old.Calls, old.Root); err != nil {
 			return fail(RuleConsistencyFork, "the later tree does not extend the earlier: %v", err)
 		}
 	}
-	return tlog.Tree{N: old.calls, Hash: old.root}, tlog.Tree{N: cur.calls, Hash: cur.root}, nil
+	return tlog.Tree{N: old.Calls, Hash: old.Root}, tlog.Tree{N: cur.Calls, Hash: cur.Root}, nil
 }

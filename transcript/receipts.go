@@ -1,4 +1,4 @@
-package journal
+package transcript
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/internal/chain"
 	"github.com/promptloom/promptloom/manifest"
 
 	"github.com/tidwall/gjson"
@@ -150,7 +151,7 @@ func (v *verifier) hold(mline int, mf *manifest.Manifest, sys retained) holdVerd
 		// means laying out the prompt as sent, so they may not claim
 		// more than secrets can be (a PEM key is about 60 times its
 		// placeholder), or a small line would take gigabytes.
-		h.err = &manifest.RuleError{Rule: RuleRedactedLimit, Offset: -1, Want: "at most " + strconv.Itoa(maxRedactedGrowth*len(sys.raw)+maxRedactedSlack),
+		h.err = &manifest.RuleError{Rule: RuleRedactedLength, Offset: -1, Want: "at most " + strconv.Itoa(maxRedactedGrowth*len(sys.raw)+maxRedactedSlack),
 			Got: strconv.Itoa(sent), Detail: fmt.Sprintf("the redaction placeholders of a %d-byte prompt claim %d bytes sent, more than secrets can be", len(sys.raw), sent)}
 	default:
 		h.err = validateRedacted(mf, sys.raw)
@@ -162,10 +163,10 @@ func (v *verifier) hold(mline int, mf *manifest.Manifest, sys retained) holdVerd
 func (v *verifier) checkReceipts(l getter, harn bool, c *CallReport) *manifest.RuleError {
 	s := v.served.index(l.Get("served_context"))
 	if !s.IsObject() {
-		return callFailed(RuleServedContext, "no served_context")
+		return callFailed(RuleReceipt, "no served_context")
 	}
-	if schema := s.Get("schema").String(); schema != servedContextSchema {
-		return callFailed(RuleServedContextSchema, "served_context schema %q", schema)
+	if schema := s.Get("schema").String(); schema != chain.ServedContextSchema {
+		return callFailed(RuleReceipt, "served_context schema %q", schema)
 	}
 	mhash, rerr := receiptHash(s, "manifest_content_hash")
 	if rerr != nil {
@@ -182,7 +183,7 @@ func (v *verifier) checkReceipts(l getter, harn bool, c *CallReport) *manifest.R
 	}
 	sys, haveSys := v.systems[shash]
 	if haveSys {
-		c.SystemLine, c.SystemBytes, c.system = sys.line, len(sys.raw), sys.raw
+		c.SystemLine, c.SystemBytes, c.System = sys.line, len(sys.raw), sys.raw
 	}
 	// What depends only on the retained lines (their hashes, the manifest
 	// read, the manifest held to the prompt) is worked out once per line,
@@ -207,7 +208,7 @@ func (v *verifier) checkReceipts(l getter, harn bool, c *CallReport) *manifest.R
 	}
 	got := s.Get("system_prompt_bytes")
 	if n, ok := intField(got); !ok || n != int64(mf.SystemPromptBytes) {
-		return callFailed(RuleSystemPromptBytes, "system_prompt_bytes %s, but the manifest at line %d says %d", orRawNull(got.Raw), m.line, mf.SystemPromptBytes)
+		return callFailed(RuleWholePromptDigest, "system_prompt_bytes %s, but the manifest at line %d says %d", orRawNull(got.Raw), m.line, mf.SystemPromptBytes)
 	}
 	switch h := v.hold(m.line, mf, sys); {
 	case h.placeholders:
@@ -228,7 +229,7 @@ func (v *verifier) checkReceipts(l getter, harn bool, c *CallReport) *manifest.R
 	}
 	for _, field := range []string{"messages", "tools", "parameters"} {
 		if !req.Get(field).Exists() {
-			return callFailed(RuleRequestMember, "request.%s is missing (the writer always retains it, null when there is none)", field)
+			return callFailed(RuleRequest, "request.%s is missing (the writer always retains it, null when there is none)", field)
 		}
 	}
 	for k, raw := range req.m.All() {
@@ -278,7 +279,7 @@ func rederives(raw, want string) bool {
 	if d, err := digest.Parse(want); err == nil && digest.String(raw) == d {
 		return true
 	}
-	h, err := jsonHash([]byte(raw))
+	h, err := chain.JSONHash([]byte(raw))
 	return err == nil && h == want
 }
 
@@ -339,7 +340,7 @@ func (v *verifier) checkHarnParts(s getter) *manifest.RuleError {
 		return rerr
 	}
 	if !rederives("["+strings.Join(parts, ",")+"]", want) {
-		return callFailed(RuleMessageLineage, "the retained messages do not hash to messages_content_hash")
+		return callFailed(RuleRequestContent, "the retained messages do not hash to messages_content_hash")
 	}
 	return nil
 }
@@ -353,15 +354,15 @@ func (v *verifier) harnLine(n int, l gjson.Result) {
 	}
 	hash := strings.Clone(l.Get("content_hash").String()) // a key outlives its line
 	switch typ.Str {
-	case kindSystemPrompt:
+	case chain.KindSystemPrompt:
 		v.retainSystem(n, hash, l.Get("content").String())
-	case kindContextManifest:
+	case chain.KindContextManifest:
 		v.manifests[hash] = retained{line: n, raw: l.Get("manifest").Raw}
 	case "tool_schemas":
 		v.schemas[hash] = retained{line: n, raw: l.Get("schemas").Raw}
 	case "served_message":
 		v.messages[hash] = retained{line: n, raw: l.Get("message").Raw}
-	case kindRequest:
+	case chain.KindRequest:
 		c := CallReport{Line: n, Seq: l.Get("iteration").Int(), Call: strings.Clone(l.Get("call_id").String()), Status: verified}
 		if err := v.checkReceipts(l, true, &c); err != nil {
 			c.Status, c.Problem = failed, err

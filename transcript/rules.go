@@ -1,4 +1,4 @@
-package journal
+package transcript
 
 import "github.com/promptloom/promptloom/manifest"
 
@@ -10,10 +10,8 @@ import "github.com/promptloom/promptloom/manifest"
 // rule of the manifest itself (manifest.Validate's, such as
 // segment_digest), from holding its manifest to its prompt.
 const (
-	// RuleEmpty: the transcript has no line.
-	RuleEmpty manifest.Rule = "empty"
 	// RuleNoCall: no call verified and no refusal recorded: a transcript
-	// that proves nothing.
+	// that proves nothing (an empty one too).
 	RuleNoCall manifest.Rule = "no_call"
 	// RuleTooManyProblems counts the problems past the first 1,000.
 	RuleTooManyProblems manifest.Rule = "too_many_problems"
@@ -23,17 +21,14 @@ const (
 	// RuleProofAsTranscript: the first line is a proof's header: a proof
 	// is checked by CheckProof, not Verify.
 	RuleProofAsTranscript manifest.Rule = "proof_as_transcript"
-	// RuleBlankLine: a blank line in a promptloom transcript.
-	RuleBlankLine manifest.Rule = "blank_line"
 	// RuleTornLine: the last line has no final newline.
 	RuleTornLine manifest.Rule = "torn_line"
-	// RuleUnreadable: a line is not JSON every reader reads alike (not
-	// UTF-8, a duplicate key, half a surrogate pair...).
+	// RuleUnreadable: a line is not a JSON object every reader reads
+	// alike (not UTF-8, a duplicate key, half a surrogate pair, JSON but
+	// not an object...).
 	RuleUnreadable manifest.Rule = "unreadable"
-	// RuleNotObject: a line is JSON but not an object.
-	RuleNotObject manifest.Rule = "not_object"
 	// RuleWhitespace: bytes around a promptloom line's object (a CRLF
-	// line ending included).
+	// line ending included), or a blank line in a promptloom transcript.
 	RuleWhitespace manifest.Rule = "whitespace"
 	// RuleChain: a line's prev is not the hash of the line before.
 	RuleChain manifest.Rule = "chain"
@@ -41,15 +36,12 @@ const (
 	RuleSeq manifest.Rule = "seq"
 	// RuleAt: a line's at is not an RFC 3339 time.
 	RuleAt manifest.Rule = "at"
-	// RuleKind: a line has no kind string (a Harn event no type string).
+	// RuleKind: a line has no kind string (a Harn event no type string),
+	// or one that is not of the transcript's kinds.
 	RuleKind manifest.Rule = "kind"
-	// RuleUnknownKind: a line's kind is not one of the transcript's.
-	RuleUnknownKind manifest.Rule = "unknown_kind"
-	// RuleField: a system_prompt line has no content or content_hash
-	// string.
-	RuleField manifest.Rule = "field"
 	// RuleContentHash: a retained value (a system prompt, a manifest,
-	// tool schemas) does not hash to its content_hash.
+	// tool schemas) does not hash to its content_hash, or a system_prompt
+	// line has no content or content_hash string.
 	RuleContentHash manifest.Rule = "content_hash"
 
 	// RuleSessionID: a journal_open has no session id string, or an
@@ -57,16 +49,14 @@ const (
 	RuleSessionID manifest.Rule = "session_id"
 	// RuleSessionReopened: a journal_open of a session opened before.
 	RuleSessionReopened manifest.Rule = "session_reopened"
-	// RuleCloseNotOpen: a journal_close of a session that is not open.
-	RuleCloseNotOpen manifest.Rule = "close_not_open"
 	// RuleCloseCount: a journal_close's calls is not the number of its
 	// session's requests.
 	RuleCloseCount manifest.Rule = "close_count"
 	// RuleSessionUnclosed: a session has no journal_close: the run was
 	// cut short, or is still being written.
 	RuleSessionUnclosed manifest.Rule = "session_unclosed"
-	// RuleSessionNotOpen: a request, or a refusal, of a session not open
-	// at its line.
+	// RuleSessionNotOpen: a request, a refusal or a journal_close of a
+	// session not open at its line (never opened, or closed).
 	RuleSessionNotOpen manifest.Rule = "session_not_open"
 	// RuleFollows: a journal_open's follows is not another session's id,
 	// or names a session of the transcript not closed at its line.
@@ -77,35 +67,25 @@ const (
 	// its call not a string.
 	RuleRefusal manifest.Rule = "refusal"
 
-	// RuleRequestSeq: an outcome or attempt names a request_seq no
-	// earlier request has.
-	RuleRequestSeq manifest.Rule = "request_seq"
 	// RuleAnsweredTwice: an outcome or attempt names a request answered
 	// already.
 	RuleAnsweredTwice manifest.Rule = "answered_twice"
 	// RuleUnanswered: no response or error line answers the request (the
 	// call is incomplete).
 	RuleUnanswered manifest.Rule = "unanswered"
-	// RuleOutcome: an outcome or attempt names another call, session or
-	// request hash than its request's.
+	// RuleOutcome: an outcome or attempt names a request_seq no earlier
+	// request has, or another call, session or request hash than its
+	// request's.
 	RuleOutcome manifest.Rule = "outcome"
 	// RuleOutcomeContentHash: a response or error does not hash to its
-	// response_content_hash or error_content_hash.
+	// response_content_hash or error_content_hash, or a response's body to
+	// its body_content_hash.
 	RuleOutcomeContentHash manifest.Rule = "outcome_content_hash"
-	// RuleResponseBody: a response's body does not hash to its
-	// body_content_hash.
-	RuleResponseBody manifest.Rule = "response_body"
-	// RuleCall: a request's call is not a string.
-	RuleCall manifest.Rule = "call"
 
-	// RuleServedContext: a request has no served_context object.
-	RuleServedContext manifest.Rule = "served_context"
-	// RuleServedContextSchema: a served_context's schema is not
-	// harn.llm.served_context.v1.
-	RuleServedContextSchema manifest.Rule = "served_context_schema"
-	// RuleReceipt: a receipt field a request needs is missing or
-	// malformed (a hash not a digest, a byte count not an integer, an
-	// unknown payload_provider).
+	// RuleReceipt: a request has no served_context object, or one not of
+	// schema harn.llm.served_context.v1, or a receipt field it needs is
+	// missing or malformed (a hash not a digest, a byte count not an
+	// integer, an unknown payload_provider).
 	RuleReceipt manifest.Rule = "receipt"
 	// RuleRetained: a receipt names a content hash no retained line has.
 	RuleRetained manifest.Rule = "retained"
@@ -113,72 +93,51 @@ const (
 	// as a manifest.
 	RuleManifest manifest.Rule = "manifest"
 	// RuleWholePromptDigest: system_prompt_content_hash is not the
-	// manifest's whole_prompt_digest.
+	// manifest's whole_prompt_digest, or system_prompt_bytes not its
+	// system_prompt_bytes: the receipt is not of the manifest.
 	RuleWholePromptDigest manifest.Rule = "whole_prompt_digest"
-	// RuleSystemPromptBytes: the receipt's system_prompt_bytes is not the
-	// manifest's.
-	RuleSystemPromptBytes manifest.Rule = "system_prompt_bytes"
 	// RuleRedactedLength: the retained prompt's length is not the
 	// manifest's, and its redaction placeholders do not make up the
-	// difference.
+	// difference (or claim more bytes sent than secrets can be).
 	RuleRedactedLength manifest.Rule = "redacted_length"
-	// RuleRedactedLimit: a retained prompt's placeholders claim more
-	// bytes sent than secrets can be.
-	RuleRedactedLimit manifest.Rule = "redacted_limit"
-	// RuleRequest: a request line has no request object.
+	// RuleRequest: a request line has no request object, one without
+	// messages, tools or parameters, or a call that is not a string.
 	RuleRequest manifest.Rule = "request"
-	// RuleRequestMember: a request lacks messages, tools or parameters.
-	RuleRequestMember manifest.Rule = "request_member"
 	// RuleRequestContent: a member of a request does not hash to its
-	// receipt's <member>_content_hash.
+	// receipt's <member>_content_hash (a Harn request's retained
+	// messages too).
 	RuleRequestContent manifest.Rule = "request_content"
-	// RuleMessageLineage: a Harn request's retained messages do not hash
-	// to its messages_content_hash.
-	RuleMessageLineage manifest.Rule = "message_lineage"
 
 	// RulePayload: the receipt records the request body's system channel
 	// but the request retains no request.payload.
 	RulePayload manifest.Rule = "payload"
 	// RulePayloadSystem: payload_system_content_hash is not
-	// system_prompt_content_hash: the body's system channel is not the
+	// system_prompt_content_hash, or payload_system_bytes not the
+	// manifest's system_prompt_bytes: the body's system channel is not the
 	// text the manifest certifies.
 	RulePayloadSystem manifest.Rule = "payload_system"
-	// RulePayloadSystemBytes: payload_system_bytes is not the manifest's
-	// system_prompt_bytes.
-	RulePayloadSystemBytes manifest.Rule = "payload_system_bytes"
 	// RulePayloadUnreadable: request.payload does not read as its
 	// provider's shape.
 	RulePayloadUnreadable manifest.Rule = "payload_unreadable"
 	// RulePayloadContent: request.payload's system channel does not hash
-	// to payload_system_content_hash.
+	// to payload_system_content_hash, is not payload_system_bytes long, or
+	// is not the retained system prompt's text.
 	RulePayloadContent manifest.Rule = "payload_content"
-	// RulePayloadLength: request.payload's system channel is not
-	// payload_system_bytes long.
-	RulePayloadLength manifest.Rule = "payload_length"
-	// RulePayloadText: request.payload's system channel is not the
-	// retained system prompt's text.
-	RulePayloadText manifest.Rule = "payload_text"
 
-	// RuleUnattributed: an unattributed request's body_content_hash is
-	// missing or not a digest.
-	RuleUnattributed manifest.Rule = "unattributed"
 	// RuleBodyTwice: an unattributed request retains its body in more
 	// than one way (two of body, body_text and body_segments).
 	RuleBodyTwice manifest.Rule = "body_twice"
 	// RuleBodyContent: an unattributed request's body, body_text, or the
 	// body its body_segments make, does not hash to its
-	// body_content_hash (a segment altered).
+	// body_content_hash (a segment altered), or its body_content_hash is
+	// missing or not a digest.
 	RuleBodyContent manifest.Rule = "body_content"
 	// RuleSegments: an unattributed request's body_segments is not a
 	// list of segments as written (an item neither a non-empty string, a
-	// number nor a pair of numbers; an empty list).
+	// number nor a pair of numbers; an empty list), or names what its
+	// session has not stored (a number past its pieces, a pair outside
+	// its previous list).
 	RuleSegments manifest.Rule = "segments"
-	// RuleSegmentMissing: body_segments names a segment number its
-	// session has not stored.
-	RuleSegmentMissing manifest.Rule = "segment_missing"
-	// RuleSegmentRange: a pair of body_segments is not a run of the
-	// session's previous body_segments (a bad back-reference).
-	RuleSegmentRange manifest.Rule = "segment_range"
 	// RuleSegmentRepeated: body_segments stores a segment its session
 	// stored already: each is stored once.
 	RuleSegmentRepeated manifest.Rule = "segment_repeated"
@@ -200,18 +159,14 @@ const (
 	// RuleCheckpointSignature: a checkpoint is not signed by the
 	// verifier key given.
 	RuleCheckpointSignature manifest.Rule = "checkpoint_signature"
-	// RuleCheckpointOtherSession: a checkpoint's text signs another
-	// session than its line's (a proof's: than its call's).
-	RuleCheckpointOtherSession manifest.Rule = "checkpoint_other_session"
-	// RuleCheckpointOrigin: a checkpoint's origin is not its session's
-	// (a proof's: not of the key's name).
+	// RuleCheckpointOrigin: a checkpoint's origin or text names another
+	// session than its line's (a proof's: than its call's, or an origin
+	// not of the key's name).
 	RuleCheckpointOrigin manifest.Rule = "checkpoint_origin"
 	// RuleCheckpointHead: a checkpoint's lines and head are not the chain
-	// at the line before it.
+	// at the line before it, or its calls and root not its session's tree
+	// of calls.
 	RuleCheckpointHead manifest.Rule = "checkpoint_head"
-	// RuleCheckpointRoot: a checkpoint's calls and root are not its
-	// session's tree of calls.
-	RuleCheckpointRoot manifest.Rule = "checkpoint_root"
 	// RuleUnsigned: given a key, a session (or a Harn transcript) has no
 	// checkpoint signed by it.
 	RuleUnsigned manifest.Rule = "unsigned"
@@ -221,11 +176,9 @@ const (
 	// RuleUnsignedLines: given a key, lines follow the last checkpoint
 	// signed by it.
 	RuleUnsignedLines manifest.Rule = "unsigned_lines"
-	// RuleWitnessWithoutKey: witness keys given without the signer's
-	// verifier key.
-	RuleWitnessWithoutKey manifest.Rule = "witness_without_key"
-	// RuleWitness: a session's last checkpoint does not read as a note
-	// to find its cosignatures in.
+	// RuleWitness: cosignatures cannot be checked: witness keys given
+	// without the signer's verifier key, or a session's last checkpoint
+	// does not read as a note to find them in.
 	RuleWitness manifest.Rule = "witness"
 	// RuleQuorum: a session's last checkpoint is cosigned by fewer
 	// witnesses than the quorum.
@@ -247,20 +200,16 @@ const (
 	// RuleProof: a proof is not as promptloom writes one: its header, its
 	// three lines, a request then its outcome.
 	RuleProof manifest.Rule = "proof"
-	// RuleProofUncovered: a proof's checkpoint signs fewer lines than
-	// reach its request.
-	RuleProofUncovered manifest.Rule = "proof_uncovered"
 	// RuleProofLeaf: a proof's path does not lead from its call to the
-	// checkpoint's root.
+	// checkpoint's root, or its checkpoint signs fewer lines than reach
+	// its request.
 	RuleProofLeaf manifest.Rule = "proof_leaf"
 
 	// RuleConsistency: a consistency proof cannot be made or checked as
 	// given: no key, not the proof as written, a checkpoint that does not
-	// open, a tree that cannot be computed.
+	// open, no signed checkpoint of its session in the transcript, a tree
+	// that cannot be computed.
 	RuleConsistency manifest.Rule = "consistency"
-	// RuleConsistencyUnsigned: the transcript has no signed checkpoint of
-	// the session the checkpoint given signs.
-	RuleConsistencyUnsigned manifest.Rule = "consistency_unsigned"
 	// RuleConsistencyOrigin: the two checkpoints are of two logs (another
 	// run).
 	RuleConsistencyOrigin manifest.Rule = "consistency_origin"

@@ -1,4 +1,4 @@
-package journal
+package transcript
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/internal/chain"
 	pjson "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
@@ -26,7 +27,7 @@ import (
 //
 // The first line decides the format. A line with "kind" starts a
 // promptloom transcript: every line must then carry "prev", the hash of the
-// line before (genesis first), and "seq", one more than the line before;
+// line before (chain.Genesis first), and "seq", one more than the line before;
 // every kind must be known; sessions must open and close; each request's
 // receipts must resolve to retained lines whose bytes re-derive them (see
 // checkReceipts), and its outcome line must name it by seq and hash and
@@ -38,7 +39,7 @@ import (
 // A proof of one call (Prove) is not a transcript: Verify fails it on its
 // first line, and CheckProof checks it.
 func Verify(r io.Reader, o *Options) (*Report, error) {
-	if isNil(r) {
+	if chain.IsNil(r) {
 		return &Report{}, errors.New("journal: Verify: no reader")
 	}
 	return newVerifier(o.verifier()).read(r, o)
@@ -50,7 +51,7 @@ func newVerifier(key note.Verifier) *verifier {
 		schemas: map[string]retained{}, messages: map[string]retained{}, sessions: map[string]*session{},
 		pending: map[int64]pendingRequest{}, reads: map[int]manifestRead{}, sysHashed: map[int]sysCheck{}, rederived: map[int]bool{}, holds: map[holdKey]holdVerdict{},
 		texts: map[string]string{}, answered: map[int64]bool{},
-		prev: genesis,
+		prev: chain.Genesis,
 		ck:   checkpoints{key: key}}
 }
 
@@ -190,14 +191,14 @@ type getter interface {
 // line judges one line: its bytes (read only: they are text's) and text.
 func (v *verifier) line(n int, line []byte, text string, torn bool) {
 	v.rep.Lines = n
-	v.cur, v.raw = lineHash(line), line
+	v.cur, v.raw = chain.LineHash(line), line
 	defer func() { v.prev = v.cur }()
 	if blank(line) {
 		// Harn skips blank lines; in a promptloom transcript every line is
 		// chained, and a blank one (before the first line too: the next
 		// line's prev then fails) is a problem.
 		if v.rep.Format == formatPromptloom {
-			v.rep.broke(RuleBlankLine, n, "line %d: blank line", n)
+			v.rep.broke(RuleWhitespace, n, "line %d: blank line", n)
 		}
 		return
 	}
@@ -210,7 +211,7 @@ func (v *verifier) line(n int, line []byte, text string, torn bool) {
 	}
 	l := gjson.Parse(text) // what is kept of the line shares its bytes
 	if !l.IsObject() {
-		v.rep.broke(RuleNotObject, n, "line %d: not a JSON object", n)
+		v.rep.broke(RuleUnreadable, n, "line %d: not a JSON object", n)
 		return
 	}
 	o := &v.obj // its members found as the line was checked
@@ -222,7 +223,7 @@ func (v *verifier) line(n int, line []byte, text string, torn bool) {
 		case o.Get("type").Exists():
 			v.rep.Format = formatHarn
 		case o.Get("proof").Exists():
-			v.rep.broke(RuleProofAsTranscript, n, "line %d: a proof of one call, not a transcript: check it as a proof (verify --proof, journal.CheckProof)", n)
+			v.rep.broke(RuleProofAsTranscript, n, "line %d: a proof of one call, not a transcript: check it as a proof (verify --proof, transcript.CheckProof)", n)
 			return
 		default:
 			v.rep.broke(RuleFormat, n, "line %d: unknown format: neither a promptloom line (\"kind\") nor a Harn event (\"type\")", n)
@@ -320,7 +321,7 @@ func (v *verifier) promptloomLine(n int, l *object) {
 		v.ck.touch(sess, n)
 	}
 	switch kind.Str {
-	case kindOpen:
+	case chain.KindOpen:
 		if _, dup := v.sessions[sess]; dup || !sessOK || sess == "" {
 			rule := RuleSessionReopened
 			if !sessOK || sess == "" {
@@ -331,32 +332,32 @@ func (v *verifier) promptloomLine(n int, l *object) {
 		}
 		v.sessions[strings.Clone(sess)] = &session{line: n, follows: v.follows(n, l, sess)}
 		v.ck.session(sess).open = v.cur
-	case kindClose:
+	case chain.KindClose:
 		s, ok := v.sessions[sess]
 		calls, countOK := intField(l.Get("calls"))
 		switch {
 		case !ok || !sessOK || s.closed:
-			v.rep.broke(RuleCloseNotOpen, n, "line %d: journal_close of session %s, which is not open", n, orRawNull(l.Get("session").Raw))
+			v.rep.broke(RuleSessionNotOpen, n, "line %d: journal_close of session %s, which is not open", n, orRawNull(l.Get("session").Raw))
 		case !countOK || calls != int64(s.calls):
 			v.rep.broke(RuleCloseCount, n, "line %d: session %q closes with %s call(s), but %d are in the transcript", n, sess, orRawNull(l.Get("calls").Raw), s.calls)
 		}
 		if ok {
 			s.closed = true
 		}
-	case kindSystemPrompt:
+	case chain.KindSystemPrompt:
 		content, okC := stringField(l, "content")
 		hash, okH := stringField(l, "content_hash")
 		// Hashed here once: a receipt that cites this line reads the verdict.
 		switch {
 		case !okC:
-			v.rep.broke(RuleField, n, "line %d: the system_prompt has no content string", n)
+			v.rep.broke(RuleContentHash, n, "line %d: the system_prompt has no content string", n)
 		case !okH:
-			v.rep.broke(RuleField, n, "line %d: the system_prompt has no content_hash string", n)
+			v.rep.broke(RuleContentHash, n, "line %d: the system_prompt has no content_hash string", n)
 		case !v.systemHashes(retained{line: n, raw: content}, hash):
 			v.rep.broke(RuleContentHash, n, "line %d: the system_prompt's content hashes to %s, but its content_hash is %s", n, digest.Of(content), hash)
 		}
 		v.retainSystem(n, hash, content)
-	case kindContextManifest:
+	case chain.KindContextManifest:
 		hash, okH := stringField(l, "content_hash")
 		raw := l.Get("manifest").Raw
 		got := digest.String(raw).String()
@@ -369,7 +370,7 @@ func (v *verifier) promptloomLine(n int, l *object) {
 		}
 		// Hashed here once: a receipt that cites this line reads the verdict.
 		v.manifests[strings.Clone(hash)] = retained{line: n, raw: raw, hashed: okH && got == hash}
-	case kindRequest:
+	case chain.KindRequest:
 		// What the report keeps of the line is copied out of it: a
 		// substring would keep the whole line, its request body too, alive
 		// as long as the report.
@@ -392,7 +393,7 @@ func (v *verifier) promptloomLine(n int, l *object) {
 			c.Status, c.Problem = failed, p
 		}
 		if _, ok := stringField(l, "call"); !ok && c.Status != failed {
-			c.Status, c.Problem = failed, callFailed(RuleCall, "call %s is not a string", orRawNull(l.Get("call").Raw))
+			c.Status, c.Problem = failed, callFailed(RuleRequest, "call %s is not a string", orRawNull(l.Get("call").Raw))
 		}
 		if s, ok := v.sessions[sess]; !ok || !sessOK || s.closed {
 			c.Status, c.Problem = failed, &manifest.RuleError{Rule: RuleSessionNotOpen, Offset: -1,
@@ -403,16 +404,16 @@ func (v *verifier) promptloomLine(n int, l *object) {
 		v.pending[c.Seq] = pendingRequest{call: len(v.rep.Calls), hash: v.cur, session: sess}
 		v.proveRequest(n, call, sess, seq)
 		v.addCall(c)
-	case kindResponse, kindError:
+	case chain.KindResponse, chain.KindError:
 		v.outcome(n, l)
-	case kindAttempt:
+	case chain.KindAttempt:
 		v.attempt(n, l)
-	case kindCheckpoint:
+	case chain.KindCheckpoint:
 		v.checkpoint(n, l, sess, sessOK)
-	case kindRefused:
+	case chain.KindRefused:
 		v.refused(n, l, sess, sessOK)
 	default:
-		v.rep.broke(RuleUnknownKind, n, "line %d: unknown kind %s", n, kind.Raw)
+		v.rep.broke(RuleKind, n, "line %d: unknown kind %s", n, kind.Raw)
 	}
 }
 
@@ -448,7 +449,7 @@ func (v *verifier) refused(n int, l *object, sess string, sessOK bool) {
 	call, okC := stringField(l, "call")
 	_, badHash := digest.Parse(hash)
 	switch {
-	case !okR || !ruleLike(reason):
+	case !okR || !chain.RuleLike(reason):
 		v.rep.broke(RuleRefusal, n, "line %d: the refusal's reason %s is not a code (lowercase letters, digits and _)", n, orRawNull(l.Get("reason").Raw))
 	case !okM:
 		v.rep.broke(RuleRefusal, n, "line %d: the refusal's message %s is not a string", n, orRawNull(l.Get("message").Raw))
@@ -524,7 +525,7 @@ func (v *verifier) outcome(n int, l *object) {
 	c := &v.rep.Calls[p.call]
 	c.OutcomeLine = n
 	field, hashField := "response", "response_content_hash"
-	if l.Get("kind").Str == kindError {
+	if l.Get("kind").Str == chain.KindError {
 		field, hashField = "error", "error_content_hash"
 	}
 	call, callOK := stringField(l, "call")
@@ -544,11 +545,11 @@ func (v *verifier) outcome(n int, l *object) {
 		hasBody := body.Exists()
 		switch {
 		case want.Type != gjson.String || !rederives(raw, want.Str):
-			got, _ := jsonHash([]byte(raw))
+			got, _ := chain.JSONHash([]byte(raw))
 			rule = RuleOutcomeContentHash
 			problem = fmt.Sprintf("the %s at line %d does not hash to its %s (it hashes to %s)", field, n, hashField, got)
 		case hasBody && (body.Type != gjson.String || l.Get("body_content_hash").Str != digest.String(body.Str).String()):
-			rule = RuleResponseBody
+			rule = RuleOutcomeContentHash
 			problem = fmt.Sprintf("the body at line %d does not hash to its body_content_hash (it hashes to %s)", n, digest.String(body.Str))
 		}
 	}
@@ -578,7 +579,7 @@ func (v *verifier) outcome(n int, l *object) {
 // unknownRequest reports an outcome or attempt line whose request_seq
 // (rs, when ok) names no request waiting for its outcome.
 func (v *verifier) unknownRequest(n int, l *object, rs int64, ok bool) {
-	rule := RuleRequestSeq
+	rule := RuleOutcome
 	if ok && v.answered[rs] {
 		rule = RuleAnsweredTwice
 	}
@@ -631,7 +632,7 @@ func (v *verifier) finish(readErr error) {
 	r := v.rep
 	defer r.listUnlisted()
 	if r.Lines == 0 && readErr == nil {
-		r.broke(RuleEmpty, 0, "empty transcript: nothing to verify")
+		r.broke(RuleNoCall, 0, "empty transcript: nothing to verify")
 		return
 	}
 	v.finishProof()
@@ -733,11 +734,11 @@ func (v *verifier) sentBody(joined []byte, hasSegs bool, segProblem *manifest.Ru
 	m := &v.req.m
 	h, ok := m.Lookup("body_content_hash")
 	if !ok || h[0] != '"' {
-		return callFailed(RuleUnattributed, "an unattributed request (served_context null) has no request.body_content_hash string")
+		return callFailed(RuleBodyContent, "an unattributed request (served_context null) has no request.body_content_hash string")
 	}
 	hash := pjson.Unquote(h)
 	if _, err := digest.Parse(hash); err != nil {
-		return callFailed(RuleUnattributed, "request.body_content_hash %q is not a digest", hash)
+		return callFailed(RuleBodyContent, "request.body_content_hash %q is not a digest", hash)
 	}
 	body, hasBody := m.Lookup("body")
 	text, hasText := m.Lookup("body_text")

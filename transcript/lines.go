@@ -1,4 +1,4 @@
-package journal
+package transcript
 
 import (
 	"bufio"
@@ -11,23 +11,9 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/promptloom/promptloom"
+	"github.com/promptloom/promptloom/internal/chain"
 	"github.com/tidwall/gjson"
 )
-
-// lineTooLong is a transcript line longer than Options.MaxLineBytes; it
-// matches promptloom.ErrTooLarge. Line is 0 when the line was read from
-// the end of a file, backwards.
-type lineTooLong struct{ line, limit int }
-
-func (e *lineTooLong) Error() string {
-	if e.line == 0 {
-		return fmt.Sprintf("journal: the last line is longer than %d bytes", e.limit)
-	}
-	return fmt.Sprintf("journal: line %d is longer than %d bytes", e.line, e.limit)
-}
-
-func (e *lineTooLong) Is(t error) bool { return t == promptloom.ErrTooLarge }
 
 // lineReader reads a transcript a line at a time, capping each line.
 type lineReader struct {
@@ -90,7 +76,7 @@ func (lr *lineReader) next() (string, error) {
 		chunk, err := lr.r.ReadSlice('\n')
 		if size+len(chunk) > lr.limit+1 {
 			lr.n++
-			return "", &lineTooLong{line: lr.n, limit: lr.limit}
+			return "", &chain.LineTooLong{Line: lr.n, Limit: lr.limit}
 		}
 		switch {
 		case err == nil:
