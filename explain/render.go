@@ -110,7 +110,7 @@ func (e *Explanation) writeReminders(w io.Writer) error {
 		if r.TTLTurns > 0 {
 			ttl = strconv.Itoa(r.TTLTurns)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%s\n", i+1, textsafe.Line(r.ID), textsafe.Line(string(r.Authority)), ttl, r.Offset, r.Bytes, textsafe.Line(r.Digest))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%s\n", i+1, textsafe.Line(r.ID), textsafe.Line(r.Authority), ttl, r.Offset, r.Bytes, textsafe.Line(r.Digest))
 	}
 	return tw.Flush()
 }

@@ -49,10 +49,13 @@ func (r *reader) parseReminder(v gjson.Result, i int) (reminder.Reminder, error)
 		case "preserve_on_compact":
 			rem.PreserveOnCompact, err = optBool(val, f, false)
 		case "authority":
-			var a string
-			a, err = optString(val, f)
-			if rem.Authority = reminder.Authority(a); err == nil && !rem.Authority.Valid() {
-				err = errorf(ErrInvalid, f, val.Index, "must be contract, corrective or advisory, got %s", quote(a))
+			rem.Authority, err = optString(val, f)
+			switch rem.Authority {
+			case "", "contract", "corrective", "advisory": // Harn's DirectiveAuthority
+			default:
+				if err == nil {
+					err = errorf(ErrInvalid, f, val.Index, "must be contract, corrective or advisory, got %s", quote(rem.Authority))
+				}
 			}
 		default:
 			return unknownKey(path, key, val.Index, bodyHints)

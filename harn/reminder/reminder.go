@@ -36,30 +36,22 @@ import (
 	"strings"
 )
 
-// Authority ranks reminders, as Harn's DirectiveAuthority does: "contract"
-// outranks "corrective", which outranks "advisory". An unset authority is
-// contract: Harn's SystemReminder::new leaves a reminder at contract
-// authority (its dedupe test,
-// dedup_prefers_authority_then_recency_and_orders_the_envelope, has an
-// unmarked reminder beat a newer advisory one with the same body and render
-// ahead of a corrective one).
-type Authority string
-
-// The authorities, strongest first.
+// The authorities of a reminder (Reminder.Authority), strongest first, as
+// Harn's DirectiveAuthority ranks them.
 const (
-	contract   Authority = "contract"
-	corrective Authority = "corrective"
-	advisory   Authority = "advisory"
+	contract   = "contract"
+	corrective = "corrective"
+	advisory   = "advisory"
 )
 
-// Valid reports whether a is one of the three authorities, or unset, so a
-// reader of options can refuse any other with its own error.
-func (a Authority) Valid() bool {
+// validAuthority reports whether a is one of the three authorities, or
+// unset.
+func validAuthority(a string) bool {
 	return a == "" || a == contract || a == corrective || a == advisory
 }
 
-// or returns a, or contract when a is unset.
-func (a Authority) or() Authority {
+// authorityOr returns a, or contract when a is unset.
+func authorityOr(a string) string {
 	if a == "" {
 		return contract
 	}
@@ -68,8 +60,8 @@ func (a Authority) or() Authority {
 
 // priority is Harn's DirectiveAuthority priority: contract 2, corrective 1,
 // advisory 0. An unset authority has contract's priority.
-func (a Authority) priority() int {
-	switch a.or() {
+func priority(a string) int {
+	switch authorityOr(a) {
 	case contract:
 		return 2
 	case corrective:
@@ -84,8 +76,14 @@ func (a Authority) priority() int {
 type Reminder struct {
 	// ID is assigned by the set: r1, r2, ... in injection order.
 	ID string `json:"id"`
-	// Authority is contract when unset.
-	Authority Authority `json:"authority"`
+	// Authority ranks the reminder, as Harn's DirectiveAuthority does:
+	// "contract" outranks "corrective", which outranks "advisory"; any
+	// other is invalid. Unset is contract: Harn's SystemReminder::new
+	// leaves a reminder at contract authority (its dedupe test,
+	// dedup_prefers_authority_then_recency_and_orders_the_envelope, has an
+	// unmarked reminder beat a newer advisory one with the same body and
+	// render ahead of a corrective one).
+	Authority string `json:"authority"`
 	// TTLTurns is how many more turn boundaries the reminder lives
 	// through; 0 means it does not expire (Harn's ttl_turns: nil).
 	TTLTurns          int      `json:"ttl_turns"`
@@ -108,7 +106,7 @@ func (r Reminder) validate() error {
 		err = fmt.Errorf("%w: the body is empty", ErrInvalid)
 	case r.TTLTurns < 0:
 		err = fmt.Errorf("%w: ttl_turns is negative: %d", ErrInvalid, r.TTLTurns)
-	case !r.Authority.Valid():
+	case !validAuthority(r.Authority):
 		err = fmt.Errorf("%w: unknown authority %q (want contract, corrective or advisory)", ErrInvalid, r.Authority)
 	}
 	if err != nil && r.ID != "" {
@@ -130,7 +128,7 @@ func (s *Set) Inject(r Reminder) (removed int, err error) {
 	if err := r.validate(); err != nil {
 		return 0, err
 	}
-	r.Authority = r.Authority.or()
+	r.Authority = authorityOr(r.Authority)
 	if r.DedupeKey != "" {
 		before := len(s.pending)
 		s.pending = slices.DeleteFunc(s.pending, func(p Reminder) bool { return p.DedupeKey == r.DedupeKey })

@@ -60,7 +60,7 @@ type Rendered struct {
 // length of the escaped body within b.
 func writeDirective(b *strings.Builder, r Reminder) (offset, n int) {
 	b.WriteString(`<directive authority="`)
-	b.WriteString(string(r.Authority.or()))
+	b.WriteString(authorityOr(r.Authority))
 	b.WriteByte('"')
 	if r.TTLTurns > 0 {
 		b.WriteString(` ttl_turns="`)
@@ -138,7 +138,7 @@ func render(rs []Reminder, history []string) Rendered {
 		if d := b.String(); !issued(history, d) {
 			out.directives = append(out.directives, d)
 			row := Row{Reminder: r}
-			row.Authority, row.Tags = r.Authority.or(), slices.Clone(r.Tags)
+			row.Authority, row.Tags = authorityOr(r.Authority), slices.Clone(r.Tags)
 			out.Rows = append(out.Rows, row)
 			bodies = append(bodies, block{off, n})
 		}
@@ -163,7 +163,7 @@ func render(rs []Reminder, history []string) Rendered {
 // their given order within an authority.
 func dedupeAndOrder(rs []Reminder) (kept []Reminder, deduped []Deduped) {
 	wins := func(i, j int) bool { // does rs[i] beat rs[j]?
-		pi, pj := rs[i].Authority.priority(), rs[j].Authority.priority()
+		pi, pj := priority(rs[i].Authority), priority(rs[j].Authority)
 		return pi > pj || (pi == pj && i > j)
 	}
 	pass := func(idx []int, reason string, key func(Reminder) (string, bool)) []int {
@@ -192,7 +192,7 @@ func dedupeAndOrder(rs []Reminder) (kept []Reminder, deduped []Deduped) {
 	}
 	idx = pass(idx, "dedupe_key", func(r Reminder) (string, bool) { return r.DedupeKey, r.DedupeKey != "" })
 	idx = pass(idx, "body", func(r Reminder) (string, bool) { return strings.Join(strings.Fields(r.Body), " "), true })
-	slices.SortStableFunc(idx, func(a, b int) int { return rs[b].Authority.priority() - rs[a].Authority.priority() })
+	slices.SortStableFunc(idx, func(a, b int) int { return priority(rs[b].Authority) - priority(rs[a].Authority) })
 	for _, i := range idx {
 		kept = append(kept, rs[i])
 	}
