@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/promptloom/promptloom/payload"
+	"github.com/promptloom/promptloom/internal/wire"
 )
 
 // beside sets the provider's own verdict on c (from its reported usage)
@@ -17,7 +17,7 @@ func (st *state) beside(c *Call, v *Verdict) {
 		return
 	}
 	v.ProviderReason, v.ProviderTokens = u.CacheMissReason, u.CacheMissedTokens
-	sections, settings, ok := u.CacheMissPlaces()
+	sections, settings, ok := wire.MissPlaces(u.CacheMissReason)
 	prev := st.latest[conversation(c)]
 	if !ok || prev == nil {
 		return
@@ -50,7 +50,7 @@ func (v Verdict) providerLine() string {
 	}
 	switch {
 	case v.Agrees == nil && v.ProviderSince == "":
-		if _, _, ok := (&payload.Usage{CacheMissReason: v.ProviderReason}).CacheMissPlaces(); ok {
+		if _, _, ok := wire.MissPlaces(v.ProviderReason); ok {
 			return line + "; no call before it in its session to hold it to"
 		}
 		return line + ": it concludes nothing"

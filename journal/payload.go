@@ -7,6 +7,7 @@ import (
 
 	"github.com/promptloom/promptloom/internal/chain"
 	pjson "github.com/promptloom/promptloom/internal/json"
+	"github.com/promptloom/promptloom/internal/wire"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
 )
@@ -86,7 +87,7 @@ func (r Request) egress() (egress, error) {
 	// The transcript keeps the canonical form; it must read back the same.
 	// Canonical JSON refuses a \u escape of half a surrogate pair, which
 	// decoders read differently (the verifier refuses a line holding one).
-	kept, err := pjson.Encode(pr.Retained())
+	kept, err := pjson.Encode(wire.Retained(pr))
 	if err != nil {
 		return refuse(&payload.Error{Kind: payload.ErrMalformed, Provider: c.Provider, Path: c.Field, Msg: err.Error()})
 	}

@@ -64,19 +64,15 @@ var missPlaces = map[string]struct{ sections, settings []string }{
 	"cache_hit":                {},
 }
 
-// CacheMissPlaces says where the provider's verdict (CacheMissReason)
+// missPlacesOf says where a provider's verdict (Usage.CacheMissReason)
 // places the change it found, in promptloom's words: the sections of the
 // request and the request members (model, tool_choice, text, …) a change
-// in which the reason reports. ok is false when the usage carries no
-// verdict, or one that concludes nothing (the response compared with was
-// not found, the comparison was unavailable or still running); a
-// conclusive verdict with no place (OpenAI's cache_hit) says nothing
-// changed.
-func (u *Usage) CacheMissPlaces() (sections, settings []string, ok bool) {
-	if u == nil {
-		return nil, nil, false
-	}
-	p, ok := missPlaces[u.CacheMissReason]
+// in which the reason reports. ok is false when there is no verdict, or
+// one that concludes nothing (the response compared with was not found,
+// the comparison was unavailable or still running); a conclusive verdict
+// with no place (OpenAI's cache_hit) says nothing changed.
+func missPlacesOf(reason string) (sections, settings []string, ok bool) {
+	p, ok := missPlaces[reason]
 	return p.sections, p.settings, ok
 }
 

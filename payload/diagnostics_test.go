@@ -81,12 +81,12 @@ func TestCacheMissPlaces(t *testing.T) {
 		{"", nil, nil, false},
 		{"a_reason_from_next_year", nil, nil, false},
 	} {
-		sections, settings, ok := (&Usage{CacheMissReason: c.reason}).CacheMissPlaces()
+		sections, settings, ok := missPlacesOf(c.reason)
 		if ok != c.ok || !slices.Equal(sections, c.sections) || !slices.Equal(settings, c.settings) {
 			t.Errorf("%q: %v %v %v, want %v %v %v", c.reason, sections, settings, ok, c.sections, c.settings, c.ok)
 		}
 	}
-	if _, _, ok := (*Usage)(nil).CacheMissPlaces(); ok {
+	if _, _, ok := missPlacesOf(""); ok {
 		t.Error("a nil usage has a verdict")
 	}
 }

@@ -19,7 +19,7 @@ func TestJoinReadsBackAsRead(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		joined := joinBody(r.Provider, r.Parameters, r.Messages, r.Tools, r.Retained())
+		joined := joinBody(r.Provider, r.Parameters, r.Messages, r.Tools, r.retained())
 		back, err := Read(joined, r.Provider)
 		if err != nil {
 			t.Fatalf("%s: %v", joined, err)

@@ -9,16 +9,15 @@
 // system channel (System), tool names, and the byte ranges of its
 // messages, tools and parameters; Verify holds the channel to a manifest,
 // projecting the manifest onto its bytes (manifest.ForEgress) when only
-// their placement changed them; Retained is the part of the body a
-// transcript reads the channel back from. Summarize reads an answer, whole
+// their placement changed them. Summarize reads an answer, whole
 // or streamed. Field builds a provider's system field from a reduction,
 // with Anthropic's cache_control breakpoints placed at fragment
 // boundaries.
 //
 // What only promptloom's own packages call (a model endpoint's URL, a
 // refusal in the provider's error shape, a span's names and sampling
-// attributes, the proxy's changes to a body, a transcript's body put back
-// together) is here too, unexported, and set at init as the functions of
+// attributes, the proxy's changes to a body, what a transcript keeps of a
+// body and how it is put back together) is here too, unexported, and set at init as the functions of
 // internal/wire, so that no other package knows a provider's format.
 //
 // The rules that turn blocks, parts and messages into one string are in

@@ -99,8 +99,6 @@ func read(body []byte, p Provider) (*Request, error) {
 	return r, nil
 }
 
-// Body is the body Read read.
-func (r *Request) Body() []byte { return r.body }
 
 // System returns the body's system channel, or why it has none: an
 // *Error of kind ErrNoSystem or ErrMalformed, as Extract's.
@@ -118,7 +116,7 @@ var messagesKey = map[Provider]string{Anthropic: "messages", OpenAIChat: "messag
 // it into, as a transcript keeps them: parameters (Request.Parameters),
 // messages (Request.Messages, under the shape's key: messages, input or
 // contents), tools (Request.Tools) and the system channel's members
-// (Request.Retained, whose system messages the messages hold already).
+// (retained, whose system messages the messages hold already).
 // The members come in that order, each as given; one absent or null is
 // left out. The bytes are not the body as sent (its keys were in another
 // order), but every member is.

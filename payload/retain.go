@@ -19,7 +19,7 @@ func retain(body []byte, p Provider) (*Channel, []byte, error) {
 		return nil, nil, err
 	}
 	r, _ := read(body, c.Provider)
-	kept := r.Retained()
+	kept := r.retained()
 	// The reading back is the proof that nothing the channel needs was
 	// left out; a difference is a bug here, and refused.
 	back, err := extract(kept, c.Provider)
@@ -29,11 +29,11 @@ func retain(body []byte, p Provider) (*Channel, []byte, error) {
 	return c, kept, nil
 }
 
-// Retained is the part of the body its system channel is read from, as
+// retained is the part of the body its system channel is read from, as
 // retain returns it (nil when the request has no system channel): the
 // members the channel is read from, each as written, and of a message
 // list only the system and developer items.
-func (r *Request) Retained() []byte {
+func (r *Request) retained() []byte {
 	c, err := r.System()
 	if err != nil {
 		return nil

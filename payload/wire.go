@@ -27,6 +27,9 @@ func init() {
 	}
 	wire.PlaceBreakpoints = func(r any) ([]byte, []string) { return r.(*Request).placeBreakpoints() }
 	wire.SamplingOf = func(r any) wire.Sampling { return r.(*Request).sampling() }
+	wire.Body = func(r any) []byte { return r.(*Request).body }
+	wire.Retained = func(r any) []byte { return r.(*Request).retained() }
+	wire.MissPlaces = missPlacesOf
 }
 
 // genAI is how OpenTelemetry's GenAI semantic conventions name a call of

@@ -62,7 +62,7 @@ func (p *Proxy) rewrite(s *session, cs *callState, h http.Header) {
 	if len(what) == 0 {
 		return
 	}
-	if n := len(pr.Body()); n > p.o.MaxBodyBytes {
+	if n := len(wire.Body(pr)); n > p.o.MaxBodyBytes {
 		// The limit is the client's body's: one that came within it is
 		// not refused for what the proxy would add.
 		p.log.Warn("promptloom proxy: the body changed would be over --max-bytes; sent as received", "bytes", n, "limit", p.o.MaxBodyBytes)
@@ -71,7 +71,7 @@ func (p *Proxy) rewrite(s *session, cs *callState, h http.Header) {
 	if header[0] != "" {
 		joinHeader(h, header[0], header[1])
 	}
-	cs.change = &change{received: digest.Bytes(cs.pr.Body()), what: strings.Join(what, "; ")}
+	cs.change = &change{received: digest.Bytes(wire.Body(cs.pr)), what: strings.Join(what, "; ")}
 	cs.pr = pr
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/promptloom/promptloom/cache"
+	"github.com/promptloom/promptloom/internal/wire"
 	"github.com/promptloom/promptloom/request"
 )
 
@@ -271,12 +272,12 @@ func (p *Proxy) callPage(w http.ResponseWriter, r *http.Request, n int, err erro
 	x := cache.Explain(m, nil, p.o.Cache, true)
 	x.Verdict = &v
 	// The body as sent: the explanation redacts each segment's words.
-	x.Body = c.pr.Body()
+	x.Body = wire.Body(c.pr)
 	d := map[string]any{"Back": "../" + p.query(r), "Query": p.query(r)}
 	if pm != nil {
 		x.After(prev.name, pm)
 		d["Previous"], d["PreviousSeq"] = prev.name, prev.seq
-		d["Diff"] = diffOf(x, pm, prev.pr.Body(), p.o.Cache)
+		d["Diff"] = diffOf(x, pm, wire.Body(prev.pr), p.o.Cache)
 	}
 	var b bytes.Buffer
 	if err := x.WriteHTML(&b, c.name); err != nil {

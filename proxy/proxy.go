@@ -441,7 +441,7 @@ func (p *Proxy) model(w http.ResponseWriter, r *http.Request, shape payload.Prov
 	}
 	// The body sent: as received, or as the proxy changed it (cs.change),
 	// with its own length.
-	sent := cs.pr.Body()
+	sent := wire.Body(cs.pr)
 	r.Body = io.NopCloser(bytes.NewReader(sent))
 	r.ContentLength = int64(len(sent))
 	ctx := relay.With(transport.With(context.WithValue(r.Context(), sessionKey{}, s), tc), relayed)

@@ -201,7 +201,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Body != nil && req.Body != http.NoBody {
 		var known []byte
 		if rc != nil && rc.Payload != nil {
-			known = rc.Payload.Body()
+			known = wire.Body(rc.Payload)
 		}
 		body, err = readBody(io.LimitReader(req.Body, int64(t.opts.MaxBodyBytes)+1), req.ContentLength, known, t.opts.MaxBodyBytes)
 		req.Body.Close()
@@ -220,7 +220,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	// The body is read here once, for the gate, the journal and the span.
 	var pr *payload.Request
-	if rc != nil && rc.Payload != nil && bytes.Equal(rc.Payload.Body(), body) {
+	if rc != nil && rc.Payload != nil && bytes.Equal(wire.Body(rc.Payload), body) {
 		pr = rc.Payload
 	} else {
 		pr, err = payload.Read(body, shape)

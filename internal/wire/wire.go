@@ -50,6 +50,20 @@ var (
 	// SamplingOf reads request's sampling parameters where its provider's
 	// API puts them.
 	SamplingOf func(request any) Sampling
+
+	// Body is the body request was read from (payload.Read keeps it).
+	Body func(request any) []byte
+
+	// Retained is the part of request's body its system channel is read
+	// from (nil when it has none): what a transcript keeps of it.
+	Retained func(request any) []byte
+
+	// MissPlaces says where a provider's cache verdict (its reason, as
+	// payload.Usage.CacheMissReason holds it) places the change it found:
+	// the sections of the request and the request members a change in
+	// which the reason reports. ok is false for no verdict, or one that
+	// concludes nothing.
+	MissPlaces func(reason string) (sections, settings []string, ok bool)
 )
 
 // Sampling is what a request asks of the model's sampling, each read where
