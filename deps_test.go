@@ -55,7 +55,7 @@ const depsRules = `
 	manifest, stage, eventlog < provenance;
 	XMOD < journal/tiles;
 	., payload, internal/json, XMOD < internal/chain;
-	manifest, payload, internal/chain, internal/textsafe, journal/tiles, GJSON, XMOD < transcript;
+	manifest, payload, internal/chain, internal/textsafe, journal/tiles, XMOD < transcript;
 	explain, transcript, internal/witness < journal;
 	journal, internal/chain, eventlog < journal/replay;
 	request, journal, internal/textsafe < cache;

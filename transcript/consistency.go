@@ -7,9 +7,9 @@ import (
 	"io"
 
 	"github.com/promptloom/promptloom/internal/chain"
+	pjson "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/manifest"
 
-	"github.com/tidwall/gjson"
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -111,10 +111,10 @@ func CheckConsistency(proof []byte, key note.Verifier) (from, to tlog.Tree, err 
 		return fail(RuleConsistency, "no verifier key: a consistency proof checked without the signer's key proves nothing")
 	}
 	line, rest, _ := bytes.Cut(proof, []byte("\n"))
-	if len(rest) != 0 || !gjson.ValidBytes(line) {
+	if len(rest) != 0 || pjson.Check(line, nil) != nil {
 		return fail(RuleConsistency, "a consistency proof is one JSON line")
 	}
-	l := gjson.ParseBytes(line)
+	l := parse(string(line))
 	fromNote, ok1 := stringField(l, "from")
 	toNote, ok2 := stringField(l, "to")
 	path, okP := readHashes(l.Get("path"))

@@ -12,7 +12,6 @@ import (
 	"unsafe"
 
 	"github.com/promptloom/promptloom/internal/chain"
-	"github.com/tidwall/gjson"
 )
 
 // lineReader reads a transcript a line at a time, capping each line.
@@ -138,8 +137,8 @@ func blank(line []byte) bool { return len(bytes.TrimSpace(line)) == 0 }
 // write one: digits only, no sign, fraction or exponent ("4", never "4.0",
 // "4e0" or "\"4\""), fitting in an int64. Readers disagree on what 4.9 or
 // 1e30 mean as a count, so the verifier accepts one spelling.
-func intField(r gjson.Result) (int64, bool) {
-	if r.Type != gjson.Number || r.Raw == "" || len(r.Raw) > 18 {
+func intField(r value) (int64, bool) {
+	if r.Type != jNumber || r.Raw == "" || len(r.Raw) > 18 {
 		return 0, false
 	}
 	if r.Raw[0] == '0' && len(r.Raw) > 1 {

@@ -5,8 +5,6 @@ import (
 	"github.com/promptloom/promptloom/internal/chain"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
-
-	"github.com/tidwall/gjson"
 )
 
 // checkPayload checks a request's payload receipt: when served_context
@@ -32,7 +30,7 @@ func checkPayload(s, req getter, sys retained, mf *manifest.Manifest, shash stri
 		return callFailed(RuleReceipt, "payload_system_bytes %s is not a byte count", orRawNull(n.Raw))
 	}
 	prov, perr := payload.ParseProvider(p.Str)
-	if p.Type != gjson.String || perr != nil || prov == payload.Auto {
+	if p.Type != jString || perr != nil || prov == payload.Auto {
 		return callFailed(RuleReceipt, "payload_provider %s is not one of anthropic, openai-chat, openai-responses, gemini", orRawNull(p.Raw))
 	}
 	if phash != shash {

@@ -12,7 +12,6 @@ import (
 	"github.com/promptloom/promptloom/internal/chain"
 	"github.com/promptloom/promptloom/manifest"
 
-	"github.com/tidwall/gjson"
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -178,13 +177,13 @@ func quoteHashes(path []tlog.Hash) string {
 }
 
 // readHashes reads a proof's path: an array of base64 hashes, or not ok.
-func readHashes(a gjson.Result) (path []tlog.Hash, ok bool) {
+func readHashes(a value) (path []tlog.Hash, ok bool) {
 	if !a.IsArray() {
 		return nil, false
 	}
 	for _, h := range a.Array() {
 		hash, err := tlog.ParseHash(h.Str)
-		if h.Type != gjson.String || err != nil {
+		if h.Type != jString || err != nil {
 			return nil, false
 		}
 		path = append(path, hash)
@@ -197,13 +196,13 @@ type proofCheck struct {
 	leaf             int64
 	path             tlog.RecordProof
 	note             string
-	request, outcome gjson.Result
+	request, outcome value
 	reqHash, outHash string
 	badLines         int
 }
 
 // proofLine reads line n of a proof.
-func (v *verifier) proofLine(n int, line []byte, l gjson.Result) {
+func (v *verifier) proofLine(n int, line []byte, l value) {
 	if v.proof == nil {
 		v.proof = &proofCheck{}
 	}
@@ -227,7 +226,7 @@ func (v *verifier) proofLine(n int, line []byte, l gjson.Result) {
 
 // readProofHeader reads a proof's first line, which must be exactly as
 // proofHeader writes it.
-func readProofHeader(line []byte, l gjson.Result) (leaf int64, path tlog.RecordProof, note string, ok bool) {
+func readProofHeader(line []byte, l value) (leaf int64, path tlog.RecordProof, note string, ok bool) {
 	if l.Get("proof").Str != proofSchema {
 		return 0, nil, "", false
 	}
@@ -274,13 +273,13 @@ func (v *verifier) finishProof() {
 	}
 	rs, _ := intField(out.Get("request_seq"))
 	switch {
-	case req.Get("kind").Str != chain.KindRequest || req.Get("call").Type != gjson.String || req.Get("session").Type != gjson.String:
+	case req.Get("kind").Str != chain.KindRequest || req.Get("call").Type != jString || req.Get("session").Type != jString:
 		fail(RuleProof, "line 2 is not a provider_call_request with a call and a session")
 	case out.Get("kind").Str != chain.KindResponse && out.Get("kind").Str != chain.KindError:
 		fail(RuleProof, "line 3 is not a provider_call_response or provider_call_error")
 	case rs != seq || out.Get("request_hash").Str != pc.reqHash || out.Get("call").Str != call || out.Get("session").Str != sess:
 		fail(RuleOutcome, "the %s at line 3 does not name the request at line 2 (its seq, hash, call and session)", field)
-	case out.Get(hashField).Type != gjson.String || !rederives(orRawNull(out.Get(field).Raw), out.Get(hashField).Str):
+	case out.Get(hashField).Type != jString || !rederives(orRawNull(out.Get(field).Raw), out.Get(hashField).Str):
 		fail(RuleOutcomeContentHash, "the %s at line 3 does not hash to its %s", field, hashField)
 	}
 	nt, err := openNote(pc.note, v.ck.key)

@@ -10,8 +10,6 @@ import (
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/internal/chain"
 	"github.com/promptloom/promptloom/manifest"
-
-	"github.com/tidwall/gjson"
 )
 
 // checkReceipts checks a request's served_context against the lines
@@ -262,7 +260,7 @@ func receiptField(k string) string {
 // receiptHash reads a required blake3:<hex> hash of a receipt.
 func receiptHash(s getter, field string) (string, *manifest.RuleError) {
 	h := s.Get(field)
-	if h.Type != gjson.String {
+	if h.Type != jString {
 		return "", callFailed(RuleReceipt, "served_context has no %s", field)
 	}
 	if _, err := digest.Parse(h.Str); err != nil {
@@ -315,7 +313,7 @@ func (v *verifier) checkHarnParts(s getter) *manifest.RuleError {
 	}
 	var parts []string
 	missing := ""
-	lineage.ForEach(func(_, m gjson.Result) bool {
+	lineage.ForEach(func(_, m value) bool {
 		ref := m.Get("definition_ref").String()
 		d, ok := v.messages[ref]
 		if !ok {
@@ -346,9 +344,9 @@ func (v *verifier) checkHarnParts(s getter) *manifest.RuleError {
 }
 
 // harnLine reads one event of a Harn transcript.
-func (v *verifier) harnLine(n int, l gjson.Result) {
+func (v *verifier) harnLine(n int, l value) {
 	typ := l.Get("type")
-	if typ.Type != gjson.String {
+	if typ.Type != jString {
 		v.rep.broke(RuleKind, n, "line %d: a Harn event with no type (a promptloom line in a Harn transcript?)", n)
 		return
 	}

@@ -11,7 +11,6 @@ import (
 	pjson "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/internal/wire"
 	"github.com/promptloom/promptloom/payload"
-	"github.com/tidwall/gjson"
 )
 
 // Sent is one recorded call's whole request, rebuilt from what its
@@ -66,11 +65,11 @@ func Requests(data []byte, rep *Report) ([]Sent, error) {
 		if !ok {
 			return nil, fmt.Errorf("journal: call %s: no line %d", c.Call, c.Line)
 		}
-		l := gjson.ParseBytes(line)
+		l := parse(string(line))
 		s := Sent{Report: c, Session: l.Get("session").Str}
 		s.At, _ = time.Parse(time.RFC3339Nano, l.Get("at").Str)
 		if o, ok := at(c.OutcomeLine); ok && c.OutcomeLine > 0 {
-			s.Answered, _ = time.Parse(time.RFC3339Nano, gjson.GetBytes(o, "at").Str)
+			s.Answered, _ = time.Parse(time.RFC3339Nano, parse(string(o)).Get("at").Str)
 		}
 		s.Provider, s.Body = rebuild(l)
 		if c.Unattributed {
@@ -97,7 +96,7 @@ func Requests(data []byte, rep *Report) ([]Sent, error) {
 				}
 			case r.Get("body").IsObject():
 				s.Received = []byte(r.Get("body").Raw)
-			case r.Get("body_text").Type == gjson.String:
+			case r.Get("body_text").Type == jString:
 				s.Received = []byte(r.Get("body_text").Str)
 			}
 		}
@@ -123,14 +122,14 @@ func lineIndex(data []byte) [][]byte {
 // rebuild is a request line's body: the retained body of an unattributed
 // call, or the parameters, messages, tools and system channel of an
 // attributed one, as one object.
-func rebuild(l gjson.Result) (payload.Provider, []byte) {
+func rebuild(l value) (payload.Provider, []byte) {
 	req := l.Get("request")
-	if l.Get("served_context").Type == gjson.Null {
+	if l.Get("served_context").Type == jNull {
 		p := payload.Provider(req.Get("provider").Str)
 		if b := req.Get("body"); b.IsObject() {
 			return p, []byte(b.Raw)
 		}
-		if t := req.Get("body_text"); t.Type == gjson.String {
+		if t := req.Get("body_text"); t.Type == jString {
 			// A body with no canonical form, kept as its text: a reader
 			// may still read it (a number past float range is the
 			// provider's to judge), or say why not.

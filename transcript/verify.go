@@ -17,7 +17,6 @@ import (
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
 
-	"github.com/tidwall/gjson"
 	"golang.org/x/mod/sumdb/note"
 )
 
@@ -146,16 +145,16 @@ type verifier struct {
 	obj, served, req, resp object
 }
 
-// object is a line's members (or its served context's) for gjson's
-// readers: each found once, each value read only when asked for.
+// object is a line's members (or its served context's): each found once,
+// as internal/json checked the line, each value read only when asked for.
 type object struct {
-	gjson.Result
+	value
 	m pjson.Members
 }
 
 // index finds r's members, in the room o had.
-func (o *object) index(r gjson.Result) *object {
-	o.Result = r
+func (o *object) index(r value) *object {
+	o.value = r
 	if r.IsObject() {
 		o.m.Index(r.Raw)
 	} else {
@@ -164,28 +163,23 @@ func (o *object) index(r gjson.Result) *object {
 	return o
 }
 
-// Get is gjson's Get for a path of plain member names: its first name
-// found among the members, the rest read inside that member.
-func (o *object) Get(path string) gjson.Result {
+// Get is the value at a path of plain member names: its first name found
+// among the members, the rest read inside that member.
+func (o *object) Get(path string) value {
 	key, rest, nested := strings.Cut(path, ".")
 	raw, ok := o.m.Lookup(key)
 	if !ok {
-		return gjson.Result{}
+		return value{}
 	}
 	if nested {
-		return gjson.Parse(raw).Get(rest)
+		return parse(raw).Get(rest)
 	}
-	if raw[0] == '"' {
-		// The string's end is known: gjson would find it again byte by
-		// byte (a retained prompt's text is long).
-		return gjson.Result{Type: gjson.String, Raw: raw, Str: pjson.Unquote(raw)}
-	}
-	return gjson.Parse(raw)
+	return parse(raw)
 }
 
-// getter reads a JSON object's members: a gjson.Result, or an object.
+// getter reads a JSON object's members: a value, or an object.
 type getter interface {
-	Get(path string) gjson.Result
+	Get(path string) value
 }
 
 // line judges one line: its bytes (read only: they are text's) and text.
@@ -209,13 +203,13 @@ func (v *verifier) line(n int, line []byte, text string, torn bool) {
 		v.rep.broke(RuleUnreadable, n, "line %d: %s", n, msg)
 		return
 	}
-	l := gjson.Parse(text) // what is kept of the line shares its bytes
+	l := parse(text) // what is kept of the line shares its bytes
 	if !l.IsObject() {
 		v.rep.broke(RuleUnreadable, n, "line %d: not a JSON object", n)
 		return
 	}
 	o := &v.obj // its members found as the line was checked
-	o.Result = l
+	o.value = l
 	if v.rep.Format == "" {
 		switch {
 		case o.Get("kind").Exists():
@@ -287,7 +281,7 @@ func unreadableIn(line []byte, m *pjson.Members) string {
 }
 
 func (v *verifier) promptloomLine(n int, l *object) {
-	if p := l.Get("prev"); p.Type != gjson.String {
+	if p := l.Get("prev"); p.Type != jString {
 		v.rep.broke(RuleChain, n, "line %d: chain broken: no prev", n)
 	} else if p.Str != v.prev {
 		v.rep.broke(RuleChain, n, "line %d: chain broken: prev is %s, but line %d hashes to %s", n, p.Str, n-1, v.prev)
@@ -308,11 +302,11 @@ func (v *verifier) promptloomLine(n int, l *object) {
 	default:
 		v.seq++
 	}
-	if at := l.Get("at"); at.Type != gjson.String || !validTime(at.Str) {
+	if at := l.Get("at"); at.Type != jString || !validTime(at.Str) {
 		v.rep.broke(RuleAt, n, "line %d: at %s is not an RFC 3339 time", n, orRawNull(at.Raw))
 	}
 	kind := l.Get("kind")
-	if kind.Type != gjson.String {
+	if kind.Type != jString {
 		v.rep.broke(RuleKind, n, "line %d: kind %s is not a string", n, orRawNull(kind.Raw))
 		return
 	}
@@ -379,7 +373,7 @@ func (v *verifier) promptloomLine(n int, l *object) {
 		seq, _ := intField(l.Get("seq"))
 		c := CallReport{Line: n, Seq: seq, Call: call, Status: incomplete,
 			Problem: &manifest.RuleError{Rule: RuleUnanswered, Line: n, Offset: -1, Detail: "no provider_call_response or provider_call_error answers it"}}
-		if sc := l.Get("served_context"); sc.Exists() && sc.Type == gjson.Null {
+		if sc := l.Get("served_context"); sc.Exists() && sc.Type == jNull {
 			// A call made without a manifest (Request.Unattributed): no
 			// receipt to check, only its body and its digest.
 			c.Unattributed = true
@@ -429,7 +423,7 @@ func (v *verifier) follows(n int, l *object, sess string) string {
 	}
 	prev, known := v.sessions[f.Str]
 	switch {
-	case f.Type != gjson.String || f.Str == "" || f.Str == sess:
+	case f.Type != jString || f.Str == "" || f.Str == sess:
 		v.rep.broke(RuleFollows, n, "line %d: session %q follows %s, which is not another session's id", n, sess, orRawNull(f.Raw))
 	case known && !prev.closed:
 		v.rep.broke(RuleFollows, n, "line %d: session %q follows session %q (line %d), which is not closed at this line", n, sess, f.Str, prev.line)
@@ -502,7 +496,7 @@ func (v *verifier) retainSystem(n int, hash, content string) {
 // stringField reads a field that must be a JSON string.
 func stringField(l getter, field string) (string, bool) {
 	r := l.Get(field)
-	return r.Str, r.Type == gjson.String
+	return r.Str, r.Type == jString
 }
 
 func validTime(s string) bool {
@@ -536,7 +530,7 @@ func (v *verifier) outcome(n int, l *object) {
 		problem = fmt.Sprintf("the %s at line %d names call %s", field, n, orRawNull(l.Get("call").Raw))
 	case !sessOK || sess != p.session:
 		problem = fmt.Sprintf("the %s at line %d names session %s, but the request is in session %q", field, n, orRawNull(l.Get("session").Raw), p.session)
-	case l.Get("request_hash").Type != gjson.String || l.Get("request_hash").Str != p.hash:
+	case l.Get("request_hash").Type != jString || l.Get("request_hash").Str != p.hash:
 		problem = fmt.Sprintf("the %s at line %d names request hash %s, but the request hashes to %s", field, n, orRawNull(l.Get("request_hash").Raw), p.hash)
 	default:
 		want := l.Get(hashField)
@@ -544,11 +538,11 @@ func (v *verifier) outcome(n int, l *object) {
 		body := l.Get("body")
 		hasBody := body.Exists()
 		switch {
-		case want.Type != gjson.String || !rederives(raw, want.Str):
+		case want.Type != jString || !rederives(raw, want.Str):
 			got, _ := chain.JSONHash([]byte(raw))
 			rule = RuleOutcomeContentHash
 			problem = fmt.Sprintf("the %s at line %d does not hash to its %s (it hashes to %s)", field, n, hashField, got)
-		case hasBody && (body.Type != gjson.String || l.Get("body_content_hash").Str != digest.String(body.Str).String()):
+		case hasBody && (body.Type != jString || l.Get("body_content_hash").Str != digest.String(body.Str).String()):
 			rule = RuleOutcomeContentHash
 			problem = fmt.Sprintf("the body at line %d does not hash to its body_content_hash (it hashes to %s)", n, digest.String(body.Str))
 		}
@@ -557,7 +551,7 @@ func (v *verifier) outcome(n int, l *object) {
 		r := v.resp.index(l.Get("response")) // its members found once, not once a field
 		c.Outcome = v.intern(r.Get("text").String())
 		c.Usage = usageOf(r.Get("usage"))
-		r.Get("tool_calls").ForEach(func(_, t gjson.Result) bool {
+		r.Get("tool_calls").ForEach(func(_, t value) bool {
 			tc := payload.ToolCall{ID: strings.Clone(t.Get("id").String()), Name: strings.Clone(t.Get("name").String())}
 			tc.ArgumentsHash, _ = digest.Parse(t.Get("arguments_hash").String())
 			c.ToolCalls = append(c.ToolCalls, tc)
@@ -683,7 +677,7 @@ func orRawNull(raw string) string {
 }
 
 // usageOf reads a response's usage (nil when there is none).
-func usageOf(u gjson.Result) *payload.Usage {
+func usageOf(u value) *payload.Usage {
 	if !u.IsObject() {
 		return nil
 	}

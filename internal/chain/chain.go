@@ -6,7 +6,6 @@
 package chain
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -56,9 +55,9 @@ func LineHash(line []byte) string { return digest.Bytes(line).String() }
 // Harn's redact_json (every string value redacted, and the value of a
 // credential-like key replaced whole: redact.JSON). Empty JSON hashes as
 // null.
-func JSONHash(raw json.RawMessage) (string, error) {
+func JSONHash(raw []byte) (string, error) {
 	if len(raw) == 0 {
-		raw = json.RawMessage("null")
+		raw = []byte("null")
 	}
 	b, err := redact.JSON(raw)
 	if err != nil {
