@@ -59,14 +59,14 @@ const depsRules = `
 	explain, transcript, internal/witness < journal;
 	journal, internal/chain, eventlog < journal/replay;
 	request, journal, internal/textsafe < cache;
-	journal, cache < journal/report;
+	journal, cache < transcript/report;
 	cache, internal/json < assemble;
 	journal, internal/dsn, internal/pgschema, PGX < journal/postgres;
 	journal < internal/relay;
 	journal, cache, internal/relay, OTEL < transport;
 	transport, cache, journal/tiles, internal/relay < proxy;
 	journal/replay, provenance, eventlog/sqlite, eventlog/postgres < cmd/promptloom/internal/demo;
-	cmd/promptloom/internal/demo, journal/report, journal/postgres, harn/template, internal/witness, witness, cache, assemble, proxy, XMOD, OTELEXPORT < cmd/promptloom/internal/cli;
+	cmd/promptloom/internal/demo, transcript/report, journal/postgres, harn/template, internal/witness, witness, cache, assemble, proxy, XMOD, OTELEXPORT < cmd/promptloom/internal/cli;
 	cmd/promptloom/internal/cli, transport < cmd/promptloom/internal/errdoc;
 	cmd/promptloom/internal/errdoc < cmd/promptloom/internal/errdoc/gendoc;
 	cmd/promptloom/internal/errdoc < cmd/promptloom;
@@ -79,7 +79,7 @@ const depsRules = `
 
 	explain, internal/testkit/benchdata < bench/peer;
 	proxy, internal/testkit/benchdata < bench/gateway;
-	journal/report, internal/testkit/fakeprovider < internal/testkit/exampletest;
+	transcript/report, internal/testkit/fakeprovider < internal/testkit/exampletest;
 
 	explain, stage < examples/harness;
 	explain, transport, internal/testkit/fakeprovider < examples/anthropic, examples/openai, examples/gemini;

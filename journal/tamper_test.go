@@ -170,7 +170,7 @@ func TestTamperingOnlyTheHeadCatches(t *testing.T) {
 
 // A call's outcome is taken from the line the verifier checked: a second
 // response to the same request (which the verifier rejects) cannot stand in
-// for it, so a report of the run (package journal/report) shows only
+// for it, so a report of the run (package transcript/report) shows only
 // verified lines.
 func TestReportShowsOnlyVerifiedLines(t *testing.T) {
 	ls := lines(recorded(t))

@@ -34,7 +34,7 @@ const (
 
 // CallReport is the verdict on one request of a transcript, with what the
 // request was served and what answered it, as the verifier resolved them:
-// enough for package journal/report to show the call to a person (and to
+// enough for package transcript/report to show the call to a person (and to
 // set it against its role's previous call) without reading the transcript
 // again.
 type CallReport struct {
@@ -73,7 +73,7 @@ type CallReport struct {
 	// Usage is what the provider said the call cost, as its response
 	// recorded it (nil when it said nothing, or the call failed): its
 	// CacheReadTokens, beside the bytes in common with the role's previous
-	// call (journal/report), shows whether the prefix promptloom kept
+	// call (transcript/report), shows whether the prefix promptloom kept
 	// stable was the prefix the provider's cache served.
 	Usage *payload.Usage `json:"usage,omitempty"`
 	// Unattributed is a call made without a manifest (its request holds

@@ -18,8 +18,8 @@ import (
 	"testing"
 
 	"github.com/promptloom/promptloom/internal/testkit/fakeprovider"
-	"github.com/promptloom/promptloom/journal/report"
 	"github.com/promptloom/promptloom/transcript"
+	"github.com/promptloom/promptloom/transcript/report"
 )
 
 // MaxLines bounds an example's promptloom-specific lines.

@@ -14,9 +14,9 @@ import (
 	"github.com/promptloom/promptloom/cache"
 	"github.com/promptloom/promptloom/cmd/promptloom/internal/demo"
 	"github.com/promptloom/promptloom/internal/textsafe"
-	"github.com/promptloom/promptloom/journal/report"
 	"github.com/promptloom/promptloom/payload"
 	"github.com/promptloom/promptloom/transcript"
+	"github.com/promptloom/promptloom/transcript/report"
 )
 
 // A fleet is what cache and report read when given several transcripts

@@ -4,8 +4,8 @@ import (
 	"io"
 
 	"github.com/promptloom/promptloom/cache"
-	"github.com/promptloom/promptloom/journal/report"
 	"github.com/promptloom/promptloom/transcript"
+	"github.com/promptloom/promptloom/transcript/report"
 )
 
 // maxCacheReportBytes bounds the transcript report keeps to predict the

@@ -11,9 +11,9 @@ import (
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/internal/textsafe"
 	"github.com/promptloom/promptloom/internal/witness"
-	"github.com/promptloom/promptloom/journal/report"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/transcript"
+	"github.com/promptloom/promptloom/transcript/report"
 
 	"golang.org/x/mod/sumdb/note"
 )
@@ -228,7 +228,7 @@ type transcriptVerdict struct {
 // reportJSON is a transcript.Report as --format json writes it, field for
 // field, each call with what changed since its role's last call
 // (report.Compare) after the verifier's own fields, as the report carried
-// them before package journal/report computed them.
+// them before package transcript/report computed them.
 // TestReportJSONIsTheReports holds it to transcript.Report's fields.
 type reportJSON struct {
 	Format        string                   `json:"format"`

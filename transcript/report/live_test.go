@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/promptloom/promptloom/journal"
-	"github.com/promptloom/promptloom/journal/report"
+	"github.com/promptloom/promptloom/transcript/report"
 )
 
 // A run still being written is shown open, with its calls so far, and

@@ -9,8 +9,8 @@ import (
 
 	"github.com/promptloom/promptloom/cache"
 	"github.com/promptloom/promptloom/journal"
-	"github.com/promptloom/promptloom/journal/report"
 	"github.com/promptloom/promptloom/transcript"
+	"github.com/promptloom/promptloom/transcript/report"
 )
 
 // A call the SDK retried (a 429, then the same body answered) is one

@@ -8,8 +8,8 @@ import (
 
 	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/journal"
-	"github.com/promptloom/promptloom/journal/report"
 	"github.com/promptloom/promptloom/transcript"
+	"github.com/promptloom/promptloom/transcript/report"
 )
 
 // A recorded call, verified and shown: its verdict, the fragments it was

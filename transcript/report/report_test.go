@@ -16,10 +16,10 @@ import (
 	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/internal/testkit/chromiumtest"
 	"github.com/promptloom/promptloom/journal"
-	"github.com/promptloom/promptloom/journal/report"
 	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/payload"
 	"github.com/promptloom/promptloom/transcript"
+	"github.com/promptloom/promptloom/transcript/report"
 )
 
 var ctx = context.Background()
