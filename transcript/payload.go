@@ -40,7 +40,7 @@ func checkPayload(s, req getter, sys retained, mf *manifest.Manifest, shash stri
 		return callFailed(RulePayloadSystem, "payload_system_bytes %d, but the manifest says %d", bytes, mf.SystemPromptBytes)
 	}
 	if !body.Exists() {
-		return callFailed(RulePayload, "request.payload is missing (the writer retains the body's system channel whenever it records its digest)")
+		return callFailed(RulePayloadUnreadable, "request.payload is missing (the writer retains the body's system channel whenever it records its digest)")
 	}
 	c, err := chain.SystemChannel([]byte(body.Raw), prov)
 	switch {

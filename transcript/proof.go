@@ -127,7 +127,7 @@ func (v *verifier) finishProve() {
 		v.rep.broke(RuleProveAmbiguous, 0, "%d calls are named %q (lines %s): a proof names one call", len(p.lines), p.call, joinInts(p.lines))
 		return
 	case p.outcome == nil:
-		v.rep.broke(RuleProveUnanswered, p.lines[0], "call %q (line %d) has no outcome: only an answered call is a leaf", p.call, p.lines[0])
+		v.rep.broke(RuleProveUncovered, p.lines[0], "call %q (line %d) has no outcome: only an answered call is a leaf", p.call, p.lines[0])
 		return
 	case s.good == 0 || s.calls <= p.leaf:
 		v.rep.broke(RuleProveUncovered, p.lines[0], "no checkpoint of session %q covers call %q (line %d)", p.session, p.call, p.lines[0])

@@ -108,16 +108,14 @@ const (
 	// messages too).
 	RuleRequestContent manifest.Rule = "request_content"
 
-	// RulePayload: the receipt records the request body's system channel
-	// but the request retains no request.payload.
-	RulePayload manifest.Rule = "payload"
 	// RulePayloadSystem: payload_system_content_hash is not
 	// system_prompt_content_hash, or payload_system_bytes not the
 	// manifest's system_prompt_bytes: the body's system channel is not the
 	// text the manifest certifies.
 	RulePayloadSystem manifest.Rule = "payload_system"
-	// RulePayloadUnreadable: request.payload does not read as its
-	// provider's shape.
+	// RulePayloadUnreadable: the receipt records the request body's
+	// system channel, but request.payload is missing or does not read as
+	// its provider's shape.
 	RulePayloadUnreadable manifest.Rule = "payload_unreadable"
 	// RulePayloadContent: request.payload's system channel does not hash
 	// to payload_system_content_hash, is not payload_system_bytes long, or
@@ -188,10 +186,8 @@ const (
 	RuleProveNoCall manifest.Rule = "prove_no_call"
 	// RuleProveAmbiguous: more than one call has Prove's call name.
 	RuleProveAmbiguous manifest.Rule = "prove_ambiguous"
-	// RuleProveUnanswered: Prove's call has no outcome, so no leaf.
-	RuleProveUnanswered manifest.Rule = "prove_unanswered"
 	// RuleProveUncovered: no checkpoint of its session covers Prove's
-	// call.
+	// call, or the call has no outcome (so no leaf) yet.
 	RuleProveUncovered manifest.Rule = "prove_uncovered"
 	// RuleProve: the session's tree or the call's path in it could not be
 	// computed.
