@@ -1,6 +1,7 @@
 package transcript_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -26,5 +27,29 @@ func ExampleVerify() {
 	}
 	// Output:
 	// true 2 c1
+	// true
+}
+
+// Each line of a transcript decodes to its kind, the session and call it
+// names, and its place in the chain.
+func ExampleDecode() {
+	data, err := os.ReadFile("testdata/example.jsonl")
+	if err != nil {
+		panic(err)
+	}
+	for _, line := range strings.SplitAfter(strings.TrimSuffix(string(data), "\n"), "\n")[:4] {
+		l, err := transcript.Decode([]byte(strings.TrimSuffix(line, "\n")))
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("%d %s %q %q\n", l.Seq, l.Kind, l.Session, l.Call)
+	}
+	_, err = transcript.Decode([]byte(`{"prev":"blake3:00","seq":"1","kind":"journal_open","at":"2026-01-02T03:04:05Z"}`))
+	fmt.Println(errors.Is(err, transcript.RuleSeq))
+	// Output:
+	// 1 journal_open "s1" ""
+	// 2 system_prompt "" ""
+	// 3 context_manifest "" ""
+	// 4 provider_call_request "s1" "c1"
 	// true
 }

@@ -3,7 +3,9 @@
 // BLAKE3 hash, and judges it, in the manner of sumdb's tlog: pure
 // functions over the lines and the keys a caller holds, nothing written.
 //
-// Verify reads a transcript a line at a time and says, for each call,
+// Each line decodes to a Line (Decode): its place in the chain, its kind,
+// the session and call it names. Verify reads a transcript a line at a
+// time, each read once with internal/json, and says, for each call,
 // whether every receipt resolves to retained bytes that re-derive it and
 // its outcome is recorded (a CallReport), and for the whole, what it
 // breaks: every problem is a *manifest.RuleError whose Rule is one of this
