@@ -13,7 +13,6 @@ import (
 	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/cache"
 	"github.com/promptloom/promptloom/payload"
-	"github.com/promptloom/promptloom/request"
 )
 
 func small() *Conversation {
@@ -224,7 +223,7 @@ func TestManifestPaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := request.New(r.Body, payload.Anthropic, nil)
+	m, err := newManifest(r.Body, payload.Anthropic, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

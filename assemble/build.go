@@ -257,7 +257,7 @@ func (p *planner) finish(pl *plan, tools [][]byte, sys []byte, red *promptloom.R
 	// Below the model's minimum a breakpoint caches nothing and takes a
 	// slot: where the head is that short, ask the cache which ones hold.
 	if w.p == payload.Anthropic && len(marks) > 0 && !p.headCached(tools, sys) {
-		rm, err := request.New(l.body, w.p, nil)
+		rm, err := newManifest(l.body, w.p, nil)
 		if err != nil {
 			return nil, nil, fmt.Errorf("assemble: the body does not read back: %w", err)
 		}
@@ -377,7 +377,7 @@ func (p *planner) headCached(tools [][]byte, sys []byte) bool {
 		at = -1 - len(tools)
 	}
 	probe := p.w.write(p.c, tools, sys, nil, map[int]mark{at: {ttl: "1h"}})
-	rm, err := request.New(probe.body, p.w.p, nil)
+	rm, err := newManifest(probe.body, p.w.p, nil)
 	if err != nil {
 		return false
 	}
@@ -452,4 +452,14 @@ func (p *planner) breakpoints(pl *plan, tools [][]byte, sys []byte) (map[int]mar
 		}
 	}
 	return marks, why
+}
+
+// newManifest reads a body Assemble wrote back as provider p and builds
+// its request manifest.
+func newManifest(body []byte, p payload.Provider, o *request.Options) (*request.Manifest, error) {
+	r, err := payload.Read(body, p)
+	if err != nil {
+		return nil, err
+	}
+	return request.FromPayload(r, o)
 }

@@ -45,7 +45,7 @@ func FuzzAssemble(f *testing.F) {
 		if r.Manifest.Tokens+c.OutputReserve > c.Window {
 			t.Fatalf("%d tokens and %d reserved, over the window of %d", r.Manifest.Tokens, c.OutputReserve, c.Window)
 		}
-		if _, err := request.New(r.Body, c.Provider, &request.Options{Model: c.Model}); err != nil && c.Provider != payload.Gemini {
+		if _, err := newManifest(r.Body, c.Provider, &request.Options{Model: c.Model}); err != nil && c.Provider != payload.Gemini {
 			t.Fatalf("the body does not read back: %v\n%s", err, r.Body)
 		}
 	})

@@ -49,7 +49,7 @@ func runBodies(t testing.TB, convs []*Conversation, o *Options) *run {
 		if err != nil {
 			t.Fatalf("call %d: %v", k, err)
 		}
-		m, err := request.New(res.Body, sub.Provider, &request.Options{Model: sub.Model})
+		m, err := newManifest(res.Body, sub.Provider, &request.Options{Model: sub.Model})
 		if err != nil {
 			t.Fatalf("call %d: the body does not read: %v", k, err)
 		}

@@ -35,7 +35,7 @@ func TestAgentRunAgainstTheFake(t *testing.T) {
 	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
 	var calls []Call
 	send := func(name string, body []byte) {
-		m, err := request.New(body, payload.Anthropic, nil)
+		m, err := newManifest(body, payload.Anthropic, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +100,7 @@ func near(a, b int) bool {
 // silently; the model says so, and Lint warns before the request is sent.
 func TestBelowTheMinimum(t *testing.T) {
 	body := []byte(`{"model":"claude-sonnet-4-5","max_tokens":10,"system":[{"type":"text","text":"Be brief.","cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":"hi"}]}`)
-	m, err := request.New(body, payload.Anthropic, nil)
+	m, err := newManifest(body, payload.Anthropic, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestRefusedRequests(t *testing.T) {
 		"ttl":       {`{"model":"claude-sonnet-4-5","system":[{"type":"text","text":"x","cache_control":{"type":"ephemeral","ttl":"2h"}}],"messages":[]}`, "ttl"},
 		"type":      {`{"model":"claude-sonnet-4-5","system":[{"type":"text","text":"x","cache_control":{"type":"persistent"}}],"messages":[]}`, "type"},
 	} {
-		m, err := request.New([]byte(c.body), payload.Anthropic, nil)
+		m, err := newManifest([]byte(c.body), payload.Anthropic, nil)
 		if err != nil {
 			t.Fatal(name, err)
 		}
@@ -164,7 +164,7 @@ func TestLookback(t *testing.T) {
 		fake := newFake(1024)
 		var calls []Call
 		for i, b := range bodies {
-			m, err := request.New(b, payload.Anthropic, nil)
+			m, err := newManifest(b, payload.Anthropic, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -195,7 +195,7 @@ func TestAShorterRequestIsNoChange(t *testing.T) {
 		var calls []Call
 		for i, b := range [][]byte{textBlocks(18, 9, 17), textBlocks(10, 9)} {
 			at := now.Add(time.Duration(i)*time.Second + time.Duration(i)*gap)
-			m, err := request.New(b, payload.Anthropic, nil)
+			m, err := newManifest(b, payload.Anthropic, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -233,9 +233,9 @@ func textBlocks(n int, mark ...int) []byte {
 // Tools in another order: Lint names it before the request is sent.
 func TestToolsReordered(t *testing.T) {
 	a := fakecache.NewAgent()
-	first, _ := request.New(a.Turn("hi"), payload.Anthropic, nil)
+	first, _ := newManifest(a.Turn("hi"), payload.Anthropic, nil)
 	a.Tools[0], a.Tools[1] = a.Tools[1], a.Tools[0]
-	second, _ := request.New(a.Turn("again"), payload.Anthropic, nil)
+	second, _ := newManifest(a.Turn("again"), payload.Anthropic, nil)
 	found := false
 	for _, f := range lint(second, first, nil) {
 		found = found || f.Rule == "tool-order" && f.Path == "/tools/0"
@@ -243,4 +243,15 @@ func TestToolsReordered(t *testing.T) {
 	if !found {
 		t.Errorf("lint %v", lint(second, first, nil))
 	}
+}
+
+// newManifest reads body as provider p and builds its request manifest:
+// the two steps of a caller that holds a body (payload.Read, then
+// request.FromPayload).
+func newManifest(body []byte, p payload.Provider, o *request.Options) (*request.Manifest, error) {
+	r, err := payload.Read(body, p)
+	if err != nil {
+		return nil, err
+	}
+	return request.FromPayload(r, o)
 }

@@ -23,7 +23,12 @@ func ExampleRun() {
 	at := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
 	var calls []cache.Call
 	for i, b := range [][]byte{body("Run a command.", "hi"), body("Run one command.", "again")} {
-		m, err := request.New(b, payload.Anthropic, nil)
+		r, err := payload.Read(b, payload.Anthropic)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		m, err := request.FromPayload(r, nil)
 		if err != nil {
 			fmt.Println(err)
 			return
@@ -44,9 +49,9 @@ func ExampleRun() {
 
 // Explain with lint holds a request to the cache's rules before it is sent.
 func ExampleExplain() {
-	m, _ := request.New([]byte(`{"model":"claude-sonnet-4-5","max_tokens":512,
+	m := anthropicManifest([]byte(`{"model":"claude-sonnet-4-5","max_tokens":512,
 		"system":[{"type":"text","text":"Be brief.","cache_control":{"type":"ephemeral"}}],
-		"messages":[{"role":"user","content":"hi"}]}`), payload.Anthropic, nil)
+		"messages":[{"role":"user","content":"hi"}]}`))
 	for _, f := range cache.Explain(m, nil, nil, true).Lint {
 		fmt.Println(f)
 	}
@@ -64,9 +69,9 @@ func ExampleReadPrices() {
 		fmt.Println(err)
 		return
 	}
-	m, _ := request.New([]byte(`{"model":"claude-sonnet-4-5","max_tokens":512,
-		"system":[{"type":"text","text":"`+strings.Repeat("Be careful. ", 500)+`","cache_control":{"type":"ephemeral"}}],
-		"messages":[{"role":"user","content":"hi"}]}`), payload.Anthropic, nil)
+	m := anthropicManifest([]byte(`{"model":"claude-sonnet-4-5","max_tokens":512,
+		"system":[{"type":"text","text":"` + strings.Repeat("Be careful. ", 500) + `","cache_control":{"type":"ephemeral"}}],
+		"messages":[{"role":"user","content":"hi"}]}`))
 	at := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
 	an := cache.Run([]cache.Call{
 		{Name: "first", At: at, Request: m, Reported: &payload.Usage{InputTokens: 5, CacheWriteTokens: 1510, OutputTokens: 200}},
@@ -80,4 +85,18 @@ func ExampleReadPrices() {
 	// first: 8678 micro-dollars
 	// second: 3468 micro-dollars
 	// total: 12146 taken 2026-12-07
+}
+
+// anthropicManifest is the request manifest of an Anthropic body: read
+// once by payload, then accounted for by request.
+func anthropicManifest(body []byte) *request.Manifest {
+	r, err := payload.Read(body, payload.Anthropic)
+	if err != nil {
+		panic(err)
+	}
+	m, err := request.FromPayload(r, nil)
+	if err != nil {
+		panic(err)
+	}
+	return m
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/promptloom/promptloom/cache"
 	"github.com/promptloom/promptloom/payload"
-	"github.com/promptloom/promptloom/request"
 )
 
 // The cache line says when its figures are estimates: Anthropic's tokens
@@ -23,7 +22,7 @@ func TestExplainSaysWhenItEstimates(t *testing.T) {
 		{payload.Anthropic, `{"model":"claude-sonnet-4-5","max_tokens":10,"system":[{"type":"text","text":"` + system + `","cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":"hi"}]}`, true},
 		{payload.OpenAIChat, `{"model":"gpt-5.6","messages":[{"role":"system","content":"` + system + `"},{"role":"user","content":"hi"}]}`, false},
 	} {
-		m, err := request.New([]byte(c.body), c.provider, nil)
+		m, err := newManifest([]byte(c.body), c.provider, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

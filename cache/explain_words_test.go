@@ -76,7 +76,7 @@ func render(t *testing.T, x *cache.Explanation) explained {
 // explainBody builds body's manifest and explains it with its body.
 func explainBody(t *testing.T, body string, since *request.Manifest) (*request.Manifest, explained) {
 	t.Helper()
-	m, err := request.New([]byte(body), payload.Anthropic, nil)
+	m, err := newManifest([]byte(body), payload.Anthropic, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +302,7 @@ func TestExplainFragments(t *testing.T) {
 	} {
 		sys := reduce(c.a, c.b)
 		body := `{"model":"claude-opus-5","max_tokens":64,"system":` + c.system + `,"messages":[{"role":"user","content":"Go."}]}`
-		m, err := request.New([]byte(body), payload.Anthropic, &request.Options{System: sys})
+		m, err := newManifest([]byte(body), payload.Anthropic, &request.Options{System: sys})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -329,7 +329,7 @@ func TestExplainFragments(t *testing.T) {
 // A body that is not the one the manifest was read from shows no content,
 // and says why.
 func TestExplainOtherBody(t *testing.T) {
-	m, err := request.New([]byte(`{"model":"claude-opus-5","system":"`+systemWords+`","messages":[{"role":"user","content":"Go."}]}`), payload.Anthropic, nil)
+	m, err := newManifest([]byte(`{"model":"claude-opus-5","system":"`+systemWords+`","messages":[{"role":"user","content":"Go."}]}`), payload.Anthropic, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -514,7 +514,7 @@ func FuzzExplainBody(f *testing.F) {
 	f.Add([]byte(`{"model":"claude-opus-5","tools":[{"name":"x","description":"\u202e","input_schema":{}}],"messages":[{"role":"user","content":[{"type":"text","text":""}]}]}`), []byte(`{"model":"claude-opus-5","messages":[]}`))
 	f.Add([]byte(`{"model":"gpt-5.6","messages":[{"role":"developer","content":"Bearer abcdefghijklmnop"},{"role":"user","content":"x"}]}`), []byte(`[]`))
 	f.Fuzz(func(t *testing.T, body, other []byte) {
-		m, err := request.New(body, payload.Auto, nil)
+		m, err := newManifest(body, payload.Auto, nil)
 		if err != nil {
 			return
 		}
@@ -530,4 +530,15 @@ func FuzzExplainBody(f *testing.F) {
 			}
 		}
 	})
+}
+
+// newManifest reads body as provider p and builds its request manifest:
+// the two steps of a caller that holds a body (payload.Read, then
+// request.FromPayload).
+func newManifest(body []byte, p payload.Provider, o *request.Options) (*request.Manifest, error) {
+	r, err := payload.Read(body, p)
+	if err != nil {
+		return nil, err
+	}
+	return request.FromPayload(r, o)
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/promptloom/promptloom/internal/testkit/chromiumtest"
 	"github.com/promptloom/promptloom/internal/testkit/fakecache"
 	"github.com/promptloom/promptloom/payload"
-	"github.com/promptloom/promptloom/request"
 )
 
 // explain --request's page, as Chromium builds it: a row a segment in
@@ -23,7 +22,7 @@ func TestRequestPageInChromium(t *testing.T) {
 	bin := chromiumtest.Find(t)
 	a := fakecache.NewAgent()
 	body := a.Turn("Where is main? <script>alert(1)</script>")
-	m, err := request.New(body, payload.Anthropic, nil)
+	m, err := newManifest(body, payload.Anthropic, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ func chat(t *testing.T, key, system string, users ...string) *request.Manifest {
 	if key != "" {
 		k = fmt.Sprintf(`"prompt_cache_key":%q,`, key)
 	}
-	m, err := request.New([]byte(`{"model":"gpt-4o",`+k+`"messages":[`+strings.Join(msgs, ",")+`]}`), payload.OpenAIChat, nil)
+	m, err := newManifest([]byte(`{"model":"gpt-4o",`+k+`"messages":[`+strings.Join(msgs, ",")+`]}`), payload.OpenAIChat, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestGeminiRules(t *testing.T) {
 		for _, p := range parts {
 			cs = append(cs, fmt.Sprintf(`{"role":"user","parts":[{"text":%q}]}`, p))
 		}
-		m, err := request.New([]byte(`{"systemInstruction":{"parts":[{"text":`+fmt.Sprintf("%q", system)+`}]},"contents":[`+strings.Join(cs, ",")+`]}`),
+		m, err := newManifest([]byte(`{"systemInstruction":{"parts":[{"text":`+fmt.Sprintf("%q", system)+`}]},"contents":[`+strings.Join(cs, ",")+`]}`),
 			payload.Gemini, &request.Options{Model: "gemini-2.5-flash"})
 		if err != nil {
 			t.Fatal(err)

@@ -211,7 +211,7 @@ func TestLintMinimum(t *testing.T) {
 }
 
 func TestLintContextWindow(t *testing.T) {
-	m, err := request.New([]byte(`{"model":"claude-haiku-4-5","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`), payload.Anthropic, nil)
+	m, err := newManifest([]byte(`{"model":"claude-haiku-4-5","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`), payload.Anthropic, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func TestLintContextWindow(t *testing.T) {
 // even in GPT-5.6's explicit mode with no marker (blamed, but not short).
 func TestLintMinimumImplicit(t *testing.T) {
 	req := func(model, extra, text string) *request.Manifest {
-		m, err := request.New([]byte(`{"model":"`+model+`"`+extra+`,"messages":[{"role":"user","content":"`+text+`"}]}`), payload.OpenAIChat, nil)
+		m, err := newManifest([]byte(`{"model":"`+model+`"`+extra+`,"messages":[{"role":"user","content":"`+text+`"}]}`), payload.OpenAIChat, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

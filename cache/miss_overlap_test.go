@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/promptloom/promptloom/payload"
-	"github.com/promptloom/promptloom/request"
 )
 
 // Three breakpoints below the minimum blame three prefixes that overlap:
@@ -23,7 +22,7 @@ func TestOverlappingMinimumBlamesArePricedOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := request.New(body, payload.Anthropic, nil)
+	m, err := newManifest(body, payload.Anthropic, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

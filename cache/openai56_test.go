@@ -44,7 +44,7 @@ func chat56(t *testing.T, mode string, msgs ...msg) *request.Manifest {
 	if mode != "" {
 		opts = fmt.Sprintf(`"prompt_cache_options":{"mode":%q},`, mode)
 	}
-	m, err := request.New([]byte(`{"model":"gpt-5.6",`+opts+`"messages":[`+strings.Join(out, ",")+`]}`), payload.OpenAIChat, nil)
+	m, err := newManifest([]byte(`{"model":"gpt-5.6",`+opts+`"messages":[`+strings.Join(out, ",")+`]}`), payload.OpenAIChat, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func hasRule(fs []Finding, rule string) bool {
 // Responses' input as one string is one user message: its end is the
 // implicit breakpoint.
 func TestGPT56ResponsesStringInput(t *testing.T) {
-	m, err := request.New([]byte(`{"model":"gpt-5.6","input":`+fmt.Sprintf("%q", long56)+`}`), payload.OpenAIResponses, nil)
+	m, err := newManifest([]byte(`{"model":"gpt-5.6","input":`+fmt.Sprintf("%q", long56)+`}`), payload.OpenAIResponses, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestGPT56ResponsesStringInput(t *testing.T) {
 func TestGPT56MarkerPlaces(t *testing.T) {
 	for _, mark := range []string{`{"mode":"explicit"}`, `true`} {
 		body := `{"model":"gpt-4o","tools":[{"type":"function","function":{"name":"f"},"prompt_cache_breakpoint":` + mark + `}],"messages":[{"role":"user","content":"hi"}]}`
-		m, err := request.New([]byte(body), payload.OpenAIChat, nil)
+		m, err := newManifest([]byte(body), payload.OpenAIChat, nil)
 		if err != nil {
 			t.Fatalf("a marker on a tool: %v", err)
 		}
@@ -235,7 +235,7 @@ func TestGPT56MarkerPlaces(t *testing.T) {
 			t.Errorf("a marker on a tool read as a breakpoint: %+v", m.Segments[0])
 		}
 	}
-	m, err := request.New([]byte(`{"model":"gpt-5.6","messages":[{"role":"assistant","content":[{"type":"image_url","image_url":{"url":"x"},"prompt_cache_breakpoint":{"mode":"explicit"}}]}]}`), payload.OpenAIChat, nil)
+	m, err := newManifest([]byte(`{"model":"gpt-5.6","messages":[{"role":"assistant","content":[{"type":"image_url","image_url":{"url":"x"},"prompt_cache_breakpoint":{"mode":"explicit"}}]}]}`), payload.OpenAIChat, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

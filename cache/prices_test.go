@@ -12,7 +12,6 @@ import (
 
 	"github.com/promptloom/promptloom/internal/testkit/fakecache"
 	"github.com/promptloom/promptloom/payload"
-	"github.com/promptloom/promptloom/request"
 )
 
 // tablePrice reads one price of the built-in table as the file writes it,
@@ -91,7 +90,7 @@ func agentRun(t *testing.T, a *fakecache.Agent, turns int, gap time.Duration, ed
 			edit(-1, a)
 			body = agentBody(t, a)
 		}
-		m, err := request.New(body, payload.Anthropic, nil)
+		m, err := newManifest(body, payload.Anthropic, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,7 +180,7 @@ func TestCostIsTokensTimesPrices(t *testing.T) {
 // A call with no report is priced from its prediction; one past the
 // over tier's tokens at the tier's prices.
 func TestCostPredictedAndOverTier(t *testing.T) {
-	m, err := request.New([]byte(`{"model":"gpt-6.2-sol","input":[{"role":"user","content":"`+strings.Repeat("Read the whole file first. ", 400)+`"}]}`), payload.OpenAIResponses, nil)
+	m, err := newManifest([]byte(`{"model":"gpt-6.2-sol","input":[{"role":"user","content":"`+strings.Repeat("Read the whole file first. ", 400)+`"}]}`), payload.OpenAIResponses, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -87,7 +87,7 @@ func TestTheProvidersVerdictBesidePromptlooms(t *testing.T) {
 	var calls []Call
 	var prev []byte
 	send := func(name string, body []byte, plant string) {
-		m, err := request.New(body, payload.Anthropic, nil)
+		m, err := newManifest(body, payload.Anthropic, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -199,7 +199,7 @@ func TestTheProvidersVerdictBesidePromptlooms(t *testing.T) {
 // first call, to nothing.
 func TestVerdictsHeldToTheCallBefore(t *testing.T) {
 	body := func(model, tool, system, user string) *request.Manifest {
-		m, err := request.New(fmt.Appendf(nil, `{"model":%q,"tools":[{"name":%q,"input_schema":{"type":"object"}}],"system":%q,"messages":[{"role":"user","content":%q}]}`, model, tool, system, user), payload.Anthropic, nil)
+		m, err := newManifest(fmt.Appendf(nil, `{"model":%q,"tools":[{"name":%q,"input_schema":{"type":"object"}}],"system":%q,"messages":[{"role":"user","content":%q}]}`, model, tool, system, user), payload.Anthropic, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/promptloom/promptloom/payload"
 	"github.com/promptloom/promptloom/request"
 	"github.com/promptloom/promptloom/transcript"
 )
@@ -37,9 +38,14 @@ func FromTranscript(data []byte, rep *transcript.Report) ([]Recorded, error) {
 		if s.Body == nil {
 			continue
 		}
-		m, err := request.New(s.Body, s.Provider, &request.Options{System: s.Report.Manifest})
+		r, err := payload.Read(s.Body, s.Provider)
+		if err != nil {
+			out[i].Err = err
+			continue
+		}
+		m, err := request.FromPayload(r, &request.Options{System: s.Report.Manifest})
 		if errors.Is(err, request.ErrNotAttributed) || err == nil && s.Report.Manifest == nil {
-			m, err = request.New(s.Body, s.Provider, nil)
+			m, err = request.FromPayload(r, nil)
 		}
 		out[i].Request, out[i].Err = m, err
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/promptloom/promptloom/internal/testkit/fakecache"
 	"github.com/promptloom/promptloom/payload"
-	"github.com/promptloom/promptloom/request"
 )
 
 // A counted prompt is the tokenizer's: another provider's report in the
@@ -19,7 +18,7 @@ func TestCountedTokensAreNotScaled(t *testing.T) {
 	if oai.Counter == "estimate" {
 		t.Fatalf("gpt-4o's prompt is counted by %s, want its public tokenizer", oai.Counter)
 	}
-	claude, err := request.New([]byte(`{"model":"claude-sonnet-4-5","system":"Be brief.","messages":[{"role":"user","content":"hi"}]}`), payload.Anthropic, nil)
+	claude, err := newManifest([]byte(`{"model":"claude-sonnet-4-5","system":"Be brief.","messages":[{"role":"user","content":"hi"}]}`), payload.Anthropic, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +47,7 @@ func TestBlameStaysInItsConversation(t *testing.T) {
 	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
 	var calls []Call
 	send := func(name, session string, body []byte) {
-		m, err := request.New(body, payload.Anthropic, nil)
+		m, err := newManifest(body, payload.Anthropic, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +75,7 @@ func TestBlameStaysInItsConversation(t *testing.T) {
 // not taken as agreement: the first call of a run reported reading 1,500
 // tokens.
 func TestAReadMoreThanPredictedIsSaid(t *testing.T) {
-	m, err := request.New([]byte(`{"model":"claude-sonnet-4-5","system":"`+strings.Repeat("Be brief. ", 700)+`","messages":[{"role":"user","content":"hi"}]}`), payload.Anthropic, nil)
+	m, err := newManifest([]byte(`{"model":"claude-sonnet-4-5","system":"`+strings.Repeat("Be brief. ", 700)+`","messages":[{"role":"user","content":"hi"}]}`), payload.Anthropic, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +88,7 @@ func TestAReadMoreThanPredictedIsSaid(t *testing.T) {
 
 // --since another provider's request compares nothing, and says so.
 func TestLintSinceAnotherProvider(t *testing.T) {
-	claude, _ := request.New([]byte(`{"model":"claude-sonnet-4-5","system":"x","messages":[{"role":"user","content":"hi"}]}`), payload.Anthropic, nil)
+	claude, _ := newManifest([]byte(`{"model":"claude-sonnet-4-5","system":"x","messages":[{"role":"user","content":"hi"}]}`), payload.Anthropic, nil)
 	gpt := chat(t, "", "x", "hi")
 	found := false
 	for _, f := range lint(claude, gpt, nil) {

@@ -9,7 +9,6 @@ import (
 	pjson "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/internal/testkit/fakecache"
 	"github.com/promptloom/promptloom/payload"
-	"github.com/promptloom/promptloom/request"
 )
 
 // agentBody is a coding agent's request of about 50 KB: twelve tools,
@@ -44,7 +43,7 @@ func BenchmarkRequestManifest(b *testing.B) {
 	b.Run("manifest", func(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		for b.Loop() {
-			if _, err := request.New(body, payload.Anthropic, nil); err != nil {
+			if _, err := newManifest(body, payload.Anthropic, nil); err != nil {
 				b.Fatal(err)
 			}
 		}

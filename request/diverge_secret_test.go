@@ -51,7 +51,7 @@ func TestDivergeShowsNoSecret(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			build := func(body string) *request.Manifest {
-				m, err := request.New([]byte(body), payload.Anthropic, nil)
+				m, err := newManifest([]byte(body), payload.Anthropic, nil)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -9,13 +9,18 @@ import (
 
 // A request manifest accounts for the whole body in the provider's cache
 // order: the tools, then the system blocks, then the messages, each with
-// its path and cache mark.
-func ExampleNew() {
+// its path and cache mark. The body is read once, by payload.
+func ExampleFromPayload() {
 	body := []byte(`{"model":"claude-sonnet-4-5","max_tokens":512,
 		"system":[{"type":"text","text":"You are terse.","cache_control":{"type":"ephemeral"}}],
 		"tools":[{"name":"Bash","description":"Run a command.","input_schema":{"type":"object"}}],
 		"messages":[{"role":"user","content":"Where is main?"}]}`)
-	m, err := request.New(body, payload.Auto, nil)
+	r, err := payload.Read(body, payload.Auto)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	m, err := request.FromPayload(r, nil)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -34,9 +39,13 @@ func ExampleNew() {
 // Diverge says where one request leaves another's prefix, and what
 // changed there.
 func ExampleDiverge() {
-	a, _ := request.New([]byte(`{"model":"claude-sonnet-4-5","tools":[{"name":"Bash","description":"Run a command.","input_schema":{"type":"object"}}],"messages":[{"role":"user","content":"hi"}]}`), payload.Anthropic, nil)
-	b, _ := request.New([]byte(`{"model":"claude-sonnet-4-5","tools":[{"name":"Bash","description":"Run one command.","input_schema":{"type":"object"}}],"messages":[{"role":"user","content":"hi"}]}`), payload.Anthropic, nil)
-	d := request.Diverge(a, b, nil)
+	manifest := func(desc string) *request.Manifest {
+		r, _ := payload.Read([]byte(`{"model":"claude-sonnet-4-5","tools":[{"name":"Bash","description":"`+desc+
+			`","input_schema":{"type":"object"}}],"messages":[{"role":"user","content":"hi"}]}`), payload.Anthropic)
+		m, _ := request.FromPayload(r, nil)
+		return m
+	}
+	d := request.Diverge(manifest("Run a command."), manifest("Run one command."), nil)
 	fmt.Println(d.Path, d.Reason)
 	// Output:
 	// /tools/0 tool Bash: description changed

@@ -29,7 +29,7 @@ func FuzzRequest(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		for _, p := range []payload.Provider{payload.Auto, payload.Anthropic, payload.OpenAIChat, payload.OpenAIResponses, payload.Gemini} {
-			m, err := request.New(body, p, nil)
+			m, err := newManifest(body, p, nil)
 			if err != nil {
 				var pe *payload.Error
 				if !errors.As(err, &pe) {
@@ -44,7 +44,7 @@ func FuzzRequest(f *testing.F) {
 			if err != nil {
 				continue // kept as text: no canonical copy to compare
 			}
-			k, err := request.New(kept, payload.Provider(m.Provider), nil)
+			k, err := newManifest(kept, payload.Provider(m.Provider), nil)
 			if err != nil {
 				t.Fatalf("as %q: the canonical copy is refused: %v", p, err)
 			}

@@ -7,8 +7,9 @@
 // (promptloom.request_manifest.v1), the whole-request sibling of Harn's
 // context manifest, which accounts for the system string alone.
 //
-// New builds one from a body; given the system prompt's context manifest
-// too, the system channel's segments are its fragments. Diverge finds
+// FromPayload builds one from a body payload has read; given the system
+// prompt's context manifest too, the system channel's segments are its
+// fragments. Diverge finds
 // where one request leaves another's prefix: the cache's view of a
 // change. Package cache holds the providers' cache rules over these
 // manifests.
@@ -84,7 +85,7 @@ type Segment struct {
 	tmpl   *promptloom.Template
 }
 
-// Options configure New. Nil is the default.
+// Options configure FromPayload. Nil is the default.
 type Options struct {
 	// Counter counts tokens; nil picks the provider's own where it is
 	// public (o200k_base for OpenAI's current models) and an estimate
@@ -95,25 +96,18 @@ type Options struct {
 	Model string
 	// System is the context manifest of the system prompt the body
 	// sends: its fragments become the system segments. The body's system
-	// channel must hold to it (payload's rules), or New fails.
+	// channel must hold to it (payload's rules), or FromPayload fails.
 	System *manifest.Manifest
 }
 
-// ErrNotAttributed is returned by New when Options.System does not hold
-// for the body's system channel.
+// ErrNotAttributed is returned by FromPayload when Options.System does not
+// hold for the body's system channel.
 var ErrNotAttributed = errors.New("request: the system manifest does not hold for the body's system channel")
 
-// New builds the request manifest of body, read as provider p
-// (payload.Auto detects it). A body payload cannot read is its *payload.Error.
-func New(body []byte, p payload.Provider, o *Options) (*Manifest, error) {
-	r, err := payload.Read(body, p)
-	if err != nil {
-		return nil, err
-	}
-	return FromPayload(r, o)
-}
-
-// FromPayload is New for a body payload.Read has read already.
+// FromPayload builds the request manifest of a body payload.Read has read
+// (payload.Read(body, payload.Auto) detects its provider; a body it cannot
+// read is its *payload.Error): the body is read once, and the same view
+// serves the gate, the journal and this manifest.
 func FromPayload(r *payload.Request, o *Options) (*Manifest, error) {
 	if o == nil {
 		o = &Options{}

@@ -40,7 +40,7 @@ func TestGolden(t *testing.T) {
 		if strings.Contains(path, "gemini") {
 			o.Model = "gemini-2.5-flash"
 		}
-		m, err := request.New(body, payload.Auto, o)
+		m, err := newManifest(body, payload.Auto, o)
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
@@ -68,7 +68,7 @@ func TestGolden(t *testing.T) {
 // white space or on redaction.
 func TestDigestsSurviveRetention(t *testing.T) {
 	body, _ := os.ReadFile("testdata/anthropic-agent.body.json")
-	a, err := request.New(body, payload.Anthropic, nil)
+	a, err := newManifest(body, payload.Anthropic, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestDigestsSurviveRetention(t *testing.T) {
 	if bytes.Equal(kept, body) || !bytes.Contains(kept, []byte("<redacted:")) {
 		t.Fatal("nothing in the body is redacted: the test shows nothing")
 	}
-	b, err := request.New(kept, payload.Anthropic, nil)
+	b, err := newManifest(kept, payload.Anthropic, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,11 +99,11 @@ func TestDigestsSurviveRetention(t *testing.T) {
 // one's tokens, not its own: the new turn is what a cache must write.
 func TestDivergeExtension(t *testing.T) {
 	turn := `{"model":"claude-sonnet-4-5","system":"Be brief.","messages":[{"role":"user","content":"hi"}`
-	a, err := request.New([]byte(turn+`]}`), payload.Anthropic, nil)
+	a, err := newManifest([]byte(turn+`]}`), payload.Anthropic, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := request.New([]byte(turn+`,{"role":"assistant","content":"hello"},{"role":"user","content":"and now?"}]}`), payload.Anthropic, nil)
+	b, err := newManifest([]byte(turn+`,{"role":"assistant","content":"hello"},{"role":"user","content":"and now?"}]}`), payload.Anthropic, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestDivergeOffsetIsCanonical(t *testing.T) {
 		if indent {
 			b = strings.ReplaceAll(b, `,"`, ",\n    \"")
 		}
-		m, err := request.New([]byte(b), payload.Anthropic, nil)
+		m, err := newManifest([]byte(b), payload.Anthropic, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,11 +145,11 @@ func TestDivergeOffsetIsCanonical(t *testing.T) {
 // Two providers share no cache: the same conversation sent to another
 // diverges before its first segment, and says why.
 func TestDivergeProvider(t *testing.T) {
-	a, err := request.New([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`), payload.Anthropic, nil)
+	a, err := newManifest([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`), payload.Anthropic, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := request.New([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`), payload.OpenAIChat, nil)
+	b, err := newManifest([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`), payload.OpenAIChat, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestHostileBodies(t *testing.T) {
 		"invalid UTF-8":   "{\"model\":\"m\xff\",\"messages\":[]}",
 		"deep":            `{"model":"m","messages":[` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `]}`,
 	} {
-		_, err := request.New([]byte(body), payload.Anthropic, nil)
+		_, err := newManifest([]byte(body), payload.Anthropic, nil)
 		var pe *payload.Error
 		if !errors.As(err, &pe) {
 			t.Errorf("%s: %v", name, err)
@@ -190,7 +190,7 @@ func TestHostileBodies(t *testing.T) {
 		{`{"contents":"hi"}`, payload.Gemini, "/contents"},
 		{`{"model":"m","input":5}`, payload.OpenAIResponses, "/input"},
 	} {
-		_, err := request.New([]byte(c.body), c.p, nil)
+		_, err := newManifest([]byte(c.body), c.p, nil)
 		var pe *payload.Error
 		if !errors.As(err, &pe) || !errors.Is(err, payload.ErrMalformed) || pe.Path != c.path {
 			t.Errorf("%s as %s: %v, want malformed at %s", c.body, c.p, err, c.path)
@@ -216,7 +216,7 @@ func TestManyBlocks(t *testing.T) {
 	allocs := func(n int) float64 {
 		b := body(n)
 		return testing.AllocsPerRun(1, func() {
-			m, err := request.New(b, payload.Anthropic, nil)
+			m, err := newManifest(b, payload.Anthropic, nil)
 			if err != nil || len(m.Segments) != n {
 				t.Fatalf("%d blocks: %v", n, err)
 			}
@@ -232,7 +232,7 @@ func TestManyBlocks(t *testing.T) {
 	b := body(1_000_000)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	m, err := request.New(b, payload.Anthropic, nil)
+	m, err := newManifest(b, payload.Anthropic, nil)
 	runtime.ReadMemStats(&after)
 	if err != nil || len(m.Segments) != 1_000_000 {
 		t.Fatalf("a million blocks: %v", err)
@@ -244,7 +244,7 @@ func TestManyBlocks(t *testing.T) {
 	// before its parts are all made: 64 MB of tiny blocks would be
 	// millions of segments, and gigabytes.
 	b = body(1<<20 + 1)
-	if _, err := request.New(b, payload.Anthropic, nil); !errors.Is(err, payload.ErrMalformed) || !strings.Contains(err.Error(), "/messages/0/content/1048576: more than 1048576 parts") {
+	if _, err := newManifest(b, payload.Anthropic, nil); !errors.Is(err, payload.ErrMalformed) || !strings.Contains(err.Error(), "/messages/0/content/1048576: more than 1048576 parts") {
 		t.Errorf("%d blocks: %v", 1<<20+1, err)
 	}
 }
@@ -255,7 +255,7 @@ func TestCanonicalIsTheEncoders(t *testing.T) {
 	bodies, _ := filepath.Glob("testdata/*.body.json")
 	for _, path := range bodies {
 		body, _ := os.ReadFile(path)
-		m, err := request.New(body, payload.Auto, &request.Options{Model: "gemini-2.5-flash"})
+		m, err := newManifest(body, payload.Auto, &request.Options{Model: "gemini-2.5-flash"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -287,7 +287,7 @@ func TestAttributedSystem(t *testing.T) {
 		return []byte(`{"model":"claude-sonnet-4-5","system":"You are terse.\n\nThe date is ` + date + `.","messages":[{"role":"user","content":"hi"}]}`)
 	}
 	ma, mb := explainOpts("2026-12-03"), explainOpts("2026-12-04")
-	a, err := request.New(body(ma, "2026-12-03"), payload.Anthropic, &request.Options{System: ma})
+	a, err := newManifest(body(ma, "2026-12-03"), payload.Anthropic, &request.Options{System: ma})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +303,7 @@ func TestAttributedSystem(t *testing.T) {
 	if strings.Join(frags, ",") != "primary@/system,env@/system" {
 		t.Errorf("system segments %v", frags)
 	}
-	b, err := request.New(body(mb, "2026-12-04"), payload.Anthropic, &request.Options{System: mb})
+	b, err := newManifest(body(mb, "2026-12-04"), payload.Anthropic, &request.Options{System: mb})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +312,7 @@ func TestAttributedSystem(t *testing.T) {
 		t.Errorf("divergence %+v", d)
 	}
 	// A manifest that does not hold for the body is refused.
-	if _, err := request.New(body(ma, "2026-12-04"), payload.Anthropic, &request.Options{System: ma}); !errors.Is(err, request.ErrNotAttributed) {
+	if _, err := newManifest(body(ma, "2026-12-04"), payload.Anthropic, &request.Options{System: ma}); !errors.Is(err, request.ErrNotAttributed) {
 		t.Errorf("a stale manifest: %v", err)
 	}
 }
@@ -345,7 +345,7 @@ func TestUnquotedLenRuns(t *testing.T) {
 // counted as its JSON, like any block that is not text.
 func TestBlocksThatAreNotObjects(t *testing.T) {
 	body := `{"model":"m","messages":[{"role":"user","content":[[1,"x"],"text",5,{"type":"text","text":"hi"}]}]}`
-	m, err := request.New([]byte(body), payload.Anthropic, nil)
+	m, err := newManifest([]byte(body), payload.Anthropic, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +363,7 @@ func TestBlocksThatAreNotObjects(t *testing.T) {
 // is refused.
 func TestSettingsAreCanonical(t *testing.T) {
 	mk := func(choice string) (*request.Manifest, error) {
-		return request.New([]byte(`{"model":"claude-sonnet-4-5","tool_choice":`+choice+`,"system":"Be brief.","messages":[{"role":"user","content":"hi"}]}`), payload.Anthropic, nil)
+		return newManifest([]byte(`{"model":"claude-sonnet-4-5","tool_choice":`+choice+`,"system":"Be brief.","messages":[{"role":"user","content":"hi"}]}`), payload.Anthropic, nil)
 	}
 	a, err := mk(`{"type":"auto","disable_parallel_tool_use":true}`)
 	if err != nil {
@@ -402,13 +402,13 @@ func TestTheShapeHolds(t *testing.T) {
 		{`{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`, payload.Anthropic},
 		{`{"model":"m","input":"hi"}`, payload.OpenAIChat},
 	} {
-		if _, err := request.New([]byte(c.body), c.p, nil); !errors.Is(err, payload.ErrMalformed) {
+		if _, err := newManifest([]byte(c.body), c.p, nil); !errors.Is(err, payload.ErrMalformed) {
 			t.Errorf("%s as %q: %v, want malformed", c.body, c.p, err)
 		}
 	}
 	// A Responses call of a stored prompt has no input, and no other
 	// shape's messages either.
-	if _, err := request.New([]byte(`{"model":"gpt-4o","prompt":{"id":"p"}}`), payload.OpenAIResponses, nil); err != nil {
+	if _, err := newManifest([]byte(`{"model":"gpt-4o","prompt":{"id":"p"}}`), payload.OpenAIResponses, nil); err != nil {
 		t.Error(err)
 	}
 }
@@ -417,7 +417,7 @@ func TestTheShapeHolds(t *testing.T) {
 // ("parts": {"text": …}, "contents": {…}): read as a list of one, at the
 // list's own place.
 func TestGeminiLoneObjects(t *testing.T) {
-	m, err := request.New([]byte(`{"system_instruction":{"parts":{"text":"You are a cat."}},"contents":{"parts":{"text":"Hello there"}}}`), payload.Gemini, &request.Options{Model: "gemini-2.5-flash"})
+	m, err := newManifest([]byte(`{"system_instruction":{"parts":{"text":"You are a cat."}},"contents":{"parts":{"text":"Hello there"}}}`), payload.Gemini, &request.Options{Model: "gemini-2.5-flash"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -439,7 +439,7 @@ func TestManifestJSON(t *testing.T) {
 		`"tools":[{"name":"Bash","description":"run","input_schema":{"type":"object"}}],` +
 		`"system":[{"type":"text","text":"Be brief.","cache_control":{"type":"ephemeral","ttl":"1h"}}],` +
 		`"messages":[{"role":"user","content":"hi"}]}`)
-	m, err := request.New(body, payload.Anthropic, nil)
+	m, err := newManifest(body, payload.Anthropic, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -479,4 +479,15 @@ func TestManifestJSON(t *testing.T) {
 	if m.Segments[0].Raw == nil || m.Cache.Settings["tool_choice"] != `{"type":"auto"}` {
 		t.Errorf("raw %q, settings %v", m.Segments[0].Raw, m.Cache.Settings)
 	}
+}
+
+// newManifest reads body as provider p and builds its request manifest:
+// the two steps of a caller that holds a body (payload.Read, then
+// request.FromPayload).
+func newManifest(body []byte, p payload.Provider, o *request.Options) (*request.Manifest, error) {
+	r, err := payload.Read(body, p)
+	if err != nil {
+		return nil, err
+	}
+	return request.FromPayload(r, o)
 }

@@ -72,7 +72,7 @@ func runAssemble(e *env, args []string) int {
 	switch *format {
 	case "html":
 		var m *request.Manifest
-		if m, err = request.New(body, c.Provider, &request.Options{Model: c.Model}); err == nil {
+		if m, err = newManifest(body, c.Provider, &request.Options{Model: c.Model}); err == nil {
 			x := cache.Explain(m, nil, nil, true)
 			x.Body = body
 			err = x.WriteHTML(e.stdout, shown(pos[0]))
@@ -183,7 +183,7 @@ func (e *env) assembleRecorded(transcript string, window int, dir, format string
 		}
 		var m *request.Manifest
 		if err == nil {
-			m, err = request.New(body, payload.Anthropic, nil)
+			m, err = newManifest(body, payload.Anthropic, nil)
 		}
 		if err != nil {
 			return e.fail("assemble: %s: call %s (line %d): %v", shown(transcript), r.Report.Call, r.Report.Line, err)

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/promptloom/promptloom/payload"
-	"github.com/promptloom/promptloom/request"
 )
 
 // diff --without-tool's cache figure follows the provider's order: where
@@ -83,7 +82,7 @@ func TestToolsFirstIsTheRequestOrder(t *testing.T) {
 		payload.OpenAIResponses: `{"model":"m","instructions":"s","input":"u","tools":[{"type":"function","name":"t"}]}`,
 		payload.Gemini:          `{"systemInstruction":{"parts":[{"text":"s"}]},"contents":[{"role":"user","parts":[{"text":"u"}]}],"tools":[{"functionDeclarations":[{"name":"t"}]}]}`,
 	} {
-		m, err := request.New([]byte(body), p, nil)
+		m, err := newManifest([]byte(body), p, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}

@@ -74,11 +74,20 @@ func (e *env) loadRequest(path string, w *wholeFlags, optionsPath string, pl pip
 		}
 		o.System = x.Manifest
 	}
-	m, err := request.New(body, p, o)
+	m, err := newManifest(body, p, o)
 	if err != nil {
 		return nil, nil, named(path, err)
 	}
 	return m, body, nil
+}
+
+// newManifest reads body as provider p and builds its request manifest.
+func newManifest(body []byte, p payload.Provider, o *request.Options) (*request.Manifest, error) {
+	r, err := payload.Read(body, p)
+	if err != nil {
+		return nil, err
+	}
+	return request.FromPayload(r, o)
 }
 
 // recordedRequests verifies a transcript and rebuilds every call's whole

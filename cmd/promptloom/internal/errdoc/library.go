@@ -312,11 +312,15 @@ var library = []libCase{
 	},
 	{
 		pkg: "request",
-		doc: "`request.New` given a context manifest (`Options.System`) that does not hold for the body's system channel: its fragments cannot be placed in the body's blocks.",
+		doc: "`request.FromPayload` given a context manifest (`Options.System`) that does not hold for the body's system channel: its fragments cannot be placed in the body's blocks.",
 		is:  request.ErrNotAttributed,
 		raise: func(e *env) error {
 			m := manifest.New(careful(e), "agent")
-			_, err := request.New([]byte(`{"model":"m","system":"Something else.","messages":[]}`), payload.Anthropic, &request.Options{System: m})
+			r, err := payload.Read([]byte(`{"model":"m","system":"Something else.","messages":[]}`), payload.Anthropic)
+			if err != nil {
+				return err
+			}
+			_, err = request.FromPayload(r, &request.Options{System: m})
 			return err
 		},
 	},
