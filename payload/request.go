@@ -41,13 +41,20 @@ type Request struct {
 	channelErr error
 }
 
-// Read reads a request body as shape p (Auto: the shape its keys say, as
-// Extract detects it, an ambiguous body having no system channel). A body that is not a JSON object, that gives a
-// top-level key twice, or a tool's name twice, is an *Error of kind
-// ErrMalformed. A system channel that
-// is missing or malformed is not Read's error but System's: a request
-// without one is still a request (an unattributed call has none to hold).
-// The Request keeps body and slices of it; body must not change after.
+// Read reads a request body as shape p. With Auto the shape is the one
+// its keys say: `system` is Anthropic; `systemInstruction`,
+// `system_instruction` or `contents` is Gemini; `instructions` or `input`
+// is OpenAI Responses; `messages` is OpenAI Chat Completions, or Anthropic
+// when only Anthropic sends what the body holds (docs/payload.md). A body
+// that another shape also reads a system text from (Anthropic's `system`
+// beside a system message in `messages`) is ambiguous, and under Auto its
+// System is malformed: name the provider to read it as one shape. A body
+// that is not a JSON object, that gives a top-level key twice, or a
+// tool's name twice, is an *Error of kind ErrMalformed. A system channel
+// that is missing or malformed is not Read's error but System's: a
+// request without one is still a request (an unattributed call has none
+// to hold). The Request keeps body and slices of it; body must not change
+// after.
 func Read(body []byte, p Provider) (*Request, error) {
 	return read(body, p)
 }
@@ -99,9 +106,8 @@ func read(body []byte, p Provider) (*Request, error) {
 	return r, nil
 }
 
-
 // System returns the body's system channel, or why it has none: an
-// *Error of kind ErrNoSystem or ErrMalformed, as Extract's.
+// *Error of kind ErrNoSystem or ErrMalformed.
 func (r *Request) System() (*Channel, error) {
 	if r.channelErr != nil {
 		return nil, r.channelErr

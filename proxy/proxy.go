@@ -85,10 +85,10 @@ type Options struct {
 	// Cache tunes the cache models the page uses.
 	Cache *cache.Options
 	// Diagnostics asks the provider, on every call of a session, for its
-	// own verdict on the cache (payload.Request.AskDiagnostics): against
+	// own verdict on the cache (wire.AskDiagnostics): against
 	// the session's latest response, and on its first call too, so the
 	// next can be compared with it. AutoCache places cache breakpoints in
-	// a request that sets none (payload.Request.PlaceBreakpoints). Either
+	// a request that sets none (wire.PlaceBreakpoints). Either
 	// is a change the proxy makes to the body it sends; without them the
 	// body is sent as it came, byte for byte.
 	Diagnostics, AutoCache bool

@@ -35,7 +35,7 @@ type blockWriter struct {
 	wrote bool
 	text  string
 	// mark is the member by which the request's provider marks a cache
-	// breakpoint on a block (payload.MarkKey), left out of a marked part.
+	// breakpoint on a block (wire.MarkKey), left out of a marked part.
 	mark string
 }
 

@@ -92,7 +92,7 @@ type Options struct {
 	// elsewhere.
 	Counter budget.Counter
 	// Model names the model when the body does not (Gemini's is in the
-	// URL: payload.Route reads it).
+	// URL: wire.Route reads it).
 	Model string
 	// System is the context manifest of the system prompt the body
 	// sends: its fragments become the system segments. The body's system

@@ -108,7 +108,7 @@ func TestAStreamEndedPastTheLimit(t *testing.T) {
 }
 
 // An error answer that echoes a credential reaches
-// Call.Done (and so the proxy's page, and a span) redacted, as the
+// relay.Call.Done (and so the proxy's page, and a span) redacted, as the
 // transcript has it.
 func TestAnErrorAnswerIsRedactedForDone(t *testing.T) {
 	key := "sk-proj-" + strings.Repeat("Ab1", 20)

@@ -296,7 +296,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // readBody reads a request body (r holds at most limit+1 bytes of it).
-// When known is the body a caller read already (Call.Payload's), the body
+// When known is the body a caller read already (relay.Call.Payload's), the body
 // is compared with it as it is read, and known itself is the body when
 // they are the same bytes: a body the proxy read is not held twice.
 func readBody(r io.Reader, declared int64, known []byte, limit int) ([]byte, error) {
@@ -607,7 +607,7 @@ func (r *recorder) done(readErr error, closed bool) error {
 	if r.failed != nil {
 		// The provider's words, redacted as the transcript redacts them:
 		// an error may echo the credential it refused, and this text goes
-		// to Call.Done and the span, not only to the transcript.
+		// to relay.Call.Done and the span, not only to the transcript.
 		// Redacted whole, then cut: a cut first can leave out a token's
 		// recognisable start and keep the rest of it.
 		r.failed.answer = cutText(redact.String(strings.ToValidUTF8(string(body), "\uFFFD")), 512)

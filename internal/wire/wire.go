@@ -34,7 +34,7 @@ var (
 
 	// Join is a body of the provider's shape put back together from the
 	// members a transcript keeps: parameters, messages, tools and the
-	// system channel's members (Request.Retained).
+	// system channel's members (Retained).
 	Join func(provider string, parameters, messages, tools, retained []byte) []byte
 
 	// AskDiagnostics is request's body with the provider's cache
