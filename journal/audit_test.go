@@ -318,9 +318,16 @@ func TestConsistency(t *testing.T) {
 	}
 }
 
+// hasRule reports whether rep has a problem of rule, the transcript's or
+// a call's.
 func hasRule(rep *transcript.Report, rule manifest.Rule) bool {
 	for _, p := range rep.Problems {
 		if p.Rule == rule {
+			return true
+		}
+	}
+	for _, c := range rep.Calls {
+		if c.Problem != nil && c.Problem.Rule == rule {
 			return true
 		}
 	}

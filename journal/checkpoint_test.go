@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/promptloom/promptloom/internal/chain"
+	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/transcript"
 	"github.com/tidwall/gjson"
 	"golang.org/x/mod/sumdb/note"
@@ -171,13 +172,13 @@ func TestForgeryFailsWithTheKey(t *testing.T) {
 	if rep, text := verifyWith(cut, nil); !rep.OK() {
 		t.Fatalf("the transcript without its last checkpoint fails without a key:\n%s", text)
 	}
-	if rep, text := verifyWith(cut, &transcript.Options{Verifier: v}); rep.OK() || !strings.Contains(text, `session "s1" does not end in a checkpoint signed by alice`) {
+	if rep, text := verifyWith(cut, &transcript.Options{Verifier: v}); rep.OK() || !hasRule(rep, transcript.RuleUnsignedEnd) {
 		t.Errorf("the transcript without its last checkpoint, with the key:\n%s", text)
 	}
-	if rep, text := verifyWith(recorded(t), &transcript.Options{Verifier: v}); rep.OK() || !strings.Contains(text, `session "s1" (line 1) has no checkpoint signed by alice`) {
+	if rep, text := verifyWith(recorded(t), &transcript.Options{Verifier: v}); rep.OK() || !hasRule(rep, transcript.RuleUnsigned) {
 		t.Errorf("an unsigned transcript, with the key:\n%s", text)
 	}
-	if rep, text := verifyWith(tx, &transcript.Options{Verifier: other}); rep.OK() || !strings.Contains(text, "not signed by alice") {
+	if rep, text := verifyWith(tx, &transcript.Options{Verifier: other}); rep.OK() || !hasRule(rep, transcript.RuleCheckpointSignature) {
 		t.Errorf("verified with another key of the same name:\n%s", text)
 	}
 }
@@ -198,7 +199,7 @@ func TestLinesAfterTheLastCheckpointFail(t *testing.T) {
 	ls := lines(buf.String())
 	cut := join(ls[:len(ls)-1])
 	rep, text := verifyWith(cut, &transcript.Options{Verifier: v})
-	if rep.OK() || !strings.Contains(text, `session "s1" does not end in a checkpoint signed by alice`) {
+	if rep.OK() || !hasRule(rep, transcript.RuleUnsignedEnd) {
 		t.Errorf("cut after an unsigned response:\n%s", text)
 	}
 }
@@ -219,7 +220,7 @@ func TestSessionlessLinesAfterTheLastCheckpointFail(t *testing.T) {
 		ls = append(ls, fmt.Sprintf(extra, seq+int64(i)+1))
 	}
 	forged := rechain(join(ls))
-	if rep, text := verifyWith(forged, &transcript.Options{Verifier: v}); rep.OK() || !strings.Contains(text, "come after the last checkpoint signed by alice") {
+	if rep, text := verifyWith(forged, &transcript.Options{Verifier: v}); rep.OK() || !hasRule(rep, transcript.RuleUnsignedLines) {
 		t.Errorf("lines after the last checkpoint, with the key:\n%s", text)
 	}
 }
@@ -253,7 +254,7 @@ func TestProofs(t *testing.T) {
 		if !prep.OK() || len(prep.Calls) != 1 || prep.Calls[0].Call != call || prep.Format != "proof" {
 			t.Fatalf("the proof of %s:\n%s\n%s", call, text, proof)
 		}
-		if _, text := checkWith(string(proof), keysVerifier(t)); !strings.Contains(text, "not signed by") {
+		if prep, text := checkWith(string(proof), keysVerifier(t)); !hasRule(prep, transcript.RuleCheckpointSignature) {
 			t.Errorf("the proof of %s verifies with another key:\n%s", call, text)
 		}
 		// Every byte of the first five proofs, 100 random bytes of the rest.
@@ -278,12 +279,12 @@ func keysVerifier(t *testing.T) note.Verifier { _, v := keys(t, "alice"); return
 func TestProveRefuses(t *testing.T) {
 	s, _ := keys(t, "alice")
 	tx := signed(t, s, 0, 3)
-	for call, want := range map[string]string{"c9": `no call "c9"`} {
-		if proof, _, text := proveWith(tx, call, nil); proof != nil || !strings.Contains(text, want) {
+	for call, want := range map[string]manifest.Rule{"c9": transcript.RuleProveNoCall} {
+		if proof, rep, text := proveWith(tx, call, nil); proof != nil || !hasRule(rep, want) {
 			t.Errorf("prove %s:\n%s", call, text)
 		}
 	}
-	if proof, _, text := proveWith(recorded(t), "c1", nil); proof != nil || !strings.Contains(text, "no checkpoint") {
+	if proof, rep, text := proveWith(recorded(t), "c1", nil); proof != nil || !hasRule(rep, transcript.RuleProveUncovered) {
 		t.Errorf("prove in an unsigned transcript:\n%s", text)
 	}
 	// Another call of the transcript that fails: no proof of this one.
@@ -305,10 +306,10 @@ func TestProofIsNoTranscript(t *testing.T) {
 	if proof == nil {
 		t.Fatalf("prove c1:\n%s", text)
 	}
-	if rep, text := verifyWith(string(proof), &transcript.Options{Verifier: v}); rep.OK() || !strings.Contains(text, "a proof of one call, not a transcript") {
+	if rep, text := verifyWith(string(proof), &transcript.Options{Verifier: v}); rep.OK() || !hasRule(rep, transcript.RuleProofAsTranscript) {
 		t.Errorf("Verify of a proof:\n%s", text)
 	}
-	if rep, text := checkWith(tx, v); rep.OK() || !strings.Contains(text, "line 1: not a proof header") {
+	if rep, text := checkWith(tx, v); rep.OK() || !hasRule(rep, transcript.RuleProof) {
 		t.Errorf("CheckProof of a transcript:\n%s", text)
 	}
 	if rep, err := transcript.CheckProof(bytes.NewReader(proof), nil, nil); err == nil || rep.OK() {
