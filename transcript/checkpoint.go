@@ -339,7 +339,7 @@ func (o *Options) verifier() note.Verifier {
 // has none, and the report says why. err is Verify's.
 func Logs(transcript io.Reader, o *Options) (map[string]tiles.Log, *Report, error) {
 	if chain.IsNil(transcript) {
-		return nil, &Report{}, errors.New("journal: Logs: no reader")
+		return nil, &Report{}, errors.New("transcript: Logs: no reader")
 	}
 	v := newVerifier(o.verifier())
 	v.ck.keepLeaves = true

@@ -44,11 +44,11 @@ func consistencyLine(from, to string, path tlog.TreeProof) string {
 // back, rewritten or forked after from). err is Verify's.
 func ProveConsistency(transcript io.Reader, from []byte, o *Options) ([]byte, *Report, error) {
 	if chain.IsNil(transcript) {
-		return nil, &Report{}, errors.New("journal: ProveConsistency: no reader")
+		return nil, &Report{}, errors.New("transcript: ProveConsistency: no reader")
 	}
 	old, err := readCheckpoint(string(from), o.verifier())
 	if err != nil {
-		return nil, &Report{}, fmt.Errorf("journal: ProveConsistency: the checkpoint to prove from: %w", err)
+		return nil, &Report{}, fmt.Errorf("transcript: ProveConsistency: the checkpoint to prove from: %w", err)
 	}
 	v := newVerifier(o.verifier())
 	v.ck.keepLeaves = true

@@ -46,10 +46,10 @@ const formatProof = "proof"
 // To prove, Prove keeps a hash of every call.
 func Prove(transcript io.Reader, call string, o *Options) ([]byte, *Report, error) {
 	if chain.IsNil(transcript) {
-		return nil, &Report{}, errors.New("journal: Prove: no reader")
+		return nil, &Report{}, errors.New("transcript: Prove: no reader")
 	}
 	if call == "" {
-		return nil, &Report{}, errors.New("journal: Prove: no call named")
+		return nil, &Report{}, errors.New("transcript: Prove: no call named")
 	}
 	v := newVerifier(o.verifier())
 	v.ck.keepLeaves, v.pf = true, &prover{call: call, leaf: -1}
@@ -70,10 +70,10 @@ func Prove(transcript io.Reader, call string, o *Options) ([]byte, *Report, erro
 // against a key: without one it proves nothing, and CheckProof fails.
 func CheckProof(proof io.Reader, key note.Verifier, o *Options) (*Report, error) {
 	if chain.IsNil(proof) {
-		return &Report{}, errors.New("journal: CheckProof: no reader")
+		return &Report{}, errors.New("transcript: CheckProof: no reader")
 	}
 	if key == nil {
-		return &Report{}, errors.New("journal: CheckProof: no verifier key: a proof checked without the signer's key proves nothing")
+		return &Report{}, errors.New("transcript: CheckProof: no verifier key: a proof checked without the signer's key proves nothing")
 	}
 	v := newVerifier(key)
 	v.rep.Format = formatProof

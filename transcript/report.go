@@ -285,7 +285,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		r = &Report{}
 	}
 	if chain.IsNil(w) {
-		return errors.New("journal: WriteText: no writer")
+		return errors.New("transcript: WriteText: no writer")
 	}
 	detail := func(c CallReport) string {
 		if c.Problem == nil {

@@ -63,7 +63,7 @@ func Requests(data []byte, rep *Report) ([]Sent, error) {
 		c := &rep.Calls[i]
 		line, ok := at(c.Line)
 		if !ok {
-			return nil, fmt.Errorf("journal: call %s: no line %d", c.Call, c.Line)
+			return nil, fmt.Errorf("transcript: call %s: no line %d", c.Call, c.Line)
 		}
 		l := parse(string(line))
 		s := Sent{Report: c, Session: l.Get("session").Str}

@@ -39,7 +39,7 @@ import (
 // first line, and CheckProof checks it.
 func Verify(r io.Reader, o *Options) (*Report, error) {
 	if chain.IsNil(r) {
-		return &Report{}, errors.New("journal: Verify: no reader")
+		return &Report{}, errors.New("transcript: Verify: no reader")
 	}
 	return newVerifier(o.verifier()).read(r, o)
 }
