@@ -75,7 +75,9 @@ type Options struct {
 	// addresses than loopback, with Authorization: Bearer TOKEN (or
 	// ?token=TOKEN); without it they are served on loopback only.
 	UIToken string
-	// Base is the transport to the upstream (nil: http.DefaultTransport).
+	// Base is the transport to the upstream (nil: http.DefaultTransport's
+	// settings, keeping up to 256 idle connections to the upstream rather
+	// than its 2).
 	Base http.RoundTripper
 	// Logger logs what goes wrong beside a call (nil: slog.Default).
 	Logger *slog.Logger
@@ -195,6 +197,15 @@ func New(o *Options) (*Proxy, error) {
 	}
 	if p.o.Base == nil {
 		p.o.Base = http.DefaultTransport
+		if t, ok := http.DefaultTransport.(*http.Transport); ok {
+			// Every call goes to the one upstream: keep as many idle
+			// connections to it as calls run at once, not the default
+			// two, so that a burst of clients does not dial (and shake
+			// hands with TLS) again for every call past the second.
+			t = t.Clone()
+			t.MaxIdleConnsPerHost = idleUpstreamConns
+			p.o.Base = t
+		}
 	}
 	p.log = p.o.Logger
 	if p.log == nil {
@@ -229,6 +240,10 @@ func New(o *Options) (*Proxy, error) {
 	}
 	return p, nil
 }
+
+// idleUpstreamConns is how many idle connections to the upstream the
+// proxy's own transport keeps (Options.Base nil).
+const idleUpstreamConns = 256
 
 // hasPathPrefix reports whether path begins with the non-root path
 // prefix at a segment boundary.
