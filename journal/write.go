@@ -50,6 +50,9 @@ type Journal struct {
 	last    map[string]string // kind -> content hash of the last line of it this journal wrote
 	cp      *checkpointer     // the signer and the session's tree of calls; nil without Options.Signer
 	segs    segmentWriter     // the session's pieces of request bodies kept as segments
+	// redacted is the redaction of the last body's items, by their raw
+	// digest: a body is redacted for its new items only.
+	redacted redactions
 	// wholeBody keeps unattributed bodies whole (request.body), as
 	// transcripts before segments did: tests write that format, which
 	// readers still read, and measure against it.
@@ -389,7 +392,7 @@ func (j *Journal) prepareUnattributed(req Request) (*prepared, error) {
 	// order: the body is not encoded again (it is most of the line).
 	var body, text []byte
 	hash := ""
-	if kept, h, err := j.retain(req.Body); err == nil && req.Body != nil {
+	if kept, h, err := j.retainBody(req.Body, req.Payload != nil && sameBytes(req.Payload.Body(), req.Body)); err == nil && req.Body != nil {
 		body, hash = kept, h
 	} else {
 		// Not JSON: kept as text, redacted, its bytes that are not UTF-8
@@ -880,6 +883,9 @@ func (j *Journal) restart(t Tail) {
 	}
 	clear(j.last)
 	j.segs.reset()
+	j.redacted.mu.Lock()
+	j.redacted.last = nil
+	j.redacted.mu.Unlock()
 	j.cp.reset()
 }
 
