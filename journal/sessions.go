@@ -56,6 +56,9 @@ type fileSessions struct {
 	key  string // in transcripts
 	refs int    // transcripts.mu
 
+	// tail is where this process's appends left the file (sink.go).
+	tail sharedTail
+
 	mu   sync.Mutex
 	upTo int64 // whole lines read
 	last int64 // where the last of them starts

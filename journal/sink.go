@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/promptloom/promptloom/internal/chain"
@@ -135,6 +136,38 @@ type fileSink struct {
 	syncs syncs
 	// sessions are the ids the file opens, as far as this process read it.
 	sessions *fileSessions
+	// lineage is the run of this process's appends to the file that this
+	// sink's last append was in (sharedTail); 0: none yet.
+	lineage uint64
+}
+
+// tailReads counts the appends that read the file's tail back (a test's
+// measure of sharedTail).
+var tailReads atomic.Int64
+
+// sharedTail is where the last append of any sink of a file in this
+// process left the file: its size and modification time then, and the
+// chain's tail. The file's sessions each have a sink of their own (a
+// proxy's sessions share one file), and each would otherwise read back
+// the tail that another just wrote.
+//
+// A lineage is a run of appends each of which found the file as the one
+// before it left it (the same size and modification time). A sink whose
+// last append is in the latest lineage, and which finds the file as that
+// lineage's last append left it, knows that only the lineage's appends
+// came after its own: the file was not cut back under it, and the tail
+// here is the file's. Any other sink checks the file itself, as a sink
+// alone does, and its append starts a new lineage unless it too found the
+// file as the last append left it.
+type sharedTail struct {
+	mu      sync.Mutex
+	ok      bool
+	size    int64
+	start   int64
+	mtime   time.Time
+	t       Tail
+	lineage uint64
+	runs    uint64 // lineages begun
 }
 
 // syncs is group commit for a file's appends: each write is numbered, and
@@ -286,8 +319,25 @@ func (s *fileSink) write(build func(Tail) ([]byte, *Tail, error)) (uint64, error
 	// write: nothing has written the file since, and the line is where it
 	// was without reading it back.
 	untouched := st.Size() == s.size && !s.mtime.IsZero() && st.ModTime().Equal(s.mtime)
+	var shared *sharedTail
+	if s.sessions != nil {
+		shared = &s.sessions.tail
+	}
+	continuing := false // the file is as this process's last append left it
+	if shared != nil {
+		shared.mu.Lock()
+		continuing = shared.ok && st.Size() == shared.size && st.ModTime().Equal(shared.mtime)
+		if continuing && !untouched && s.lineage == shared.lineage {
+			// Appended to since this sink's last append by its lineage
+			// only: its tail is the file's.
+			s.t, s.size, s.start, s.mtime = shared.t, shared.size, shared.start, shared.mtime
+			untouched = true
+		}
+		shared.mu.Unlock()
+	}
 	fresh := s.size > 0 && !untouched && (st.Size() < s.size || !s.holdsLast())
 	if fresh || st.Size() != s.size {
+		tailReads.Add(1)
 		_, size, err := repairTail(s.f, s.limit)
 		var t tail
 		if err == nil {
@@ -314,6 +364,17 @@ func (s *fileSink) write(build func(Tail) ([]byte, *Tail, error)) (uint64, error
 	s.mtime = time.Time{}
 	if st, err := s.f.Stat(); err == nil && st.Size() == s.size {
 		s.mtime = st.ModTime()
+	}
+	if shared != nil {
+		shared.mu.Lock()
+		if !continuing || !shared.ok {
+			shared.runs++
+			shared.lineage = shared.runs
+		}
+		s.lineage = shared.lineage
+		shared.ok = !s.mtime.IsZero()
+		shared.size, shared.start, shared.mtime, shared.t = s.size, s.start, s.mtime, Tail{Prev: s.t.Prev, Seq: s.t.Seq}
+		shared.mu.Unlock()
 	}
 	return n, nil
 }
