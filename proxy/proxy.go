@@ -127,6 +127,7 @@ type Proxy struct {
 	// tails finds a session by its latest request's messages (the key
 	// messageChain makes), for a call without Promptloom-Session.
 	tails    map[digest.Digest]*session
+	parts    partDigests  // chainOf's digests of parts read lately (its own lock)
 	auto     int          // the sessions found by continuity so far
 	calls    []*callState // the latest calls (keepCalls), oldest first
 	seq      int          // the calls made so far

@@ -4,14 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/promptloom/promptloom/budget"
 	"github.com/promptloom/promptloom/cache"
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/harn/redact"
+	pjson "github.com/promptloom/promptloom/internal/json"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/payload"
 	"github.com/promptloom/promptloom/request"
@@ -135,7 +136,7 @@ func (p *Proxy) admit(sess, name string, pr *payload.Request, prepare func(*sess
 	var chain []digest.Digest
 	if sess == "" {
 		var err error
-		if chain, err = chainOf(pr); err != nil {
+		if chain, err = p.chainOf(pr); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -366,38 +367,121 @@ func (s *session) opened() bool {
 	}
 }
 
-// chainOf is messageChain of pr's request manifest, made without
-// counting a token: continuity needs the segments' digests only, and the
-// tokens are counted when the page asks.
-func chainOf(pr *payload.Request) ([]digest.Digest, error) {
+// chainOf is the key of each prefix of pr's messages, from the first
+// message on: the provider, then each message part's digest and path (the
+// keys the request manifest's message segments make), without making the
+// manifest: a part's digest is of its canonical JSON after
+// Harn's redaction, its cache mark left out (the segment digest), and a
+// part sent before, byte for byte, is not redacted and encoded again
+// (partDigests). Tools and system are left out, so an agent whose tool
+// definitions changed stays one session (and the cache blames the
+// change). A body whose parts or cache settings are malformed is refused
+// as the manifest refuses it.
+func (p *Proxy) chainOf(pr *payload.Request) ([]digest.Digest, error) {
 	if h := hooks.Load(); h != nil && h.making != nil {
 		h.making()
 	}
-	m, err := request.FromPayload(pr, &request.Options{Counter: budget.Bytes()})
+	parts, err := pr.Parts()
 	if err != nil {
 		return nil, err
 	}
-	return messageChain(m), nil
-}
-
-// messageChain is the key of each prefix of m's messages, from the first
-// message on: the provider, then each message segment's digest and
-// path. Tools and system are left out, so an agent whose tool
-// definitions changed stays one session (and the cache blames the
-// change).
-func messageChain(m *request.Manifest) []digest.Digest {
-	var out []digest.Digest
-	h := digest.Bytes([]byte(m.Provider))
-	buf := make([]byte, 0, 96)
-	for _, s := range m.Segments {
-		if s.Section != "messages" {
+	if _, err := pr.Cache(); err != nil {
+		return nil, err
+	}
+	// Every part is digested, as the manifest digests it: a part with no
+	// canonical form (a lone surrogate, a key twice) is refused wherever
+	// it is, though only the messages make the keys.
+	mark := payload.MarkKey(pr.Provider)
+	raw := make([]digest.Digest, len(parts))
+	for i, part := range parts {
+		// The raw bytes and the provider (its cache mark) make the
+		// part's digest.
+		raw[i] = digest.Bytes(append(append([]byte(pr.Provider), 0), part.Raw...))
+	}
+	ds := p.parts.lookup(raw)
+	for i, part := range parts {
+		if ds[i] != (digest.Digest{}) {
 			continue
 		}
-		buf = append(append(append(buf[:0], h[:]...), s.Digest[:]...), s.Path...)
+		red, err := redact.JSON(withoutMark(part, mark))
+		if err != nil {
+			// A block with no canonical form (a lone surrogate) is a
+			// malformed body, as payload says of any other.
+			return nil, &payload.Error{Kind: payload.ErrMalformed, Provider: pr.Provider,
+				Path: strings.ReplaceAll(strings.TrimPrefix(part.Path, "/"), "/", "."), Msg: err.Error()}
+		}
+		ds[i] = digest.Bytes(red)
+		p.parts.add(raw[i], ds[i])
+	}
+	var out []digest.Digest
+	h := digest.Bytes([]byte(pr.Provider))
+	buf := make([]byte, 0, 96)
+	for i, part := range parts {
+		if part.Section != "messages" {
+			continue
+		}
+		buf = append(append(append(buf[:0], h[:]...), ds[i][:]...), part.Path...)
 		h = digest.Bytes(buf)
 		out = append(out, h)
 	}
+	return out, nil
+}
+
+// withoutMark is a part's JSON without its cache mark (the member mark of
+// a block that has one): the segment digest's input, before redaction.
+func withoutMark(p payload.Part, mark string) []byte {
+	if p.Cache == nil || mark == "" {
+		return p.Raw
+	}
+	out := []byte{'{'}
+	for it := pjson.NewIter(string(p.Raw)); ; {
+		k, _, v, _, ok := it.Next()
+		if !ok {
+			break
+		}
+		if pjson.Unquote(k) == mark {
+			continue
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(append(append(out, k...), ':'), v...)
+	}
+	return append(out, '}')
+}
+
+// partDigests maps the digest of a message part's raw bytes (with its
+// provider) to its segment digest, for the parts continuity read lately:
+// an agent resends its history with every call, and each part of it would
+// otherwise be redacted and encoded again to find the session. Both are
+// digests, and one is a function of the bytes the other is of: the map
+// holds no text, and cannot give a part another's digest.
+type partDigests struct {
+	mu sync.Mutex
+	m  map[digest.Digest]digest.Digest
+}
+
+// maxPartDigests bounds partDigests: past it the map starts again.
+const maxPartDigests = 1 << 16
+
+// lookup returns the segment digest of each raw digest (zero: not known).
+func (c *partDigests) lookup(raw []digest.Digest) []digest.Digest {
+	out := make([]digest.Digest, len(raw))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, d := range raw {
+		out[i] = c.m[d]
+	}
 	return out
+}
+
+func (c *partDigests) add(raw, seg digest.Digest) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxPartDigests {
+		c.m = make(map[digest.Digest]digest.Digest)
+	}
+	c.m[raw] = seg
 }
 
 // done records a call's outcome for the page; the first one stands. The
