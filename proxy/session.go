@@ -392,11 +392,11 @@ func (p *Proxy) chainOf(pr *payload.Request) ([]digest.Digest, error) {
 	// canonical form (a lone surrogate, a key twice) is refused wherever
 	// it is, though only the messages make the keys.
 	mark := payload.MarkKey(pr.Provider)
-	raw := make([]digest.Digest, len(parts))
+	raw := make([]rawPart, len(parts))
 	for i, part := range parts {
 		// The raw bytes and the provider (its cache mark) make the
 		// part's digest.
-		raw[i] = digest.Bytes(append(append([]byte(pr.Provider), 0), part.Raw...))
+		raw[i] = rawPart{pr.Provider, digest.Bytes(part.Raw)}
 	}
 	ds := p.parts.lookup(raw)
 	for i, part := range parts {
@@ -450,22 +450,28 @@ func withoutMark(p payload.Part, mark string) []byte {
 	return append(out, '}')
 }
 
-// partDigests maps the digest of a message part's raw bytes (with its
-// provider) to its segment digest, for the parts continuity read lately:
+// partDigests maps the digest of a part's raw bytes (with its provider)
+// to its segment digest, for the parts continuity read lately:
 // an agent resends its history with every call, and each part of it would
 // otherwise be redacted and encoded again to find the session. Both are
 // digests, and one is a function of the bytes the other is of: the map
 // holds no text, and cannot give a part another's digest.
 type partDigests struct {
 	mu sync.Mutex
-	m  map[digest.Digest]digest.Digest
+	m  map[rawPart]digest.Digest
+}
+
+// rawPart is a part as sent: its provider and the digest of its bytes.
+type rawPart struct {
+	provider payload.Provider
+	raw      digest.Digest
 }
 
 // maxPartDigests bounds partDigests: past it the map starts again.
 const maxPartDigests = 1 << 16
 
 // lookup returns the segment digest of each raw digest (zero: not known).
-func (c *partDigests) lookup(raw []digest.Digest) []digest.Digest {
+func (c *partDigests) lookup(raw []rawPart) []digest.Digest {
 	out := make([]digest.Digest, len(raw))
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -475,11 +481,11 @@ func (c *partDigests) lookup(raw []digest.Digest) []digest.Digest {
 	return out
 }
 
-func (c *partDigests) add(raw, seg digest.Digest) {
+func (c *partDigests) add(raw rawPart, seg digest.Digest) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= maxPartDigests {
-		c.m = make(map[digest.Digest]digest.Digest)
+		c.m = make(map[rawPart]digest.Digest)
 	}
 	c.m[raw] = seg
 }
