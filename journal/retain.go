@@ -203,11 +203,19 @@ func (j *Journal) redactItemwise(raw []byte, scanned bool) ([]byte, bool) {
 	// The items' redactions, as slices of kept (which is not changed
 	// again), for the session's next body.
 	slices.SortFunc(items, func(a, b item) int { return a.ra - b.ra })
-	next := &redactedBody{raw: bytes.Clone(raw), items: make([]redactedItem, len(items)), digest: make(map[digest.Digest][]byte, len(items))}
+	next := &redactedBody{items: make([]redactedItem, len(items))}
+	if before != nil && head == len(raw) && len(raw) == len(before.raw) {
+		next.raw = before.raw // the same body again (a retry): its copy serves
+	} else {
+		next.raw = bytes.Clone(raw)
+	}
 	for i, x := range items {
 		r := kept[x.a:x.z:x.z]
 		next.items[i] = redactedItem{a: x.ra, z: x.rz, d: x.d, r: r}
 		if x.d != (digest.Digest{}) {
+			if next.digest == nil {
+				next.digest = make(map[digest.Digest][]byte)
+			}
 			next.digest[x.d] = r
 		}
 	}
