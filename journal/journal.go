@@ -189,6 +189,18 @@ type Options struct {
 	// in the transcript for anyone who can read it. The receipts' hashes
 	// are of the redacted values either way.
 	KeepRaw bool
+	// DeferOutcomeSync lets Finish return once a call's outcome lines are
+	// written (the kernel has them: a process that dies keeps them),
+	// their fsync under way and shared with the file's next appends,
+	// rather than once they are on stable storage; Pending.Sync after
+	// Finish waits for them. A machine that loses power within that fsync
+	// may lose the outcome of a call whose harness was answered: the
+	// transcript then ends with its request and no outcome, which Verify
+	// reports as incomplete (never a call missing without a trace). The
+	// request's lines are synced as before. The zero value syncs each
+	// outcome before Finish returns. See docs/transcript.md, "What a crash
+	// keeps".
+	DeferOutcomeSync bool
 
 	// Signer, when set, makes a journal sign its session (see
 	// docs/transcript.md "Checkpoints"): it writes a journal_checkpoint

@@ -183,6 +183,9 @@ type syncs struct {
 	err             error
 }
 
+// syncFile is f.Sync, or a test's stand-in for it.
+var syncFile = (*os.File).Sync
+
 // wrote numbers a write just made.
 func (y *syncs) wrote() uint64 {
 	y.mu.Lock()
@@ -207,7 +210,7 @@ func (y *syncs) through(f *os.File, n uint64) error {
 		y.running = true
 		upto := y.written
 		y.mu.Unlock()
-		err := f.Sync()
+		err := syncFile(f)
 		y.mu.Lock()
 		y.running = false
 		if err != nil {

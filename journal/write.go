@@ -39,17 +39,19 @@ type Journal struct {
 	named   string // the session's id as given (restart's new ids build on it)
 	follows string // Options.Follows
 	keepRaw bool
-	maxLine int  // the longest line it writes: the one Verify reads
-	opened  bool // the session's journal_open line is written
-	closed  bool
-	ended   bool  // journal_close is written and the sink closed
-	endErr  error // why ending failed, for a Close after the session ended
-	calls   int
-	running int               // calls begun and not finished
-	epoch   int               // the sink's chain was cut back this many times
-	last    map[string]string // kind -> content hash of the last line of it this journal wrote
-	cp      *checkpointer     // the signer and the session's tree of calls; nil without Options.Signer
-	segs    segmentWriter     // the session's pieces of request bodies kept as segments
+	// deferOutcome is Options.DeferOutcomeSync.
+	deferOutcome bool
+	maxLine      int  // the longest line it writes: the one Verify reads
+	opened       bool // the session's journal_open line is written
+	closed       bool
+	ended        bool  // journal_close is written and the sink closed
+	endErr       error // why ending failed, for a Close after the session ended
+	calls        int
+	running      int               // calls begun and not finished
+	epoch        int               // the sink's chain was cut back this many times
+	last         map[string]string // kind -> content hash of the last line of it this journal wrote
+	cp           *checkpointer     // the signer and the session's tree of calls; nil without Options.Signer
+	segs         segmentWriter     // the session's pieces of request bodies kept as segments
 	// redacted is the redaction of the last body's items, by their raw
 	// digest: a body is redacted for its new items only.
 	redacted redactions
@@ -118,6 +120,7 @@ func NewSink(s Sink, opts *Options) *Journal {
 			j.clock = opts.Clock
 		}
 		j.session, j.keepRaw, j.follows = opts.Session, opts.KeepRaw, opts.Follows
+		j.deferOutcome = opts.DeferOutcomeSync
 	}
 	j.cp = newCheckpointer(opts)
 	if j.session == "" {
@@ -896,15 +899,20 @@ func (j *Journal) restart(t Tail) {
 // machine that loses power within that fsync may not. A harness calls Sync
 // before it acts on the answer (package transport does, before the caller
 // sees the response) or, to hold the stronger line, before it sends.
-// Finish and Attempt sync what they write, and these lines with it.
+// Finish and Attempt sync what they write, and these lines with it;
+// with Options.DeferOutcomeSync, Finish returns once its lines are written,
+// and Sync after it waits for them (and all before them) to be synced.
 func (p *Pending) Sync() error {
 	if p == nil || p.j == nil {
 		return errNoPending
 	}
-	if p.synced == nil {
+	p.j.mu.Lock()
+	synced := p.synced
+	p.j.mu.Unlock()
+	if synced == nil {
 		return nil
 	}
-	return p.synced()
+	return synced()
 }
 
 // Attempt records a failed attempt of the call (an HTTP status, a
@@ -943,7 +951,9 @@ func (p *Pending) Attempt(ctx context.Context, status int, err error) error {
 // Finish records the call's outcome: the response, or callErr (recorded
 // as its message, redacted, its bytes that are not UTF-8 as U+FFFD: the
 // error itself is the caller's). It is to be called once; a later call is
-// an error.
+// an error. It returns once the outcome's lines are on stable storage, or
+// with Options.DeferOutcomeSync once they are written (Sync then waits
+// for them).
 //
 // A response holding a string (or a Body) that is not UTF-8 is refused: a
 // JSON line cannot hold those bytes, and writing them as U+FFFD would
@@ -1081,7 +1091,16 @@ func (p *Pending) appendQuoting(ctx context.Context, kind string, q int, fields 
 	var next *pending  // the session's tree of calls with this one
 	var degraded error // the outcome recorded as a failure, its line being too long
 	outcome := kind == chain.KindResponse || kind == chain.KindError
-	err := j.appendLines(ctx, func(t Tail) (*lineBuilder, error) {
+	appendLines := j.appendLines
+	var later func() error
+	if outcome && j.deferOutcome {
+		// Written now, synced behind: Sync waits for it.
+		appendLines = func(ctx context.Context, build func(Tail) (*lineBuilder, error)) (err error) {
+			later, err = j.appendLater(ctx, build)
+			return err
+		}
+	}
+	err := appendLines(ctx, func(t Tail) (*lineBuilder, error) {
 		if t.Fresh {
 			j.restart(t)
 			return nil, fmt.Errorf("journal: call %s: the transcript was cut back under the journal (a log rotation?) after its request; this line is not recorded", p.call)
@@ -1128,6 +1147,9 @@ func (p *Pending) appendQuoting(ctx context.Context, kind string, q int, fields 
 		return b, nil
 	})
 	j.cp.commit(next, err == nil)
+	if later != nil {
+		p.synced = later
+	}
 	if err == nil {
 		err = degraded
 	}
