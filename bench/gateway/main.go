@@ -153,6 +153,10 @@ func upstreamReplies() ([]byte, [][]byte) {
 	return reply, chunks
 }
 
+// deferredName is the target of -deferred: promptloom's proxy with
+// --defer-outcome-sync.
+const deferredName = "promptloom, deferred outcome sync"
+
 // serveBare is the baseline gateway: httputil.ReverseProxy to the upstream
 // and nothing else.
 func serveBare(args []string) error {
@@ -345,6 +349,7 @@ func bench(args []string) error {
 	session := fs.Bool("session-header", true, "send Promptloom-Session (one session per client); false: the proxy finds sessions by their messages")
 	warm := fs.Int("warm", 100, "warm-up calls per target and kind")
 	only := fs.String("kinds", "1 KB,50 KB,50 KB stream", "the requests to make, by name, comma-separated")
+	deferred := fs.Bool("deferred", false, "also measure promptloom's proxy with --defer-outcome-sync (its answers' lines synced behind them), as \"promptloom, deferred outcome sync\"")
 	profile := fs.String("profile", "", "run promptloom's proxy in this program's own process (serve-proxy) and write its CPU profile here, in place of the CLI")
 	fs.Parse(args)
 
@@ -412,10 +417,10 @@ func bench(args []string) error {
 		targets = append(targets, &target{name: "Portkey gateway", url: pkURL + chat, header: h, pid: pk.Process.Pid, cmd: pk})
 	}
 
-	addPromptloom := func(name, bin, file string) error {
+	addPromptloom := func(name, bin, file string, flags ...string) error {
 		os.Remove(file)
-		c := exec.Command(bin, "proxy", "--upstream", upURL, "--transcript", file)
-		if *profile != "" && bin == *cli {
+		c := exec.Command(bin, append([]string{"proxy", "--upstream", upURL, "--transcript", file}, flags...)...)
+		if *profile != "" && bin == *cli && len(flags) == 0 {
 			c = exec.Command(self, "serve-proxy", "-upstream", upURL, "-transcript", file, "-cpuprofile", *profile)
 			name += " (in process, profiled)"
 		}
@@ -428,6 +433,11 @@ func bench(args []string) error {
 	}
 	if err := addPromptloom("promptloom proxy", *cli, filepath.Join(*dir, "transcript.jsonl")); err != nil {
 		return err
+	}
+	if *deferred {
+		if err := addPromptloom(deferredName, *cli, filepath.Join(*dir, "transcript-deferred.jsonl"), "--defer-outcome-sync"); err != nil {
+			return err
+		}
 	}
 	if *baseline != "" {
 		if err := addPromptloom("promptloom (baseline)", *baseline, filepath.Join(*dir, "transcript-baseline.jsonl")); err != nil {
@@ -683,29 +693,43 @@ func report(kinds []kind, targets []*target, all map[string]map[string]*stats) {
 	fmt.Println()
 	fmt.Println("| | to | added p50 | added p99 | CPU per call | req/s |")
 	fmt.Println("|---|---|---|---|---|---|")
+	mine := []string{pl}
+	for _, t := range targets {
+		if t.name == deferredName {
+			mine = append(mine, deferredName)
+		}
+	}
 	for _, k := range kinds {
-		for _, other := range []string{pk, bare} {
-			if other == "" {
-				continue
+		for _, m := range mine {
+			for _, other := range []string{pk, bare} {
+				if other == "" {
+					continue
+				}
+				a, b := rows[k.name][m], rows[k.name][other]
+				name := k.name
+				if m != pl {
+					name += ", deferred"
+				}
+				fmt.Printf("| %s | %s | %.2fx | %.2fx | %.2fx | %.2fx |\n", name, other,
+					a.added50/b.added50, a.added99/b.added99, a.cpu/b.cpu, a.rps/b.rps)
 			}
-			a, b := rows[k.name][pl], rows[k.name][other]
-			fmt.Printf("| %s | %s | %.2fx | %.2fx | %.2fx | %.2fx |\n", k.name, other,
-				a.added50/b.added50, a.added99/b.added99, a.cpu/b.cpu, a.rps/b.rps)
 		}
 	}
 	if _, ok := rows["50 KB"]; ok && pk != "" {
-		a, b := rows["50 KB"][pl], rows["50 KB"][pk]
-		fmt.Println("\nTargets on the 50 KB request (promptloom against Portkey, this run):")
-		target := func(what string, ratio float64, ok bool, want string) {
-			verdict := "MISSED"
-			if ok {
-				verdict = "met"
+		for _, m := range mine {
+			a, b := rows["50 KB"][m], rows["50 KB"][pk]
+			fmt.Printf("\nTargets on the 50 KB request (%s against Portkey, this run):\n", m)
+			target := func(what string, ratio float64, ok bool, want string) {
+				verdict := "MISSED"
+				if ok {
+					verdict = "met"
+				}
+				fmt.Printf("- %s: %.2fx (%s): %s\n", what, ratio, want, verdict)
 			}
-			fmt.Printf("- %s: %.2fx (%s): %s\n", what, ratio, want, verdict)
+			target("CPU per call", a.cpu/b.cpu, a.cpu <= b.cpu/3, "at most 0.33x")
+			target("added p50", a.added50/b.added50, a.added50 <= b.added50/2, "at most 0.5x")
+			target("req/s with 16 clients", a.rps/b.rps, a.rps >= 2*b.rps, "at least 2x")
 		}
-		target("CPU per call", a.cpu/b.cpu, a.cpu <= b.cpu/3, "at most 0.33x")
-		target("added p50", a.added50/b.added50, a.added50 <= b.added50/2, "at most 0.5x")
-		target("req/s with 16 clients", a.rps/b.rps, a.rps >= 2*b.rps, "at least 2x")
 	}
 	if base := rows["1 KB"]["promptloom (baseline)"]; base.rps > 0 {
 		a := rows["1 KB"][pl]

@@ -23,6 +23,8 @@ build() {
 	mkdir -p "out/src-$1/bench/gateway" && cp main.go "out/src-$1/bench/gateway/"
 	(cd "out/src-$1" && go build -o "$here/$2" ./cmd/promptloom)
 	if [ $# -gt 2 ]; then (cd "out/src-$1" && go build -o "$here/$3" ./bench/gateway); fi
+	# Not left in the tree: tests that walk the repository would read it.
+	rm -rf "out/src-$1"
 }
 if [ -n "${REV:-}" ]; then
 	build "$REV" out/promptloom out/gateway
