@@ -244,3 +244,74 @@ func TestGroupCommitKeepsEveryLine(t *testing.T) {
 		})
 	}
 }
+
+// The sessions of one file in one process share its fsyncs: requests of
+// four sessions written while an fsync runs are made durable together by
+// the next one, not by one fsync each.
+func TestSessionsShareTheirSyncs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	ctx := context.Background()
+	var js []*Journal
+	for i := range 4 {
+		j, err := Open(path, &Options{Session: fmt.Sprint("s", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := j.Call(ctx, echo, request(t, "open", `{"system": "You are careful."}`)); err != nil {
+			t.Fatal(err)
+		}
+		js = append(js, j)
+	}
+	var mu sync.Mutex
+	n := 0
+	release := make(chan struct{})
+	first := make(chan struct{})
+	old := syncFile
+	syncFile = func(f *os.File) error {
+		mu.Lock()
+		n++
+		if n == 1 {
+			close(first)
+		}
+		mu.Unlock()
+		<-release
+		return old(f)
+	}
+	t.Cleanup(func() { syncFile = old })
+	var ps []*Pending
+	for i, j := range js {
+		p, err := j.Begin(ctx, request(t, "c", `{"system": "You are careful."}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			<-first // its fsync runs, held, while the others write
+		}
+		ps = append(ps, p)
+	}
+	close(release)
+	for _, p := range ps {
+		if err := p.Sync(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	got := n
+	mu.Unlock()
+	if got > 2 {
+		t.Errorf("four sessions' requests took %d fsyncs; want at most 2 (the one running, and one for the rest)", got)
+	}
+	for _, p := range ps {
+		if err := p.Finish(ctx, Response{Text: "ok"}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, j := range js {
+		if err := j.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rep := verifyFile(t, path); !rep.OK() || len(rep.Calls) != 8 {
+		t.Fatalf("verify: %d calls, %+v", len(rep.Calls), rep.Problems)
+	}
+}

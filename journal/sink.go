@@ -133,7 +133,10 @@ type fileSink struct {
 	size  int64     // the file's size when t was read
 	start int64     // where the line t.Prev hashes starts (when size > 0)
 	mtime time.Time // the file's modification time after this sink's last write, if then its size was size
-	syncs syncs
+	// syncs are the file's, shared by every sink of it in this process
+	// (fileSessions): one fsync of the file makes every write before it
+	// durable, whichever sink wrote it.
+	syncs *syncs
 	// sessions are the ids the file opens, as far as this process read it.
 	sessions *fileSessions
 	// lineage is the run of this process's appends to the file that this
@@ -168,11 +171,16 @@ type sharedTail struct {
 	t       Tail
 	lineage uint64
 	runs    uint64 // lineages begun
+
+	// syncs is the file's group commit (fileSink.syncs).
+	syncs syncs
 }
 
-// syncs is group commit for a file's appends: each write is numbered, and
-// one fsync makes every write numbered before it durable, so appends that
-// wait together share one. The first failed fsync is the file's last word:
+// syncs is group commit for a file's appends, those of every sink of the
+// file in the process: each write is numbered (under the file's lock, so
+// in the order of the writes), and one fsync makes every write numbered
+// before it durable, so appends that wait together share one, whichever
+// session made them. The first failed fsync is the file's last word:
 // what the kernel kept of its writes is unknown, so nothing more is
 // appended and every wait returns it.
 type syncs struct {
@@ -262,7 +270,8 @@ func openFile(path string, limit int) (*fileSink, int, error) {
 		f.Close()
 		return nil, 0, err
 	}
-	return &fileSink{f: f, limit: limit, t: Tail{Prev: t.prev, Seq: t.seq}, size: t.size, start: t.start, sessions: sessionsOf(path)}, cut, nil
+	k := sessionsOf(path)
+	return &fileSink{f: f, limit: limit, t: Tail{Prev: t.prev, Seq: t.seq}, size: t.size, start: t.start, sessions: k, syncs: &k.tail.syncs}, cut, nil
 }
 
 // opened reports whether the file opens session id, for the build of a
