@@ -315,3 +315,56 @@ func TestSessionsShareTheirSyncs(t *testing.T) {
 		t.Fatalf("verify: %d calls, %+v", len(rep.Calls), rep.Problems)
 	}
 }
+
+// Finish waits for its outcome's fsync without holding the session's
+// lock: while one call's fsync runs, the session's other calls begin and
+// record theirs (before, a session's outcomes were synced one after
+// another, each under the lock).
+func TestFinishSyncsOutsideTheSessionsLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	j, err := Open(path, &Options{Session: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	p, err := j.Begin(ctx, request(t, "a", `{"system": "You are careful."}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	started, release := holdSyncs(t)
+	finished := make(chan error, 1)
+	go func() { finished <- p.Finish(ctx, Response{Text: "ok"}, nil) }()
+	<-started
+	// The fsync is held; the session's lock is free (were Finish holding
+	// it through the fsync, this would wait for ever).
+	j.mu.Lock()
+	j.mu.Unlock()
+	q, err := j.Begin(ctx, request(t, "b", `{"system": "You are careful."}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-finished:
+		t.Fatalf("Finish returned (%v) before its fsync ended", err)
+	default:
+	}
+	close(release)
+	if err := <-finished; err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Finish(ctx, Response{Text: "ok"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if rep := verifyFile(t, path); !rep.OK() || len(rep.Calls) != 2 {
+		t.Fatalf("verify: %+v", rep)
+	}
+}

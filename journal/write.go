@@ -1019,20 +1019,38 @@ func (p *Pending) Finish(ctx context.Context, resp Response, callErr error) erro
 	if err != nil {
 		return p.abandon(fmt.Errorf("journal: call %s: %s: %w", p.call, field, err))
 	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if p.done {
-		return fmt.Errorf("journal: call %s: its outcome is recorded already", p.call)
+	var synced func() error
+	again := false
+	err = func() error {
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		if p.done {
+			again = true
+			return fmt.Errorf("journal: call %s: its outcome is recorded already", p.call)
+		}
+		p.done = true
+		defer j.finished()
+		// written is not changed again: the line takes it without a copy.
+		fields := append([]string{field, unsafe.String(unsafe.SliceData(written), len(written)), hashField, chain.Quote(ohash)}, extra...)
+		quoteAt := -1
+		if extra != nil {
+			quoteAt = 5 // the body
+		}
+		var err error
+		synced, err = p.appendQuoting(ctx, kind, quoteAt, fields...)
+		return err
+	}()
+	if again {
+		return err
 	}
-	p.done = true
-	defer j.finished()
-	// written is not changed again: the line takes it without a copy.
-	fields := append([]string{field, unsafe.String(unsafe.SliceData(written), len(written)), hashField, chain.Quote(ohash)}, extra...)
-	quoteAt := -1
-	if extra != nil {
-		quoteAt = 5 // the body
+	if synced != nil && !j.deferOutcome {
+		// The fsync is waited for outside the session's lock: the
+		// session's other calls write their lines meanwhile, and share it.
+		if serr := synced(); serr != nil {
+			err = errors.Join(err, serr)
+		}
 	}
-	if err := p.appendQuoting(ctx, kind, quoteAt, fields...); err != nil {
+	if err != nil {
 		return errors.Join(refused, err)
 	}
 	return refused
@@ -1078,29 +1096,33 @@ func (p *Pending) abandon(err error) error {
 
 // append writes one line about the call, naming its request. j.mu is held.
 func (p *Pending) append(ctx context.Context, kind string, fields ...string) error {
-	return p.appendQuoting(ctx, kind, -1, fields...)
+	_, err := p.appendQuoting(ctx, kind, -1, fields...)
+	return err
 }
 
 // appendQuoting is append with fields[q] a text the line quotes (q < 0:
-// none).
-func (p *Pending) appendQuoting(ctx context.Context, kind string, q int, fields ...string) error {
+// none). An outcome's line is written and not yet synced when it returns
+// (the session's lock is not held through an fsync): synced waits for
+// that, and is kept as the call's Sync; nil when nothing was written.
+func (p *Pending) appendQuoting(ctx context.Context, kind string, q int, fields ...string) (synced func() error, err error) {
 	j := p.j
 	if p.epoch != j.epoch {
-		return fmt.Errorf("journal: call %s: the transcript was cut back under the journal (a log rotation?) after its request; this line is not recorded", p.call)
+		return nil, fmt.Errorf("journal: call %s: the transcript was cut back under the journal (a log rotation?) after its request; this line is not recorded", p.call)
 	}
 	var next *pending  // the session's tree of calls with this one
 	var degraded error // the outcome recorded as a failure, its line being too long
 	outcome := kind == chain.KindResponse || kind == chain.KindError
 	appendLines := j.appendLines
 	var later func() error
-	if outcome && j.deferOutcome {
-		// Written now, synced behind: Sync waits for it.
+	if outcome {
+		// Written now, synced once the session's lock is let go (Finish),
+		// or behind (Options.DeferOutcomeSync): Sync waits for it.
 		appendLines = func(ctx context.Context, build func(Tail) (*lineBuilder, error)) (err error) {
 			later, err = j.appendLater(ctx, build)
 			return err
 		}
 	}
-	err := appendLines(ctx, func(t Tail) (*lineBuilder, error) {
+	err = appendLines(ctx, func(t Tail) (*lineBuilder, error) {
 		if t.Fresh {
 			j.restart(t)
 			return nil, fmt.Errorf("journal: call %s: the transcript was cut back under the journal (a log rotation?) after its request; this line is not recorded", p.call)
@@ -1147,13 +1169,13 @@ func (p *Pending) appendQuoting(ctx context.Context, kind string, q int, fields 
 		return b, nil
 	})
 	j.cp.commit(next, err == nil)
+	if err != nil {
+		return nil, err
+	}
 	if later != nil {
 		p.synced = later
 	}
-	if err == nil {
-		err = degraded
-	}
-	return err
+	return later, degraded
 }
 
 // finished counts a call done, and ends the session when the journal was
