@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	pjson "github.com/promptloom/promptloom/internal/json"
 )
@@ -366,5 +367,79 @@ func TestFinishSyncsOutsideTheSessionsLock(t *testing.T) {
 	}
 	if rep := verifyFile(t, path); !rep.OK() || len(rep.Calls) != 2 {
 		t.Fatalf("verify: %+v", rep)
+	}
+}
+
+// With DeferOutcomeSync, calls one after another make one fsync each:
+// an outcome's fsync is left to the next call's request, whose fsync
+// covers it (or to a timer, here set past the test).
+func TestDeferredOutcomesRideTheNextSync(t *testing.T) {
+	defer func(w time.Duration) { lazySyncWindow = w }(lazySyncWindow)
+	lazySyncWindow = time.Hour
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	j, err := Open(path, &Options{Session: "s", DeferOutcomeSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	syncs, reach := 0, int64(0)
+	old := syncFile
+	syncFile = func(f *os.File) error {
+		st, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		err = old(f)
+		mu.Lock()
+		syncs++
+		reach = max(reach, st.Size())
+		mu.Unlock()
+		return err
+	}
+	t.Cleanup(func() { syncFile = old })
+	count := func() (int, int64) { mu.Lock(); defer mu.Unlock(); return syncs, reach }
+	ctx := context.Background()
+	for i := range 5 {
+		p, err := j.Begin(ctx, request(t, fmt.Sprint("c", i), `{"system": "You are careful."}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		before, _ := count()
+		if err := p.Finish(ctx, Response{Text: "ok"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := count(); n != before {
+			t.Fatalf("call %d: Finish made %d fsync(s); want none (the next call's makes it)", i, n-before)
+		}
+		// The next call's request (or, for the last, Close) syncs it.
+		if i == 4 {
+			if err := j.Close(); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			q, err := j.Begin(ctx, request(t, "next", `{"system": "You are careful."}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := q.Sync(); err != nil {
+				t.Fatal(err)
+			}
+			if err := q.Finish(ctx, Response{Text: "ok"}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, r := count(); r < st.Size() {
+			t.Fatalf("call %d: its outcome (to byte %d) was not synced by the next request's fsync (to %d)", i, st.Size(), r)
+		}
+	}
+	if rep := verifyFile(t, path); !rep.OK() || len(rep.Calls) != 9 {
+		t.Fatalf("verify: %d calls, %+v", len(rep.Calls), rep.Problems)
 	}
 }

@@ -191,10 +191,12 @@ type Options struct {
 	KeepRaw bool
 	// DeferOutcomeSync lets Finish return once a call's outcome lines are
 	// written (the kernel has them: a process that dies keeps them),
-	// their fsync under way and shared with the file's next appends,
-	// rather than once they are on stable storage; Pending.Sync after
-	// Finish waits for them. A machine that loses power within that fsync
-	// may lose the outcome of a call whose harness was answered: the
+	// rather than once they are on stable storage: on a file their fsync
+	// is left to the file's next append (the next call's request, whose
+	// fsync covers them) or to 10 ms later, whichever comes first, so that
+	// calls one after another make one fsync each. Pending.Sync after
+	// Finish waits for them. A machine that loses power before that fsync
+	// ends may lose the outcome of a call whose harness was answered: the
 	// transcript then ends with its request and no outcome, which Verify
 	// reports as incomplete (never a call missing without a trace). The
 	// request's lines are synced as before. The zero value syncs each

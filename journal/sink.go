@@ -90,7 +90,9 @@ type builderSink interface {
 // stable storage (a file's: its fsync is most of an append's time), so
 // that a request can be on its way while its line is synced.
 type laterSink interface {
-	appendLater(ctx context.Context, build func(Tail) ([]byte, *Tail, error)) (synced func() error, err error)
+	// lazy leaves the fsync to the file's next append, or to
+	// lazySyncWindow at the latest, rather than starting it now.
+	appendLater(ctx context.Context, build func(Tail) ([]byte, *Tail, error), lazy bool) (synced func() error, err error)
 }
 
 // built is a Sink's build as appendBuilt's, the tail after it unknown.
@@ -294,17 +296,27 @@ func (s *fileSink) appendBuilt(_ context.Context, build func(Tail) ([]byte, *Tai
 
 // appendLater is appendBuilt returning once the lines are written (a
 // process that dies now keeps them: they are the kernel's), their fsync
-// under way; synced returns once they are on stable storage.
-func (s *fileSink) appendLater(_ context.Context, build func(Tail) ([]byte, *Tail, error)) (synced func() error, err error) {
+// under way, or with lazy left to the next append's fsync (any session's:
+// the file's syncs are shared) or lazySyncWindow from now, whichever
+// comes first; synced returns once they are on stable storage.
+func (s *fileSink) appendLater(_ context.Context, build func(Tail) ([]byte, *Tail, error), lazy bool) (synced func() error, err error) {
 	n, err := s.write(build)
 	if err != nil {
 		return nil, err
 	}
-	if n > 0 {
+	switch {
+	case n > 0 && lazy:
+		time.AfterFunc(lazySyncWindow, func() { s.syncs.through(s.f, n) })
+	case n > 0:
 		go s.syncs.through(s.f, n)
 	}
 	return func() error { return s.syncs.through(s.f, n) }, nil
 }
+
+// lazySyncWindow is the longest a lazy append's lines wait for an fsync
+// (Options.DeferOutcomeSync): the next call's request, synced before its
+// answer, usually carries them sooner. (A variable for a test.)
+var lazySyncWindow = 10 * time.Millisecond
 
 // write appends build's lines under the file's lock and numbers the write
 // (0 when there were no lines).

@@ -76,7 +76,7 @@ func TestAFailedSyncEndsTheFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	line := func(Tail) ([]byte, *Tail, error) { return []byte(`{"kind":"x"}` + "\n"), nil, nil }
-	synced, err := s.appendLater(context.Background(), line)
+	synced, err := s.appendLater(context.Background(), line, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -487,7 +487,7 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 	var openHash string
 	var segs *segmentsWritten
 	var segsAt Tail
-	synced, err := j.appendLater(ctx, func(t Tail) (*lineBuilder, error) {
+	synced, err := j.appendLater(ctx, false, func(t Tail) (*lineBuilder, error) {
 		if t.Fresh {
 			j.restart(t)
 		}
@@ -1118,7 +1118,7 @@ func (p *Pending) appendQuoting(ctx context.Context, kind string, q int, fields 
 		// Written now, synced once the session's lock is let go (Finish),
 		// or behind (Options.DeferOutcomeSync): Sync waits for it.
 		appendLines = func(ctx context.Context, build func(Tail) (*lineBuilder, error)) (err error) {
-			later, err = j.appendLater(ctx, build)
+			later, err = j.appendLater(ctx, j.deferOutcome, build)
 			return err
 		}
 	}
@@ -1277,12 +1277,13 @@ func (j *Journal) appendLines(ctx context.Context, build func(Tail) (*lineBuilde
 
 // appendLater is appendLines returning, where the sink can, once the lines
 // are written and before they are on stable storage; synced waits for that.
-func (j *Journal) appendLater(ctx context.Context, build func(Tail) (*lineBuilder, error)) (synced func() error, err error) {
+// lazy leaves their fsync to the sink's next one (a file's appendLater).
+func (j *Journal) appendLater(ctx context.Context, lazy bool, build func(Tail) (*lineBuilder, error)) (synced func() error, err error) {
 	build = j.settling(build)
 	if s, ok := j.sink.(laterSink); ok {
 		bt, release := builtLines(build)
 		defer release()
-		return s.appendLater(ctx, bt)
+		return s.appendLater(ctx, bt, lazy)
 	}
 	return func() error { return nil }, j.appendLines(ctx, build)
 }
