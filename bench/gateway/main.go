@@ -153,9 +153,9 @@ func upstreamReplies() ([]byte, [][]byte) {
 	return reply, chunks
 }
 
-// deferredName is the target of -deferred: promptloom's proxy with
-// --defer-outcome-sync.
-const deferredName = "promptloom, deferred outcome sync"
+// strictName is the target of -strict: promptloom's proxy with
+// --sync-outcomes.
+const strictName = "promptloom, --sync-outcomes"
 
 // serveBare is the baseline gateway: httputil.ReverseProxy to the upstream
 // and nothing else.
@@ -349,7 +349,7 @@ func bench(args []string) error {
 	session := fs.Bool("session-header", true, "send Promptloom-Session (one session per client); false: the proxy finds sessions by their messages")
 	warm := fs.Int("warm", 100, "warm-up calls per target and kind")
 	only := fs.String("kinds", "1 KB,50 KB,50 KB stream", "the requests to make, by name, comma-separated")
-	deferred := fs.Bool("deferred", false, "also measure promptloom's proxy with --defer-outcome-sync (its answers' lines synced behind them), as \"promptloom, deferred outcome sync\"")
+	strict := fs.Bool("strict", false, "also measure promptloom's proxy with --sync-outcomes (each answer's end handed on once its outcome line is on disk), as \"promptloom, --sync-outcomes\"")
 	profile := fs.String("profile", "", "run promptloom's proxy in this program's own process (serve-proxy) and write its CPU profile here, in place of the CLI")
 	fs.Parse(args)
 
@@ -434,8 +434,8 @@ func bench(args []string) error {
 	if err := addPromptloom("promptloom proxy", *cli, filepath.Join(*dir, "transcript.jsonl")); err != nil {
 		return err
 	}
-	if *deferred {
-		if err := addPromptloom(deferredName, *cli, filepath.Join(*dir, "transcript-deferred.jsonl"), "--defer-outcome-sync"); err != nil {
+	if *strict {
+		if err := addPromptloom(strictName, *cli, filepath.Join(*dir, "transcript-strict.jsonl"), "--sync-outcomes"); err != nil {
 			return err
 		}
 	}
@@ -695,8 +695,8 @@ func report(kinds []kind, targets []*target, all map[string]map[string]*stats) {
 	fmt.Println("|---|---|---|---|---|---|")
 	mine := []string{pl}
 	for _, t := range targets {
-		if t.name == deferredName {
-			mine = append(mine, deferredName)
+		if t.name == strictName {
+			mine = append(mine, strictName)
 		}
 	}
 	for _, k := range kinds {
@@ -708,7 +708,7 @@ func report(kinds []kind, targets []*target, all map[string]map[string]*stats) {
 				a, b := rows[k.name][m], rows[k.name][other]
 				name := k.name
 				if m != pl {
-					name += ", deferred"
+					name += ", --sync-outcomes"
 				}
 				fmt.Printf("| %s | %s | %.2fx | %.2fx | %.2fx | %.2fx |\n", name, other,
 					a.added50/b.added50, a.added99/b.added99, a.cpu/b.cpu, a.rps/b.rps)

@@ -28,7 +28,7 @@ import (
 )
 
 func init() {
-	register("proxy", "proxy --upstream URL [--listen ADDR] [--transcript PATH_OR_URL] [--sign NAME.key [--checkpoint-every N] [--witness URL ...]] [--options FILE|DIR] [--max-bytes N] [--ui-token TOKEN] [--grace D] [--idle D] [--diagnostics] [--cache auto] [--defer-outcome-sync]", runProxy)
+	register("proxy", "proxy --upstream URL [--listen ADDR] [--transcript PATH_OR_URL] [--sign NAME.key [--checkpoint-every N] [--witness URL ...]] [--options FILE|DIR] [--max-bytes N] [--ui-token TOKEN] [--grace D] [--idle D] [--diagnostics] [--cache auto] [--sync-outcomes]", runProxy)
 }
 
 // runProxy serves the proxy until SIGTERM or SIGINT: it stops accepting,
@@ -49,7 +49,7 @@ func runProxy(e *env, args []string) int {
 	idle := fs.Duration("idle", 0, "close a session no call has used for D (checkpointed under --sign); a later call that continues it opens a new session ID~N that names it (0: sessions close when the proxy stops)")
 	diagnostics := fs.Bool("diagnostics", false, "ask the provider for its cache diagnostics on every call of a session (Anthropic, OpenAI Responses), against the session's latest response: a change to the body sent, recorded")
 	autoCache := fs.String("cache", "", "auto places cache breakpoints by the provider's rules in a request that sets none (a change to the body sent, recorded)")
-	deferSync := fs.Bool("defer-outcome-sync", false, "hand on the end of an answer once its outcome line is written, its fsync under way (shared with the next calls' lines), not once it is on disk: a machine that loses power then may lose that outcome, and verify shows the call incomplete (docs/transcript.md, \"What a crash keeps\")")
+	syncOutcomes := fs.Bool("sync-outcomes", false, "hand on the end of each answer only once its outcome line is on disk; without it the end goes once the line is written, its fsync left to the next call's (or 10 ms later), and a machine that loses power meanwhile may lose that outcome: verify then shows the call incomplete (docs/transcript.md, \"What a crash keeps\")")
 	pos, err := parseInterleaved(fs, args)
 	if err == nil && len(pos) > 0 {
 		err = fmt.Errorf("takes no file, got %q", pos[0])
@@ -69,7 +69,7 @@ func runProxy(e *env, args []string) int {
 	if err != nil {
 		return e.flagError(fs, "proxy", err)
 	}
-	o := &journal.Options{MaxLineBytes: maxLineBytes, CheckpointEvery: *every, Witnesses: *witnesses, DeferOutcomeSync: *deferSync}
+	o := &journal.Options{MaxLineBytes: maxLineBytes, CheckpointEvery: *every, Witnesses: *witnesses, DeferOutcomeSync: !*syncOutcomes}
 	if *sign != "" {
 		if o.Signer, err = e.signer(*sign); err != nil {
 			return e.fail("proxy: --sign: %v", err)
