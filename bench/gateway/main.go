@@ -201,7 +201,8 @@ func serveProxy(args []string) error {
 		return err
 	}
 	p, err := proxy.New(&proxy.Options{Upstream: u, Open: func(s string) (*journal.Journal, error) {
-		return journal.Open(*transcript, &journal.Options{Session: s})
+		// As the CLI opens them without --sync-outcomes.
+		return journal.Open(*transcript, &journal.Options{Session: s, DeferOutcomeSync: true})
 	}})
 	if err != nil {
 		return err
