@@ -13,6 +13,7 @@ import (
 	"time"
 
 	pjson "github.com/promptloom/promptloom/internal/json"
+	"github.com/promptloom/promptloom/transcript"
 )
 
 // holdSyncs makes every fsync wait until release is closed, saying on
@@ -229,7 +230,7 @@ func TestGroupCommitKeepsEveryLine(t *testing.T) {
 				if !bytes.Contains(cut, []byte(`"kind":"provider_call_response"`)) {
 					continue // no call answered yet: nothing to hold
 				}
-				rep, err := Verify(bytes.NewReader(cut), nil)
+				rep, err := transcript.Verify(bytes.NewReader(cut), nil)
 				if err != nil || !rep.Holds() {
 					var w bytes.Buffer
 					if rep != nil {

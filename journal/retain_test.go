@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/promptloom/promptloom/harn/redact"
+	"github.com/promptloom/promptloom/internal/chain"
 	"github.com/promptloom/promptloom/payload"
 )
 
@@ -136,7 +137,7 @@ func TestItemwiseRedactionIsPerSession(t *testing.T) {
 		t.Fatal("the second session starts with the first's items")
 	}
 	a.mu.Lock()
-	a.restart(Tail{Prev: genesis, Seq: 1})
+	a.restart(Tail{Prev: chain.Genesis, Seq: 1})
 	a.mu.Unlock()
 	if a.redacted.last != nil {
 		t.Fatal("a restarted session kept its items")

@@ -13,6 +13,7 @@ import (
 	"github.com/promptloom/promptloom/digest"
 	"github.com/promptloom/promptloom/harn/redact"
 	pjson "github.com/promptloom/promptloom/internal/json"
+	"github.com/promptloom/promptloom/internal/wire"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/payload"
 	"github.com/promptloom/promptloom/request"
@@ -391,7 +392,7 @@ func (p *Proxy) chainOf(pr *payload.Request) ([]digest.Digest, error) {
 	// Every part is digested, as the manifest digests it: a part with no
 	// canonical form (a lone surrogate, a key twice) is refused wherever
 	// it is, though only the messages make the keys.
-	mark := payload.MarkKey(pr.Provider)
+	mark := wire.MarkKey(string(pr.Provider))
 	raw := make([]rawPart, len(parts))
 	for i, part := range parts {
 		// The raw bytes and the provider (its cache mark) make the
