@@ -343,7 +343,11 @@ func TestFinishSyncsOutsideTheSessionsLock(t *testing.T) {
 	// The fsync is held; the session's lock is free (were Finish holding
 	// it through the fsync, this would wait for ever).
 	j.mu.Lock()
+	running := j.running
 	j.mu.Unlock()
+	if running != 0 {
+		t.Fatalf("%d call(s) running while the outcome's fsync is held; want the call counted done", running)
+	}
 	q, err := j.Begin(ctx, request(t, "b", `{"system": "You are careful."}`))
 	if err != nil {
 		t.Fatal(err)
