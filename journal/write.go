@@ -24,6 +24,7 @@ import (
 	"github.com/promptloom/promptloom/harn/redact"
 	"github.com/promptloom/promptloom/internal/chain"
 	pjson "github.com/promptloom/promptloom/internal/json"
+	"github.com/promptloom/promptloom/internal/wire"
 	"github.com/promptloom/promptloom/journal/tiles"
 	"github.com/promptloom/promptloom/payload"
 )
@@ -395,7 +396,7 @@ func (j *Journal) prepareUnattributed(req Request) (*prepared, error) {
 	// order: the body is not encoded again (it is most of the line).
 	var body, text []byte
 	hash := ""
-	if kept, h, err := j.retainBody(req.Body, req.Payload != nil && sameBytes(req.Payload.Body(), req.Body)); err == nil && req.Body != nil {
+	if kept, h, err := j.retainBody(req.Body, req.Payload != nil && sameBytes(wire.Body(req.Payload), req.Body)); err == nil && req.Body != nil {
 		body, hash = kept, h
 	} else {
 		// Not JSON: kept as text, redacted, its bytes that are not UTF-8
