@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/manifest"
 	"github.com/promptloom/promptloom/transcript"
 )
 
@@ -30,26 +32,43 @@ func ExampleVerify() {
 	// true
 }
 
-// Each line of a transcript decodes to its kind, the session and call it
-// names, and its place in the chain.
+// Each line of a transcript decodes to its place in the chain, its kind,
+// the session and call it names, and its kind's own members, typed, in
+// Body; a member of the wrong type is the rule Verify names for it.
 func ExampleDecode() {
 	data, err := os.ReadFile("testdata/example.jsonl")
 	if err != nil {
 		panic(err)
 	}
-	for _, line := range strings.SplitAfter(strings.TrimSuffix(string(data), "\n"), "\n")[:4] {
-		l, err := transcript.Decode([]byte(strings.TrimSuffix(line, "\n")))
+	var manifestHash digest.Digest
+	for _, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")[:5] {
+		l, err := transcript.Decode([]byte(line))
 		if err != nil {
 			panic(err)
 		}
-		fmt.Printf("%d %s %q %q\n", l.Seq, l.Kind, l.Session, l.Call)
+		fmt.Printf("%d %s %q %q: ", l.Seq, l.Kind, l.Session, l.Call)
+		switch b := l.Body.(type) {
+		case *transcript.Open:
+			fmt.Printf("follows %q\n", b.Follows)
+		case *transcript.SystemPrompt:
+			fmt.Printf("%q\n", b.Content)
+		case *transcript.Retained:
+			m, _ := manifest.Read(b.Value)
+			manifestHash = b.ContentHash
+			fmt.Println(m.SystemPromptBytes, "bytes of system prompt")
+		case *transcript.Request:
+			fmt.Println("served the manifest above:", b.ManifestHash == manifestHash)
+		case *transcript.Outcome:
+			fmt.Printf("answers seq %d: %s\n", b.RequestSeq, b.Value)
+		}
 	}
-	_, err = transcript.Decode([]byte(`{"prev":"blake3:00","seq":"1","kind":"journal_open","at":"2026-01-02T03:04:05Z"}`))
-	fmt.Println(errors.Is(err, transcript.RuleSeq))
+	_, err = transcript.Decode([]byte(`{"prev":"blake3:00","seq":1,"kind":"journal_close","at":"2026-01-02T03:04:05Z","session":"s1","calls":"2"}`))
+	fmt.Println(errors.Is(err, transcript.RuleCloseCount))
 	// Output:
-	// 1 journal_open "s1" ""
-	// 2 system_prompt "" ""
-	// 3 context_manifest "" ""
-	// 4 provider_call_request "s1" "c1"
+	// 1 journal_open "s1" "": follows ""
+	// 2 system_prompt "" "": "You are careful."
+	// 3 context_manifest "" "": 16 bytes of system prompt
+	// 4 provider_call_request "s1" "c1": served the manifest above: true
+	// 5 provider_call_response "s1" "c1": answers seq 4: {"text":"ok"}
 	// true
 }

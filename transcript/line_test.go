@@ -10,7 +10,7 @@ import (
 // Decode names what is wrong with a line by its rule, as Verify would.
 func TestDecodeRules(t *testing.T) {
 	const good = `{"prev":"blake3:00","seq":1,"kind":"journal_open","at":"2026-01-02T03:04:05Z","session":"s1"}`
-	if l, err := Decode([]byte(good)); err != nil || l != (Line{Prev: "blake3:00", Seq: 1, Kind: "journal_open", At: "2026-01-02T03:04:05Z", Session: "s1"}) {
+	if l, err := Decode([]byte(good)); err != nil || l != (Line{Prev: "blake3:00", Seq: 1, Kind: "journal_open", At: "2026-01-02T03:04:05Z", Session: "s1", Body: l.Body}) || *l.Body.(*Open) != (Open{}) {
 		t.Fatalf("Decode = %+v, %v", l, err)
 	}
 	for _, tc := range []struct {

@@ -170,7 +170,8 @@ type OpenSession struct {
 // Refusal is a request refused rather than made, as its
 // provider_call_refused line records it (Journal.Refuse): the reason's
 // code and message, and the length and BLAKE3 digest of the bytes
-// received (the body is not kept).
+// received (the body is not kept). Decode gives one as a
+// provider_call_refused line's Body, its Line 0.
 type Refusal struct {
 	Line            int    `json:"line"`
 	Session         string `json:"session"`

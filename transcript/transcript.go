@@ -4,7 +4,9 @@
 // functions over the lines and the keys a caller holds, nothing written.
 //
 // Each line decodes to a Line (Decode): its place in the chain, its kind,
-// the session and call it names. Verify reads a transcript a line at a
+// the session and call it names, and in Line.Body its kind's own members
+// as one typed struct (Open, Close, SystemPrompt, Retained, Request,
+// Outcome, Attempt, Refusal, Checkpoint), a Harn event's too. Verify reads a transcript a line at a
 // time, each read once with internal/json, and says, for each call,
 // whether every receipt resolves to retained bytes that re-derive it and
 // its outcome is recorded (a CallReport), and for the whole, what it

@@ -1,0 +1,278 @@
+package transcript_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/promptloom/promptloom/digest"
+	"github.com/promptloom/promptloom/explain"
+	"github.com/promptloom/promptloom/journal"
+	"github.com/promptloom/promptloom/manifest"
+	"github.com/promptloom/promptloom/transcript"
+
+	"golang.org/x/mod/sumdb/note"
+)
+
+// everyKind is a transcript journal writes with a line of every kind: a
+// session that follows another, a prompt and its manifest, a call retried
+// once then answered (its body kept), a call that failed, a refusal, an
+// unattributed call, checkpoints, and the close.
+func everyKind(t *testing.T) []byte {
+	t.Helper()
+	skey, _, err := note.GenerateKey(rand.Reader, "kinds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := note.NewSigner(skey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := explain.Explain([]byte(`{"system": ["You are careful."]}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var run bytes.Buffer
+	j := journal.New(&run, &journal.Options{Session: "s2", Follows: "s1", Signer: signer})
+	ctx := context.Background()
+	p, err := j.Begin(ctx, journal.Request{Call: "c1", System: e.System, Manifest: e.Manifest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Attempt(ctx, 429, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Finish(ctx, journal.Response{Text: "ok", Body: []byte(`{"id":"r1"}`)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	failing := journal.ModelFunc(func(context.Context, journal.Request) (journal.Response, error) {
+		return journal.Response{}, errors.New("upstream down")
+	})
+	if _, err := j.Call(ctx, failing, journal.Request{Call: "c2", System: e.System, Manifest: e.Manifest}); err == nil {
+		t.Fatal("the failing call did not fail")
+	}
+	if err := j.Refuse(ctx, "c3", "stale_prompt", "the prompt changed", []byte(`{"x":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	ok := journal.ModelFunc(func(context.Context, journal.Request) (journal.Response, error) {
+		return journal.Response{Text: "fine"}, nil
+	})
+	if _, err := j.Call(ctx, ok, journal.Request{Call: "c4", Unattributed: true, Body: []byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return run.Bytes()
+}
+
+// splitLines is a transcript's lines, without their newlines.
+func splitLines(data []byte) [][]byte {
+	return bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+}
+
+// Every kind of line journal writes decodes to its typed members, each
+// equal to what the writer was given.
+func TestDecodeEveryKindJournalWrites(t *testing.T) {
+	data := everyKind(t)
+	if rep, err := transcript.Verify(bytes.NewReader(data), nil); err != nil || !rep.OK() {
+		t.Fatalf("the transcript does not verify: %v %+v", err, rep)
+	}
+	seen := map[string]int{}
+	var manifestHash digest.Digest
+	var requestHash = map[int64]digest.Digest{}
+	for i, raw := range splitLines(data) {
+		l, err := transcript.Decode(raw)
+		if err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		seen[l.Kind]++
+		if l.Seq != int64(i+1) {
+			t.Errorf("line %d: seq %d", i+1, l.Seq)
+		}
+		switch b := l.Body.(type) {
+		case *transcript.Open:
+			if l.Session != "s2" || b.Follows != "s1" {
+				t.Errorf("journal_open: %+v %+v", l, b)
+			}
+		case *transcript.SystemPrompt:
+			if b.Content != "You are careful." || b.ContentHash != digest.Of(b.Content) {
+				t.Errorf("system_prompt: %+v", b)
+			}
+		case *transcript.Retained:
+			m, err := manifest.Read(b.Value)
+			if err != nil || l.Kind != "context_manifest" || b.ContentHash != digest.Bytes(b.Value) {
+				t.Errorf("context_manifest: %v %+v", err, m)
+			}
+			manifestHash = b.ContentHash
+		case *transcript.Request:
+			requestHash[l.Seq] = digest.Bytes(raw)
+			switch l.Call {
+			case "c1", "c2":
+				if b.ManifestHash != manifestHash || len(b.Receipt) == 0 || !bytes.Contains(b.Request, []byte(`"messages"`)) {
+					t.Errorf("request %s: %+v", l.Call, b)
+				}
+			case "c4":
+				if b.Receipt != nil || b.ManifestHash != (digest.Digest{}) || !bytes.Contains(b.Request, []byte(`"body_segments"`)) {
+					t.Errorf("unattributed request: %s %v %s", b.Receipt, b.ManifestHash, b.Request)
+				}
+			default:
+				t.Errorf("request of call %q", l.Call)
+			}
+		case *transcript.Attempt:
+			if l.Call != "c1" || b.Number != 1 || string(b.Failure) != `{"status":429}` || b.RequestHash != requestHash[b.RequestSeq] {
+				t.Errorf("attempt: %+v %s", b, b.Failure)
+			}
+		case *transcript.Outcome:
+			if b.RequestHash != requestHash[b.RequestSeq] || b.ContentHash == (digest.Digest{}) {
+				t.Errorf("%s: %+v", l.Kind, b)
+			}
+			switch l.Call {
+			case "c1":
+				if l.Kind != "provider_call_response" || b.Body != `{"id":"r1"}` || !bytes.Contains(b.Value, []byte(`"text":"ok"`)) {
+					t.Errorf("c1's response: %+v %s", b, b.Value)
+				}
+			case "c2":
+				if l.Kind != "provider_call_error" || !bytes.Contains(b.Value, []byte("upstream down")) || b.Body != "" {
+					t.Errorf("c2's error: %s", b.Value)
+				}
+			}
+		case *transcript.Refusal:
+			want := transcript.Refusal{Session: "s2", Call: "c3", Reason: "stale_prompt", Message: "the prompt changed",
+				BodyBytes: 7, BodyContentHash: digest.Bytes([]byte(`{"x":1}`)).String()}
+			if *b != want {
+				t.Errorf("refusal: %+v, want %+v", *b, want)
+			}
+		case *transcript.Checkpoint:
+			if !strings.Contains(b.Note, "\n\n— kinds ") {
+				t.Errorf("checkpoint note: %q", b.Note)
+			}
+		case *transcript.Close:
+			if b.Calls != 3 {
+				t.Errorf("journal_close: calls %d", b.Calls)
+			}
+		default:
+			t.Errorf("line %d (%s): body %T", i+1, l.Kind, l.Body)
+		}
+	}
+	for _, k := range []string{"journal_open", "system_prompt", "context_manifest", "provider_call_request",
+		"provider_call_attempt", "provider_call_response", "provider_call_error", "provider_call_refused",
+		"journal_checkpoint", "journal_close"} {
+		if seen[k] == 0 {
+			t.Errorf("no %s line decoded", k)
+		}
+	}
+}
+
+// Every Harn event a verifier reads decodes to its typed members; other
+// events decode with no body.
+func TestDecodeHarnEvents(t *testing.T) {
+	files, err := filepath.Glob("../journal/testdata/harn/*.jsonl")
+	if err != nil || len(files) == 0 {
+		t.Fatal("no Harn transcripts", err)
+	}
+	seen := map[string]int{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, raw := range splitLines(data) {
+			l, err := transcript.Decode(raw)
+			if err != nil {
+				t.Fatalf("%s:%d: %v", f, i+1, err)
+			}
+			seen[l.Kind]++
+			switch b := l.Body.(type) {
+			case *transcript.SystemPrompt:
+				if b.Content == "" || b.ContentHash == (digest.Digest{}) {
+					t.Errorf("%s:%d: %+v", f, i+1, b)
+				}
+			case *transcript.Retained:
+				if len(b.Value) == 0 || b.ContentHash == (digest.Digest{}) {
+					t.Errorf("%s:%d: %s %+v", f, i+1, l.Kind, b)
+				}
+			case *transcript.Request:
+				if l.Call == "" || b.ManifestHash == (digest.Digest{}) || len(b.Receipt) == 0 || b.Request != nil {
+					t.Errorf("%s:%d: request %q %+v", f, i+1, l.Call, b)
+				}
+			case nil:
+				t.Errorf("%s:%d: %s decodes to no body", f, i+1, l.Kind)
+			}
+		}
+	}
+	for _, k := range []string{"system_prompt", "context_manifest", "tool_schemas", "served_message", "provider_call_request"} {
+		if seen[k] == 0 {
+			t.Errorf("no Harn %s decoded", k)
+		}
+	}
+	l, err := transcript.Decode([]byte(`{"type":"agent_turn","timestamp":"2026-01-01T00:00:00Z"}`))
+	if err != nil || l.Kind != "agent_turn" || l.Body != nil {
+		t.Errorf("another Harn event: %+v, %v", l, err)
+	}
+}
+
+// A line whose kind's members are missing or of the wrong type is the
+// rule Verify names for them, never a panic or a zero value.
+func TestDecodeHostileMembers(t *testing.T) {
+	const head = `{"prev":"blake3:0000000000000000000000000000000000000000000000000000000000000000","seq":1,"at":"2026-01-02T03:04:05Z",`
+	const h = `"blake3:af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262"`
+	for _, tc := range []struct {
+		rest string
+		want manifest.Rule
+	}{
+		{`"kind":"journal_open"}`, transcript.RuleSessionID},
+		{`"kind":"journal_open","session":""}`, transcript.RuleSessionID},
+		{`"kind":"journal_open","session":"s","follows":7}`, transcript.RuleFollows},
+		{`"kind":"journal_close","session":"s","calls":"2"}`, transcript.RuleCloseCount},
+		{`"kind":"journal_close","calls":2}`, transcript.RuleSessionNotOpen},
+		{`"kind":"system_prompt","content":7,"content_hash":` + h + `}`, transcript.RuleContentHash},
+		{`"kind":"system_prompt","content":"x","content_hash":"blake3:zz"}`, transcript.RuleContentHash},
+		{`"kind":"context_manifest","content_hash":` + h + `}`, transcript.RuleContentHash},
+		{`"kind":"provider_call_request","session":"s","call":"c","served_context":[],"request":{}}`, transcript.RuleReceipt},
+		{`"kind":"provider_call_request","session":"s","call":"c","served_context":{"manifest_content_hash":3},"request":{}}`, transcript.RuleReceipt},
+		{`"kind":"provider_call_request","session":"s","call":"c","served_context":null,"request":"body"}`, transcript.RuleRequest},
+		{`"kind":"provider_call_request","session":"s","call":1,"served_context":null,"request":{}}`, transcript.RuleRequest},
+		{`"kind":"provider_call_request","call":"c","served_context":null,"request":{}}`, transcript.RuleSessionNotOpen},
+		{`"kind":"provider_call_response","session":"s","call":"c","request_seq":"1","request_hash":` + h + `,"response":{},"response_content_hash":` + h + `}`, transcript.RuleOutcome},
+		{`"kind":"provider_call_response","session":"s","call":"c","request_seq":1,"request_hash":"x","response":{},"response_content_hash":` + h + `}`, transcript.RuleOutcome},
+		{`"kind":"provider_call_response","session":"s","call":"c","request_seq":1,"request_hash":` + h + `,"response":{}}`, transcript.RuleOutcomeContentHash},
+		{`"kind":"provider_call_response","session":"s","call":"c","request_seq":1,"request_hash":` + h + `,"response":{},"response_content_hash":` + h + `,"body":{}}`, transcript.RuleOutcomeContentHash},
+		{`"kind":"provider_call_error","session":"s","call":"c","request_seq":1,"request_hash":` + h + `,"error":"down","error_content_hash":` + h + `}`, transcript.RuleOutcomeContentHash},
+		{`"kind":"provider_call_attempt","session":"s","call":"c","request_seq":1,"request_hash":` + h + `,"attempt":1.5,"failure":{}}`, transcript.RuleOutcome},
+		{`"kind":"provider_call_attempt","session":"s","request_seq":1,"request_hash":` + h + `,"attempt":1,"failure":{}}`, transcript.RuleOutcome},
+		{`"kind":"provider_call_refused","session":"s","reason":"Bad Reason","message":"m","body_bytes":1,"body_content_hash":` + h + `}`, transcript.RuleRefusal},
+		{`"kind":"provider_call_refused","session":"s","reason":"r","message":"m","body_bytes":-1,"body_content_hash":` + h + `}`, transcript.RuleRefusal},
+		{`"kind":"provider_call_refused","session":"s","reason":"r","message":"m","body_bytes":1,"body_content_hash":` + h + `,"call":false}`, transcript.RuleRefusal},
+		{`"kind":"journal_checkpoint","session":"s"}`, transcript.RuleCheckpointNote},
+		{`"kind":"journal_checkpoint","note":"n"}`, transcript.RuleCheckpointSession},
+	} {
+		line := head + tc.rest
+		l, err := transcript.Decode([]byte(line))
+		var re *manifest.RuleError
+		if !errors.As(err, &re) || re.Rule != tc.want {
+			t.Errorf("Decode(%s) = %+v, %v; want rule %s", tc.rest, l, err, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		line string
+		want manifest.Rule
+	}{
+		{`{"type":3}`, transcript.RuleKind},
+		{`{"type":"system_prompt","content":"x"}`, transcript.RuleContentHash},
+		{`{"type":"tool_schemas","content_hash":"blake3:af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262"}`, transcript.RuleContentHash},
+		{`{"type":"provider_call_request","call_id":"c","served_context":null}`, transcript.RuleReceipt},
+		{`{"type":"provider_call_request","served_context":{}}`, transcript.RuleRequest},
+	} {
+		_, err := transcript.Decode([]byte(tc.line))
+		var re *manifest.RuleError
+		if !errors.As(err, &re) || re.Rule != tc.want {
+			t.Errorf("Decode(%s) = %v; want rule %s", tc.line, err, tc.want)
+		}
+	}
+}
