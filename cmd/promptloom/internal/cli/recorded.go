@@ -10,7 +10,6 @@ import (
 
 	"github.com/promptloom/promptloom/explain"
 	"github.com/promptloom/promptloom/transcript"
-	"github.com/tidwall/gjson"
 )
 
 // A recorded call is explained from what its transcript retained: the
@@ -172,8 +171,15 @@ func recordedExplanation(c *transcript.CallReport, data []byte) (*explain.Explan
 	if !ok {
 		return nil, fmt.Errorf("no line %d", c.SystemLine)
 	}
-	sys := gjson.GetBytes(line, "content").String()
-	x, err := explain.FromManifest(sys, c.Manifest)
+	l, err := transcript.Decode(line)
+	if err != nil {
+		return nil, fmt.Errorf("line %d: %w", c.SystemLine, err)
+	}
+	sys, ok := l.Body.(*transcript.SystemPrompt)
+	if !ok {
+		return nil, fmt.Errorf("line %d is a %s, not a system_prompt", c.SystemLine, l.Kind)
+	}
+	x, err := explain.FromManifest(sys.Content, c.Manifest)
 	if err != nil {
 		return nil, fmt.Errorf("the manifest at line %d does not place the bytes of the prompt at line %d (a redacted prompt?): %w", c.ManifestLine, c.SystemLine, err)
 	}

@@ -12,8 +12,7 @@ import (
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/journal/replay"
 	"github.com/promptloom/promptloom/manifest"
-
-	"github.com/tidwall/gjson"
+	"github.com/promptloom/promptloom/transcript"
 )
 
 // RecordNegotiation runs the negotiation with the scripted model behind a
@@ -118,20 +117,24 @@ type recordedManifest struct {
 
 // recordedManifests maps each request of a transcript to the manifest it
 // names.
-func recordedManifests(transcript []byte) map[string]recordedManifest {
-	byHash := map[string]*manifest.Manifest{}
+func recordedManifests(data []byte) map[string]recordedManifest {
+	byHash := map[digest.Digest]*manifest.Manifest{}
 	out := map[string]recordedManifest{}
-	for _, line := range bytes.Split(transcript, []byte("\n")) {
-		v := gjson.ParseBytes(line)
-		switch v.Get("kind").String() {
-		case "context_manifest":
-			if m, err := manifest.Read([]byte(v.Get("manifest").Raw)); err == nil {
-				byHash[v.Get("content_hash").String()] = m
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		l, err := transcript.Decode(line)
+		if err != nil {
+			continue
+		}
+		switch b := l.Body.(type) {
+		case *transcript.Retained:
+			if l.Kind != "context_manifest" {
+				continue
 			}
-		case "provider_call_request":
-			h := v.Get("served_context.manifest_content_hash").String()
-			d, _ := digest.Parse(h)
-			out[v.Get("call").String()] = recordedManifest{hash: d, manifest: byHash[h]}
+			if m, err := manifest.Read(b.Value); err == nil {
+				byHash[b.ContentHash] = m
+			}
+		case *transcript.Request:
+			out[l.Call] = recordedManifest{hash: b.ManifestHash, manifest: byHash[b.ManifestHash]}
 		}
 	}
 	return out
