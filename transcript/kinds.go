@@ -90,9 +90,9 @@ type Checkpoint struct {
 	Note string
 }
 
-// body decodes the members of a promptloom line of kind l.Kind into
-// l.Body, or says which rule a member breaks.
-func (l *Line) body(o *object) *manifest.RuleError {
+// body decodes the members of a line of kind l.Kind into l.Body (harn: a
+// Harn event), or says which rule a member breaks.
+func (l *Line) body(o *object, harn bool) *manifest.RuleError {
 	sessOK := o.Get("session").Type == jString
 	switch l.Kind {
 	case chain.KindOpen:
@@ -120,11 +120,11 @@ func (l *Line) body(o *object) *manifest.RuleError {
 		return l.retained(o)
 	case chain.KindRequest:
 		var b Request
-		if !sessOK && o.Get("type").Type != jString {
+		if !sessOK && !harn {
 			return decodeFailed(RuleSessionNotOpen, "provider_call_request's session %s is not a string", orRawNull(o.Get("session").Raw))
 		}
 		call := o.Get("call")
-		if o.Get("type").Type == jString {
+		if harn {
 			call = o.Get("call_id")
 		}
 		if call.Type != jString {
@@ -140,11 +140,11 @@ func (l *Line) body(o *object) *manifest.RuleError {
 				}
 				b.ManifestHash = d
 			}
-		case sc.Type == jNull && sc.Exists() && o.Get("type").Type != jString:
+		case sc.Type == jNull && sc.Exists() && !harn:
 		default:
 			return decodeFailed(RuleReceipt, "provider_call_request's served_context %s is not an object", orRawNull(sc.Raw))
 		}
-		if o.Get("type").Type != jString {
+		if !harn {
 			r := o.Get("request")
 			if !r.IsObject() {
 				return decodeFailed(RuleRequest, "provider_call_request's request %s is not an object", orRawNull(r.Raw))

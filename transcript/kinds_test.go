@@ -276,3 +276,14 @@ func TestDecodeHostileMembers(t *testing.T) {
 		}
 	}
 }
+
+// A promptloom line that also has a "type" member is still a promptloom
+// line: its request must have its session and its request object.
+func TestDecodePromptloomLineWithType(t *testing.T) {
+	const line = `{"prev":"blake3:0000000000000000000000000000000000000000000000000000000000000000","seq":1,"kind":"provider_call_request","at":"2026-01-02T03:04:05Z","type":"x","call":"c","served_context":null}`
+	_, err := transcript.Decode([]byte(line))
+	var re *manifest.RuleError
+	if !errors.As(err, &re) || re.Rule != transcript.RuleSessionNotOpen {
+		t.Errorf("Decode = %v, want rule %s", err, transcript.RuleSessionNotOpen)
+	}
+}

@@ -79,7 +79,7 @@ func Decode(line []byte) (Line, error) {
 	}
 	l.Session, _ = stringField(&o, "session")
 	l.Call, _ = stringField(&o, "call")
-	if err := l.body(&o); err != nil {
+	if err := l.body(&o, false); err != nil {
 		return Line{}, err
 	}
 	return l, nil
@@ -101,7 +101,7 @@ func decodeHarn(o *object) (Line, error) {
 		}
 	case chain.KindRequest:
 		l.Call, _ = stringField(o, "call_id")
-		if err := l.body(o); err != nil {
+		if err := l.body(o, true); err != nil {
 			return Line{}, err
 		}
 	}
