@@ -51,7 +51,7 @@ type Retained struct {
 // a request made without a manifest, whose receipt is null), the digest of
 // the manifest that receipt names (zero when none), and the request sent
 // (the request member: messages, tools and parameters, or an unattributed
-// body as body_segments, body or body_text; nil in a Harn event, which
+// body, kept as segments, whole or as text; nil in a Harn event, which
 // keeps none). Requests rebuilds the body sent from it.
 type Request struct {
 	Receipt      []byte
