@@ -155,29 +155,14 @@ func (l *Line) body(o *object, harn bool) *manifest.RuleError {
 	case chain.KindResponse, chain.KindError, chain.KindAttempt:
 		return l.answer(o, sessOK)
 	case chain.KindRefused:
+		b, err := refusalOf(o)
+		if err != nil {
+			return err
+		}
 		if !sessOK {
 			return decodeFailed(RuleSessionNotOpen, "provider_call_refused's session %s is not a string", orRawNull(o.Get("session").Raw))
 		}
-		var b Refusal
-		var okR, okM, okB, okH bool
-		b.Reason, okR = stringField(o, "reason")
-		b.Message, okM = stringField(o, "message")
-		b.BodyBytes, okB = intField(o.Get("body_bytes"))
-		b.BodyContentHash, okH = stringField(o, "body_content_hash")
-		_, badHash := digest.Parse(b.BodyContentHash)
-		switch {
-		case !okR || !chain.RuleLike(b.Reason):
-			return decodeFailed(RuleRefusal, "the refusal's reason %s is not a code (lowercase letters, digits and _)", orRawNull(o.Get("reason").Raw))
-		case !okM:
-			return decodeFailed(RuleRefusal, "the refusal's message %s is not a string", orRawNull(o.Get("message").Raw))
-		case !okB:
-			return decodeFailed(RuleRefusal, "the refusal's body_bytes %s is not an integer", orRawNull(o.Get("body_bytes").Raw))
-		case !okH || badHash != nil:
-			return decodeFailed(RuleRefusal, "the refusal's body_content_hash %s is not a digest", orRawNull(o.Get("body_content_hash").Raw))
-		case o.Get("call").Exists() && o.Get("call").Type != jString:
-			return decodeFailed(RuleRefusal, "the refusal's call %s is not a string", o.Get("call").Raw)
-		}
-		b.Session, b.Call = l.Session, l.Call
+		b.Session = l.Session
 		l.Body = &b
 	case chain.KindCheckpoint:
 		if !sessOK {
@@ -190,6 +175,33 @@ func (l *Line) body(o *object, harn bool) *manifest.RuleError {
 		l.Body = &Checkpoint{Note: note}
 	}
 	return nil
+}
+
+// refusalOf reads a provider_call_refused line's own members (not its
+// session, which Verify holds to the sessions open), or says which it
+// breaks (RuleRefusal).
+func refusalOf(o getter) (Refusal, *manifest.RuleError) {
+	var b Refusal
+	var okR, okM, okB, okH bool
+	b.Reason, okR = stringField(o, "reason")
+	b.Message, okM = stringField(o, "message")
+	b.BodyBytes, okB = intField(o.Get("body_bytes"))
+	b.BodyContentHash, okH = stringField(o, "body_content_hash")
+	b.Call, _ = stringField(o, "call")
+	_, badHash := digest.Parse(b.BodyContentHash)
+	switch {
+	case !okR || !chain.RuleLike(b.Reason):
+		return b, decodeFailed(RuleRefusal, "the refusal's reason %s is not a code (lowercase letters, digits and _)", orRawNull(o.Get("reason").Raw))
+	case !okM:
+		return b, decodeFailed(RuleRefusal, "the refusal's message %s is not a string", orRawNull(o.Get("message").Raw))
+	case !okB:
+		return b, decodeFailed(RuleRefusal, "the refusal's body_bytes %s is not an integer", orRawNull(o.Get("body_bytes").Raw))
+	case !okH || badHash != nil:
+		return b, decodeFailed(RuleRefusal, "the refusal's body_content_hash %s is not a digest", orRawNull(o.Get("body_content_hash").Raw))
+	case o.Get("call").Exists() && o.Get("call").Type != jString:
+		return b, decodeFailed(RuleRefusal, "the refusal's call %s is not a string", o.Get("call").Raw)
+	}
+	return b, nil
 }
 
 // retained decodes a line that retains a value under its content hash: a

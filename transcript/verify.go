@@ -436,23 +436,11 @@ func (v *verifier) follows(n int, l *object, sess string) string {
 // refused checks a provider_call_refused line, a request refused rather
 // than made, and lists it (Report.Refused).
 func (v *verifier) refused(n int, l *object, sess string, sessOK bool) {
-	reason, okR := stringField(l, "reason")
-	msg, okM := stringField(l, "message")
-	size, okB := intField(l.Get("body_bytes"))
-	hash, okH := stringField(l, "body_content_hash")
-	call, okC := stringField(l, "call")
-	_, badHash := digest.Parse(hash)
+	r, p := refusalOf(l) // as Decode reads it
+	reason, msg, size, hash, call := r.Reason, r.Message, r.BodyBytes, r.BodyContentHash, r.Call
 	switch {
-	case !okR || !chain.RuleLike(reason):
-		v.rep.broke(RuleRefusal, n, "line %d: the refusal's reason %s is not a code (lowercase letters, digits and _)", n, orRawNull(l.Get("reason").Raw))
-	case !okM:
-		v.rep.broke(RuleRefusal, n, "line %d: the refusal's message %s is not a string", n, orRawNull(l.Get("message").Raw))
-	case !okB:
-		v.rep.broke(RuleRefusal, n, "line %d: the refusal's body_bytes %s is not an integer", n, orRawNull(l.Get("body_bytes").Raw))
-	case !okH || badHash != nil:
-		v.rep.broke(RuleRefusal, n, "line %d: the refusal's body_content_hash %s is not a digest", n, orRawNull(l.Get("body_content_hash").Raw))
-	case l.Get("call").Exists() && !okC:
-		v.rep.broke(RuleRefusal, n, "line %d: the refusal's call %s is not a string", n, l.Get("call").Raw)
+	case p != nil:
+		v.rep.broke(p.Rule, n, "line %d: %s", n, p.Detail)
 	default:
 		if s, ok := v.sessions[sess]; !ok || !sessOK || s.closed {
 			v.rep.broke(RuleSessionNotOpen, n, "line %d: a refusal of session %s, which is not open at this line", n, orRawNull(l.Get("session").Raw))
