@@ -72,3 +72,24 @@ func ExampleDecode() {
 	// 5 provider_call_response "s1" "c1": answers seq 4: {"text":"ok"}
 	// true
 }
+
+// A Verifier is given a transcript as it is written, a piece at a time
+// (here cut inside its last line), and says at each point what Verify
+// says of the bytes so far, without reading them again.
+func ExampleVerifier() {
+	data, err := os.ReadFile("testdata/example.jsonl")
+	if err != nil {
+		panic(err)
+	}
+	v := transcript.NewVerifier(nil)
+	cut := len(data) - 10
+	v.Write(data[:cut])
+	rep, _ := v.Report()
+	fmt.Println(rep.Holds(), rep.OK(), rep.Unfinished())
+	v.Write(data[cut:])
+	rep, _ = v.Report()
+	fmt.Println(rep.Holds(), rep.OK(), len(rep.Calls))
+	// Output:
+	// true false open: session s1 with 2 call(s) so far; verified through line 7
+	// true true 2
+}

@@ -136,7 +136,13 @@ type Report struct {
 	// whole yet.
 	pending  map[*manifest.RuleError]bool
 	unlisted int // problems past maxProblems
-	maxLine  int // the longest line Verify read: the longest body Requests joins
+	// earlier counts the calls, and refusedEarlier the refusals, read but
+	// no longer listed (Options.KeepCalls).
+	earlier struct {
+		ok, incomplete, failed int
+	}
+	refusedEarlier int
+	maxLine        int // the longest line Verify read: the longest body Requests joins
 }
 
 // Counts returns how many calls verified, are incomplete, and failed.
@@ -144,6 +150,7 @@ func (r *Report) Counts() (ok, incompleteCalls, failedCalls int) {
 	if r == nil {
 		return
 	}
+	ok, incompleteCalls, failedCalls = r.earlier.ok, r.earlier.incomplete, r.earlier.failed
 	for _, c := range r.Calls {
 		switch c.Status {
 		case verified:
@@ -190,7 +197,7 @@ func (r *Report) OK() bool {
 		return false
 	}
 	v, i, f := r.Counts()
-	return len(r.Problems) == 0 && v+len(r.Refused) > 0 && i == 0 && f == 0
+	return len(r.Problems) == 0 && v+r.Refusals() > 0 && i == 0 && f == 0
 }
 
 // Holds reports whether the transcript verifies as far as it is written:
@@ -202,10 +209,10 @@ func (r *Report) OK() bool {
 // tell a run cut from one still running, so an auditor of a finished run
 // asks for OK (verify --closed), and keeps the chain head.
 func (r *Report) Holds() bool {
-	if r == nil || r.unlisted > 0 {
-		return false
+	if r == nil || r.unlisted > 0 || r.earlier.incomplete+r.earlier.failed > 0 {
+		return false // a call let go was answered, or never will be
 	}
-	ok := 0
+	ok := r.earlier.ok
 	for _, c := range r.Calls {
 		switch {
 		case c.Status == verified:
@@ -220,7 +227,7 @@ func (r *Report) Holds() bool {
 			return false
 		}
 	}
-	return ok+len(r.Refused) > 0
+	return ok+r.Refusals() > 0
 }
 
 // Pending reports whether p, one of the report's Problems, says only that
@@ -329,8 +336,8 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	v, i, f := r.Counts()
 	fmt.Fprintf(&b, "%d call(s) verified, %d incomplete, %d failed", v, i-inFlight, f)
-	if len(r.Refused) > 0 {
-		fmt.Fprintf(&b, ", %d refused", len(r.Refused))
+	if n := r.Refusals(); n > 0 {
+		fmt.Fprintf(&b, ", %d refused", n)
 	}
 	if inFlight > 0 {
 		fmt.Fprintf(&b, ", %d in flight", inFlight)

@@ -55,6 +55,13 @@ type Options struct {
 	// consistent with the last it cosigned for the origin, can.
 	Cosigners []note.Verifier
 	Quorum    int
+	// KeepCalls, when positive, bounds what a report lists to the last
+	// KeepCalls to 2*KeepCalls calls and refusals read (with any call
+	// still waiting for its outcome): the rest are counted (Counts,
+	// Refusals, Holds and OK count them), not listed. A verifier left
+	// running over a transcript that only grows (the proxy's page) then
+	// holds what it shows, not the whole run. 0 lists every call.
+	KeepCalls int
 }
 
 func (o *Options) maxLine() int {

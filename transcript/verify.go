@@ -41,7 +41,7 @@ func Verify(r io.Reader, o *Options) (*Report, error) {
 	if chain.IsNil(r) {
 		return &Report{}, errors.New("transcript: Verify: no reader")
 	}
-	return newVerifier(o.verifier()).read(r, o)
+	return NewVerifier(o).v.read1(r)
 }
 
 // newVerifier is a verifier holding checkpoints to key (none: nil).
@@ -49,19 +49,34 @@ func newVerifier(key note.Verifier) *verifier {
 	return &verifier{rep: &Report{}, systems: map[string]retained{}, manifests: map[string]retained{},
 		schemas: map[string]retained{}, messages: map[string]retained{}, sessions: map[string]*session{},
 		pending: map[int64]pendingRequest{}, reads: map[int]manifestRead{}, sysHashed: map[int]sysCheck{}, rederived: map[int]bool{}, holds: map[holdKey]holdVerdict{},
-		texts: map[string]string{}, answered: map[int64]bool{},
+		texts: map[string]string{}, answered: map[int64]uint64{},
 		prev: chain.Genesis,
 		ck:   checkpoints{key: key}}
+}
+
+// configure holds v to o: its witnesses, its longest line, the calls its
+// report lists.
+func (v *verifier) configure(o *Options) *verifier {
+	if o != nil && v.rep.Format != formatProof {
+		v.ck.cosigners, v.ck.quorum = o.Cosigners, o.Quorum
+	}
+	if o != nil && o.KeepCalls > 0 {
+		v.keep = o.KeepCalls
+	}
+	v.maxLine = o.maxLine()
+	v.rep.maxLine = v.maxLine
+	return v
 }
 
 // read judges r a line at a time (no line longer than o.MaxLineBytes),
 // then the whole.
 func (v *verifier) read(r io.Reader, o *Options) (*Report, error) {
-	if o != nil && v.rep.Format != formatProof {
-		v.ck.cosigners, v.ck.quorum = o.Cosigners, o.Quorum
-	}
-	v.maxLine = o.maxLine()
-	v.rep.maxLine = v.maxLine
+	v.configure(o)
+	return v.read1(r)
+}
+
+// read1 is read, v configured.
+func (v *verifier) read1(r io.Reader) (*Report, error) {
 	lr := newLineReader(r, v.maxLine)
 	for {
 		line, err := lr.next()
@@ -73,19 +88,23 @@ func (v *verifier) read(r io.Reader, o *Options) (*Report, error) {
 			return v.rep, err
 		}
 		if lr.torn && v.rep.Format == formatPromptloom {
-			// The last line has no newline: a promptloom writer's line,
-			// written in one append, is whole only with it, so this one is
-			// still being written (or the file was cut there). It is not
-			// read: the transcript is verified through the line before. (A
-			// Harn writer promises no such thing: its last line is read.)
-			v.rep.pend(RuleTornLine, lr.n, "line %d is not whole yet (%d bytes, no final newline): a line still being written, not read; a finished transcript cut there fails verify --closed", lr.n, len(line))
-			v.unfinished++
+			v.tornLine(lr.n, len(line))
 			break
 		}
 		v.line(lr.n, unsafe.Slice(unsafe.StringData(line), len(line)), line, lr.torn)
 	}
 	v.finish(nil)
 	return v.rep, nil
+}
+
+// tornLine notes line n, of size bytes and no newline, as not read: a
+// promptloom writer's line, written in one append, is whole only with its
+// newline, so this one is still being written (or the file was cut
+// there), and the transcript is verified through the line before. (A Harn
+// writer promises no such thing: its last line is read.)
+func (v *verifier) tornLine(n, size int) {
+	v.rep.pend(RuleTornLine, n, "line %d is not whole yet (%d bytes, no final newline): a line still being written, not read; a finished transcript cut there fails verify --closed", n, size)
+	v.unfinished++
 }
 
 // retained is a line holding bytes a receipt names: a system prompt, a
@@ -106,7 +125,7 @@ type session struct {
 
 // pendingRequest is a request not answered yet.
 type pendingRequest struct {
-	call          int    // index in rep.Calls
+	call          int    // its index among the calls read (v.call)
 	hash, session string // its line's chain hash, and its session
 }
 
@@ -115,7 +134,7 @@ type verifier struct {
 	systems, manifests, schemas, messages map[string]retained
 	sessions                              map[string]*session
 	pending                               map[int64]pendingRequest // by request seq
-	answered                              map[int64]bool           // the requests answered, by seq
+	answered                              map[int64]uint64         // the requests answered, by seq: a bit each, 64 seqs an entry
 	reads                                 map[int]manifestRead     // by manifest line
 	sysHashed                             map[int]sysCheck         // by system_prompt line
 	rederived                             map[int]bool             // by tool_schemas or served_message line
@@ -140,6 +159,11 @@ type verifier struct {
 	// first), and the longest line read: the longest body rebuilt.
 	bodies  *bodies
 	maxLine int
+	// keep is Options.KeepCalls; base is how many calls were read before
+	// rep.Calls[0], and early the calls among them still waiting for
+	// their outcome (by index), which the report lists first.
+	keep, base int
+	early      map[int]*CallReport
 	// This line's members, its served context's and its request's, room
 	// reused line after line.
 	obj, served, req, resp object
@@ -335,8 +359,13 @@ func (v *verifier) promptloomLine(n int, l *object) {
 		case !countOK || calls != int64(s.calls):
 			v.rep.broke(RuleCloseCount, n, "line %d: session %q closes with %s call(s), but %d are in the transcript", n, sess, orRawNull(l.Get("calls").Raw), s.calls)
 		}
-		if ok {
+		if ok && !s.closed {
 			s.closed = true
+			// A request of a closed session fails whatever its body, so
+			// the pieces its bodies were made of are let go.
+			if v.bodies != nil {
+				delete(v.bodies.sessions, sess)
+			}
 		}
 	case chain.KindSystemPrompt:
 		content, okC := stringField(l, "content")
@@ -395,7 +424,7 @@ func (v *verifier) promptloomLine(n int, l *object) {
 		} else {
 			s.calls++
 		}
-		v.pending[c.Seq] = pendingRequest{call: len(v.rep.Calls), hash: v.cur, session: sess}
+		v.pending[c.Seq] = pendingRequest{call: v.base + len(v.rep.Calls), hash: v.cur, session: sess}
 		v.proveRequest(n, call, sess, seq)
 		v.addCall(c)
 	case chain.KindResponse, chain.KindError:
@@ -451,6 +480,9 @@ func (v *verifier) refused(n int, l *object, sess string, sessOK bool) {
 		}
 		v.rep.Refused = append(v.rep.Refused, Refusal{Line: n, Session: strings.Clone(sess), Call: strings.Clone(call),
 			Reason: v.intern(reason), Message: v.intern(msg), BodyBytes: size, BodyContentHash: strings.Clone(hash)})
+		if v.keep > 0 && len(v.rep.Refused) >= 2*v.keep {
+			v.letGoRefused()
+		}
 	}
 }
 
@@ -462,6 +494,10 @@ const maxRefusalMessage = 4 << 10
 func (v *verifier) intern(s string) string {
 	if s == "" {
 		return ""
+	}
+	if v.keep > 0 {
+		// A report that lets calls go keeps no text for them.
+		return strings.Clone(s)
 	}
 	if k, ok := v.texts[s]; ok {
 		return k
@@ -501,10 +537,11 @@ func (v *verifier) outcome(n int, l *object) {
 		return
 	}
 	delete(v.pending, rs)
-	v.answered[rs] = true
+	v.answered[rs>>6] |= 1 << (rs & 63)
 	v.proveOutcome(p.session, rs)
 	v.ck.leaf(p.session, p.hash, v.cur)
-	c := &v.rep.Calls[p.call]
+	c := v.call(p.call)
+	defer v.settled(p.call)
 	c.OutcomeLine = n
 	field, hashField := "response", "response_content_hash"
 	if l.Get("kind").Str == chain.KindError {
@@ -562,7 +599,7 @@ func (v *verifier) outcome(n int, l *object) {
 // (rs, when ok) names no request waiting for its outcome.
 func (v *verifier) unknownRequest(n int, l *object, rs int64, ok bool) {
 	rule := RuleOutcome
-	if ok && v.answered[rs] {
+	if ok && v.answered[rs>>6]&(1<<(rs&63)) != 0 {
 		rule = RuleAnsweredTwice
 	}
 	v.rep.broke(rule, n, "line %d: %s names request seq %s, which no earlier request has, or which is answered already", n, l.Get("kind").Str, orRawNull(l.Get("request_seq").Raw))
@@ -577,7 +614,7 @@ func (v *verifier) attempt(n int, l *object) {
 		v.unknownRequest(n, l, rs, ok)
 		return
 	}
-	c := &v.rep.Calls[p.call]
+	c := v.call(p.call)
 	call, callOK := stringField(l, "call")
 	sess, sessOK := stringField(l, "session")
 	problem := ""
@@ -601,6 +638,9 @@ func (v *verifier) addCall(c CallReport) {
 		c.Problem.Line = c.Line
 	}
 	v.rep.Calls = append(v.rep.Calls, c)
+	if v.keep > 0 && len(v.rep.Calls) >= 2*v.keep {
+		v.letGo()
+	}
 }
 
 // holdsSoFar reports whether the transcript holds as a run still being
@@ -639,14 +679,18 @@ func (v *verifier) finish(readErr error) {
 		// unanswered.
 		for _, p := range v.pending {
 			if s := v.sessions[p.session]; s != nil && !s.closed {
-				if c := &r.Calls[p.call]; c.Status == incomplete {
+				if c := v.call(p.call); c.Status == incomplete {
+					// A new problem, not the old one reworded: a report
+					// of a run still being read (Verifier.Report) shares
+					// the old with the verifier.
 					c.inFlight = true
-					c.Problem.Detail = "no answer yet: its session is open (a call in flight)"
+					c.Problem = &manifest.RuleError{Rule: c.Problem.Rule, Line: c.Problem.Line, Offset: c.Problem.Offset, Detail: "no answer yet: its session is open (a call in flight)"}
 				}
 			}
 		}
 	}
-	if v, _, _ := r.Counts(); v == 0 && len(r.Refused) == 0 {
+	v.listEarly()
+	if v, _, _ := r.Counts(); v == 0 && r.Refusals() == 0 {
 		r.broke(RuleNoCall, 0, "no call verified: a transcript that proves nothing fails")
 	}
 	if !r.Holds() && r.Format != formatProof {
