@@ -19,12 +19,9 @@ import (
 
 	"github.com/promptloom/promptloom/cmd/promptloom/internal/demo"
 	"github.com/promptloom/promptloom/explain"
-	"github.com/promptloom/promptloom/internal/dsn"
 	"github.com/promptloom/promptloom/journal"
 	"github.com/promptloom/promptloom/journal/postgres"
 	"github.com/promptloom/promptloom/proxy"
-	"github.com/promptloom/promptloom/transcript"
-	"golang.org/x/mod/sumdb/note"
 )
 
 func init() {
@@ -99,7 +96,7 @@ func runProxy(e *env, args []string) int {
 	}
 	p, err := proxy.New(&proxy.Options{Upstream: up, Open: func(s string) (*journal.Journal, error) { return open(s, "") }, Follow: open, Idle: *idle, Prompt: prompt, MaxBodyBytes: *maxBytes, UIToken: *token, TracerProvider: tp,
 		Diagnostics: *diagnostics, AutoCache: *autoCache == "auto",
-		Verify: func() string { return verifyState(*tr, o.Signer) }})
+		Verify: newPageVerifier(*tr, o.Signer).state})
 	if err != nil {
 		ln.Close()
 		return e.fail("proxy: %v", err)
@@ -230,34 +227,4 @@ func (e *env) prompts(path string) (func(string) (*explain.Explanation, error), 
 		}
 		return nil, fmt.Errorf("no options file for call role %q in --options (the Promptloom-Call header names the role, as ROLE/TURN)", role)
 	}, nil
-}
-
-// verifyState verifies the transcript for the page.
-func verifyState(arg string, s note.Signer) string {
-	if demo.IsURL(arg) {
-		// The page is served to any loopback client: the URL's password
-		// is not shown.
-		return "in PostgreSQL: promptloom verify --transcript " + dsn.Redacted(arg)
-	}
-	// Read a line at a time, as verify does: a page load holds what the
-	// verifier keeps, not the whole transcript.
-	f, err := os.Open(arg)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return "no call recorded yet"
-		}
-		return "unreadable: " + err.Error()
-	}
-	defer f.Close()
-	// verify's own verdict (liveState), so that the page and the CLI
-	// never disagree about what verifies.
-	rep, err := transcript.Verify(f, &transcript.Options{MaxLineBytes: maxLineBytes})
-	state := liveState(rep, err)
-	if err != nil || !rep.Holds() {
-		return state
-	}
-	if s != nil {
-		state += "; signed by " + s.Name() + " (verify --key NAME.pub checks it; open sessions are checkpointed when idle for --idle or when the proxy stops)"
-	}
-	return state
 }
