@@ -1,4 +1,4 @@
-package transcript_test
+package journal_test
 
 import (
 	"bytes"
