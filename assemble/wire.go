@@ -25,7 +25,7 @@ func (w wire) counterName() string {
 
 // count counts a unit of JSON: the request manifest's estimate (a token
 // every four bytes) where the provider's tokenizer is not public, so a
-// block counts at least what request.New counts for it.
+// block counts at least what request.FromPayload counts for it.
 func (w wire) count(b []byte) int {
 	if w.counter == nil {
 		return (len(b) + 3) / 4

@@ -4,8 +4,9 @@
 // miss or shortfall, the segment, fragment, binding or setting to blame.
 //
 // Run predicts a sequence of calls, in the order they were made, beside
-// what the provider reported; Lint holds one request to the rules before
-// it is sent; Diverge says where one request leaves another's prefix.
+// what the provider reported; Explain, asked to lint, holds one request to
+// the rules before it is sent; Explanation.After says where one request
+// leaves the prefix of the call before it.
 // There is one model a provider: Anthropic's (anthropic.go), the implicit
 // caches of OpenAI and Gemini (implicit.go), and GPT-5.6's explicit
 // breakpoints (openai56.go); each rule the models implement has its test.

@@ -197,7 +197,7 @@ func (e *Explanation) UnmarshalJSON(b []byte) error {
 // encoding/json reads it back as it is).
 type Row struct {
 	*manifest.Segment
-	// Source is the fragment's source (fragment.Fragment.Source).
+	// Source is the fragment's source (promptloom.Fragment.Source).
 	Source string `json:"source"`
 	// Offset is where the fragment starts in the system prompt; only
 	// included rows have one.

@@ -80,7 +80,7 @@ type Request struct {
 	// differs from System; nil means System is sent as it is. With a Body,
 	// Sent says the adapter changed the text on purpose: the body's system
 	// channel must then be Sent exactly, and the manifest is projected onto
-	// it (manifest.ForEgress) instead of proved for it (payload.Request.Verify).
+	// it (manifest.Manifest.ForEgress) instead of proved for it (payload.Request.Verify).
 	Sent *string
 	// Body is the provider request body about to be sent (nil: not given).
 	// Its system channel, read as Provider (payload.Auto detects the shape),

@@ -28,13 +28,13 @@ type egress struct {
 
 // egress validates a request at the provider boundary. The manifest must
 // hold for System. Without a Body, the text sent is Sent (or System), and
-// the manifest is projected onto it with manifest.ForEgress when it
+// the manifest is projected onto it with manifest.Manifest.ForEgress when it
 // differs. With a Body, the text sent is the body's system channel: it must
 // be the prompt or the prompt re-placed (payload.Request.Verify), or, when
 // the adapter changed it on purpose, exactly Sent (the manifest projected
-// onto it with manifest.ForEgress). The body is read once (or not at all, given
+// onto it with manifest.Manifest.ForEgress). The body is read once (or not at all, given
 // Payload), and the manifest validated once when the channel is the
-// prompt itself: manifest.ForEgress holds it to those bytes.
+// prompt itself: manifest.Manifest.ForEgress holds it to those bytes.
 func (r Request) egress() (egress, error) {
 	if r.Manifest == nil {
 		return egress{}, fmt.Errorf("%w: call %s has no manifest", ErrStaleManifest, r.Call)

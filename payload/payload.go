@@ -8,7 +8,7 @@
 // transport's gate, the journal and the span take: its shape, model,
 // system channel (System), tool names, and the byte ranges of its
 // messages, tools and parameters; Verify holds the channel to a manifest,
-// projecting the manifest onto its bytes (manifest.ForEgress) when only
+// projecting the manifest onto its bytes (manifest.Manifest.ForEgress) when only
 // their placement changed them. Summarize reads an answer, whole
 // or streamed. Field builds a provider's system field from a reduction,
 // with Anthropic's cache_control breakpoints placed at fragment

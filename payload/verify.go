@@ -12,7 +12,7 @@ import (
 
 // Verify holds the request's system channel to m and returns the
 // manifest that holds for the bytes sent, at the llm_request_payload_egress
-// boundary: m projected with manifest.ForEgress, the manifest a harness
+// boundary: m projected with manifest.Manifest.ForEgress, the manifest a harness
 // retains at send time. m must hold for the channel's text
 // (manifest.Validate), or for its pieces (blocks, parts, messages) joined
 // with the reducer's separator when the provider's rule joins them

@@ -5,8 +5,8 @@
 // last one it cosigned for that origin, so no two inconsistent trees of
 // one origin ever carry its cosignature; a journal asks its witnesses at
 // each checkpoint (journal.Options.Witnesses), and a verifier that trusts
-// a quorum of them checks their cosignatures (journal.Options.Cosigners)
-// with the verifiers NewVerifier makes.
+// a quorum of them (transcript.Options.Quorum) checks their cosignatures
+// (transcript.Options.Cosigners) with the verifiers NewVerifier makes.
 //
 // A witness key is its own key: Ed25519 with signature type 0x04
 // (cosignature/v1, c2sp.org/tlog-cosignature), written in note's key text
@@ -30,6 +30,6 @@ var ErrBadKey = witness.ErrBadKey
 
 // NewVerifier returns a note.Verifier of cosignature/v1 signatures by the
 // witness whose verifier key is vkey. Given to note.Open beside the log's
-// verifier, or as one of journal.Options.Cosigners, it checks a cosigned
+// verifier, or as one of transcript.Options.Cosigners, it checks a cosigned
 // checkpoint.
 func NewVerifier(vkey string) (note.Verifier, error) { return witness.NewVerifier(vkey) }

@@ -149,7 +149,7 @@ func run(n, runs, peerRuns int, dir, cli string) error {
 // libraryArg makes this program run explain.Explain once, as a harness
 // would: read the options file, explain it under a bytes budget, drop the
 // result. With the budget "-" it only starts, for the baseline. In place,
-// the options are parsed where they were read (options.InPlace), as a
+// the options are parsed where they were read (options.ParseOptions.InPlace), as a
 // harness that owns its buffer may ask; otherwise Explain copies them.
 const libraryArg = "-library-child"
 

@@ -58,10 +58,13 @@ type Options struct {
 	// its tool.
 	Guidance []promptloom.Fragment
 
-	// Tools are the declared tools, in order. Harn has no inactive tool:
-	// each is Active until a caller says otherwise, and then its guidance
-	// is still built and excluded by its gate (deleting the tool entry is
-	// a different change: its guidance would not be built at all).
+	// Tools are the declared tools, in order. Harn has no inactive tool,
+	// so Parse makes each one Active; a caller may then clear Active to
+	// take a tool away from the call, and its guidance is still built and
+	// excluded by its gate (deleting the tool entry is a different change:
+	// its guidance would not be built at all). A Tool a caller builds
+	// itself is inactive unless it sets Active: the zero Tool{Name: "x"}
+	// declares x without giving it to the call.
 	Tools []Tool
 	// Capabilities are the capabilities option's, then
 	// context_profile.caps: what a fragment's requires_caps is checked
@@ -87,7 +90,8 @@ type Options struct {
 type Tool struct {
 	Name string
 	// Active says the call has the tool, so fragments gated on it are
-	// included.
+	// included. False (the zero value) declares the tool without it:
+	// Parse sets it for every tool it reads.
 	Active bool
 }
 

@@ -410,7 +410,7 @@ func times(n int) string {
 // A recorded call that no manifest accounts for (a proxied call, or one
 // the transport made without a prompt on its context) keeps its whole
 // body, redacted: why then looks for the text in every tool, system block
-// and message of it, each named by the pointer request.New gives its
+// and message of it, each named by the pointer request.FromPayload gives its
 // segment, and says which call of the session first sent that segment (by
 // its digest) and whether the call read it from the provider's cache, as
 // cache --transcript predicts it.
@@ -442,7 +442,7 @@ type requestPlace struct {
 	// or string (its text is the segment), else the pointer of the string
 	// member that holds it, under the segment's (/tools/3/description).
 	Path string `json:"path"`
-	// Segment is the segment's own pointer, as request.New gives it.
+	// Segment is the segment's own pointer, as request.FromPayload gives it.
 	Segment string `json:"segment"`
 	Section string `json:"section"`
 	Role    string `json:"role,omitempty"`
@@ -512,7 +512,7 @@ func brokenBefore(rep *transcript.Report, through int) *manifest.RuleError {
 }
 
 // searchedCall is one recorded call's request read for why: its parts as
-// payload reads them and its segments as request.New makes them, one for
+// payload reads them and its segments as request.FromPayload makes them, one for
 // one (unattributed: a system block is a segment, not the fragments a
 // manifest would make of it).
 type searchedCall struct {
