@@ -274,6 +274,41 @@ func TestDependencies(t *testing.T) {
 	}
 }
 
+// internal/wire's hooks are set by package payload when it is
+// initialised, so a package that calls one must import payload too (for
+// the Provider or the Request it passes): then the hooks are set before
+// any is called. A test file counts with its package's other files.
+func TestWireImportersImportPayload(t *testing.T) {
+	src, test := imports(t)
+	for _, bad := range wireWithoutPayload(src, test) {
+		t.Errorf("%s imports internal/wire but not payload, which sets its hooks", bad)
+	}
+	// The rule at work: a package importing only internal/wire fails.
+	if got := wireWithoutPayload(map[string][]string{"x": {module + "/internal/wire"}}, nil); !slices.Equal(got, []string{"x"}) {
+		t.Errorf("a package importing internal/wire alone passes: %v", got)
+	}
+}
+
+// wireWithoutPayload lists the packages (test files apart) that import
+// internal/wire and not payload.
+func wireWithoutPayload(src, test map[string][]string) []string {
+	var bad []string
+	check := func(dir string, ips, with []string) {
+		if dir != "payload" && slices.Contains(ips, module+"/internal/wire") &&
+			!slices.Contains(ips, module+"/payload") && !slices.Contains(with, module+"/payload") {
+			bad = append(bad, dir)
+		}
+	}
+	for dir, ips := range src {
+		check(dir, ips, nil)
+	}
+	for dir, ips := range test {
+		check(dir, ips, src[dir])
+	}
+	slices.Sort(bad)
+	return slices.Compact(bad)
+}
+
 // TestDepsRulesCatchUpwardImports shows the rules at work on imports that
 // break them: a library test reaching the CLI, and a root package reaching
 // up to the manifest.

@@ -53,8 +53,8 @@ const (
 // the body, a nested block's included), another shape or model, or a body
 // Parts refuses (the provider's to judge).
 func (r *Request) placeBreakpoints() (body []byte, at []string) {
-	if r.root == nil {
-		return r.body, nil
+	if r.unread() != nil {
+		return r.bytes(), nil
 	}
 	key := markKey(r.Provider)
 	if key == "" || bytes.Contains(r.body, []byte(`"`+key+`"`)) {

@@ -130,10 +130,10 @@ func openAIVerdict(u *Usage, d node) {
 // diagnostics or comparison_response_id is kept, not replaced), or a
 // prompt_cache_options that is not an object (the provider's to judge).
 func (r *Request) askDiagnostics(previous string) (body []byte, header, value string, added bool) {
-	if r.root == nil || !utf8.ValidString(previous) {
+	if r.unread() != nil || !utf8.ValidString(previous) {
 		// Not a Request Read made; or an id no provider gave (a body
 		// must be UTF-8, and the id is written as it is).
-		return r.body, "", "", false
+		return r.bytes(), "", "", false
 	}
 	switch r.Provider {
 	case Anthropic:

@@ -64,6 +64,9 @@ type Cache struct {
 // but another shape's: a Gemini body read as Anthropic would be a request
 // of its tools alone.
 func (r *Request) Parts() ([]Part, error) {
+	if err := r.unread(); err != nil {
+		return nil, err
+	}
 	own, ok := messagesKey[r.Provider]
 	if !ok {
 		return nil, &Error{Kind: ErrMalformed, Provider: r.Provider,
@@ -84,6 +87,9 @@ func (r *Request) Parts() ([]Part, error) {
 // Cache reads what the request asks of the provider's cache.
 func (r *Request) Cache() (Cache, error) {
 	var c Cache
+	if err := r.unread(); err != nil {
+		return c, err
+	}
 	rd := reader{r.Provider, r.root}
 	for i := range r.root.members {
 		m := &r.root.members[i]

@@ -87,7 +87,8 @@ type Error struct {
 	// "system.1.text"); empty for the body as a whole.
 	Path string
 	// Offset is where the fault is: a byte of the body for a malformed
-	// one, a byte of the system text for a mismatch.
+	// one, a byte of the system text for a mismatch; -1 when the fault is
+	// at no byte (a Request that Read did not make).
 	Offset int64
 	// Fragment is the first included segment whose bytes do not match, on
 	// a mismatch; empty when every segment matches and bytes follow the
@@ -103,6 +104,9 @@ type Error struct {
 func (e *Error) Error() string {
 	switch e.Kind {
 	case ErrMalformed:
+		if e.Path == "" && e.Offset < 0 { // not about a byte of a body
+			return fmt.Sprintf("%v: %s", ErrMalformed, e.Msg)
+		}
 		if e.Path == "" {
 			return fmt.Sprintf("%v: %s at byte %d", ErrMalformed, e.Msg, e.Offset)
 		}

@@ -109,10 +109,25 @@ func read(body []byte, p Provider) (*Request, error) {
 // System returns the body's system channel, or why it has none: an
 // *Error of kind ErrNoSystem or ErrMalformed.
 func (r *Request) System() (*Channel, error) {
+	if err := r.unread(); err != nil {
+		return nil, err
+	}
 	if r.channelErr != nil {
 		return nil, r.channelErr
 	}
 	return r.channel, nil
+}
+
+// unread is the error of every method of a Request that Read did not make
+// (nil, or a struct literal): its exported fields are what Read found,
+// but the body they were read from, which the methods read, is not in
+// it. The error is of kind ErrMalformed, so a caller that handles a body
+// it cannot read handles this one too.
+func (r *Request) unread() error {
+	if r != nil && r.root != nil {
+		return nil
+	}
+	return &Error{Kind: ErrMalformed, Offset: -1, Msg: "the *payload.Request was not made by payload.Read: it holds no body read"}
 }
 
 // messagesKey is where each shape keeps its messages.
@@ -296,6 +311,9 @@ func route(path string) (p Provider, model string, stream, ok bool) {
 
 // sampling reads the request's sampling parameters (wire.SamplingOf).
 func (r *Request) sampling() wire.Sampling {
+	if r.unread() != nil {
+		return wire.Sampling{}
+	}
 	fields := map[string]node{}
 	for i := range r.root.members {
 		m := &r.root.members[i]

@@ -1,6 +1,7 @@
 package payload
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -23,13 +24,33 @@ func init() {
 		return joinBody(Provider(p), parameters, messages, tools, retained)
 	}
 	wire.AskDiagnostics = func(r any, previous string) ([]byte, string, string, bool) {
-		return r.(*Request).askDiagnostics(previous)
+		return wireRequest(r).askDiagnostics(previous)
 	}
-	wire.PlaceBreakpoints = func(r any) ([]byte, []string) { return r.(*Request).placeBreakpoints() }
-	wire.SamplingOf = func(r any) wire.Sampling { return r.(*Request).sampling() }
-	wire.Body = func(r any) []byte { return r.(*Request).body }
-	wire.Retained = func(r any) []byte { return r.(*Request).retained() }
+	wire.PlaceBreakpoints = func(r any) ([]byte, []string) { return wireRequest(r).placeBreakpoints() }
+	wire.SamplingOf = func(r any) wire.Sampling { return wireRequest(r).sampling() }
+	wire.Body = func(r any) []byte { return wireRequest(r).bytes() }
+	wire.Retained = func(r any) []byte { return wireRequest(r).retained() }
 	wire.MissPlaces = missPlacesOf
+}
+
+// wireRequest is the *Request a hook of internal/wire was given. Those
+// hooks take any, since internal/wire cannot name this package's type;
+// only promptloom's own packages call them, each with a *Request, so any
+// other value is a bug in the caller, and the panic names what it passed.
+func wireRequest(r any) *Request {
+	req, ok := r.(*Request)
+	if !ok {
+		panic(fmt.Sprintf("internal/wire: a hook given %T, not a *payload.Request", r))
+	}
+	return req
+}
+
+// bytes is the body r was read from (nil for a Request Read did not make).
+func (r *Request) bytes() []byte {
+	if r == nil {
+		return nil
+	}
+	return r.body
 }
 
 // genAI is how OpenTelemetry's GenAI semantic conventions name a call of
