@@ -18,7 +18,7 @@ import (
 // types are counted beside them, as a measure only: a field is learnt with
 // its type, and a bound on them would argue for options nobody can set.
 // `make api` prints both per package.
-const maxExported = 471
+const maxExported = 472
 
 // surface is what a package asks a user to learn.
 type surface struct{ names, fields int }

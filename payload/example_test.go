@@ -45,3 +45,11 @@ func Example() {
 	// true 43
 	// true system[0] 0
 }
+
+// A Gemini body names no model: its URL does. Route reads it, for
+// request.Options.Model when the request manifest is made.
+func ExampleRoute() {
+	shape, model, stream, ok := payload.Route("/v1beta/models/gemini-3-pro:streamGenerateContent")
+	fmt.Println(shape, model, stream, ok)
+	// Output: gemini gemini-3-pro true true
+}

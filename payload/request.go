@@ -282,14 +282,17 @@ func itoa(i int) string {
 	return itoa(i/10) + string(rune('0'+i%10))
 }
 
-// route reads a URL path as a model endpoint: the shape of the bodies it
+// Route reads a URL path as a model endpoint: the shape of the bodies it
 // takes (…/messages: Anthropic Messages; …/chat/completions: OpenAI Chat
 // Completions; …/responses: OpenAI Responses; …/models/M:generateContent
 // and :streamGenerateContent: Gemini, whose model and streaming the path
-// says). Anything else (a model list, token counting, a batch) is not a
-// model call: ok is false, and stream says whether the path names a
-// stream anyway (a gateway's, a cloud's streamRawPredict).
-func route(path string) (p Provider, model string, stream, ok bool) {
+// says, not the body). A harness that builds a request manifest of a
+// Gemini body gives request.Options.Model the model Route reads from the
+// URL it sends to. Anything else (a model list, token counting, a batch)
+// is not a model call: ok is false, p is Auto, and stream says whether
+// the path names a stream anyway (a gateway's, a cloud's
+// streamRawPredict).
+func Route(path string) (p Provider, model string, stream, ok bool) {
 	path = strings.TrimSuffix(path, "/")
 	switch {
 	case strings.HasSuffix(path, "/messages") && !strings.Contains(path, "/threads/"):

@@ -11,10 +11,6 @@ import (
 // The parts of the wire only promptloom's own packages call, behind the
 // door of internal/wire: what they know stays here.
 func init() {
-	wire.Route = func(path string) (string, string, bool, bool) {
-		p, model, stream, ok := route(path)
-		return string(p), model, stream, ok
-	}
 	wire.WriteError = func(w http.ResponseWriter, p string, status int, msg string) {
 		writeError(w, Provider(p), status, msg)
 	}

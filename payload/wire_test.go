@@ -64,7 +64,7 @@ func TestRequestNotMadeByRead(t *testing.T) {
 // wireHooks are internal/wire's hooks as this package sets them, by name.
 func wireHooks() map[string]any {
 	return map[string]any{
-		"Route": wire.Route, "WriteError": wire.WriteError, "GenAI": wire.GenAI,
+		"WriteError": wire.WriteError, "GenAI": wire.GenAI,
 		"MarkKey": wire.MarkKey, "Join": wire.Join, "AskDiagnostics": wire.AskDiagnostics,
 		"PlaceBreakpoints": wire.PlaceBreakpoints, "SamplingOf": wire.SamplingOf,
 		"Body": wire.Body, "Retained": wire.Retained, "MissPlaces": wire.MissPlaces,
@@ -116,4 +116,29 @@ func TestWireHookNamesWhatItGot(t *testing.T) {
 		}
 	}()
 	wire.Body([]byte("{}"))
+}
+
+// Route reads the shape of a model endpoint's bodies from its path, and
+// Gemini's model and streaming, which its bodies do not say.
+func TestRoute(t *testing.T) {
+	for _, tc := range []struct {
+		path       string
+		p          Provider
+		model      string
+		stream, ok bool
+	}{
+		{"/v1/messages", Anthropic, "", false, true},
+		{"/v1/chat/completions/", OpenAIChat, "", false, true},
+		{"/v1/responses", OpenAIResponses, "", false, true},
+		{"/v1beta/models/gemini-3-pro:generateContent", Gemini, "gemini-3-pro", false, true},
+		{"/v1/projects/p/locations/l/publishers/google/models/gemini-3-flash:streamGenerateContent", Gemini, "gemini-3-flash", true, true},
+		{"/v1/models", Auto, "", false, false},
+		{"/v1/threads/t/messages", Auto, "", false, false},
+		{"/v1/models/claude:streamRawPredict", Auto, "", true, false},
+	} {
+		p, model, stream, ok := Route(tc.path)
+		if p != tc.p || model != tc.model || stream != tc.stream || ok != tc.ok {
+			t.Errorf("Route(%q) = %q, %q, %v, %v; want %q, %q, %v, %v", tc.path, p, model, stream, ok, tc.p, tc.model, tc.stream, tc.ok)
+		}
+	}
 }

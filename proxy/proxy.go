@@ -267,8 +267,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.page(w, r)
 		return
 	}
-	p0, _, _, routed := wire.Route(r.URL.Path)
-	shape := payload.Provider(p0)
+	shape, _, _, routed := payload.Route(r.URL.Path)
 	if !routed || r.Method != http.MethodPost {
 		p.rp.ServeHTTP(w, r) // not a model call: passed through, unrecorded
 		return
@@ -593,8 +592,7 @@ func (d dispatch) RoundTrip(r *http.Request) (*http.Response, error) {
 // refusedError is a transport refusal the proxy answers with the
 // provider's own error, not a 502.
 func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error) {
-	p0, _, _, _ := wire.Route(r.URL.Path)
-	shape := payload.Provider(p0)
+	shape, _, _, _ := payload.Route(r.URL.Path)
 	switch {
 	case errors.Is(err, journal.ErrStaleManifest):
 		reason := "stale_prompt"

@@ -91,8 +91,8 @@ type Options struct {
 	// public (o200k_base for OpenAI's current models) and an estimate
 	// elsewhere.
 	Counter budget.Counter
-	// Model names the model when the body does not (Gemini's is in the
-	// URL: wire.Route reads it).
+	// Model names the model when the body does not: Gemini's is in the
+	// URL, and payload.Route reads it from the URL's path.
 	Model string
 	// System is the context manifest of the system prompt the body
 	// sends: its fragments become the system segments. The body's system

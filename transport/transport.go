@@ -189,8 +189,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	c, _ := ctx.Value(callKey{}).(*Call)
 	rc := relay.From(ctx)
-	p, model, stream, routed := wire.Route(req.URL.Path)
-	shape := payload.Provider(p)
+	shape, model, stream, routed := payload.Route(req.URL.Path)
 	if req.Method != "POST" || c == nil && !routed {
 		// Not a model call (a GET, a file upload): passed on as it is,
 		// its body unread.

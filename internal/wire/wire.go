@@ -12,12 +12,6 @@ package wire
 import "net/http"
 
 var (
-	// Route reads a URL path as a model endpoint: the shape of the bodies
-	// it takes, the model when the path names it (Gemini), and whether
-	// it streams; ok is false for a path that is not a model call
-	// (stream then says whether the path names a stream anyway).
-	Route func(path string) (provider, model string, stream, ok bool)
-
 	// WriteError answers w with status in the provider's own error
 	// shape, so its SDK raises its usual error with msg as its message;
 	// an answer below 500 also says it is not worth retrying.
