@@ -252,7 +252,7 @@ func kind(v node) string {
 }
 
 // quoteRaw is a value as an error message shows it: a string redacted and
-// cut short (redact.Quote), anything else by its kind.
+// cut short (internal/redact.Quote), anything else by its kind.
 func quoteRaw(v node) string {
 	if v.isString() {
 		return redact.Quote(v.str())

@@ -104,7 +104,7 @@ func field(path, key string) string {
 	return path + "." + key
 }
 
-// quote is redact.Quote: redacted, cut to 80 characters, Go-quoted.
+// quote is internal/redact.Quote: redacted, cut to 80 characters, Go-quoted.
 func quote(s string) string { return redact.Quote(s) }
 
 // plainLimit is the longest text clip shows unquoted: as much as Quote
