@@ -25,3 +25,6 @@ func SetBodyTimeouts(idle, whole time.Duration) func() {
 	oldIdle, oldWhole := bodyIdle.Swap(int64(idle)), bodyWhole.Swap(int64(whole))
 	return func() { bodyIdle.Store(oldIdle); bodyWhole.Store(oldWhole) }
 }
+
+// RowsEncoded is how many rows the events have encoded so far.
+func RowsEncoded() int64 { return rowsEncoded.Load() }

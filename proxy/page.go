@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/promptloom/promptloom/cache"
@@ -97,13 +98,14 @@ type row struct {
 	Key string   `json:"-"`
 	Q   string   `json:"-"`
 
-	c *callState
+	c    *callState
+	done bool // c.done when the row was taken
 }
 
 // rowOf is c's row as it stands, without its manifest's figures or its
 // verdict (p.mu held: it reads the outcome).
 func rowOf(c *callState) row {
-	r := row{Seq: c.seq, Call: c.name, Session: c.session.id, Model: c.pr.Model, Status: "in flight", c: c}
+	r := row{Seq: c.seq, Call: c.name, Session: c.session.id, Model: c.pr.Model, Status: "in flight", c: c, done: c.done}
 	switch {
 	case c.done && c.failed != "":
 		r.Status = "error: " + c.failed
@@ -327,6 +329,8 @@ func (p *Proxy) events(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	fmt.Fprint(w, ": promptloom\n\n")
 	fl.Flush()
+	// The version of each session's verdicts whose plot this page has.
+	plotted := map[*session]int{}
 	for {
 		select {
 		case <-r.Context().Done():
@@ -358,35 +362,81 @@ func (p *Proxy) events(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 			p.mu.Unlock()
-			plotted := map[*session]bool{}
 			for i := range rows {
 				s := rows[i].c.session
-				var vs map[int]cache.Verdict
 				m := s.memo.Load()
-				if m != nil {
-					vs = m.bySeq
+				data := rowEvent(rows[i], m, q)
+				if len(data) == 0 {
+					continue
 				}
-				fill(&rows[i], vs, false)
-				rows[i].Q = q
-				ev := event{row: rows[i]}
-				var b strings.Builder
-				if pageTmpl.ExecuteTemplate(&b, "row", rows[i]) == nil {
-					ev.HTML = b.String()
+				// The session's plot, from the verdicts made already,
+				// when this page has not had it (the row's object with
+				// one more member): a page sent the same plot again with
+				// every row took more of the cores than the calls.
+				parts := [][]byte{eventHead, data, eventTail}
+				if v, ok := plotted[s]; m != nil && (!ok || v != m.version) && m.plotHTML(s.id) != "" {
+					plotted[s] = m.version
+					parts = [][]byte{eventHead, data[:len(data)-1], plotKey, m.plotJSON, plotTail}
 				}
-				// The session's plot once a batch, from the verdicts
-				// made already.
-				if m != nil && !plotted[s] {
-					plotted[s] = true
-					ev.Plot = m.plotHTML(s.id)
-				}
-				data, _ := json.Marshal(ev)
-				if _, err := fmt.Fprintf(w, "event: call\ndata: %s\n\n", data); err != nil {
-					return
+				for _, b := range parts {
+					if _, err := w.Write(b); err != nil {
+						return
+					}
 				}
 			}
 			fl.Flush()
 		}
 	}
+}
+
+// The pieces of an event, around its row's object.
+var (
+	eventHead = []byte("event: call\ndata: ")
+	eventTail = []byte("\n\n")
+	plotKey   = []byte(`,"plot":`)
+	plotTail  = []byte("}\n\n")
+)
+
+// encodedRow is a call's row as an event sends it (its JSON object,
+// without the plot), as of the verdicts memo, the call's outcome (done),
+// its manifest's figures (made) and the query its links keep.
+type encodedRow struct {
+	memo       *verdictSet
+	done, made bool
+	q          string
+	data       []byte
+}
+
+// rowsEncoded counts the rows events encoded, for a test.
+var rowsEncoded atomic.Int64
+
+// rowEvent is r (taken by rowOf) as an event's JSON object, with the
+// verdicts m (nil: none yet), for pages whose query is q. It is encoded
+// once for all the pages watching, not once a page: twenty pages open,
+// each drawing and encoding every row again, took a core from the calls.
+func rowEvent(r row, m *verdictSet, q string) []byte {
+	c := r.c
+	c.evMu.Lock()
+	defer c.evMu.Unlock()
+	made := c.mReady.Load()
+	if e := c.ev; e != nil && e.memo == m && e.done == r.done && e.made == made && e.q == q {
+		return e.data
+	}
+	var vs map[int]cache.Verdict
+	if m != nil {
+		vs = m.bySeq
+	}
+	fill(&r, vs, made)
+	r.Q = q
+	ev := event{row: r}
+	var b strings.Builder
+	if pageTmpl.ExecuteTemplate(&b, "row", r) == nil {
+		ev.HTML = b.String()
+	}
+	data, _ := json.Marshal(ev)
+	rowsEncoded.Add(1)
+	c.ev = &encodedRow{memo: m, done: r.done, made: made, q: q, data: data}
+	return data
 }
 
 // event is a call's row as an event sends it: its figures, the row and
@@ -509,6 +559,7 @@ func (m *verdictSet) plotHTML(id string) string {
 		if pageTmpl.ExecuteTemplate(&b, "plot", plotOf(id, m.bySeq)) == nil {
 			m.html = b.String()
 		}
+		m.plotJSON, _ = json.Marshal(m.html)
 	})
 	return m.html
 }

@@ -77,6 +77,8 @@ type verdictSet struct {
 	bySeq   map[int]cache.Verdict
 	plot    sync.Once
 	html    string
+	// plotJSON is html as a JSON string, for the events that carry it.
+	plotJSON []byte
 }
 
 // keepCalls is how many calls the page keeps, across sessions.
@@ -110,6 +112,12 @@ type callState struct {
 	usage  *payload.Usage
 	stop   string
 	failed string // the error, redacted ("": none)
+
+	// ev is the call's row as an event last sent it, encoded once for
+	// every page watching with the same query (rowEvent), under evMu:
+	// the pages told of a change at once wait for the one encoding it.
+	evMu sync.Mutex
+	ev   *encodedRow
 }
 
 // manifest is the call's request manifest (nil: see mErr). It is not
