@@ -28,3 +28,10 @@ func SetBodyTimeouts(idle, whole time.Duration) func() {
 
 // RowsEncoded is how many rows the events have encoded so far.
 func RowsEncoded() int64 { return rowsEncoded.Load() }
+
+// BatchClock sets the clock a page's batch of events waits on (it
+// replaces the other hooks meanwhile), and returns a func that clears it.
+func BatchClock(f func(time.Duration) (<-chan time.Time, func() bool)) func() {
+	hooks.Store(&testHooks{batch: f})
+	return func() { hooks.Store(nil) }
+}

@@ -310,7 +310,11 @@ func (p *Proxy) callPage(w http.ResponseWriter, r *http.Request, n int, err erro
 
 // events streams the overview's rows as they change (server-sent events:
 // each a call's row, as JSON). A row is sent as it stands; its verdict
-// follows when the refresher has made it.
+// follows when the refresher has made it. A page's events are sent in
+// batches, one write at most every batchEvery: each row changed since the
+// last batch, once, as it stands then. Twenty pages each sent a write for
+// every call admitted, answered and given its verdict held up the calls'
+// tail on two cores.
 func (p *Proxy) events(w http.ResponseWriter, r *http.Request) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
@@ -318,12 +322,12 @@ func (p *Proxy) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := p.query(r)
-	ch := make(chan int, 64)
-	if !p.watch(ch) {
+	wt := &watcher{wake: make(chan struct{}, 1), pending: map[int]struct{}{}}
+	if !p.watch(wt) {
 		http.Error(w, "promptloom: shutting down", http.StatusServiceUnavailable)
 		return
 	}
-	defer p.unwatch(ch)
+	defer p.unwatch(wt)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
@@ -331,62 +335,98 @@ func (p *Proxy) events(w http.ResponseWriter, r *http.Request) {
 	fl.Flush()
 	// The version of each session's verdicts whose plot this page has.
 	plotted := map[*session]int{}
+	var batch bytes.Buffer
+	var seqs []int
 	for {
 		select {
 		case <-r.Context().Done():
 			return
-		case seq, ok := <-ch:
-			if !ok {
-				return
-			}
-			// Every change that came meanwhile, each call once.
-			seqs := []int{seq}
-			for more := true; more; {
-				select {
-				case s, ok := <-ch:
-					if !ok {
-						return
-					}
-					if !slices.Contains(seqs, s) {
-						seqs = append(seqs, s)
-					}
-				default:
-					more = false
-				}
-			}
-			rows := make([]row, 0, len(seqs))
-			p.mu.Lock()
-			for _, n := range seqs {
-				if c := p.call(n); c != nil {
-					rows = append(rows, rowOf(c))
-				}
-			}
-			p.mu.Unlock()
-			for i := range rows {
-				s := rows[i].c.session
-				m := s.memo.Load()
-				data := rowEvent(rows[i], m, q)
-				if len(data) == 0 {
-					continue
-				}
-				// The session's plot, from the verdicts made already,
-				// when this page has not had it (the row's object with
-				// one more member): a page sent the same plot again with
-				// every row took more of the cores than the calls.
-				parts := [][]byte{eventHead, data, eventTail}
-				if v, ok := plotted[s]; m != nil && (!ok || v != m.version) && m.plotHTML(s.id) != "" {
-					plotted[s] = m.version
-					parts = [][]byte{eventHead, data[:len(data)-1], plotKey, m.plotJSON, plotTail}
-				}
-				for _, b := range parts {
-					if _, err := w.Write(b); err != nil {
-						return
-					}
-				}
-			}
-			fl.Flush()
+		case <-p.stop:
+			return
+		case <-wt.wake:
 		}
+		// The rows that change within the interval go in this batch.
+		tick, stop := batchTimer(batchEvery)
+		select {
+		case <-r.Context().Done():
+			stop()
+			return
+		case <-p.stop:
+			stop()
+			return
+		case <-tick:
+		}
+		rows := make([]row, 0, len(wt.pending))
+		p.mu.Lock()
+		seqs = seqs[:0]
+		for n := range wt.pending {
+			seqs = append(seqs, n)
+		}
+		clear(wt.pending)
+		select {
+		case <-wt.wake: // told of rows this batch takes
+		default:
+		}
+		slices.Sort(seqs)
+		for _, n := range seqs {
+			if c := p.call(n); c != nil {
+				rows = append(rows, rowOf(c))
+			}
+		}
+		p.mu.Unlock()
+		batch.Reset()
+		for i := range rows {
+			s := rows[i].c.session
+			m := s.memo.Load()
+			data := rowEvent(rows[i], m, q)
+			if len(data) == 0 {
+				continue
+			}
+			// The session's plot, from the verdicts made already, when
+			// this page has not had it (the row's object with one more
+			// member): a page sent the same plot again with every row
+			// took more of the cores than the calls.
+			if v, ok := plotted[s]; m != nil && (!ok || v != m.version) && m.plotHTML(s.id) != "" {
+				plotted[s] = m.version
+				batch.Write(eventHead)
+				batch.Write(data[:len(data)-1])
+				batch.Write(plotKey)
+				batch.Write(m.plotJSON)
+				batch.Write(plotTail)
+				continue
+			}
+			batch.Write(eventHead)
+			batch.Write(data)
+			batch.Write(eventTail)
+		}
+		if batch.Len() == 0 {
+			continue
+		}
+		if _, err := w.Write(batch.Bytes()); err != nil {
+			return
+		}
+		fl.Flush()
 	}
+}
+
+// batchEvery is how often at most a page's events are sent: a page
+// watching has each change within it, and ten writes a second at most.
+const batchEvery = 100 * time.Millisecond
+
+// batchTimer waits d for a page's batch: a timer, or a test's clock.
+func batchTimer(d time.Duration) (<-chan time.Time, func() bool) {
+	if h := hooks.Load(); h != nil && h.batch != nil {
+		return h.batch(d)
+	}
+	t := time.NewTimer(d)
+	return t.C, t.Stop
+}
+
+// watcher is a page watching the events: the calls changed since its
+// last batch, each once (p.mu), and wake, told when the first is added.
+type watcher struct {
+	wake    chan struct{}
+	pending map[int]struct{}
 }
 
 // The pieces of an event, around its row's object.
@@ -449,15 +489,15 @@ type event struct {
 	Plot string `json:"plot,omitempty"`
 }
 
-// watch adds a page's channel to those told of changes, and starts the
+// watch adds a page to those told of changes, and starts the
 // refresher that makes their verdicts, unless the proxy is closing.
-func (p *Proxy) watch(ch chan int) bool {
+func (p *Proxy) watch(w *watcher) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
 		return false
 	}
-	p.watchers[ch] = struct{}{}
+	p.watchers[w] = struct{}{}
 	if !p.refreshing {
 		p.refreshing = true
 		go p.refresh()
@@ -465,9 +505,9 @@ func (p *Proxy) watch(ch chan int) bool {
 	return true
 }
 
-func (p *Proxy) unwatch(ch chan int) {
+func (p *Proxy) unwatch(w *watcher) {
 	p.mu.Lock()
-	delete(p.watchers, ch)
+	delete(p.watchers, w)
 	p.mu.Unlock()
 }
 

@@ -132,7 +132,7 @@ type Proxy struct {
 	calls    []*callState // the latest calls (keepCalls), oldest first
 	seq      int          // the calls made so far
 	closed   bool
-	watchers map[chan int]struct{}
+	watchers map[*watcher]struct{}
 	// stale are the sessions whose verdicts the refresher has to make
 	// again for the pages watching; kick wakes it, stop ends it.
 	stale      map[*session]struct{}
@@ -189,7 +189,7 @@ func New(o *Options) (*Proxy, error) {
 	if o.Idle < 0 || o.Idle > 0 && o.Follow == nil {
 		return nil, errors.New("proxy: Options.Idle must not be negative, and needs Options.Follow")
 	}
-	p := &Proxy{o: *o, sessions: map[string]*session{}, tails: map[digest.Digest]*session{}, watchers: map[chan int]struct{}{},
+	p := &Proxy{o: *o, sessions: map[string]*session{}, tails: map[digest.Digest]*session{}, watchers: map[*watcher]struct{}{},
 		stale: map[*session]struct{}{}, kick: make(chan struct{}, 1), stop: make(chan struct{}), start: time.Now(),
 		upstream: shownUpstream(o.Upstream)}
 	p.tiles = http.StripPrefix(tilesPrefix, tiles.Handler(sessionLogs{p}))
@@ -631,10 +631,7 @@ func (p *Proxy) Close() error {
 	if p.refusing != nil {
 		sessions = append(sessions, p.refusing)
 	}
-	for ch := range p.watchers {
-		close(ch)
-		delete(p.watchers, ch)
-	}
+	clear(p.watchers) // their streams end on stop
 	p.mu.Unlock()
 	p.swept.Wait() // the sessions it is closing are closed
 	var errs []error

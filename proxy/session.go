@@ -535,10 +535,14 @@ func (p *Proxy) changed(cs *callState) {
 
 // tell tells every page watching that call seq changed (p.mu held).
 func (p *Proxy) tell(seq int) {
-	for ch := range p.watchers {
+	for w := range p.watchers {
+		if _, ok := w.pending[seq]; ok {
+			continue // its next batch has the row as it stands then
+		}
+		w.pending[seq] = struct{}{}
 		select {
-		case ch <- seq:
-		default: // a slow page misses an update; it catches up on the next
+		case w.wake <- struct{}{}:
+		default: // woken already
 		}
 	}
 }
@@ -585,12 +589,14 @@ func (p *Proxy) verdicts(s *session) map[int]cache.Verdict {
 // testHooks are a test's: computing is called as a session's verdicts
 // begin to be made, making as a call's manifest (or the digests
 // continuity needs) begins to be made, joined as a page joins a
-// verification under way. They are loaded atomically: a goroutine the
+// verification under way, and batch is the clock a page's batch of
+// events waits on (batchTimer). They are loaded atomically: a goroutine the
 // test left behind may still read them as the test clears them.
 type testHooks struct {
 	computing func(session string)
 	making    func()
 	joined    func()
+	batch     func(time.Duration) (<-chan time.Time, func() bool)
 }
 
 var hooks atomic.Pointer[testHooks]
