@@ -766,19 +766,31 @@ func (v *verifier) sentBody(joined []byte, hasSegs bool, segProblem *manifest.Ru
 	if _, err := digest.Parse(hash); err != nil {
 		return callFailed(RuleBodyContent, "request.body_content_hash %q is not a digest", hash)
 	}
+	_, hasBody := m.Lookup("body")
+	_, hasText := m.Lookup("body_text")
+	if btoi(hasBody)+btoi(hasText)+btoi(hasSegs) > 1 {
+		return callFailed(RuleBodyTwice, "an unattributed request retains its body more than one way (request.body, request.body_text, request.body_segments)")
+	}
+	return keptBody("request", m, joined, hasSegs, segProblem, hash)
+}
+
+// keptBody checks a body kept one way in the object m indexes (at names
+// it: "request", "request.received"): whole (body), as a JSON string
+// (body_text) or as the session's segments (body_segments, joined, or
+// segProblem when they do not join), against hash, its
+// body_content_hash.
+func keptBody(at string, m *pjson.Members, joined []byte, hasSegs bool, segProblem *manifest.RuleError, hash string) *manifest.RuleError {
 	body, hasBody := m.Lookup("body")
 	text, hasText := m.Lookup("body_text")
-	switch n := btoi(hasBody) + btoi(hasText) + btoi(hasSegs); {
-	case n > 1:
-		return callFailed(RuleBodyTwice, "an unattributed request retains its body more than one way (request.body, request.body_text, request.body_segments)")
+	switch {
 	case hasBody && !rederives(body, hash):
-		return callFailed(RuleBodyContent, "request.body does not hash to request.body_content_hash")
+		return callFailed(RuleBodyContent, "%s.body does not hash to %s.body_content_hash", at, at)
 	case hasText && (text[0] != '"' || digest.Of(pjson.Unquote(text)).String() != hash):
-		return callFailed(RuleBodyContent, "request.body_text does not hash to request.body_content_hash")
+		return callFailed(RuleBodyContent, "%s.body_text does not hash to %s.body_content_hash", at, at)
 	case segProblem != nil:
 		return segProblem
 	case hasSegs && !rederives(unsafe.String(unsafe.SliceData(joined), len(joined)), hash):
-		return callFailed(RuleBodyContent, "the body request.body_segments make does not hash to request.body_content_hash")
+		return callFailed(RuleBodyContent, "the body %s.body_segments make does not hash to %s.body_content_hash", at, at)
 	}
 	return nil
 }
@@ -813,8 +825,8 @@ func (v *verifier) receivedBody(sess, req string) *manifest.RuleError {
 	}
 	change, hasChange := r.Lookup("change")
 	h, hasHash := r.Lookup("body_content_hash")
-	body, hasBody := r.Lookup("body")
-	text, hasText := r.Lookup("body_text")
+	_, hasBody := r.Lookup("body")
+	_, hasText := r.Lookup("body_text")
 	hash := ""
 	if hasHash && h[0] == '"' {
 		hash = pjson.Unquote(h)
@@ -830,17 +842,7 @@ func (v *verifier) receivedBody(sess, req string) *manifest.RuleError {
 	if _, err := digest.Parse(hash); err != nil {
 		return callFailed(RuleReceived, "request.received.body_content_hash is missing or not a digest")
 	}
-	switch {
-	case hasBody && !rederives(body, hash):
-		return callFailed(RuleBodyContent, "request.received.body does not hash to request.received.body_content_hash")
-	case hasText && (text[0] != '"' || digest.Of(pjson.Unquote(text)).String() != hash):
-		return callFailed(RuleBodyContent, "request.received.body_text does not hash to request.received.body_content_hash")
-	case segProblem != nil:
-		return segProblem
-	case hasSegs && !rederives(unsafe.String(unsafe.SliceData(joined), len(joined)), hash):
-		return callFailed(RuleBodyContent, "the body request.received.body_segments make does not hash to request.received.body_content_hash")
-	}
-	return nil
+	return keptBody("request.received", &r, joined, hasSegs, segProblem, hash)
 }
 
 func btoi(b bool) int {
