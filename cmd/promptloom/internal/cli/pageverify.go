@@ -60,13 +60,6 @@ func newPageVerifier(path string, s note.Signer) *pageVerifier {
 	return &pageVerifier{path: path, signer: s, open: func(name string) (pageFile, error) { return os.Open(name) }}
 }
 
-// verifyState is the page's verdict on the transcript at arg, read as
-// verify reads it (one of the proxy's pages: a load is the verdict of the
-// file at arg as it is now, read once only).
-func verifyState(arg string, s note.Signer) string {
-	return newPageVerifier(arg, s).state()
-}
-
 // state is the page's verdict on the transcript as it is now, having read
 // only what was appended to it since the last load.
 func (p *pageVerifier) state() string {

@@ -12,7 +12,7 @@ func TestTheProxyPageHidesTheStoresPassword(t *testing.T) {
 		"postgres://loom:Hunter2Secret@db.example:5432/loom?sslmode=disable",
 		"postgresql://loom:Hunter2Secret@db.example/loom?session=run&sslpassword=Hunter2Secret",
 	} {
-		state := verifyState(arg, nil)
+		state := newPageVerifier(arg, nil).state()
 		if strings.Contains(state, "Hunter2Secret") || !strings.Contains(state, "db.example") {
 			t.Errorf("%s: the page says %q", arg, state)
 		}
