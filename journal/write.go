@@ -489,17 +489,9 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 	var segs *segmentsWritten
 	var segsAt Tail
 	synced, err := j.appendLater(ctx, false, func(t Tail) (*lineBuilder, error) {
-		if t.Fresh {
-			j.restart(t)
-		}
-		if !j.opened {
-			if err := j.claimSession(t); err != nil {
-				return nil, err
-			}
-		}
-		b := newLineBuilder(t, j.clock().Format(time.RFC3339Nano))
-		if !j.opened {
-			openHash = j.openLine(b)
+		b, err := j.startLines(t, &openHash)
+		if err != nil {
+			return nil, err
 		}
 		if !pre.unattributed && j.last[chain.KindSystemPrompt] != sc.SystemPromptContentHash {
 			b.line(chain.KindSystemPrompt, "content", chain.Quote(j.retainText(served)), "content_hash", chain.Quote(sc.SystemPromptContentHash))
@@ -546,10 +538,7 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 		}
 		return nil, err
 	}
-	if !j.opened {
-		j.opened = true
-		j.cp.opened(openHash)
-	}
+	j.markOpened(openHash)
 	j.segs.commit(segs)
 	j.calls++
 	j.running++
@@ -558,6 +547,35 @@ func (j *Journal) begin(ctx context.Context, pre *prepared) (*Pending, error) {
 		j.last[chain.KindSystemPrompt], j.last[chain.KindContextManifest] = sc.SystemPromptContentHash, sc.ManifestContentHash
 	}
 	return p, nil
+}
+
+// startLines begins lines at t for the session: a file found fresh (new,
+// or cut back under the journal) starts the session again, and a session
+// with no line yet claims its id and takes its journal_open line, whose
+// hash goes to *openHash for markOpened once the lines are written.
+func (j *Journal) startLines(t Tail, openHash *string) (*lineBuilder, error) {
+	if t.Fresh {
+		j.restart(t)
+	}
+	if !j.opened {
+		if err := j.claimSession(t); err != nil {
+			return nil, err
+		}
+	}
+	b := newLineBuilder(t, j.clock().Format(time.RFC3339Nano))
+	if !j.opened {
+		*openHash = j.openLine(b)
+	}
+	return b, nil
+}
+
+// markOpened records, once the lines startLines began are written, that
+// the session is open, and its journal_open line for the checkpoints.
+func (j *Journal) markOpened(openHash string) {
+	if !j.opened {
+		j.opened = true
+		j.cp.opened(openHash)
+	}
 }
 
 // openLine writes the session's journal_open line to b and returns its
@@ -606,17 +624,9 @@ func (j *Journal) Refuse(ctx context.Context, call, reason, message string, body
 	}
 	var openHash string
 	err := j.appendLines(ctx, func(t Tail) (*lineBuilder, error) {
-		if t.Fresh {
-			j.restart(t)
-		}
-		if !j.opened {
-			if err := j.claimSession(t); err != nil {
-				return nil, err
-			}
-		}
-		b := newLineBuilder(t, j.clock().Format(time.RFC3339Nano))
-		if !j.opened {
-			openHash = j.openLine(b)
+		b, err := j.startLines(t, &openHash)
+		if err != nil {
+			return nil, err
 		}
 		fields[1] = chain.Quote(j.session)
 		b.line(chain.KindRefused, fields...)
@@ -625,10 +635,7 @@ func (j *Journal) Refuse(ctx context.Context, call, reason, message string, body
 	if err != nil {
 		return err
 	}
-	if !j.opened {
-		j.opened = true
-		j.cp.opened(openHash)
-	}
+	j.markOpened(openHash)
 	return nil
 }
 
