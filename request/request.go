@@ -425,20 +425,5 @@ func withoutMark(p payload.Part, mark string) []byte {
 	if p.Cache == nil || mark == "" {
 		return p.Raw
 	}
-	out := []byte{'{'}
-	it := pjson.NewIter(string(p.Raw))
-	for {
-		k, _, v, _, ok := it.Next()
-		if !ok {
-			break
-		}
-		if pjson.Unquote(k) == mark {
-			continue
-		}
-		if len(out) > 1 {
-			out = append(out, ',')
-		}
-		out = append(append(append(out, k...), ':'), v...)
-	}
-	return append(out, '}')
+	return pjson.Without(string(p.Raw), mark)
 }

@@ -144,3 +144,26 @@ func ScalarEnd(s string, i int) (int, bool) {
 	}
 	return p.i, p.err == nil
 }
+
+// Without is the object raw holds without its members named key (the
+// name decoded), the others as written, joined with no space: a block's
+// JSON without its cache mark, for the digest both the request manifest
+// and the proxy's session finding take of it.
+func Without(raw, key string) []byte {
+	out := make([]byte, 1, len(raw))
+	out[0] = '{'
+	for it := NewIter(raw); ; {
+		k, _, v, _, ok := it.Next()
+		if !ok {
+			break
+		}
+		if Unquote(k) == key {
+			continue
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(append(append(out, k...), ':'), v...)
+	}
+	return append(out, '}')
+}
